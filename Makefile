@@ -1,0 +1,113 @@
+# nkv top-level Makefile. Each part adds its sources, programs and tests in
+# its own fragment (*/part.mk); this file holds the shared rules only.
+#
+#   make               library, tools (build/bin), tests (build/tests)
+#   make SAN=asan      the same with ASan+UBSan, under build/asan
+#   make SAN=tsan      the same with TSan, under build/tsan
+#   make hip           device code through hipcc (HIP_ARCHS)
+#   make cuda          device code through nvcc (CUDA_ARCHS)
+#   make check         the whole test suite (scripts/test.sh without apt)
+#   make clean
+
+SAN ?=
+ifeq ($(SAN),)
+B := build
+else
+B := build/$(SAN)
+endif
+
+CC ?= cc
+CXX ?= c++
+HIPCC ?= hipcc
+NVCC ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
+# Debian's ROCm 5.2 device libraries stop at gfx940; override for newer GPUs.
+HIP_ARCHS ?= gfx908 gfx90a gfx940 gfx1030
+CUDA_ARCHS ?= sm_80 sm_90
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wno-missing-field-initializers
+CPPFLAGS += -Iinclude -Isrc -D_GNU_SOURCE
+CFLAGS ?= -O2 -g
+CFLAGS += -std=c11 -fPIC -pthread $(WARN)
+LDFLAGS += -pthread
+
+ifeq ($(SAN),asan)
+CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=address,undefined
+endif
+ifeq ($(SAN),tsan)
+CFLAGS += -fsanitize=thread -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=thread
+endif
+
+# Filled by the fragments.
+LIBNKV_SRCS :=
+TARGET_SRCS :=
+PROGRAMS :=
+TESTS :=
+HIP_SRCS :=
+CUDA_SRCS :=
+TSAN_TESTS :=
+
+LIBNKV := $(B)/lib/libnkv.a
+LIBNKVTGT := $(B)/lib/libnkvtarget.a
+
+include $(sort $(wildcard */part.mk */*/part.mk))
+
+obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
+
+.PHONY: all lib programs tests check hip cuda clean
+all: lib programs tests
+lib: $(LIBNKV) $(if $(TARGET_SRCS),$(LIBNKVTGT))
+programs: $(addprefix $(B)/bin/,$(PROGRAMS))
+tests: $(addprefix $(B)/tests/,$(TESTS))
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIBNKV): $(call obj,$(LIBNKV_SRCS))
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIBNKVTGT): $(call obj,$(TARGET_SRCS))
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+# A program or test NAME declares NAME_SRCS, and optionally NAME_LIBS
+# (archives built here) and NAME_LDLIBS (system libraries).
+define link_template
+$(2)/$(1): $$(call obj,$$($(1)_SRCS)) $$($(1)_LIBS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS) $$^ $$($(1)_LDLIBS) -o $$@
+endef
+$(foreach p,$(PROGRAMS),$(eval $(call link_template,$(p),$(B)/bin)))
+$(foreach t,$(TESTS),$(eval $(call link_template,$(t),$(B)/tests)))
+
+# Device code through the GPU compilers: compile-only proofs (no GPU here).
+HIP_FLAGS := -std=c++17 -Wall -Wextra -Werror -Iinclude -Isrc $(addprefix --offload-arch=,$(HIP_ARCHS))
+CUDA_FLAGS := -std=c++17 -Iinclude -Isrc -Werror all-warnings \
+	$(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(subst sm_,,$(a)),code=$(a))
+hip: $(patsubst %,build/hip/%.o,$(HIP_SRCS))
+cuda: $(patsubst %,build/cuda/%.o,$(CUDA_SRCS))
+build/hip/%.o: %
+	@mkdir -p $(@D)
+	$(HIPCC) $(HIP_FLAGS) -x hip -c $< -o $@
+build/cuda/%.o: %
+	@mkdir -p $(@D)
+	$(NVCC) $(CUDA_FLAGS) -x cu -c $< -o $@
+
+check:
+	NKV_SKIP_DEPS=1 scripts/test.sh
+
+clean:
+	rm -rf build
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+
+# Lists scripts/test.sh asks for.
+print-tsan-tests:
+	@echo $(TSAN_TESTS)
+print-nvcc:
+	@echo $(NVCC)
+.PHONY: print-tsan-tests print-nvcc

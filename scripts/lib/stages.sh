@@ -1,0 +1,72 @@
+# Stage helpers for scripts/test.sh: timing, Criterion result counting and
+# the final summary line. Sourced, not run.
+NKV_PASSED=0
+NKV_FAILED=0
+NKV_SKIPPED=0
+NKV_FAILED_STAGES=()
+NKV_T0=$(date +%s)
+
+# stage NAME CMD...: run CMD, time it, count it as one passed or failed
+# check unless it is a Criterion run (those count their own tests).
+stage() {
+	local name=$1 t0 rc
+	shift
+	echo "=== stage $name: start"
+	t0=$(date +%s.%N)
+	NKV_STAGE_COUNTED=0
+	"$@"
+	rc=$?
+	printf '=== stage %s: %s in %.1f s\n' "$name" \
+		"$([ $rc -eq 0 ] && echo ok || echo "FAILED (exit $rc)")" \
+		"$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{print b-a}')"
+	if [ "$NKV_STAGE_COUNTED" = 0 ]; then
+		[ $rc -eq 0 ] && NKV_PASSED=$((NKV_PASSED + 1)) || NKV_FAILED=$((NKV_FAILED + 1))
+	fi
+	[ $rc -eq 0 ] || NKV_FAILED_STAGES+=("$name")
+	return 0
+}
+
+# skip NAME REASON: a check that could not run here.
+skip() {
+	echo "=== stage $1: SKIPPED ($2)"
+	NKV_SKIPPED=$((NKV_SKIPPED + 1))
+}
+
+# run_criterion DIR [NAMES]: run each Criterion binary in DIR (or only
+# NAMES), adding its tested/passing/failing counts to the totals.
+run_criterion() {
+	local dir=$1 only=${2:-} t out rc=0 tested passing failing crashing skipped
+	NKV_STAGE_COUNTED=1
+	for t in "$dir"/*; do
+		[ -x "$t" ] || continue
+		if [ -n "$only" ] && ! grep -qw "$(basename "$t")" <<<"$only"; then
+			continue
+		fi
+		out=$("$t" --jobs 2 --short-filename 2>&1)
+		[ $? -eq 0 ] || rc=1
+		echo "$out" | grep -vE '^\[----\]|^\[RUN |^\[PASS\]' | sed "s|^|$(basename "$t"): |"
+		read -r tested passing failing crashing skipped < <(echo "$out" |
+			sed -n 's/.*Tested: \([0-9]*\) | Passing: \([0-9]*\) | Failing: \([0-9]*\) | Crashing: \([0-9]*\).*/\1 \2 \3 \4/p' | tail -1)
+		if [ -z "${tested:-}" ]; then
+			echo "$(basename "$t"): no Criterion summary (crashed?)"
+			NKV_FAILED=$((NKV_FAILED + 1))
+			rc=1
+			continue
+		fi
+		skipped=$((tested - passing - failing))
+		[ $skipped -ge 0 ] || skipped=0
+		NKV_PASSED=$((NKV_PASSED + passing))
+		NKV_FAILED=$((NKV_FAILED + failing))
+		NKV_SKIPPED=$((NKV_SKIPPED + skipped))
+	done
+	return $rc
+}
+
+finish() {
+	printf '=== total wall time %d s\n' $(( $(date +%s) - NKV_T0 ))
+	if [ ${#NKV_FAILED_STAGES[@]} -gt 0 ]; then
+		echo "=== failed stages: ${NKV_FAILED_STAGES[*]}"
+	fi
+	echo "$NKV_PASSED passed, $NKV_FAILED failed, $NKV_SKIPPED skipped"
+	[ "$NKV_FAILED" -eq 0 ] && [ ${#NKV_FAILED_STAGES[@]} -eq 0 ]
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The whole nkv test suite: what the README's test command and .ci/run run.
+# Installs the Debian packages it needs (unless NKV_SKIP_DEPS=1), builds,
+# then runs every stage, printing each stage's wall time. A stage whose
+# prerequisite is absent (a compiler, a kernel, a cluster) is reported as
+# skipped by name, never as passed. Ends with "N passed, N failed, N skipped".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export MAKEFLAGS="${MAKEFLAGS:--j$(nproc)}"
+. scripts/lib/stages.sh
+
+[ "${NKV_SKIP_DEPS:-0}" = 1 ] || stage deps scripts/install-deps.sh
+stage build make all
+stage unit run_criterion build/tests
+stage asan-build make SAN=asan tests
+stage asan run_criterion build/asan/tests
+stage tsan-build make SAN=tsan tests
+stage tsan run_criterion build/tsan/tests "$(make -s print-tsan-tests 2>/dev/null)"
+if command -v hipcc >/dev/null; then
+	stage hip make hip
+else
+	skip hip "hipcc not installed"
+fi
+if [ -x "$(make -s print-nvcc)" ]; then
+	stage cuda make cuda
+else
+	skip cuda "no CUDA toolkit (nvcc) on this machine"
+fi
+for s in scripts/stages.d/*.sh; do
+	[ -e "$s" ] && . "$s"
+done
+finish

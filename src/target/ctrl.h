@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ctrl.h - nkv-target's NVMe controller core, transport-independent.
+ *
+ * A subsystem holds the namespaces (each with its backend) and is shared by
+ * every controller. A controller is one client's view: register file,
+ * admin queue, I/O queues, its own DMA space. The transport creates one
+ * controller per connection, forwards BAR0 register accesses to it, and
+ * calls nkv_tgt_ctrl_poll() from one thread (the controller's poll thread)
+ * to fetch commands and post completions.
+ *
+ * Threading: every nkv_tgt_ctrl_* call on one controller comes from that
+ * one poll thread; backends complete from any thread.
+ */
+#ifndef NKV_TGT_CTRL_H
+#define NKV_TGT_CTRL_H
+
+#include <stdint.h>
+
+#include "backend.h"
+#include "dma.h"
+
+struct nkv_subsys;
+struct nkv_tgt_ctrl;
+
+struct nkv_subsys_opts {
+	size_t size;		/* sizeof(struct nkv_subsys_opts) */
+	const char *serial;	/* Identify SN; NULL: a default */
+	const char *model;	/* Identify MN; NULL: "nkv-target" */
+	const char *subnqn;	/* NULL: a default */
+};
+
+struct nkv_subsys *nkv_subsys_create(const struct nkv_subsys_opts *opts);
+/* Attach a backend as namespace nsid (1..NKV_TGT_MAX_NS). The subsystem
+ * owns it from now on and destroys it with the subsystem. */
+int nkv_subsys_add_ns(struct nkv_subsys *ss, uint32_t nsid, struct nkv_be *be);
+void nkv_subsys_destroy(struct nkv_subsys *ss);
+
+#define NKV_TGT_MAX_NS 32
+
+struct nkv_tgt_ctrl_opts {
+	size_t size;		/* sizeof(struct nkv_tgt_ctrl_opts) */
+	uint32_t mqes;		/* max queue entries (CAP.MQES + 1); 0: 1024 */
+	uint32_t max_ioq;	/* I/O queue pairs granted; 0: 64 */
+	uint32_t mdts;		/* Identify MDTS (2^n pages); 0: 8 (1 MiB) */
+	uint32_t to;		/* CAP.TO in 500 ms units; 0: 20 (10 s) */
+	uint16_t cntlid;
+	int trace;		/* log SQEs, doorbells, CQEs */
+};
+
+/*
+ * doorbells: the doorbell page(s) at BAR0 + 0x1000, 2 * (max_ioq + 1)
+ * dwords; the transport may place them in memory the client maps (a
+ * vfio-user sparse-mmap area), so the controller reads them as memory
+ * that another agent writes.
+ */
+struct nkv_tgt_ctrl *nkv_tgt_ctrl_create(struct nkv_subsys *ss,
+					 struct nkv_dma *dma,
+					 volatile uint32_t *doorbells,
+					 const struct nkv_tgt_ctrl_opts *opts);
+/* Fail or finish in-flight commands, then free the controller. */
+void nkv_tgt_ctrl_destroy(struct nkv_tgt_ctrl *c);
+
+/* BAR0 register file, including doorbell writes that arrive as messages.
+ * size is 4 or 8. Unknown offsets read as 0 and ignore writes. */
+uint64_t nkv_tgt_ctrl_reg_read(struct nkv_tgt_ctrl *c, uint32_t off, unsigned size);
+void nkv_tgt_ctrl_reg_write(struct nkv_tgt_ctrl *c, uint32_t off, uint64_t val, unsigned size);
+/* Size of BAR0 the transport should expose (registers + doorbells). */
+uint32_t nkv_tgt_ctrl_bar0_size(const struct nkv_tgt_ctrl *c);
+
+/* One pass: state changes, doorbells, command fetch, backend hand-off,
+ * CQE posting. Returns how much work it did (0 = idle), so the caller can
+ * back off to sleeping when idle. */
+int nkv_tgt_ctrl_poll(struct nkv_tgt_ctrl *c);
+/* Commands fetched whose completion is not yet posted. */
+uint32_t nkv_tgt_ctrl_inflight(const struct nkv_tgt_ctrl *c);
+/* Is [iova, iova+len) used by a queue or an in-flight command? The
+ * transport refuses to unmap such memory. */
+int nkv_tgt_ctrl_dma_busy(const struct nkv_tgt_ctrl *c, uint64_t iova, uint64_t len);
+
+#endif /* NKV_TGT_CTRL_H */

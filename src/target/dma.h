@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dma.h - the memory a client registered with nkv-target, and nothing else.
+ *
+ * A DMA space maps IOVA ranges to local pointers. Every access the
+ * controller makes to client memory goes through it and is bounds-checked
+ * against exactly one registered region; PRPs are resolved here. The
+ * transport (vfio-user DMA_MAP with a file descriptor, or a test acting as
+ * host) adds and removes regions.
+ */
+#ifndef NKV_TGT_DMA_H
+#define NKV_TGT_DMA_H
+
+#include <stdint.h>
+#include <sys/uio.h>
+
+#define NKV_DMA_READ 0x1	/* controller may read (host -> device) */
+#define NKV_DMA_WRITE 0x2	/* controller may write (device -> host) */
+
+struct nkv_dma;
+
+struct nkv_dma *nkv_dma_create(void);
+void nkv_dma_destroy(struct nkv_dma *dma);
+
+/* Register [iova, iova + len) backed by ptr. Overlap with an existing
+ * region: -EEXIST. Zero length or wrap-around: -EINVAL. */
+int nkv_dma_map(struct nkv_dma *dma, uint64_t iova, uint64_t len, void *ptr,
+		uint32_t prot);
+/* Remove exactly a registered region (not registered: -ENOENT). Whether
+ * a queue or an in-flight command still uses it is the controller's to
+ * say (nkv_tgt_ctrl_dma_busy); the transport asks before unmapping. */
+int nkv_dma_unmap(struct nkv_dma *dma, uint64_t iova, uint64_t len);
+
+/* Local pointer for [iova, iova + len) if it lies wholly inside one
+ * region with the access rights asked for (NKV_DMA_*), else NULL. */
+void *nkv_dma_ptr(struct nkv_dma *dma, uint64_t iova, uint64_t len,
+		  uint32_t prot);
+
+/* Resolve a command's PRP1/PRP2 (and PRP lists, chained) describing len
+ * bytes into at most max_iov local segments. Returns the number of
+ * segments, or a negative NVMe status code value (-(int)NKV_STATUS(...))
+ * for a misaligned entry, memory outside registered regions, or a list
+ * longer than max_iov. page_size is the controller's CC.MPS page size. */
+int nkv_dma_prp_to_iov(struct nkv_dma *dma, uint64_t prp1, uint64_t prp2,
+		       uint64_t len, uint32_t page_size, uint32_t prot,
+		       struct iovec *iov, int max_iov);
+
+#endif /* NKV_TGT_DMA_H */
