@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * transport.h - how the host library reaches a controller (library-private).
+ *
+ * Each transport (vfio-user, pcie) fills one table of operations; the
+ * controller bring-up, queue creation and memory placement above it are
+ * written once. A transport gives register access, the doorbell page when
+ * the controller offers it as memory, and DMA registration of host memory.
+ */
+#ifndef NKV_HOST_TRANSPORT_H
+#define NKV_HOST_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct nkv_tr;
+
+/*
+ * A block of memory the controller may DMA to/from. The library allocates
+ * it (memfd for host RAM; the device arena or a dma-buf for "VRAM") and the
+ * transport registers it and fills the addresses the controller must use.
+ */
+struct nkv_dmamem {
+	void *va;		/* CPU (or device-visible) address */
+	size_t len;		/* multiple of the 4 KiB page */
+	int fd;			/* backing fd (memfd / dma-buf), -1 if none */
+	uint64_t fd_offset;	/* offset of va within fd */
+	/* Filled by the transport's dma_map: the controller-visible address
+	 * of page i is iova[i] (npages entries); contiguous is set when
+	 * iova[i] == iova[0] + i * 4096 for all i. */
+	uint64_t *iova;
+	size_t npages;
+	int contiguous;
+	void *tr_priv;		/* the transport's */
+};
+
+struct nkv_transport_ops {
+	const char *name;	/* URI scheme: "vfio-user", "pcie" */
+	/* addr is the URI without "scheme:". 0 or a negative errno; errors
+	 * also leave a one-line reason in err (errlen bytes). */
+	int (*open)(const char *addr, struct nkv_tr **out, char *err, size_t errlen);
+	void (*close)(struct nkv_tr *tr);
+	/* BAR0 register access (size 4 or 8). */
+	int (*reg_read)(struct nkv_tr *tr, uint32_t off, unsigned size, uint64_t *val);
+	int (*reg_write)(struct nkv_tr *tr, uint32_t off, uint64_t val, unsigned size);
+	/* Pointer to BAR0 + 0x1000 mapped in this process, covering len
+	 * bytes of doorbells, or NULL when the controller offers none (the
+	 * library then runs a doorbell forwarder over reg_write). */
+	volatile uint32_t *(*doorbells)(struct nkv_tr *tr, size_t *len);
+	int (*dma_map)(struct nkv_tr *tr, struct nkv_dmamem *m);
+	int (*dma_unmap)(struct nkv_tr *tr, struct nkv_dmamem *m);
+	/* Is the controller still reachable? 0, or a negative errno. */
+	int (*alive)(struct nkv_tr *tr);
+};
+
+extern const struct nkv_transport_ops nkv_transport_vfio_user;
+extern const struct nkv_transport_ops nkv_transport_pcie;
+
+#endif /* NKV_HOST_TRANSPORT_H */
