@@ -1,5 +1,5 @@
 # nkv top-level Makefile. Each part adds its sources, programs and tests in
-# its own fragment (*/part.mk); this file holds the shared rules only.
+# its own fragment (*.mk one or two levels down); this file holds the shared rules only.
 #
 #   make               library, tools (build/bin), tests (build/tests)
 #   make SAN=asan      the same with ASan+UBSan, under build/asan
@@ -52,7 +52,8 @@ TSAN_TESTS :=
 LIBNKV := $(B)/lib/libnkv.a
 LIBNKVTGT := $(B)/lib/libnkvtarget.a
 
-include $(sort $(wildcard */part.mk */*/part.mk))
+# Fragments: every *.mk one or two levels down (src/target/part.mk, ...).
+include $(sort $(wildcard */*.mk */*/*.mk))
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 
