@@ -48,6 +48,9 @@ TESTS :=
 HIP_SRCS :=
 CUDA_SRCS :=
 TSAN_TESTS :=
+# System libraries a program linking libnkv.a / libnkvtarget.a adds.
+LIBNKV_LDLIBS :=
+TARGET_LDLIBS :=
 
 LIBNKV := $(B)/lib/libnkv.a
 LIBNKVTGT := $(B)/lib/libnkvtarget.a
