@@ -10,10 +10,11 @@
 #   make clean
 
 SAN ?=
+BUILD ?= build
 ifeq ($(SAN),)
-B := build
+B := $(BUILD)
 else
-B := build/$(SAN)
+B := $(BUILD)/$(SAN)
 endif
 
 CC ?= cc
