@@ -1,0 +1,1030 @@
+// SPDX-License-Identifier: MIT
+/*
+ * be_rados.c - the RADOS backend: one NVMe KV namespace on one RADOS
+ * namespace, through librados' asynchronous API.
+ *
+ * Store/Retrieve/Delete/Exist become one guarded RADOS operation each,
+ * so the KV options need no read-then-write race window. List runs on a
+ * per-backend worker thread, because librados' object listing is
+ * synchronous and the core's poll thread must never block.
+ */
+#include "be_rados.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <rados/librados.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NKV_RADOS_DEF_POOL "kvpool"
+#define NKV_RADOS_DEF_TIMEOUT 10u
+#define NKV_RADOS_DEF_MAX_VALUE (1u << 20)
+#define NKV_RADOS_DEF_INFLIGHT 128u
+#define NKV_RADOS_DEF_CAPACITY (1ull << 40)
+#define NKV_RADOS_CURSORS 8	/* remembered List positions per namespace */
+#define NKV_RADOS_LIST_BATCH 64u
+
+/* ------------------------------------------------------------------ */
+/* Shared cluster connections                                          */
+/* ------------------------------------------------------------------ */
+
+struct nkv_rados_conn {
+	struct nkv_rados_conn *next;
+	char *id;		/* conf, client, keyring and timeouts */
+	rados_t cluster;
+	int refs;
+};
+
+static pthread_mutex_t nkv_rados_conns_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct nkv_rados_conn *nkv_rados_conns;
+
+struct nkv_rados_req;
+
+struct nkv_be_rados {
+	struct nkv_be be;	/* first: the core casts */
+	struct nkv_rados_conn *conn;
+	rados_ioctx_t io;
+	char *ns;
+	uint32_t op_timeout_s;
+	uint32_t max_inflight;
+
+	/* Backend-private lock: in-flight count, overflow queue, list queue. */
+	pthread_mutex_t lock;
+	pthread_cond_t idle;
+	uint32_t inflight;	/* librados ops issued, not yet done() */
+	uint32_t queued;	/* everything submitted, not yet done() */
+	struct nkv_rados_req *wait_head, *wait_tail;	/* over max_inflight */
+
+	pthread_t lister;
+	pthread_cond_t list_cond;
+	struct nkv_rados_req *list_head, *list_tail;
+	bool stopping;
+
+	/* List resume points; touched by the lister thread only. */
+	struct {
+		uint8_t klen;
+		uint8_t key[NKV_KEY_MAX];
+		rados_object_list_cursor cur;
+		uint64_t used;
+	} cursors[NKV_RADOS_CURSORS];
+	uint64_t cursor_clock;
+
+	int64_t bytes_est;	/* __atomic */
+	int64_t keys_est;	/* __atomic */
+};
+
+struct nkv_rados_req {
+	struct nkv_rados_req *next;
+	struct nkv_be_rados *rb;
+	struct nkv_be_op *op;
+	rados_completion_t comp;
+	rados_write_op_t wop;
+	rados_read_op_t rop;
+	char oid[2 * NKV_KEY_MAX + 1];
+	char *bounce;		/* gathered value / scattered read, when iovcnt > 1 */
+	size_t bytes_read;
+	int read_rv;
+	uint64_t size;
+	time_t mtime;
+	int stat_rv;
+};
+
+static void nkv_rados_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void nkv_rados_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* ------------------------------------------------------------------ */
+/* Names and hashes                                                    */
+/* ------------------------------------------------------------------ */
+
+size_t nkv_rados_key_to_oid(const uint8_t *key, uint32_t klen, char *buf)
+{
+	static const char hex[] = "0123456789abcdef";
+	uint32_t i;
+
+	if (klen > NKV_KEY_MAX)
+		klen = NKV_KEY_MAX;
+	for (i = 0; i < klen; i++) {
+		buf[2 * i] = hex[key[i] >> 4];
+		buf[2 * i + 1] = hex[key[i] & 0xf];
+	}
+	buf[2 * klen] = '\0';
+	return 2 * (size_t)klen;
+}
+
+static int nkv_rados_nibble(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;	/* uppercase too: only one spelling maps to a key */
+}
+
+int nkv_rados_oid_to_key(const char *oid, size_t len, uint8_t key[NKV_KEY_MAX])
+{
+	size_t i;
+
+	if (len < 2 || len > 2 * NKV_KEY_MAX || (len & 1))
+		return -1;
+	for (i = 0; i < len / 2; i++) {
+		int hi = nkv_rados_nibble(oid[2 * i]);
+		int lo = nkv_rados_nibble(oid[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -1;
+		key[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return (int)(len / 2);
+}
+
+/* Bob Jenkins' 1996 mixing step, as Ceph's rjenkins string hash uses it. */
+#define NKV_RJ_MIX(a, b, c) do { \
+	a -= b; a -= c; a ^= (c >> 13); \
+	b -= c; b -= a; b ^= (a << 8); \
+	c -= a; c -= b; c ^= (b >> 13); \
+	a -= b; a -= c; a ^= (c >> 12); \
+	b -= c; b -= a; b ^= (a << 16); \
+	c -= a; c -= b; c ^= (b >> 5); \
+	a -= b; a -= c; a ^= (c >> 3); \
+	b -= c; b -= a; b ^= (a << 10); \
+	c -= a; c -= b; c ^= (b >> 15); \
+} while (0)
+
+static uint32_t nkv_rj_word(const uint8_t *k)
+{
+	return k[0] | (uint32_t)k[1] << 8 | (uint32_t)k[2] << 16 | (uint32_t)k[3] << 24;
+}
+
+static uint32_t nkv_rjenkins(const uint8_t *k, size_t length)
+{
+	uint32_t a = 0x9e3779b9, b = a, c = 0;
+	size_t len = length;
+
+	while (len >= 12) {
+		a += nkv_rj_word(k);
+		b += nkv_rj_word(k + 4);
+		c += nkv_rj_word(k + 8);
+		NKV_RJ_MIX(a, b, c);
+		k += 12;
+		len -= 12;
+	}
+	c += (uint32_t)length;
+	/* The tail: c's low byte is taken by the length. */
+	switch (len) {
+	case 11: c += (uint32_t)k[10] << 24; /* fall through */
+	case 10: c += (uint32_t)k[9] << 16; /* fall through */
+	case 9: c += (uint32_t)k[8] << 8; /* fall through */
+	case 8: b += (uint32_t)k[7] << 24; /* fall through */
+	case 7: b += (uint32_t)k[6] << 16; /* fall through */
+	case 6: b += (uint32_t)k[5] << 8; /* fall through */
+	case 5: b += k[4]; /* fall through */
+	case 4: a += (uint32_t)k[3] << 24; /* fall through */
+	case 3: a += (uint32_t)k[2] << 16; /* fall through */
+	case 2: a += (uint32_t)k[1] << 8; /* fall through */
+	case 1: a += k[0]; /* fall through */
+	default: break;
+	}
+	NKV_RJ_MIX(a, b, c);
+	return c;
+}
+
+uint32_t nkv_rados_obj_hash(const char *ns, const char *oid, size_t len)
+{
+	/* A namespaced object hashes as "ns" 0x1f "name" (pg_pool_t::hash_key). */
+	uint8_t buf[256 + 2 * NKV_KEY_MAX + 1];
+	size_t nl = ns ? strlen(ns) : 0;
+
+	if (!nl)
+		return nkv_rjenkins((const uint8_t *)oid, len);
+	if (nl > 256 || len > 2 * NKV_KEY_MAX)
+		return 0;
+	memcpy(buf, ns, nl);
+	buf[nl] = 0x1f;
+	memcpy(buf + nl + 1, oid, len);
+	return nkv_rjenkins(buf, nl + 1 + len);
+}
+
+/* ------------------------------------------------------------------ */
+/* Status mapping and completion                                       */
+/* ------------------------------------------------------------------ */
+
+static uint16_t nkv_rados_status(int rv)
+{
+	uint8_t sc;
+
+	if (rv >= 0)
+		return 0;
+	switch (-rv) {
+	case ENOENT: sc = NKV_SC_KV_KEY_NOT_EXISTS; break;
+	case EEXIST: sc = NKV_SC_KV_KEY_EXISTS; break;
+	case EFBIG:
+	case E2BIG: sc = NKV_SC_KV_INVALID_VALUE_SIZE; break;
+	case ENOSPC:
+	case EDQUOT: sc = NKV_SC_CAPACITY_EXCEEDED; break;
+	default: sc = NKV_SC_KV_UNRECOVERED_ERROR; break;	/* ETIMEDOUT too */
+	}
+	return NKV_STATUS(NKV_SCT_GENERIC, sc);
+}
+
+static int nkv_rados_issue(struct nkv_rados_req *r);
+
+static void nkv_rados_req_free(struct nkv_rados_req *r)
+{
+	if (r->wop)
+		rados_release_write_op(r->wop);
+	if (r->rop)
+		rados_release_read_op(r->rop);
+	if (r->comp)
+		rados_aio_release(r->comp);
+	free(r->bounce);
+	free(r);
+}
+
+/*
+ * Hand op back to the core, then let a waiting op take the freed slot.
+ * done() goes first and outside our lock: the core may submit again from
+ * it, and we hold no lock the core knows about.
+ */
+static void nkv_rados_finish(struct nkv_rados_req *r, bool was_issued)
+{
+	struct nkv_be_rados *rb = r->rb;
+	struct nkv_be_op *op = r->op;
+	struct nkv_rados_req *w = NULL;
+
+	nkv_rados_req_free(r);
+	op->done(op);
+	pthread_mutex_lock(&rb->lock);
+	if (was_issued) {
+		rb->inflight--;
+		w = rb->wait_head;
+		if (w) {
+			rb->wait_head = w->next;
+			if (!rb->wait_head)
+				rb->wait_tail = NULL;
+			rb->inflight++;
+		}
+	}
+	rb->queued--;
+	if (!rb->queued)
+		pthread_cond_broadcast(&rb->idle);
+	pthread_mutex_unlock(&rb->lock);
+	if (w && nkv_rados_issue(w) < 0)
+		nkv_rados_finish(w, true);
+}
+
+static void nkv_rados_scatter(struct nkv_be_op *op, const char *src, size_t n)
+{
+	int i;
+
+	for (i = 0; i < op->iovcnt && n; i++) {
+		size_t c = op->iov[i].iov_len < n ? op->iov[i].iov_len : n;
+
+		memcpy(op->iov[i].iov_base, src, c);
+		src += c;
+		n -= c;
+	}
+}
+
+static void nkv_rados_account(struct nkv_rados_req *r)
+{
+	struct nkv_be_rados *rb = r->rb;
+	struct nkv_be_op *op = r->op;
+	int64_t keys, bytes;
+
+	if (op->opc == NKV_KV_STORE) {
+		__atomic_add_fetch(&rb->bytes_est, (int64_t)op->len, __ATOMIC_RELAXED);
+		/* An overwrite is only known as one when the host said so. */
+		if (!(op->options & NKV_STORE_MUST_EXIST))
+			__atomic_add_fetch(&rb->keys_est, 1, __ATOMIC_RELAXED);
+	} else if (op->opc == NKV_KV_DELETE) {
+		keys = __atomic_load_n(&rb->keys_est, __ATOMIC_RELAXED);
+		bytes = __atomic_load_n(&rb->bytes_est, __ATOMIC_RELAXED);
+		/* The removed size is unknown: take the average one off. */
+		__atomic_sub_fetch(&rb->bytes_est, keys > 0 ? bytes / keys : 0, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&rb->keys_est, 1, __ATOMIC_RELAXED);
+	}
+}
+
+/* librados' completion callback (a librados finisher thread). */
+static void nkv_rados_complete(rados_completion_t c, void *arg)
+{
+	struct nkv_rados_req *r = arg;
+	struct nkv_be_op *op = r->op;
+	int rv = rados_aio_get_return_value(c);
+
+	op->status = nkv_rados_status(rv);
+	if (op->opc == NKV_KV_RETRIEVE && rv >= 0) {
+		op->dw0 = r->size > UINT32_MAX ? UINT32_MAX : (uint32_t)r->size;
+		if (r->bounce)
+			nkv_rados_scatter(op, r->bounce, r->bytes_read);
+	}
+	if (rv >= 0)
+		nkv_rados_account(r);
+	nkv_rados_finish(r, true);
+}
+
+/* ------------------------------------------------------------------ */
+/* Store, Retrieve, Delete, Exist                                      */
+/* ------------------------------------------------------------------ */
+
+static int nkv_rados_prep_store(struct nkv_rados_req *r)
+{
+	struct nkv_be_op *op = r->op;
+	const char *buf = op->iovcnt > 0 ? op->iov[0].iov_base : "";
+	size_t off = 0;
+	int i;
+
+	r->wop = rados_create_write_op();
+	if (!r->wop)
+		return -ENOMEM;
+	if (op->iovcnt > 1) {
+		/* write_full takes one buffer: gather the segments. */
+		r->bounce = malloc(op->len ? op->len : 1);
+		if (!r->bounce)
+			return -ENOMEM;
+		for (i = 0; i < op->iovcnt && off < op->len; i++) {
+			size_t c = op->iov[i].iov_len;
+
+			if (c > op->len - off)
+				c = op->len - off;
+			memcpy(r->bounce + off, op->iov[i].iov_base, c);
+			off += c;
+		}
+		buf = r->bounce;
+	}
+	if (op->options & NKV_STORE_MUST_EXIST)
+		rados_write_op_assert_exists(r->wop);
+	if (op->options & NKV_STORE_MUST_NOT_EXIST)
+		rados_write_op_create(r->wop, LIBRADOS_CREATE_EXCLUSIVE, NULL);
+	rados_write_op_write_full(r->wop, buf, op->len);
+	return rados_aio_write_op_operate(r->wop, r->rb->io, r->comp, r->oid, NULL, 0);
+}
+
+static int nkv_rados_prep_retrieve(struct nkv_rados_req *r)
+{
+	struct nkv_be_op *op = r->op;
+	char *buf;
+
+	r->rop = rados_create_read_op();
+	if (!r->rop)
+		return -ENOMEM;
+	rados_read_op_stat(r->rop, &r->size, &r->mtime, &r->stat_rv);
+	/* A read of length 0 means "everything" to RADOS: stat only then. */
+	if (op->len) {
+		if (op->iovcnt == 1) {
+			buf = op->iov[0].iov_base;
+		} else {
+			r->bounce = malloc(op->len);
+			if (!r->bounce)
+				return -ENOMEM;
+			buf = r->bounce;
+		}
+		rados_read_op_read(r->rop, 0, op->len, buf, &r->bytes_read, &r->read_rv);
+	}
+	return rados_aio_read_op_operate(r->rop, r->rb->io, r->comp, r->oid, 0);
+}
+
+static int nkv_rados_prep_delete(struct nkv_rados_req *r)
+{
+	r->wop = rados_create_write_op();
+	if (!r->wop)
+		return -ENOMEM;
+	rados_write_op_remove(r->wop);
+	return rados_aio_write_op_operate(r->wop, r->rb->io, r->comp, r->oid, NULL, 0);
+}
+
+static int nkv_rados_prep_exist(struct nkv_rados_req *r)
+{
+	r->rop = rados_create_read_op();
+	if (!r->rop)
+		return -ENOMEM;
+	rados_read_op_stat(r->rop, &r->size, &r->mtime, &r->stat_rv);
+	return rados_aio_read_op_operate(r->rop, r->rb->io, r->comp, r->oid, 0);
+}
+
+/* Start r on librados. On a negative return, r->op->status is set and
+ * the caller finishes r (the completion will never fire). */
+static int nkv_rados_issue(struct nkv_rados_req *r)
+{
+	struct nkv_be_op *op = r->op;
+	int rv;
+
+	rv = rados_aio_create_completion2(r, nkv_rados_complete, &r->comp);
+	if (rv < 0)
+		goto fail;
+	switch (op->opc) {
+	case NKV_KV_STORE: rv = nkv_rados_prep_store(r); break;
+	case NKV_KV_RETRIEVE: rv = nkv_rados_prep_retrieve(r); break;
+	case NKV_KV_DELETE: rv = nkv_rados_prep_delete(r); break;
+	case NKV_KV_EXIST: rv = nkv_rados_prep_exist(r); break;
+	default: rv = -EOPNOTSUPP; break;
+	}
+	if (rv >= 0)
+		return 0;
+fail:
+	op->status = nkv_rados_status(rv);
+	return rv;
+}
+
+/* ------------------------------------------------------------------ */
+/* List                                                                */
+/* ------------------------------------------------------------------ */
+
+/* RADOS lists in hobject order: bit-reversed hash first, then name. */
+static uint32_t nkv_rados_rev32(uint32_t x)
+{
+	x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
+	x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
+	x = ((x >> 4) & 0x0f0f0f0fu) | ((x & 0x0f0f0f0fu) << 4);
+	x = ((x >> 8) & 0x00ff00ffu) | ((x & 0x00ff00ffu) << 8);
+	return (x >> 16) | (x << 16);
+}
+
+struct nkv_rados_pos {
+	uint32_t rhash;
+	char oid[2 * NKV_KEY_MAX + 1];
+	size_t len;
+};
+
+static void nkv_rados_pos_of(const struct nkv_be_rados *rb, const char *oid,
+			     size_t len, struct nkv_rados_pos *p)
+{
+	p->rhash = nkv_rados_rev32(nkv_rados_obj_hash(rb->ns, oid, len));
+	memcpy(p->oid, oid, len);
+	p->oid[len] = '\0';
+	p->len = len;
+}
+
+/* <0, 0, >0 as a sorts before, with, after b in RADOS' listing order. */
+static int nkv_rados_pos_cmp(const struct nkv_rados_pos *a, const struct nkv_rados_pos *b)
+{
+	size_t n = a->len < b->len ? a->len : b->len;
+	int c;
+
+	if (a->rhash != b->rhash)
+		return a->rhash < b->rhash ? -1 : 1;
+	c = memcmp(a->oid, b->oid, n);
+	if (c)
+		return c;
+	return a->len < b->len ? -1 : a->len > b->len;
+}
+
+struct nkv_list_out {
+	uint8_t *buf;		/* the payload being built */
+	uint64_t cap;
+	uint64_t used;
+	uint32_t count;
+	uint8_t last_key[NKV_KEY_MAX];
+	uint8_t last_klen;
+};
+
+static void nkv_list_put(struct nkv_list_out *o, const uint8_t *key, int klen)
+{
+	uint8_t *e = o->buf + o->used;
+	uint32_t sz = nkv_list_entry_size((uint32_t)klen);
+
+	memset(e, 0, sz);
+	e[0] = (uint8_t)klen;
+	e[1] = 0;
+	memcpy(e + 2, key, (size_t)klen);
+	o->used += sz;
+	o->count++;
+	memcpy(o->last_key, key, (size_t)klen);
+	o->last_klen = (uint8_t)klen;
+}
+
+static int nkv_rados_cursor_find(struct nkv_be_rados *rb, const struct nkv_be_op *op)
+{
+	int i;
+
+	for (i = 0; i < NKV_RADOS_CURSORS; i++)
+		if (rb->cursors[i].cur && rb->cursors[i].klen == op->klen &&
+		    !memcmp(rb->cursors[i].key, op->key, op->klen))
+			return i;
+	return -1;
+}
+
+/* Remember "after key K, continue at cur" (takes cur), evicting the LRU. */
+static void nkv_rados_cursor_save(struct nkv_be_rados *rb, const uint8_t *key,
+				  uint8_t klen, rados_object_list_cursor cur)
+{
+	int i, victim = 0;
+
+	for (i = 0; i < NKV_RADOS_CURSORS; i++) {
+		if (!rb->cursors[i].cur) {
+			victim = i;
+			break;
+		}
+		if (rb->cursors[i].used < rb->cursors[victim].used)
+			victim = i;
+	}
+	if (rb->cursors[victim].cur)
+		rados_object_list_cursor_free(rb->io, rb->cursors[victim].cur);
+	rb->cursors[victim].cur = cur;
+	rb->cursors[victim].klen = klen;
+	memcpy(rb->cursors[victim].key, key, klen);
+	rb->cursors[victim].used = ++rb->cursor_clock;
+}
+
+/*
+ * Fetch up to want items from *cur and add every valid key after `after`
+ * (NULL: all). Callers ask for no more entries than surely fit, so the
+ * cursor stays exact and never points into the middle of a batch; the
+ * one exception is a probe of one item when little room is left, which
+ * leaves *cur where it was if that item does not fit. Returns the items
+ * consumed (0: end or full), or a negative errno.
+ */
+static int nkv_rados_list_batch(struct nkv_be_rados *rb, rados_object_list_cursor *cur,
+				rados_object_list_cursor end, size_t want,
+				const struct nkv_rados_pos *after, struct nkv_list_out *o)
+{
+	rados_object_list_item items[NKV_RADOS_LIST_BATCH];
+	rados_object_list_cursor next = NULL;
+	struct nkv_rados_pos p;
+	uint8_t key[NKV_KEY_MAX];
+	int n, i, klen;
+	bool full = false;
+
+	n = rados_object_list(rb->io, *cur, end, want, NULL, 0, items, &next);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++) {
+		klen = nkv_rados_oid_to_key(items[i].oid, items[i].oid_length, key);
+		if (klen < 0)
+			continue;	/* not ours: not hex of 1..16 bytes */
+		if (after) {
+			nkv_rados_pos_of(rb, items[i].oid, items[i].oid_length, &p);
+			if (nkv_rados_pos_cmp(&p, after) <= 0)
+				continue;
+		}
+		if (o->cap - o->used < nkv_list_entry_size((uint32_t)klen)) {
+			full = true;	/* only a probe of one gets here */
+			break;
+		}
+		nkv_list_put(o, key, klen);
+	}
+	rados_object_list_free((size_t)n, items);
+	if (full)
+		n = 0;
+	if (n > 0) {
+		rados_object_list_cursor_free(rb->io, *cur);
+		*cur = next;
+	} else if (next) {
+		rados_object_list_cursor_free(rb->io, next);
+	}
+	return n;
+}
+
+/* Entries that surely fit: sized for the longest key; else a probe of one. */
+static size_t nkv_list_room(const struct nkv_list_out *o)
+{
+	uint64_t n = (o->cap - o->used) / nkv_list_entry_size(NKV_KEY_MAX);
+
+	if (!n && o->cap - o->used >= nkv_list_entry_size(1))
+		n = 1;
+	return n > NKV_RADOS_LIST_BATCH ? NKV_RADOS_LIST_BATCH : (size_t)n;
+}
+
+/* Fill o from cur (taken), then remember where the next List resumes. */
+static int nkv_rados_list_fill(struct nkv_be_rados *rb, rados_object_list_cursor cur,
+			       const struct nkv_rados_pos *after, struct nkv_list_out *o)
+{
+	rados_object_list_cursor end = rados_object_list_end(rb->io);
+	size_t want;
+	int rv = 0;
+
+	while (!rados_object_list_is_end(rb->io, cur)) {
+		want = nkv_list_room(o);
+		if (!want)
+			break;
+		rv = nkv_rados_list_batch(rb, &cur, end, want, after, o);
+		if (rv <= 0)
+			break;
+	}
+	rados_object_list_cursor_free(rb->io, end);
+	if (rv >= 0 && o->count)
+		nkv_rados_cursor_save(rb, o->last_key, o->last_klen, cur);
+	else
+		rados_object_list_cursor_free(rb->io, cur);
+	return rv < 0 ? rv : 0;
+}
+
+/*
+ * Start key K -> cursor: K remembered from an earlier List resumes at
+ * the saved cursor (no rescan); otherwise the namespace is scanned from
+ * its start and every object at or before K's position in RADOS' order
+ * (bit-reversed rjenkins hash, then name) is skipped, so a K that was
+ * deleted or never listed still gives exactly the keys after it.
+ */
+static int nkv_rados_list(struct nkv_be_rados *rb, struct nkv_be_op *op)
+{
+	struct nkv_list_out o = { 0 };
+	struct nkv_rados_pos after, *ap = NULL;
+	rados_object_list_cursor cur;
+	char oid[2 * NKV_KEY_MAX + 1];
+	int slot, rv;
+
+	if (op->len < NKV_LIST_HDR_SIZE)
+		return -EINVAL;
+	o.cap = op->len;
+	o.used = NKV_LIST_HDR_SIZE;
+	o.buf = op->iovcnt == 1 ? op->iov[0].iov_base : calloc(1, op->len);
+	if (!o.buf)
+		return -ENOMEM;
+	slot = op->klen ? nkv_rados_cursor_find(rb, op) : -1;
+	if (slot >= 0) {
+		/* Ours now; the List that ends this one saves a new one. */
+		cur = rb->cursors[slot].cur;
+		rb->cursors[slot].cur = NULL;
+	} else {
+		cur = rados_object_list_begin(rb->io);
+		if (op->klen) {
+			nkv_rados_pos_of(rb, oid, nkv_rados_key_to_oid(op->key, op->klen, oid), &after);
+			ap = &after;
+		}
+	}
+	rv = cur ? nkv_rados_list_fill(rb, cur, ap, &o) : -ENOENT;
+	o.buf[0] = (uint8_t)o.count;
+	o.buf[1] = (uint8_t)(o.count >> 8);
+	o.buf[2] = (uint8_t)(o.count >> 16);
+	o.buf[3] = (uint8_t)(o.count >> 24);
+	if (op->iovcnt != 1) {
+		nkv_rados_scatter(op, (const char *)o.buf, o.used);
+		free(o.buf);
+	}
+	op->dw0 = (uint32_t)o.used;
+	return rv;
+}
+
+static void *nkv_rados_lister(void *arg)
+{
+	struct nkv_be_rados *rb = arg;
+	struct nkv_rados_req *r;
+	int rv;
+
+	pthread_mutex_lock(&rb->lock);
+	for (;;) {
+		while (!rb->list_head && !rb->stopping)
+			pthread_cond_wait(&rb->list_cond, &rb->lock);
+		r = rb->list_head;
+		if (!r)
+			break;
+		rb->list_head = r->next;
+		if (!rb->list_head)
+			rb->list_tail = NULL;
+		pthread_mutex_unlock(&rb->lock);
+		rv = nkv_rados_list(rb, r->op);
+		/* A listing error is never "key does not exist". */
+		r->op->status = nkv_rados_status(rv == -ENOENT ? -EIO : rv);
+		nkv_rados_finish(r, false);
+		pthread_mutex_lock(&rb->lock);
+	}
+	pthread_mutex_unlock(&rb->lock);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Backend ops                                                         */
+/* ------------------------------------------------------------------ */
+
+static int nkv_rados_submit(struct nkv_be *be, struct nkv_be_op *op)
+{
+	struct nkv_be_rados *rb = (struct nkv_be_rados *)be;
+	struct nkv_rados_req *r;
+	bool now = false;
+
+	if (op->opc != NKV_KV_STORE && op->opc != NKV_KV_RETRIEVE && op->opc != NKV_KV_LIST &&
+	    op->opc != NKV_KV_DELETE && op->opc != NKV_KV_EXIST)
+		return -EOPNOTSUPP;
+	if (op->klen > NKV_KEY_MAX || (!op->klen && op->opc != NKV_KV_LIST))
+		return -EINVAL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->rb = rb;
+	r->op = op;
+	nkv_rados_key_to_oid(op->key, op->klen, r->oid);
+	op->status = 0;
+	op->dw0 = 0;
+	if (op->opc == NKV_KV_STORE && op->len > be->max_value) {
+		/* Checked here too, so a core that forgot cannot fill the OSD. */
+		op->status = NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_KV_INVALID_VALUE_SIZE);
+		pthread_mutex_lock(&rb->lock);
+		rb->queued++;
+		pthread_mutex_unlock(&rb->lock);
+		nkv_rados_finish(r, false);
+		return 0;
+	}
+	pthread_mutex_lock(&rb->lock);
+	if (rb->stopping) {
+		pthread_mutex_unlock(&rb->lock);
+		free(r);
+		return -ESHUTDOWN;
+	}
+	rb->queued++;
+	if (op->opc == NKV_KV_LIST) {
+		if (rb->list_tail)
+			rb->list_tail->next = r;
+		else
+			rb->list_head = r;
+		rb->list_tail = r;
+		pthread_cond_signal(&rb->list_cond);
+	} else if (rb->inflight < rb->max_inflight) {
+		rb->inflight++;
+		now = true;
+	} else {
+		/* Backpressure, not an error: issued when a slot frees up. */
+		if (rb->wait_tail)
+			rb->wait_tail->next = r;
+		else
+			rb->wait_head = r;
+		rb->wait_tail = r;
+	}
+	pthread_mutex_unlock(&rb->lock);
+	if (now && nkv_rados_issue(r) < 0)
+		nkv_rados_finish(r, true);
+	return 0;
+}
+
+static uint64_t nkv_rados_bytes_used(struct nkv_be *be)
+{
+	struct nkv_be_rados *rb = (struct nkv_be_rados *)be;
+	int64_t v = __atomic_load_n(&rb->bytes_est, __ATOMIC_RELAXED);
+
+	return v > 0 ? (uint64_t)v : 0;
+}
+
+static uint64_t nkv_rados_keys_used(struct nkv_be *be)
+{
+	struct nkv_be_rados *rb = (struct nkv_be_rados *)be;
+	int64_t v = __atomic_load_n(&rb->keys_est, __ATOMIC_RELAXED);
+
+	return v > 0 ? (uint64_t)v : 0;
+}
+
+static void nkv_rados_conn_put(struct nkv_rados_conn *c)
+{
+	struct nkv_rados_conn **pp;
+	bool last;
+
+	pthread_mutex_lock(&nkv_rados_conns_lock);
+	last = --c->refs == 0;
+	if (last)
+		for (pp = &nkv_rados_conns; *pp; pp = &(*pp)->next)
+			if (*pp == c) {
+				*pp = c->next;
+				break;
+			}
+	pthread_mutex_unlock(&nkv_rados_conns_lock);
+	if (!last)
+		return;
+	rados_shutdown(c->cluster);
+	free(c->id);
+	free(c);
+}
+
+/*
+ * Wait for every op (librados bounds each by rados_osd_op_timeout), then
+ * free. The bound here is a safety net well past that timeout.
+ */
+static void nkv_rados_destroy(struct nkv_be *be)
+{
+	struct nkv_be_rados *rb = (struct nkv_be_rados *)be;
+	struct timespec dl;
+	int i;
+
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 2 * (time_t)rb->op_timeout_s + 5;
+	pthread_mutex_lock(&rb->lock);
+	while (rb->queued)
+		if (pthread_cond_timedwait(&rb->idle, &rb->lock, &dl) == ETIMEDOUT)
+			break;
+	rb->stopping = true;
+	pthread_cond_signal(&rb->list_cond);
+	i = (int)rb->queued;
+	pthread_mutex_unlock(&rb->lock);
+	pthread_join(rb->lister, NULL);
+	if (i) {
+		/* librados broke its own timeout: leak rather than free under it. */
+		fprintf(stderr, "nkv rados: %d ops still in flight at destroy, leaking the backend\n", i);
+		return;
+	}
+	for (i = 0; i < NKV_RADOS_CURSORS; i++)
+		if (rb->cursors[i].cur)
+			rados_object_list_cursor_free(rb->io, rb->cursors[i].cur);
+	rados_ioctx_destroy(rb->io);
+	nkv_rados_conn_put(rb->conn);
+	pthread_cond_destroy(&rb->list_cond);
+	pthread_cond_destroy(&rb->idle);
+	pthread_mutex_destroy(&rb->lock);
+	free(rb->ns);
+	free(rb);
+}
+
+static const struct nkv_be_ops nkv_rados_ops = {
+	.name = "rados",
+	.submit = nkv_rados_submit,
+	.bytes_used = nkv_rados_bytes_used,
+	.keys_used = nkv_rados_keys_used,
+	.destroy = nkv_rados_destroy,
+};
+
+/* ------------------------------------------------------------------ */
+/* Create                                                              */
+/* ------------------------------------------------------------------ */
+
+static int nkv_rados_set(rados_t c, const char *k, const char *v, char *err, size_t errlen)
+{
+	int rv = rados_conf_set(c, k, v);
+
+	if (rv < 0)
+		nkv_rados_err(err, errlen, "rados: cannot set %s = %s: %s", k, v, strerror(-rv));
+	return rv;
+}
+
+static int nkv_rados_configure(rados_t c, const struct nkv_be_rados_opts *o,
+			       uint32_t opt, uint32_t mnt, char *err, size_t errlen)
+{
+	char v[16];
+	int rv;
+
+	rv = rados_conf_read_file(c, o->conf);
+	if (rv < 0) {
+		nkv_rados_err(err, errlen, "rados: cannot read config %s: %s",
+			      o->conf ? o->conf : "(default search path)", strerror(-rv));
+		return rv;
+	}
+	if (o->keyring && (rv = nkv_rados_set(c, "keyring", o->keyring, err, errlen)) < 0)
+		return rv;
+	snprintf(v, sizeof(v), "%u", opt);
+	if ((rv = nkv_rados_set(c, "rados_osd_op_timeout", v, err, errlen)) < 0)
+		return rv;
+	snprintf(v, sizeof(v), "%u", mnt);
+	if ((rv = nkv_rados_set(c, "client_mount_timeout", v, err, errlen)) < 0)
+		return rv;
+	/* Mon commands (pool lookup, stats) must not outwait the mount either. */
+	return nkv_rados_set(c, "rados_mon_op_timeout", v, err, errlen);
+}
+
+static struct nkv_rados_conn *nkv_rados_connect(const struct nkv_be_rados_opts *o,
+						const char *id, const char *name,
+						uint32_t opt, uint32_t mnt,
+						char *err, size_t errlen)
+{
+	struct nkv_rados_conn *c = calloc(1, sizeof(*c));
+	int rv;
+
+	if (!c || !(c->id = strdup(id))) {
+		free(c);
+		nkv_rados_err(err, errlen, "rados: out of memory");
+		return NULL;
+	}
+	rv = rados_create2(&c->cluster, "ceph", name, 0);
+	if (rv < 0) {
+		nkv_rados_err(err, errlen, "rados: cannot create a client %s: %s", name, strerror(-rv));
+		goto fail_free;
+	}
+	if (nkv_rados_configure(c->cluster, o, opt, mnt, err, errlen) < 0)
+		goto fail_shutdown;
+	rv = rados_connect(c->cluster);
+	if (rv < 0) {
+		nkv_rados_err(err, errlen,
+			      "rados: cannot connect to the cluster of %s as %s: %s (client_mount_timeout %u s)",
+			      o->conf ? o->conf : "the default ceph.conf", name, strerror(-rv), mnt);
+		goto fail_shutdown;
+	}
+	c->refs = 1;
+	return c;
+fail_shutdown:
+	rados_shutdown(c->cluster);
+fail_free:
+	free(c->id);
+	free(c);
+	return NULL;
+}
+
+/* Find or make the shared connection for these options. Connecting under
+ * the registry lock keeps two creates from racing to two handles. */
+static struct nkv_rados_conn *nkv_rados_conn_get(const struct nkv_be_rados_opts *o,
+						 uint32_t opt, uint32_t mnt,
+						 char *err, size_t errlen)
+{
+	char name[128], id[1024];
+	struct nkv_rados_conn *c;
+	const char *cl = o->client && *o->client ? o->client : "admin";
+
+	snprintf(name, sizeof(name), "%s%s", strncmp(cl, "client.", 7) ? "client." : "", cl);
+	snprintf(id, sizeof(id), "%s|%s|%s|%u|%u", o->conf ? o->conf : "", name,
+		 o->keyring ? o->keyring : "", opt, mnt);
+	pthread_mutex_lock(&nkv_rados_conns_lock);
+	for (c = nkv_rados_conns; c; c = c->next)
+		if (!strcmp(c->id, id))
+			break;
+	if (c) {
+		c->refs++;
+	} else {
+		c = nkv_rados_connect(o, id, name, opt, mnt, err, errlen);
+		if (c) {
+			c->next = nkv_rados_conns;
+			nkv_rados_conns = c;
+		}
+	}
+	pthread_mutex_unlock(&nkv_rados_conns_lock);
+	return c;
+}
+
+static int nkv_rados_open(struct nkv_be_rados *rb, const struct nkv_be_rados_opts *o,
+			  char *err, size_t errlen)
+{
+	const char *pool = o->pool && *o->pool ? o->pool : NKV_RADOS_DEF_POOL;
+	struct rados_pool_stat_t st;
+	int rv;
+
+	rv = rados_ioctx_create(rb->conn->cluster, pool, &rb->io);
+	if (rv < 0) {
+		nkv_rados_err(err, errlen, "rados: cannot open pool '%s': %s%s", pool, strerror(-rv),
+			      rv == -ENOENT ? " (create it: ceph osd pool create)" : "");
+		return rv;
+	}
+	rados_ioctx_set_namespace(rb->io, rb->ns);
+	/* Pool-wide numbers from the mgr's statistics (zero without a mgr):
+	 * a starting estimate only, the namespace's own share is unknown. */
+	if (rados_ioctx_pool_stat(rb->io, &st) == 0) {
+		rb->bytes_est = (int64_t)st.num_bytes;
+		rb->keys_est = (int64_t)st.num_objects;
+	}
+	return 0;
+}
+
+static int nkv_rados_init(struct nkv_be_rados *rb, const struct nkv_be_rados_opts *o)
+{
+	rb->be.ops = &nkv_rados_ops;
+	rb->be.csi = NKV_CSI_KV;
+	rb->be.max_value = o->max_value ? o->max_value : NKV_RADOS_DEF_MAX_VALUE;
+	rb->be.max_keys = 0;
+	rb->be.capacity = o->capacity ? o->capacity : NKV_RADOS_DEF_CAPACITY;
+	rb->op_timeout_s = o->op_timeout_s ? o->op_timeout_s : NKV_RADOS_DEF_TIMEOUT;
+	rb->max_inflight = o->max_inflight ? o->max_inflight : NKV_RADOS_DEF_INFLIGHT;
+	rb->ns = strdup(o->rados_ns ? o->rados_ns : "");
+	if (!rb->ns)
+		return -ENOMEM;
+	pthread_mutex_init(&rb->lock, NULL);
+	pthread_cond_init(&rb->idle, NULL);
+	pthread_cond_init(&rb->list_cond, NULL);
+	return 0;
+}
+
+struct nkv_be *nkv_be_rados_create(const struct nkv_be_rados_opts *o, char *err, size_t errlen)
+{
+	struct nkv_be_rados *rb;
+	uint32_t mnt;
+
+	nkv_rados_err(err, errlen, "no error");
+	if (!o || o->size < sizeof(*o)) {
+		nkv_rados_err(err, errlen, "rados: options missing or from an older build (size %zu)",
+			      o ? o->size : 0);
+		return NULL;
+	}
+	rb = calloc(1, sizeof(*rb));
+	if (!rb || nkv_rados_init(rb, o) < 0) {
+		free(rb);
+		nkv_rados_err(err, errlen, "rados: out of memory");
+		return NULL;
+	}
+	mnt = o->mount_timeout_s ? o->mount_timeout_s : NKV_RADOS_DEF_TIMEOUT;
+	rb->conn = nkv_rados_conn_get(o, rb->op_timeout_s, mnt, err, errlen);
+	if (!rb->conn)
+		goto fail;
+	if (nkv_rados_open(rb, o, err, errlen) < 0)
+		goto fail_conn;
+	if (pthread_create(&rb->lister, NULL, nkv_rados_lister, rb)) {
+		nkv_rados_err(err, errlen, "rados: cannot start the List thread");
+		goto fail_io;
+	}
+	return &rb->be;
+fail_io:
+	rados_ioctx_destroy(rb->io);
+fail_conn:
+	nkv_rados_conn_put(rb->conn);
+fail:
+	pthread_cond_destroy(&rb->list_cond);
+	pthread_cond_destroy(&rb->idle);
+	pthread_mutex_destroy(&rb->lock);
+	free(rb->ns);
+	free(rb);
+	return NULL;
+}

@@ -1,0 +1,4 @@
+# RADOS backend of nkv-target (librados). Programs and tests that link
+# libnkvtarget.a add $(TARGET_LDLIBS).
+TARGET_SRCS += src/target/be_rados.c
+TARGET_LDLIBS += -lrados
