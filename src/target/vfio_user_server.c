@@ -1,0 +1,904 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vfio_user_server.c - nkv-target's vfio-user server.
+ *
+ * One accept thread; one thread per connection that both answers that
+ * client's messages and polls its controller, so every nkv_tgt_ctrl_*
+ * call for a controller comes from one thread, as ctrl.h asks. BAR0
+ * lives in a memfd: its doorbell page is handed to the client as a
+ * sparse-mmap area (unless disabled), so doorbells arrive as plain
+ * stores that the controller polls; doorbells sent as REGION_WRITE go
+ * through nkv_tgt_ctrl_reg_write and land in the same page.
+ *
+ * Every message is checked before it touches anything: a bad one gets
+ * an error reply; one that leaves the stream out of sync (oversized,
+ * torn) closes that connection only.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include "target/vfio_user_server.h"
+#include "vfio-user/msg.h"
+
+#define NKV_VFU_PCI_VENDOR 0x1b36	/* the Identify VID the core reports */
+#define NKV_VFU_PCI_DEVICE 0x0010
+#define NKV_VFU_PCIE_CAP 0x40		/* PCI Express capability offset */
+#define NKV_VFU_NUM_IRQS (VFIO_PCI_ERR_IRQ_INDEX + 2)	/* INTx..REQ */
+#define NKV_VFU_IDLE_SPINS 256		/* busy passes before sleeping */
+#define NKV_VFU_SOCK_TIMEOUT_S 5	/* a torn message or a stuck peer */
+
+struct nkv_vfu_server {
+	struct nkv_vfu_server_opts o;
+	char path[108];
+	int lfd;
+	pthread_t accept_thr;
+	int stop;			/* atomic */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	uint32_t nconns;		/* under lock */
+	uint16_t next_id;		/* under lock */
+	struct nkv_vfu_server_stats st;	/* under lock */
+};
+
+struct nkv_vfu_map {
+	uint64_t iova;
+	uint64_t len;
+	void *ptr;
+};
+
+struct nkv_vfu_conn {
+	struct nkv_vfu_server *s;
+	int fd;
+	uint16_t id;
+	int negotiated;
+	uint64_t max_xfer;		/* min(ours, the client's) */
+	struct nkv_dma *dma;
+	struct nkv_tgt_ctrl *ctrl;
+	int bar_fd;			/* memfd holding BAR0 (doorbells at 0x1000) */
+	uint8_t *bar;
+	uint64_t bar_size;		/* power of two, as a PCI BAR */
+	uint8_t cfg[NKV_PCI_CFG_SIZE];
+	uint32_t bar_lo, bar_hi;	/* BAR0 as programmed by the client */
+	struct nkv_vfu_map *maps;
+	uint32_t nmaps;
+	/* The reply being built. */
+	uint8_t *rbuf;
+	size_t rlen;
+	int rfd;
+};
+
+static void nkv_vfu_log(struct nkv_vfu_server *s, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void nkv_vfu_log(struct nkv_vfu_server *s, int level, const char *fmt, ...)
+{
+	static const char *const lv[] = { "error", "warn", "info", "debug" };
+	char line[512];
+	struct timespec ts;
+	va_list ap;
+	int n;
+
+	if (level > s->o.log_level)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	n = snprintf(line, sizeof(line), "ts=%lld.%06ld level=%s ", (long long)ts.tv_sec,
+		     ts.tv_nsec / 1000, lv[level]);
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	va_end(ap);
+	/* One write per line keeps concurrent connections' lines whole. */
+	fprintf(s->o.log ? s->o.log : stderr, "%s\n", line);
+	fflush(s->o.log ? s->o.log : stderr);
+}
+
+/* ---------------------------------------------------------------- */
+/* PCI configuration space                                            */
+/* ---------------------------------------------------------------- */
+
+static void nkv_vfu_put16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
+static void nkv_vfu_put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+
+/* A type-0 header for an NVMe controller with one 64-bit memory BAR and a
+ * PCI Express endpoint capability (what drivers look for first). */
+static void nkv_vfu_cfg_init(struct nkv_vfu_conn *c)
+{
+	uint8_t *p = c->cfg;
+
+	memset(p, 0, sizeof(c->cfg));
+	nkv_vfu_put16(p + NKV_PCI_VENDOR_ID, NKV_VFU_PCI_VENDOR);
+	nkv_vfu_put16(p + NKV_PCI_DEVICE_ID, NKV_VFU_PCI_DEVICE);
+	nkv_vfu_put16(p + NKV_PCI_STATUS, NKV_PCI_STATUS_CAP_LIST);
+	p[NKV_PCI_CLASS] = NKV_PCI_CLASS_NVME & 0xff;
+	p[NKV_PCI_CLASS + 1] = (NKV_PCI_CLASS_NVME >> 8) & 0xff;
+	p[NKV_PCI_CLASS + 2] = (NKV_PCI_CLASS_NVME >> 16) & 0xff;
+	nkv_vfu_put16(p + NKV_PCI_SUBSYS_VENDOR, NKV_VFU_PCI_VENDOR);
+	nkv_vfu_put16(p + NKV_PCI_SUBSYS_ID, NKV_VFU_PCI_DEVICE);
+	p[NKV_PCI_CAP_PTR] = NKV_VFU_PCIE_CAP;
+	p[NKV_VFU_PCIE_CAP] = 0x10;		/* cap id: PCI Express */
+	p[NKV_VFU_PCIE_CAP + 1] = 0;		/* last capability */
+	nkv_vfu_put16(p + NKV_VFU_PCIE_CAP + 2, 0x0002);	/* v2, endpoint */
+	c->bar_lo = 0;
+	c->bar_hi = 0;
+}
+
+/* The config space as read now: BAR0 shows its size mask like hardware
+ * (64-bit, non-prefetchable memory: type bits 10b). */
+static void nkv_vfu_cfg_view(const struct nkv_vfu_conn *c, uint8_t *out)
+{
+	uint32_t lo = (c->bar_lo & ~(uint32_t)(c->bar_size - 1)) | 0x4u;
+
+	memcpy(out, c->cfg, NKV_PCI_CFG_SIZE);
+	nkv_vfu_put32(out + NKV_PCI_BAR0, lo);
+	nkv_vfu_put32(out + NKV_PCI_BAR0 + 4, c->bar_hi);
+}
+
+/* Writable: the command register and BAR0/BAR1; the rest is read-only. */
+static void nkv_vfu_cfg_write(struct nkv_vfu_conn *c, uint32_t off, const uint8_t *d,
+			      uint32_t len)
+{
+	uint8_t view[NKV_PCI_CFG_SIZE];
+	uint32_t i;
+
+	nkv_vfu_cfg_view(c, view);
+	for (i = 0; i < len; i++) {
+		uint32_t o = off + i;
+
+		if (o == NKV_PCI_COMMAND)
+			c->cfg[o] = d[i] & 0x06;	/* memory space, bus master */
+		else if (o >= NKV_PCI_BAR0 && o < NKV_PCI_BAR0 + 8)
+			view[o] = d[i];
+	}
+	memcpy(&c->bar_lo, view + NKV_PCI_BAR0, 4);
+	memcpy(&c->bar_hi, view + NKV_PCI_BAR0 + 4, 4);
+}
+
+/* ---------------------------------------------------------------- */
+/* Controller instance                                                */
+/* ---------------------------------------------------------------- */
+
+static uint64_t nkv_vfu_pow2(uint64_t v)
+{
+	uint64_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+static int nkv_vfu_ctrl_new(struct nkv_vfu_conn *c)
+{
+	struct nkv_tgt_ctrl_opts co = c->s->o.ctrl;
+
+	co.size = sizeof(co);
+	co.cntlid = c->id;
+	memset(c->bar, 0, c->bar_size);
+	c->ctrl = nkv_tgt_ctrl_create(c->s->o.ss, c->dma,
+				      (volatile uint32_t *)(c->bar + NKV_REG_DBS), &co);
+	if (!c->ctrl)
+		return -ENOMEM;
+	if (nkv_tgt_ctrl_bar0_size(c->ctrl) > c->bar_size) {
+		nkv_vfu_log(c->s, NKV_VFU_LOG_ERROR, "event=bar0_too_small conn=%u need=%u have=%llu",
+			    c->id, nkv_tgt_ctrl_bar0_size(c->ctrl),
+			    (unsigned long long)c->bar_size);
+		nkv_tgt_ctrl_destroy(c->ctrl);
+		c->ctrl = NULL;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int nkv_vfu_conn_setup(struct nkv_vfu_conn *c)
+{
+	uint32_t max_ioq = c->s->o.ctrl.max_ioq ? c->s->o.ctrl.max_ioq : 64;
+	uint64_t db_bytes = 2ull * (max_ioq + 1) * 4;
+
+	c->bar_fd = -1;
+	c->bar_size = nkv_vfu_pow2(NKV_REG_DBS + ((db_bytes + NKV_PAGE_SIZE - 1) & ~(uint64_t)(NKV_PAGE_SIZE - 1)));
+	c->max_xfer = NKV_VFU_MAX_XFER;
+	c->dma = nkv_dma_create();
+	if (!c->dma)
+		return -ENOMEM;
+	c->bar_fd = memfd_create("nkv-bar0", MFD_CLOEXEC);
+	if (c->bar_fd < 0 || ftruncate(c->bar_fd, (off_t)c->bar_size) < 0)
+		return -errno;
+	c->bar = mmap(NULL, c->bar_size, PROT_READ | PROT_WRITE, MAP_SHARED, c->bar_fd, 0);
+	if (c->bar == MAP_FAILED) {
+		c->bar = NULL;
+		return -errno;
+	}
+	nkv_vfu_cfg_init(c);
+	return nkv_vfu_ctrl_new(c);
+}
+
+/* Controller first (it finishes or fails in-flight commands, which may
+ * still point into DMA memory), then the memory. */
+static void nkv_vfu_conn_teardown(struct nkv_vfu_conn *c)
+{
+	uint32_t i;
+
+	if (c->ctrl)
+		nkv_tgt_ctrl_destroy(c->ctrl);
+	for (i = 0; i < c->nmaps; i++) {
+		nkv_dma_unmap(c->dma, c->maps[i].iova, c->maps[i].len);
+		munmap(c->maps[i].ptr, c->maps[i].len);
+	}
+	free(c->maps);
+	if (c->dma)
+		nkv_dma_destroy(c->dma);
+	if (c->bar)
+		munmap(c->bar, c->bar_size);
+	if (c->bar_fd >= 0)
+		close(c->bar_fd);
+	close(c->fd);
+	free(c->rbuf);
+}
+
+/* ---------------------------------------------------------------- */
+/* Message handlers: 0 or a negative errno for the error reply.        */
+/* ---------------------------------------------------------------- */
+
+static int nkv_vfu_reply_alloc(struct nkv_vfu_conn *c, size_t len)
+{
+	free(c->rbuf);
+	c->rbuf = calloc(1, len ? len : 1);
+	c->rlen = len;
+	return c->rbuf ? 0 : -ENOMEM;
+}
+
+static int nkv_vfu_h_version(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
+{
+	static const char caps[] =
+		"{\"capabilities\":{\"max_msg_fds\":8,\"max_data_xfer_size\":1048576,"
+		"\"pgsizes\":4096,\"max_dma_maps\":1024}}";
+	struct nkv_vfu_version v;
+	int rc;
+
+	if (c->negotiated)
+		return -EINVAL;
+	if (m->len < sizeof(v))
+		return -EINVAL;
+	memcpy(&v, m->payload, sizeof(v));
+	if (v.major != NKV_VFU_MAJOR)
+		return -ENOTSUP;
+	if (m->len > sizeof(v)) {
+		const char *js = (const char *)m->payload + sizeof(v);
+		size_t jl = m->len - sizeof(v);
+		uint64_t x;
+
+		if (memchr(js, '\0', jl) == NULL)
+			return -EINVAL;	/* the JSON must be NUL-terminated */
+		if (!nkv_vfu_json_u64(js, strlen(js), "max_data_xfer_size", &x) &&
+		    x >= 8 && x < c->max_xfer)
+			c->max_xfer = x;
+	}
+	rc = nkv_vfu_reply_alloc(c, sizeof(v) + sizeof(caps));
+	if (rc)
+		return rc;
+	if (v.minor > NKV_VFU_MINOR)
+		v.minor = NKV_VFU_MINOR;
+	memcpy(c->rbuf, &v, sizeof(v));
+	memcpy(c->rbuf + sizeof(v), caps, sizeof(caps));
+	c->negotiated = 1;
+	return 0;
+}
+
+static int nkv_vfu_h_device_info(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
+{
+	struct nkv_vfu_device_info di;
+	int rc;
+
+	if (m->len != sizeof(di))
+		return -EINVAL;
+	memcpy(&di, m->payload, sizeof(di));
+	if (di.argsz < sizeof(di))
+		return -EINVAL;
+	rc = nkv_vfu_reply_alloc(c, sizeof(di));
+	if (rc)
+		return rc;
+	di.argsz = sizeof(di);
+	di.flags = VFIO_DEVICE_FLAGS_PCI | VFIO_DEVICE_FLAGS_RESET;
+	di.num_regions = VFIO_PCI_NUM_REGIONS;
+	di.num_irqs = NKV_VFU_NUM_IRQS;
+	memcpy(c->rbuf, &di, sizeof(di));
+	return 0;
+}
+
+static int nkv_vfu_h_region_info(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
+{
+	struct vfio_region_info ri;
+	struct vfio_region_info_cap_sparse_mmap sm;
+	struct vfio_region_sparse_mmap_area area;
+	size_t full = sizeof(ri);
+	int sparse, rc;
+
+	if (m->len != sizeof(ri))
+		return -EINVAL;
+	memcpy(&ri, m->payload, sizeof(ri));
+	if (ri.argsz < sizeof(ri) || ri.index >= VFIO_PCI_NUM_REGIONS)
+		return -EINVAL;
+	sparse = ri.index == NKV_VFU_BAR0 && !c->s->o.no_sparse_mmap;
+	if (sparse)
+		full += sizeof(sm) + sizeof(area);
+	rc = nkv_vfu_reply_alloc(c, ri.argsz >= full ? full : sizeof(ri));
+	if (rc)
+		return rc;
+	ri.flags = 0;
+	ri.cap_offset = 0;
+	ri.size = 0;
+	ri.offset = 0;
+	if (ri.index == NKV_VFU_BAR0) {
+		ri.flags = VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE;
+		ri.size = c->bar_size;
+	} else if (ri.index == NKV_VFU_CONFIG) {
+		ri.flags = VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE;
+		ri.size = NKV_PCI_CFG_SIZE;
+	}
+	if (sparse) {
+		/* The fd maps all of BAR0 (offset 0); only the doorbells are
+		 * offered, the registers stay behind messages. */
+		ri.flags |= VFIO_REGION_INFO_FLAG_MMAP | VFIO_REGION_INFO_FLAG_CAPS;
+		c->rfd = c->bar_fd;
+		if (ri.argsz >= full) {
+			memset(&sm, 0, sizeof(sm));
+			sm.header.id = VFIO_REGION_INFO_CAP_SPARSE_MMAP;
+			sm.header.version = NKV_VFU_SPARSE_MMAP_VERSION;
+			sm.header.next = 0;
+			sm.nr_areas = 1;
+			area.offset = NKV_REG_DBS;
+			area.size = c->bar_size - NKV_REG_DBS;
+			ri.cap_offset = sizeof(ri);
+			memcpy(c->rbuf + sizeof(ri), &sm, sizeof(sm));
+			memcpy(c->rbuf + sizeof(ri) + sizeof(sm), &area, sizeof(area));
+		}
+	}
+	ri.argsz = (uint32_t)full;
+	memcpy(c->rbuf, &ri, sizeof(ri));
+	return 0;
+}
+
+static int nkv_vfu_h_irq_info(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
+{
+	struct vfio_irq_info ii;
+	int rc;
+
+	if (m->len != sizeof(ii))
+		return -EINVAL;
+	memcpy(&ii, m->payload, sizeof(ii));
+	if (ii.argsz < sizeof(ii) || ii.index >= NKV_VFU_NUM_IRQS)
+		return -EINVAL;
+	rc = nkv_vfu_reply_alloc(c, sizeof(ii));
+	if (rc)
+		return rc;
+	/* Clients poll completion queues: no interrupt is offered. */
+	ii.argsz = sizeof(ii);
+	ii.flags = 0;
+	ii.count = 0;
+	memcpy(c->rbuf, &ii, sizeof(ii));
+	return 0;
+}
+
+static int nkv_vfu_h_set_irqs(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
+{
+	struct vfio_irq_set is;
+
+	(void)c;
+	if (m->len < sizeof(is))
+		return -EINVAL;
+	memcpy(&is, m->payload, sizeof(is));
+	if (is.argsz < sizeof(is) || is.index >= NKV_VFU_NUM_IRQS)
+		return -EINVAL;
+	/* Only "disable" (count 0) is meaningful with no vectors. */
+	if (is.count != 0 || m->nfds)
+		return -EINVAL;
+	return 0;
+}
+
+static int nkv_vfu_bar0_check(const struct nkv_vfu_conn *c, uint64_t off, uint32_t count)
+{
+	if (count != 4 && count != 8)
+		return -EINVAL;
+	if (off >= c->bar_size || off + count > c->bar_size || (off & (count - 1)))
+		return -EINVAL;
+	return 0;
+}
+
+static int nkv_vfu_rw_check(const struct nkv_vfu_conn *c, const struct nkv_vfu_region_rw *rw)
+{
+	if (rw->count == 0 || rw->count > c->max_xfer)
+		return -EINVAL;
+	if (rw->region == NKV_VFU_BAR0)
+		return nkv_vfu_bar0_check(c, rw->offset, rw->count);
+	if (rw->region == NKV_VFU_CONFIG)
+		return rw->offset < NKV_PCI_CFG_SIZE &&
+		       rw->count <= NKV_PCI_CFG_SIZE - rw->offset ? 0 : -EINVAL;
+	return -EINVAL;	/* no other region is implemented */
+}
+
+static int nkv_vfu_h_region_read(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
+{
+	struct nkv_vfu_region_rw rw;
+	int rc;
+
+	if (m->len != sizeof(rw))
+		return -EINVAL;
+	memcpy(&rw, m->payload, sizeof(rw));
+	rc = nkv_vfu_rw_check(c, &rw);
+	if (rc)
+		return rc;
+	rc = nkv_vfu_reply_alloc(c, sizeof(rw) + rw.count);
+	if (rc)
+		return rc;
+	memcpy(c->rbuf, &rw, sizeof(rw));
+	if (rw.region == NKV_VFU_BAR0) {
+		uint64_t v = nkv_tgt_ctrl_reg_read(c->ctrl, (uint32_t)rw.offset, rw.count);
+
+		memcpy(c->rbuf + sizeof(rw), &v, rw.count);
+	} else {
+		uint8_t view[NKV_PCI_CFG_SIZE];
+
+		nkv_vfu_cfg_view(c, view);
+		memcpy(c->rbuf + sizeof(rw), view + rw.offset, rw.count);
+	}
+	return 0;
+}
+
+static int nkv_vfu_h_region_write(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
+{
+	struct nkv_vfu_region_rw rw;
+	const uint8_t *data;
+	int rc;
+
+	if (m->len < sizeof(rw))
+		return -EINVAL;
+	memcpy(&rw, m->payload, sizeof(rw));
+	if (m->len != sizeof(rw) + (uint64_t)rw.count)
+		return -EINVAL;
+	rc = nkv_vfu_rw_check(c, &rw);
+	if (rc)
+		return rc;
+	data = m->payload + sizeof(rw);
+	if (rw.region == NKV_VFU_BAR0) {
+		uint64_t v = 0;
+
+		memcpy(&v, data, rw.count);
+		nkv_tgt_ctrl_reg_write(c->ctrl, (uint32_t)rw.offset, v, rw.count);
+	} else {
+		nkv_vfu_cfg_write(c, (uint32_t)rw.offset, data, rw.count);
+	}
+	rc = nkv_vfu_reply_alloc(c, sizeof(rw));
+	if (!rc)
+		memcpy(c->rbuf, &rw, sizeof(rw));
+	return rc;
+}
+
+static struct nkv_vfu_map *nkv_vfu_find_map(struct nkv_vfu_conn *c, uint64_t iova, uint64_t len)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->nmaps; i++)
+		if (c->maps[i].iova == iova && c->maps[i].len == len)
+			return &c->maps[i];
+	return NULL;
+}
+
+/* The fd must really hold [offset, offset + size): touching a memfd past
+ * its end would kill the whole target with SIGBUS. */
+static int nkv_vfu_fd_covers(int fd, uint64_t offset, uint64_t size)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < offset + size)
+		return -EINVAL;
+	if (S_ISSOCK(st.st_mode) || S_ISDIR(st.st_mode) || S_ISFIFO(st.st_mode))
+		return -EBADF;
+	return 0;
+}
+
+static int nkv_vfu_h_dma_map(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
+{
+	struct nkv_vfu_dma_map dm;
+	struct nkv_vfu_map *nm;
+	uint32_t prot = 0;
+	int mprot = 0, rc, fd;
+	void *p;
+
+	if (m->len != sizeof(dm) || m->nfds > 1)
+		return -EINVAL;
+	memcpy(&dm, m->payload, sizeof(dm));
+	if (dm.argsz != sizeof(dm) || !dm.size || (dm.flags & ~3u) || !dm.flags)
+		return -EINVAL;
+	if ((dm.addr | dm.size | dm.offset) & (NKV_PAGE_SIZE - 1) ||
+	    dm.addr + dm.size < dm.addr || dm.offset + dm.size < dm.offset ||
+	    dm.size > (1ull << 40))
+		return -EINVAL;
+	if (m->nfds == 0)
+		return -ENOTSUP;	/* DMA_READ/WRITE messages: not implemented */
+	if (c->nmaps >= NKV_VFU_MAX_DMA_MAPS)
+		return -ENOSPC;
+	fd = m->fds[0];
+	rc = nkv_vfu_fd_covers(fd, dm.offset, dm.size);
+	if (rc)
+		return rc;
+	if (dm.flags & NKV_VFU_DMA_F_READ) {
+		prot |= NKV_DMA_READ;
+		mprot |= PROT_READ;
+	}
+	if (dm.flags & NKV_VFU_DMA_F_WRITE) {
+		prot |= NKV_DMA_WRITE;
+		mprot |= PROT_READ | PROT_WRITE;
+	}
+	nm = realloc(c->maps, (c->nmaps + 1) * sizeof(*c->maps));
+	if (!nm)
+		return -ENOMEM;
+	c->maps = nm;
+	p = mmap(NULL, dm.size, mprot, MAP_SHARED, fd, (off_t)dm.offset);
+	if (p == MAP_FAILED)
+		return -errno;
+	rc = nkv_dma_map(c->dma, dm.addr, dm.size, p, prot);
+	if (rc) {
+		munmap(p, dm.size);
+		return rc;
+	}
+	c->maps[c->nmaps].iova = dm.addr;
+	c->maps[c->nmaps].len = dm.size;
+	c->maps[c->nmaps].ptr = p;
+	c->nmaps++;
+	return nkv_vfu_reply_alloc(c, 0);
+}
+
+static int nkv_vfu_unmap_one(struct nkv_vfu_conn *c, struct nkv_vfu_map *mp)
+{
+	int rc;
+
+	if (c->ctrl && nkv_tgt_ctrl_dma_busy(c->ctrl, mp->iova, mp->len))
+		return -EBUSY;
+	rc = nkv_dma_unmap(c->dma, mp->iova, mp->len);
+	if (rc)
+		return rc;
+	munmap(mp->ptr, mp->len);
+	*mp = c->maps[--c->nmaps];
+	return 0;
+}
+
+static int nkv_vfu_h_dma_unmap(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
+{
+	struct nkv_vfu_dma_unmap du;
+	struct nkv_vfu_map *mp;
+	uint32_t i;
+	int rc;
+
+	if (m->len != sizeof(du))
+		return -EINVAL;
+	memcpy(&du, m->payload, sizeof(du));
+	if (du.argsz < sizeof(du))
+		return -EINVAL;
+	if (du.flags & NKV_VFU_UNMAP_DIRTY_BITMAP)
+		return -ENOTSUP;
+	if (du.flags & ~NKV_VFU_UNMAP_ALL)
+		return -EINVAL;
+	if (du.flags & NKV_VFU_UNMAP_ALL) {
+		if (du.addr || du.size)
+			return -EINVAL;
+		for (i = 0; i < c->nmaps; i++)
+			if (c->ctrl && nkv_tgt_ctrl_dma_busy(c->ctrl, c->maps[i].iova, c->maps[i].len))
+				return -EBUSY;
+		while (c->nmaps) {
+			rc = nkv_vfu_unmap_one(c, &c->maps[0]);
+			if (rc)
+				return rc;
+		}
+	} else {
+		mp = nkv_vfu_find_map(c, du.addr, du.size);
+		if (!mp)
+			return -ENOENT;
+		rc = nkv_vfu_unmap_one(c, mp);
+		if (rc)
+			return rc;
+	}
+	rc = nkv_vfu_reply_alloc(c, sizeof(du));
+	if (!rc)
+		memcpy(c->rbuf, &du, sizeof(du));
+	return rc;
+}
+
+/* Device reset: a fresh controller (in-flight commands finished or failed
+ * first); DMA maps survive, as with a real device reset. */
+static int nkv_vfu_h_reset(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
+{
+	int rc;
+
+	if (m->len)
+		return -EINVAL;
+	if (c->ctrl)
+		nkv_tgt_ctrl_destroy(c->ctrl);
+	c->ctrl = NULL;
+	nkv_vfu_cfg_init(c);
+	rc = nkv_vfu_ctrl_new(c);
+	return rc ? rc : nkv_vfu_reply_alloc(c, 0);
+}
+
+static int nkv_vfu_dispatch(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
+{
+	uint16_t cmd = m->hdr.cmd;
+
+	if (nkv_vfu_type(m->hdr.flags) != NKV_VFU_TYPE_COMMAND)
+		return -EINVAL;
+	if (m->fds_truncated)
+		return -EINVAL;
+	if (m->nfds && cmd != NKV_VFU_DMA_MAP)
+		return -EINVAL;	/* fds where none belong */
+	if (!c->negotiated && cmd != NKV_VFU_VERSION)
+		return -EINVAL;
+	if (!c->ctrl && cmd != NKV_VFU_VERSION && cmd != NKV_VFU_DEVICE_RESET)
+		return -EIO;	/* a failed reset left no controller */
+	switch (cmd) {
+	case NKV_VFU_VERSION: return nkv_vfu_h_version(c, m);
+	case NKV_VFU_DMA_MAP: return nkv_vfu_h_dma_map(c, m);
+	case NKV_VFU_DMA_UNMAP: return nkv_vfu_h_dma_unmap(c, m);
+	case NKV_VFU_DEVICE_GET_INFO: return nkv_vfu_h_device_info(c, m);
+	case NKV_VFU_DEVICE_GET_REGION_INFO: return nkv_vfu_h_region_info(c, m);
+	case NKV_VFU_DEVICE_GET_IRQ_INFO: return nkv_vfu_h_irq_info(c, m);
+	case NKV_VFU_DEVICE_SET_IRQS: return nkv_vfu_h_set_irqs(c, m);
+	case NKV_VFU_REGION_READ: return nkv_vfu_h_region_read(c, m);
+	case NKV_VFU_REGION_WRITE: return nkv_vfu_h_region_write(c, m);
+	case NKV_VFU_DEVICE_RESET: return nkv_vfu_h_reset(c, m);
+	default: return -ENOSYS;
+	}
+}
+
+static int nkv_vfu_send_error(struct nkv_vfu_conn *c, const struct nkv_vfu_hdr *req, int err)
+{
+	struct nkv_vfu_hdr h = { req->msg_id, req->cmd, 0, NKV_VFU_TYPE_REPLY | NKV_VFU_F_ERROR,
+				 (uint32_t)err };
+
+	pthread_mutex_lock(&c->s->lock);
+	c->s->st.errors++;
+	pthread_mutex_unlock(&c->s->lock);
+	nkv_vfu_log(c->s, NKV_VFU_LOG_WARN, "event=msg_error conn=%u cmd=%s id=%u size=%u errno=%d",
+		    c->id, nkv_vfu_cmd_name(req->cmd), req->msg_id, req->size, err);
+	return nkv_vfu_send(c->fd, &h, NULL, 0, NULL, 0);
+}
+
+/* One message in, one reply out. Non-zero: close the connection. */
+static int nkv_vfu_handle_one(struct nkv_vfu_conn *c)
+{
+	struct nkv_vfu_msg m;
+	struct nkv_vfu_hdr h;
+	int rc;
+
+	rc = nkv_vfu_recv(c->fd, &m, NKV_VFU_MAX_MSG);
+	if (rc == -EMSGSIZE) {
+		/* The rest of the stream cannot be trusted: say why, close. */
+		nkv_vfu_send_error(c, &m.hdr, m.hdr.size < sizeof(m.hdr) ? EINVAL : E2BIG);
+		nkv_vfu_msg_free(&m);
+		return rc;
+	}
+	if (rc) {
+		nkv_vfu_msg_free(&m);
+		return rc;
+	}
+	nkv_vfu_log(c->s, NKV_VFU_LOG_DEBUG, "event=msg conn=%u cmd=%s id=%u size=%u fds=%d",
+		    c->id, nkv_vfu_cmd_name(m.hdr.cmd), m.hdr.msg_id, m.hdr.size, m.nfds);
+	c->rlen = 0;
+	c->rfd = -1;
+	rc = nkv_vfu_dispatch(c, &m);
+	if (rc) {
+		rc = nkv_vfu_send_error(c, &m.hdr, -rc);
+		/* A major version we do not speak: nothing else can follow. */
+		if (!rc && m.hdr.cmd == NKV_VFU_VERSION && !c->negotiated)
+			rc = -EPROTO;
+	} else if (!(m.hdr.flags & NKV_VFU_F_NO_REPLY)) {
+		h = (struct nkv_vfu_hdr){ m.hdr.msg_id, m.hdr.cmd, 0, NKV_VFU_TYPE_REPLY, 0 };
+		rc = nkv_vfu_send(c->fd, &h, c->rbuf, c->rlen, &c->rfd, c->rfd >= 0 ? 1 : 0);
+	}
+	nkv_vfu_msg_free(&m);
+	return rc;
+}
+
+static void nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
+{
+	struct nkv_vfu_server *s = c->s;
+	uint64_t ns = s->o.poll_interval_ns ? s->o.poll_interval_ns : 100000;
+	struct timespec zero = { 0, 0 };
+	struct timespec idle = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+	unsigned idle_passes = 0;
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		struct pollfd p = { .fd = c->fd, .events = POLLIN };
+		int work = c->ctrl ? nkv_tgt_ctrl_poll(c->ctrl) : 0;
+		int n;
+
+		if (work || (c->ctrl && nkv_tgt_ctrl_inflight(c->ctrl)))
+			idle_passes = 0;
+		else if (idle_passes < NKV_VFU_IDLE_SPINS)
+			idle_passes++;
+		n = ppoll(&p, 1, idle_passes >= NKV_VFU_IDLE_SPINS ? &idle : &zero, NULL);
+		if (n < 0 && errno != EINTR)
+			return;
+		if (n <= 0)
+			continue;
+		idle_passes = 0;
+		if (p.revents & POLLIN) {
+			int rc = nkv_vfu_handle_one(c);
+
+			if (rc) {
+				nkv_vfu_log(s, rc == -ECONNRESET ? NKV_VFU_LOG_INFO : NKV_VFU_LOG_WARN,
+					    "event=conn_end conn=%u reason=%s", c->id,
+					    rc == -ECONNRESET ? "client_closed" : strerror(-rc));
+				return;
+			}
+		} else if (p.revents & (POLLHUP | POLLERR | POLLNVAL)) {
+			nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=conn_end conn=%u reason=hangup", c->id);
+			return;
+		}
+	}
+}
+
+static void *nkv_vfu_conn_main(void *arg)
+{
+	struct nkv_vfu_conn *c = arg;
+	struct nkv_vfu_server *s = c->s;
+	int rc;
+
+	rc = nkv_vfu_conn_setup(c);
+	if (rc)
+		nkv_vfu_log(s, NKV_VFU_LOG_ERROR, "event=conn_setup_failed conn=%u errno=%d", c->id, -rc);
+	else
+		nkv_vfu_conn_loop(c);
+	nkv_vfu_conn_teardown(c);
+	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=conn_closed conn=%u", c->id);
+	free(c);
+	pthread_mutex_lock(&s->lock);
+	s->nconns--;
+	s->st.closed++;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);	/* nothing touches s after this */
+	return NULL;
+}
+
+static void nkv_vfu_accept_one(struct nkv_vfu_server *s)
+{
+	struct timeval tv = { NKV_VFU_SOCK_TIMEOUT_S, 0 };
+	struct nkv_vfu_conn *c;
+	pthread_attr_t at;
+	pthread_t t;
+	int fd, max = s->o.max_conns > 0 ? s->o.max_conns : 16;
+
+	fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	pthread_mutex_lock(&s->lock);
+	if (s->nconns >= (uint32_t)max) {
+		s->st.refused++;
+		pthread_mutex_unlock(&s->lock);
+		nkv_vfu_log(s, NKV_VFU_LOG_WARN, "event=conn_refused reason=max_conns max=%d", max);
+		close(fd);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		pthread_mutex_unlock(&s->lock);
+		close(fd);
+		return;
+	}
+	c->s = s;
+	c->fd = fd;
+	c->id = ++s->next_id;
+	if (!c->id)
+		c->id = ++s->next_id;	/* cntlid 0 is avoided */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &at, nkv_vfu_conn_main, c)) {
+		pthread_attr_destroy(&at);
+		pthread_mutex_unlock(&s->lock);
+		close(fd);
+		free(c);
+		return;
+	}
+	pthread_attr_destroy(&at);
+	s->nconns++;
+	s->st.accepted++;
+	pthread_mutex_unlock(&s->lock);
+	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=conn_open conn=%u", c->id);
+}
+
+static void *nkv_vfu_accept_main(void *arg)
+{
+	struct nkv_vfu_server *s = arg;
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		struct pollfd p = { .fd = s->lfd, .events = POLLIN };
+
+		if (poll(&p, 1, 50) > 0 && (p.revents & POLLIN))
+			nkv_vfu_accept_one(s);
+	}
+	return NULL;
+}
+
+int nkv_vfu_server_start(const struct nkv_vfu_server_opts *opts, struct nkv_vfu_server **out)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct nkv_vfu_server *s;
+	int rc;
+
+	*out = NULL;
+	if (!opts || opts->size < sizeof(*opts) || !opts->socket_path || !opts->ss)
+		return -EINVAL;
+	if (strlen(opts->socket_path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->o = *opts;
+	strcpy(s->path, opts->socket_path);
+	strcpy(sa.sun_path, opts->socket_path);
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s->lfd < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	unlink(s->path);
+	if (bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(s->lfd, 16) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	if (pthread_create(&s->accept_thr, NULL, nkv_vfu_accept_main, s)) {
+		rc = -EAGAIN;
+		unlink(s->path);
+		goto fail;
+	}
+	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=listening socket=%s sparse_mmap=%d",
+		    s->path, !s->o.no_sparse_mmap);
+	*out = s;
+	return 0;
+fail:
+	if (s->lfd >= 0)
+		close(s->lfd);
+	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+	return rc;
+}
+
+void nkv_vfu_server_stop(struct nkv_vfu_server *s)
+{
+	if (!s)
+		return;
+	__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(s->accept_thr, NULL);
+	close(s->lfd);
+	unlink(s->path);
+	/* Connection threads see stop within one poll interval. */
+	pthread_mutex_lock(&s->lock);
+	while (s->nconns)
+		pthread_cond_wait(&s->cond, &s->lock);
+	pthread_mutex_unlock(&s->lock);
+	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=stopped accepted=%llu closed=%llu",
+		    (unsigned long long)s->st.accepted, (unsigned long long)s->st.closed);
+	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+void nkv_vfu_server_stats(struct nkv_vfu_server *s, struct nkv_vfu_server_stats *st)
+{
+	pthread_mutex_lock(&s->lock);
+	*st = s->st;
+	st->conns = s->nconns;
+	pthread_mutex_unlock(&s->lock);
+}

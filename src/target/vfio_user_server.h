@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vfio_user_server.h - nkv-target's vfio-user transport: a Unix socket
+ * server giving every connection its own NVMe controller instance over a
+ * shared subsystem. nkv-target's main() and an embedding program (e.g. a
+ * benchmark running the target as a thread on a private socket) both use
+ * this.
+ */
+#ifndef NKV_TGT_VFIO_USER_SERVER_H
+#define NKV_TGT_VFIO_USER_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ctrl.h"
+
+enum nkv_vfu_log_level {
+	NKV_VFU_LOG_ERROR = 0,
+	NKV_VFU_LOG_WARN = 1,
+	NKV_VFU_LOG_INFO = 2,
+	NKV_VFU_LOG_DEBUG = 3,
+};
+
+struct nkv_vfu_server_opts {
+	size_t size;			/* sizeof(struct nkv_vfu_server_opts) */
+	const char *socket_path;	/* created (an old socket file is replaced) */
+	struct nkv_subsys *ss;		/* shared by all connections; caller owns */
+	struct nkv_tgt_ctrl_opts ctrl;	/* per connection (cntlid is assigned) */
+	uint64_t poll_interval_ns;	/* idle sleep between polls; 0: 100 us */
+	int no_sparse_mmap;		/* doorbells only by REGION_WRITE */
+	int max_conns;			/* 0: 16; more are closed at once */
+	int log_level;			/* NKV_VFU_LOG_*; default ERROR (0) */
+	FILE *log;			/* NULL: stderr */
+};
+
+struct nkv_vfu_server;
+
+/* Bind, listen and start the accept thread. 0 or a negative errno. */
+int nkv_vfu_server_start(const struct nkv_vfu_server_opts *opts,
+			 struct nkv_vfu_server **out);
+/* Stop accepting, close every connection (in-flight commands finished or
+ * failed by the controllers, then DMA memory unmapped), remove the
+ * socket, free. */
+void nkv_vfu_server_stop(struct nkv_vfu_server *s);
+
+struct nkv_vfu_server_stats {
+	uint32_t conns;			/* open now */
+	uint64_t accepted;
+	uint64_t refused;		/* over max_conns */
+	uint64_t closed;		/* connections whose controller was freed */
+	uint64_t errors;		/* error replies sent */
+};
+void nkv_vfu_server_stats(struct nkv_vfu_server *s, struct nkv_vfu_server_stats *st);
+
+#endif /* NKV_TGT_VFIO_USER_SERVER_H */
