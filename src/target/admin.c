@@ -1,0 +1,434 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * admin.c - admin commands: Identify, queue management, features, logs,
+ * Abort. They run synchronously on the poll thread (no backend involved
+ * except for NUSE), and complete through the same CQ path as I/O.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+#define NKV_SC_CMD_SEQ_ERROR 0x0c	/* generic: Command Sequence Error */
+#define NKV_TGT_ID_SIZE 4096u
+
+/* Copy a reply into the command's data pointer (controller -> host). */
+static uint16_t nkv_tgt_reply(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
+			      const void *buf, uint64_t len)
+{
+	int st = nkv_tgt_cmd_prps(c, cmd, len, NKV_DMA_WRITE);
+
+	if (st)
+		return (uint16_t)st;
+	nkv_tgt_iov_copy_to(cmd->iov, cmd->iovcnt, buf, len);
+	cmd->iovcnt = 0;	/* transfer done: memory no longer busy */
+	return 0;
+}
+
+static struct nkv_be *nkv_tgt_ns(struct nkv_tgt_ctrl *c, uint32_t nsid)
+{
+	return nsid && nsid <= NKV_TGT_MAX_NS ? c->ss->ns[nsid] : NULL;
+}
+
+/* Stable per-namespace identifier (NGUID / UUID) from SN and nsid. */
+static void nkv_tgt_ns_guid(struct nkv_tgt_ctrl *c, uint32_t nsid, uint8_t g[16])
+{
+	uint32_t h = 2166136261u;
+	size_t i;
+
+	for (i = 0; i < sizeof(c->ss->sn); i++)
+		h = (h ^ (uint8_t)c->ss->sn[i]) * 16777619u;
+	memcpy(g, "nkv-tgt\0", 8);
+	memcpy(g + 8, &h, 4);
+	g[12] = (uint8_t)(nsid >> 24);
+	g[13] = (uint8_t)(nsid >> 16);
+	g[14] = (uint8_t)(nsid >> 8);
+	g[15] = (uint8_t)nsid;
+}
+
+static void nkv_tgt_id_ctrl(struct nkv_tgt_ctrl *c, struct nkv_id_ctrl *id)
+{
+	id->vid = NKV_TGT_VID;
+	id->ssvid = NKV_TGT_VID;
+	memcpy(id->sn, c->ss->sn, sizeof(id->sn));
+	memcpy(id->mn, c->ss->mn, sizeof(id->mn));
+	memcpy(id->fr, "0.1     ", sizeof(id->fr));
+	id->mdts = (uint8_t)c->mdts;
+	id->cntlid = c->cntlid;
+	id->ver = NKV_VS(2, 0, 0);
+	id->ctratt = 0;		/* none of the optional attributes */
+	id->cntrltype = 1;	/* I/O controller */
+	id->acl = 3;		/* Abort limit 4 (0's based) */
+	id->elpe = NKV_TGT_ERRLOG - 1;
+	id->sqes = 0x66;
+	id->cqes = 0x44;
+	id->maxcmd = (uint16_t)(c->mqes > 0xffff ? 0xffff : c->mqes);
+	id->nn = NKV_TGT_MAX_NS;
+	id->oncs = 0;
+	memcpy(id->subnqn, c->ss->subnqn, sizeof(id->subnqn));
+}
+
+static void nkv_tgt_id_ns_nvm(struct nkv_tgt_ctrl *c, uint32_t nsid,
+			      struct nkv_be *be, struct nkv_id_ns_nvm *id)
+{
+	uint8_t lbads = 0;
+
+	while ((1u << lbads) < be->block_size)
+		lbads++;
+	id->nsze = be->capacity;
+	id->ncap = be->capacity;
+	id->nuse = be->capacity;
+	id->nlbaf = 0;
+	id->flbas = 0;
+	id->lbaf[0].lbads = lbads;
+	nkv_tgt_ns_guid(c, nsid, id->nguid);
+}
+
+static void nkv_tgt_id_ns_kv(struct nkv_tgt_ctrl *c, uint32_t nsid,
+			     struct nkv_be *be, struct nkv_id_ns_kv *id)
+{
+	id->nsze = be->capacity;
+	id->nuse = be->ops->bytes_used(be);
+	id->nkvf = 0;		/* one KV format */
+	id->kvf[0].kml = NKV_KEY_MAX;
+	id->kvf[0].mvl = be->max_value;
+	id->kvf[0].mnk = be->max_keys;
+	nkv_tgt_ns_guid(c, nsid, id->nguid);
+}
+
+/* Active namespace list (CNS 02h / 07h): nsids above start, ascending. */
+static uint16_t nkv_tgt_id_list(struct nkv_tgt_ctrl *c, uint32_t start, int csi,
+				uint32_t *list)
+{
+	uint32_t n = 0, i;
+
+	if (start >= 0xfffffffeu)
+		return nkv_tgt_sc(NKV_SC_INVALID_NS);
+	for (i = start + 1; i <= NKV_TGT_MAX_NS; i++)
+		if (c->ss->ns[i] && (csi < 0 || c->ss->ns[i]->csi == csi))
+			list[n++] = i;
+	return 0;
+}
+
+/* Namespace Identification Descriptor list (CNS 03h): NGUID, UUID, CSI. */
+static void nkv_tgt_id_desc(struct nkv_tgt_ctrl *c, uint32_t nsid,
+			    struct nkv_be *be, uint8_t *p)
+{
+	uint8_t g[16];
+
+	nkv_tgt_ns_guid(c, nsid, g);
+	p[0] = NKV_NIDT_NGUID;
+	p[1] = 16;
+	memcpy(p + 4, g, 16);
+	p += 20;
+	p[0] = NKV_NIDT_UUID;
+	p[1] = 16;
+	memcpy(p + 4, g, 16);
+	p[4 + 6] = (uint8_t)((p[4 + 6] & 0x0f) | 0x80);	/* a name-based UUID */
+	p[4 + 8] = (uint8_t)((p[4 + 8] & 0x3f) | 0x80);	/* RFC 4122 variant */
+	p += 20;
+	p[0] = NKV_NIDT_CSI;
+	p[1] = 1;
+	p[4] = be->csi;
+}
+
+static int nkv_tgt_csi_ok(uint8_t csi)
+{
+	return csi == NKV_CSI_NVM || csi == NKV_CSI_KV;
+}
+
+/* nsid check for namespace-scoped CNS values: 1..NN; inactive is fine. */
+static int nkv_tgt_nsid_valid(uint32_t nsid)
+{
+	return nsid && nsid <= NKV_TGT_MAX_NS;
+}
+
+static uint16_t nkv_tgt_identify_fill(struct nkv_tgt_ctrl *c,
+				      const struct nkv_sqe *s, uint8_t *buf)
+{
+	uint8_t cns = nkv_identify_cns(s->cdw10), csi = nkv_identify_csi(s->cdw11);
+	struct nkv_be *be = nkv_tgt_ns(c, s->nsid);
+
+	switch (cns) {
+	case NKV_CNS_NS:
+		if (!nkv_tgt_nsid_valid(s->nsid))
+			return nkv_tgt_sc(NKV_SC_INVALID_NS);
+		if (be && be->csi == NKV_CSI_NVM)
+			nkv_tgt_id_ns_nvm(c, s->nsid, be, (void *)buf);
+		return 0;	/* KV or inactive: zeroed, per spec */
+	case NKV_CNS_CTRL:
+		nkv_tgt_id_ctrl(c, (void *)buf);
+		return 0;
+	case NKV_CNS_ACTIVE_NS_LIST:
+		return nkv_tgt_id_list(c, s->nsid, -1, (void *)buf);
+	case NKV_CNS_NS_DESC_LIST:
+		if (!be)
+			return nkv_tgt_sc(NKV_SC_INVALID_NS);
+		nkv_tgt_id_desc(c, s->nsid, be, buf);
+		return 0;
+	case NKV_CNS_IOCS_NS:
+		if (!nkv_tgt_csi_ok(csi))
+			return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
+		if (!nkv_tgt_nsid_valid(s->nsid))
+			return nkv_tgt_sc(NKV_SC_INVALID_NS);
+		if (be && be->csi != csi)
+			return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
+		if (be && csi == NKV_CSI_KV)
+			nkv_tgt_id_ns_kv(c, s->nsid, be, (void *)buf);
+		return 0;	/* NVM specific data: all optional, zero */
+	case NKV_CNS_IOCS_CTRL:
+		/* Both sets' controller-specific data are all optional. */
+		return nkv_tgt_csi_ok(csi) ? 0 : nkv_tgt_sc(NKV_SC_INVALID_FIELD);
+	case NKV_CNS_IOCS_ACTIVE_NS_LIST:
+		if (!nkv_tgt_csi_ok(csi))
+			return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
+		return nkv_tgt_id_list(c, s->nsid, csi, (void *)buf);
+	case NKV_CNS_IOCS_VECTOR: {
+		uint64_t v = NKV_IOCS_VECTOR_NVM | NKV_IOCS_VECTOR_KV;
+
+		memcpy(buf, &v, sizeof(v));	/* index 0; the rest unused */
+		return 0;
+	}
+	default:
+		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
+	}
+}
+
+static uint16_t nkv_tgt_identify(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
+{
+	uint8_t *buf = calloc(1, NKV_TGT_ID_SIZE);
+	uint16_t st;
+
+	if (!buf)
+		return nkv_tgt_sc(NKV_SC_INTERNAL);
+	st = nkv_tgt_identify_fill(c, &cmd->sqe, buf);
+	if (!st)
+		st = nkv_tgt_reply(c, cmd, buf, NKV_TGT_ID_SIZE);
+	free(buf);
+	return st;
+}
+
+static uint16_t nkv_tgt_qcheck(struct nkv_tgt_ctrl *c, const struct nkv_sqe *s,
+			       uint32_t granted, int live)
+{
+	uint16_t qid = nkv_queue_qid(s->cdw10);
+	uint32_t n = nkv_queue_entries(s->cdw10);
+
+	if (!qid || qid > granted || live)
+		return nkv_tgt_cs(NKV_SC_QID_INVALID);
+	if (n < 2 || n > c->mqes)
+		return nkv_tgt_cs(NKV_SC_QSIZE_INVALID);
+	if (!(s->cdw11 & NKV_QUEUE_PC))
+		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);	/* CAP.CQR = 1 */
+	return 0;
+}
+
+static uint16_t nkv_tgt_create_cq(struct nkv_tgt_ctrl *c, const struct nkv_sqe *s)
+{
+	uint16_t qid = nkv_queue_qid(s->cdw10);
+	uint32_t n = nkv_queue_entries(s->cdw10);
+	int live = qid <= c->max_ioq && c->cq[qid].live;
+	uint16_t st = nkv_tgt_qcheck(c, s, c->ncq_granted, live);
+	void *p;
+
+	if (st)
+		return st;
+	st = (uint16_t)nkv_tgt_queue_mem(c, s->prp1, (uint64_t)n * 16,
+					 NKV_DMA_WRITE, &p);
+	if (st)
+		return st;
+	c->cq[qid] = (struct nkv_tgt_cq){ .live = 1, .size = n, .phase = 1,
+		.iova = s->prp1, .epoch = ++c->next_epoch, .ring = p };
+	__atomic_store_n(&c->db[2u * qid + 1], 0, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static uint16_t nkv_tgt_create_sq(struct nkv_tgt_ctrl *c, const struct nkv_sqe *s)
+{
+	uint16_t qid = nkv_queue_qid(s->cdw10), cqid = nkv_create_sq_cqid(s->cdw11);
+	uint32_t n = nkv_queue_entries(s->cdw10);
+	int live = qid <= c->max_ioq && c->sq[qid].live;
+	uint16_t st = nkv_tgt_qcheck(c, s, c->nsq_granted, live);
+	void *p;
+
+	if (st)
+		return st;
+	if (!cqid || cqid > c->max_ioq || !c->cq[cqid].live)
+		return nkv_tgt_cs(NKV_SC_CQ_INVALID);
+	st = (uint16_t)nkv_tgt_queue_mem(c, s->prp1, (uint64_t)n * 64,
+					 NKV_DMA_READ, &p);
+	if (st)
+		return st;
+	c->sq[qid] = (struct nkv_tgt_sq){ .live = 1, .cqid = cqid, .size = n,
+		.iova = s->prp1, .epoch = ++c->next_epoch, .ring = p };
+	c->cq[cqid].nsq++;
+	__atomic_store_n(&c->db[2u * qid], 0, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static uint16_t nkv_tgt_delete_q(struct nkv_tgt_ctrl *c, const struct nkv_sqe *s,
+				 int is_cq)
+{
+	uint16_t qid = nkv_queue_qid(s->cdw10);
+
+	if (!qid || qid > c->max_ioq ||
+	    !(is_cq ? c->cq[qid].live : c->sq[qid].live))
+		return nkv_tgt_cs(NKV_SC_QID_INVALID);
+	if (is_cq && c->cq[qid].nsq)
+		return nkv_tgt_cs(NKV_SC_INVALID_QUEUE_DELETION);
+	if (is_cq)
+		nkv_tgt_cq_delete(c, qid);
+	else
+		nkv_tgt_sq_delete(c, qid);
+	return 0;
+}
+
+static int nkv_tgt_ioq_live(const struct nkv_tgt_ctrl *c)
+{
+	uint32_t q;
+
+	for (q = 1; q <= c->max_ioq; q++)
+		if (c->sq[q].live || c->cq[q].live)
+			return 1;
+	return 0;
+}
+
+static uint16_t nkv_tgt_set_features(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
+{
+	const struct nkv_sqe *s = &cmd->sqe;
+	uint32_t nsq = (s->cdw11 & 0xffff) + 1, ncq = (s->cdw11 >> 16) + 1;
+
+	if (s->cdw10 & (1u << 31))
+		return nkv_tgt_cs(NKV_SC_FEATURE_NOT_SAVEABLE);
+	switch (s->cdw10 & 0xff) {
+	case NKV_FID_NUM_QUEUES:
+		if (nsq > 0xffff || ncq > 0xffff)
+			return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
+		if (nkv_tgt_ioq_live(c))
+			return nkv_tgt_sc(NKV_SC_CMD_SEQ_ERROR);
+		c->nsq_granted = nsq < c->max_ioq ? nsq : c->max_ioq;
+		c->ncq_granted = ncq < c->max_ioq ? ncq : c->max_ioq;
+		cmd->dw0 = nkv_num_queues(c->nsq_granted, c->ncq_granted);
+		return 0;
+	case NKV_FID_KV_CONFIG:
+		c->kv_config = s->cdw11 & NKV_KV_CONFIG_DEL_MISSING_OK;
+		return 0;
+	default:
+		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
+	}
+}
+
+static uint16_t nkv_tgt_get_features(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
+{
+	uint32_t sel = (cmd->sqe.cdw10 >> 8) & 7, fid = cmd->sqe.cdw10 & 0xff;
+
+	if (fid != NKV_FID_NUM_QUEUES && fid != NKV_FID_KV_CONFIG)
+		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
+	if (sel == 3) {		/* capabilities: changeable, not saveable */
+		cmd->dw0 = 1u << 2;
+		return 0;
+	}
+	if (sel > 3)
+		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
+	if (fid == NKV_FID_NUM_QUEUES)
+		cmd->dw0 = sel == 1 ? nkv_num_queues(c->max_ioq, c->max_ioq)
+				    : nkv_num_queues(c->nsq_granted, c->ncq_granted);
+	else
+		cmd->dw0 = sel == 1 ? 0 : c->kv_config;
+	return 0;
+}
+
+/* Error log, newest first. */
+static void nkv_tgt_log_error(struct nkv_tgt_ctrl *c, uint8_t *buf)
+{
+	uint64_t i, n = c->err_count < NKV_TGT_ERRLOG ? c->err_count : NKV_TGT_ERRLOG;
+
+	for (i = 0; i < n; i++) {
+		uint64_t seq = c->err_count - 1 - i;
+
+		memcpy(buf + i * 64, &c->errlog[seq % NKV_TGT_ERRLOG], 64);
+	}
+}
+
+static void nkv_tgt_u128(uint64_t v[2], uint64_t x)
+{
+	v[0] = x;
+	v[1] = 0;
+}
+
+static void nkv_tgt_log_smart(struct nkv_tgt_ctrl *c, struct nkv_smart_log *l)
+{
+	/* Data units: thousands of 512-byte units, rounded up. */
+	nkv_tgt_u128(l->data_units_read, (c->bytes_read + 511999) / 512000);
+	nkv_tgt_u128(l->data_units_written, (c->bytes_written + 511999) / 512000);
+	nkv_tgt_u128(l->host_reads, c->host_reads);
+	nkv_tgt_u128(l->host_writes, c->host_writes);
+	nkv_tgt_u128(l->num_err_log_entries, c->err_count);
+	l->temperature[0] = (uint8_t)(313 & 0xff);	/* 40 C, in kelvin */
+	l->temperature[1] = (uint8_t)(313 >> 8);
+	l->avail_spare = 100;
+	l->spare_thresh = 10;
+}
+
+static uint16_t nkv_tgt_get_log(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
+{
+	const struct nkv_sqe *s = &cmd->sqe;
+	uint64_t len = (uint64_t)nkv_log_numd(s->cdw10, s->cdw11) * 4;
+	uint64_t off = s->cdw12 | ((uint64_t)s->cdw13 << 32), size;
+	uint8_t page[NKV_TGT_ERRLOG * 64];
+	uint8_t *out;
+	uint16_t st;
+
+	memset(page, 0, sizeof(page));
+	switch (nkv_log_lid(s->cdw10)) {
+	case NKV_LID_ERROR:
+		nkv_tgt_log_error(c, page);
+		size = NKV_TGT_ERRLOG * 64;
+		break;
+	case NKV_LID_SMART:
+		nkv_tgt_log_smart(c, (struct nkv_smart_log *)page);
+		size = sizeof(struct nkv_smart_log);
+		break;
+	default:
+		return nkv_tgt_cs(NKV_SC_LOG_PAGE_INVALID);
+	}
+	if (off & 3 || off >= size || len > c->max_xfer)
+		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
+	out = calloc(1, len);	/* past the page's end reads as zero */
+	if (!out)
+		return nkv_tgt_sc(NKV_SC_INTERNAL);
+	memcpy(out, page + off, size - off < len ? size - off : len);
+	st = nkv_tgt_reply(c, cmd, out, len);
+	free(out);
+	return st;
+}
+
+static uint16_t nkv_tgt_admin_dispatch(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
+{
+	const struct nkv_sqe *s = &cmd->sqe;
+
+	if (nkv_sqe_fuse(s) || nkv_sqe_psdt(s))
+		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
+	switch (nkv_sqe_opc(s)) {
+	case NKV_ADM_IDENTIFY: return nkv_tgt_identify(c, cmd);
+	case NKV_ADM_CREATE_CQ: return nkv_tgt_create_cq(c, s);
+	case NKV_ADM_CREATE_SQ: return nkv_tgt_create_sq(c, s);
+	case NKV_ADM_DELETE_CQ: return nkv_tgt_delete_q(c, s, 1);
+	case NKV_ADM_DELETE_SQ: return nkv_tgt_delete_q(c, s, 0);
+	case NKV_ADM_SET_FEATURES: return nkv_tgt_set_features(c, cmd);
+	case NKV_ADM_GET_FEATURES: return nkv_tgt_get_features(c, cmd);
+	case NKV_ADM_GET_LOG_PAGE: return nkv_tgt_get_log(c, cmd);
+	case NKV_ADM_ABORT:
+		cmd->dw0 = 1;	/* bit 0: the command was not aborted */
+		return 0;
+	default:
+		return nkv_tgt_sc(NKV_SC_INVALID_OPCODE);
+	}
+}
+
+void nkv_tgt_admin_exec(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
+{
+	cmd->status = nkv_tgt_admin_dispatch(c, cmd);
+	cmd->iovcnt = 0;
+	nkv_tgt_complete(c, cmd);
+}

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core.h - nkv-target controller internals shared by the core's files
+ * (regs, queue, admin, io_kv, io_nvm, handoff, stats). Not for the
+ * transport or backends: they see ctrl.h, dma.h, backend.h and stats.h.
+ *
+ * Threading: everything here belongs to the controller's poll thread,
+ * except the hand-off stack (pushed from backend threads) and the
+ * doorbell page (written by the client).
+ */
+#ifndef NKV_TGT_CORE_H
+#define NKV_TGT_CORE_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "backend.h"
+#include "ctrl.h"
+#include "dma.h"
+#include "stats.h"
+
+#define NKV_TGT_BURST 32u	/* SQEs fetched from one SQ per pass (fairness) */
+#define NKV_TGT_ERRLOG 64u	/* error log ring entries (ELPE + 1) */
+#define NKV_TGT_VID 0x1b36	/* same vendor QEMU's emulated NVMe reports */
+
+struct nkv_subsys {
+	char sn[20];
+	char mn[40];
+	char subnqn[256];
+	struct nkv_be *ns[NKV_TGT_MAX_NS + 1];	/* index = nsid */
+};
+
+/* One fetched command, from SQE fetch to CQE post. */
+struct nkv_tgt_cmd {
+	struct nkv_be_op op;		/* what the backend sees */
+	struct nkv_tgt_ctrl *ctrl;
+	struct nkv_tgt_cmd *next;	/* hand-off stack, CQ pending or free list */
+	struct nkv_tgt_cmd *iprev;	/* in-flight list (dma_busy, destroy) */
+	struct nkv_tgt_cmd *inext;
+	struct nkv_sqe sqe;
+	uint64_t epoch;			/* the SQ's epoch at fetch */
+	uint64_t bytes;			/* payload moved on success (stats) */
+	uint16_t sqid;
+	uint16_t cqid;
+	uint16_t status;
+	uint32_t dw0;
+	int iovcnt;
+	struct iovec iov[];		/* max_iov entries */
+};
+
+struct nkv_tgt_sq {
+	int live;
+	uint16_t cqid;
+	uint32_t size;
+	uint32_t head;
+	uint32_t tail;
+	uint32_t last_db;		/* last tail doorbell value seen */
+	uint64_t iova;
+	uint64_t epoch;			/* unique per creation: stale completions drop */
+	struct nkv_sqe *ring;
+};
+
+struct nkv_tgt_cq {
+	int live;
+	uint32_t size;
+	uint32_t head;
+	uint32_t tail;
+	uint32_t phase;
+	uint32_t last_db;
+	uint32_t nsq;			/* SQs that complete here */
+	uint32_t outstanding;		/* fetched, CQE not yet posted */
+	uint64_t iova;
+	uint64_t epoch;
+	struct nkv_cqe *ring;
+	struct nkv_tgt_cmd *pend_head;	/* completions waiting for a free slot */
+	struct nkv_tgt_cmd *pend_tail;
+};
+
+struct nkv_tgt_ctrl {
+	struct nkv_subsys *ss;
+	struct nkv_dma *dma;
+	volatile uint32_t *db;
+	uint32_t ndb;			/* doorbell dwords */
+	uint32_t mqes;			/* entries, not 0's based */
+	uint32_t max_ioq;
+	uint32_t mdts;
+	uint32_t to;
+	uint16_t cntlid;
+	uint32_t max_iov;
+	uint64_t max_xfer;		/* bytes */
+
+	/* Register file. */
+	uint64_t cap;
+	uint32_t cc;
+	uint32_t csts;
+	uint32_t aqa;
+	uint64_t asq;
+	uint64_t acq;
+	uint32_t page_size;
+	int shutting_down;
+
+	/* Queues: index = qid, 0 = admin. */
+	struct nkv_tgt_sq *sq;
+	struct nkv_tgt_cq *cq;
+	uint32_t nsq_granted;
+	uint32_t ncq_granted;
+	uint32_t rr;			/* next I/O SQ for round robin */
+	uint64_t next_epoch;
+
+	/* Features. */
+	uint32_t kv_config;
+
+	/* Commands. */
+	struct nkv_tgt_cmd *free_cmds;
+	struct nkv_tgt_cmd *inflight_head;
+	uint32_t inflight;
+	struct nkv_tgt_cmd *handoff;	/* lock-free stack, any thread pushes */
+
+	/* Logs and counters. */
+	struct nkv_error_log errlog[NKV_TGT_ERRLOG];
+	uint64_t err_count;
+	struct nkv_tgt_qstats *qstats;	/* index = qid */
+	uint64_t bytes_read;		/* controller -> host, for SMART */
+	uint64_t bytes_written;
+	uint64_t host_reads;
+	uint64_t host_writes;
+
+	/* Trace (off: one branch per event). */
+	int trace;
+	nkv_tgt_trace_fn trace_fn;
+	void *trace_arg;
+};
+
+/* regs.c */
+void nkv_tgt_regs_init(struct nkv_tgt_ctrl *c);
+void nkv_tgt_ctrl_reset(struct nkv_tgt_ctrl *c);
+
+/* queue.c */
+int nkv_tgt_queues_poll(struct nkv_tgt_ctrl *c);
+int nkv_tgt_cq_flush(struct nkv_tgt_ctrl *c, uint16_t cqid);
+void nkv_tgt_cq_delete(struct nkv_tgt_ctrl *c, uint16_t qid);
+void nkv_tgt_sq_delete(struct nkv_tgt_ctrl *c, uint16_t qid);
+int nkv_tgt_queue_mem(struct nkv_tgt_ctrl *c, uint64_t iova, uint64_t bytes,
+		      uint32_t prot, void **ptr);
+
+/* handoff.c */
+void nkv_tgt_handoff_push(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd);
+int nkv_tgt_handoff_drain(struct nkv_tgt_ctrl *c);
+void nkv_tgt_be_done(struct nkv_be_op *op);
+
+/* ctrl.c: command lifetime */
+struct nkv_tgt_cmd *nkv_tgt_cmd_get(struct nkv_tgt_ctrl *c);
+void nkv_tgt_cmd_put(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd);
+void nkv_tgt_complete(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd);
+int nkv_tgt_cmd_prps(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
+		     uint64_t len, uint32_t prot);
+uint64_t nkv_tgt_iov_copy_to(const struct iovec *iov, int cnt,
+			     const void *src, uint64_t len);
+uint64_t nkv_tgt_iov_copy_from(void *dst, const struct iovec *iov, int cnt,
+			       uint64_t len);
+
+/* admin.c */
+void nkv_tgt_admin_exec(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd);
+
+/* io_kv.c / io_nvm.c: validate, resolve, submit (or complete with error). */
+void nkv_tgt_io_exec(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd);
+void nkv_tgt_io_finish(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd);
+uint16_t nkv_tgt_kv_prep(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
+			 struct nkv_be *be);
+uint16_t nkv_tgt_nvm_prep(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
+			  struct nkv_be *be);
+
+/* stats.c */
+void nkv_tgt_stat_cmd(struct nkv_tgt_ctrl *c, const struct nkv_tgt_cmd *cmd);
+void nkv_tgt_errlog_add(struct nkv_tgt_ctrl *c, const struct nkv_tgt_cmd *cmd);
+void nkv_tgt_tracef(struct nkv_tgt_ctrl *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+#define NKV_TGT_TRACE(c, ...)					\
+	do {							\
+		if ((c)->trace)					\
+			nkv_tgt_tracef((c), __VA_ARGS__);	\
+	} while (0)
+
+static inline uint16_t nkv_tgt_sc(uint8_t sc)
+{
+	return NKV_STATUS(NKV_SCT_GENERIC, sc);
+}
+
+static inline uint16_t nkv_tgt_cs(uint8_t sc)
+{
+	return NKV_STATUS(NKV_SCT_CMD_SPECIFIC, sc);
+}
+
+#endif /* NKV_TGT_CORE_H */

@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ctrl.c - nkv-target subsystem and controller lifetime, command objects
+ * and the poll pass.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core.h"
+
+/* Space-padded Identify string. */
+static void nkv_tgt_pad(char *dst, size_t n, const char *src)
+{
+	size_t l = strlen(src);
+
+	memset(dst, ' ', n);
+	memcpy(dst, src, l < n ? l : n);
+}
+
+struct nkv_subsys *nkv_subsys_create(const struct nkv_subsys_opts *opts)
+{
+	struct nkv_subsys *ss = calloc(1, sizeof(*ss));
+	const char *sn = NULL, *mn = NULL, *nqn = NULL;
+
+	if (!ss)
+		return NULL;
+	if (opts && opts->size >= sizeof(*opts)) {
+		sn = opts->serial;
+		mn = opts->model;
+		nqn = opts->subnqn;
+	}
+	nkv_tgt_pad(ss->sn, sizeof(ss->sn), sn ? sn : "NKV0001");
+	nkv_tgt_pad(ss->mn, sizeof(ss->mn), mn ? mn : "nkv-target");
+	snprintf(ss->subnqn, sizeof(ss->subnqn), "%s",
+		 nqn ? nqn : "nqn.2026-01.io.nkv:target");
+	return ss;
+}
+
+int nkv_subsys_add_ns(struct nkv_subsys *ss, uint32_t nsid, struct nkv_be *be)
+{
+	if (!ss || !be || !be->ops || !nsid || nsid > NKV_TGT_MAX_NS)
+		return -EINVAL;
+	if (be->csi != NKV_CSI_KV && be->csi != NKV_CSI_NVM)
+		return -EINVAL;
+	if (be->csi == NKV_CSI_NVM && (!be->block_size ||
+				       (be->block_size & (be->block_size - 1))))
+		return -EINVAL;
+	if (ss->ns[nsid])
+		return -EEXIST;
+	ss->ns[nsid] = be;
+	return 0;
+}
+
+void nkv_subsys_destroy(struct nkv_subsys *ss)
+{
+	uint32_t i;
+
+	if (!ss)
+		return;
+	for (i = 1; i <= NKV_TGT_MAX_NS; i++)
+		if (ss->ns[i])
+			ss->ns[i]->ops->destroy(ss->ns[i]);
+	free(ss);
+}
+
+static int nkv_tgt_opts(struct nkv_tgt_ctrl *c, const struct nkv_tgt_ctrl_opts *o)
+{
+	struct nkv_tgt_ctrl_opts d = { sizeof(d) };
+
+	if (o && o->size >= sizeof(d))
+		d = *o;
+	c->mqes = d.mqes ? d.mqes : 1024;
+	c->max_ioq = d.max_ioq ? d.max_ioq : 64;
+	c->mdts = d.mdts ? d.mdts : 8;
+	c->to = d.to ? d.to : 20;
+	c->cntlid = d.cntlid;
+	c->trace = d.trace;
+	if (c->mqes < 2 || c->mqes > 65536 || c->max_ioq > 65534 ||
+	    c->mdts > 12 || c->to > 255)
+		return -EINVAL;
+	c->max_xfer = (uint64_t)NKV_PAGE_SIZE << c->mdts;
+	c->max_iov = (1u << c->mdts) + 1;
+	c->ndb = 2 * (c->max_ioq + 1);
+	return 0;
+}
+
+struct nkv_tgt_ctrl *nkv_tgt_ctrl_create(struct nkv_subsys *ss,
+					 struct nkv_dma *dma,
+					 volatile uint32_t *doorbells,
+					 const struct nkv_tgt_ctrl_opts *opts)
+{
+	struct nkv_tgt_ctrl *c;
+	uint32_t nq;
+
+	if (!ss || !dma || !doorbells)
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	if (nkv_tgt_opts(c, opts))
+		goto fail;
+	c->ss = ss;
+	c->dma = dma;
+	c->db = doorbells;
+	nq = c->max_ioq + 1;
+	c->sq = calloc(nq, sizeof(*c->sq));
+	c->cq = calloc(nq, sizeof(*c->cq));
+	c->qstats = calloc(nq, sizeof(*c->qstats));
+	if (!c->sq || !c->cq || !c->qstats)
+		goto fail;
+	nkv_tgt_regs_init(c);
+	return c;
+fail:
+	free(c->sq);
+	free(c->cq);
+	free(c->qstats);
+	free(c);
+	return NULL;
+}
+
+/* Bounded wait for the backends to return every in-flight op: freeing a
+ * command a backend still holds would be a use after free. */
+static void nkv_tgt_wait_inflight(struct nkv_tgt_ctrl *c)
+{
+	struct timespec ts = { 0, 1000000 };
+	int i;
+
+	for (i = 0; i < 30000 && c->inflight; i++) {
+		if (!nkv_tgt_handoff_drain(c))
+			nanosleep(&ts, NULL);
+	}
+	if (c->inflight)
+		fprintf(stderr, "nkv-target: %u commands still held by a backend "
+			"at destroy; leaking them\n", c->inflight);
+}
+
+void nkv_tgt_ctrl_destroy(struct nkv_tgt_ctrl *c)
+{
+	struct nkv_tgt_cmd *cmd;
+
+	if (!c)
+		return;
+	nkv_tgt_ctrl_reset(c);
+	nkv_tgt_wait_inflight(c);
+	if (c->inflight)
+		return;
+	while ((cmd = c->free_cmds)) {
+		c->free_cmds = cmd->next;
+		free(cmd);
+	}
+	free(c->sq);
+	free(c->cq);
+	free(c->qstats);
+	free(c);
+}
+
+struct nkv_tgt_cmd *nkv_tgt_cmd_get(struct nkv_tgt_ctrl *c)
+{
+	struct nkv_tgt_cmd *cmd = c->free_cmds;
+	size_t sz = sizeof(*cmd) + c->max_iov * sizeof(struct iovec);
+
+	if (cmd)
+		c->free_cmds = cmd->next;
+	else if (!(cmd = malloc(sz)))
+		return NULL;
+	memset(cmd, 0, sizeof(*cmd));
+	cmd->ctrl = c;
+	cmd->inext = c->inflight_head;
+	if (cmd->inext)
+		cmd->inext->iprev = cmd;
+	c->inflight_head = cmd;
+	c->inflight++;
+	return cmd;
+}
+
+void nkv_tgt_cmd_put(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
+{
+	if (cmd->iprev)
+		cmd->iprev->inext = cmd->inext;
+	else
+		c->inflight_head = cmd->inext;
+	if (cmd->inext)
+		cmd->inext->iprev = cmd->iprev;
+	c->inflight--;
+	cmd->next = c->free_cmds;
+	c->free_cmds = cmd;
+}
+
+/* Resolve the command's data pointer into cmd->iov. 0 or an NVMe status. */
+int nkv_tgt_cmd_prps(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
+		     uint64_t len, uint32_t prot)
+{
+	int n;
+
+	if (len > c->max_xfer)
+		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
+	n = nkv_dma_prp_to_iov(c->dma, cmd->sqe.prp1, cmd->sqe.prp2, len,
+			       c->page_size, prot, cmd->iov, (int)c->max_iov);
+	if (n < 0)
+		return -n;
+	cmd->iovcnt = n;
+	return 0;
+}
+
+uint64_t nkv_tgt_iov_copy_to(const struct iovec *iov, int cnt,
+			     const void *src, uint64_t len)
+{
+	const uint8_t *s = src;
+	uint64_t done = 0;
+	int i;
+
+	for (i = 0; i < cnt && done < len; i++) {
+		uint64_t n = iov[i].iov_len < len - done ? iov[i].iov_len : len - done;
+
+		memcpy(iov[i].iov_base, s + done, n);
+		done += n;
+	}
+	return done;
+}
+
+uint64_t nkv_tgt_iov_copy_from(void *dst, const struct iovec *iov, int cnt,
+			       uint64_t len)
+{
+	uint8_t *d = dst;
+	uint64_t done = 0;
+	int i;
+
+	for (i = 0; i < cnt && done < len; i++) {
+		uint64_t n = iov[i].iov_len < len - done ? iov[i].iov_len : len - done;
+
+		memcpy(d + done, iov[i].iov_base, n);
+		done += n;
+	}
+	return done;
+}
+
+/*
+ * A command has its result: queue its CQE on its CQ (posted when a slot
+ * is free), or drop it if its SQ was deleted or the controller reset
+ * since it was fetched.
+ */
+void nkv_tgt_complete(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
+{
+	struct nkv_tgt_sq *sq = &c->sq[cmd->sqid];
+	struct nkv_tgt_cq *cq = &c->cq[cmd->cqid];
+
+	if (!sq->live || sq->epoch != cmd->epoch || !cq->live) {
+		nkv_tgt_cmd_put(c, cmd);
+		return;
+	}
+	nkv_tgt_stat_cmd(c, cmd);
+	if (cmd->status)
+		nkv_tgt_errlog_add(c, cmd);
+	cmd->next = NULL;
+	if (cq->pend_tail)
+		cq->pend_tail->next = cmd;
+	else
+		cq->pend_head = cmd;
+	cq->pend_tail = cmd;
+	nkv_tgt_cq_flush(c, cmd->cqid);
+}
+
+int nkv_tgt_ctrl_poll(struct nkv_tgt_ctrl *c)
+{
+	int work = nkv_tgt_handoff_drain(c);
+
+	if (!(c->csts & NKV_CSTS_RDY))
+		return work;
+	work += nkv_tgt_queues_poll(c);
+	/* Inline backends complete during submit: post those now. */
+	work += nkv_tgt_handoff_drain(c);
+	if (c->shutting_down && !c->inflight) {
+		c->csts = (uint32_t)NKV_SET(c->csts, NKV_CSTS_SHST_SHIFT, 2,
+					    NKV_CSTS_SHST_COMPLETE);
+		c->shutting_down = 0;
+		NKV_TGT_TRACE(c, "shutdown complete");
+	}
+	return work;
+}
+
+uint32_t nkv_tgt_ctrl_inflight(const struct nkv_tgt_ctrl *c)
+{
+	return c->inflight;
+}
+
+static int nkv_tgt_overlap(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+{
+	return a < b + blen && b < a + alen;
+}
+
+int nkv_tgt_ctrl_dma_busy(const struct nkv_tgt_ctrl *c, uint64_t iova, uint64_t len)
+{
+	const struct nkv_tgt_cmd *cmd;
+	uint8_t *p;
+	uint32_t q;
+	int i;
+
+	for (q = 0; q <= c->max_ioq; q++) {
+		if (c->sq[q].live && nkv_tgt_overlap(iova, len, c->sq[q].iova,
+						     (uint64_t)c->sq[q].size * 64))
+			return 1;
+		if (c->cq[q].live && nkv_tgt_overlap(iova, len, c->cq[q].iova,
+						     (uint64_t)c->cq[q].size * 16))
+			return 1;
+	}
+	/* In-flight data is held as local pointers: compare in local space. */
+	p = nkv_dma_ptr(c->dma, iova, len, 0);
+	if (!p)
+		return c->inflight != 0;
+	for (cmd = c->inflight_head; cmd; cmd = cmd->inext)
+		for (i = 0; i < cmd->iovcnt; i++)
+			if (nkv_tgt_overlap((uintptr_t)p, len,
+					    (uintptr_t)cmd->iov[i].iov_base,
+					    cmd->iov[i].iov_len))
+				return 1;
+	return 0;
+}

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dma.c - nkv-target's DMA space: registered client memory and PRP walks.
+ *
+ * Regions live in an array sorted by IOVA, so a lookup is a binary search.
+ * The transport maps and unmaps from its own thread while the poll thread
+ * resolves PRPs, hence the rwlock: lookups share it, map/unmap take it
+ * exclusively.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dma.h"
+#include "nkv_wire.h"
+
+struct nkv_dma_region {
+	uint64_t iova;
+	uint64_t len;
+	uint8_t *ptr;
+	uint32_t prot;
+};
+
+struct nkv_dma {
+	pthread_rwlock_t lock;
+	struct nkv_dma_region *r;
+	size_t n;
+	size_t cap;
+};
+
+struct nkv_dma *nkv_dma_create(void)
+{
+	struct nkv_dma *dma = calloc(1, sizeof(*dma));
+
+	if (!dma)
+		return NULL;
+	if (pthread_rwlock_init(&dma->lock, NULL)) {
+		free(dma);
+		return NULL;
+	}
+	return dma;
+}
+
+void nkv_dma_destroy(struct nkv_dma *dma)
+{
+	if (!dma)
+		return;
+	pthread_rwlock_destroy(&dma->lock);
+	free(dma->r);
+	free(dma);
+}
+
+/* Index of the first region whose end lies above iova. */
+static size_t nkv_dma_lower(const struct nkv_dma *dma, uint64_t iova)
+{
+	size_t lo = 0, hi = dma->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct nkv_dma_region *r = &dma->r[mid];
+
+		if (r->iova + r->len <= iova)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int nkv_dma_map(struct nkv_dma *dma, uint64_t iova, uint64_t len, void *ptr,
+		uint32_t prot)
+{
+	size_t i;
+	int rc = 0;
+
+	if (!len || iova + len < iova || !ptr ||
+	    (uintptr_t)ptr + len < (uintptr_t)ptr)
+		return -EINVAL;
+	pthread_rwlock_wrlock(&dma->lock);
+	i = nkv_dma_lower(dma, iova);
+	if (i < dma->n && dma->r[i].iova < iova + len) {
+		rc = -EEXIST;
+		goto out;
+	}
+	if (dma->n == dma->cap) {
+		size_t cap = dma->cap ? dma->cap * 2 : 16;
+		struct nkv_dma_region *nr = realloc(dma->r, cap * sizeof(*nr));
+
+		if (!nr) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		dma->r = nr;
+		dma->cap = cap;
+	}
+	memmove(&dma->r[i + 1], &dma->r[i], (dma->n - i) * sizeof(dma->r[0]));
+	dma->r[i] = (struct nkv_dma_region){ iova, len, ptr, prot };
+	dma->n++;
+out:
+	pthread_rwlock_unlock(&dma->lock);
+	return rc;
+}
+
+int nkv_dma_unmap(struct nkv_dma *dma, uint64_t iova, uint64_t len)
+{
+	size_t i;
+	int rc = -ENOENT;
+
+	pthread_rwlock_wrlock(&dma->lock);
+	i = nkv_dma_lower(dma, iova);
+	if (i < dma->n && dma->r[i].iova == iova && dma->r[i].len == len) {
+		memmove(&dma->r[i], &dma->r[i + 1],
+			(dma->n - i - 1) * sizeof(dma->r[0]));
+		dma->n--;
+		rc = 0;
+	}
+	pthread_rwlock_unlock(&dma->lock);
+	return rc;
+}
+
+/* Caller holds the lock (either mode). */
+static void *nkv_dma_ptr_locked(struct nkv_dma *dma, uint64_t iova,
+				uint64_t len, uint32_t prot)
+{
+	size_t i = nkv_dma_lower(dma, iova);
+	const struct nkv_dma_region *r;
+
+	if (i >= dma->n || iova + len < iova)
+		return NULL;
+	r = &dma->r[i];
+	if (iova < r->iova || iova + len > r->iova + r->len ||
+	    (r->prot & prot) != prot)
+		return NULL;
+	return r->ptr + (iova - r->iova);
+}
+
+void *nkv_dma_ptr(struct nkv_dma *dma, uint64_t iova, uint64_t len,
+		  uint32_t prot)
+{
+	void *p;
+
+	pthread_rwlock_rdlock(&dma->lock);
+	p = nkv_dma_ptr_locked(dma, iova, len, prot);
+	pthread_rwlock_unlock(&dma->lock);
+	return p;
+}
+
+/* State of one PRP walk. */
+struct nkv_prp_walk {
+	struct nkv_dma *dma;
+	uint32_t ps;
+	uint32_t prot;
+	struct iovec *iov;
+	int max;
+	int n;
+	uint64_t left;
+};
+
+static int nkv_prp_err(uint8_t sc)
+{
+	return -(int)NKV_STATUS(NKV_SCT_GENERIC, sc);
+}
+
+/* Add one data segment, merging with the previous one when contiguous. */
+static int nkv_prp_add(struct nkv_prp_walk *w, uint64_t iova, uint64_t len)
+{
+	uint8_t *p = nkv_dma_ptr_locked(w->dma, iova, len, w->prot);
+
+	if (!p)
+		return nkv_prp_err(NKV_SC_DATA_XFER_ERROR);
+	if (w->n && (uint8_t *)w->iov[w->n - 1].iov_base +
+			    w->iov[w->n - 1].iov_len == p) {
+		w->iov[w->n - 1].iov_len += len;
+	} else {
+		if (w->n == w->max)
+			return nkv_prp_err(NKV_SC_INVALID_FIELD);
+		w->iov[w->n].iov_base = p;
+		w->iov[w->n].iov_len = len;
+		w->n++;
+	}
+	w->left -= len;
+	return 0;
+}
+
+/* A page-aligned entry (PRP2 or a list entry) for the next data page. */
+static int nkv_prp_page(struct nkv_prp_walk *w, uint64_t e)
+{
+	if (e & (w->ps - 1))
+		return nkv_prp_err(NKV_SC_PRP_OFFSET_INVALID);
+	return nkv_prp_add(w, e, w->left < w->ps ? w->left : w->ps);
+}
+
+/*
+ * Walk PRP lists starting at list pointer lp. Each list page holds entries
+ * up to its end; when more data remains than entries in the page, the last
+ * entry chains to the next list page. The walk ends when the data does, so
+ * a cyclic chain cannot loop for ever.
+ */
+static int nkv_prp_list(struct nkv_prp_walk *w, uint64_t lp)
+{
+	if (lp & 3)
+		return nkv_prp_err(NKV_SC_PRP_OFFSET_INVALID);
+	while (w->left) {
+		uint64_t nent = (w->ps - (lp & (w->ps - 1))) / 8;
+		uint64_t need = (w->left + w->ps - 1) / w->ps;
+		const uint8_t *page;
+		uint64_t i, e;
+		int rc;
+
+		if (!nent)
+			return nkv_prp_err(NKV_SC_PRP_OFFSET_INVALID);
+		page = nkv_dma_ptr_locked(w->dma, lp, nent * 8, NKV_DMA_READ);
+		if (!page)
+			return nkv_prp_err(NKV_SC_DATA_XFER_ERROR);
+		for (i = 0; i < nent && w->left; i++) {
+			memcpy(&e, page + i * 8, 8);
+			if (i == nent - 1 && need > 1)
+				break;	/* chain entry */
+			rc = nkv_prp_page(w, e);
+			if (rc)
+				return rc;
+			need--;
+		}
+		if (!w->left)
+			break;
+		if (e & (w->ps - 1))
+			return nkv_prp_err(NKV_SC_PRP_OFFSET_INVALID);
+		lp = e;
+	}
+	return 0;
+}
+
+int nkv_dma_prp_to_iov(struct nkv_dma *dma, uint64_t prp1, uint64_t prp2,
+		       uint64_t len, uint32_t page_size, uint32_t prot,
+		       struct iovec *iov, int max_iov)
+{
+	struct nkv_prp_walk w = { dma, page_size, prot, iov, max_iov, 0, len };
+	uint64_t off = prp1 & (page_size - 1);
+	uint64_t first;
+	int rc;
+
+	if (!len)
+		return 0;
+	if (!page_size || (page_size & (page_size - 1)) || max_iov < 1)
+		return nkv_prp_err(NKV_SC_INVALID_FIELD);
+	if (prp1 & 3)
+		return nkv_prp_err(NKV_SC_PRP_OFFSET_INVALID);
+	first = page_size - off < len ? page_size - off : len;
+	pthread_rwlock_rdlock(&dma->lock);
+	rc = nkv_prp_add(&w, prp1, first);
+	if (!rc && w.left) {
+		if (w.left <= page_size)
+			rc = nkv_prp_page(&w, prp2);
+		else
+			rc = nkv_prp_list(&w, prp2);
+	}
+	pthread_rwlock_unlock(&dma->lock);
+	return rc ? rc : w.n;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * handoff.c - backend completions to the poll thread.
+ *
+ * A backend calls op->done() from any thread. done() pushes the command
+ * onto a lock-free stack (one CAS); the poll thread takes the whole stack
+ * with one exchange and completes the commands in push order. Push-only
+ * plus take-all has no ABA problem, so no tags or hazard pointers.
+ */
+#include "core.h"
+
+void nkv_tgt_handoff_push(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
+{
+	struct nkv_tgt_cmd *head = __atomic_load_n(&c->handoff, __ATOMIC_RELAXED);
+
+	/* Release: the backend's results (status, dw0, data written to the
+	 * client's buffers) are visible before the command is. Pairs with
+	 * the acquire exchange in nkv_tgt_handoff_drain(). */
+	do {
+		cmd->next = head;
+	} while (!__atomic_compare_exchange_n(&c->handoff, &head, cmd, 1,
+					      __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+}
+
+void nkv_tgt_be_done(struct nkv_be_op *op)
+{
+	struct nkv_tgt_cmd *cmd = (struct nkv_tgt_cmd *)op;
+
+	nkv_tgt_handoff_push(cmd->ctrl, cmd);
+}
+
+int nkv_tgt_handoff_drain(struct nkv_tgt_ctrl *c)
+{
+	struct nkv_tgt_cmd *list, *rev = NULL, *next;
+	int n = 0;
+
+	if (!__atomic_load_n(&c->handoff, __ATOMIC_RELAXED))
+		return 0;
+	list = __atomic_exchange_n(&c->handoff, NULL, __ATOMIC_ACQUIRE);
+	while (list) {		/* the stack is newest first: reverse it */
+		next = list->next;
+		list->next = rev;
+		rev = list;
+		list = next;
+	}
+	while (rev) {
+		next = rev->next;
+		rev->status = rev->op.status;
+		rev->dw0 = rev->op.dw0;
+		nkv_tgt_io_finish(c, rev);
+		nkv_tgt_complete(c, rev);
+		rev = next;
+		n++;
+	}
+	return n;
+}

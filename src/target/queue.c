@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * queue.c - doorbells, SQE fetch with round-robin arbitration, CQE posting.
+ *
+ * Doorbells are read from the doorbell page with acquire loads: the client
+ * (possibly another process through shared memory) writes SQEs, then the
+ * tail with release, so an acquire load of the tail makes the SQEs visible.
+ * An out-of-range doorbell value is ignored and counted (bad_doorbells),
+ * never trusted; the documented alternative, CSTS.CFS, would take the
+ * whole controller down for one bad write.
+ */
+#include <string.h>
+
+#include "core.h"
+
+int nkv_tgt_queue_mem(struct nkv_tgt_ctrl *c, uint64_t iova, uint64_t bytes,
+		      uint32_t prot, void **ptr)
+{
+	if (iova & (c->page_size - 1))
+		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
+	*ptr = nkv_dma_ptr(c->dma, iova, bytes, prot);
+	return *ptr ? 0 : nkv_tgt_sc(NKV_SC_DATA_XFER_ERROR);
+}
+
+/* Pending completions of a deleted CQ or SQ are dropped: the queue is
+ * gone, so nothing may be written to its memory any more. */
+void nkv_tgt_cq_delete(struct nkv_tgt_ctrl *c, uint16_t qid)
+{
+	struct nkv_tgt_cq *cq = &c->cq[qid];
+	struct nkv_tgt_cmd *cmd;
+
+	while ((cmd = cq->pend_head)) {
+		cq->pend_head = cmd->next;
+		nkv_tgt_cmd_put(c, cmd);
+	}
+	memset(cq, 0, sizeof(*cq));
+}
+
+void nkv_tgt_sq_delete(struct nkv_tgt_ctrl *c, uint16_t qid)
+{
+	struct nkv_tgt_sq *sq = &c->sq[qid];
+	struct nkv_tgt_cq *cq = &c->cq[sq->cqid];
+	struct nkv_tgt_cmd **pp = &cq->pend_head, *cmd;
+
+	/* Its commands no longer count against the CQ: those still at a
+	 * backend come back with a dead epoch and are dropped. */
+	for (cmd = c->inflight_head; cmd; cmd = cmd->inext)
+		if (cmd->sqid == qid && cmd->epoch == sq->epoch)
+			cq->outstanding--;
+	/* Drop this SQ's completions still waiting for CQ room. */
+	cq->pend_tail = NULL;
+	while ((cmd = *pp)) {
+		if (cmd->sqid == qid) {
+			*pp = cmd->next;
+			nkv_tgt_cmd_put(c, cmd);
+		} else {
+			cq->pend_tail = cmd;
+			pp = &cmd->next;
+		}
+	}
+	cq->nsq--;
+	memset(sq, 0, sizeof(*sq));
+}
+
+static uint32_t nkv_tgt_db(struct nkv_tgt_ctrl *c, uint32_t idx)
+{
+	/* Acquire: pairs with the client's release before its doorbell
+	 * store, so the SQEs (or its CQ reads) are ordered before. */
+	return __atomic_load_n(&c->db[idx], __ATOMIC_ACQUIRE);
+}
+
+static void nkv_tgt_cq_head(struct nkv_tgt_ctrl *c, uint16_t qid)
+{
+	struct nkv_tgt_cq *cq = &c->cq[qid];
+	uint32_t v = nkv_tgt_db(c, 2u * qid + 1);
+
+	if (v == cq->last_db)
+		return;
+	cq->last_db = v;
+	if (v >= cq->size) {
+		c->qstats[qid].bad_doorbells++;
+		NKV_TGT_TRACE(c, "cq %u: head doorbell %u out of range", qid, v);
+		return;
+	}
+	c->qstats[qid].cq_doorbells++;
+	cq->head = v;
+	NKV_TGT_TRACE(c, "cq %u: head doorbell %u", qid, v);
+}
+
+/* Write one CQE: DW0-DW2 first, then DW3 (with the phase) with release,
+ * so a client that reads the phase and then acquires sees a whole entry. */
+static void nkv_tgt_cqe_write(struct nkv_tgt_ctrl *c, struct nkv_tgt_cq *cq,
+			      struct nkv_tgt_cmd *cmd)
+{
+	struct nkv_cqe *e = &cq->ring[cq->tail];
+	uint32_t dw2 = nkv_cqe_dw2((uint16_t)c->sq[cmd->sqid].head, cmd->sqid);
+	uint32_t dw3 = nkv_cqe_dw3(nkv_sqe_cid(&cmd->sqe), cq->phase, cmd->status);
+
+	__atomic_store_n(&e->dw0, cmd->dw0, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->dw1, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->dw2, dw2, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->dw3, dw3, __ATOMIC_RELEASE);
+	NKV_TGT_TRACE(c, "cqe cq %u slot %u: sq %u sqhd %u cid %u status %#x dw0 %#x p %u",
+		      cmd->cqid, cq->tail, cmd->sqid, c->sq[cmd->sqid].head,
+		      nkv_sqe_cid(&cmd->sqe), cmd->status, cmd->dw0, cq->phase);
+	if (++cq->tail == cq->size) {
+		cq->tail = 0;
+		cq->phase ^= 1;
+	}
+}
+
+/* Post waiting completions while the CQ has a free slot (one slot stays
+ * empty: full is tail + 1 == head). */
+int nkv_tgt_cq_flush(struct nkv_tgt_ctrl *c, uint16_t cqid)
+{
+	struct nkv_tgt_cq *cq = &c->cq[cqid];
+	struct nkv_tgt_cmd *cmd;
+	int n = 0;
+
+	while ((cmd = cq->pend_head)) {
+		if ((cq->tail + 1) % cq->size == cq->head) {
+			nkv_tgt_cq_head(c, cqid);
+			if ((cq->tail + 1) % cq->size == cq->head)
+				break;
+		}
+		cq->pend_head = cmd->next;
+		if (!cq->pend_head)
+			cq->pend_tail = NULL;
+		nkv_tgt_cqe_write(c, cq, cmd);
+		cq->outstanding--;
+		nkv_tgt_cmd_put(c, cmd);
+		n++;
+	}
+	return n;
+}
+
+static void nkv_tgt_sq_tail(struct nkv_tgt_ctrl *c, uint16_t qid)
+{
+	struct nkv_tgt_sq *sq = &c->sq[qid];
+	uint32_t v = nkv_tgt_db(c, 2u * qid);
+
+	if (v == sq->last_db)
+		return;
+	sq->last_db = v;
+	if (v >= sq->size) {
+		c->qstats[qid].bad_doorbells++;
+		NKV_TGT_TRACE(c, "sq %u: tail doorbell %u out of range", qid, v);
+		return;
+	}
+	c->qstats[qid].sq_doorbells++;
+	sq->tail = v;
+	NKV_TGT_TRACE(c, "sq %u: tail doorbell %u", qid, v);
+}
+
+/* Fetch and start up to NKV_TGT_BURST commands from one SQ. Stops while
+ * its CQ already has as many results coming as it has slots, so held-back
+ * completions stay bounded by the CQ size. */
+static int nkv_tgt_sq_fetch(struct nkv_tgt_ctrl *c, uint16_t qid)
+{
+	struct nkv_tgt_sq *sq = &c->sq[qid];
+	struct nkv_tgt_cq *cq = &c->cq[sq->cqid];
+	struct nkv_tgt_cmd *cmd;
+	uint32_t n = 0;
+
+	nkv_tgt_sq_tail(c, qid);
+	while (sq->live && sq->head != sq->tail && n < NKV_TGT_BURST &&
+	       cq->outstanding < cq->size) {
+		cmd = nkv_tgt_cmd_get(c);
+		if (!cmd)
+			break;	/* out of memory: retry next pass */
+		memcpy(&cmd->sqe, &sq->ring[sq->head], sizeof(cmd->sqe));
+		sq->head = (sq->head + 1) % sq->size;
+		cmd->sqid = qid;
+		cmd->cqid = sq->cqid;
+		cmd->epoch = sq->epoch;
+		cq->outstanding++;
+		NKV_TGT_TRACE(c, "sqe sq %u: opc %#x cid %u nsid %u cdw10 %#x cdw11 %#x",
+			      qid, nkv_sqe_opc(&cmd->sqe), nkv_sqe_cid(&cmd->sqe),
+			      cmd->sqe.nsid, cmd->sqe.cdw10, cmd->sqe.cdw11);
+		if (qid == 0)
+			nkv_tgt_admin_exec(c, cmd);
+		else
+			nkv_tgt_io_exec(c, cmd);
+		n++;
+	}
+	return (int)n;
+}
+
+int nkv_tgt_queues_poll(struct nkv_tgt_ctrl *c)
+{
+	uint32_t q, i, nq = c->max_ioq;
+	int work = 0;
+
+	for (q = 0; q <= nq; q++)
+		if (c->cq[q].live && c->cq[q].pend_head)
+			work += nkv_tgt_cq_flush(c, (uint16_t)q);
+	if (c->shutting_down || nkv_cc_shn(c->cc))
+		return work;
+	/* Admin first (cheap, rare), then every I/O SQ once, starting after
+	 * the one that went first last time: no queue can starve another. */
+	if (c->sq[0].live)
+		work += nkv_tgt_sq_fetch(c, 0);
+	for (i = 0; i < nq; i++) {
+		q = 1 + (c->rr + i) % nq;
+		if (c->sq[q].live)
+			work += nkv_tgt_sq_fetch(c, (uint16_t)q);
+	}
+	if (nq)
+		c->rr = (c->rr + 1) % nq;
+	return work;
+}
