@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main.c - the nkv-target program: parse options, build the subsystem
+ * (namespaces and their backends), serve it over vfio-user until SIGINT
+ * or SIGTERM, then shut down cleanly (controllers finish or fail their
+ * in-flight commands, the socket file is removed).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "target/be_mem.h"
+#include "target/vfio_user_server.h"
+
+struct nkv_target_args {
+	const char *socket;
+	const char *backend;
+	uint64_t capacity;
+	uint64_t max_value;
+	uint64_t max_keys;
+	uint64_t nvm_ns;	/* bytes of an extra NVM namespace (nsid 2); 0: none */
+	uint64_t queue_depth;
+	uint64_t poll_ns;
+	uint64_t max_conns;
+	int no_sparse;
+	int trace;
+	int log_level;
+};
+
+static void nkv_target_usage(FILE *f)
+{
+	fputs("usage: nkv-target [options]\n"
+	      "Serve an NVMe Key-Value controller over vfio-user on a Unix socket.\n"
+	      "Every client connection gets its own controller; namespaces are shared.\n\n"
+	      "  --socket PATH          socket to listen on (default ./nkv-target.sock)\n"
+	      "  --backend mem          namespace 1 backend (mem: in memory, lost at exit)\n"
+	      "  --capacity SIZE        KV namespace capacity in bytes (default 1G)\n"
+	      "  --max-value SIZE       largest value accepted (default 1M)\n"
+	      "  --max-keys N           most keys stored (default 0 = no limit)\n"
+	      "  --nvm-ns SIZE          add an NVM block namespace (nsid 2) of SIZE bytes\n"
+	      "  --queue-depth N        max queue entries, CAP.MQES+1 (default 1024)\n"
+	      "  --poll-interval-ns N   idle sleep between controller polls (default 100000)\n"
+	      "  --max-conns N          concurrent clients (default 16)\n"
+	      "  --no-sparse-mmap       doorbells only by REGION_WRITE messages\n"
+	      "  --trace                log SQEs, doorbells and CQEs\n"
+	      "  --log-level LEVEL      error|warn|info|debug (default info)\n"
+	      "  -h, --help             this text\n\n"
+	      "SIZE takes K, M, G suffixes (powers of 1024).\n\n"
+	      "examples:\n"
+	      "  nkv-target --socket /tmp/nkv.sock\n"
+	      "  nkv-target --socket /tmp/nkv.sock --capacity 4G --max-value 2M --queue-depth 256\n"
+	      "  nkv-target --socket /tmp/nkv.sock --no-sparse-mmap --log-level debug\n"
+	      "  nkv-probe vfio-user:/tmp/nkv.sock      # check it from another shell\n", f);
+}
+
+static int nkv_target_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *s == '-')
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	default: break;
+	}
+	if (*end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int nkv_target_level(const char *s)
+{
+	static const char *const names[] = { "error", "warn", "info", "debug" };
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	return -1;
+}
+
+enum {
+	OPT_SOCKET = 256, OPT_BACKEND, OPT_CAPACITY, OPT_MAX_VALUE, OPT_MAX_KEYS,
+	OPT_NVM_NS, OPT_QD, OPT_POLL, OPT_MAX_CONNS, OPT_NO_SPARSE, OPT_TRACE, OPT_LOG,
+};
+
+static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
+{
+	static const struct option lo[] = {
+		{ "socket", required_argument, NULL, OPT_SOCKET },
+		{ "backend", required_argument, NULL, OPT_BACKEND },
+		{ "capacity", required_argument, NULL, OPT_CAPACITY },
+		{ "max-value", required_argument, NULL, OPT_MAX_VALUE },
+		{ "max-keys", required_argument, NULL, OPT_MAX_KEYS },
+		{ "nvm-ns", required_argument, NULL, OPT_NVM_NS },
+		{ "queue-depth", required_argument, NULL, OPT_QD },
+		{ "poll-interval-ns", required_argument, NULL, OPT_POLL },
+		{ "max-conns", required_argument, NULL, OPT_MAX_CONNS },
+		{ "no-sparse-mmap", no_argument, NULL, OPT_NO_SPARSE },
+		{ "trace", no_argument, NULL, OPT_TRACE },
+		{ "log-level", required_argument, NULL, OPT_LOG },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int o, rc = 0;
+
+	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (o) {
+		case OPT_SOCKET: a->socket = optarg; break;
+		case OPT_BACKEND: a->backend = optarg; break;
+		case OPT_CAPACITY: rc = nkv_target_size(optarg, &a->capacity); break;
+		case OPT_MAX_VALUE: rc = nkv_target_size(optarg, &a->max_value); break;
+		case OPT_MAX_KEYS: rc = nkv_target_size(optarg, &a->max_keys); break;
+		case OPT_NVM_NS: rc = nkv_target_size(optarg, &a->nvm_ns); break;
+		case OPT_QD: rc = nkv_target_size(optarg, &a->queue_depth); break;
+		case OPT_POLL: rc = nkv_target_size(optarg, &a->poll_ns); break;
+		case OPT_MAX_CONNS: rc = nkv_target_size(optarg, &a->max_conns); break;
+		case OPT_NO_SPARSE: a->no_sparse = 1; break;
+		case OPT_TRACE: a->trace = 1; break;
+		case OPT_LOG:
+			a->log_level = nkv_target_level(optarg);
+			rc = a->log_level < 0 ? -EINVAL : 0;
+			break;
+		case 'h': nkv_target_usage(stdout); exit(0);
+		default: return -EINVAL;
+		}
+		if (rc) {
+			fprintf(stderr, "nkv-target: bad value '%s' for --%s\n", optarg,
+				lo[o - OPT_SOCKET].name);
+			return rc;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "nkv-target: unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (a->queue_depth && (a->queue_depth < 2 || a->queue_depth > 65536)) {
+		fprintf(stderr, "nkv-target: --queue-depth must be 2..65536\n");
+		return -EINVAL;
+	}
+	if (a->max_value > UINT32_MAX || a->max_keys > UINT32_MAX) {
+		fprintf(stderr, "nkv-target: --max-value / --max-keys too large\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Namespace 1's backend. Other backends (rados: --pool, --conf, --id,
+ * --ns-map) are added here, one branch each, with their options parsed
+ * above.
+ */
+static struct nkv_be *nkv_target_backend(const struct nkv_target_args *a, char *err, size_t errlen)
+{
+	if (!strcmp(a->backend, "mem")) {
+		struct nkv_be_mem_opts mo = { .size = sizeof(mo) };
+
+		struct nkv_be *be;
+
+		mo.capacity = a->capacity;
+		mo.max_value = (uint32_t)a->max_value;
+		mo.max_keys = (uint32_t)a->max_keys;
+		be = nkv_be_mem_create(&mo);
+		if (!be)
+			snprintf(err, errlen, "mem backend: %s", strerror(errno));
+		return be;
+	}
+	snprintf(err, errlen, "unknown backend '%s' (available: mem)", a->backend);
+	return NULL;
+}
+
+static struct nkv_subsys *nkv_target_subsys(const struct nkv_target_args *a)
+{
+	struct nkv_subsys_opts so = { .size = sizeof(so) };
+	struct nkv_subsys *ss;
+	struct nkv_be *be;
+	char err[256] = "";
+
+	ss = nkv_subsys_create(&so);
+	if (!ss) {
+		fprintf(stderr, "nkv-target: cannot create the subsystem\n");
+		return NULL;
+	}
+	be = nkv_target_backend(a, err, sizeof(err));
+	if (!be || nkv_subsys_add_ns(ss, 1, be)) {
+		fprintf(stderr, "nkv-target: namespace 1: %s\n", err[0] ? err : "cannot attach");
+		nkv_subsys_destroy(ss);
+		return NULL;
+	}
+	if (a->nvm_ns) {
+		struct nkv_be_mem_opts mo = { .size = sizeof(mo) };
+
+		mo.nvm = 1;
+		mo.capacity = a->nvm_ns;
+		be = nkv_be_mem_create(&mo);
+		if (!be)
+			snprintf(err, sizeof(err), "mem backend: %s", strerror(errno));
+		if (!be || nkv_subsys_add_ns(ss, 2, be)) {
+			fprintf(stderr, "nkv-target: NVM namespace 2: %s\n", err[0] ? err : "cannot attach");
+			nkv_subsys_destroy(ss);
+			return NULL;
+		}
+	}
+	return ss;
+}
+
+int main(int argc, char **argv)
+{
+	struct nkv_target_args a = {
+		.socket = "nkv-target.sock", .backend = "mem", .capacity = 1ull << 30,
+		.max_value = 1u << 20, .log_level = NKV_VFU_LOG_INFO,
+	};
+	struct nkv_vfu_server_opts so = { .size = sizeof(so) };
+	struct nkv_vfu_server *srv;
+	struct nkv_subsys *ss;
+	sigset_t set;
+	int rc, sig = 0;
+
+	if (nkv_target_parse(argc, argv, &a)) {
+		nkv_target_usage(stderr);
+		return 2;
+	}
+	ss = nkv_target_subsys(&a);
+	if (!ss)
+		return 1;
+	/* Block the stop signals in every thread; main waits for them. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	so.socket_path = a.socket;
+	so.ss = ss;
+	so.ctrl.size = sizeof(so.ctrl);
+	so.ctrl.mqes = (uint32_t)a.queue_depth;
+	so.ctrl.trace = a.trace;
+	so.poll_interval_ns = a.poll_ns;
+	so.no_sparse_mmap = a.no_sparse;
+	so.max_conns = (int)a.max_conns;
+	so.log_level = a.log_level;
+	rc = nkv_vfu_server_start(&so, &srv);
+	if (rc) {
+		fprintf(stderr, "nkv-target: cannot listen on %s: %s\n", a.socket, strerror(-rc));
+		nkv_subsys_destroy(ss);
+		return 1;
+	}
+	sigwait(&set, &sig);
+	fprintf(stderr, "level=info event=signal sig=%s action=shutdown\n",
+		sig == SIGINT ? "SIGINT" : "SIGTERM");
+	nkv_vfu_server_stop(srv);
+	nkv_subsys_destroy(ss);
+	return 0;
+}
