@@ -559,9 +559,15 @@ static int nkv_rados_list_batch(struct nkv_be_rados *rb, rados_object_list_curso
 	int n, i, klen;
 	bool full = false;
 
+	/* librados writes the next position into an existing cursor. */
+	next = rados_object_list_begin(rb->io);
+	if (!next)
+		return -ENOENT;
 	n = rados_object_list(rb->io, *cur, end, want, NULL, 0, items, &next);
-	if (n < 0)
+	if (n < 0) {
+		rados_object_list_cursor_free(rb->io, next);
 		return n;
+	}
 	for (i = 0; i < n; i++) {
 		klen = nkv_rados_oid_to_key(items[i].oid, items[i].oid_length, key);
 		if (klen < 0)
@@ -583,7 +589,7 @@ static int nkv_rados_list_batch(struct nkv_be_rados *rb, rados_object_list_curso
 	if (n > 0) {
 		rados_object_list_cursor_free(rb->io, *cur);
 		*cur = next;
-	} else if (next) {
+	} else {
 		rados_object_list_cursor_free(rb->io, next);
 	}
 	return n;

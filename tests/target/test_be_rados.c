@@ -1,0 +1,676 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_be_rados.c - the RADOS backend against a real throwaway Ceph
+ * cluster, driven through struct nkv_be_ops only.
+ *
+ * main() starts one cluster for the whole binary (workers find it through
+ * NKV_TEST_CEPH_CONF); the fault test freezes an OSD, so it brings its own
+ * cluster rather than stall the tests running beside it.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ceph_cluster.h"
+#include "target/be_rados.h"
+
+#define ST(sc) NKV_STATUS(NKV_SCT_GENERIC, (sc))
+#define ST_87 ST(NKV_SC_KV_KEY_NOT_EXISTS)
+#define ST_89 ST(NKV_SC_KV_KEY_EXISTS)
+
+static const char *conf(void)
+{
+	const char *skip = getenv("NKV_TEST_CEPH_SKIP");
+
+	if (skip)
+		cr_skip_test("no Ceph cluster: %s", skip);
+	return getenv("NKV_TEST_CEPH_CONF");
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static struct nkv_be *open_be(const char *cf, const char *ns, uint32_t op_to)
+{
+	struct nkv_be_rados_opts o = {
+		.size = sizeof(o), .conf = cf, .pool = "kvpool", .rados_ns = ns,
+		.op_timeout_s = op_to ? op_to : 10, .mount_timeout_s = 5,
+	};
+	char err[256];
+	struct nkv_be *be = nkv_be_rados_create(&o, err, sizeof(err));
+
+	cr_assert(be, "create: %s", err);
+	cr_assert_str_eq(be->ops->name, "rados");
+	return be;
+}
+
+/* An op with its own completion flag, for tests that wait on it. */
+struct top {
+	struct nkv_be_op op;
+	struct iovec iov[4];
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	int done;
+	double t_submit, t_done;
+};
+
+static void top_done(struct nkv_be_op *op)
+{
+	struct top *t = op->ctx;
+
+	pthread_mutex_lock(&t->m);
+	t->t_done = now_s();
+	t->done++;
+	pthread_cond_broadcast(&t->c);
+	pthread_mutex_unlock(&t->m);
+}
+
+static void top_init(struct top *t, uint8_t opc, const char *key, uint32_t opts,
+		     void *buf, uint64_t len)
+{
+	memset(t, 0, sizeof(*t));
+	pthread_mutex_init(&t->m, NULL);
+	pthread_cond_init(&t->c, NULL);
+	t->op.opc = opc;
+	t->op.klen = (uint8_t)strlen(key);
+	memcpy(t->op.key, key, t->op.klen);
+	t->op.options = opts;
+	t->iov[0].iov_base = buf;
+	t->iov[0].iov_len = len;
+	t->op.iov = t->iov;
+	t->op.iovcnt = 1;
+	t->op.len = len;
+	t->op.done = top_done;
+	t->op.ctx = t;
+}
+
+static void top_submit(struct nkv_be *be, struct top *t)
+{
+	t->t_submit = now_s();
+	cr_assert_eq(nkv_be_submit(be, &t->op), 0);
+}
+
+/* Wait (bounded) for completion; exactly one done() per op. */
+static void top_wait(struct top *t, int limit_s)
+{
+	struct timespec dl;
+
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += limit_s;
+	pthread_mutex_lock(&t->m);
+	while (!t->done && pthread_cond_timedwait(&t->c, &t->m, &dl) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&t->m);
+	cr_assert_eq(t->done, 1, "op %02x did not complete within %d s", t->op.opc, limit_s);
+}
+
+static uint16_t run(struct nkv_be *be, uint8_t opc, const char *key, uint32_t opts,
+		    void *buf, uint64_t len, uint32_t *dw0)
+{
+	struct top t;
+
+	top_init(&t, opc, key, opts, buf, len);
+	top_submit(be, &t);
+	top_wait(&t, 20);
+	if (dw0)
+		*dw0 = t.op.dw0;
+	return t.op.status;
+}
+
+static uint16_t store(struct nkv_be *be, const char *key, const void *v, size_t n, uint32_t o)
+{
+	return run(be, NKV_KV_STORE, key, o, (void *)v, n, NULL);
+}
+
+static void fill(uint8_t *b, size_t n, unsigned seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		b[i] = (uint8_t)((i * 131 + seed * 7 + (i >> 8)) ^ seed);
+}
+
+Test(rados, store_retrieve_delete_exist)
+{
+	struct nkv_be *be = open_be(conf(), "t_basic", 0);
+	uint8_t v[3000], r[4096];
+	uint32_t dw0 = 0;
+
+	fill(v, sizeof(v), 1);
+	cr_assert_eq(store(be, "gpukey01", v, sizeof(v), 0), 0);
+	cr_assert_eq(run(be, NKV_KV_EXIST, "gpukey01", 0, NULL, 0, NULL), 0);
+	cr_assert_eq(run(be, NKV_KV_RETRIEVE, "gpukey01", 0, r, sizeof(r), &dw0), 0);
+	cr_assert_eq(dw0, sizeof(v));
+	cr_assert_arr_eq(r, v, sizeof(v));
+	/* Overwrite with a shorter value: the object is replaced whole. */
+	cr_assert_eq(store(be, "gpukey01", "short", 5, 0), 0);
+	cr_assert_eq(run(be, NKV_KV_RETRIEVE, "gpukey01", 0, r, sizeof(r), &dw0), 0);
+	cr_assert_eq(dw0, 5);
+	cr_assert_arr_eq(r, "short", 5);
+	cr_assert_eq(run(be, NKV_KV_DELETE, "gpukey01", 0, NULL, 0, NULL), 0);
+	cr_assert_eq(run(be, NKV_KV_EXIST, "gpukey01", 0, NULL, 0, NULL), ST_87);
+	cr_assert_eq(run(be, NKV_KV_RETRIEVE, "gpukey01", 0, r, sizeof(r), NULL), ST_87);
+	cr_assert_eq(run(be, NKV_KV_DELETE, "gpukey01", 0, NULL, 0, NULL), ST_87);
+	/* An empty value is a value. */
+	cr_assert_eq(store(be, "empty", "", 0, 0), 0);
+	cr_assert_eq(run(be, NKV_KV_RETRIEVE, "empty", 0, r, sizeof(r), &dw0), 0);
+	cr_assert_eq(dw0, 0);
+	be->ops->destroy(be);
+}
+
+Test(rados, truncated_retrieve_and_iovecs)
+{
+	struct nkv_be *be = open_be(conf(), "t_trunc", 0);
+	uint8_t v[10000], r[10000];
+	struct top t;
+
+	fill(v, sizeof(v), 2);
+	/* Store from three segments: the object is their concatenation. */
+	top_init(&t, NKV_KV_STORE, "k3", 0, v, 100);
+	t.iov[1] = (struct iovec){ v + 100, 4000 };
+	t.iov[2] = (struct iovec){ v + 4100, sizeof(v) - 4100 };
+	t.op.iovcnt = 3;
+	t.op.len = sizeof(v);
+	top_submit(be, &t);
+	top_wait(&t, 20);
+	cr_assert_eq(t.op.status, 0);
+	/* Buffer smaller than the value: success, DW0 = full size. */
+	memset(r, 0, sizeof(r));
+	top_init(&t, NKV_KV_RETRIEVE, "k3", 0, r, 100);
+	top_submit(be, &t);
+	top_wait(&t, 20);
+	cr_assert_eq(t.op.status, 0);
+	cr_assert_eq(t.op.dw0, sizeof(v));
+	cr_assert_arr_eq(r, v, 100);
+	cr_assert_eq(r[100], 0, "wrote past the host buffer");
+	/* Scattered read into two segments. */
+	memset(r, 0, sizeof(r));
+	top_init(&t, NKV_KV_RETRIEVE, "k3", 0, r, 7);
+	t.iov[1] = (struct iovec){ r + 7, sizeof(r) - 7 };
+	t.op.iovcnt = 2;
+	t.op.len = sizeof(r);
+	top_submit(be, &t);
+	top_wait(&t, 20);
+	cr_assert_eq(t.op.status, 0);
+	cr_assert_eq(t.op.dw0, sizeof(v));
+	cr_assert_arr_eq(r, v, sizeof(v));
+	/* A zero-length buffer still reports the size. */
+	top_init(&t, NKV_KV_RETRIEVE, "k3", 0, NULL, 0);
+	t.op.iovcnt = 0;
+	top_submit(be, &t);
+	top_wait(&t, 20);
+	cr_assert_eq(t.op.status, 0);
+	cr_assert_eq(t.op.dw0, sizeof(v));
+	be->ops->destroy(be);
+}
+
+Test(rados, store_options)
+{
+	struct nkv_be *be = open_be(conf(), "t_opts", 0);
+	uint8_t r[16];
+	uint32_t dw0;
+
+	cr_assert_eq(store(be, "a", "one", 3, NKV_STORE_MUST_EXIST), ST_87);
+	cr_assert_eq(run(be, NKV_KV_EXIST, "a", 0, NULL, 0, NULL), ST_87, "a failed guard created it");
+	cr_assert_eq(store(be, "a", "one", 3, NKV_STORE_MUST_NOT_EXIST), 0);
+	cr_assert_eq(store(be, "a", "two", 3, NKV_STORE_MUST_NOT_EXIST), ST_89);
+	cr_assert_eq(run(be, NKV_KV_RETRIEVE, "a", 0, r, sizeof(r), &dw0), 0);
+	cr_assert_arr_eq(r, "one", 3, "a failed guard changed the value");
+	cr_assert_eq(store(be, "a", "three", 5, NKV_STORE_MUST_EXIST), 0);
+	cr_assert_eq(run(be, NKV_KV_RETRIEVE, "a", 0, r, sizeof(r), &dw0), 0);
+	cr_assert_eq(dw0, 5);
+	cr_assert_arr_eq(r, "three", 5);
+	cr_assert_eq(store(be, "a", "x", 1, NKV_STORE_NO_COMPRESS), 0);
+	be->ops->destroy(be);
+}
+
+Test(rados, must_not_exist_race)
+{
+	struct nkv_be *be = open_be(conf(), "t_race", 0);
+	struct top a, b;
+	char key[16], r[8];
+	int i, ok;
+
+	for (i = 0; i < 20; i++) {
+		snprintf(key, sizeof(key), "race%d", i);
+		top_init(&a, NKV_KV_STORE, key, NKV_STORE_MUST_NOT_EXIST, "AAAA", 4);
+		top_init(&b, NKV_KV_STORE, key, NKV_STORE_MUST_NOT_EXIST, "BBBB", 4);
+		top_submit(be, &a);
+		top_submit(be, &b);
+		top_wait(&a, 20);
+		top_wait(&b, 20);
+		ok = (a.op.status == 0) + (b.op.status == 0);
+		cr_assert_eq(ok, 1, "round %d: %d winners (%x, %x)", i, ok, a.op.status, b.op.status);
+		cr_assert(a.op.status == ST_89 || b.op.status == ST_89);
+		cr_assert_eq(run(be, NKV_KV_RETRIEVE, key, 0, r, 4, NULL), 0);
+		cr_assert_arr_eq(r, a.op.status == 0 ? "AAAA" : "BBBB", 4, "the loser's value landed");
+	}
+	be->ops->destroy(be);
+}
+
+/* Stored by the backend -> seen byte-identical by the rados CLI. */
+Test(rados, rados_cli_sees_what_was_stored)
+{
+	const char *cf = conf();
+	struct nkv_be *be = open_be(cf, "gpukv", 0);
+	static const char *keys[] = { "gpukey01", "k", "0123456789abcdef" };
+	static const char *oids[] = { "6770756b65793031", "6b",
+				      "30313233343536373839616263646566" };
+	char out[4096], path[512], expect[512];
+	uint8_t v[5000];
+	FILE *f;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		fill(v, sizeof(v), 10 + i);
+		cr_assert_eq(store(be, keys[i], v, sizeof(v) - i, 0), 0);
+	}
+	cr_assert_eq(nkv_test_sh(20, out, sizeof(out),
+				 "rados -c %s -p kvpool -N gpukv ls | LC_ALL=C sort | tr \"\\n\" \" \"", cf), 0, "%s", out);
+	snprintf(expect, sizeof(expect), "%s %s %s ", oids[2], oids[0], oids[1]);
+	cr_assert_str_eq(out, expect);
+	for (i = 0; i < 3; i++) {
+		fill(v, sizeof(v), 10 + i);
+		snprintf(path, sizeof(path), "%s.want%d", cf, i);
+		f = fopen(path, "w");
+		cr_assert(f);
+		cr_assert_eq(fwrite(v, 1, sizeof(v) - i, f), sizeof(v) - i);
+		fclose(f);
+		cr_assert_eq(nkv_test_sh(20, out, sizeof(out),
+					 "rados -c %s -p kvpool -N gpukv get %s %s.got && "
+					 "a=$(sha256sum < %s.got) && b=$(sha256sum < %s) && "
+					 "[ \"$a\" = \"$b\" ] && rados -c %s -p kvpool -N gpukv stat %s",
+					 cf, oids[i], path, path, path, cf, oids[i]), 0,
+			     "object %s differs: %s", oids[i], out);
+		snprintf(expect, sizeof(expect), "size %zu", sizeof(v) - i);
+		cr_assert(strstr(out, expect), "stat of %s: %s", oids[i], out);
+		nkv_test_sh(5, NULL, 0, "rm -f %s %s.got", path, path);
+	}
+	be->ops->destroy(be);
+}
+
+/* Written with the rados CLI -> retrieved through the backend. */
+Test(rados, rados_cli_writes_are_retrieved)
+{
+	const char *cf = conf();
+	struct nkv_be *be = open_be(cf, "t_cliput", 0);
+	char out[1024];
+	uint8_t r[64];
+	uint32_t dw0;
+
+	cr_assert_eq(nkv_test_sh(20, out, sizeof(out),
+				 "printf \"hello from rados\" | rados -c %s -p kvpool -N t_cliput put 6869 -",
+				 cf), 0, "%s", out);
+	cr_assert_eq(run(be, NKV_KV_RETRIEVE, "hi", 0, r, sizeof(r), &dw0), 0);
+	cr_assert_eq(dw0, 16);
+	cr_assert_arr_eq(r, "hello from rados", 16);
+	be->ops->destroy(be);
+}
+
+Test(rados, namespaces_are_isolated)
+{
+	const char *cf = conf();
+	struct nkv_be *a = open_be(cf, "t_iso_a", 0);
+	struct nkv_be *b = open_be(cf, "t_iso_b", 0);
+	uint8_t r[16];
+	uint32_t dw0;
+
+	cr_assert_eq(store(a, "same", "in-a", 4, 0), 0);
+	cr_assert_eq(run(b, NKV_KV_EXIST, "same", 0, NULL, 0, NULL), ST_87);
+	cr_assert_eq(store(b, "same", "in-b!", 5, 0), 0);
+	cr_assert_eq(run(a, NKV_KV_RETRIEVE, "same", 0, r, sizeof(r), &dw0), 0);
+	cr_assert_eq(dw0, 4);
+	cr_assert_arr_eq(r, "in-a", 4);
+	cr_assert_eq(run(b, NKV_KV_RETRIEVE, "same", 0, r, sizeof(r), &dw0), 0);
+	cr_assert_eq(dw0, 5);
+	/* Destroying one keeps the shared connection alive for the other. */
+	a->ops->destroy(a);
+	cr_assert_eq(run(b, NKV_KV_DELETE, "same", 0, NULL, 0, NULL), 0);
+	b->ops->destroy(b);
+}
+
+/* Parse a List payload into keys; checks the format on the way. */
+static int parse_list(const uint8_t *buf, uint32_t used, char keys[][17], int max)
+{
+	uint32_t count, off = 4, i, kl;
+
+	cr_assert_geq(used, 4);
+	memcpy(&count, buf, 4);
+	cr_assert_leq((int)count, max);
+	for (i = 0; i < count; i++) {
+		cr_assert_leq(off + 2, used);
+		kl = buf[off] | (uint32_t)buf[off + 1] << 8;
+		cr_assert(kl >= 1 && kl <= 16, "entry %u: key length %u", i, kl);
+		cr_assert_leq(off + nkv_list_entry_size(kl), used);
+		memcpy(keys[i], buf + off + 2, kl);
+		keys[i][kl] = '\0';
+		for (uint32_t p = 2 + kl; p < nkv_list_entry_size(kl); p++)
+			cr_assert_eq(buf[off + p], 0, "padding not zero");
+		off += nkv_list_entry_size(kl);
+	}
+	cr_assert_eq(off, used, "payload length %u, entries end at %u", used, off);
+	return (int)count;
+}
+
+static int list_page(struct nkv_be *be, const char *start, uint8_t *buf, uint32_t len,
+		     char keys[][17], int max)
+{
+	uint32_t dw0 = 0;
+
+	memset(buf, 0xee, len);
+	cr_assert_eq(run(be, NKV_KV_LIST, start, 0, buf, len, &dw0), 0);
+	return parse_list(buf, dw0, keys, max);
+}
+
+static int ord_cmp(const char *ns, const char *a, const char *b)
+{
+	char oa[33], ob[33];
+	size_t la = nkv_rados_key_to_oid((const uint8_t *)a, (uint32_t)strlen(a), oa);
+	size_t lb = nkv_rados_key_to_oid((const uint8_t *)b, (uint32_t)strlen(b), ob);
+	uint32_t ha = nkv_rados_obj_hash(ns, oa, la), hb = nkv_rados_obj_hash(ns, ob, lb);
+	uint32_t ra = 0, rb = 0;
+	int i;
+
+	for (i = 0; i < 32; i++) {
+		ra |= ((ha >> i) & 1u) << (31 - i);
+		rb |= ((hb >> i) & 1u) << (31 - i);
+	}
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	return strcmp(oa, ob);
+}
+
+#define NLIST 300
+
+Test(rados, list_pages_every_key_once, .timeout = 60)
+{
+	const char *cf = conf();
+	struct nkv_be *be = open_be(cf, "t_list", 0);
+	static char keys[NLIST][17], got[NLIST + 64][17], page[64][17];
+	static struct top t[NLIST];
+	uint8_t buf[400];
+	char last[17] = "";
+	int seen[NLIST] = { 0 };
+	int i, j, n, total = 0, pages = 0;
+
+	for (i = 0; i < NLIST; i++) {
+		/* Lengths 1..16: short keys pack more per page. */
+		snprintf(keys[i], sizeof(keys[i]), "%0*d", 1 + i % 16, i);
+		top_init(&t[i], NKV_KV_STORE, keys[i], 0, keys[i], strlen(keys[i]));
+		top_submit(be, &t[i]);
+	}
+	for (i = 0; i < NLIST; i++) {
+		top_wait(&t[i], 30);
+		cr_assert_eq(t[i].op.status, 0);
+	}
+	/* Objects that are not hex of 1..16 bytes are not keys. */
+	cr_assert_eq(nkv_test_sh(20, NULL, 0,
+				 "for o in notahexname ABCD 6 00112233445566778899aabbccddeeff00; do "
+				 "echo x | rados -c %s -p kvpool -N t_list put $o - || exit 1; done", cf), 0);
+	do {
+		n = list_page(be, last, buf, sizeof(buf), page, 64);
+		for (j = 0; j < n; j++) {
+			cr_assert_lt(total, NLIST, "more keys listed than stored");
+			strcpy(got[total++], page[j]);
+			if (total > 1)
+				cr_assert_lt(ord_cmp("t_list", got[total - 2], got[total - 1]), 0,
+					     "order: %s before %s", got[total - 2], got[total - 1]);
+		}
+		if (n)
+			strcpy(last, page[n - 1]);
+		cr_assert_lt(++pages, 200);
+	} while (n > 0);
+	cr_assert_eq(total, NLIST);
+	for (i = 0; i < total; i++) {
+		for (j = 0; j < NLIST && strcmp(got[i], keys[j]); j++)
+			;
+		cr_assert_lt(j, NLIST, "listed unknown key %s", got[i]);
+		cr_assert_eq(seen[j]++, 0, "key %s listed twice", got[i]);
+	}
+	/* A start key never listed by this backend (no saved cursor): a fresh
+	 * backend resumes at its hash position and gives the same rest. */
+	struct nkv_be *fresh = open_be(cf, "t_list", 0);
+	n = list_page(fresh, got[99], buf, sizeof(buf), page, 64);
+	cr_assert_gt(n, 0);
+	for (j = 0; j < n; j++)
+		cr_assert_str_eq(page[j], got[100 + j]);
+	/* A deleted start key still positions exactly. */
+	cr_assert_eq(run(fresh, NKV_KV_DELETE, got[150], 0, NULL, 0, NULL), 0);
+	n = list_page(fresh, got[150], buf, sizeof(buf), page, 64);
+	cr_assert_gt(n, 0);
+	cr_assert_str_eq(page[0], got[151]);
+	/* A buffer for the header plus one short entry: whole entries only. */
+	n = list_page(fresh, "", buf, 4 + 3, page, 64);
+	cr_assert_eq(n, 0, "an entry needs 4 bytes at least");
+	fresh->ops->destroy(fresh);
+	be->ops->destroy(be);
+}
+
+/* Our placement hash equals the one `ceph osd map` reports. */
+Test(rados, hash_matches_ceph)
+{
+	cr_assert_eq(nkv_rados_obj_hash("gpukv", "6770756b65793031", 16), 0xe35d00cbu);
+	cr_assert_eq(nkv_rados_obj_hash("gpukv", "61", 2), 0x4b968265u);
+	cr_assert_eq(nkv_rados_obj_hash("gpukv", "6162", 4), 0x616c041eu);
+	cr_assert_eq(nkv_rados_obj_hash(NULL, "61", 2), 0x2a293dabu);
+}
+
+Test(rados, names)
+{
+	uint8_t k[16];
+	char oid[33];
+
+	cr_assert_eq(nkv_rados_key_to_oid((const uint8_t *)"gpukey01", 8, oid), 16);
+	cr_assert_str_eq(oid, "6770756b65793031");
+	cr_assert_eq(nkv_rados_oid_to_key("6770756b65793031", 16, k), 8);
+	cr_assert_arr_eq(k, "gpukey01", 8);
+	cr_assert_eq(nkv_rados_oid_to_key("6", 1, k), -1);
+	cr_assert_eq(nkv_rados_oid_to_key("", 0, k), -1);
+	cr_assert_eq(nkv_rados_oid_to_key("6G", 2, k), -1);
+	cr_assert_eq(nkv_rados_oid_to_key("AB", 2, k), -1);
+	cr_assert_eq(nkv_rados_oid_to_key("00112233445566778899aabbccddeeff00", 34, k), -1);
+}
+
+Test(rados, bad_input_and_backpressure)
+{
+	struct nkv_be_rados_opts o = {
+		.size = sizeof(o), .conf = conf(), .rados_ns = "t_bad",
+		.max_value = 4096, .max_inflight = 4, .mount_timeout_s = 5,
+	};
+	static struct top t[200];
+	char err[256], key[16];
+	struct nkv_be *be = nkv_be_rados_create(&o, err, sizeof(err));
+	uint8_t big[4097] = { 0 };
+	struct top x;
+	int i;
+
+	cr_assert(be, "%s", err);
+	cr_assert_eq(be->max_value, 4096);
+	cr_assert_eq(store(be, "big", big, sizeof(big), 0), ST(NKV_SC_KV_INVALID_VALUE_SIZE));
+	top_init(&x, NKV_KV_STORE, "", 0, big, 1);
+	cr_assert_eq(nkv_be_submit(be, &x.op), -EINVAL);
+	top_init(&x, NKV_NVM_FLUSH, "k", 0, big, 1);
+	x.op.opc = 0x7f;
+	cr_assert_eq(nkv_be_submit(be, &x.op), -EOPNOTSUPP);
+	/* 200 ops through 4 slots: the rest wait, none fails. */
+	for (i = 0; i < 200; i++) {
+		snprintf(key, sizeof(key), "bp%d", i);
+		top_init(&t[i], NKV_KV_STORE, key, 0, big, 64);
+		top_submit(be, &t[i]);
+	}
+	for (i = 0; i < 200; i++) {
+		top_wait(&t[i], 30);
+		cr_assert_eq(t[i].op.status, 0, "op %d: %x", i, t[i].op.status);
+	}
+	cr_assert_geq(be->ops->keys_used(be), 200);
+	cr_assert_geq(be->ops->bytes_used(be), 200 * 64);
+	be->ops->destroy(be);
+	/* Missing pool, bad options: clear errors. */
+	o.pool = "no-such-pool";
+	cr_assert_null(nkv_be_rados_create(&o, err, sizeof(err)));
+	cr_assert(strstr(err, "no-such-pool"), "%s", err);
+	o.size = 8;
+	cr_assert_null(nkv_be_rados_create(&o, err, sizeof(err)));
+	cr_assert(strstr(err, "size"), "%s", err);
+}
+
+Test(rados, unreachable_cluster_fails_in_time)
+{
+	char dir[] = "/tmp/nkv-unreach-XXXXXX", path[64], err[256];
+	struct nkv_be_rados_opts o = {
+		.size = sizeof(o), .conf = path, .mount_timeout_s = 2, .op_timeout_s = 2,
+	};
+	double t0;
+	FILE *f;
+
+	cr_assert(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/ceph.conf", dir);
+	f = fopen(path, "w");
+	cr_assert(f);
+	/* Port 9 (discard): nothing listens on the loopback here. */
+	fprintf(f, "[global]\nmon host = v2:127.0.0.1:9\nauth client required = none\n"
+		"auth cluster required = none\nauth service required = none\n"
+		"log file = %s/client.log\nadmin socket =\n", dir);
+	fclose(f);
+	t0 = now_s();
+	cr_assert_null(nkv_be_rados_create(&o, err, sizeof(err)));
+	cr_assert_lt(now_s() - t0, 8.0, "took %.1f s", now_s() - t0);
+	cr_assert(strstr(err, "cannot connect"), "%s", err);
+	unlink(path);
+	nkv_test_sh(5, NULL, 0, "rm -rf %s", dir);
+}
+
+/* ------------------------------------------------------------------ */
+/* Fault: a frozen OSD under a stream of ops                           */
+/* ------------------------------------------------------------------ */
+
+#define NFAULT 4000
+#define FAULT_TO 3
+
+struct stream {
+	struct top *t;
+	uint8_t (*vals)[64];
+	int n;
+};
+
+static void stream_ops(struct nkv_be *be, struct stream *s, double until, int window)
+{
+	char key[16];
+
+	while (now_s() < until && s->n < NFAULT) {
+		int i = s->n, busy = 0;
+
+		for (int j = s->n - 1; j >= 0 && j >= s->n - 200; j--)
+			busy += !__atomic_load_n(&s->t[j].done, __ATOMIC_ACQUIRE);
+		if (busy >= window) {
+			usleep(2000);
+			continue;
+		}
+		snprintf(key, sizeof(key), "f%d", i / 2);
+		if (i % 2 == 0) {
+			fill(s->vals[i / 2], 64, (unsigned)i);
+			top_init(&s->t[i], NKV_KV_STORE, key, 0, s->vals[i / 2], 64);
+		} else {
+			top_init(&s->t[i], NKV_KV_RETRIEVE, key, 0, NULL, 0);
+			s->t[i].op.iovcnt = 0;
+		}
+		top_submit(be, &s->t[i]);
+		s->n++;
+	}
+}
+
+Test(rados, frozen_osd_ops_complete_in_time, .timeout = 90)
+{
+	struct nkv_test_cluster c;
+	struct stream s = { 0 };
+	struct nkv_be *be;
+	char why[1024];
+	uint8_t r[64];
+	double worst = 0;
+	pid_t osd;
+	int i, ok = 0, failed = 0;
+
+	if (getenv("NKV_TEST_CEPH_SKIP"))
+		cr_skip_test("no Ceph cluster: %s", getenv("NKV_TEST_CEPH_SKIP"));
+	if (nkv_test_cluster_start(&c, NULL, why, sizeof(why)) < 0)
+		cr_skip_test("second cluster for the fault test: %s", why);
+	s.t = calloc(NFAULT, sizeof(*s.t));
+	s.vals = calloc(NFAULT, sizeof(*s.vals));
+	cr_assert(s.t && s.vals);
+	be = open_be(c.conf, "t_fault", FAULT_TO);
+	osd = nkv_test_cluster_osd_pid(&c);
+	cr_assert_gt(osd, 0);
+	stream_ops(be, &s, now_s() + 0.5, 16);
+	kill(osd, SIGSTOP);
+	stream_ops(be, &s, now_s() + FAULT_TO + 1.0, 16);
+	kill(osd, SIGCONT);
+	for (i = 0; i < s.n; i++) {
+		top_wait(&s.t[i], FAULT_TO + 10);
+		if (s.t[i].t_done - s.t[i].t_submit > worst)
+			worst = s.t[i].t_done - s.t[i].t_submit;
+		if (s.t[i].op.status == 0)
+			ok++;
+		else
+			cr_assert_eq(s.t[i].op.status, ST(NKV_SC_KV_UNRECOVERED_ERROR), "op %d: %x",
+				     i, s.t[i].op.status);
+		failed += s.t[i].op.status != 0;
+	}
+	cr_log_info("fault: %d ops, %d ok, %d failed, worst latency %.2f s", s.n, ok, failed, worst);
+	cr_assert_gt(failed, 0, "the OSD freeze did not fail any op: fault not injected?");
+	cr_assert_lt(worst, FAULT_TO + 3.0, "an op took %.1f s (timeout %d s)", worst, FAULT_TO);
+	/* After SIGCONT: new ops succeed (the OSD may need a moment). */
+	for (i = 0; i < 50 && store(be, "after", "ok", 2, 0) != 0; i++)
+		usleep(200000);
+	cr_assert_lt(i, 50, "no Store succeeded within 10 s of SIGCONT");
+	/* Every acknowledged Store is readable with its bytes. */
+	for (i = 0; i < s.n; i += 2) {
+		char key[16];
+		uint32_t dw0 = 0;
+
+		if (s.t[i].op.status)
+			continue;
+		snprintf(key, sizeof(key), "f%d", i / 2);
+		cr_assert_eq(run(be, NKV_KV_RETRIEVE, key, 0, r, sizeof(r), &dw0), 0, "%s lost", key);
+		cr_assert_eq(dw0, 64);
+		cr_assert_arr_eq(r, s.vals[i / 2], 64, "%s has other bytes", key);
+	}
+	be->ops->destroy(be);
+	nkv_test_cluster_stop(&c);
+	free(s.t);
+	free(s.vals);
+}
+
+/* One cluster for the whole binary: started here, after Criterion has
+ * parsed its arguments (so --list or --help start nothing), and found by
+ * the test workers through the environment. */
+int main(int argc, char *argv[])
+{
+	struct criterion_test_set *tests = criterion_initialize();
+	struct nkv_test_cluster c = { 0 };
+	char why[1024];
+	int rv = 0;
+
+	if (criterion_handle_args(argc, argv, true)) {
+		if (nkv_test_cluster_start(&c, NULL, why, sizeof(why)) == 0) {
+			setenv("NKV_TEST_CEPH_CONF", c.conf, 1);
+		} else {
+			fprintf(stderr, "test_be_rados: %s\n", why);
+			setenv("NKV_TEST_CEPH_SKIP", why, 1);
+		}
+		rv = !criterion_run_all_tests(tests);
+		nkv_test_cluster_stop(&c);
+	}
+	criterion_finalize(tests);
+	return rv;
+}
