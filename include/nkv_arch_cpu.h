@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nkv_arch_cpu.h - nkv_dev.h primitives for the cpu engine (plain C/C++).
+ *
+ * Memory ordering uses the compiler's __atomic builtins (the C11/C++11
+ * model, never x86's stronger ordering); lane identity and collectives
+ * come from the cpu engine (nkv_cpu.h). "System scope" is the whole
+ * process: the other agent is a controller thread or process sharing the
+ * memory. No protocol logic lives here.
+ */
+#ifndef NKV_ARCH_CPU_H
+#define NKV_ARCH_CPU_H
+
+#include "nkv_cpu.h"
+#include "nkv_wire.h"
+
+/* Functions that run only where a lane runs (device code). */
+#define NKV_DEV static inline
+
+/* TSan does not model fences; it learns ordering from the acquire/release
+ * accesses that nkv_dev.h places next to every fence, so the fence
+ * builtins are kept and gcc's -Wtsan note about them is silenced here. */
+#if defined(__SANITIZE_THREAD__) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wtsan"
+#endif
+
+/* This lane's index in its wave. */
+NKV_DEV uint32_t nkv_arch_lane_id(void) { return nkv_cpu_lane_id(); }
+/* Lanes per wave of this launch (any value 1..64 on the cpu engine). */
+NKV_DEV uint32_t nkv_arch_wave_size(void) { return nkv_cpu_wave_size(); }
+/* Collective: bit i = active lane i's @pred. Orders like a wave barrier. */
+NKV_DEV uint64_t nkv_arch_ballot(int pred) { return nkv_cpu_ballot(pred); }
+/* Collective: @v of lane @src to all lanes. Orders like a wave barrier. */
+NKV_DEV uint64_t nkv_arch_bcast(uint64_t v, uint32_t src) { return nkv_cpu_bcast(v, src); }
+/* Collective: all active lanes arrive; memory before it in any lane is
+ * visible after it in every lane (same thread for fibers, a mutex for
+ * real-thread lanes). Not a system-scope release: pairs with nothing on
+ * the controller side. */
+NKV_DEV void nkv_arch_wave_barrier(void) { nkv_cpu_barrier(); }
+
+/* Later loads stay after earlier loads (of a phase bit): pairs with the
+ * controller's release before it flips the phase. */
+NKV_DEV void nkv_arch_fence_acquire(void) { __atomic_thread_fence(__ATOMIC_ACQUIRE); }
+/* Earlier stores (SQE) become visible before later stores (doorbell):
+ * pairs with the controller's acquire after it reads the doorbell. */
+NKV_DEV void nkv_arch_fence_release(void) { __atomic_thread_fence(__ATOMIC_RELEASE); }
+/* Orders everything against everything (store->load included). */
+NKV_DEV void nkv_arch_fence_full(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+
+/* Load of a word another agent writes; acquire pairs with its release. */
+NKV_DEV uint32_t nkv_arch_load_acquire_u32(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+/* Single-copy-atomic load, no ordering (ordered by explicit fences). */
+NKV_DEV uint32_t nkv_arch_load_relaxed_u32(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+NKV_DEV uint64_t nkv_arch_load_relaxed_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+/* Store read by another agent; release pairs with its acquire load. */
+NKV_DEV void nkv_arch_store_release_u32(uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+/* Single-copy-atomic store, no ordering. */
+NKV_DEV void nkv_arch_store_relaxed_u32(uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+/* Atomic read-modify-writes (acq_rel): CID bitmap and counters shared by
+ * the lanes of the owning wave; they pair with each other. */
+NKV_DEV uint32_t nkv_arch_fetch_add_u32(uint32_t *p, uint32_t v) { return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
+NKV_DEV uint64_t nkv_arch_fetch_or_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_or(p, v, __ATOMIC_ACQ_REL); }
+NKV_DEV uint64_t nkv_arch_fetch_and_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_and(p, v, __ATOMIC_ACQ_REL); }
+
+/* 32-bit doorbell write, issued after nkv_arch_fence_release(): volatile so
+ * it is neither merged nor dropped, release so the C model (and TSan)
+ * sees the same order the fence gives the hardware. */
+NKV_DEV void nkv_arch_mmio_store_u32(volatile uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+
+/* Publish a 64-byte SQE: eight single-copy-atomic 64-bit stores (the
+ * reader is another thread). Made visible by the caller's release fence. */
+NKV_DEV void nkv_arch_store_sqe(struct nkv_sqe *dst, const struct nkv_sqe *src)
+{
+	const uint64_t *s = (const uint64_t *)(const void *)src;
+	uint64_t *d = (uint64_t *)(void *)dst;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		__atomic_store_n(&d[i], s[i], __ATOMIC_RELAXED);
+}
+
+/* Copy a 16-byte CQE with two 64-bit loads, DW0-1 first, no ordering:
+ * exactly the copy that can pair a stale DW0 with a fresh phase (DW3). */
+NKV_DEV void nkv_arch_load_cqe(struct nkv_cqe *dst, const struct nkv_cqe *src)
+{
+	const uint64_t *s = (const uint64_t *)(const void *)src;
+	uint64_t lo = __atomic_load_n(&s[0], __ATOMIC_RELAXED);
+	uint64_t hi = __atomic_load_n(&s[1], __ATOMIC_RELAXED);
+
+	dst->dw0 = (uint32_t)lo;
+	dst->dw1 = (uint32_t)(lo >> 32);
+	dst->dw2 = (uint32_t)hi;
+	dst->dw3 = (uint32_t)(hi >> 32);
+}
+
+/* Spinning politely: a CPU pause, and a yield now and then so an
+ * oversubscribed controller thread gets the core. Orders nothing. */
+NKV_DEV void nkv_arch_poll_pause(uint64_t n) { nkv_cpu_poll_pause(n); }
+
+/* Population count and lowest set bit of a lane mask. */
+NKV_DEV uint32_t nkv_arch_popc64(uint64_t m) { return (uint32_t)__builtin_popcountll(m); }
+NKV_DEV uint32_t nkv_arch_ffs64(uint64_t m) { return m ? (uint32_t)__builtin_ctzll(m) : 64u; }
+
+#endif /* NKV_ARCH_CPU_H */

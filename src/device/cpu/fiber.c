@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fiber.c - lanes as cooperative fibers on one OS thread per wave.
+ *
+ * A lane runs until it blocks in a collective (or returns), then swaps back
+ * to its wave's scheduler, which resumes the next lane that can make
+ * progress. Stacks are mmap'd with a PROT_NONE guard page below them so an
+ * overflow faults instead of corrupting a neighbour. The sanitizers are
+ * told about every switch: ASan must know the stack it is on (or it reports
+ * false stack overflows and leaks fake frames), TSan must know the fiber
+ * (or it mixes the shadow states of different lanes).
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "device/cpu/engine.h"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NKV_ASAN 1
+#endif
+#if __has_feature(thread_sanitizer)
+#define NKV_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) && !defined(NKV_ASAN)
+#define NKV_ASAN 1
+#endif
+#if defined(__SANITIZE_THREAD__) && !defined(NKV_TSAN)
+#define NKV_TSAN 1
+#endif
+
+#ifdef NKV_ASAN
+#include <sanitizer/common_interface_defs.h>
+#define asan_start(save, bottom, len) __sanitizer_start_switch_fiber(save, bottom, len)
+#define asan_finish(save, bottom, len) __sanitizer_finish_switch_fiber(save, bottom, len)
+#else
+#define asan_start(save, bottom, len) ((void)(save), (void)(bottom), (void)(len))
+#define asan_finish(save, bottom, len) ((void)(save), (void)(bottom), (void)(len))
+#endif
+
+#ifdef NKV_TSAN
+#include <sanitizer/tsan_interface.h>
+#endif
+
+static size_t sys_page_size(void)
+{
+	long p = sysconf(_SC_PAGESIZE);
+
+	return p > 0 ? (size_t)p : 4096u;
+}
+
+static void lane_entry(void)
+{
+	struct nkv_cpu_lane *l = nkv_cpu_cur;
+	struct nkv_cpu_wave *w = l->w;
+
+	/* First time on this stack: learn the scheduler's stack for the way back. */
+	asan_finish(NULL, &w->sched_stack, &w->sched_stack_len);
+	w->run->fn(w->run->arg);
+	nkv_cpu_lane_exit(l);
+	l->done = 1;
+	/* Returning through uc_link ends this fiber: no fake stack to keep. */
+	asan_start(NULL, w->sched_stack, w->sched_stack_len);
+#ifdef NKV_TSAN
+	__tsan_switch_to_fiber(w->sched_tsan_fiber, 0);
+#endif
+}
+
+/* getcontext() returns twice: keep it away from locals that live on. */
+static int make_ctx(struct nkv_cpu_lane *l)
+{
+	if (getcontext(&l->ctx))
+		return -ENOMEM;
+	l->ctx.uc_stack.ss_sp = (char *)l->map + sys_page_size();
+	l->ctx.uc_stack.ss_size = l->map_len - sys_page_size();
+	l->ctx.uc_link = &l->w->sched;
+	makecontext(&l->ctx, lane_entry, 0);
+	return 0;
+}
+
+int nkv_fiber_init(struct nkv_cpu_lane *l, size_t stack)
+{
+	size_t pg = sys_page_size();
+	char *map;
+
+	stack = (stack + pg - 1) & ~(pg - 1);
+	map = mmap(NULL, stack + pg, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (map == MAP_FAILED)
+		return -ENOMEM;
+	l->map = map;
+	l->map_len = stack + pg;
+	/* The guard page below the stack turns an overflow into a fault. */
+	if (mprotect(map, pg, PROT_NONE) || make_ctx(l)) {
+		nkv_fiber_free(l);
+		return -ENOMEM;
+	}
+#ifdef NKV_TSAN
+	l->tsan_fiber = __tsan_create_fiber(0);
+#endif
+	return 0;
+}
+
+void nkv_fiber_free(struct nkv_cpu_lane *l)
+{
+#ifdef NKV_TSAN
+	if (l->tsan_fiber)
+		__tsan_destroy_fiber(l->tsan_fiber);
+	l->tsan_fiber = NULL;
+#endif
+	if (l->map)
+		munmap(l->map, l->map_len);
+	l->map = NULL;
+}
+
+/* Scheduler -> lane, and back when the lane yields or returns. */
+static void switch_in(struct nkv_cpu_wave *w, struct nkv_cpu_lane *l)
+{
+	nkv_cpu_cur = l;
+	asan_start(&w->sched_asan_fake, (char *)l->map + sys_page_size(),
+		   l->map_len - sys_page_size());
+#ifdef NKV_TSAN
+	__tsan_switch_to_fiber(l->tsan_fiber, 0);
+#endif
+	swapcontext(&w->sched, &l->ctx);
+	asan_finish(w->sched_asan_fake, NULL, NULL);
+	nkv_cpu_cur = NULL;
+}
+
+/* A blocked lane is worth resuming only once its collective completed. */
+static int runnable(const struct nkv_cpu_lane *l)
+{
+	return !l->done && (!l->waiting || l->wait_gen != l->w->gen);
+}
+
+void nkv_fiber_schedule(struct nkv_cpu_wave *w)
+{
+	uint32_t left = w->size, i;
+
+#ifdef NKV_TSAN
+	w->sched_tsan_fiber = __tsan_get_current_fiber();
+#endif
+	while (left) {
+		left = 0;
+		for (i = 0; i < w->size; i++) {
+			struct nkv_cpu_lane *l = &w->lanes[i];
+
+			if (runnable(l))
+				switch_in(w, l);
+			left += !l->done;
+		}
+	}
+}
+
+void nkv_fiber_yield(struct nkv_cpu_lane *l)
+{
+	struct nkv_cpu_wave *w = l->w;
+
+	asan_start(&l->asan_fake, w->sched_stack, w->sched_stack_len);
+#ifdef NKV_TSAN
+	__tsan_switch_to_fiber(w->sched_tsan_fiber, 0);
+#endif
+	swapcontext(&l->ctx, &w->sched);
+	asan_finish(l->asan_fake, &w->sched_stack, &w->sched_stack_len);
+}
