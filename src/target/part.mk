@@ -1,5 +1,19 @@
 # nkv-target controller core (src/target), built into libnkvtarget.a.
-TARGET_SRCS += src/target/dma.c src/target/ctrl.c src/target/regs.c \
+NKV_TGT_CORE := src/target/dma.c src/target/ctrl.c src/target/regs.c \
 	src/target/queue.c src/target/handoff.c src/target/admin.c \
 	src/target/io_kv.c src/target/io_nvm.c src/target/stats.c \
 	src/target/be_mem.c
+TARGET_SRCS += $(NKV_TGT_CORE)
+
+# Tests link the core's objects directly, so a half-written file of
+# another part in TARGET_SRCS cannot break them.
+NKV_TGT_TEST_LDLIBS := -lcriterion
+NKV_TGT_HOST := tests/target/host.c tests/target/delay_be.c
+
+TESTS += test_tgt_dma
+test_tgt_dma_SRCS := tests/target/test_dma.c src/target/dma.c
+test_tgt_dma_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
+
+TESTS += test_tgt_regs
+test_tgt_regs_SRCS := tests/target/test_regs.c $(NKV_TGT_HOST) $(NKV_TGT_CORE)
+test_tgt_regs_LDLIBS := $(NKV_TGT_TEST_LDLIBS)

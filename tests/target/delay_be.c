@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "delay_be.h"
+
+#define DELAY_MAX 4096
+
+struct delay_rec {
+	struct nkv_be_op *op;
+	void (*done)(struct nkv_be_op *op);
+	void *ctx;
+	unsigned long seq;
+};
+
+struct delay_be {
+	struct nkv_be be;
+	struct nkv_be *inner;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t thr;
+	struct delay_rec held[DELAY_MAX];
+	unsigned n;
+	unsigned batch;
+	unsigned hold_us;
+	unsigned long seq;
+	unsigned long last_done;
+	unsigned long reordered;
+	unsigned busy;		/* forwarded, not yet completed */
+	int stop;
+	unsigned rng;
+};
+
+static void delay_done(struct nkv_be_op *op)
+{
+	struct delay_rec *r = op->ctx;
+
+	/* Give the op back its owner's callback before completing it. */
+	op->done = r->done;
+	op->ctx = r->ctx;
+	free(r);
+	op->done(op);
+}
+
+static void *delay_thread(void *arg)
+{
+	struct delay_be *d = arg;
+	struct timespec ts;
+
+	pthread_mutex_lock(&d->lock);
+	while (!d->stop || d->n) {
+		unsigned i;
+		struct delay_rec r;
+
+		if (d->n < d->batch && !d->stop) {
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += (long)d->hold_us * 1000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			if (pthread_cond_timedwait(&d->cond, &d->lock, &ts) == 0 &&
+			    d->n < d->batch)
+				continue;
+		}
+		if (!d->n)
+			continue;
+		d->rng = d->rng * 1103515245u + 12345u;
+		i = (d->rng >> 8) % d->n;
+		r = d->held[i];
+		d->held[i] = d->held[--d->n];
+		if (r.seq < d->last_done)
+			d->reordered++;
+		d->last_done = r.seq;
+		pthread_mutex_unlock(&d->lock);
+		{
+			struct delay_rec *h = malloc(sizeof(*h));
+
+			*h = r;
+			r.op->done = delay_done;
+			r.op->ctx = h;
+			if (d->inner->ops->submit(d->inner, r.op)) {
+				r.op->done = r.done;
+				r.op->ctx = r.ctx;
+				free(h);
+				r.op->status = NKV_STATUS(0, NKV_SC_INTERNAL);
+				r.op->done(r.op);
+			}
+		}
+		pthread_mutex_lock(&d->lock);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return NULL;
+}
+
+static int delay_submit(struct nkv_be *be, struct nkv_be_op *op)
+{
+	struct delay_be *d = (struct delay_be *)be;
+	int rc = 0;
+
+	pthread_mutex_lock(&d->lock);
+	if (d->n == DELAY_MAX) {
+		rc = -11;
+	} else {
+		d->held[d->n++] = (struct delay_rec){ op, op->done, op->ctx, ++d->seq };
+		if (d->n >= d->batch)
+			pthread_cond_signal(&d->cond);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+static uint64_t delay_bytes(struct nkv_be *be)
+{
+	struct delay_be *d = (struct delay_be *)be;
+
+	return d->inner->ops->bytes_used(d->inner);
+}
+
+static uint64_t delay_keys(struct nkv_be *be)
+{
+	struct delay_be *d = (struct delay_be *)be;
+
+	return d->inner->ops->keys_used(d->inner);
+}
+
+static void delay_destroy(struct nkv_be *be)
+{
+	struct delay_be *d = (struct delay_be *)be;
+
+	pthread_mutex_lock(&d->lock);
+	d->stop = 1;
+	pthread_cond_signal(&d->cond);
+	pthread_mutex_unlock(&d->lock);
+	pthread_join(d->thr, NULL);
+	d->inner->ops->destroy(d->inner);
+	pthread_mutex_destroy(&d->lock);
+	pthread_cond_destroy(&d->cond);
+	free(d);
+}
+
+static const struct nkv_be_ops delay_ops = {
+	.name = "delay",
+	.submit = delay_submit,
+	.bytes_used = delay_bytes,
+	.keys_used = delay_keys,
+	.destroy = delay_destroy,
+};
+
+struct nkv_be *delay_be_create(struct nkv_be *inner, unsigned batch,
+			       unsigned hold_us)
+{
+	struct delay_be *d = calloc(1, sizeof(*d));
+
+	d->be = *inner;
+	d->be.ops = &delay_ops;
+	d->inner = inner;
+	d->batch = batch ? batch : 1;
+	d->hold_us = hold_us ? hold_us : 200;
+	d->rng = 12345;
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_cond_init(&d->cond, NULL);
+	pthread_create(&d->thr, NULL, delay_thread, d);
+	return &d->be;
+}
+
+unsigned long delay_be_reordered(struct nkv_be *be)
+{
+	struct delay_be *d = (struct delay_be *)be;
+	unsigned long v;
+
+	pthread_mutex_lock(&d->lock);
+	v = d->reordered;
+	pthread_mutex_unlock(&d->lock);
+	return v;
+}

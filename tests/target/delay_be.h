@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * delay_be.h - test-only backend wrapper: holds every op, then forwards
+ * them to the wrapped backend from its own thread in scrambled order, so
+ * completions arrive out of order and from another thread.
+ */
+#ifndef NKV_TEST_DELAY_BE_H
+#define NKV_TEST_DELAY_BE_H
+
+#include "target/backend.h"
+
+/* Wraps inner (owned from now on). Ops are released once batch of them
+ * are held, or after hold_us microseconds without a new one. */
+struct nkv_be *delay_be_create(struct nkv_be *inner, unsigned batch,
+			       unsigned hold_us);
+/* Ops completed out of submission order so far. */
+unsigned long delay_be_reordered(struct nkv_be *be);
+
+#endif

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * host.h - a test acting as nkv-target's host, in-process: SQEs written to
+ * registered memory, doorbells rung by plain stores to the doorbell page,
+ * the controller polled by the test thread (or a poller thread).
+ */
+#ifndef NKV_TEST_TGT_HOST_H
+#define NKV_TEST_TGT_HOST_H
+
+#include <stdint.h>
+
+#include "nkv_wire.h"
+#include "target/backend.h"
+#include "target/be_mem.h"
+#include "target/ctrl.h"
+#include "target/dma.h"
+#include "target/stats.h"
+
+#define H_IOVA 0x10000000ull	/* arena's IOVA: deliberately not its address */
+#define H_ARENA (48u << 20)
+#define H_MAXQ 64
+
+struct h_q {
+	uint32_t size;
+	struct nkv_sqe *sq;
+	struct nkv_cqe *cq;
+	uint64_t sq_iova, cq_iova;
+	uint32_t sq_tail, cq_head, phase;
+	uint16_t cid;
+};
+
+struct h {
+	struct nkv_dma *dma;
+	struct nkv_subsys *ss;
+	struct nkv_tgt_ctrl *c;
+	uint32_t *db;
+	uint8_t *mem;
+	uint64_t bump;
+	int threaded;		/* a poller thread polls: reap only waits */
+	struct h_q q[H_MAXQ + 1];
+};
+
+/* Controller with ns 1 = KV mem (kv opts, NULL: defaults) and
+ * ns 2 = NVM mem (1 MiB, 512-byte blocks); not enabled. */
+void h_init(struct h *h, const struct nkv_tgt_ctrl_opts *co,
+	    const struct nkv_be_mem_opts *kv);
+void h_fini(struct h *h);
+uint64_t h_alloc(struct h *h, uint64_t len);	/* page aligned, zeroed */
+void *h_ptr(struct h *h, uint64_t iova);
+/* Registers, CC.EN = 1, admin queues of n entries; returns CSTS. */
+uint32_t h_enable(struct h *h, uint32_t n);
+uint32_t h_cc(void);		/* a valid CC with EN = 1 */
+void h_submit(struct h *h, uint16_t qid, struct nkv_sqe *s);
+/* Wait (polling the controller unless threaded) for one CQE; returns
+ * 0 or -1 on timeout. */
+int h_reap(struct h *h, uint16_t qid, struct nkv_cqe *e);
+/* Submit + reap; returns the status (without phase) or 0xffff on timeout. */
+uint16_t h_cmd(struct h *h, uint16_t qid, struct nkv_sqe *s, struct nkv_cqe *e);
+uint16_t h_create_qpair(struct h *h, uint16_t qid, uint32_t entries);
+/* Fill prp1/prp2 (building PRP lists in the arena) for data at iova. */
+void h_prp(struct h *h, struct nkv_sqe *s, uint64_t iova, uint64_t len);
+/* A KV SQE; data (len bytes at iova) optional. */
+void h_kv(struct nkv_sqe *s, uint8_t opc, uint32_t nsid, const void *key,
+	  uint32_t klen, uint32_t cdw10, uint32_t options);
+uint16_t h_store(struct h *h, uint16_t qid, const void *key, uint32_t klen,
+		 const void *val, uint32_t len, uint32_t options);
+uint16_t h_retrieve(struct h *h, uint16_t qid, const void *key, uint32_t klen,
+		    void *val, uint32_t buflen, uint32_t *dw0);
+/* Admin Identify into a fresh 4 KiB buffer; returns the status. */
+uint16_t h_identify(struct h *h, uint8_t cns, uint32_t nsid, uint8_t csi,
+		    void *out4k);
+
+#endif
