@@ -46,6 +46,11 @@ static struct nkv_pcie *nkv_pcie_of(struct nkv_tr *tr)
 	return (struct nkv_pcie *)tr;
 }
 
+int nkv_pcie_fd(struct nkv_tr *tr)
+{
+	return nkv_pcie_of(tr)->fd;
+}
+
 static void nkv_pcie_err(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void nkv_pcie_err(char *err, size_t errlen, const char *fmt, ...)

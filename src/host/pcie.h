@@ -35,6 +35,11 @@ int nkv_pcie_list(struct nkv_pcie_ctrl *out, size_t max, size_t *count);
  */
 int nkv_pcie_devnode(const char *addr, char *node, size_t nodelen, char *err, size_t errlen);
 
+struct nkv_tr;
+/* The /dev/nkvN file descriptor of an open pcie transport, for callers
+ * that issue module ioctls the ops table does not cover. */
+int nkv_pcie_fd(struct nkv_tr *tr);
+
 /* Tests only: look for PCI devices under dir (a fake /sys/bus/pci);
  * NULL restores the real one. Not thread-safe. */
 void nkv_pcie_set_sysfs_root(const char *dir);

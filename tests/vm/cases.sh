@@ -1,0 +1,146 @@
+# SPDX-License-Identifier: MIT
+# Guest side of tests/vm/run.sh, sourced by /init. Each case prints one
+# "NKV-CASE <name> PASS|FAIL" line that the host parses.
+NKV=/lib/nkv
+T=/nkv_vmtest
+
+wait_for() {
+	i=0
+	while [ $i -lt 150 ]; do
+		[ -e "$1" ] && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "timeout waiting for $1"
+	return 1
+}
+
+driver_of() {
+	l=$(readlink "/sys/bus/pci/devices/$1/driver") || return 0
+	basename "$l"
+}
+
+run_case() {
+	name=$1
+	shift
+	echo "--- case $name"
+	if "$@"; then
+		echo "NKV-CASE $name PASS"
+	else
+		echo "NKV-CASE $name FAIL"
+	fi
+}
+
+load_modules() {
+	for m in $(cat $NKV/modules.order); do
+		insmod "$NKV/$m" || return 1
+	done
+	# A small pin limit so the limit case needs little memory.
+	insmod $NKV/nkv.ko max_pinned_mb=8
+}
+
+find_nvme() {
+	for d in /sys/bus/pci/devices/*; do
+		[ "$(cat "$d/class")" = 0x010802 ] && basename "$d" && return
+	done
+}
+
+# Move the controller from nvme to nkv the documented way.
+case_bind() {
+	wait_for /dev/nvme0n1 || return 1
+	[ "$(driver_of "$PCI")" = nvme ] || return 1
+	echo "$PCI" > /sys/bus/pci/drivers/nvme/unbind
+	echo nkv > "/sys/bus/pci/devices/$PCI/driver_override"
+	echo "$PCI" > /sys/bus/pci/drivers_probe
+	wait_for /dev/nkv0 || return 1
+	[ "$(driver_of "$PCI")" = nkv ] && [ ! -e /dev/nvme0n1 ]
+}
+
+# A device that is not NVMe must be refused even when forced.
+case_refuse() {
+	for d in /sys/bus/pci/devices/*; do
+		a=$(basename "$d")
+		[ "$(cat "$d/class")" != 0x010802 ] && [ -z "$(driver_of "$a")" ] && break
+		a=
+	done
+	[ -n "$a" ] || { echo "no unbound non-NVMe device"; return 1; }
+	echo "forcing $a ($(cat /sys/bus/pci/devices/$a/class))"
+	echo nkv > "/sys/bus/pci/devices/$a/driver_override"
+	echo "$a" > /sys/bus/pci/drivers_probe
+	echo > "/sys/bus/pci/devices/$a/driver_override"
+	[ -z "$(driver_of "$a")" ] && dmesg | grep -q "is not an NVMe controller"
+}
+
+case_rw() {
+	$T rw "$PCI" /tmp/expect $IOMMU
+}
+
+# SIGKILL the owner mid-I/O: release must quiesce and unpin; afterwards
+# the controller comes up again for the next owner.
+case_kill() {
+	q0=$(dmesg | grep -c "controller quiesced")
+	$T hammer /dev/nkv0 > /tmp/hammer.out 2>&1 &
+	hp=$!
+	i=0
+	while ! grep -q HAMMER-RUNNING /tmp/hammer.out && [ $i -lt 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	cat /tmp/hammer.out
+	grep -q HAMMER-RUNNING /tmp/hammer.out || { kill -9 $hp; return 1; }
+	sleep 0.2
+	kill -9 $hp
+	wait $hp
+	q1=$(dmesg | grep -c "controller quiesced")
+	echo "quiesce messages: $q0 -> $q1"
+	[ "$q1" -gt "$q0" ] || return 1
+	$T rw /dev/nkv0 /tmp/expect $IOMMU
+}
+
+case_unbind() {
+	$T unbind /dev/nkv0 "$PCI" || return 1
+	[ -z "$(driver_of "$PCI")" ] && [ ! -e /dev/nkv0 ] && dmesg | grep -q "unbound while open"
+}
+
+# Give the controller back to nvme and read what nkv wrote through the
+# kernel's block device.
+case_handback() {
+	echo > "/sys/bus/pci/devices/$PCI/driver_override"
+	[ "$(driver_of "$PCI")" = nkv ] && echo "$PCI" > /sys/bus/pci/drivers/nkv/unbind
+	echo "$PCI" > /sys/bus/pci/drivers_probe
+	wait_for /dev/nvme0n1 || return 1
+	dd if=/dev/nvme0n1 of=/tmp/got bs=4096 skip=256 count=64 2>/dev/null
+	cmp /tmp/expect /tmp/got
+}
+
+case_dmesg() {
+	! dmesg | grep -E "WARNING:|BUG:|Oops|general protection|Call Trace|DMAR:.*[Ff]ault|nkv.*did not stop"
+}
+
+run_boot() {
+	load_modules || { echo "NKV-CASE modules FAIL"; return; }
+	PCI=$(find_nvme)
+	echo "NVMe controller at $PCI"
+	case $1 in
+	noiommu)
+		IOMMU=
+		run_case bind case_bind
+		run_case refuse case_refuse
+		run_case badargs $T badargs /dev/nkv0
+		run_case rw case_rw
+		run_case kill case_kill
+		run_case unbind case_unbind
+		run_case handback case_handback
+		run_case dmesg case_dmesg
+		;;
+	iommu)
+		IOMMU=iommu
+		run_case bind case_bind
+		run_case rw case_rw
+		run_case kill case_kill
+		run_case handback case_handback
+		run_case dmesg case_dmesg
+		;;
+	esac
+	dmesg | grep -E "nkv|DMAR" | tail -20
+}
