@@ -1,0 +1,16 @@
+# vfio-user tests: protocol units, client <-> server end to end, hostile
+# messages from a raw socket, nkv-probe.
+VFU_TEST_LIBS := $(LIBNKVTGT)
+VFU_TEST_LDLIBS = -lcriterion $(TARGET_LDLIBS)
+VFU_TEST_COMMON := tests/vfio-user/vfu_util.c src/host/vfio_user_client.c \
+	src/host/doorbell_fwd.c
+
+TESTS += test_vfu_proto test_vfu_e2e
+test_vfu_proto_SRCS := tests/vfio-user/test_vfu_proto.c $(VFU_TEST_COMMON)
+test_vfu_proto_LIBS := $(VFU_TEST_LIBS)
+test_vfu_proto_LDLIBS = $(VFU_TEST_LDLIBS)
+test_vfu_e2e_SRCS := tests/vfio-user/test_vfu_e2e.c $(VFU_TEST_COMMON)
+test_vfu_e2e_LIBS := $(VFU_TEST_LIBS)
+test_vfu_e2e_LDLIBS = $(VFU_TEST_LDLIBS)
+# The probe test runs the built program (order-only: not linked in).
+$(B)/tests/test_vfu_e2e: | $(B)/bin/nkv-probe

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: MIT */
+/* vfu_util.c - see vfu_util.h. Every wait here is bounded. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include "target/be_mem.h"
+#include "vfu_util.h"
+
+#define VT_PAGES 64
+
+int vt_server_start(struct vt_server *s, int no_sparse)
+{
+	static int seq;
+	struct nkv_subsys_opts so = { .size = sizeof(so) };
+	struct nkv_be_mem_opts mo = { .size = sizeof(mo) };
+	struct nkv_vfu_server_opts vo = { .size = sizeof(vo) };
+	struct nkv_be *be;
+
+	snprintf(s->path, sizeof(s->path), "/tmp/nkv-vfu-test-%d-%d.sock", (int)getpid(), seq++);
+	s->ss = nkv_subsys_create(&so);
+	be = nkv_be_mem_create(&mo);
+	if (!s->ss || !be || nkv_subsys_add_ns(s->ss, 1, be))
+		return -ENOMEM;
+	vo.socket_path = s->path;
+	vo.ss = s->ss;
+	vo.ctrl.size = sizeof(vo.ctrl);
+	vo.ctrl.max_ioq = 4;
+	vo.poll_interval_ns = 20000;
+	vo.no_sparse_mmap = no_sparse;
+	vo.max_conns = 4;
+	vo.log_level = getenv("NKV_TEST_LOG") ? NKV_VFU_LOG_DEBUG : NKV_VFU_LOG_ERROR;
+	return nkv_vfu_server_start(&vo, &s->srv);
+}
+
+void vt_server_stop(struct vt_server *s)
+{
+	nkv_vfu_server_stop(s->srv);
+	nkv_subsys_destroy(s->ss);
+}
+
+static uint64_t vt_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void *vt_page(struct vt_nvme *n, unsigned page)
+{
+	return (uint8_t *)n->mem.va + (size_t)page * NKV_PAGE_SIZE;
+}
+
+uint64_t vt_iova(struct vt_nvme *n, unsigned page)
+{
+	return n->mem.iova[page];
+}
+
+static void vt_db(struct vt_nvme *n, unsigned idx, uint32_t v)
+{
+	__atomic_store_n(&n->db[idx], v, __ATOMIC_RELEASE);
+}
+
+void vt_submit(struct vt_nvme *n, uint16_t qid, struct nkv_sqe *sqe)
+{
+	struct nkv_sqe *ring = vt_page(n, qid ? VT_IOSQ : VT_ASQ);
+
+	sqe->cdw0 = nkv_sqe_cdw0((uint8_t)sqe->cdw0, ++n->cid);
+	ring[n->sq_tail[qid]] = *sqe;
+	n->sq_tail[qid] = (n->sq_tail[qid] + 1) % VT_QD;
+	vt_db(n, 2u * qid, n->sq_tail[qid]);
+}
+
+int vt_cmd(struct vt_nvme *n, uint16_t qid, struct nkv_sqe *sqe, uint32_t *dw0)
+{
+	volatile struct nkv_cqe *cq = vt_page(n, qid ? VT_IOCQ : VT_ACQ);
+	uint64_t t0;
+	uint32_t dw3;
+
+	vt_submit(n, qid, sqe);
+	t0 = vt_now_ms();
+	for (;;) {
+		dw3 = __atomic_load_n(&cq[n->cq_head[qid]].dw3, __ATOMIC_ACQUIRE);
+		if (nkv_cqe_phase(dw3) == n->phase[qid])
+			break;
+		if (vt_now_ms() - t0 > 3000)
+			return -1;
+		usleep(10);
+	}
+	if (dw0)
+		*dw0 = cq[n->cq_head[qid]].dw0;
+	n->cq_head[qid] = (n->cq_head[qid] + 1) % VT_QD;
+	if (n->cq_head[qid] == 0)
+		n->phase[qid] ^= 1;
+	vt_db(n, 2u * qid + 1, n->cq_head[qid]);
+	return nkv_cqe_status(dw3);
+}
+
+void vt_kv_sqe(struct nkv_sqe *s, uint8_t opc, const char *key, uint64_t prp, uint32_t len)
+{
+	uint8_t k[16] = { 0 };
+	size_t kl = strlen(key);
+
+	memset(s, 0, sizeof(*s));
+	memcpy(k, key, kl);
+	s->cdw0 = opc;
+	s->nsid = 1;
+	memcpy(&s->cdw2, k, 4);
+	memcpy(&s->cdw3, k + 4, 4);
+	memcpy(&s->cdw14, k + 8, 4);
+	memcpy(&s->cdw15, k + 12, 4);
+	s->prp1 = prp;
+	s->cdw10 = len;
+	s->cdw11 = (uint32_t)kl;
+}
+
+static int vt_wait_rdy(struct vt_nvme *n, uint32_t want)
+{
+	uint64_t t0 = vt_now_ms(), v = 0;
+
+	while (vt_now_ms() - t0 < 3000) {
+		if (n->ops->reg_read(n->tr, NKV_REG_CSTS, 4, &v))
+			return -EIO;
+		if ((v & NKV_CSTS_RDY) == want)
+			return 0;
+		usleep(200);
+	}
+	return -ETIMEDOUT;
+}
+
+static int vt_mem(struct vt_nvme *n)
+{
+	n->mem.len = VT_PAGES * NKV_PAGE_SIZE;
+	n->mem.fd = memfd_create("vt-dma", MFD_CLOEXEC);
+	if (n->mem.fd < 0 || ftruncate(n->mem.fd, (off_t)n->mem.len))
+		return -errno;
+	n->mem.va = mmap(NULL, n->mem.len, PROT_READ | PROT_WRITE, MAP_SHARED, n->mem.fd, 0);
+	if (n->mem.va == MAP_FAILED)
+		return -errno;
+	return n->ops->dma_map(n->tr, &n->mem);
+}
+
+static int vt_doorbells(struct vt_nvme *n)
+{
+	struct nkv_dbfwd_opts fo = { .size = sizeof(fo) };
+	size_t len = 0;
+
+	n->db = n->ops->doorbells(n->tr, &len);
+	if (n->db)
+		return 0;
+	n->shadow = aligned_alloc(NKV_PAGE_SIZE, NKV_PAGE_SIZE);
+	if (!n->shadow)
+		return -ENOMEM;
+	memset(n->shadow, 0, NKV_PAGE_SIZE);
+	n->fwd_tr.ops = n->ops;
+	n->fwd_tr.tr = n->tr;
+	fo.shadow = n->shadow;
+	fo.len = 64;
+	fo.write = nkv_dbfwd_transport_write;
+	fo.arg = &n->fwd_tr;
+	n->db = n->shadow;
+	return nkv_dbfwd_start(&fo, &n->fwd);
+}
+
+static int vt_admin(struct vt_nvme *n, uint8_t opc, uint32_t cdw10, uint32_t cdw11, uint64_t prp)
+{
+	struct nkv_sqe s = { 0 };
+
+	s.cdw0 = opc;
+	s.cdw10 = cdw10;
+	s.cdw11 = cdw11;
+	s.prp1 = prp;
+	return vt_cmd(n, 0, &s, NULL);
+}
+
+int vt_nvme_up(struct vt_nvme *n, const char *path)
+{
+	char err[256];
+	uint32_t cc;
+	int rc;
+
+	memset(n, 0, sizeof(*n));
+	n->mem.fd = -1;
+	n->phase[0] = n->phase[1] = 1;
+	n->ops = &nkv_transport_vfio_user;
+	rc = n->ops->open(path, &n->tr, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "open: %s\n", err);
+		return rc;
+	}
+	if ((rc = vt_mem(n)) || (rc = vt_doorbells(n)))
+		return rc;
+	if (n->ops->reg_write(n->tr, NKV_REG_CC, 0, 4) || vt_wait_rdy(n, 0))
+		return -EIO;
+	n->ops->reg_write(n->tr, NKV_REG_AQA, nkv_aqa(VT_QD, VT_QD), 4);
+	n->ops->reg_write(n->tr, NKV_REG_ASQ, vt_iova(n, VT_ASQ), 8);
+	n->ops->reg_write(n->tr, NKV_REG_ACQ, vt_iova(n, VT_ACQ), 8);
+	cc = 1u | NKV_CC_CSS_IOCS << NKV_CC_CSS_SHIFT | 6u << NKV_CC_IOSQES_SHIFT |
+	     4u << NKV_CC_IOCQES_SHIFT;
+	if (n->ops->reg_write(n->tr, NKV_REG_CC, cc, 4) || vt_wait_rdy(n, 1))
+		return -EIO;
+	if (vt_admin(n, NKV_ADM_SET_FEATURES, NKV_FID_NUM_QUEUES, 0, 0))
+		return -EIO;
+	if (vt_admin(n, NKV_ADM_CREATE_CQ, nkv_queue_cdw10(1, VT_QD), NKV_QUEUE_PC,
+		     vt_iova(n, VT_IOCQ)))
+		return -EIO;
+	if (vt_admin(n, NKV_ADM_CREATE_SQ, nkv_queue_cdw10(1, VT_QD), nkv_create_sq_cdw11(1),
+		     vt_iova(n, VT_IOSQ)))
+		return -EIO;
+	return 0;
+}
+
+void vt_nvme_down(struct vt_nvme *n)
+{
+	if (n->fwd)
+		nkv_dbfwd_stop(n->fwd);
+	free(n->shadow);
+	if (n->tr) {
+		if (n->mem.iova) {
+			n->ops->reg_write(n->tr, NKV_REG_CC, 0, 4);
+			vt_wait_rdy(n, 0);
+			n->ops->dma_unmap(n->tr, &n->mem);
+		}
+		n->ops->close(n->tr);
+	}
+	if (n->mem.va && n->mem.va != MAP_FAILED)
+		munmap(n->mem.va, n->mem.len);
+	if (n->mem.fd >= 0)
+		close(n->mem.fd);
+}

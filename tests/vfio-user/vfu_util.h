@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/* vfu_util.h - test helpers: an in-process nkv-target on a temp socket, and
+ * a tiny NVMe driver over the vfio-user transport (admin + one I/O pair). */
+#ifndef NKV_TEST_VFU_UTIL_H
+#define NKV_TEST_VFU_UTIL_H
+
+#include <stdint.h>
+
+#include "host/doorbell_fwd.h"
+#include "host/transport.h"
+#include "target/vfio_user_server.h"
+
+struct vt_server {
+	char path[108];
+	struct nkv_subsys *ss;
+	struct nkv_vfu_server *srv;
+};
+
+int vt_server_start(struct vt_server *s, int no_sparse);
+void vt_server_stop(struct vt_server *s);
+
+struct vt_nvme {
+	const struct nkv_transport_ops *ops;
+	struct nkv_tr *tr;
+	struct nkv_dmamem mem;		/* 64 pages of memfd */
+	volatile uint32_t *db;		/* real doorbells or the shadow page */
+	uint32_t *shadow;
+	struct nkv_dbfwd_tr fwd_tr;
+	struct nkv_dbfwd *fwd;
+	uint32_t sq_tail[2], cq_head[2], phase[2];
+	uint16_t cid;
+};
+
+#define VT_ASQ 0
+#define VT_ACQ 1
+#define VT_IOSQ 2
+#define VT_IOCQ 3
+#define VT_DATA 8		/* data pages from here */
+#define VT_QD 32
+
+/* Open, map memory, enable the controller, create I/O queue pair 1. */
+int vt_nvme_up(struct vt_nvme *n, const char *path);
+void vt_nvme_down(struct vt_nvme *n);
+void *vt_page(struct vt_nvme *n, unsigned page);
+uint64_t vt_iova(struct vt_nvme *n, unsigned page);
+/* Submit one SQE on qid and wait (bounded) for its CQE. Returns the status
+ * (0 ok), or -1 on timeout. dw0 gets CQE DW0. */
+int vt_cmd(struct vt_nvme *n, uint16_t qid, struct nkv_sqe *sqe, uint32_t *dw0);
+/* Submit only (no wait). */
+void vt_submit(struct vt_nvme *n, uint16_t qid, struct nkv_sqe *sqe);
+void vt_kv_sqe(struct nkv_sqe *s, uint8_t opc, const char *key, uint64_t prp, uint32_t len);
+
+#endif
