@@ -21,3 +21,7 @@ test_tgt_regs_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 TESTS += test_tgt_admin
 test_tgt_admin_SRCS := tests/target/test_admin.c $(NKV_TGT_HOST) $(NKV_TGT_CORE)
 test_tgt_admin_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
+
+TESTS += test_tgt_kv
+test_tgt_kv_SRCS := tests/target/test_kv.c $(NKV_TGT_HOST) $(NKV_TGT_CORE)
+test_tgt_kv_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
