@@ -65,7 +65,7 @@ NKV_DEV uint64_t nkv_arch_fetch_and_u64(uint64_t *p, uint64_t v) { return __atom
 /* 32-bit doorbell write, issued after nkv_arch_fence_release(): volatile so
  * it is neither merged nor dropped, release so the C model (and TSan)
  * sees the same order the fence gives the hardware. */
-NKV_DEV void nkv_arch_mmio_store_u32(volatile uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+NKV_DEV void nkv_arch_mmio_store_u32(volatile uint32_t *p, uint32_t v) { nkv_cpu_mmio_store(p, v); }
 
 /* Publish a 64-byte SQE: eight single-copy-atomic 64-bit stores (the
  * reader is another thread). Made visible by the caller's release fence. */

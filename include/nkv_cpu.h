@@ -71,6 +71,17 @@ void nkv_cpu_barrier(void);
  * sched_yield() every 64 polls so an oversubscribed controller thread runs. */
 void nkv_cpu_poll_pause(uint64_t n);
 
+/*
+ * Doorbell (MMIO) stores from device code on the cpu engine go through
+ * here: the store itself (release, volatile), then the hook if one is set.
+ * The hook is a test and tracing seam (e.g. count SQ tail writes exactly);
+ * set it while no launch runs. Any lane may store; the hook must be
+ * thread-safe in NKV_CPU_THREADS mode.
+ */
+typedef void (*nkv_cpu_mmio_hook)(void *ctx, volatile uint32_t *addr, uint32_t v);
+void nkv_cpu_set_mmio_hook(nkv_cpu_mmio_hook hook, void *ctx);
+void nkv_cpu_mmio_store(volatile uint32_t *addr, uint32_t v);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,3 +2,13 @@
 LIBNKV_SRCS += src/device/cpu/engine.c src/device/cpu/fiber.c
 HIP_SRCS += src/device/wave_kernels_hip.cpp
 CUDA_SRCS += src/device/wave_kernels_cuda.cu
+
+DEV_TEST_LIBS = $(LIBNKV)
+TESTS += test_wave_submit test_wave_threads
+test_wave_submit_SRCS := tests/device/test_wave_submit.c tests/device/fake_ctrl.c
+test_wave_submit_LIBS = $(DEV_TEST_LIBS)
+test_wave_submit_LDLIBS := -lcriterion
+test_wave_threads_SRCS := tests/device/test_wave_threads.c tests/device/fake_ctrl.c
+test_wave_threads_LIBS = $(DEV_TEST_LIBS)
+test_wave_threads_LDLIBS := -lcriterion
+TSAN_TESTS += test_wave_threads

@@ -319,3 +319,19 @@ void nkv_cpu_poll_pause(uint64_t n)
 	if ((n & 63) == 63)
 		sched_yield();
 }
+
+static nkv_cpu_mmio_hook mmio_hook;
+static void *mmio_hook_ctx;
+
+void nkv_cpu_set_mmio_hook(nkv_cpu_mmio_hook hook, void *ctx)
+{
+	mmio_hook = hook;
+	mmio_hook_ctx = ctx;
+}
+
+void nkv_cpu_mmio_store(volatile uint32_t *addr, uint32_t v)
+{
+	__atomic_store_n(addr, v, __ATOMIC_RELEASE);
+	if (mmio_hook)
+		mmio_hook(mmio_hook_ctx, addr, v);
+}
