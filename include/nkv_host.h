@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nkv_host.h - the nkv host library: everything slow.
+ *
+ * Connects to an NVMe-KV controller by URI, brings it up over its admin
+ * queue, creates I/O queue pairs, places their rings, doorbells and value
+ * buffers in host RAM or device memory by the memory-mode mask, and hands
+ * device code a plain descriptor of each queue pair (struct nkv_dev_qp in
+ * nkv_dev.h). A small synchronous API serves tools, tests and CPU
+ * programs with the same semantics as the device path.
+ *
+ * Conventions: every function returns 0 (or a count) on success and a
+ * negative errno on failure; an NVMe status is never turned into an errno:
+ * it travels unchanged in struct nkv_result. Handles are opaque.
+ *
+ * Concurrency: a struct nkv_ctrl may be used from any thread, calls are
+ * serialised inside. A queue pair is owned by one user at a time: one wave
+ * of device code, or one host thread using the synchronous API.
+ */
+#ifndef NKV_HOST_H
+#define NKV_HOST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct nkv_ctrl;
+struct nkv_qpair;
+struct nkv_dev_qp;
+
+/* Memory-mode mask: which structures live in device memory ("VRAM"). */
+#define NKV_MEM_SQ 0x1u		/* submission queue ring */
+#define NKV_MEM_CQ 0x2u		/* completion queue ring */
+#define NKV_MEM_DB 0x4u		/* doorbell shadow page (forwarder) */
+#define NKV_MEM_DATA 0x8u	/* value buffers: values land in VRAM */
+#define NKV_MEM_ALL 0xfu
+
+struct nkv_ctrl_opts {
+	size_t size;		/* sizeof(struct nkv_ctrl_opts) */
+	uint32_t memory_mode;	/* NKV_MEM_* mask */
+	uint32_t io_queues;	/* queue pairs to request; 0: 1 */
+	uint32_t admin_depth;	/* 0: 32 */
+	uint32_t timeout_ms;	/* admin commands and bring-up; 0: CAP.TO */
+	int trace;		/* log admin commands and doorbells to stderr */
+	char *err;		/* if set, a one-line reason on failure */
+	size_t errlen;
+};
+
+/*
+ * Connect to the controller at uri and bring it up:
+ *   "vfio-user:/run/nkv.sock"     a vfio-user controller
+ *   "pcie:/dev/nkv0", "pcie:0000:02:00.0"   a device bound to nkv.ko
+ * Finds the first Key Value namespace (or, failing that, an NVM one).
+ * opts may be NULL for defaults. 0 or a negative errno:
+ * -EINVAL bad URI or options, -EPROTONOSUPPORT unknown scheme,
+ * -ECONNREFUSED / -ENOENT nobody listening, -EPROTO protocol mismatch,
+ * -ETIMEDOUT the controller did not become ready within CAP.TO,
+ * -ENODEV no usable namespace.
+ */
+int nkv_ctrl_connect(const char *uri, const struct nkv_ctrl_opts *opts,
+		     struct nkv_ctrl **out);
+/* Delete the queue pairs, shut the controller down, unregister memory. */
+void nkv_ctrl_close(struct nkv_ctrl *c);
+
+struct nkv_ctrl_info {
+	uint64_t cap;		/* CAP register */
+	uint32_t vs;		/* VS register */
+	uint32_t mqes;		/* max entries per queue (CAP.MQES + 1) */
+	uint32_t max_xfer;	/* bytes per command (MDTS), 0 = no limit */
+	uint32_t io_queues;	/* queue pairs the controller granted */
+	uint32_t nsid;		/* the namespace in use */
+	uint8_t csi;		/* its command set: 1 = KV, 0 = NVM */
+	uint32_t max_key;	/* KV: longest key (<= 16) */
+	uint32_t max_value;	/* KV: largest value */
+	uint32_t max_keys;	/* KV: 0 = not reported */
+	uint32_t block_size;	/* NVM: bytes per block */
+	uint64_t capacity;	/* KV: bytes; NVM: blocks */
+	uint32_t memory_mode;	/* as placed */
+	int doorbells_mapped;	/* 1: device code writes real doorbells;
+				 * 0: a forwarder copies a shadow page */
+	int vram_is_emulated;	/* 1: "VRAM" is a host arena (no GPU) */
+	char transport[16];
+	char model[41];
+	char serial[21];
+};
+int nkv_ctrl_info(struct nkv_ctrl *c, struct nkv_ctrl_info *info);
+
+/* Debug trace of the library and (embedded) target; also NKV_TRACE=1. */
+void nkv_set_trace(int on);
+
+struct nkv_qpair_opts {
+	size_t size;		/* sizeof(struct nkv_qpair_opts) */
+	uint32_t depth;		/* SQ and CQ entries; 0: min(256, MQES) */
+	uint32_t slots;		/* value buffers; 0: depth - 1 */
+	uint32_t slot_size;	/* bytes per value buffer; 0: 4096 */
+	uint32_t poll_budget;	/* polls before device code gives up; 0: default */
+};
+
+/* Create an I/O queue pair (CQ then SQ over the admin queue). */
+int nkv_qpair_create(struct nkv_ctrl *c, const struct nkv_qpair_opts *opts,
+		     struct nkv_qpair **out);
+/* Delete it (SQ then CQ) and free its memory. */
+void nkv_qpair_destroy(struct nkv_qpair *q);
+/* The device-visible descriptor to hand to device code (stays valid
+ * until destroy; its address is what a kernel receives). */
+struct nkv_dev_qp *nkv_qpair_dev(struct nkv_qpair *q);
+/* Value buffer i: where device code or the caller reads and writes. */
+void *nkv_qpair_slot(struct nkv_qpair *q, uint32_t i, uint32_t *len);
+/* Re-create a queue pair that device code marked failed (a poll timed
+ * out): delete and re-create both queues, reset the descriptor. */
+int nkv_qpair_reset(struct nkv_qpair *q);
+
+struct nkv_qpair_stats {
+	uint64_t commands;
+	uint64_t bytes;
+	uint64_t sq_doorbells;
+	uint64_t cq_doorbells;
+	uint64_t errors;	/* completions with a non-zero status */
+	uint64_t timeouts;
+	uint64_t by_status[8];	/* KV statuses 81h-88h... see docs */
+};
+int nkv_qpair_stats(struct nkv_qpair *q, struct nkv_qpair_stats *st);
+
+/* ---- synchronous API (one host thread per queue pair) ---- */
+
+/* What a command returned: NVMe status as sent by the controller
+ * (SCT << 8 | SC, 0 = success) and DW0 (Retrieve: the full value size). */
+struct nkv_result {
+	uint16_t status;
+	uint32_t dw0;
+};
+
+/* Store options (CDW11 bits), as in nkv_wire.h. */
+#define NKV_OPT_MUST_EXIST (1u << 8)
+#define NKV_OPT_MUST_NOT_EXIST (1u << 9)
+#define NKV_OPT_NO_COMPRESS (1u << 10)
+
+/*
+ * Each call returns 0 when the command completed (whatever its NVMe
+ * status, see res), or a negative errno when it could not be sent or did
+ * not complete: -EINVAL bad key length (0 or > 16, except List) or
+ * options, -EMSGSIZE value larger than the controller's maximum or the
+ * buffer, -ETIMEDOUT no completion in time (the queue pair is then
+ * failed until nkv_qpair_reset), -EIO the queue pair is failed.
+ */
+int nkv_store(struct nkv_qpair *q, const void *key, uint32_t klen,
+	      const void *val, uint32_t len, uint32_t options,
+	      struct nkv_result *res);
+int nkv_retrieve(struct nkv_qpair *q, const void *key, uint32_t klen,
+		 void *buf, uint32_t buflen, struct nkv_result *res);
+int nkv_delete(struct nkv_qpair *q, const void *key, uint32_t klen,
+	       struct nkv_result *res);
+int nkv_exist(struct nkv_qpair *q, const void *key, uint32_t klen,
+	      struct nkv_result *res);
+/* List keys from start (klen 0: from the beginning) into buf, in the List
+ * payload format (nkv_wire.h). */
+int nkv_list(struct nkv_qpair *q, const void *start, uint32_t klen,
+	     void *buf, uint32_t buflen, struct nkv_result *res);
+
+/* Human-readable name of an NVMe status ("Key Does Not Exist"). */
+const char *nkv_status_str(uint16_t status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NKV_HOST_H */
