@@ -25,3 +25,8 @@ test_tgt_admin_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 TESTS += test_tgt_kv
 test_tgt_kv_SRCS := tests/target/test_kv.c $(NKV_TGT_HOST) $(NKV_TGT_CORE)
 test_tgt_kv_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
+
+TESTS += test_tgt_queue
+test_tgt_queue_SRCS := tests/target/test_queue.c $(NKV_TGT_HOST) $(NKV_TGT_CORE)
+test_tgt_queue_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
+TSAN_TESTS += test_tgt_queue

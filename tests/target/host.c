@@ -11,6 +11,12 @@ void h_init(struct h *h, const struct nkv_tgt_ctrl_opts *co,
 	    const struct nkv_be_mem_opts *kv)
 {
 	struct nkv_be_mem_opts kd = { sizeof(kd) };
+
+	h_init_be(h, co, nkv_be_mem_create(kv ? kv : &kd));
+}
+
+void h_init_be(struct h *h, const struct nkv_tgt_ctrl_opts *co, struct nkv_be *be)
+{
 	struct nkv_be_mem_opts nd = { sizeof(nd), .nvm = 1, .capacity = 1 << 20,
 				      .block_size = 512 };
 	struct nkv_tgt_ctrl_opts cd = { sizeof(cd) };
@@ -26,7 +32,7 @@ void h_init(struct h *h, const struct nkv_tgt_ctrl_opts *co,
 				 NKV_DMA_READ | NKV_DMA_WRITE), 0);
 	h->ss = nkv_subsys_create(NULL);
 	cr_assert(h->ss);
-	cr_assert_eq(nkv_subsys_add_ns(h->ss, 1, nkv_be_mem_create(kv ? kv : &kd)), 0);
+	cr_assert_eq(nkv_subsys_add_ns(h->ss, 1, be), 0);
 	cr_assert_eq(nkv_subsys_add_ns(h->ss, 2, nkv_be_mem_create(&nd)), 0);
 	h->c = nkv_tgt_ctrl_create(h->ss, h->dma, h->db, co ? co : &cd);
 	cr_assert(h->c);

@@ -44,6 +44,8 @@ struct h {
  * ns 2 = NVM mem (1 MiB, 512-byte blocks); not enabled. */
 void h_init(struct h *h, const struct nkv_tgt_ctrl_opts *co,
 	    const struct nkv_be_mem_opts *kv);
+/* The same with ns 1 = be (owned by the subsystem from now on). */
+void h_init_be(struct h *h, const struct nkv_tgt_ctrl_opts *co, struct nkv_be *be);
 void h_fini(struct h *h);
 uint64_t h_alloc(struct h *h, uint64_t len);	/* page aligned, zeroed */
 void *h_ptr(struct h *h, uint64_t iova);
