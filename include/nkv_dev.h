@@ -239,6 +239,9 @@ NKV_HD int nkv_list_enc_add(struct nkv_list_enc *e, const void *key, uint32_t kl
 	return 0;
 }
 
+/* Bytes of payload built so far (header included). */
+NKV_HD uint32_t nkv_list_enc_len(const struct nkv_list_enc *e) { return e->len; }
+
 struct nkv_list_dec {
 	const uint8_t *buf;
 	uint32_t len;

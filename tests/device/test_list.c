@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/* List payload: encoder/decoder round trip, padding, truncation to whole
+ * entries, malformed payloads rejected. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "nkv_dev.h"
+
+Test(list, round_trip_odd_lengths)
+{
+	uint8_t buf[256], key[16], k[16];
+	struct nkv_list_enc e;
+	struct nkv_list_dec d = { NULL, 0, 0, 0, 0 };
+	uint32_t kl, i;
+
+	memset(buf, 0xee, sizeof(buf));
+	cr_assert_eq(nkv_list_enc_init(&e, buf, sizeof(buf)), 0);
+	for (i = 1; i <= 16; i++) {
+		memset(k, 'a' + i, i);
+		cr_assert_eq(nkv_list_enc_add(&e, k, i), 0);
+	}
+	cr_expect_eq(e.count, 16u);
+	cr_expect_eq(buf[0], 16);
+	/* Key "b" (1 byte): {01 00 'b' 00}; then 2 bytes {02 00 'c' 'c'}. */
+	cr_expect_eq(buf[4], 1);
+	cr_expect_eq(buf[5], 0);
+	cr_expect_eq(buf[6], 'b');
+	cr_expect_eq(buf[7], 0, "pad is zero");
+	cr_expect_eq(buf[8], 2);
+	cr_expect_eq(nkv_list_check(buf, nkv_list_enc_len(&e)), 16);
+	cr_assert_eq(nkv_list_dec_init(&d, buf, nkv_list_enc_len(&e)), 0);
+	for (i = 1; i <= 16; i++) {
+		cr_assert_eq(nkv_list_dec_next(&d, key, &kl), 1);
+		cr_expect_eq(kl, i);
+		memset(k, 'a' + i, i);
+		cr_expect_arr_eq(key, k, i);
+		cr_expect_eq(d.off % 4, 0u, "entries stay 4-byte aligned");
+	}
+	cr_expect_eq(nkv_list_dec_next(&d, key, &kl), 0);
+}
+
+Test(list, truncation_to_whole_entries)
+{
+	uint8_t buf[16];
+	struct nkv_list_enc e;
+
+	cr_assert_eq(nkv_list_enc_init(&e, buf, sizeof(buf)), 0);
+	cr_assert_eq(nkv_list_enc_add(&e, "abcde", 5), 0);	/* 8 bytes */
+	cr_expect_eq(nkv_list_enc_add(&e, "abcdefg", 7), NKV_ENOBUFS);	/* needs 12 */
+	cr_expect_eq(e.count, 1u, "payload unchanged by the entry that did not fit");
+	cr_expect_eq(nkv_list_enc_len(&e), 12u);
+	cr_expect_eq(nkv_list_enc_add(&e, "ab", 2), 0);	/* exactly 4 more */
+	cr_expect_eq(nkv_list_check(buf, 16), 2);
+	cr_expect_eq(nkv_list_enc_init(&e, buf, 3), NKV_ENOBUFS);
+	cr_expect_eq(nkv_list_enc_add(&e, "", 0), NKV_EMSGSIZE);
+	cr_assert_eq(nkv_list_enc_init(&e, buf, 16), 0);
+	cr_expect_eq(nkv_list_enc_add(&e, "0123456789abcdefg", 17), NKV_EMSGSIZE);
+}
+
+Test(list, malformed_rejected)
+{
+	uint8_t b[32];
+	struct nkv_list_enc e;
+
+	cr_expect_eq(nkv_list_check(b, 3), NKV_EBADMSG, "short header");
+	memset(b, 0, sizeof(b));
+	b[0] = 1;
+	cr_expect_eq(nkv_list_check(b, 4), NKV_EBADMSG, "count 1 but no entry");
+	b[4] = 0;
+	cr_expect_eq(nkv_list_check(b, 8), NKV_EBADMSG, "key length 0");
+	b[4] = 17;
+	cr_expect_eq(nkv_list_check(b, 32), NKV_EBADMSG, "key length 17");
+	b[4] = 3;
+	b[5] = 0;
+	cr_expect_eq(nkv_list_check(b, 6), NKV_EBADMSG, "entry past the end");
+	b[6] = 'x';
+	cr_expect_eq(nkv_list_check(b, 12), 1, "3-byte key, 3 pad bytes");
+	b[4] = 1;	/* now bytes 7 are pad: 'x','y' must be zero */
+	b[7] = 'y';
+	cr_expect_eq(nkv_list_check(b, 8), NKV_EBADMSG, "non-zero pad");
+	memset(b, 0, sizeof(b));
+	b[3] = 0x80;	/* count 2^31 */
+	cr_expect_eq(nkv_list_check(b, 32), NKV_EBADMSG, "count larger than the payload");
+	cr_assert_eq(nkv_list_enc_init(&e, b, 32), 0);
+	cr_assert_eq(nkv_list_enc_add(&e, "abc", 3), 0);
+	cr_expect_eq(nkv_list_check(b, 32), 1, "trailing bytes after the entries ignored");
+	cr_expect_eq(nkv_list_check(NULL, 32), NKV_EINVAL);
+}

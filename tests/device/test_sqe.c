@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/* Byte-exact SQE vectors for every KV command and NVM Read/Write, key
+ * placement for 1/9/16-byte keys, option bits, key length errors. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <string.h>
+
+#include "nkv_dev.h"
+
+/* The error codes are the Linux errno values they are named after. */
+Test(sqe, error_codes_are_errno)
+{
+	cr_expect_eq(NKV_EIO, -EIO);
+	cr_expect_eq(NKV_EINVAL, -EINVAL);
+	cr_expect_eq(NKV_ENOSPC, -ENOSPC);
+	cr_expect_eq(NKV_ERANGE, -ERANGE);
+	cr_expect_eq(NKV_EBADMSG, -EBADMSG);
+	cr_expect_eq(NKV_EMSGSIZE, -EMSGSIZE);
+	cr_expect_eq(NKV_ENOBUFS, -ENOBUFS);
+	cr_expect_eq(NKV_ETIMEDOUT, -ETIMEDOUT);
+}
+
+Test(sqe, gpukey01_store_vector)
+{
+	struct nkv_sqe s;
+	const uint8_t want[64] = {
+		0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x00,	/* opc 01, cid 1, nsid 1 */
+		'g', 'p', 'u', 'k', 'e', 'y', '0', '1',		/* CDW2-3 */
+		0, 0, 0, 0, 0, 0, 0, 0,				/* MPTR */
+		0, 0, 0, 0, 0x01, 0, 0, 0,			/* PRP1 0x100000000 */
+		0, 0, 0, 0, 0, 0, 0, 0,				/* PRP2 */
+		0x00, 0x10, 0, 0, 0x08, 0, 0, 0,		/* CDW10 4096, CDW11 KL 8 */
+		0, 0, 0, 0, 0, 0, 0, 0,				/* CDW12-13 */
+		0, 0, 0, 0, 0, 0, 0, 0,				/* CDW14-15 */
+	};
+
+	memset(&s, 0xa5, sizeof(s));
+	cr_assert_eq(nkv_prep_store(&s, 1, 1, "gpukey01", 8, 0, 4096, 0x100000000ull, 0), 0);
+	cr_expect_eq(s.cdw2, 0x6b757067u);
+	cr_expect_eq(s.cdw3, 0x31307965u);
+	cr_expect_eq(s.cdw10, 0x1000u);
+	cr_expect_eq(s.cdw11, 0x08u);
+	cr_expect_eq(s.prp1, 0x100000000ull);
+	cr_expect_arr_eq(&s, want, 64);
+}
+
+static void expect_key(const struct nkv_sqe *s, const uint8_t *key, uint32_t klen)
+{
+	uint8_t got[16];
+	uint32_t i;
+
+	cr_expect_eq(nkv_kv_key_get(s, got), klen);
+	for (i = 0; i < 16; i++)
+		cr_expect_eq(got[i], i < klen ? key[i] : 0, "key byte %u", i);
+}
+
+Test(sqe, key_lengths_1_9_16)
+{
+	const uint8_t k[16] = "0123456789abcdef";
+	uint32_t lens[3] = { 1, 9, 16 }, i;
+	struct nkv_sqe s;
+
+	memset(&s, 0, sizeof(s));
+
+	for (i = 0; i < 3; i++) {
+		cr_assert_eq(nkv_prep_retrieve(&s, 2, 7, k, lens[i], 512, 0x2000, 0x3000), 0);
+		expect_key(&s, k, lens[i]);
+		cr_expect_eq(nkv_kv_key_len(&s), lens[i]);
+		cr_expect_eq(nkv_sqe_opc(&s), NKV_KV_RETRIEVE);
+		cr_expect_eq(nkv_sqe_cid(&s), 7);
+		cr_expect_eq(s.nsid, 2u);
+		cr_expect_eq(s.cdw10, 512u);
+		cr_expect_eq(s.prp2, 0x3000u);
+	}
+	/* 9 bytes: 0-7 in CDW2/3, byte 8 alone in CDW14's low byte. */
+	nkv_prep_exist(&s, 1, 0, k, 9);
+	cr_expect_eq(s.cdw14, (uint32_t)'8');
+	cr_expect_eq(s.cdw15, 0u);
+	nkv_prep_delete(&s, 1, 0, k, 16);
+	cr_expect_eq(s.cdw14, 0x62613938u);	/* "89ab" */
+	cr_expect_eq(s.cdw15, 0x66656463u);	/* "cdef" */
+}
+
+Test(sqe, every_command_layout)
+{
+	struct nkv_sqe s;
+
+	cr_assert_eq(nkv_prep_delete(&s, 3, 0x1234, "k", 1), 0);
+	cr_expect_eq(s.cdw0, 0x12340010u);
+	cr_expect_eq(s.cdw10, 0u);
+	cr_expect_eq(s.cdw11, 1u);
+	cr_expect_eq(s.prp1, 0u);
+	cr_assert_eq(nkv_prep_exist(&s, 3, 0xffff, "k", 1), 0);
+	cr_expect_eq(s.cdw0, 0xffff0014u);
+	cr_assert_eq(nkv_prep_list(&s, 1, 2, NULL, 0, 8192, 0x5000, 0x6000), 0);
+	cr_expect_eq(s.cdw0, 0x00020006u);
+	cr_expect_eq(s.cdw10, 8192u);
+	cr_expect_eq(s.cdw11, 0u, "List from the beginning: key length 0");
+	cr_expect_eq(s.cdw2 | s.cdw3 | s.cdw14 | s.cdw15, 0u);
+	cr_assert_eq(nkv_prep_list(&s, 1, 2, "abc", 3, 8192, 0x5000, 0), 0);
+	cr_expect_eq(s.cdw11, 3u);
+	cr_assert_eq(nkv_prep_nvm_rw(&s, NKV_NVM_WRITE, 1, 9, 0x123456789ull, 8, 0x7000, 0), 0);
+	cr_expect_eq(s.cdw0, 0x00090001u);
+	cr_expect_eq(s.cdw10, 0x23456789u);
+	cr_expect_eq(s.cdw11, 0x1u);
+	cr_expect_eq(s.cdw12, 7u);
+	cr_expect_eq(nkv_prep_nvm_rw(&s, NKV_NVM_READ, 1, 9, 0, 0, 0x7000, 0), NKV_ERANGE);
+	cr_expect_eq(nkv_prep_nvm_rw(&s, NKV_NVM_READ, 1, 9, 0, 65537, 0x7000, 0), NKV_ERANGE);
+	cr_expect_eq(nkv_prep_nvm_rw(&s, NKV_NVM_FLUSH, 1, 9, 0, 1, 0, 0), NKV_EINVAL);
+}
+
+Test(sqe, store_option_bits)
+{
+	struct nkv_sqe s;
+	uint32_t bit;
+
+	cr_assert_eq(nkv_prep_store(&s, 1, 0, "k", 1, NKV_STORE_MUST_EXIST, 1, 0, 0), 0);
+	cr_expect_eq(s.cdw11, 0x101u);
+	cr_expect_eq(nkv_kv_options(&s), 0x1u);
+	cr_assert_eq(nkv_prep_store(&s, 1, 0, "k", 1, NKV_STORE_MUST_NOT_EXIST, 1, 0, 0), 0);
+	cr_expect_eq(s.cdw11, 0x201u);
+	cr_assert_eq(nkv_prep_store(&s, 1, 0, "k", 1, NKV_STORE_NO_COMPRESS | NKV_STORE_MUST_EXIST, 1, 0, 0), 0);
+	cr_expect_eq(s.cdw11, 0x501u);
+	cr_expect_eq(nkv_prep_store(&s, 1, 0, "k", 1, NKV_STORE_MUST_EXIST | NKV_STORE_MUST_NOT_EXIST, 1, 0, 0),
+		     NKV_EINVAL, "contradictory options");
+	for (bit = 0; bit < 32; bit++) {
+		uint32_t o = 1u << bit;
+
+		if (o & NKV_STORE_OPTIONS_MASK)
+			continue;
+		cr_expect_eq(nkv_prep_store(&s, 1, 0, "k", 1, o, 1, 0, 0), NKV_EINVAL, "bit %u", bit);
+	}
+}
+
+typedef int (*prep_fn)(struct nkv_sqe *, const uint8_t *, uint32_t);
+static int p_store(struct nkv_sqe *s, const uint8_t *k, uint32_t l) { return nkv_prep_store(s, 1, 0, k, l, 0, 1, 0, 0); }
+static int p_retr(struct nkv_sqe *s, const uint8_t *k, uint32_t l) { return nkv_prep_retrieve(s, 1, 0, k, l, 1, 0, 0); }
+static int p_list(struct nkv_sqe *s, const uint8_t *k, uint32_t l) { return nkv_prep_list(s, 1, 0, k, l, 1, 0, 0); }
+static int p_del(struct nkv_sqe *s, const uint8_t *k, uint32_t l) { return nkv_prep_delete(s, 1, 0, k, l); }
+static int p_exist(struct nkv_sqe *s, const uint8_t *k, uint32_t l) { return nkv_prep_exist(s, 1, 0, k, l); }
+
+/* 17+ rejected everywhere, 0 everywhere but List; no half-built SQE. */
+Test(sqe, key_length_errors)
+{
+	prep_fn f[5] = { p_store, p_retr, p_list, p_del, p_exist };
+	uint8_t key[32] = { 0 };
+	struct nkv_sqe s, canary;
+	int i;
+
+	memset(&canary, 0x5a, sizeof(canary));
+	for (i = 0; i < 5; i++) {
+		s = canary;
+		cr_expect_eq(f[i](&s, key, 17), NKV_EMSGSIZE, "cmd %d klen 17", i);
+		cr_expect_eq(f[i](&s, key, 255), NKV_EMSGSIZE);
+		cr_expect_eq(f[i](&s, key, 0), i == 2 ? 0 : NKV_EMSGSIZE, "cmd %d klen 0", i);
+		if (i != 2)
+			cr_expect_arr_eq(&s, &canary, sizeof(s), "SQE touched on error");
+		cr_expect_eq(f[i](NULL, key, 4), NKV_EINVAL);
+		cr_expect_eq(f[i](&s, NULL, 4), NKV_EINVAL);
+	}
+}
+
+Test(sqe, slot_helpers)
+{
+	struct nkv_dev_slot slot = { 0x1000, 0x200000, 0x201000, 8192, 0 };
+	struct nkv_dev_qp qp;
+	struct nkv_sqe s;
+
+	memset(&qp, 0, sizeof(qp));
+	qp.slots_addr = (uintptr_t)&slot;
+	qp.nr_slots = 1;
+	cr_assert_eq(nkv_prep_store_slot(&s, &qp, 0, 1, "abc", 3, 0, 8192), 0);
+	cr_expect_eq(s.prp1, 0x200000u);
+	cr_expect_eq(s.prp2, 0x201000u);
+	cr_expect_eq(nkv_prep_store_slot(&s, &qp, 0, 1, "abc", 3, 0, 8193), NKV_ERANGE);
+	cr_expect_eq(nkv_prep_store_slot(&s, &qp, 1, 1, "abc", 3, 0, 1), NKV_EINVAL);
+	cr_assert_eq(nkv_prep_retrieve_slot(&s, &qp, 0, 1, "abc", 3), 0);
+	cr_expect_eq(s.cdw10, 8192u);
+}
