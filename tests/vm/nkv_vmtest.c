@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nkv_dev.h"
 #include "nkv_kmod.h"
 #include "nkv_wire.h"
 #include "host/pcie.h"
@@ -309,21 +310,18 @@ static void vt_fill(uint8_t *p, size_t len, uint32_t seed)
 	}
 }
 
-/* One NVM command of VT_CMD_PAGES pages for command index i. */
+/* One NVM command of VT_CMD_PAGES pages for command index i, prepared by
+ * the device hot-path header (nkv_dev.h); vt_push() sets the CID. */
 static void vt_rw_sqe(struct vt *v, struct nkv_sqe *sqe, uint8_t opc, unsigned int i,
 		      unsigned int base_pg)
 {
 	uint32_t per_cmd = VT_CMD_PAGES * NKV_PAGE_SIZE;
 	uint64_t slba = (VT_SLBA_BYTES + (uint64_t)i * per_cmd) / v->lba_bytes;
+	unsigned int pg = base_pg + i * VT_CMD_PAGES;
 
-	memset(sqe, 0, sizeof(*sqe));
-	sqe->cdw0 = opc;
-	sqe->nsid = 1;
-	sqe->prp1 = vt_iova(v, base_pg + i * VT_CMD_PAGES);
-	sqe->prp2 = vt_iova(v, base_pg + i * VT_CMD_PAGES + 1);	/* 2 pages: no list */
-	sqe->cdw10 = (uint32_t)slba;
-	sqe->cdw11 = (uint32_t)(slba >> 32);
-	sqe->cdw12 = per_cmd / v->lba_bytes - 1u;
+	/* Two pages: PRP2 is the second page itself, no PRP list. */
+	nkv_prep_nvm_rw(sqe, opc, 1, 0, slba, per_cmd / v->lba_bytes, vt_iova(v, pg),
+			vt_iova(v, pg + 1));
 }
 
 /* Submit VT_CMDS commands in batches of VT_BATCH: one SQ doorbell write
