@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: MIT
+// Compiled with g++ -std=c++17 at build time: nkv_wire.h and nkv_dev.h must
+// be valid C++ (what hipcc and nvcc see); a build failure fails the test.
+#include "nkv_dev.h"
+
+extern "C" unsigned nkv_cxx_probe_sizes(void);
+extern "C" unsigned nkv_cxx_probe_sizes(void)
+{
+	struct nkv_sqe s;
+
+	if (nkv_prep_store(&s, 1, 1, "gpukey01", 8, 0, 4096, 0x100000000ull, 0) || s.cdw2 != 0x6b757067u)
+		return 0;
+	return (unsigned)(sizeof(struct nkv_sqe) + sizeof(struct nkv_cqe) + sizeof(struct nkv_dev_qp));
+}
