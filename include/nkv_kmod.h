@@ -55,8 +55,11 @@ struct nkv_kmod_info {
 	__u64 pin_limit;	/* out: bytes this file may pin */
 	__u64 pinned;		/* out: bytes this file has pinned now */
 };
-/* DMA addresses are translated by an IOMMU (they are IOVAs, not bus
- * addresses of the pages). */
+
+/*
+ * DMA addresses are translated by an IOMMU (they are IOVAs, not bus
+ * addresses of the pages).
+ */
 #define NKV_KMOD_INFO_IOMMU (1u << 0)
 
 NKV_KMOD_ASSERT(sizeof(struct nkv_kmod_info) == 64, "nkv_kmod_info size");
@@ -84,6 +87,7 @@ struct nkv_kmod_map {
 	__u32 flags;		/* in: 0; out: NKV_KMOD_MAP_* */
 	__u32 rsvd;		/* in: 0 */
 };
+
 /* out: iova[i] == iova[0] + i * 4096 for every page. */
 #define NKV_KMOD_MAP_CONTIGUOUS (1u << 0)
 
@@ -94,12 +98,15 @@ NKV_KMOD_ASSERT(offsetof(struct nkv_kmod_map, npages) == 24, "map.npages");
 NKV_KMOD_ASSERT(offsetof(struct nkv_kmod_map, handle) == 32, "map.handle");
 NKV_KMOD_ASSERT(offsetof(struct nkv_kmod_map, flags) == 40, "map.flags");
 
-/* NKV_IOC_UNMAP: undo one NKV_IOC_MAP. EINVAL for an unknown handle. The
+/*
+ * NKV_IOC_UNMAP: undo one NKV_IOC_MAP. EINVAL for an unknown handle. The
  * caller must have stopped the controller using the memory first (queue
- * deleted, commands completed): the module cannot know. */
+ * deleted, commands completed): the module cannot know.
+ */
 struct nkv_kmod_unmap {
 	__u64 handle;
 };
+
 NKV_KMOD_ASSERT(sizeof(struct nkv_kmod_unmap) == 8, "nkv_kmod_unmap size");
 
 /*
@@ -117,6 +124,7 @@ struct nkv_kmod_dmabuf {
 	__u64 npages;		/* in: len / 4096 */
 	__u64 handle;		/* out: for NKV_IOC_UNMAP */
 };
+
 NKV_KMOD_ASSERT(sizeof(struct nkv_kmod_dmabuf) == 48, "nkv_kmod_dmabuf size");
 NKV_KMOD_ASSERT(offsetof(struct nkv_kmod_dmabuf, offset) == 8, "dmabuf.offset");
 NKV_KMOD_ASSERT(offsetof(struct nkv_kmod_dmabuf, iova_ptr) == 24, "dmabuf.iova_ptr");

@@ -60,9 +60,11 @@ struct nkv_dev {
 	int id;
 	/* Write-held by remove, open and release, read-held by ioctl. */
 	struct rw_semaphore lock;
-	/* Write-held by remove, read-held by BAR page faults; separate from
+	/*
+	 * Write-held by remove, read-held by BAR page faults; separate from
 	 * lock because faults run under mmap_lock, which ioctl takes inside
-	 * lock when pinning. */
+	 * lock when pinning.
+	 */
 	struct rw_semaphore bar_lock;
 	bool gone;		/* unbound: every call returns -ENODEV */
 	struct nkv_file *file;	/* the one open file, or NULL */
@@ -194,8 +196,10 @@ static int nkv_open(struct inode *inode, struct file *file)
 		kfree(nf);
 		return ret;
 	}
-	/* misc_open holds misc_mtx, which remove's misc_deregister also
-	 * takes, so nd cannot be freed before this reference is taken. */
+	/*
+	 * misc_open holds misc_mtx, which remove's misc_deregister also
+	 * takes, so nd cannot be freed before this reference is taken.
+	 */
 	kref_get(&nd->ref);
 	nf->nd = nd;
 	nf->mapping = file->f_mapping;
