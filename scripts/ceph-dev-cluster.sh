@@ -237,6 +237,13 @@ cmd_start() {
 	elif ss -Htln "sport = :$PORT" 2>/dev/null | grep -q .; then
 		die "port $PORT is already in use"
 	fi
+	# Only ever wipe a directory that is empty or one of ours.
+	if [ -e "$DIR/ceph.conf" ]; then
+		head -n 1 "$DIR/ceph.conf" | grep -q 'ceph-dev-cluster.sh' \
+			|| die "$DIR/ceph.conf was not written by this script: refusing to reuse $DIR"
+	elif [ -d "$DIR" ] && [ -n "$(ls -A "$DIR")" ]; then
+		die "$DIR is not empty and holds no cluster of ours: refusing to use it"
+	fi
 	# A fresh cluster every time: old data would carry an old fsid.
 	rm -rf "$DIR/data" "$DIR/log" "$DIR/run" "$DIR/crash"
 	mkdir -p "$DIR/data" "$DIR/log" "$DIR/run" "$DIR/crash" || die "cannot create $DIR"
