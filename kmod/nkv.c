@@ -279,8 +279,9 @@ static int nkv_pin(struct nkv_map *m, u64 addr)
 	int ret;
 
 	while (done < m->npages) {
+		/* The page count argument is an int: pin in chunks. */
 		ret = pin_user_pages_fast(addr + (done << PAGE_SHIFT),
-					  m->npages - done,
+					  min_t(unsigned long, m->npages - done, SZ_1M),
 					  FOLL_WRITE | FOLL_LONGTERM,
 					  m->pages + done);
 		if (ret <= 0) {
