@@ -30,3 +30,10 @@ TESTS += test_tgt_queue
 test_tgt_queue_SRCS := tests/target/test_queue.c $(NKV_TGT_HOST) $(NKV_TGT_CORE)
 test_tgt_queue_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 TSAN_TESTS += test_tgt_queue
+
+# cpu-engine waves (nkv_dev.h) against the core; the engine's sources are
+# the device part's, compiled here only.
+TESTS += test_tgt_cpu_waves
+test_tgt_cpu_waves_SRCS := tests/target/test_cpu_waves.c $(NKV_TGT_HOST) \
+	$(NKV_TGT_CORE) src/device/cpu/engine.c src/device/cpu/fiber.c
+test_tgt_cpu_waves_LDLIBS := $(NKV_TGT_TEST_LDLIBS)

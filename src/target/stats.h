@@ -48,8 +48,8 @@ void nkv_tgt_ctrl_set_trace(struct nkv_tgt_ctrl *c, int on,
  * interval_us = 0 never sleeps (pure busy poll).
  */
 struct nkv_tgt_poller {
-	uint32_t interval_us;	/* longest sleep; default 1000 */
-	uint32_t idle_spins;	/* empty passes before sleeping; default 256 */
+	uint32_t interval_us;	/* longest sleep (init argument); 0 = never */
+	uint32_t idle_spins;	/* empty passes before sleeping; init: 256 */
 	uint32_t idle;		/* empty passes so far */
 	uint32_t sleep_us;	/* current back-off */
 };
