@@ -37,3 +37,7 @@ TESTS += test_tgt_cpu_waves
 test_tgt_cpu_waves_SRCS := tests/target/test_cpu_waves.c $(NKV_TGT_HOST) \
 	$(NKV_TGT_CORE) src/device/cpu/engine.c src/device/cpu/fiber.c
 test_tgt_cpu_waves_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
+
+TESTS += test_tgt_be_mem
+test_tgt_be_mem_SRCS := tests/target/test_be_mem.c src/target/be_mem.c
+test_tgt_be_mem_LDLIBS := $(NKV_TGT_TEST_LDLIBS)

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/* The mem backend on its own: options, order, capacity, worker, threads. */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "target/be_mem.h"
+
+TestSuite(be_mem, .timeout = 20);
+
+struct done_op {
+	struct nkv_be_op op;
+	int done;
+	struct iovec iov;
+};
+
+static void done_cb(struct nkv_be_op *op)
+{
+	__atomic_store_n(&((struct done_op *)op)->done, 1, __ATOMIC_RELEASE);
+}
+
+/* Submit and wait (the worker completes from its thread). */
+static uint16_t op(struct nkv_be *be, uint8_t opc, const char *key, uint32_t opt,
+		   void *buf, uint64_t len, uint32_t *dw0)
+{
+	struct done_op d;
+	long i;
+
+	memset(&d, 0, sizeof(d));
+	d.op.opc = opc;
+	d.op.klen = (uint8_t)strlen(key);
+	memcpy(d.op.key, key, d.op.klen);
+	d.op.options = opt;
+	d.iov.iov_base = buf;
+	d.iov.iov_len = len;
+	d.op.iov = &d.iov;
+	d.op.iovcnt = 1;
+	d.op.len = len;
+	d.op.done = done_cb;
+	cr_assert_eq(be->ops->submit(be, &d.op), 0);
+	for (i = 0; i < 100000000 && !__atomic_load_n(&d.done, __ATOMIC_ACQUIRE); i++)
+		;
+	cr_assert(d.done, "op never completed");
+	if (dw0)
+		*dw0 = d.op.dw0;
+	return d.op.status;
+}
+
+Test(be_mem, options)
+{
+	struct nkv_be_mem_opts o = { sizeof(o) - 1 };
+	struct nkv_be *be;
+
+	cr_assert_null(nkv_be_mem_create(NULL));
+	cr_assert_null(nkv_be_mem_create(&o));
+	o = (struct nkv_be_mem_opts){ sizeof(o), .nvm = 1, .block_size = 100 };
+	cr_assert_null(nkv_be_mem_create(&o));
+	o.block_size = 4096;
+	o.capacity = 1 << 16;
+	be = nkv_be_mem_create(&o);
+	cr_assert_not_null(be);
+	cr_assert_eq(be->csi, NKV_CSI_NVM);
+	cr_assert_eq(be->capacity, 16);
+	cr_assert_eq(be->block_size, 4096);
+	be->ops->destroy(be);
+	o = (struct nkv_be_mem_opts){ sizeof(o) };
+	be = nkv_be_mem_create(&o);
+	cr_assert_eq(be->csi, NKV_CSI_KV);
+	cr_assert_eq(be->max_value, 1u << 20);
+	cr_assert_eq(be->capacity, 64ull << 20);
+	cr_assert_str_eq(be->ops->name, "mem");
+	be->ops->destroy(be);
+}
+
+Test(be_mem, list_order_and_accounting_worker)
+{
+	struct nkv_be_mem_opts o = { sizeof(o), .worker = 1 };
+	struct nkv_be *be = nkv_be_mem_create(&o);
+	static const char *keys[] = { "c", "ba", "b", "a", "bb", "b\x01" };
+	static const char *sorted[] = { "a", "b", "b\x01", "ba", "bb", "c" };
+	uint8_t buf[256];
+	uint32_t dw0, off = 4, i, count;
+
+	for (i = 0; i < 6; i++)
+		cr_assert_eq(op(be, NKV_KV_STORE, keys[i], 0, "12345", 5, NULL), 0);
+	cr_assert_eq(be->ops->keys_used(be), 6);
+	cr_assert_eq(be->ops->bytes_used(be), 30);
+	cr_assert_eq(op(be, NKV_KV_LIST, "", 0, buf, sizeof(buf), &dw0), 0);
+	memcpy(&count, buf, 4);
+	cr_assert_eq(count, 6);
+	cr_assert_eq(dw0, 6);
+	for (i = 0; i < 6; i++) {
+		uint16_t kl;
+
+		memcpy(&kl, buf + off, 2);
+		cr_assert_eq(kl, strlen(sorted[i]));
+		cr_assert_eq(memcmp(buf + off + 2, sorted[i], kl), 0, "entry %u", i);
+		off += nkv_list_entry_size(kl);
+	}
+	cr_assert_eq(op(be, NKV_KV_DELETE, "ba", 0, NULL, 0, NULL), 0);
+	cr_assert_eq(be->ops->bytes_used(be), 25);
+	cr_assert_eq(op(be, NKV_KV_RETRIEVE, "ba", 0, buf, 8, NULL),
+		     NKV_STATUS(0, NKV_SC_KV_KEY_NOT_EXISTS));
+	cr_assert_eq(op(be, 0x55, "a", 0, NULL, 0, NULL), NKV_STATUS(0, NKV_SC_INVALID_OPCODE));
+	be->ops->destroy(be);
+}
+
+struct thr_arg {
+	struct nkv_be *be;
+	int id;
+};
+
+static void *storer(void *p)
+{
+	struct thr_arg *a = p;
+	char key[16];
+	int i;
+
+	for (i = 0; i < 300; i++) {
+		snprintf(key, sizeof(key), "t%d-%d", a->id, i);
+		cr_assert_eq(op(a->be, NKV_KV_STORE, key, 0, key, 8, NULL), 0);
+		if (i % 3 == 0)
+			cr_assert_eq(op(a->be, NKV_KV_DELETE, key, 0, NULL, 0, NULL), 0);
+	}
+	return NULL;
+}
+
+Test(be_mem, concurrent_submitters)
+{
+	struct nkv_be_mem_opts o = { sizeof(o), .worker = 1 };
+	struct thr_arg a[4];
+	pthread_t t[4];
+	int i;
+
+	a[0].be = nkv_be_mem_create(&o);
+	for (i = 0; i < 4; i++) {
+		a[i] = (struct thr_arg){ a[0].be, i };
+		pthread_create(&t[i], NULL, storer, &a[i]);
+	}
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	cr_assert_eq(a[0].be->ops->keys_used(a[0].be), 4 * 200);
+	cr_assert_eq(a[0].be->ops->bytes_used(a[0].be), 4 * 200 * 8);
+	a[0].be->ops->destroy(a[0].be);
+}
