@@ -10,19 +10,19 @@ export MAKEFLAGS="${MAKEFLAGS:--j$(nproc)}"
 . scripts/lib/stages.sh
 
 [ "${NKV_SKIP_DEPS:-0}" = 1 ] || stage deps scripts/install-deps.sh
-stage build make all
+stage build quiet build make all
 stage unit run_criterion build/tests
-stage asan-build make SAN=asan tests
+stage asan-build quiet asan-build make SAN=asan tests
 stage asan run_criterion build/asan/tests
-stage tsan-build make SAN=tsan tests
+stage tsan-build quiet tsan-build make SAN=tsan tsan-tests
 stage tsan run_criterion build/tsan/tests "$(make -s print-tsan-tests 2>/dev/null)"
 if command -v hipcc >/dev/null; then
-	stage hip make hip
+	stage hip quiet hip make hip
 else
 	skip hip "hipcc not installed"
 fi
 if [ -x "$(make -s print-nvcc)" ]; then
-	stage cuda make cuda
+	stage cuda quiet cuda make cuda
 else
 	skip cuda "no CUDA toolkit (nvcc) on this machine"
 fi

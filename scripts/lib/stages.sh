@@ -35,16 +35,17 @@ skip() {
 # run_criterion DIR [NAMES]: run each Criterion binary in DIR (or only
 # NAMES), adding its tested/passing/failing counts to the totals.
 run_criterion() {
-	local dir=$1 only=${2:-} t out rc=0 tested passing failing crashing skipped
+	local dir=$1 only=${2:-} t out rc=0 ran=0 tested passing failing crashing skipped
 	NKV_STAGE_COUNTED=1
 	for t in "$dir"/*; do
 		[ -x "$t" ] || continue
 		if [ -n "$only" ] && ! grep -qw "$(basename "$t")" <<<"$only"; then
 			continue
 		fi
+		ran=$((ran + 1))
 		out=$("$t" --jobs 2 --short-filename 2>&1)
 		[ $? -eq 0 ] || rc=1
-		echo "$out" | grep -vE '^\[----\]|^\[RUN |^\[PASS\]' | sed "s|^|$(basename "$t"): |"
+		echo "$out" | grep -vE '^\[RUN |^\[PASS\]' | sed "s|^|$(basename "$t"): |"
 		read -r tested passing failing crashing skipped < <(echo "$out" |
 			sed -n 's/.*Tested: \([0-9]*\) | Passing: \([0-9]*\) | Failing: \([0-9]*\) | Crashing: \([0-9]*\).*/\1 \2 \3 \4/p' | tail -1)
 		if [ -z "${tested:-}" ]; then
@@ -59,6 +60,27 @@ run_criterion() {
 		NKV_FAILED=$((NKV_FAILED + failing))
 		NKV_SKIPPED=$((NKV_SKIPPED + skipped))
 	done
+	if [ $ran -eq 0 ]; then
+		echo "no test binary found in $dir${only:+ (wanted: $only)}"
+		NKV_FAILED=$((NKV_FAILED + 1))
+		return 1
+	fi
+	return $rc
+}
+
+# quiet NAME CMD...: run CMD with its output in build/logs/NAME.log,
+# showing the last lines only when it fails (builds are long and noisy).
+quiet() {
+	local name=$1 log rc
+	shift
+	mkdir -p build/logs
+	log=build/logs/$name.log
+	"$@" >"$log" 2>&1
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		tail -n 60 "$log"
+		echo "(full output: $log)"
+	fi
 	return $rc
 }
 
