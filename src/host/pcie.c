@@ -319,48 +319,66 @@ static volatile uint32_t *nkv_pcie_doorbells(struct nkv_tr *tr, size_t *len)
 	return (volatile uint32_t *)(p->bar + NKV_REG_DBS);
 }
 
+/*
+ * m->iova may be supplied by the caller (npages entries at least) or left
+ * NULL for the transport to allocate, as the vfio-user transport does.
+ * tr_priv keeps the module's handle shifted left by one, bit 0 set when
+ * the iova array is ours to free.
+ */
 static int nkv_pcie_dma_map(struct nkv_tr *tr, struct nkv_dmamem *m)
 {
 	struct nkv_pcie *p = nkv_pcie_of(tr);
 	struct nkv_kmod_map req = { 0 };
-	uint64_t *iova;
+	size_t npages;
+	int owned;
 
 	if (!m || !m->va || !m->len || m->len % NKV_PAGE_SIZE ||
 	    (uintptr_t)m->va % NKV_PAGE_SIZE)
 		return -EINVAL;
-	iova = calloc(m->len / NKV_PAGE_SIZE, sizeof(*iova));
-	if (!iova)
-		return -ENOMEM;
+	npages = m->len / NKV_PAGE_SIZE;
+	if (m->iova && m->npages < npages)
+		return -EINVAL;
+	owned = !m->iova;
+	if (owned) {
+		m->iova = calloc(npages, sizeof(*m->iova));
+		if (!m->iova)
+			return -ENOMEM;
+	}
 	req.addr = (uintptr_t)m->va;
 	req.len = m->len;
-	req.npages = m->len / NKV_PAGE_SIZE;
-	req.iova_ptr = (uintptr_t)iova;
+	req.npages = npages;
+	req.iova_ptr = (uintptr_t)m->iova;
 	if (ioctl(p->fd, NKV_IOC_MAP, &req)) {
 		int e = errno;
 
-		free(iova);
+		if (owned) {
+			free(m->iova);
+			m->iova = NULL;
+		}
 		return -e;
 	}
-	m->iova = iova;
-	m->npages = req.npages;
+	m->npages = npages;
 	m->contiguous = !!(req.flags & NKV_KMOD_MAP_CONTIGUOUS);
-	m->tr_priv = (void *)(uintptr_t)req.handle;
+	m->tr_priv = (void *)(uintptr_t)((req.handle << 1) | (uint64_t)owned);
 	return 0;
 }
 
 static int nkv_pcie_dma_unmap(struct nkv_tr *tr, struct nkv_dmamem *m)
 {
 	struct nkv_pcie *p = nkv_pcie_of(tr);
-	struct nkv_kmod_unmap req = { .handle = (uintptr_t)m->tr_priv };
+	uintptr_t priv = (uintptr_t)m->tr_priv;
+	struct nkv_kmod_unmap req = { .handle = priv >> 1 };
 	int ret = 0;
 
 	if (!req.handle)
 		return -EINVAL;
 	if (ioctl(p->fd, NKV_IOC_UNMAP, &req))
 		ret = -errno;
-	free(m->iova);
-	m->iova = NULL;
-	m->npages = 0;
+	if (priv & 1u) {
+		free(m->iova);
+		m->iova = NULL;
+		m->npages = 0;
+	}
 	m->tr_priv = NULL;
 	return ret;
 }
