@@ -7,6 +7,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export MAKEFLAGS="${MAKEFLAGS:--j$(nproc)}"
+export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
 . scripts/lib/stages.sh
 
 [ "${NKV_SKIP_DEPS:-0}" = 1 ] || stage deps scripts/install-deps.sh

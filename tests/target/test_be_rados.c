@@ -651,18 +651,6 @@ Test(rados, frozen_osd_ops_complete_in_time, .timeout = 90)
 	free(s.vals);
 }
 
-/*
- * Criterion's parallel runner (--jobs 2) sometimes leaks one 48-byte
- * record of its own inside criterion_run_all_tests; LeakSanitizer would
- * fail the binary for it. Suppress leaks allocated by libcriterion only
- * (LSan's documented hook; unused without ASan).
- */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-	return "leak:libcriterion.so\n";
-}
-
 /* One cluster for the whole binary: started here, after Criterion has
  * parsed its arguments (so --list or --help start nothing), and found by
  * the test workers through the environment. */
