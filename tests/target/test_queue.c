@@ -398,3 +398,31 @@ Test(queue, poller_thread_handoff)
 	cr_assert_eq(done, NQ * ROUNDS * DEPTH);
 	cr_assert_eq(nkv_tgt_ctrl_inflight(H.c), 0);
 }
+
+Test(queue, shutdown_waits_for_inflight)
+{
+	struct nkv_be *d = delay_be_create(mem_kv(0), 64, 30000);
+	struct nkv_sqe s;
+	uint32_t i, csts = 0;
+
+	up(d, 16);
+	cr_assert_eq(h_create_qpair(&H, 1, 16), 0);
+	h_kv(&s, NKV_KV_EXIST, 1, "x", 1, 0, 0);
+	h_submit(&H, 1, &s);
+	nkv_tgt_ctrl_poll(H.c);
+	cr_assert_eq(nkv_tgt_ctrl_inflight(H.c), 1);
+	nkv_tgt_ctrl_reg_write(H.c, NKV_REG_CC,
+			       (uint32_t)NKV_SET(h_cc(), NKV_CC_SHN_SHIFT, 2, 1), 4);
+	nkv_tgt_ctrl_poll(H.c);
+	csts = (uint32_t)nkv_tgt_ctrl_reg_read(H.c, NKV_REG_CSTS, 4);
+	cr_assert_eq(nkv_csts_shst(csts), NKV_CSTS_SHST_OCCURRING);
+	for (i = 0; i < 5000 && nkv_csts_shst(csts) != NKV_CSTS_SHST_COMPLETE; i++) {
+		struct timespec ts = { 0, 100000 };
+
+		nkv_tgt_ctrl_poll(H.c);
+		nanosleep(&ts, NULL);
+		csts = (uint32_t)nkv_tgt_ctrl_reg_read(H.c, NKV_REG_CSTS, 4);
+	}
+	cr_assert_eq(nkv_csts_shst(csts), NKV_CSTS_SHST_COMPLETE);
+	cr_assert_eq(nkv_cqe_phase(H.q[1].cq[0].dw3), 1, "the in-flight result posted");
+}
