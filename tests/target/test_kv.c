@@ -105,11 +105,11 @@ Test(kv, key_and_value_sizes)
 		h_kv(&s, ops[i], 1, "k", 0, 16, 0);
 		s.prp1 = H_IOVA;
 		cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_KV_INVALID_KEY_SIZE));
-		h_kv(&s, ops[i], 1, "k", 200, 16, 0);
+		h_kv(&s, ops[i], 1, "0123456789abcdefg", 200, 16, 0);
 		s.prp1 = H_IOVA;
 		cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_KV_INVALID_KEY_SIZE));
 	}
-	h_kv(&s, NKV_KV_LIST, 1, "k", 17, 64, 0);
+	h_kv(&s, NKV_KV_LIST, 1, "0123456789abcdefg", 17, 64, 0);
 	s.prp1 = H_IOVA;
 	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_KV_INVALID_KEY_SIZE));
 	cr_assert_eq(h_store(&H, 1, "k", 1, "v", 0, 0), SC(NKV_SC_KV_INVALID_VALUE_SIZE));
