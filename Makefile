@@ -64,17 +64,23 @@ TSAN_TESTS :=
 LIBNKV_LDLIBS :=
 TARGET_LDLIBS :=
 
+VERSION := 0.1.0
+SOVERSION := 0
 LIBNKV := $(B)/lib/libnkv.a
+LIBNKV_SO := $(B)/lib/libnkv.so.$(VERSION)
 LIBNKVTGT := $(B)/lib/libnkvtarget.a
+
+# Plain `make` builds all, whatever the fragments define first.
+.DEFAULT_GOAL := all
 
 # Fragments: every *.mk one or two levels down (src/target/part.mk, ...).
 include $(sort $(wildcard */*.mk */*/*.mk))
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 
-.PHONY: all lib programs tests tsan-tests check hip cuda clean
+.PHONY: all lib programs tests tsan-tests check hip cuda clean install
 all: lib programs tests
-lib: $(LIBNKV) $(if $(TARGET_SRCS),$(LIBNKVTGT))
+lib: $(LIBNKV) $(LIBNKV_SO) $(if $(TARGET_SRCS),$(LIBNKVTGT))
 programs: $(addprefix $(B)/bin/,$(PROGRAMS))
 tests: $(addprefix $(B)/tests/,$(TESTS))
 # Only the suites that hunt races run under TSan (scripts/test.sh).
@@ -87,6 +93,15 @@ $(B)/obj/%.o: %.c
 $(LIBNKV): $(call obj,$(LIBNKV_SRCS))
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
+
+# The shared library exports only the public API (src/libnkv.map).
+$(LIBNKV_SO): $(call obj,$(LIBNKV_SRCS)) src/libnkv.map
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libnkv.so.$(SOVERSION) \
+		-Wl,--version-script=src/libnkv.map -Wl,--no-undefined \
+		$(call obj,$(LIBNKV_SRCS)) $(LIBNKV_LDLIBS) -o $@
+	ln -sf libnkv.so.$(VERSION) $(B)/lib/libnkv.so.$(SOVERSION)
+	ln -sf libnkv.so.$(SOVERSION) $(B)/lib/libnkv.so
 
 $(LIBNKVTGT): $(call obj,$(TARGET_SRCS))
 	@mkdir -p $(@D)
@@ -117,6 +132,29 @@ build/cuda/%.o: %
 
 check:
 	NKV_SKIP_DEPS=1 scripts/test.sh
+
+# make install [PREFIX=/usr/local] [DESTDIR=...]: libraries, headers,
+# pkg-config file, tools and their man pages.
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+PUBLIC_HEADERS := include/nkv_wire.h include/nkv_dev.h include/nkv_host.h include/nkv_cpu.h \
+	include/nkv_arch_cpu.h include/nkv_arch_hip.h include/nkv_arch_cuda.h include/nkv_kmod.h
+MANPAGES := $(wildcard docs/man/*.1)
+install: lib programs
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR)
+	install -m 644 $(LIBNKV) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(LIBNKV_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf libnkv.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libnkv.so.$(SOVERSION)
+	ln -sf libnkv.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libnkv.so
+	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCLUDEDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+		-e 's|@LIBS_PRIVATE@|$(LIBNKV_LDLIBS)|' nkv.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/nkv.pc
+	install -m 755 $(addprefix $(B)/bin/,$(PROGRAMS)) $(DESTDIR)$(BINDIR)/
+	$(if $(MANPAGES),install -d $(DESTDIR)$(MANDIR)/man1 && install -m 644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man1/)
 
 clean:
 	rm -rf build
