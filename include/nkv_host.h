@@ -96,7 +96,10 @@ struct nkv_qpair_opts {
 	uint32_t depth;		/* SQ and CQ entries; 0: min(256, MQES) */
 	uint32_t slots;		/* value buffers; 0: depth - 1 */
 	uint32_t slot_size;	/* bytes per value buffer; 0: 4096 */
-	uint32_t poll_budget;	/* polls before device code gives up; 0: default */
+	uint64_t poll_budget;	/* empty polls before device code gives up
+				 * (NKV_ETIMEDOUT); 0: 2^24 (seconds) */
+	uint32_t timeout_ms;	/* synchronous API: wait per command;
+				 * 0: the controller's timeout */
 };
 
 /* Create an I/O queue pair (CQ then SQ over the admin queue). */
@@ -113,14 +116,27 @@ void *nkv_qpair_slot(struct nkv_qpair *q, uint32_t i, uint32_t *len);
  * out): delete and re-create both queues, reset the descriptor. */
 int nkv_qpair_reset(struct nkv_qpair *q);
 
+/*
+ * Per-queue counters, kept by the host (docs/host.md, "Counters"):
+ * commands, bytes, errors, by_status and timeouts count the synchronous
+ * API. Doorbells: with a forwarder, every doorbell write that reached the
+ * controller (device code's and the sync API's), and fwd_submitted /
+ * fwd_completed the SQ / CQ entries those writes moved; with mapped
+ * doorbells device code's stores go straight to the controller, so only
+ * the sync API's doorbells are counted and the fwd_* fields stay 0.
+ */
 struct nkv_qpair_stats {
 	uint64_t commands;
-	uint64_t bytes;
+	uint64_t bytes;		/* value / List bytes moved */
 	uint64_t sq_doorbells;
 	uint64_t cq_doorbells;
 	uint64_t errors;	/* completions with a non-zero status */
 	uint64_t timeouts;
-	uint64_t by_status[8];	/* KV statuses 81h-88h... see docs */
+	uint64_t by_status[16];	/* generic statuses 80h-8Fh: [sc - 0x80];
+				 * e.g. [7] Key Does Not Exist (87h) */
+	uint64_t other_status;	/* every other non-zero status */
+	uint64_t fwd_submitted;
+	uint64_t fwd_completed;
 };
 int nkv_qpair_stats(struct nkv_qpair *q, struct nkv_qpair_stats *st);
 

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * admin.c - the synchronous admin queue. One command at a time (the
+ * caller holds the controller lock), rings in host RAM whatever the
+ * memory mode (only the library touches them), doorbells written straight
+ * to the mapped doorbell page or as register writes. Every wait is
+ * bounded by the controller's timeout; a timeout or a lost transport
+ * marks the controller dead, and later calls fail at once with -ENOTCONN.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "host/host.h"
+
+uint64_t nkv_h_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+int nkv_h_reg_read(struct nkv_ctrl *c, uint32_t off, unsigned size, uint64_t *v)
+{
+	int rc = c->dead ? -ENOTCONN : c->ops->reg_read(c->tr, off, size, v);
+
+	if (rc && !c->dead) {
+		nkv_h_trace("register read %#x failed: %d; controller marked dead", off, rc);
+		c->dead = 1;
+	}
+	return rc;
+}
+
+int nkv_h_reg_write(struct nkv_ctrl *c, uint32_t off, uint64_t v, unsigned size)
+{
+	int rc = c->dead ? -ENOTCONN : c->ops->reg_write(c->tr, off, v, size);
+
+	if (rc && !c->dead) {
+		nkv_h_trace("register write %#x failed: %d; controller marked dead", off, rc);
+		c->dead = 1;
+	}
+	return rc;
+}
+
+/* Admin doorbells: the mapped page when there is one (release: the SQE
+ * stores before it), else a register write (the message orders it). */
+static int nkv_h_admin_db(struct nkv_ctrl *c, uint32_t idx, uint32_t v)
+{
+	if (c->dbmap) {
+		__atomic_store_n(&c->dbmap[idx * c->db_stride / 4u], v, __ATOMIC_RELEASE);
+		return 0;
+	}
+	return nkv_h_reg_write(c, NKV_REG_DBS + idx * c->db_stride, v, 4);
+}
+
+int nkv_h_admin_init(struct nkv_ctrl *c, uint32_t depth)
+{
+	int rc;
+
+	c->adepth = depth;
+	c->atail = c->ahead = 0;
+	c->aphase = 1;
+	rc = nkv_h_buf_alloc(c, c->host, (size_t)depth * sizeof(struct nkv_sqe), &c->asq);
+	if (!rc)
+		rc = nkv_h_buf_alloc(c, c->host, (size_t)depth * sizeof(struct nkv_cqe), &c->acq);
+	if (!rc)
+		rc = nkv_h_buf_alloc(c, c->host, NKV_PAGE_SIZE, &c->idbuf);
+	if (!rc && ((!c->asq.m.contiguous && c->asq.m.npages > 1) ||
+		    (!c->acq.m.contiguous && c->acq.m.npages > 1)))
+		rc = -ENOMEM;	/* admin queues must be physically contiguous */
+	return rc;
+}
+
+void nkv_h_admin_fini(struct nkv_ctrl *c)
+{
+	nkv_h_buf_free(c, &c->idbuf);
+	nkv_h_buf_free(c, &c->acq);
+	nkv_h_buf_free(c, &c->asq);
+}
+
+/* Why a wait ended without a completion: the transport, or CSTS.CFS. */
+static int nkv_h_admin_dead(struct nkv_ctrl *c, uint8_t opc)
+{
+	uint64_t csts = 0;
+	int rc = c->ops->alive ? c->ops->alive(c->tr) : 0;
+
+	if (rc) {
+		nkv_h_log("admin opcode %#x: controller unreachable (%d)", opc, rc);
+		c->dead = 1;
+		return -ENOTCONN;
+	}
+	if (!nkv_h_reg_read(c, NKV_REG_CSTS, 4, &csts) && (csts & NKV_CSTS_CFS)) {
+		nkv_h_log("admin opcode %#x: controller fatal status (CSTS %#llx)", opc,
+			  (unsigned long long)csts);
+		c->dead = 1;
+		return -EIO;
+	}
+	return 0;
+}
+
+static int nkv_h_admin_wait(struct nkv_ctrl *c, uint8_t opc, uint16_t cid,
+			    uint16_t *status, uint32_t *dw0)
+{
+	volatile struct nkv_cqe *cq = c->acq.m.va;
+	uint64_t t0 = nkv_h_now_ms(), last_check = t0;
+	unsigned spins = 0;
+
+	for (;;) {
+		uint32_t dw3 = __atomic_load_n(&cq[c->ahead].dw3, __ATOMIC_ACQUIRE);
+		uint64_t now;
+
+		if (nkv_cqe_phase(dw3) == c->aphase) {
+			if (nkv_cqe_cid(dw3) != cid) {
+				nkv_h_log("admin: completion for CID %u while waiting for %u",
+					  nkv_cqe_cid(dw3), cid);
+				c->dead = 1;
+				return -EPROTO;
+			}
+			*status = nkv_cqe_status(dw3) & 0x7ff;
+			if (dw0)
+				*dw0 = cq[c->ahead].dw0;
+			if (++c->ahead == c->adepth) {
+				c->ahead = 0;
+				c->aphase ^= 1u;
+			}
+			return nkv_h_admin_db(c, 1, c->ahead);
+		}
+		now = nkv_h_now_ms();
+		if (now - t0 > c->timeout_ms) {
+			int rc = nkv_h_admin_dead(c, opc);
+
+			if (!rc)
+				nkv_h_log("admin opcode %#x: no completion within %u ms",
+					  opc, c->timeout_ms);
+			c->dead = 1;
+			return rc == -ENOTCONN ? rc : -ETIMEDOUT;
+		}
+		if (now - last_check >= 100) {
+			int rc = nkv_h_admin_dead(c, opc);
+
+			if (rc)
+				return rc;
+			last_check = now;
+		}
+		if (++spins > 64)
+			usleep(spins > 1000 ? 200 : 10);
+	}
+}
+
+int nkv_h_admin(struct nkv_ctrl *c, struct nkv_sqe *sqe, uint16_t *status,
+		uint32_t *dw0)
+{
+	struct nkv_sqe *sq = c->asq.m.va;
+	uint16_t cid;
+	uint8_t opc = (uint8_t)nkv_sqe_opc(sqe);
+	int rc;
+
+	if (c->dead)
+		return -ENOTCONN;
+	cid = c->acid++;
+	sqe->cdw0 = (sqe->cdw0 & 0xffffu) | (uint32_t)cid << 16;
+	sq[c->atail] = *sqe;
+	c->atail = (c->atail + 1) % c->adepth;
+	nkv_h_trace("admin: opc %#x cid %u cdw10 %#x cdw11 %#x nsid %u", opc, cid,
+		    sqe->cdw10, sqe->cdw11, sqe->nsid);
+	rc = nkv_h_admin_db(c, 0, c->atail);
+	if (!rc)
+		rc = nkv_h_admin_wait(c, opc, cid, status, dw0);
+	if (!rc)
+		nkv_h_trace("admin: opc %#x cid %u -> status %#x (%s)", opc, cid,
+			    *status, nkv_status_str(*status));
+	return rc;
+}

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * host.h - the host library's internals (library-private): the controller
+ * and queue-pair structs, memory sources, the admin queue, logging.
+ * Internal functions are nkv_h_*; none of them is exported.
+ */
+#ifndef NKV_HOST_HOST_H
+#define NKV_HOST_HOST_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nkv_dev.h"
+#include "nkv_host.h"
+#include "host/doorbell_fwd.h"
+#include "host/transport.h"
+
+/* ---- logging (log.c) ---- */
+int nkv_h_trace_on(void);
+void nkv_h_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define nkv_h_trace(...)				\
+	do {						\
+		if (nkv_h_trace_on())			\
+			nkv_h_log(__VA_ARGS__);		\
+	} while (0)
+/* snprintf into err (errlen bytes) when err is set. */
+void nkv_h_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- URI (uri.c) ---- */
+/* Split "scheme:addr": the transport and a pointer to addr inside uri. */
+int nkv_h_uri_parse(const char *uri, const struct nkv_transport_ops **ops,
+		    const char **addr, char *err, size_t errlen);
+
+/* ---- memory sources and registered buffers (dmamem.c) ---- */
+
+/*
+ * Where DMA-able memory comes from. "host" is memfd-backed host RAM;
+ * "device" is device memory: today the emulated arena (one memfd in host
+ * RAM standing in for VRAM), later a GPU runtime (hipMalloc fine-grained
+ * memory exported as a dma-buf fd) plugs in here with the same three ops.
+ * alloc fills m->va, m->len (page multiple), m->fd, m->fd_offset.
+ */
+struct nkv_h_memsrc;
+struct nkv_h_memsrc_ops {
+	const char *name;
+	int (*alloc)(struct nkv_h_memsrc *s, size_t len, struct nkv_dmamem *m);
+	void (*free)(struct nkv_h_memsrc *s, struct nkv_dmamem *m);
+	void (*destroy)(struct nkv_h_memsrc *s);
+};
+struct nkv_h_memsrc {
+	const struct nkv_h_memsrc_ops *ops;
+	int is_device;		/* counts as "VRAM" for the memory mode */
+	int emulated;		/* device memory that is really host RAM */
+};
+
+struct nkv_h_memsrc *nkv_h_memsrc_host(void);
+/* The emulated device arena: one memfd of arena_len bytes (sparse). */
+struct nkv_h_memsrc *nkv_h_memsrc_arena(size_t arena_len);
+
+/* A buffer from a memory source, registered with the transport. */
+struct nkv_h_buf {
+	struct nkv_dmamem m;
+	struct nkv_h_memsrc *src;
+	int mapped;
+};
+
+struct nkv_ctrl;
+/* Allocate len bytes (rounded up to pages, zeroed) from src and register
+ * them with c's transport. 0 or a negative errno. */
+int nkv_h_buf_alloc(struct nkv_ctrl *c, struct nkv_h_memsrc *src, size_t len,
+		    struct nkv_h_buf *b);
+/* Unregister and free; safe on a zeroed or half-built buffer. */
+void nkv_h_buf_free(struct nkv_ctrl *c, struct nkv_h_buf *b);
+/* Controller address of byte off of the buffer. */
+uint64_t nkv_h_buf_iova(const struct nkv_h_buf *b, size_t off);
+
+/* ---- PRP lists (prp.c) ---- */
+#define NKV_PRP_PER_PAGE (NKV_PAGE_SIZE / 8u)
+/* List pages needed to describe npages data pages (0 for 1 or 2 pages). */
+size_t nkv_h_prp_list_pages(size_t npages);
+/*
+ * Describe npages data pages (controller addresses iova[0..npages-1]) with
+ * PRP1/PRP2; when a list is needed it is written into list pages
+ * list_va[i] (controller address list_iova[i]), chained through the last
+ * entry of a full page. Returns 0 or -EINVAL (too few list pages).
+ */
+int nkv_h_prp_build(const uint64_t *iova, size_t npages, uint64_t **list_va,
+		    const uint64_t *list_iova, size_t nlist, uint64_t *prp1,
+		    uint64_t *prp2);
+
+/* ---- the controller ---- */
+
+/* Counters of one queue id; live as long as the controller, so the
+ * forwarder thread may update them while queue pairs come and go. */
+struct nkv_h_qstats {
+	uint64_t commands, bytes, sq_doorbells, cq_doorbells, errors, timeouts;
+	uint64_t by_status[16];
+	uint64_t other_status;
+	uint64_t dev_commands;	/* SQ tail advances the forwarder saw */
+	uint64_t dev_completions;
+	uint32_t depth_sq, depth_cq;	/* for the forwarder's deltas */
+	uint32_t last_sq, last_cq;
+};
+
+struct nkv_ctrl {
+	const struct nkv_transport_ops *ops;
+	struct nkv_tr *tr;
+	pthread_mutex_t lock;	/* admin queue, queue ids, create/destroy */
+	int dead;		/* admin timeout / transport gone: -ENOTCONN */
+	int trace;
+	uint32_t timeout_ms;	/* admin and bring-up bound */
+	uint32_t io_timeout_ms;	/* sync API default */
+	uint64_t cap;
+	uint32_t vs, dstrd, db_stride;
+	struct nkv_ctrl_info info;
+	uint32_t nsid;
+	/* Admin queue: host RAM, driven only by the library. */
+	struct nkv_h_buf asq, acq, idbuf;
+	uint32_t adepth, atail, ahead, aphase;
+	uint16_t acid;
+	/* Memory sources by mode bit. */
+	struct nkv_h_memsrc *host, *dev;
+	uint32_t mode;
+	/* Doorbells: mapped page (BAR0 + 0x1000), or shadow + forwarder. */
+	volatile uint32_t *dbmap;
+	size_t dbmap_len;
+	struct nkv_h_buf shadow;
+	volatile uint32_t *shadow_va;
+	struct nkv_dbfwd *fwd;
+	/* Queue ids 1..granted. */
+	uint32_t granted;
+	struct nkv_qpair **qps;		/* by qid */
+	struct nkv_h_qstats *qst;	/* by qid */
+};
+
+struct nkv_qpair {
+	struct nkv_ctrl *c;
+	uint16_t qid;
+	struct nkv_dev_qp *dev;		/* the descriptor (64-byte aligned) */
+	struct nkv_h_buf sq, cq;
+	struct nkv_h_buf data;		/* nr_slots value buffers */
+	struct nkv_h_buf prps;		/* their PRP list pages */
+	struct nkv_h_buf sdata, sprps;	/* the synchronous API's buffer */
+	struct nkv_dev_slot sslot;
+	uint32_t slot_stride;		/* bytes between slots (page multiple) */
+	uint64_t *cid_bitmap;
+	struct nkv_dev_cpl *cpl;
+	struct nkv_dev_slot *slots;
+	uint32_t timeout_ms;
+	uint64_t poll_budget;
+};
+
+/* ---- admin queue (admin.c) ---- */
+int nkv_h_admin_init(struct nkv_ctrl *c, uint32_t depth);
+/* One admin command, waited for within c->timeout_ms. Returns 0 with the
+ * NVMe status in *status (and DW0), or -ETIMEDOUT / -ENOTCONN. Caller
+ * holds c->lock (or is the bring-up). */
+int nkv_h_admin(struct nkv_ctrl *c, struct nkv_sqe *sqe, uint16_t *status,
+		uint32_t *dw0);
+void nkv_h_admin_fini(struct nkv_ctrl *c);
+/* Register access with the controller marked dead on a transport error. */
+int nkv_h_reg_read(struct nkv_ctrl *c, uint32_t off, unsigned size, uint64_t *v);
+int nkv_h_reg_write(struct nkv_ctrl *c, uint32_t off, uint64_t v, unsigned size);
+uint64_t nkv_h_now_ms(void);
+
+/* ---- placement (placement.c) ---- */
+/* The memory source for a mode bit (NKV_MEM_*). */
+struct nkv_h_memsrc *nkv_h_place(struct nkv_ctrl *c, uint32_t bit);
+/* Set up the memory sources for c->mode. 0 or a negative errno. */
+int nkv_h_place_init(struct nkv_ctrl *c, char *err, size_t errlen);
+/* Doorbells after bring-up: direct or shadow + forwarder. */
+int nkv_h_doorbells_init(struct nkv_ctrl *c, char *err, size_t errlen);
+void nkv_h_doorbells_fini(struct nkv_ctrl *c);
+/* Where device code writes doorbell index idx (2 qid or 2 qid + 1). */
+volatile uint32_t *nkv_h_db_addr(struct nkv_ctrl *c, uint32_t idx);
+/* Push doorbell writes out now (forwarder mode); 0 or -errno. */
+int nkv_h_db_flush(struct nkv_ctrl *c);
+void nkv_h_place_fini(struct nkv_ctrl *c);
+
+/* ---- stats (stats.c) ---- */
+void nkv_h_stats_result(struct nkv_h_qstats *s, uint16_t status, uint64_t bytes);
+void nkv_h_stats_doorbell(struct nkv_ctrl *c, uint32_t idx, uint32_t val);
+
+#endif /* NKV_HOST_HOST_H */

@@ -1,0 +1,16 @@
+# The host library (include/nkv_host.h): connect, bring-up, queue pairs,
+# memory placement, descriptors for device code, the synchronous API.
+NKV_HOST_SRCS := src/host/log.c src/host/status.c src/host/uri.c \
+	src/host/dmamem.c src/host/prp.c src/host/admin.c src/host/placement.c \
+	src/host/ctrl.c src/host/qpair.c src/host/sync.c src/host/stats.c
+LIBNKV_SRCS += $(NKV_HOST_SRCS)
+
+# Tests: real vfio-user conversations with an in-process nkv-target.
+NKV_HOST_TEST_SRCS := tests/host/host_util.c tests/target/delay_be.c
+NKV_HOST_TEST_LIBS = $(LIBNKV) $(LIBNKVTGT)
+NKV_HOST_TEST_LDLIBS = -lcriterion -lm $(LIBNKV_LDLIBS) $(TARGET_LDLIBS)
+
+TESTS += test_host_sync
+test_host_sync_SRCS := tests/host/test_host_sync.c $(NKV_HOST_TEST_SRCS)
+test_host_sync_LIBS = $(NKV_HOST_TEST_LIBS)
+test_host_sync_LDLIBS = $(NKV_HOST_TEST_LDLIBS)

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * placement.c - the memory-mode mask: which memory source each structure
+ * comes from, and which doorbell path device code uses.
+ *
+ *   bit 0x1 SQ rings, 0x2 CQ rings, 0x4 the doorbell shadow page,
+ *   0x8 value buffers: set = device memory ("VRAM"), clear = host RAM.
+ *
+ * Without a GPU runtime, device memory is the emulated arena (dmamem.c),
+ * said once at connect. Doorbells: a mapped doorbell page with bit 0x4
+ * clear is written directly by device code; otherwise device code writes
+ * a shadow page (device memory with 0x4, else host RAM) and the doorbell
+ * forwarder copies every change to the controller, through the mapped
+ * page when there is one, else as register writes.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/host.h"
+
+/* Virtual size of the emulated arena; sparse, so only use costs memory. */
+#define NKV_H_ARENA_DEFAULT (4ull << 30)
+
+struct nkv_h_memsrc *nkv_h_place(struct nkv_ctrl *c, uint32_t bit)
+{
+	return (c->mode & bit) ? c->dev : c->host;
+}
+
+int nkv_h_place_init(struct nkv_ctrl *c, char *err, size_t errlen)
+{
+	const char *e = getenv("NKV_DEVICE_ARENA_MB");
+	size_t arena = e && atol(e) > 0 ? (size_t)atol(e) << 20 : NKV_H_ARENA_DEFAULT;
+
+	c->host = nkv_h_memsrc_host();
+	if (!c->host) {
+		nkv_h_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	c->info.memory_mode = c->mode;
+	if (!c->mode)
+		return 0;
+	/* The seam: a GPU runtime's memory source would be chosen here. */
+	c->dev = nkv_h_memsrc_arena(arena);
+	if (!c->dev) {
+		nkv_h_err(err, errlen, "memory-mode %#x: cannot create the device arena (%zu MiB)",
+			  c->mode, arena >> 20);
+		return -ENOMEM;
+	}
+	c->info.vram_is_emulated = c->dev->emulated;
+	nkv_h_log("memory-mode %#x: no GPU runtime, device arena in host memory stands in for VRAM",
+		  c->mode);
+	return 0;
+}
+
+void nkv_h_place_fini(struct nkv_ctrl *c)
+{
+	if (c->dev)
+		c->dev->ops->destroy(c->dev);
+	if (c->host)
+		c->host->ops->destroy(c->host);
+	c->dev = c->host = NULL;
+}
+
+/* The forwarder's output: the mapped page, or a register write. Runs on
+ * the forwarder thread (and on flushing threads), so it touches no
+ * controller state but the per-queue counters. */
+static int nkv_h_fwd_write(void *arg, uint32_t off, uint32_t val)
+{
+	struct nkv_ctrl *c = arg;
+	uint32_t idx = (off - NKV_REG_DBS) / c->db_stride;
+	int rc = 0;
+
+	if (c->dbmap)
+		__atomic_store_n(&c->dbmap[(off - NKV_REG_DBS) / 4u], val, __ATOMIC_RELEASE);
+	else
+		rc = c->ops->reg_write(c->tr, off, val, 4);
+	if (!rc)
+		nkv_h_stats_doorbell(c, idx, val);
+	return rc;
+}
+
+int nkv_h_doorbells_init(struct nkv_ctrl *c, char *err, size_t errlen)
+{
+	struct nkv_dbfwd_opts fo = { .size = sizeof(fo) };
+	size_t need = (size_t)2 * (c->granted + 1) * c->db_stride;
+	struct nkv_h_memsrc *src = nkv_h_place(c, NKV_MEM_DB);
+	int rc;
+
+	if (c->dbmap && c->dbmap_len >= need && !(c->mode & NKV_MEM_DB)) {
+		c->info.doorbells_mapped = 1;
+		return 0;
+	}
+	rc = nkv_h_buf_alloc(c, src, need, &c->shadow);
+	if (rc) {
+		nkv_h_err(err, errlen, "cannot allocate the doorbell shadow page: %s", strerror(-rc));
+		return rc;
+	}
+	c->shadow_va = c->shadow.m.va;
+	fo.shadow = c->shadow_va;
+	fo.len = need;
+	fo.write = nkv_h_fwd_write;
+	fo.arg = c;
+	rc = nkv_dbfwd_start(&fo, &c->fwd);
+	if (rc) {
+		nkv_h_err(err, errlen, "cannot start the doorbell forwarder: %s", strerror(-rc));
+		return rc;
+	}
+	nkv_h_trace("doorbells: shadow page in %s memory, forwarded %s",
+		    src->ops->name, c->dbmap ? "to the mapped page" : "as register writes");
+	return 0;
+}
+
+void nkv_h_doorbells_fini(struct nkv_ctrl *c)
+{
+	if (c->fwd)
+		nkv_dbfwd_stop(c->fwd);
+	c->fwd = NULL;
+	c->shadow_va = NULL;
+	nkv_h_buf_free(c, &c->shadow);
+}
+
+volatile uint32_t *nkv_h_db_addr(struct nkv_ctrl *c, uint32_t idx)
+{
+	volatile uint32_t *base = c->shadow_va ? c->shadow_va : c->dbmap;
+
+	return base + (size_t)idx * c->db_stride / 4u;
+}
+
+int nkv_h_db_flush(struct nkv_ctrl *c)
+{
+	return c->fwd ? nkv_dbfwd_flush(c->fwd) : 0;
+}

@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qpair.c - I/O queue pairs: memory by the memory mode, value slots with
+ * host-built PRP lists, creation and deletion over the admin queue, the
+ * device-visible descriptor (struct nkv_dev_qp) and its reset.
+ *
+ * The descriptor, CID bitmap, completion table and slot table are plain
+ * host memory here: the cpu engine reads them directly. A GPU build
+ * allocates them where kernels can reach them (host-pinned or VRAM) via
+ * the same device memory source seam.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/host.h"
+
+/* Empty polls before device code declares a timeout: some seconds of
+ * spinning with the cpu engine's yields (docs/host.md). */
+#define NKV_H_POLL_BUDGET_DEFAULT (1ull << 24)
+
+static size_t nkv_h_round(size_t v)
+{
+	return (v + NKV_PAGE_SIZE - 1) & ~(size_t)(NKV_PAGE_SIZE - 1);
+}
+
+/* Largest value one command moves: min(MDTS, the namespace's max value). */
+static uint32_t nkv_h_xfer_limit(const struct nkv_ctrl *c)
+{
+	uint32_t lim = c->info.max_xfer ? c->info.max_xfer : 0xffffffffu;
+
+	if (c->info.csi == NKV_CSI_KV && c->info.max_value && c->info.max_value < lim)
+		lim = c->info.max_value;
+	return lim;
+}
+
+/* Admin create/delete of queue qid; 0, the NVMe status (> 0) or -errno. */
+static int nkv_h_queue_cmd(struct nkv_ctrl *c, uint8_t opc, uint16_t qid,
+			   uint32_t depth, uint32_t cdw11, uint64_t prp1)
+{
+	struct nkv_sqe s;
+	uint16_t st = 0;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	s.cdw0 = opc;
+	s.prp1 = prp1;
+	s.cdw10 = depth ? nkv_queue_cdw10(qid, depth) : qid;
+	s.cdw11 = cdw11;
+	rc = nkv_h_admin(c, &s, &st, NULL);
+	return rc ? rc : st;
+}
+
+static int nkv_h_queues_create(struct nkv_qpair *q)
+{
+	struct nkv_ctrl *c = q->c;
+	uint32_t d = q->dev->sq_depth;
+	int rc;
+
+	rc = nkv_h_queue_cmd(c, NKV_ADM_CREATE_CQ, q->qid, d, NKV_QUEUE_PC, q->cq.m.iova[0]);
+	if (!rc) {
+		rc = nkv_h_queue_cmd(c, NKV_ADM_CREATE_SQ, q->qid, d,
+				     nkv_create_sq_cdw11(q->qid), q->sq.m.iova[0]);
+		if (rc)
+			nkv_h_queue_cmd(c, NKV_ADM_DELETE_CQ, q->qid, 0, 0, 0);
+	}
+	if (rc > 0) {
+		nkv_h_log("creating queue pair %u failed: status %#x (%s)", q->qid, rc,
+			  nkv_status_str((uint16_t)rc));
+		rc = -EIO;
+	}
+	return rc;
+}
+
+static int nkv_h_queues_delete(struct nkv_qpair *q)
+{
+	int a = nkv_h_queue_cmd(q->c, NKV_ADM_DELETE_SQ, q->qid, 0, 0, 0);
+	int b = a < 0 ? a : nkv_h_queue_cmd(q->c, NKV_ADM_DELETE_CQ, q->qid, 0, 0, 0);
+
+	return a < 0 ? a : b < 0 ? b : 0;
+}
+
+/* PRPs of one slot of npages pages starting at data page first. */
+static int nkv_h_slot_prps(struct nkv_h_buf *data, size_t first, size_t npages,
+			   struct nkv_h_buf *lists, size_t lfirst, struct nkv_dev_slot *s)
+{
+	size_t nl = nkv_h_prp_list_pages(npages), i;
+	uint64_t *lva[64], liova[64];
+
+	if (nl > 64)
+		return -EMSGSIZE;
+	for (i = 0; i < nl; i++) {
+		lva[i] = (uint64_t *)((uint8_t *)lists->m.va + (lfirst + i) * NKV_PAGE_SIZE);
+		liova[i] = lists->m.iova[lfirst + i];
+	}
+	s->addr = (uint64_t)(uintptr_t)((uint8_t *)data->m.va + first * NKV_PAGE_SIZE);
+	return nkv_h_prp_build(data->m.iova + first, npages, lva, liova, nl, &s->prp1, &s->prp2);
+}
+
+/* nr slots of size bytes in data (stride apart), list pages in lists. */
+static int nkv_h_slots_alloc(struct nkv_qpair *q, uint32_t nr, uint32_t size,
+			     struct nkv_h_buf *data, struct nkv_h_buf *lists,
+			     struct nkv_dev_slot *out)
+{
+	struct nkv_ctrl *c = q->c;
+	size_t pages = nkv_h_round(size) / NKV_PAGE_SIZE, nl = nkv_h_prp_list_pages(pages);
+	uint32_t i;
+	int rc;
+
+	rc = nkv_h_buf_alloc(c, nkv_h_place(c, NKV_MEM_DATA), (size_t)nr * pages * NKV_PAGE_SIZE, data);
+	if (!rc && nl)
+		rc = nkv_h_buf_alloc(c, c->host, (size_t)nr * nl * NKV_PAGE_SIZE, lists);
+	for (i = 0; !rc && i < nr; i++) {
+		rc = nkv_h_slot_prps(data, (size_t)i * pages, pages, lists, (size_t)i * nl, &out[i]);
+		out[i].size = size;
+	}
+	return rc;
+}
+
+static int nkv_h_ring_alloc(struct nkv_qpair *q, uint32_t bit, size_t len, struct nkv_h_buf *b)
+{
+	int rc = nkv_h_buf_alloc(q->c, nkv_h_place(q->c, bit), len, b);
+
+	/* Queues are created physically contiguous (PC = 1). */
+	if (!rc && !b->m.contiguous && b->m.npages > 1)
+		rc = -ENOMEM;
+	return rc;
+}
+
+static int nkv_h_qp_check_opts(struct nkv_ctrl *c, const struct nkv_qpair_opts *o,
+			       struct nkv_qpair_opts *r)
+{
+	uint32_t mqes = c->info.mqes > 65535 ? 65535 : c->info.mqes;
+
+	*r = *o;
+	if (o->size < offsetof(struct nkv_qpair_opts, poll_budget))
+		return -EINVAL;
+	if (!r->depth)
+		r->depth = mqes < 256 ? mqes : 256;
+	if (r->depth < 2 || r->depth > mqes)
+		return -EINVAL;
+	if (!r->slots)
+		r->slots = r->depth - 1;
+	if (!r->slot_size)
+		r->slot_size = NKV_PAGE_SIZE;
+	if (r->slot_size > nkv_h_xfer_limit(c))
+		return -EMSGSIZE;
+	if (o->size < offsetof(struct nkv_qpair_opts, timeout_ms) + sizeof(uint32_t))
+		r->timeout_ms = 0;
+	return 0;
+}
+
+static void nkv_h_qp_free(struct nkv_qpair *q)
+{
+	struct nkv_ctrl *c = q->c;
+
+	nkv_h_buf_free(c, &q->sprps);
+	nkv_h_buf_free(c, &q->sdata);
+	nkv_h_buf_free(c, &q->prps);
+	nkv_h_buf_free(c, &q->data);
+	nkv_h_buf_free(c, &q->cq);
+	nkv_h_buf_free(c, &q->sq);
+	free(q->dev);
+	free(q->cid_bitmap);
+	free(q->cpl);
+	free(q->slots);
+	free(q);
+}
+
+/* Zero the state half of the descriptor, the CID table and the rings. */
+static void nkv_h_qp_clear(struct nkv_qpair *q)
+{
+	struct nkv_dev_qp *d = q->dev;
+
+	memset(q->sq.m.va, 0, q->sq.m.len);
+	memset(q->cq.m.va, 0, q->cq.m.len);
+	memset(q->cid_bitmap, 0, (d->cid_count + 63u) / 64u * 8u);
+	memset(q->cpl, 0, (size_t)d->cid_count * sizeof(*q->cpl));
+	d->sq_tail = d->sq_head = d->cq_head = 0;
+	d->cq_phase = 1;
+	d->inflight = d->cids_held = 0;
+	__atomic_store_n(&d->failed, NKV_QP_OK, __ATOMIC_RELEASE);
+}
+
+static void nkv_h_qp_fill(struct nkv_qpair *q, const struct nkv_qpair_opts *r)
+{
+	struct nkv_dev_qp *d = q->dev;
+
+	memset(d, 0, sizeof(*d));
+	d->sq_addr = (uint64_t)(uintptr_t)q->sq.m.va;
+	d->cq_addr = (uint64_t)(uintptr_t)q->cq.m.va;
+	d->sq_db_addr = (uint64_t)(uintptr_t)nkv_h_db_addr(q->c, 2u * q->qid);
+	d->cq_db_addr = (uint64_t)(uintptr_t)nkv_h_db_addr(q->c, 2u * q->qid + 1u);
+	d->cid_bitmap_addr = (uint64_t)(uintptr_t)q->cid_bitmap;
+	d->cpl_addr = (uint64_t)(uintptr_t)q->cpl;
+	d->slots_addr = (uint64_t)(uintptr_t)q->slots;
+	d->poll_budget = r->poll_budget ? r->poll_budget : NKV_H_POLL_BUDGET_DEFAULT;
+	d->sq_depth = d->cq_depth = r->depth;
+	d->db_stride = q->c->db_stride;
+	d->qid = q->qid;
+	d->cid_count = r->depth;
+	d->nr_slots = r->slots;
+	d->credit_limit = nkv_dev_credit_limit(r->depth, r->depth);
+	nkv_h_qp_clear(q);
+}
+
+static int nkv_h_qp_mem(struct nkv_qpair *q, const struct nkv_qpair_opts *r)
+{
+	struct nkv_ctrl *c = q->c;
+	uint32_t lim = nkv_h_xfer_limit(c);
+	int rc;
+
+	q->dev = aligned_alloc(128, sizeof(*q->dev));
+	q->cid_bitmap = calloc((r->depth + 63u) / 64u, sizeof(uint64_t));
+	q->cpl = calloc(r->depth, sizeof(*q->cpl));
+	q->slots = calloc(r->slots, sizeof(*q->slots));
+	if (!q->dev || !q->cid_bitmap || !q->cpl || !q->slots)
+		return -ENOMEM;
+	rc = nkv_h_ring_alloc(q, NKV_MEM_SQ, (size_t)r->depth * sizeof(struct nkv_sqe), &q->sq);
+	if (!rc)
+		rc = nkv_h_ring_alloc(q, NKV_MEM_CQ, (size_t)r->depth * sizeof(struct nkv_cqe), &q->cq);
+	if (!rc)
+		rc = nkv_h_slots_alloc(q, r->slots, r->slot_size, &q->data, &q->prps, q->slots);
+	/* The synchronous API's own buffer takes the largest value. */
+	if (!rc)
+		rc = nkv_h_slots_alloc(q, 1, lim > (64u << 20) ? (64u << 20) : lim,
+				       &q->sdata, &q->sprps, &q->sslot);
+	return rc;
+}
+
+static void nkv_h_qstats_reset(struct nkv_ctrl *c, uint16_t qid, uint32_t depth)
+{
+	struct nkv_h_qstats *s = &c->qst[qid];
+
+	/* The forwarder may update these concurrently: atomics only. */
+	__atomic_store_n(&s->depth_sq, depth, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->depth_cq, depth, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->last_sq, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->last_cq, 0, __ATOMIC_RELAXED);
+}
+
+int nkv_qpair_create(struct nkv_ctrl *c, const struct nkv_qpair_opts *opts,
+		     struct nkv_qpair **out)
+{
+	struct nkv_qpair_opts def = { .size = sizeof(def) }, r;
+	struct nkv_qpair *q;
+	uint32_t qid;
+	int rc;
+
+	if (!c || !out)
+		return -EINVAL;
+	*out = NULL;
+	rc = nkv_h_qp_check_opts(c, opts ? opts : &def, &r);
+	if (rc)
+		return rc;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->c = c;
+	pthread_mutex_lock(&c->lock);
+	for (qid = 1; qid <= c->granted && c->qps[qid]; qid++)
+		;
+	rc = c->dead ? -ENOTCONN : qid > c->granted ? -EBUSY : 0;
+	q->qid = (uint16_t)qid;
+	if (!rc)
+		rc = nkv_h_qp_mem(q, &r);
+	if (!rc) {
+		nkv_h_qp_fill(q, &r);
+		rc = nkv_dev_qp_check(q->dev) ? -EINVAL : nkv_h_queues_create(q);
+	}
+	if (!rc) {
+		q->timeout_ms = r.timeout_ms ? r.timeout_ms : c->io_timeout_ms;
+		nkv_h_qstats_reset(c, q->qid, r.depth);
+		memset(&c->qst[qid], 0, offsetof(struct nkv_h_qstats, depth_sq));
+		c->qps[qid] = q;
+		nkv_h_trace("queue pair %u: depth %u, %u slots of %u bytes, sync buffer %u bytes",
+			    qid, r.depth, r.slots, r.slot_size, q->sslot.size);
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (rc) {
+		nkv_h_qp_free(q);
+		return rc;
+	}
+	*out = q;
+	return 0;
+}
+
+void nkv_qpair_destroy(struct nkv_qpair *q)
+{
+	struct nkv_ctrl *c;
+
+	if (!q)
+		return;
+	c = q->c;
+	pthread_mutex_lock(&c->lock);
+	/* The last doorbell values out, then the queues go. */
+	nkv_h_db_flush(c);
+	if (!c->dead)
+		nkv_h_queues_delete(q);
+	c->qps[q->qid] = NULL;
+	nkv_h_qp_free(q);
+	pthread_mutex_unlock(&c->lock);
+}
+
+struct nkv_dev_qp *nkv_qpair_dev(struct nkv_qpair *q)
+{
+	return q ? q->dev : NULL;
+}
+
+void *nkv_qpair_slot(struct nkv_qpair *q, uint32_t i, uint32_t *len)
+{
+	if (!q || i >= q->dev->nr_slots)
+		return NULL;
+	if (len)
+		*len = q->slots[i].size;
+	return (void *)(uintptr_t)q->slots[i].addr;
+}
+
+/* Device code's doorbell words of this queue back to 0, as the
+ * controller's are after a create. */
+static int nkv_h_qp_zero_doorbells(struct nkv_qpair *q)
+{
+	struct nkv_ctrl *c = q->c;
+
+	if (!c->shadow_va)
+		return 0;
+	__atomic_store_n(nkv_h_db_addr(c, 2u * q->qid), 0, __ATOMIC_RELEASE);
+	__atomic_store_n(nkv_h_db_addr(c, 2u * q->qid + 1u), 0, __ATOMIC_RELEASE);
+	return nkv_h_db_flush(c);
+}
+
+int nkv_qpair_reset(struct nkv_qpair *q)
+{
+	struct nkv_ctrl *c;
+	int rc;
+
+	if (!q)
+		return -EINVAL;
+	c = q->c;
+	pthread_mutex_lock(&c->lock);
+	rc = c->dead ? -ENOTCONN : 0;
+	/* Deleting the SQ makes the controller drop what it still holds of
+	 * it; only then may the rings and CIDs start over. */
+	if (!rc)
+		rc = nkv_h_queues_delete(q);
+	if (!rc)
+		rc = nkv_h_qp_zero_doorbells(q);
+	if (!rc) {
+		nkv_h_qp_clear(q);
+		nkv_h_qstats_reset(c, q->qid, q->dev->sq_depth);
+		rc = nkv_h_queues_create(q);
+	}
+	if (!rc && nkv_dev_qp_check(q->dev))
+		rc = -EINVAL;
+	if (rc) {
+		/* Stays failed: device code must not use it. */
+		__atomic_store_n(&q->dev->failed, NKV_QP_FAILED_INTERNAL, __ATOMIC_RELEASE);
+		nkv_h_log("queue pair %u: reset failed: %d", q->qid, rc);
+	} else {
+		nkv_h_trace("queue pair %u: reset", q->qid);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * status.c - names of NVMe statuses (generic, command specific, media and
+ * path types) as the base and Key Value command set specifications call
+ * them.
+ */
+#include <stddef.h>
+
+#include "host/host.h"
+
+struct nkv_h_stname {
+	uint16_t st;	/* SCT << 8 | SC */
+	const char *name;
+};
+
+static const struct nkv_h_stname nkv_h_stnames[] = {
+	{ 0x000, "Success" },
+	{ 0x001, "Invalid Command Opcode" },
+	{ 0x002, "Invalid Field in Command" },
+	{ 0x003, "Command ID Conflict" },
+	{ 0x004, "Data Transfer Error" },
+	{ 0x005, "Commands Aborted due to Power Loss Notification" },
+	{ 0x006, "Internal Error" },
+	{ 0x007, "Command Abort Requested" },
+	{ 0x008, "Command Aborted due to SQ Deletion" },
+	{ 0x00b, "Invalid Namespace or Format" },
+	{ 0x00c, "Command Sequence Error" },
+	{ 0x013, "PRP Offset Invalid" },
+	{ 0x080, "LBA Out of Range" },
+	{ 0x081, "Capacity Exceeded" },
+	{ 0x082, "Namespace Not Ready" },
+	{ 0x085, "Invalid Value Size" },
+	{ 0x086, "Invalid Key Size" },
+	{ 0x087, "Key Does Not Exist" },
+	{ 0x088, "Unrecovered Error" },
+	{ 0x089, "Key Exists" },
+	{ 0x100, "Completion Queue Invalid" },
+	{ 0x101, "Invalid Queue Identifier" },
+	{ 0x102, "Invalid Queue Size" },
+	{ 0x103, "Abort Command Limit Exceeded" },
+	{ 0x109, "Invalid Log Page" },
+	{ 0x10c, "Invalid Queue Deletion" },
+	{ 0x10d, "Feature Identifier Not Saveable" },
+	{ 0x10e, "Feature Not Changeable" },
+	{ 0x281, "Unrecovered Read Error" },
+};
+
+const char *nkv_status_str(uint16_t status)
+{
+	/* DNR and More do not change what happened. */
+	uint16_t st = status & 0x7ff;
+	size_t i;
+
+	for (i = 0; i < sizeof(nkv_h_stnames) / sizeof(nkv_h_stnames[0]); i++)
+		if (nkv_h_stnames[i].st == st)
+			return nkv_h_stnames[i].name;
+	switch (nkv_status_sct(st)) {
+	case NKV_SCT_GENERIC: return "Unknown Generic Status";
+	case NKV_SCT_CMD_SPECIFIC: return "Unknown Command Specific Status";
+	case NKV_SCT_MEDIA: return "Media or Data Integrity Error";
+	case NKV_SCT_PATH: return "Path Related Status";
+	case NKV_SCT_VENDOR: return "Vendor Specific Status";
+	default: return "Reserved Status Code Type";
+	}
+}

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sync.c - the synchronous API: one host thread drives a queue pair as a
+ * one-lane wave of nkv_dev.h (outside a cpu-engine launch every
+ * collective returns at once), so it runs exactly the device path: SQE
+ * prep into the queue pair's own value buffer, wave submit (one SQ
+ * doorbell), reap by phase (one CQ doorbell), result by CID. Only the
+ * wait differs: it is bounded by time, not by a poll count, and it
+ * notices a transport that went away.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "host/host.h"
+
+/*
+ * PRP2 for a transfer of len bytes through the sync buffer: a transfer
+ * that fits two pages takes the second page itself there (NVMe Base 2.0,
+ * 4.1.1); only a longer one uses the buffer's PRP list.
+ */
+static uint64_t nkv_h_sync_prp2(const struct nkv_qpair *q, uint32_t len)
+{
+	if (len <= NKV_PAGE_SIZE)
+		return 0;
+	if (len <= 2u * NKV_PAGE_SIZE)
+		return q->sdata.m.iova[1];
+	return q->sslot.prp2;
+}
+
+/* Poll until the completion of cid is parked, within q->timeout_ms. */
+static int nkv_h_sync_wait(struct nkv_qpair *q, uint16_t cid)
+{
+	struct nkv_dev_qp *d = q->dev;
+	struct nkv_dev_cpl *t = q->cpl;
+	struct nkv_ctrl *c = q->c;
+	struct nkv_h_qstats *st = &c->qst[q->qid];
+	uint64_t t0 = nkv_h_now_ms(), last = t0, polls = 0;
+
+	while (!__atomic_load_n(&t[cid].done, __ATOMIC_ACQUIRE)) {
+		int n = nkv_qp_reap(d, d->cq_depth);
+		uint64_t now;
+
+		if (n < 0)
+			return -EIO;
+		if (n > 0) {
+			if (!c->fwd)
+				__atomic_fetch_add(&st->cq_doorbells, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		now = nkv_h_now_ms();
+		if (now - t0 > q->timeout_ms) {
+			nkv_qp_fail(d, NKV_QP_FAILED_TIMEOUT);
+			__atomic_fetch_add(&st->timeouts, 1, __ATOMIC_RELAXED);
+			nkv_h_trace("queue pair %u: CID %u: no completion in %u ms", q->qid,
+				    cid, q->timeout_ms);
+			return -ETIMEDOUT;
+		}
+		if (now - last >= 2) {
+			last = now;
+			if (c->ops->alive && c->ops->alive(c->tr)) {
+				nkv_qp_fail(d, NKV_QP_FAILED_TIMEOUT);
+				return -ENOTCONN;
+			}
+		}
+		nkv_arch_poll_pause(polls++);
+	}
+	return 0;
+}
+
+/* Submit one SQE as a one-lane wave and wait for its result. */
+static int nkv_h_sync_exec(struct nkv_qpair *q, struct nkv_sqe *sqe, struct nkv_result *res)
+{
+	struct nkv_dev_qp *d = q->dev;
+	struct nkv_ctrl *c = q->c;
+	struct nkv_h_qstats *st = &c->qst[q->qid];
+	struct nkv_dev_result r = { 0, 0, 0 };
+	uint16_t cid = 0;
+	int rc;
+
+	if (nkv_dev_qp_failed(d))
+		return -EIO;
+	rc = nkv_wave_submit(d, sqe, &cid);
+	if (rc)
+		return rc;
+	if (c->fwd) {
+		rc = nkv_h_db_flush(c);
+		if (rc) {
+			nkv_qp_fail(d, NKV_QP_FAILED_TIMEOUT);
+			return -ENOTCONN;
+		}
+	} else {
+		__atomic_fetch_add(&st->sq_doorbells, 1, __ATOMIC_RELAXED);
+	}
+	nkv_h_trace("qp %u: opc %#x cid %u klen %u cdw10 %u", q->qid, nkv_sqe_opc(sqe), cid,
+		    sqe->cdw11 & 0xff, sqe->cdw10);
+	rc = nkv_h_sync_wait(q, cid);
+	if (!rc)
+		rc = nkv_wave_wait(d, 1, cid, &r);
+	if (rc)
+		return rc;
+	res->status = r.status & 0x7ff;
+	res->dw0 = r.dw0;
+	nkv_h_trace("qp %u: cid %u -> status %#x (%s) dw0 %u", q->qid, cid, res->status,
+		    nkv_status_str(res->status), res->dw0);
+	return 0;
+}
+
+static int nkv_h_sync_key_ok(const struct nkv_qpair *q, const void *key, uint32_t klen,
+			     uint32_t min)
+{
+	uint32_t max = q->c->info.max_key ? q->c->info.max_key : NKV_KEY_MAX;
+
+	return klen >= min && klen <= max && (key || !klen);
+}
+
+static int nkv_h_sync_pre(struct nkv_qpair *q, struct nkv_result *res)
+{
+	if (!q || !res)
+		return -EINVAL;
+	res->status = 0;
+	res->dw0 = 0;
+	return nkv_dev_qp_failed(q->dev) ? -EIO : 0;
+}
+
+static void nkv_h_sync_count(struct nkv_qpair *q, const struct nkv_result *res, uint64_t bytes)
+{
+	nkv_h_stats_result(&q->c->qst[q->qid], res->status, bytes);
+}
+
+int nkv_store(struct nkv_qpair *q, const void *key, uint32_t klen,
+	      const void *val, uint32_t len, uint32_t options,
+	      struct nkv_result *res)
+{
+	const uint32_t both = NKV_OPT_MUST_EXIST | NKV_OPT_MUST_NOT_EXIST;
+	struct nkv_sqe sqe;
+	int rc = nkv_h_sync_pre(q, res);
+
+	if (rc)
+		return rc;
+	if (!nkv_h_sync_key_ok(q, key, klen, 1) || (len && !val) ||
+	    (options & ~NKV_STORE_OPTIONS_MASK) || (options & both) == both)
+		return -EINVAL;
+	if (len > q->sslot.size)
+		return -EMSGSIZE;
+	memcpy((void *)(uintptr_t)q->sslot.addr, val, len);
+	rc = nkv_prep_store(&sqe, q->c->nsid, 0, key, klen, options, len,
+			    q->sslot.prp1, nkv_h_sync_prp2(q, len));
+	if (!rc)
+		rc = nkv_h_sync_exec(q, &sqe, res);
+	if (!rc)
+		nkv_h_sync_count(q, res, res->status ? 0 : len);
+	return rc;
+}
+
+/* Retrieve and List: the controller fills the buffer, we copy it out. */
+static int nkv_h_sync_read(struct nkv_qpair *q, uint8_t opc, const void *key,
+			   uint32_t klen, void *buf, uint32_t buflen,
+			   struct nkv_result *res)
+{
+	uint32_t cap = buflen < q->sslot.size ? buflen : q->sslot.size, n;
+	struct nkv_sqe sqe;
+	int rc = nkv_h_sync_pre(q, res);
+
+	if (rc)
+		return rc;
+	if (!nkv_h_sync_key_ok(q, key, klen, opc == NKV_KV_LIST ? 0 : 1) || (buflen && !buf))
+		return -EINVAL;
+	if (opc == NKV_KV_LIST)
+		rc = nkv_prep_list(&sqe, q->c->nsid, 0, key, klen, cap, q->sslot.prp1,
+				   nkv_h_sync_prp2(q, cap));
+	else
+		rc = nkv_prep_retrieve(&sqe, q->c->nsid, 0, key, klen, cap, q->sslot.prp1,
+				       nkv_h_sync_prp2(q, cap));
+	if (!rc)
+		rc = nkv_h_sync_exec(q, &sqe, res);
+	if (rc)
+		return rc;
+	/* Retrieve: the stored size may exceed the buffer (a prefix came). */
+	n = opc == NKV_KV_LIST ? cap : (res->dw0 < cap ? res->dw0 : cap);
+	if (!res->status)
+		memcpy(buf, (const void *)(uintptr_t)q->sslot.addr, n);
+	nkv_h_sync_count(q, res, res->status ? 0 : n);
+	return 0;
+}
+
+int nkv_retrieve(struct nkv_qpair *q, const void *key, uint32_t klen,
+		 void *buf, uint32_t buflen, struct nkv_result *res)
+{
+	return nkv_h_sync_read(q, NKV_KV_RETRIEVE, key, klen, buf, buflen, res);
+}
+
+int nkv_list(struct nkv_qpair *q, const void *start, uint32_t klen,
+	     void *buf, uint32_t buflen, struct nkv_result *res)
+{
+	return nkv_h_sync_read(q, NKV_KV_LIST, start, klen, buf, buflen, res);
+}
+
+static int nkv_h_sync_nodata(struct nkv_qpair *q, uint8_t opc, const void *key,
+			     uint32_t klen, struct nkv_result *res)
+{
+	struct nkv_sqe sqe;
+	int rc = nkv_h_sync_pre(q, res);
+
+	if (rc)
+		return rc;
+	if (!nkv_h_sync_key_ok(q, key, klen, 1))
+		return -EINVAL;
+	rc = opc == NKV_KV_DELETE ? nkv_prep_delete(&sqe, q->c->nsid, 0, key, klen)
+				  : nkv_prep_exist(&sqe, q->c->nsid, 0, key, klen);
+	if (!rc)
+		rc = nkv_h_sync_exec(q, &sqe, res);
+	if (!rc)
+		nkv_h_sync_count(q, res, 0);
+	return rc;
+}
+
+int nkv_delete(struct nkv_qpair *q, const void *key, uint32_t klen,
+	       struct nkv_result *res)
+{
+	return nkv_h_sync_nodata(q, NKV_KV_DELETE, key, klen, res);
+}
+
+int nkv_exist(struct nkv_qpair *q, const void *key, uint32_t klen,
+	      struct nkv_result *res)
+{
+	return nkv_h_sync_nodata(q, NKV_KV_EXIST, key, klen, res);
+}

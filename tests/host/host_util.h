@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * host_util.h - test helpers for the host library: an nkv-target served
+ * on a private socket (a thread of this process, or a forked process
+ * that can be killed), LFSR value patterns, log-uniform sizes.
+ */
+#ifndef NKV_TEST_HOST_UTIL_H
+#define NKV_TEST_HOST_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "nkv_host.h"
+
+struct ht_server_opts {
+	int no_sparse;		/* doorbells by REGION_WRITE only */
+	uint32_t max_ioq;	/* 0: 8 */
+	uint32_t mqes;		/* 0: target default */
+	uint64_t capacity;	/* 0: 1 GiB */
+	unsigned delay_hold_us;	/* > 0: hold each op this long */
+	int nvm_only;		/* namespace 1 is an NVM one */
+};
+
+struct ht_server {
+	char path[108];
+	char uri[128];
+	struct nkv_subsys *ss;
+	struct nkv_vfu_server *srv;
+	pid_t pid;		/* > 0: served by a child process */
+};
+
+/* Serve on a thread of this process. 0 or a negative errno. */
+int ht_server_start(struct ht_server *s, const struct ht_server_opts *o);
+/* Serve from a forked child (kill it with ht_server_kill). */
+int ht_server_fork(struct ht_server *s, const struct ht_server_opts *o);
+void ht_server_kill(struct ht_server *s);
+void ht_server_stop(struct ht_server *s);
+
+/* Connect with a memory mode and queue count; asserts nothing. */
+int ht_connect(const struct ht_server *s, uint32_t mode, uint32_t ioq,
+	       struct nkv_ctrl **c, char *err, size_t errlen);
+
+/* Deterministic key i ("k" + hex, 1..16 bytes) and value pattern. */
+uint32_t ht_key(uint32_t i, uint32_t salt, uint8_t key[16]);
+/* Log-uniform size in [1, max] for index i. */
+uint32_t ht_size(uint32_t i, uint32_t salt, uint32_t max);
+/* 32-bit Galois LFSR bytes seeded by seed. */
+void ht_fill(void *buf, uint32_t len, uint32_t seed);
+/* Index of the first byte that differs from the pattern, or -1. */
+long ht_check(const void *buf, uint32_t len, uint32_t seed);
+uint64_t ht_now_ms(void);
+
+#endif
