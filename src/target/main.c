@@ -12,8 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "target/be_mem.h"
+#include "target/be_rados.h"
 #include "target/vfio_user_server.h"
 
 struct nkv_target_args {
@@ -29,6 +31,14 @@ struct nkv_target_args {
 	int no_sparse;
 	int trace;
 	int log_level;
+	/* --backend rados */
+	const char *pool;
+	const char *conf;
+	const char *id;
+	const char *keyring;
+	const char *ns_map;	/* "1=gpukv,3=other" */
+	uint64_t op_timeout;
+	uint64_t mount_timeout;
 };
 
 static void nkv_target_usage(FILE *f)
@@ -37,7 +47,8 @@ static void nkv_target_usage(FILE *f)
 	      "Serve an NVMe Key-Value controller over vfio-user on a Unix socket.\n"
 	      "Every client connection gets its own controller; namespaces are shared.\n\n"
 	      "  --socket PATH          socket to listen on (default ./nkv-target.sock)\n"
-	      "  --backend mem          namespace 1 backend (mem: in memory, lost at exit)\n"
+	      "  --backend mem|rados    KV namespace backend (mem: in memory, lost at exit;\n"
+	      "                         rados: one RADOS object per key, see below)\n"
 	      "  --capacity SIZE        KV namespace capacity in bytes (default 1G)\n"
 	      "  --max-value SIZE       largest value accepted (default 1M)\n"
 	      "  --max-keys N           most keys stored (default 0 = no limit)\n"
@@ -49,11 +60,23 @@ static void nkv_target_usage(FILE *f)
 	      "  --trace                log SQEs, doorbells and CQEs\n"
 	      "  --log-level LEVEL      error|warn|info|debug (default info)\n"
 	      "  -h, --help             this text\n\n"
+	      "rados backend (pool = subsystem, NVMe namespace = RADOS namespace,\n"
+	      "object name = lowercase hex of the key):\n"
+	      "  --pool NAME            pool (default kvpool)\n"
+	      "  --conf PATH            ceph.conf (default: librados' search path)\n"
+	      "  --id NAME              client name, e.g. nkv for client.nkv (default admin)\n"
+	      "  --keyring PATH         keyring (default: from the conf)\n"
+	      "  --ns-map MAP           NSID=RADOS_NS[,NSID=RADOS_NS...] (default 1=gpukv)\n"
+	      "  --op-timeout SEC       rados_osd_op_timeout: a command fails (88h) after it\n"
+	      "                         (default 10)\n"
+	      "  --mount-timeout SEC    give up connecting after it (default 10)\n\n"
 	      "SIZE takes K, M, G suffixes (powers of 1024).\n\n"
 	      "examples:\n"
 	      "  nkv-target --socket /tmp/nkv.sock\n"
 	      "  nkv-target --socket /tmp/nkv.sock --capacity 4G --max-value 2M --queue-depth 256\n"
 	      "  nkv-target --socket /tmp/nkv.sock --no-sparse-mmap --log-level debug\n"
+	      "  nkv-target --socket /tmp/nkv.sock --backend rados --conf /etc/ceph/ceph.conf \\\n"
+	      "             --id nkv --pool kvpool --ns-map 1=gpukv,2=tenant2\n"
 	      "  nkv-probe vfio-user:/tmp/nkv.sock      # check it from another shell\n", f);
 }
 
@@ -92,6 +115,7 @@ static int nkv_target_level(const char *s)
 enum {
 	OPT_SOCKET = 256, OPT_BACKEND, OPT_CAPACITY, OPT_MAX_VALUE, OPT_MAX_KEYS,
 	OPT_NVM_NS, OPT_QD, OPT_POLL, OPT_MAX_CONNS, OPT_NO_SPARSE, OPT_TRACE, OPT_LOG,
+	OPT_POOL, OPT_CONF, OPT_ID, OPT_KEYRING, OPT_NS_MAP, OPT_OP_TIMEOUT, OPT_MOUNT_TIMEOUT,
 };
 
 static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
@@ -109,6 +133,13 @@ static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 		{ "no-sparse-mmap", no_argument, NULL, OPT_NO_SPARSE },
 		{ "trace", no_argument, NULL, OPT_TRACE },
 		{ "log-level", required_argument, NULL, OPT_LOG },
+		{ "pool", required_argument, NULL, OPT_POOL },
+		{ "conf", required_argument, NULL, OPT_CONF },
+		{ "id", required_argument, NULL, OPT_ID },
+		{ "keyring", required_argument, NULL, OPT_KEYRING },
+		{ "ns-map", required_argument, NULL, OPT_NS_MAP },
+		{ "op-timeout", required_argument, NULL, OPT_OP_TIMEOUT },
+		{ "mount-timeout", required_argument, NULL, OPT_MOUNT_TIMEOUT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -131,6 +162,13 @@ static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 			a->log_level = nkv_target_level(optarg);
 			rc = a->log_level < 0 ? -EINVAL : 0;
 			break;
+		case OPT_POOL: a->pool = optarg; break;
+		case OPT_CONF: a->conf = optarg; break;
+		case OPT_ID: a->id = optarg; break;
+		case OPT_KEYRING: a->keyring = optarg; break;
+		case OPT_NS_MAP: a->ns_map = optarg; break;
+		case OPT_OP_TIMEOUT: rc = nkv_target_size(optarg, &a->op_timeout); break;
+		case OPT_MOUNT_TIMEOUT: rc = nkv_target_size(optarg, &a->mount_timeout); break;
 		case 'h': nkv_target_usage(stdout); exit(0);
 		default: return -EINVAL;
 		}
@@ -155,28 +193,86 @@ static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 	return 0;
 }
 
-/*
- * Namespace 1's backend. Other backends (rados: --pool, --conf, --id,
- * --ns-map) are added here, one branch each, with their options parsed
- * above.
- */
-static struct nkv_be *nkv_target_backend(const struct nkv_target_args *a, char *err, size_t errlen)
+static struct nkv_be *nkv_target_mem(const struct nkv_target_args *a, char *err, size_t errlen)
 {
-	if (!strcmp(a->backend, "mem")) {
-		struct nkv_be_mem_opts mo = { .size = sizeof(mo) };
+	struct nkv_be_mem_opts mo = { .size = sizeof(mo) };
+	struct nkv_be *be;
 
+	mo.capacity = a->capacity;
+	mo.max_value = (uint32_t)a->max_value;
+	mo.max_keys = (uint32_t)a->max_keys;
+	be = nkv_be_mem_create(&mo);
+	if (!be)
+		snprintf(err, errlen, "mem backend: %s", strerror(errno));
+	return be;
+}
+
+static struct nkv_be *nkv_target_rados(const struct nkv_target_args *a, const char *rados_ns,
+				       char *err, size_t errlen)
+{
+	struct nkv_be_rados_opts ro = { .size = sizeof(ro) };
+
+	ro.conf = a->conf;
+	ro.client = a->id;
+	ro.keyring = a->keyring;
+	ro.pool = a->pool;
+	ro.rados_ns = rados_ns;
+	ro.op_timeout_s = (uint32_t)a->op_timeout;
+	ro.mount_timeout_s = (uint32_t)a->mount_timeout;
+	ro.max_value = (uint32_t)a->max_value;
+	return nkv_be_rados_create(&ro, err, errlen);
+}
+
+/* Attach one rados backend per "NSID=RADOS_NS" entry of --ns-map. */
+static int nkv_target_add_rados(struct nkv_subsys *ss, const struct nkv_target_args *a)
+{
+	char *map = strdup(a->ns_map ? a->ns_map : "1=gpukv"), *save = NULL, *ent;
+	char err[256];
+	int rc = map ? 0 : -ENOMEM;
+
+	for (ent = map ? strtok_r(map, ",", &save) : NULL; ent && !rc;
+	     ent = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(ent, '='), *end;
+		unsigned long nsid = strtoul(ent, &end, 10);
 		struct nkv_be *be;
 
-		mo.capacity = a->capacity;
-		mo.max_value = (uint32_t)a->max_value;
-		mo.max_keys = (uint32_t)a->max_keys;
-		be = nkv_be_mem_create(&mo);
-		if (!be)
-			snprintf(err, errlen, "mem backend: %s", strerror(errno));
-		return be;
+		if (!eq || end != eq || nsid < 1 || nsid > NKV_TGT_MAX_NS || !eq[1]) {
+			fprintf(stderr, "nkv-target: bad --ns-map entry '%s' (want NSID=RADOS_NS, "
+				"NSID 1..%d)\n", ent, NKV_TGT_MAX_NS);
+			rc = -EINVAL;
+			break;
+		}
+		err[0] = 0;
+		be = nkv_target_rados(a, eq + 1, err, sizeof(err));
+		if (!be || nkv_subsys_add_ns(ss, (uint32_t)nsid, be)) {
+			fprintf(stderr, "nkv-target: namespace %lu (RADOS namespace %s): %s\n", nsid,
+				eq + 1, err[0] ? err : "cannot attach (nsid used twice?)");
+			rc = -EINVAL;
+		}
 	}
-	snprintf(err, errlen, "unknown backend '%s' (available: mem)", a->backend);
-	return NULL;
+	free(map);
+	return rc;
+}
+
+/* The KV namespace(s): mem as nsid 1, or rados by --ns-map. */
+static int nkv_target_add_kv(struct nkv_subsys *ss, const struct nkv_target_args *a)
+{
+	char err[256] = "";
+	struct nkv_be *be;
+
+	if (!strcmp(a->backend, "rados"))
+		return nkv_target_add_rados(ss, a);
+	if (strcmp(a->backend, "mem")) {
+		fprintf(stderr, "nkv-target: unknown backend '%s' (available: mem, rados)\n",
+			a->backend);
+		return -EINVAL;
+	}
+	be = nkv_target_mem(a, err, sizeof(err));
+	if (!be || nkv_subsys_add_ns(ss, 1, be)) {
+		fprintf(stderr, "nkv-target: namespace 1: %s\n", err[0] ? err : "cannot attach");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static struct nkv_subsys *nkv_target_subsys(const struct nkv_target_args *a)
@@ -191,9 +287,7 @@ static struct nkv_subsys *nkv_target_subsys(const struct nkv_target_args *a)
 		fprintf(stderr, "nkv-target: cannot create the subsystem\n");
 		return NULL;
 	}
-	be = nkv_target_backend(a, err, sizeof(err));
-	if (!be || nkv_subsys_add_ns(ss, 1, be)) {
-		fprintf(stderr, "nkv-target: namespace 1: %s\n", err[0] ? err : "cannot attach");
+	if (nkv_target_add_kv(ss, a)) {
 		nkv_subsys_destroy(ss);
 		return NULL;
 	}
@@ -254,8 +348,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	sigwait(&set, &sig);
-	fprintf(stderr, "level=info event=signal sig=%s action=shutdown\n",
-		sig == SIGINT ? "SIGINT" : "SIGTERM");
+	fprintf(stderr, "ts=%ld level=info event=signal sig=%s action=shutdown\n",
+		(long)time(NULL), sig == SIGINT ? "SIGINT" : "SIGTERM");
 	nkv_vfu_server_stop(srv);
 	nkv_subsys_destroy(ss);
 	return 0;
