@@ -145,7 +145,6 @@ struct nkv_qpair {
 	struct nkv_h_buf prps;		/* their PRP list pages */
 	struct nkv_h_buf sdata, sprps;	/* the synchronous API's buffer */
 	struct nkv_dev_slot sslot;
-	uint32_t slot_stride;		/* bytes between slots (page multiple) */
 	uint64_t *cid_bitmap;
 	struct nkv_dev_cpl *cpl;
 	struct nkv_dev_slot *slots;

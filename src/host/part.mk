@@ -14,3 +14,8 @@ TESTS += test_host_sync
 test_host_sync_SRCS := tests/host/test_host_sync.c $(NKV_HOST_TEST_SRCS)
 test_host_sync_LIBS = $(NKV_HOST_TEST_LIBS)
 test_host_sync_LDLIBS = $(NKV_HOST_TEST_LDLIBS)
+
+TESTS += test_host_waves
+test_host_waves_SRCS := tests/host/test_host_waves.c tests/host/wave_util.c $(NKV_HOST_TEST_SRCS)
+test_host_waves_LIBS = $(NKV_HOST_TEST_LIBS)
+test_host_waves_LDLIBS = $(NKV_HOST_TEST_LDLIBS)

@@ -316,6 +316,22 @@ void *nkv_qpair_slot(struct nkv_qpair *q, uint32_t i, uint32_t *len)
 	return (void *)(uintptr_t)q->slots[i].addr;
 }
 
+int nkv_qpair_slot_prp2(struct nkv_qpair *q, uint32_t i, uint32_t len, uint64_t *prp2)
+{
+	size_t first;
+
+	if (!q || !prp2 || i >= q->dev->nr_slots || len > q->slots[i].size)
+		return -EINVAL;
+	first = (size_t)i * (nkv_h_round(q->slots[i].size) / NKV_PAGE_SIZE);
+	if (len <= NKV_PAGE_SIZE)
+		*prp2 = 0;
+	else if (len <= 2u * NKV_PAGE_SIZE)
+		*prp2 = q->data.m.iova[first + 1];
+	else
+		*prp2 = q->slots[i].prp2;
+	return 0;
+}
+
 /* Device code's doorbell words of this queue back to 0, as the
  * controller's are after a create. */
 static int nkv_h_qp_zero_doorbells(struct nkv_qpair *q)
