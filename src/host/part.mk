@@ -19,3 +19,13 @@ TESTS += test_host_waves
 test_host_waves_SRCS := tests/host/test_host_waves.c tests/host/wave_util.c $(NKV_HOST_TEST_SRCS)
 test_host_waves_LIBS = $(NKV_HOST_TEST_LIBS)
 test_host_waves_LDLIBS = $(NKV_HOST_TEST_LDLIBS)
+
+TESTS += test_host_units
+test_host_units_SRCS := tests/host/test_host_units.c
+test_host_units_LIBS = $(LIBNKV)
+test_host_units_LDLIBS = -lcriterion $(LIBNKV_LDLIBS)
+
+TESTS += test_host_ctrl
+test_host_ctrl_SRCS := tests/host/test_host_ctrl.c $(NKV_HOST_TEST_SRCS)
+test_host_ctrl_LIBS = $(NKV_HOST_TEST_LIBS)
+test_host_ctrl_LDLIBS = $(NKV_HOST_TEST_LDLIBS)

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Connect, bring-up and failure handling end to end over vfio-user: bad
+ * URIs and options, nobody listening, an NVM-only controller, a paused
+ * controller (admin timeout, dead afterwards), a server killed mid-run,
+ * and queue pair reset after a forced device-side and sync timeout.
+ * Every case finishes in bounded time.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "host_util.h"
+#include "nkv_cpu.h"
+#include "nkv_dev.h"
+
+Test(host_ctrl, bad_uris_and_options)
+{
+	struct nkv_ctrl_opts o = { .size = sizeof(o) };
+	struct nkv_ctrl *c = (struct nkv_ctrl *)1;
+	char err[200];
+
+	o.err = err;
+	o.errlen = sizeof(err);
+	cr_expect_eq(nkv_ctrl_connect("tcp:127.0.0.1", &o, &c), -EPROTONOSUPPORT);
+	cr_expect_null(c);
+	cr_expect_neq(err[0], 0, "a reason");
+	cr_expect_eq(nkv_ctrl_connect("no-scheme", &o, &c), -EINVAL);
+	cr_expect_eq(nkv_ctrl_connect(NULL, &o, &c), -EINVAL);
+	cr_expect_eq(nkv_ctrl_connect("vfio-user:/tmp/x", &o, NULL), -EINVAL);
+	o.memory_mode = 0x10;
+	cr_expect_eq(nkv_ctrl_connect("vfio-user:/tmp/x", &o, &c), -EINVAL);
+	cr_expect_neq(strstr(err, "memory mode"), NULL, "%s", err);
+	o.memory_mode = 0;
+	o.size = 4;
+	cr_expect_eq(nkv_ctrl_connect("vfio-user:/tmp/x", &o, &c), -EINVAL);
+	/* No nkv.ko here: the pcie transport says so, nothing crashes. */
+	o.size = sizeof(o);
+	cr_expect_lt(nkv_ctrl_connect("pcie:/dev/nkv-none", &o, &c), 0);
+	cr_expect_neq(err[0], 0);
+	cr_expect_lt(nkv_ctrl_connect("pcie:0000:ff:1f.7", &o, &c), 0);
+}
+
+Test(host_ctrl, nobody_listening, .timeout = 10)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct nkv_ctrl_opts o = { .size = sizeof(o) };
+	struct nkv_ctrl *c;
+	char err[200] = "";
+	uint64_t t0 = ht_now_ms();
+	int fd;
+
+	o.err = err;
+	o.errlen = sizeof(err);
+	cr_expect_eq(nkv_ctrl_connect("vfio-user:/tmp/nkv-host-test-none.sock", &o, &c), -ENOENT);
+	cr_expect_neq(strstr(err, "nkv-host-test-none.sock"), NULL, "%s", err);
+	/* A bound socket nobody listens on. */
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/tmp/nkv-host-test-nl-%d.sock", (int)getpid());
+	unlink(sa.sun_path);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	{
+		char uri[160];
+
+		snprintf(uri, sizeof(uri), "vfio-user:%s", sa.sun_path);
+		cr_expect_eq(nkv_ctrl_connect(uri, &o, &c), -ECONNREFUSED, "%s", err);
+	}
+	close(fd);
+	unlink(sa.sun_path);
+	cr_expect_lt(ht_now_ms() - t0, 2000, "refused at once");
+}
+
+Test(host_ctrl, nvm_namespace)
+{
+	struct ht_server_opts so = { .nvm_only = 1, .capacity = 1u << 24 };
+	struct ht_server s;
+	struct nkv_ctrl_info in;
+	struct nkv_ctrl *c;
+	struct nkv_qpair *q;
+	struct nkv_result r;
+	char err[200] = "";
+
+	cr_assert_eq(ht_server_start(&s, &so), 0);
+	cr_assert_eq(ht_connect(&s, 0, 1, &c, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(nkv_ctrl_info(c, &in), 0);
+	cr_expect_eq(in.csi, 0, "NVM when no KV namespace exists");
+	cr_expect_eq(in.block_size, 4096);
+	cr_expect_eq(in.capacity, (1u << 24) / 4096u);
+	cr_assert_eq(nkv_qpair_create(c, NULL, &q), 0);
+	/* KV on an NVM namespace: the controller's status, unchanged. */
+	cr_assert_eq(nkv_store(q, "k", 1, "v", 1, 0, &r), 0);
+	cr_expect_neq(r.status, 0);
+	nkv_qpair_destroy(q);
+	nkv_ctrl_close(c);
+	ht_server_stop(&s);
+}
+
+Test(host_ctrl, queue_limits)
+{
+	struct ht_server_opts so = { .max_ioq = 2, .mqes = 64 };
+	struct nkv_qpair_opts qo = { .size = sizeof(qo) };
+	struct ht_server s;
+	struct nkv_ctrl_info in;
+	struct nkv_ctrl *c;
+	struct nkv_qpair *q[3];
+
+	cr_assert_eq(ht_server_start(&s, &so), 0);
+	cr_assert_eq(ht_connect(&s, 0, 8, &c, NULL, 0), 0);
+	cr_assert_eq(nkv_ctrl_info(c, &in), 0);
+	cr_expect_eq(in.io_queues, 2, "granted, not asked");
+	cr_expect_eq(in.mqes, 64);
+	qo.depth = 65;
+	cr_expect_eq(nkv_qpair_create(c, &qo, &q[0]), -EINVAL, "deeper than CAP.MQES");
+	qo.depth = 1;
+	cr_expect_eq(nkv_qpair_create(c, &qo, &q[0]), -EINVAL);
+	qo.depth = 0;
+	qo.slot_size = (1u << 20) + 1;
+	cr_expect_eq(nkv_qpair_create(c, &qo, &q[0]), -EMSGSIZE, "slot above min(MDTS, MVL)");
+	qo.slot_size = 0;
+	cr_assert_eq(nkv_qpair_create(c, &qo, &q[0]), 0);
+	cr_expect_eq(nkv_qpair_dev(q[0])->sq_depth, 64, "default depth min(256, MQES)");
+	cr_expect_eq(nkv_qpair_dev(q[0])->nr_slots, 63);
+	cr_expect_eq(nkv_dev_qp_check(nkv_qpair_dev(q[0])), 0);
+	cr_assert_eq(nkv_qpair_create(c, &qo, &q[1]), 0);
+	cr_expect_eq(nkv_qpair_create(c, &qo, &q[2]), -EBUSY, "all granted queues in use");
+	nkv_qpair_destroy(q[0]);
+	cr_assert_eq(nkv_qpair_create(c, &qo, &q[2]), 0, "a freed queue id is reused");
+	cr_expect_eq(nkv_qpair_dev(q[2])->qid, 1);
+	nkv_ctrl_close(c);	/* destroys q[1], q[2] */
+	ht_server_stop(&s);
+}
+
+/* A stopped controller process: an admin command times out, then the
+ * controller is dead and every call fails at once. */
+Test(host_ctrl, paused_controller, .timeout = 20)
+{
+	struct nkv_ctrl_opts o = { .size = sizeof(o) };
+	struct ht_server s;
+	struct nkv_ctrl *c;
+	struct nkv_qpair *q, *q2;
+	uint64_t t0;
+	char err[200] = "";
+	int rc;
+
+	/* Register reads are messages: bound them tighter than 5 s too. */
+	setenv("NKV_VFU_TIMEOUT_MS", "1000", 1);
+	cr_assert_eq(ht_server_fork(&s, NULL), 0);
+	o.timeout_ms = 500;
+	o.io_queues = 2;
+	o.err = err;
+	o.errlen = sizeof(err);
+	cr_assert_eq(nkv_ctrl_connect(s.uri, &o, &c), 0, "%s", err);
+	cr_assert_eq(nkv_qpair_create(c, NULL, &q), 0);
+	kill(s.pid, SIGSTOP);
+	t0 = ht_now_ms();
+	rc = nkv_qpair_reset(q);
+	cr_expect(rc == -ETIMEDOUT || rc == -ENOTCONN, "reset against a stopped controller: %d", rc);
+	cr_expect_lt(ht_now_ms() - t0, 3000);
+	t0 = ht_now_ms();
+	cr_expect_eq(nkv_qpair_create(c, NULL, &q2), -ENOTCONN, "dead afterwards");
+	cr_expect_lt(ht_now_ms() - t0, 100);
+	kill(s.pid, SIGCONT);
+	t0 = ht_now_ms();
+	nkv_ctrl_close(c);
+	cr_expect_lt(ht_now_ms() - t0, 3000, "close is bounded");
+	ht_server_kill(&s);
+}
+
+struct store_lane {
+	struct nkv_dev_qp *qp;
+	int err[64];
+	uint16_t status[64];
+};
+
+static void store_lane_fn(void *arg)
+{
+	struct store_lane *a = arg;
+	uint32_t lane = nkv_cpu_lane_id();
+	struct nkv_dev_result res = { 0, 0, 0 };
+	struct nkv_sqe sqe;
+	char key[16];
+	int n = snprintf(key, sizeof(key), "lane%u", lane);
+	int err = nkv_prep_store_slot(&sqe, a->qp, lane, 1, key, (uint32_t)n, 0, 100);
+
+	err = err ? err : nkv_wave_exec(a->qp, &sqe, &res);
+	a->err[lane] = err;
+	a->status[lane] = res.status;
+}
+
+static void launch_store(struct nkv_qpair *q, struct store_lane *a, uint32_t w)
+{
+	struct nkv_cpu_cfg cfg = { sizeof(cfg), NKV_CPU_FIBERS, 1, w, 0 };
+
+	memset(a, 0, sizeof(*a));
+	a->qp = nkv_qpair_dev(q);
+	cr_assert_eq(nkv_cpu_launch(&cfg, store_lane_fn, a), 0);
+}
+
+/* The server dies mid-run: calls fail in bounded time, nothing hangs. */
+Test(host_ctrl, server_killed, .timeout = 30)
+{
+	struct nkv_qpair_opts qo = { .size = sizeof(qo), .poll_budget = 200000 };
+	struct store_lane a;
+	struct ht_server s;
+	struct nkv_ctrl *c;
+	struct nkv_qpair *q, *q2;
+	struct nkv_result r;
+	uint64_t t0;
+	int rc, i;
+
+	cr_assert_eq(ht_server_fork(&s, NULL), 0);
+	cr_assert_eq(ht_connect(&s, 0x8, 2, &c, NULL, 0), 0);
+	cr_assert_eq(nkv_qpair_create(c, &qo, &q), 0);
+	cr_assert_eq(nkv_qpair_create(c, &qo, &q2), 0);
+	for (i = 0; i < 20; i++) {
+		cr_assert_eq(nkv_store(q, "alive", 5, &i, sizeof(i), 0, &r), 0);
+		cr_assert_eq(r.status, 0);
+	}
+	ht_server_kill(&s);
+	t0 = ht_now_ms();
+	rc = nkv_store(q, "dead", 4, "x", 1, 0, &r);
+	cr_expect(rc == -ENOTCONN || rc == -ETIMEDOUT, "store after the kill: %d", rc);
+	cr_expect_lt(ht_now_ms() - t0, 2000);
+	cr_expect_eq(nkv_retrieve(q, "dead", 4, &i, 4, &r), -EIO, "the queue pair stays failed");
+	/* Device code on the other queue pair: a poll timeout, not a hang. */
+	t0 = ht_now_ms();
+	launch_store(q2, &a, 8);
+	for (i = 0; i < 8; i++)
+		cr_expect_eq(a.err[i], NKV_ETIMEDOUT, "lane %d: %d", i, a.err[i]);
+	cr_expect_eq(nkv_dev_qp_failed(nkv_qpair_dev(q2)), NKV_QP_FAILED_TIMEOUT);
+	cr_expect_lt(ht_now_ms() - t0, 10000);
+	t0 = ht_now_ms();
+	rc = nkv_qpair_reset(q2);
+	cr_expect(rc == -ENOTCONN || rc == -ETIMEDOUT, "reset without a controller: %d", rc);
+	cr_expect_neq(nkv_dev_qp_failed(nkv_qpair_dev(q2)), 0, "still failed");
+	nkv_ctrl_close(c);
+	cr_expect_lt(ht_now_ms() - t0, 5000, "reset and close are bounded");
+}
+
+/* A controller whose backend holds every op 300 ms: a tiny poll budget
+ * and a short sync timeout both fail the queue pair; reset brings it
+ * back and the next commands complete. */
+Test(host_ctrl, reset_after_timeout, .timeout = 30)
+{
+	struct ht_server_opts so = { .delay_hold_us = 300000 };
+	struct nkv_qpair_opts qo = { .size = sizeof(qo), .poll_budget = 2000, .timeout_ms = 50 };
+	struct nkv_qpair_stats st;
+	struct store_lane a;
+	struct ht_server s;
+	struct nkv_ctrl *c;
+	struct nkv_qpair *q;
+	struct nkv_result r;
+	uint32_t v = 0;
+	int i;
+
+	cr_assert_eq(ht_server_start(&s, &so), 0);
+	cr_assert_eq(ht_connect(&s, 0xf, 1, &c, NULL, 0), 0);
+	cr_assert_eq(nkv_qpair_create(c, &qo, &q), 0);
+	/* Device side: every lane times out, the queue pair is failed. */
+	launch_store(q, &a, 8);
+	for (i = 0; i < 8; i++)
+		cr_expect_eq(a.err[i], NKV_ETIMEDOUT, "lane %d: %d", i, a.err[i]);
+	cr_expect_eq(nkv_dev_qp_failed(nkv_qpair_dev(q)), NKV_QP_FAILED_TIMEOUT);
+	cr_expect_eq(nkv_store(q, "k", 1, "v", 1, 0, &r), -EIO, "failed until reset");
+	cr_assert_eq(nkv_qpair_reset(q), 0);
+	cr_expect_eq(nkv_dev_qp_failed(nkv_qpair_dev(q)), 0);
+	cr_expect_eq(nkv_qpair_dev(q)->inflight, 0);
+	cr_expect_eq(nkv_qpair_dev(q)->cids_held, 0);
+	cr_expect_eq(nkv_dev_qp_check(nkv_qpair_dev(q)), 0);
+	/* Sync side: 50 ms against a 300 ms backend. */
+	cr_expect_eq(nkv_store(q, "k", 1, "v", 1, 0, &r), -ETIMEDOUT);
+	cr_assert_eq(nkv_qpair_stats(q, &st), 0);
+	cr_expect_eq(st.timeouts, 1);
+	cr_assert_eq(nkv_qpair_reset(q), 0);
+	/* Patient now: the descriptor's setup half is the host's to set. */
+	nkv_qpair_dev(q)->poll_budget = 1ull << 40;
+	launch_store(q, &a, 8);
+	for (i = 0; i < 8; i++) {
+		cr_expect_eq(a.err[i], 0, "lane %d: %d", i, a.err[i]);
+		cr_expect_eq(a.status[i], 0);
+	}
+	cr_expect_eq(nkv_dev_qp_failed(nkv_qpair_dev(q)), 0);
+	nkv_qpair_destroy(q);
+	qo.timeout_ms = 5000;
+	cr_assert_eq(nkv_qpair_create(c, &qo, &q), 0);
+	cr_assert_eq(nkv_retrieve(q, "lane3", 5, &v, sizeof(v), &r), 0);
+	cr_expect_eq(r.status, 0);
+	cr_expect_eq(r.dw0, 100, "the store after the reset landed");
+	nkv_ctrl_close(c);
+	ht_server_stop(&s);
+}

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Host library pieces without a controller: PRP lists over scattered
+ * page addresses (walked as a controller walks them, chained lists
+ * included), the emulated device arena's allocator, URI parsing, status
+ * names.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/host.h"
+
+/* Walk PRP1/PRP2 for npages pages the way NVMe Base 2.0 4.1.1 says. */
+static void walk(const uint64_t *iova, size_t npages, uint64_t **lva, const uint64_t *liova,
+		 size_t nl, uint64_t prp1, uint64_t prp2)
+{
+	size_t i = 1, l = 0, k = 0;
+	uint64_t *page;
+
+	cr_assert_eq(prp1, iova[0]);
+	if (npages == 1)
+		return;
+	if (npages == 2) {
+		cr_assert_eq(prp2, iova[1]);
+		return;
+	}
+	cr_assert_eq(prp2, liova[0]);
+	page = lva[0];
+	while (i < npages) {
+		if (k == NKV_PRP_PER_PAGE - 1 && npages - i > 1) {
+			/* Last entry of a full page with more to come: a chain. */
+			cr_assert_lt(l + 1, nl);
+			cr_assert_eq(page[k], liova[l + 1], "chain pointer of list page %zu", l);
+			page = lva[++l];
+			k = 0;
+			continue;
+		}
+		cr_assert_eq(page[k], iova[i], "entry for page %zu", i);
+		k++;
+		i++;
+	}
+	cr_assert_eq(l + 1, nl, "every list page used");
+}
+
+static void prp_case(size_t npages)
+{
+	size_t nl = nkv_h_prp_list_pages(npages), i;
+	uint64_t *iova = calloc(npages, 8), **lva = calloc(nl + 1, sizeof(*lva));
+	uint64_t *liova = calloc(nl + 1, 8), p1 = 0, p2 = 0;
+
+	/* Scattered, descending page addresses: nothing may assume order. */
+	for (i = 0; i < npages; i++)
+		iova[i] = 0x7000000000ull - i * 3 * NKV_PAGE_SIZE;
+	for (i = 0; i < nl; i++) {
+		lva[i] = aligned_alloc(NKV_PAGE_SIZE, NKV_PAGE_SIZE);
+		memset(lva[i], 0xa5, NKV_PAGE_SIZE);
+		liova[i] = 0x100000000ull + i * 7 * NKV_PAGE_SIZE;
+	}
+	cr_assert_eq(nkv_h_prp_build(iova, npages, lva, liova, nl, &p1, &p2), 0, "%zu pages", npages);
+	walk(iova, npages, lva, liova, nl, p1, p2);
+	if (nl)
+		cr_expect_eq(nkv_h_prp_build(iova, npages, lva, liova, nl - 1, &p1, &p2), -EINVAL,
+			     "too few list pages refused");
+	for (i = 0; i < nl; i++)
+		free(lva[i]);
+	free(lva);
+	free(liova);
+	free(iova);
+}
+
+Test(host_prp, list_page_counts)
+{
+	cr_expect_eq(nkv_h_prp_list_pages(1), 0);
+	cr_expect_eq(nkv_h_prp_list_pages(2), 0);
+	cr_expect_eq(nkv_h_prp_list_pages(3), 1);
+	cr_expect_eq(nkv_h_prp_list_pages(513), 1, "512 entries fill one page");
+	cr_expect_eq(nkv_h_prp_list_pages(514), 2, "513 entries need a chain");
+	cr_expect_eq(nkv_h_prp_list_pages(1024), 2);
+	cr_expect_eq(nkv_h_prp_list_pages(1 + 511 + 512), 2);
+	cr_expect_eq(nkv_h_prp_list_pages(1 + 511 + 513), 3);
+}
+
+Test(host_prp, scattered_pages)
+{
+	static const size_t n[] = { 1, 2, 3, 4, 256, 512, 513, 514, 1024, 1025, 1536, 4096 };
+	size_t i;
+
+	for (i = 0; i < sizeof(n) / sizeof(n[0]); i++)
+		prp_case(n[i]);
+	cr_expect_eq(nkv_h_prp_build(NULL, 0, NULL, NULL, 0, NULL, NULL), -EINVAL);
+}
+
+Test(host_arena, first_fit_reuse_and_exhaustion)
+{
+	struct nkv_h_memsrc *a = nkv_h_memsrc_arena(16 * NKV_PAGE_SIZE);
+	struct nkv_dmamem m[4], big;
+
+	cr_assert_not_null(a);
+	cr_expect_eq(a->is_device, 1);
+	cr_expect_eq(a->emulated, 1);
+	cr_assert_eq(a->ops->alloc(a, 4 * NKV_PAGE_SIZE, &m[0]), 0);
+	cr_assert_eq(a->ops->alloc(a, 4 * NKV_PAGE_SIZE, &m[1]), 0);
+	cr_assert_eq(a->ops->alloc(a, 4 * NKV_PAGE_SIZE, &m[2]), 0);
+	cr_expect_eq(m[1].fd_offset, 4 * NKV_PAGE_SIZE);
+	cr_expect_eq(m[0].fd, m[1].fd, "one arena memfd");
+	memset(m[1].va, 0x5a, m[1].len);
+	cr_expect_eq(a->ops->alloc(a, 8 * NKV_PAGE_SIZE, &big), -ENOMEM, "only 4 pages left");
+	a->ops->free(a, &m[1]);
+	cr_assert_eq(a->ops->alloc(a, 2 * NKV_PAGE_SIZE, &m[3]), 0);
+	cr_expect_eq(m[3].fd_offset, 4 * NKV_PAGE_SIZE, "the freed gap, first fit");
+	cr_expect_eq(((uint8_t *)m[3].va)[0], 0, "punched pages come back zeroed");
+	cr_assert_eq(a->ops->alloc(a, 4 * NKV_PAGE_SIZE, &m[1]), 0);
+	cr_expect_eq(m[1].fd_offset, 12 * NKV_PAGE_SIZE);
+	a->ops->destroy(a);
+}
+
+Test(host_uri, schemes)
+{
+	const struct nkv_transport_ops *ops = NULL;
+	const char *addr = NULL;
+	char err[160] = "";
+
+	cr_expect_eq(nkv_h_uri_parse("vfio-user:/tmp/x.sock", &ops, &addr, err, sizeof(err)), 0);
+	cr_expect_eq(ops, &nkv_transport_vfio_user);
+	cr_expect_str_eq(addr, "/tmp/x.sock");
+	cr_expect_eq(nkv_h_uri_parse("pcie:0000:02:00.0", &ops, &addr, err, sizeof(err)), 0);
+	cr_expect_eq(ops, &nkv_transport_pcie);
+	cr_expect_str_eq(addr, "0000:02:00.0");
+	cr_expect_eq(nkv_h_uri_parse("tcp:1.2.3.4", &ops, &addr, err, sizeof(err)), -EPROTONOSUPPORT);
+	cr_expect_neq(strstr(err, "unknown transport 'tcp'"), NULL, "%s", err);
+	cr_expect_eq(nkv_h_uri_parse("vfio-user:", &ops, &addr, err, sizeof(err)), -EINVAL);
+	cr_expect_eq(nkv_h_uri_parse("/tmp/x.sock", &ops, &addr, err, sizeof(err)), -EINVAL);
+	cr_expect_eq(nkv_h_uri_parse("", &ops, &addr, NULL, 0), -EINVAL);
+	cr_expect_eq(nkv_h_uri_parse(NULL, &ops, &addr, NULL, 0), -EINVAL);
+}
+
+Test(host_status, names)
+{
+	cr_expect_str_eq(nkv_status_str(0), "Success");
+	cr_expect_str_eq(nkv_status_str(0x81), "Capacity Exceeded");
+	cr_expect_str_eq(nkv_status_str(0x85), "Invalid Value Size");
+	cr_expect_str_eq(nkv_status_str(0x86), "Invalid Key Size");
+	cr_expect_str_eq(nkv_status_str(0x87), "Key Does Not Exist");
+	cr_expect_str_eq(nkv_status_str(0x88), "Unrecovered Error");
+	cr_expect_str_eq(nkv_status_str(0x89), "Key Exists");
+	cr_expect_str_eq(nkv_status_str(0x101), "Invalid Queue Identifier");
+	cr_expect_str_eq(nkv_status_str(0x0ff), "Unknown Generic Status");
+	cr_expect_str_eq(nkv_status_str(0x7ff), "Vendor Specific Status");
+	cr_expect_str_eq(nkv_status_str(0xffff), "Vendor Specific Status", "DNR/More masked");
+}
