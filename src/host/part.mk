@@ -29,3 +29,9 @@ TESTS += test_host_ctrl
 test_host_ctrl_SRCS := tests/host/test_host_ctrl.c $(NKV_HOST_TEST_SRCS)
 test_host_ctrl_LIBS = $(NKV_HOST_TEST_LIBS)
 test_host_ctrl_LDLIBS = $(NKV_HOST_TEST_LDLIBS)
+
+TESTS += test_host_threads
+test_host_threads_SRCS := tests/host/test_host_threads.c tests/host/wave_util.c $(NKV_HOST_TEST_SRCS)
+test_host_threads_LIBS = $(NKV_HOST_TEST_LIBS)
+test_host_threads_LDLIBS = $(NKV_HOST_TEST_LDLIBS)
+TSAN_TESTS += test_host_threads
