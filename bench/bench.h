@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench.h - nkv-bench's internals: options (opts.c), the embedded target
+ * (target.c), runs of the bench kernel on the cpu engine (run.c) and the
+ * report (report.c). Program-private; nothing here is library API.
+ */
+#ifndef NKV_BENCH_H
+#define NKV_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "nkv_host.h"
+#include "device/bench_kernels.h"
+
+/* Exit statuses (docs/bench.md). */
+#define NKV_BENCH_EXIT_OK 0
+#define NKV_BENCH_EXIT_FAIL 1	/* verification failure, unexpected status */
+#define NKV_BENCH_EXIT_USAGE 2	/* bad flags */
+#define NKV_BENCH_EXIT_SETUP 3	/* cannot start the target, connect, ... */
+
+enum nkv_bench_engine {
+	NKV_BENCH_ENGINE_AUTO = 0,
+	NKV_BENCH_ENGINE_CPU = 1,
+	NKV_BENCH_ENGINE_GPU = 2,
+};
+
+struct nkv_bench_opts {
+	uint8_t opc;			/* NKV_KV_* */
+	const char *op_name;
+	uint32_t memory_mode;
+	struct nkv_bk_key *keys;	/* all keys, in order (malloc'd) */
+	uint32_t num_keys;
+	int keys_given;			/* --keys used */
+	const char *key_prefix;
+	uint32_t batch;
+	uint32_t value_size;
+	uint32_t buf_size;		/* bytes per value slot */
+	uint32_t queue_length;
+	uint32_t num_queues;
+	uint32_t iterations;
+	uint32_t seed;
+	int verify;
+	uint64_t poll_ns;
+	int engine;			/* enum nkv_bench_engine */
+	const char *target;		/* NULL: embedded */
+	int json;
+	int quiet;			/* no progress line */
+	uint32_t timeout_ms;		/* per batch on the cpu engine */
+};
+
+/* Parse argv into o. 0, or NKV_BENCH_EXIT_USAGE after printing why;
+ * -1 when --help was printed (exit 0). */
+int nkv_bench_parse(int argc, char **argv, struct nkv_bench_opts *o);
+void nkv_bench_opts_free(struct nkv_bench_opts *o);
+void nkv_bench_usage(FILE *f);
+const char *nkv_bench_op_name(uint8_t opc);
+
+/* The embedded nkv-target: a thread of this process on a private socket. */
+struct nkv_bench_target;
+int nkv_bench_target_start(const struct nkv_bench_opts *o, struct nkv_bench_target **out,
+			   char *err, size_t errlen);
+const char *nkv_bench_target_uri(const struct nkv_bench_target *t);
+const char *nkv_bench_target_socket(const struct nkv_bench_target *t);
+void nkv_bench_target_stop(struct nkv_bench_target *t);
+
+/* Everything one launch (a phase) measured. */
+struct nkv_bench_phase {
+	uint8_t opc;
+	uint32_t iterations;
+	uint64_t commands;		/* completions */
+	uint64_t ok;
+	uint64_t bytes;
+	uint64_t dev_errors;
+	int32_t last_dev_error;
+	uint64_t verify_fail;
+	uint64_t other_status;
+	uint64_t by_status[16];
+	uint64_t sq_doorbells;		/* SQ tail writes by device code */
+	uint64_t cq_doorbells;		/* CQ head writes by device code */
+	uint64_t fwd_sq_doorbells;	/* forwarder: writes that reached the target */
+	uint64_t batches;
+	uint64_t busy_ns;		/* sum over waves of batch times */
+	uint64_t wall_ns;		/* the launch, start to end */
+	double *lat_ns;			/* per batch (all waves) */
+	uint32_t *lat_cmds;		/* commands in that batch */
+	uint64_t nlat;
+	uint32_t failed_qps;		/* queue pairs failed by device code */
+};
+
+struct nkv_bench_run;
+int nkv_bench_run_open(const struct nkv_bench_opts *o, const char *uri,
+		       struct nkv_bench_run **out, char *err, size_t errlen);
+int nkv_bench_run_info(struct nkv_bench_run *r, struct nkv_ctrl_info *info);
+/* One launch of @iterations passes of @opc over every key. flags:
+ * NKV_BK_*. 0, or a negative errno when the launch itself failed. */
+int nkv_bench_run_phase(struct nkv_bench_run *r, uint8_t opc, uint32_t iterations,
+			uint32_t flags, int show_progress, struct nkv_bench_phase *ph);
+/* Add b into a (same op); frees nothing. */
+int nkv_bench_phase_merge(struct nkv_bench_phase *a, const struct nkv_bench_phase *b);
+void nkv_bench_phase_free(struct nkv_bench_phase *ph);
+void nkv_bench_run_close(struct nkv_bench_run *r);
+
+/* Latency statistics per command (batch time attributed to each command
+ * of the batch). */
+struct nkv_bench_lat {
+	double min, avg, p50, p99, max;	/* nanoseconds */
+};
+void nkv_bench_lat_stats(const struct nkv_bench_phase *ph, struct nkv_bench_lat *l);
+
+/* What the report shows besides the measured phase. */
+struct nkv_bench_setup {
+	const char *target_desc;	/* "embedded nkv-target ..." or the URI */
+	const char *engine_note;	/* why this engine, or NULL */
+	uint64_t keys_present;		/* before the run (Exist), or UINT64_MAX */
+	uint64_t keys_stored;		/* stored by the setup phase */
+	const struct nkv_ctrl_info *info;
+};
+void nkv_bench_report_text(FILE *f, const struct nkv_bench_opts *o,
+			   const struct nkv_bench_setup *s, const struct nkv_bench_phase *ph);
+void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
+			   const struct nkv_bench_setup *s, const struct nkv_bench_phase *ph);
+/* Unexpected outcomes: statuses other than success (and 87h where a
+ * miss is expected), device errors, verification failures. */
+uint64_t nkv_bench_unexpected(const struct nkv_bench_opts *o, const struct nkv_bench_phase *ph);
+
+#endif /* NKV_BENCH_H */

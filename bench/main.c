@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main.c - nkv-bench: the main job's tool. Starts an embedded nkv-target
+ * unless --target names one, connects with the memory mode, makes sure
+ * the keys exist when the measured op needs them (Exist tells), then
+ * measures the op and reports (report.c). See docs/bench.md.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+/* A GPU runtime would be probed here; this build has none. */
+static int nkv_bench_gpu_usable(void)
+{
+	return 0;
+}
+
+static int nkv_bench_engine(struct nkv_bench_opts *o, const char **note)
+{
+	*note = NULL;
+	if (o->engine == NKV_BENCH_ENGINE_GPU && !nkv_bench_gpu_usable()) {
+		fprintf(stderr, "nkv-bench: --engine gpu: not built with the GPU runtime yet "
+			"(the kernels compile with `make hip` / `make cuda`); use --engine cpu\n");
+		return NKV_BENCH_EXIT_USAGE;
+	}
+	if (o->engine == NKV_BENCH_ENGINE_AUTO) {
+		*note = "(no GPU runtime in this build: the cpu engine runs the same kernel body)";
+		if (!o->json)
+			fprintf(stderr, "nkv-bench: note: no GPU runtime in this build, using --engine cpu\n");
+	}
+	o->engine = NKV_BENCH_ENGINE_CPU;
+	return 0;
+}
+
+/* Exist over every key; how many the target has. */
+static int nkv_bench_count_present(struct nkv_bench_run *r, uint64_t *present)
+{
+	struct nkv_bench_phase ph;
+	int rc = nkv_bench_run_phase(r, NKV_KV_EXIST, 1, 0, 0, &ph);
+
+	*present = ph.ok;
+	if (!rc && (ph.dev_errors || ph.failed_qps || ph.commands != ph.ok + ph.by_status[7]))
+		rc = -EIO;
+	nkv_bench_phase_free(&ph);
+	return rc;
+}
+
+/* Store every key's pattern (not measured). */
+static int nkv_bench_store_all(struct nkv_bench_run *r)
+{
+	struct nkv_bench_phase ph;
+	int rc = nkv_bench_run_phase(r, NKV_KV_STORE, 1, NKV_BK_FILL, 0, &ph);
+
+	if (!rc && (ph.dev_errors || ph.failed_qps || ph.ok != ph.commands))
+		rc = -EIO;
+	if (rc)
+		fprintf(stderr, "nkv-bench: storing the keys first failed: %llu of %llu stored "
+			"(first error %d); is the target full?\n", (unsigned long long)ph.ok,
+			(unsigned long long)ph.commands, ph.last_dev_error);
+	nkv_bench_phase_free(&ph);
+	return rc;
+}
+
+/* Retrieve/Exist/List need the keys: store them when any is missing. */
+static int nkv_bench_prepare(struct nkv_bench_run *r, const struct nkv_bench_opts *o,
+			     struct nkv_bench_setup *s)
+{
+	int rc;
+
+	s->keys_present = UINT64_MAX;
+	if (o->opc == NKV_KV_STORE || o->opc == NKV_KV_DELETE)
+		return 0;
+	rc = nkv_bench_count_present(r, &s->keys_present);
+	if (rc) {
+		fprintf(stderr, "nkv-bench: checking which keys exist failed (%s)\n", strerror(-rc));
+		return rc;
+	}
+	if (s->keys_present == o->num_keys)
+		return 0;
+	s->keys_stored = o->num_keys;
+	return nkv_bench_store_all(r);
+}
+
+/* Delete: every iteration stores the keys (not measured), then deletes
+ * them (measured). Everything else: one launch of all iterations. */
+static int nkv_bench_measure(struct nkv_bench_run *r, const struct nkv_bench_opts *o,
+			     struct nkv_bench_phase *ph)
+{
+	uint32_t flags = (o->verify ? NKV_BK_VERIFY : 0) | NKV_BK_FILL;
+	int show = !o->quiet && !o->json, rc = 0;
+	uint32_t it;
+
+	if (o->opc != NKV_KV_DELETE)
+		return nkv_bench_run_phase(r, o->opc, o->iterations, flags, show, ph);
+	memset(ph, 0, sizeof(*ph));
+	ph->opc = NKV_KV_DELETE;
+	for (it = 0; it < o->iterations && !rc; it++) {
+		struct nkv_bench_phase one;
+
+		rc = nkv_bench_store_all(r);
+		if (!rc)
+			rc = nkv_bench_run_phase(r, NKV_KV_DELETE, 1, flags, show, &one);
+		if (!rc)
+			rc = nkv_bench_phase_merge(ph, &one);
+		nkv_bench_phase_free(&one);
+	}
+	return rc;
+}
+
+static int nkv_bench_main(struct nkv_bench_opts *o)
+{
+	struct nkv_bench_setup s = { 0 };
+	struct nkv_bench_target *t = NULL;
+	struct nkv_bench_run *r = NULL;
+	struct nkv_bench_phase ph = { 0 };
+	struct nkv_ctrl_info info;
+	char err[256] = "", desc[256];
+	const char *uri = o->target;
+	int rc;
+
+	rc = nkv_bench_engine(o, &s.engine_note);
+	if (rc)
+		return rc;
+	if (!uri) {
+		rc = nkv_bench_target_start(o, &t, err, sizeof(err));
+		if (rc) {
+			fprintf(stderr, "nkv-bench: %s\n", err);
+			return NKV_BENCH_EXIT_SETUP;
+		}
+		uri = nkv_bench_target_uri(t);
+		snprintf(desc, sizeof(desc), "embedded nkv-target (mem backend, threads of this "
+			 "process) on %s, idle poll %llu ns", nkv_bench_target_socket(t),
+			 (unsigned long long)o->poll_ns);
+	} else {
+		snprintf(desc, sizeof(desc), "%s", uri);
+	}
+	s.target_desc = desc;
+	rc = nkv_bench_run_open(o, uri, &r, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "nkv-bench: %s\n", err[0] ? err : strerror(-rc));
+		nkv_bench_target_stop(t);
+		return rc == -EMSGSIZE ? NKV_BENCH_EXIT_USAGE : NKV_BENCH_EXIT_SETUP;
+	}
+	nkv_bench_run_info(r, &info);
+	s.info = &info;
+	rc = nkv_bench_prepare(r, o, &s);
+	if (!rc)
+		rc = nkv_bench_measure(r, o, &ph);
+	if (rc) {
+		fprintf(stderr, "nkv-bench: the run failed: %s\n", strerror(-rc));
+		rc = NKV_BENCH_EXIT_FAIL;
+	} else {
+		if (o->json)
+			nkv_bench_report_json(stdout, o, &s, &ph);
+		else
+			nkv_bench_report_text(stdout, o, &s, &ph);
+		rc = nkv_bench_unexpected(o, &ph) ? NKV_BENCH_EXIT_FAIL : NKV_BENCH_EXIT_OK;
+		if (rc)
+			fprintf(stderr, "nkv-bench: FAILED: %llu unexpected outcomes "
+				"(see the outcomes line)\n",
+				(unsigned long long)nkv_bench_unexpected(o, &ph));
+	}
+	nkv_bench_phase_free(&ph);
+	nkv_bench_run_close(r);
+	nkv_bench_target_stop(t);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct nkv_bench_opts o;
+	int rc = nkv_bench_parse(argc, argv, &o);
+
+	if (rc < 0) {
+		nkv_bench_opts_free(&o);
+		return 0;	/* --help */
+	}
+	if (!rc)
+		rc = nkv_bench_main(&o);
+	nkv_bench_opts_free(&o);
+	return rc;
+}

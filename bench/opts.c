@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * opts.c - nkv-bench's command line, in the field's vocabulary
+ * (--kv-op, --memory-mode, --batch-size, ...). Every bad value gets a
+ * one-line reason naming the flag; nothing is silently clamped.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+void nkv_bench_usage(FILE *f)
+{
+	fputs("usage: nkv-bench [options]\n"
+	      "Measure NVMe Key-Value commands issued by device code (wave batches:\n"
+	      "one SQ doorbell per batch) against nkv-target or any vfio-user/pcie controller.\n\n"
+	      "  --kv-op OP             store|retrieve|delete|exist|list (default retrieve)\n"
+	      "  --memory-mode N        0x0-0xF: bits SQ 0x1, CQ 0x2, doorbell shadow 0x4,\n"
+	      "                         values 0x8 in VRAM (decimal or hex; default 0)\n"
+	      "  --keys K[,K...] [K...] explicit keys (1..16 bytes each)\n"
+	      "  --num-keys N           generated keys PREFIX0..PREFIXn (default 1024)\n"
+	      "  --key-prefix P         prefix of generated keys (default nkvb-)\n"
+	      "  --batch-size B         lanes per doorbell = the wave size, 1..64 (default 64)\n"
+	      "  --value-size SIZE      bytes per value (default 4096)\n"
+	      "  --data-buffer-size SIZE bytes per value buffer (default: value size, page rounded)\n"
+	      "  --queue-length N       SQ/CQ entries (default 256)\n"
+	      "  --num-queues N         queue pairs, one wave each (default 1)\n"
+	      "  --iterations N         passes over the keys (default 4)\n"
+	      "  --lfsr-seed N          value pattern seed (default 0x1d872b41)\n"
+	      "  --verify, --no-verify  check values / List payloads (default on)\n"
+	      "  --poll-interval-ns N   embedded target's idle sleep (default 1000)\n"
+	      "  --engine gpu|cpu       where device code runs (default gpu if usable, else cpu)\n"
+	      "  --target URI           vfio-user:/path.sock or pcie:... (default: an embedded\n"
+	      "                         nkv-target with the mem backend on a private socket)\n"
+	      "  --timeout-ms N         per-batch completion timeout (default 10000)\n"
+	      "  --json                 one JSON object on stdout instead of the text report\n"
+	      "  --quiet                no progress line\n"
+	      "  -h, --help             this text\n\n"
+	      "SIZE takes K, M suffixes (powers of 1024). Exit status: 0 all as expected,\n"
+	      "1 verification failure or unexpected status, 2 bad flags, 3 setup failed.\n\n"
+	      "examples:\n"
+	      "  nkv-bench --kv-op retrieve --memory-mode 8\n"
+	      "  nkv-bench --kv-op store --num-keys 4096 --batch-size 32 --num-queues 2\n"
+	      "  nkv-bench --kv-op exist --keys gpukey01,gpukey02 --batch-size 2\n"
+	      "  nkv-bench --kv-op retrieve --target vfio-user:/tmp/nkv.sock --json\n", f);
+}
+
+static const struct { const char *name; uint8_t opc; } nkv_bench_ops[] = {
+	{ "store", NKV_KV_STORE }, { "retrieve", NKV_KV_RETRIEVE },
+	{ "delete", NKV_KV_DELETE }, { "exist", NKV_KV_EXIST }, { "list", NKV_KV_LIST },
+};
+
+const char *nkv_bench_op_name(uint8_t opc)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(nkv_bench_ops) / sizeof(nkv_bench_ops[0]); i++)
+		if (nkv_bench_ops[i].opc == opc)
+			return nkv_bench_ops[i].name;
+	return "?";
+}
+
+/* A number (decimal or 0x hex) with an optional K/M suffix, <= max. */
+static int nkv_bench_num(const char *s, uint64_t max, int suffix, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	if (suffix && (*end == 'k' || *end == 'K')) {
+		v = v > (max >> 10) + 1 ? max + 1 : v << 10;
+		end++;
+	} else if (suffix && (*end == 'm' || *end == 'M')) {
+		v = v > (max >> 20) + 1 ? max + 1 : v << 20;
+		end++;
+	}
+	if (*end || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+static int nkv_bench_add_key(struct nkv_bench_opts *o, const char *k, size_t len)
+{
+	struct nkv_bk_key *n;
+
+	if (len == 0 || len > NKV_KEY_MAX) {
+		fprintf(stderr, "nkv-bench: --keys: key '%.*s' is %zu bytes; keys are 1..16 bytes\n",
+			(int)len, k, len);
+		return NKV_BENCH_EXIT_USAGE;
+	}
+	n = realloc(o->keys, (o->num_keys + 1) * sizeof(*n));
+	if (!n) {
+		fprintf(stderr, "nkv-bench: out of memory\n");
+		return NKV_BENCH_EXIT_USAGE;
+	}
+	o->keys = n;
+	memset(&n[o->num_keys], 0, sizeof(*n));
+	memcpy(n[o->num_keys].key, k, len);
+	n[o->num_keys].len = (uint32_t)len;
+	o->num_keys++;
+	return 0;
+}
+
+/* "a,b,c": each piece a key. */
+static int nkv_bench_add_keys(struct nkv_bench_opts *o, const char *s)
+{
+	const char *p = s;
+	int rc;
+
+	for (;;) {
+		const char *c = strchr(p, ',');
+		size_t len = c ? (size_t)(c - p) : strlen(p);
+
+		rc = nkv_bench_add_key(o, p, len);
+		if (rc || !c)
+			return rc;
+		p = c + 1;
+	}
+}
+
+/* PREFIX + zero-padded decimal index, as wide as the largest index. */
+static int nkv_bench_gen_keys(struct nkv_bench_opts *o, uint64_t n)
+{
+	size_t plen = strlen(o->key_prefix);
+	int width = snprintf(NULL, 0, "%llu", (unsigned long long)(n ? n - 1 : 0));
+	uint64_t i;
+
+	if (plen + (size_t)width > NKV_KEY_MAX) {
+		fprintf(stderr, "nkv-bench: --key-prefix '%s' (%zu bytes) + %d digits for %llu keys "
+			"makes keys of %zu bytes; keys are at most 16 bytes\n", o->key_prefix, plen,
+			width, (unsigned long long)n, plen + (size_t)width);
+		return NKV_BENCH_EXIT_USAGE;
+	}
+	o->keys = calloc(n, sizeof(*o->keys));
+	if (!o->keys) {
+		fprintf(stderr, "nkv-bench: out of memory for %llu keys\n", (unsigned long long)n);
+		return NKV_BENCH_EXIT_USAGE;
+	}
+	for (i = 0; i < n; i++) {
+		char buf[40];
+		int len = snprintf(buf, sizeof(buf), "%s%0*llu", o->key_prefix, width,
+				   (unsigned long long)i);
+
+		memcpy(o->keys[i].key, buf, (size_t)len);
+		o->keys[i].len = (uint32_t)len;
+	}
+	o->num_keys = (uint32_t)n;
+	return 0;
+}
+
+enum {
+	OPT_OP = 256, OPT_MODE, OPT_KEYS, OPT_NUM_KEYS, OPT_PREFIX, OPT_BATCH, OPT_VSIZE,
+	OPT_BSIZE, OPT_QLEN, OPT_NQ, OPT_ITER, OPT_SEED, OPT_VERIFY, OPT_NO_VERIFY,
+	OPT_POLL, OPT_ENGINE, OPT_TARGET, OPT_TIMEOUT, OPT_JSON, OPT_QUIET,
+};
+
+static const struct option nkv_bench_lopts[] = {
+	{ "kv-op", required_argument, NULL, OPT_OP },
+	{ "memory-mode", required_argument, NULL, OPT_MODE },
+	{ "keys", required_argument, NULL, OPT_KEYS },
+	{ "num-keys", required_argument, NULL, OPT_NUM_KEYS },
+	{ "key-prefix", required_argument, NULL, OPT_PREFIX },
+	{ "batch-size", required_argument, NULL, OPT_BATCH },
+	{ "value-size", required_argument, NULL, OPT_VSIZE },
+	{ "data-buffer-size", required_argument, NULL, OPT_BSIZE },
+	{ "queue-length", required_argument, NULL, OPT_QLEN },
+	{ "num-queues", required_argument, NULL, OPT_NQ },
+	{ "iterations", required_argument, NULL, OPT_ITER },
+	{ "lfsr-seed", required_argument, NULL, OPT_SEED },
+	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "no-verify", no_argument, NULL, OPT_NO_VERIFY },
+	{ "poll-interval-ns", required_argument, NULL, OPT_POLL },
+	{ "engine", required_argument, NULL, OPT_ENGINE },
+	{ "target", required_argument, NULL, OPT_TARGET },
+	{ "timeout-ms", required_argument, NULL, OPT_TIMEOUT },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "quiet", no_argument, NULL, OPT_QUIET },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Numeric flags: where the value goes, its range and whether K/M apply. */
+static int nkv_bench_numeric(int opt, const char *arg, struct nkv_bench_opts *o,
+			     uint64_t *num_keys)
+{
+	static const struct { int opt; uint64_t min, max; int suffix; const char *what; } r[] = {
+		{ OPT_MODE, 0, 0xf, 0, "0x0-0xF" },
+		{ OPT_NUM_KEYS, 1, 1u << 24, 0, "1..16777216" },
+		{ OPT_BATCH, 1, NKV_WAVE_MAX, 0, "1..64 (lanes of one wave)" },
+		{ OPT_VSIZE, 1, 1u << 30, 1, "1..1G" },
+		{ OPT_BSIZE, 1, 1u << 30, 1, "1..1G" },
+		{ OPT_QLEN, 2, 65536, 0, "2..65536" },
+		{ OPT_NQ, 1, 64, 0, "1..64" },
+		{ OPT_ITER, 1, 1u << 30, 0, "1..2^30" },
+		{ OPT_SEED, 0, UINT32_MAX, 0, "0..0xffffffff" },
+		{ OPT_POLL, 0, 1000000000ull, 0, "0..1000000000" },
+		{ OPT_TIMEOUT, 1, 3600000, 0, "1..3600000" },
+	};
+	uint64_t v = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(r) / sizeof(r[0]) && r[i].opt != opt; i++)
+		;
+	if (nkv_bench_num(arg, r[i].max, r[i].suffix, &v) || v < r[i].min) {
+		fprintf(stderr, "nkv-bench: bad value '%s' for --%s: expected %s\n", arg,
+			nkv_bench_lopts[opt - OPT_OP].name, r[i].what);
+		return NKV_BENCH_EXIT_USAGE;
+	}
+	switch (opt) {
+	case OPT_MODE: o->memory_mode = (uint32_t)v; break;
+	case OPT_NUM_KEYS: *num_keys = v; break;
+	case OPT_BATCH: o->batch = (uint32_t)v; break;
+	case OPT_VSIZE: o->value_size = (uint32_t)v; break;
+	case OPT_BSIZE: o->buf_size = (uint32_t)v; break;
+	case OPT_QLEN: o->queue_length = (uint32_t)v; break;
+	case OPT_NQ: o->num_queues = (uint32_t)v; break;
+	case OPT_ITER: o->iterations = (uint32_t)v; break;
+	case OPT_SEED: o->seed = (uint32_t)v; break;
+	case OPT_POLL: o->poll_ns = v; break;
+	case OPT_TIMEOUT: o->timeout_ms = (uint32_t)v; break;
+	}
+	return 0;
+}
+
+static int nkv_bench_word(int opt, const char *arg, struct nkv_bench_opts *o)
+{
+	size_t i;
+
+	if (opt == OPT_OP) {
+		for (i = 0; i < sizeof(nkv_bench_ops) / sizeof(nkv_bench_ops[0]); i++) {
+			if (!strcmp(arg, nkv_bench_ops[i].name)) {
+				o->opc = nkv_bench_ops[i].opc;
+				o->op_name = nkv_bench_ops[i].name;
+				return 0;
+			}
+		}
+		fprintf(stderr, "nkv-bench: bad --kv-op '%s': store|retrieve|delete|exist|list\n", arg);
+		return NKV_BENCH_EXIT_USAGE;
+	}
+	if (!strcmp(arg, "cpu") || !strcmp(arg, "gpu")) {
+		o->engine = arg[0] == 'c' ? NKV_BENCH_ENGINE_CPU : NKV_BENCH_ENGINE_GPU;
+		return 0;
+	}
+	fprintf(stderr, "nkv-bench: bad --engine '%s': gpu|cpu\n", arg);
+	return NKV_BENCH_EXIT_USAGE;
+}
+
+/* Cross-flag rules, once everything is parsed. */
+static int nkv_bench_check(struct nkv_bench_opts *o, uint64_t num_keys)
+{
+	int rc = 0;
+
+	if (!o->buf_size)
+		o->buf_size = (o->value_size + 4095u) & ~4095u;
+	if (o->value_size > o->buf_size) {
+		fprintf(stderr, "nkv-bench: --value-size %u is larger than --data-buffer-size %u\n",
+			o->value_size, o->buf_size);
+		return NKV_BENCH_EXIT_USAGE;
+	}
+	if (o->batch > o->queue_length - 1) {
+		fprintf(stderr, "nkv-bench: --batch-size %u needs --queue-length >= %u "
+			"(a queue holds length - 1 commands)\n", o->batch, o->batch + 1);
+		return NKV_BENCH_EXIT_USAGE;
+	}
+	if (!o->keys_given)
+		rc = nkv_bench_gen_keys(o, num_keys);
+	else if (num_keys)
+		fprintf(stderr, "nkv-bench: --num-keys ignored: --keys given\n");
+	if (!rc && o->num_keys < o->num_queues) {
+		fprintf(stderr, "nkv-bench: %u keys cannot feed %u queues (one wave each)\n",
+			o->num_keys, o->num_queues);
+		rc = NKV_BENCH_EXIT_USAGE;
+	}
+	return rc;
+}
+
+static void nkv_bench_defaults(struct nkv_bench_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->opc = NKV_KV_RETRIEVE;
+	o->op_name = "retrieve";
+	o->key_prefix = "nkvb-";
+	o->batch = 64;
+	o->value_size = 4096;
+	o->queue_length = 256;
+	o->num_queues = 1;
+	o->iterations = 4;
+	o->seed = 0x1d872b41u;
+	o->verify = 1;
+	o->poll_ns = 1000;
+	o->timeout_ms = 10000;
+}
+
+int nkv_bench_parse(int argc, char **argv, struct nkv_bench_opts *o)
+{
+	uint64_t num_keys = 0;
+	int opt, rc = 0;
+
+	nkv_bench_defaults(o);
+	optind = 1;
+	/* '+': stop at the first non-option, so --keys can take several words. */
+	while (!rc && (opt = getopt_long(argc, argv, "+h", nkv_bench_lopts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_OP: case OPT_ENGINE: rc = nkv_bench_word(opt, optarg, o); break;
+		case OPT_KEYS:
+			o->keys_given = 1;
+			rc = nkv_bench_add_keys(o, optarg);
+			while (!rc && optind < argc && argv[optind][0] != '-')
+				rc = nkv_bench_add_keys(o, argv[optind++]);
+			break;
+		case OPT_PREFIX: o->key_prefix = optarg; break;
+		case OPT_VERIFY: o->verify = 1; break;
+		case OPT_NO_VERIFY: o->verify = 0; break;
+		case OPT_TARGET: o->target = optarg; break;
+		case OPT_JSON: o->json = 1; break;
+		case OPT_QUIET: o->quiet = 1; break;
+		case 'h': nkv_bench_usage(stdout); return -1;
+		case '?': rc = NKV_BENCH_EXIT_USAGE; break;
+		default: rc = nkv_bench_numeric(opt, optarg, o, &num_keys); break;
+		}
+	}
+	if (!rc && optind < argc) {
+		fprintf(stderr, "nkv-bench: unexpected argument '%s'\n", argv[optind]);
+		rc = NKV_BENCH_EXIT_USAGE;
+	}
+	if (!rc)
+		rc = nkv_bench_check(o, o->keys_given ? num_keys : (num_keys ? num_keys : 1024));
+	if (rc)
+		fprintf(stderr, "nkv-bench: try 'nkv-bench --help'\n");
+	return rc;
+}
+
+void nkv_bench_opts_free(struct nkv_bench_opts *o)
+{
+	free(o->keys);
+	o->keys = NULL;
+}

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report.c - what nkv-bench prints: the setup (engine, target, where each
+ * structure lives), latency per command, IOPS, bytes/s, doorbells per
+ * command and outcomes by status; as text for people or JSON for tools.
+ *
+ * Latency: device code times each batch from just before its submit
+ * until every lane holds its completion; each command of the batch is
+ * attributed that time (an upper bound of its own round trip).
+ * Percentiles are over commands. IOPS and bytes/s divide by the time
+ * spent inside batches (summed per queue pair), so filling and checking
+ * values between batches does not count; the wall time is shown too.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+struct nkv_bench_pt {
+	double ns;
+	uint32_t cmds;
+};
+
+static int nkv_bench_pt_cmp(const void *a, const void *b)
+{
+	double x = ((const struct nkv_bench_pt *)a)->ns, y = ((const struct nkv_bench_pt *)b)->ns;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The smallest latency with at least frac of the commands at or below it. */
+static double nkv_bench_pct(const struct nkv_bench_pt *p, uint64_t n, uint64_t cmds, double frac)
+{
+	double want = frac * (double)cmds, seen = 0;
+	uint64_t i;
+
+	for (i = 0; i < n; i++) {
+		seen += p[i].cmds;
+		if (seen >= want)
+			return p[i].ns;
+	}
+	return n ? p[n - 1].ns : 0;
+}
+
+void nkv_bench_lat_stats(const struct nkv_bench_phase *ph, struct nkv_bench_lat *l)
+{
+	struct nkv_bench_pt *p;
+	uint64_t i, cmds = 0;
+	double sum = 0;
+
+	memset(l, 0, sizeof(*l));
+	if (!ph->nlat)
+		return;
+	p = malloc(ph->nlat * sizeof(*p));
+	if (!p)
+		return;
+	for (i = 0; i < ph->nlat; i++) {
+		p[i].ns = ph->lat_ns[i];
+		p[i].cmds = ph->lat_cmds[i];
+		cmds += p[i].cmds;
+		sum += p[i].ns * p[i].cmds;
+	}
+	qsort(p, ph->nlat, sizeof(*p), nkv_bench_pt_cmp);
+	l->min = p[0].ns;
+	l->max = p[ph->nlat - 1].ns;
+	l->avg = cmds ? sum / (double)cmds : 0;
+	l->p50 = nkv_bench_pct(p, ph->nlat, cmds, 0.50);
+	l->p99 = nkv_bench_pct(p, ph->nlat, cmds, 0.99);
+	free(p);
+}
+
+/* A miss (87h) is expected for Retrieve/Exist/Delete: counted, not fatal. */
+static int nkv_bench_miss_ok(uint8_t opc)
+{
+	return opc == NKV_KV_RETRIEVE || opc == NKV_KV_EXIST || opc == NKV_KV_DELETE;
+}
+
+uint64_t nkv_bench_unexpected(const struct nkv_bench_opts *o, const struct nkv_bench_phase *ph)
+{
+	uint64_t n = ph->dev_errors + ph->verify_fail + ph->other_status + ph->failed_qps;
+	unsigned i;
+
+	(void)o;
+	for (i = 0; i < 16; i++)
+		if (!(i == 7 && nkv_bench_miss_ok(ph->opc)))
+			n += ph->by_status[i];
+	return n;
+}
+
+static const char *nkv_bench_where(const struct nkv_ctrl_info *in, uint32_t bit)
+{
+	if (!(in->memory_mode & bit))
+		return "host RAM";
+	return in->vram_is_emulated ? "VRAM (emulated: device arena in host RAM)" : "VRAM";
+}
+
+static void nkv_bench_doorbell_desc(const struct nkv_ctrl_info *in, char *buf, size_t len)
+{
+	if (in->doorbells_mapped)
+		snprintf(buf, len, "controller doorbell page, written directly by device code");
+	else
+		snprintf(buf, len, "shadow page in %s, copied to the controller by the host forwarder",
+			 nkv_bench_where(in, NKV_MEM_DB));
+}
+
+static double nkv_bench_rate(uint64_t n, uint64_t ns)
+{
+	return ns ? (double)n * 1e9 / (double)ns : 0;
+}
+
+static void nkv_bench_si(char *buf, size_t len, double v, const char *unit)
+{
+	static const char *const pre[] = { "", "k", "M", "G", "T" };
+	unsigned i = 0;
+
+	while (v >= 1000.0 && i < 4) {
+		v /= 1000.0;
+		i++;
+	}
+	snprintf(buf, len, "%.3g %s%s", v, pre[i], unit);
+}
+
+static void nkv_bench_text_setup(FILE *f, const struct nkv_bench_opts *o,
+				 const struct nkv_bench_setup *s)
+{
+	const struct nkv_ctrl_info *in = s->info;
+	char db[160];
+
+	fprintf(f, "nkv-bench: %s, %u keys x %u B values, batch %u, %u queue%s x %u entries, %u iteration%s\n",
+		o->op_name, o->num_keys, o->value_size, o->batch, o->num_queues,
+		o->num_queues > 1 ? "s" : "", o->queue_length, o->iterations,
+		o->iterations > 1 ? "s" : "");
+	fprintf(f, "  engine      cpu: %u wave%s x %u lanes (fibers), kernel body src/device/bench_kernels.h%s%s\n",
+		o->num_queues, o->num_queues > 1 ? "s" : "", o->batch,
+		s->engine_note ? "\n              " : "", s->engine_note ? s->engine_note : "");
+	fprintf(f, "  target      %s\n", s->target_desc);
+	fprintf(f, "  controller  %s \"%s\", KV nsid %u, max value %u B, %u I/O queues granted\n",
+		in->transport, in->model, in->nsid, in->max_value, in->io_queues);
+	nkv_bench_doorbell_desc(in, db, sizeof(db));
+	fprintf(f, "  memory      mode 0x%x: SQ %s, CQ %s,\n"
+		   "              doorbells %s,\n"
+		   "              values %s\n",
+		in->memory_mode, nkv_bench_where(in, NKV_MEM_SQ), nkv_bench_where(in, NKV_MEM_CQ),
+		db, nkv_bench_where(in, NKV_MEM_DATA));
+	if (s->keys_present != UINT64_MAX)
+		fprintf(f, "  setup       the target had %llu of %u keys%s\n",
+			(unsigned long long)s->keys_present, o->num_keys,
+			s->keys_stored ? "; stored them all first" : "");
+}
+
+static void nkv_bench_text_status(FILE *f, const struct nkv_bench_phase *ph)
+{
+	unsigned i;
+
+	fprintf(f, "  outcomes    %llu ok", (unsigned long long)ph->ok);
+	for (i = 0; i < 16; i++)
+		if (ph->by_status[i])
+			fprintf(f, ", %llu %s (%02Xh)", (unsigned long long)ph->by_status[i],
+				nkv_status_str(NKV_STATUS(NKV_SCT_GENERIC, 0x80 + i)), 0x80 + i);
+	if (ph->other_status)
+		fprintf(f, ", %llu other status", (unsigned long long)ph->other_status);
+	if (ph->dev_errors)
+		fprintf(f, ", %llu not sent (device error %d)", (unsigned long long)ph->dev_errors,
+			ph->last_dev_error);
+	fprintf(f, ", %llu verify failures\n", (unsigned long long)ph->verify_fail);
+	if (ph->failed_qps)
+		fprintf(f, "  FAILED      %u queue pair(s) failed (timeout or bad completion)\n",
+			ph->failed_qps);
+}
+
+void nkv_bench_report_text(FILE *f, const struct nkv_bench_opts *o,
+			   const struct nkv_bench_setup *s, const struct nkv_bench_phase *ph)
+{
+	struct nkv_bench_lat l;
+	char iops[32], bw[32];
+	double cmds = ph->commands ? (double)ph->commands : 1;
+
+	nkv_bench_text_setup(f, o, s);
+	nkv_bench_lat_stats(ph, &l);
+	nkv_bench_si(iops, sizeof(iops), nkv_bench_rate(ph->commands, ph->busy_ns), "");
+	nkv_bench_si(bw, sizeof(bw), nkv_bench_rate(ph->bytes, ph->busy_ns), "B/s");
+	fprintf(f, "results: %llu commands in %llu batches, %.3f s wall\n",
+		(unsigned long long)ph->commands, (unsigned long long)ph->batches,
+		(double)ph->wall_ns / 1e9);
+	fprintf(f, "  latency     per command (its batch: submit -> last completion), us:\n"
+		   "              min %.2f  avg %.2f  p50 %.2f  p99 %.2f  max %.2f\n",
+		l.min / 1e3, l.avg / 1e3, l.p50 / 1e3, l.p99 / 1e3, l.max / 1e3);
+	fprintf(f, "  throughput  %s IOPS, %s (time inside batches; %.3g IOPS over wall time)\n",
+		iops, bw, nkv_bench_rate(ph->commands, ph->wall_ns));
+	fprintf(f, "  doorbells   SQ %.4f/cmd (%llu for %llu commands; 1/B = %.4f), CQ %.4f/cmd",
+		(double)ph->sq_doorbells / cmds, (unsigned long long)ph->sq_doorbells,
+		(unsigned long long)ph->commands, 1.0 / o->batch, (double)ph->cq_doorbells / cmds);
+	if (!s->info->doorbells_mapped)
+		fprintf(f, "; forwarder delivered %llu SQ writes",
+			(unsigned long long)ph->fwd_sq_doorbells);
+	fputc('\n', f);
+	nkv_bench_text_status(f, ph);
+}
+
+static void nkv_bench_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
+			   const struct nkv_bench_setup *s, const struct nkv_bench_phase *ph)
+{
+	const struct nkv_ctrl_info *in = s->info;
+	struct nkv_bench_lat l;
+	unsigned i;
+
+	nkv_bench_lat_stats(ph, &l);
+	fprintf(f, "{\"op\":\"%s\",\"engine\":\"cpu\",\"memory_mode\":%u,\"vram_emulated\":%s,"
+		"\"doorbells_mapped\":%s,\"target\":", o->op_name, in->memory_mode,
+		in->vram_is_emulated ? "true" : "false", in->doorbells_mapped ? "true" : "false");
+	nkv_bench_json_str(f, s->target_desc);
+	fprintf(f, ",\"keys\":%u,\"keys_present\":%lld,\"keys_stored\":%llu,\"batch_size\":%u,"
+		"\"value_size\":%u,\"data_buffer_size\":%u,\"queue_length\":%u,\"num_queues\":%u,"
+		"\"iterations\":%u,\"verify\":%s,",
+		o->num_keys, s->keys_present == UINT64_MAX ? -1LL : (long long)s->keys_present,
+		(unsigned long long)s->keys_stored, o->batch, o->value_size, o->buf_size,
+		o->queue_length, o->num_queues, o->iterations, o->verify ? "true" : "false");
+	fprintf(f, "\"commands\":%llu,\"batches\":%llu,\"ok\":%llu,\"bytes\":%llu,"
+		"\"wall_ns\":%llu,\"busy_ns\":%llu,\"iops\":%.1f,\"iops_wall\":%.1f,\"bytes_per_s\":%.1f,",
+		(unsigned long long)ph->commands, (unsigned long long)ph->batches,
+		(unsigned long long)ph->ok, (unsigned long long)ph->bytes,
+		(unsigned long long)ph->wall_ns, (unsigned long long)ph->busy_ns,
+		nkv_bench_rate(ph->commands, ph->busy_ns), nkv_bench_rate(ph->commands, ph->wall_ns),
+		nkv_bench_rate(ph->bytes, ph->busy_ns));
+	fprintf(f, "\"latency_ns\":{\"min\":%.0f,\"avg\":%.0f,\"p50\":%.0f,\"p99\":%.0f,\"max\":%.0f},",
+		l.min, l.avg, l.p50, l.p99, l.max);
+	fprintf(f, "\"sq_doorbells\":%llu,\"cq_doorbells\":%llu,\"fwd_sq_doorbells\":%llu,"
+		"\"sq_doorbells_per_cmd\":%.6f,",
+		(unsigned long long)ph->sq_doorbells, (unsigned long long)ph->cq_doorbells,
+		(unsigned long long)ph->fwd_sq_doorbells,
+		ph->commands ? (double)ph->sq_doorbells / (double)ph->commands : 0.0);
+	fprintf(f, "\"errors\":{\"by_status\":{");
+	for (i = 0; i < 16; i++)
+		fprintf(f, "%s\"0x%02x\":%llu", i ? "," : "", 0x80 + i,
+			(unsigned long long)ph->by_status[i]);
+	fprintf(f, "},\"other_status\":%llu,\"device_errors\":%llu,\"verify_failures\":%llu,"
+		"\"failed_queue_pairs\":%u},\"misses\":%llu,\"unexpected\":%llu}\n",
+		(unsigned long long)ph->other_status, (unsigned long long)ph->dev_errors,
+		(unsigned long long)ph->verify_fail, ph->failed_qps,
+		(unsigned long long)ph->by_status[7],
+		(unsigned long long)nkv_bench_unexpected(o, ph));
+}

@@ -1,0 +1,424 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * run.c - nkv-bench's runs on the cpu engine: connect, one queue pair per
+ * wave, launch the bench kernel (src/device/bench_kernels.h: the same
+ * body hipcc and nvcc compile), collect counters and batch times.
+ *
+ * Doorbells are counted where device code writes them: the cpu engine's
+ * MMIO hook sees every SQ tail and CQ head store of every lane, so the
+ * count is exact whatever the doorbell path (mapped page or forwarder).
+ * With a forwarder the library's counters (nkv_qpair_stats) also say how
+ * many writes reached the controller.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "nkv_cpu.h"
+
+#define NKV_BENCH_MAX_QUEUES 64u
+#define NKV_BENCH_MAX_BATCHES (1ull << 27)
+
+struct nkv_bench_run {
+	const struct nkv_bench_opts *o;
+	struct nkv_ctrl *ctrl;
+	struct nkv_ctrl_info info;
+	uint32_t nq;
+	struct nkv_qpair *qp[NKV_BENCH_MAX_QUEUES];
+	struct nkv_bk_args args[NKV_BENCH_MAX_QUEUES];
+	struct nkv_bk_lane lanes[NKV_BENCH_MAX_QUEUES][NKV_WAVE_MAX];
+	uint32_t progress[NKV_BENCH_MAX_QUEUES];
+	volatile uint32_t *sq_db[NKV_BENCH_MAX_QUEUES];
+	volatile uint32_t *cq_db[NKV_BENCH_MAX_QUEUES];
+	uint64_t sq_writes, cq_writes;	/* relaxed atomics: every wave's thread adds */
+	int launch_rc;
+	int done;
+};
+
+static uint64_t nkv_bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The MMIO hook: which queue's doorbell did a lane just write? */
+static void nkv_bench_db_hook(void *ctx, volatile uint32_t *addr, uint32_t v)
+{
+	struct nkv_bench_run *r = ctx;
+	uint32_t i;
+
+	(void)v;
+	for (i = 0; i < r->nq; i++) {
+		if (addr == r->sq_db[i]) {
+			__atomic_fetch_add(&r->sq_writes, 1, __ATOMIC_RELAXED);
+			return;
+		}
+		if (addr == r->cq_db[i]) {
+			__atomic_fetch_add(&r->cq_writes, 1, __ATOMIC_RELAXED);
+			return;
+		}
+	}
+}
+
+/* Values must fit the controller: its largest value and its MDTS. */
+static int nkv_bench_fits(const struct nkv_bench_run *r, char *err, size_t errlen)
+{
+	const struct nkv_ctrl_info *in = &r->info;
+
+	if (in->csi != 1) {
+		snprintf(err, errlen, "namespace %u is not a Key Value namespace (csi %u)",
+			 in->nsid, in->csi);
+		return -ENODEV;
+	}
+	if (in->max_value && r->o->value_size > in->max_value) {
+		snprintf(err, errlen, "--value-size %u is larger than the controller's largest value (%u)",
+			 r->o->value_size, in->max_value);
+		return -EMSGSIZE;
+	}
+	if (in->max_xfer && r->o->buf_size > in->max_xfer) {
+		snprintf(err, errlen, "--data-buffer-size %u is larger than the controller's largest "
+			 "transfer (%u, MDTS)", r->o->buf_size, in->max_xfer);
+		return -EMSGSIZE;
+	}
+	if (r->o->queue_length > in->mqes) {
+		snprintf(err, errlen, "--queue-length %u is larger than the controller allows (%u, CAP.MQES+1)",
+			 r->o->queue_length, in->mqes);
+		return -EMSGSIZE;
+	}
+	if (in->io_queues < r->o->num_queues) {
+		snprintf(err, errlen, "the controller granted %u I/O queue pairs, --num-queues wants %u",
+			 in->io_queues, r->o->num_queues);
+		return -EMSGSIZE;
+	}
+	return 0;
+}
+
+static int nkv_bench_qpairs(struct nkv_bench_run *r, char *err, size_t errlen)
+{
+	struct nkv_qpair_opts qo = { .size = sizeof(qo) };
+	const struct nkv_bench_opts *o = r->o;
+	uint32_t i, first = 0;
+	int rc;
+
+	qo.depth = o->queue_length;
+	qo.slots = o->batch;
+	qo.slot_size = o->buf_size;
+	/* Empty polls before device code gives up: roughly 2000 per ms. */
+	qo.poll_budget = (uint64_t)o->timeout_ms << 11;
+	qo.timeout_ms = o->timeout_ms;
+	for (i = 0; i < r->nq; i++) {
+		struct nkv_dev_qp *d;
+		uint32_t n = o->num_keys / r->nq + (i < o->num_keys % r->nq);
+
+		rc = nkv_qpair_create(r->ctrl, &qo, &r->qp[i]);
+		if (rc) {
+			snprintf(err, errlen, "cannot create I/O queue pair %u: %s", i + 1, strerror(-rc));
+			return rc;
+		}
+		d = nkv_qpair_dev(r->qp[i]);
+		r->sq_db[i] = (volatile uint32_t *)(uintptr_t)d->sq_db_addr;
+		r->cq_db[i] = (volatile uint32_t *)(uintptr_t)d->cq_db_addr;
+		/* Wave i takes a contiguous share of the keys. */
+		r->args[i].keys_addr = (uint64_t)(uintptr_t)(o->keys + first);
+		r->args[i].lanes_addr = (uint64_t)(uintptr_t)r->lanes[i];
+		r->args[i].progress_addr = (uint64_t)(uintptr_t)&r->progress[i];
+		r->args[i].count = n;
+		r->args[i].key_base = first;
+		r->args[i].nsid = r->info.nsid;
+		r->args[i].batch = o->batch;
+		r->args[i].value_size = o->value_size;
+		r->args[i].seed = o->seed;
+		first += n;
+	}
+	return 0;
+}
+
+int nkv_bench_run_open(const struct nkv_bench_opts *o, const char *uri,
+		       struct nkv_bench_run **out, char *err, size_t errlen)
+{
+	struct nkv_ctrl_opts co = { .size = sizeof(co) };
+	struct nkv_bench_run *r = calloc(1, sizeof(*r));
+	int rc;
+
+	if (!r)
+		return -ENOMEM;
+	r->o = o;
+	r->nq = o->num_queues;
+	co.memory_mode = o->memory_mode;
+	co.io_queues = o->num_queues;
+	co.err = err;
+	co.errlen = errlen;
+	rc = nkv_ctrl_connect(uri, &co, &r->ctrl);
+	if (rc) {
+		if (!err[0])
+			snprintf(err, errlen, "cannot connect to %s: %s", uri, strerror(-rc));
+		free(r);
+		return rc;
+	}
+	rc = nkv_ctrl_info(r->ctrl, &r->info);
+	if (!rc)
+		rc = nkv_bench_fits(r, err, errlen);
+	if (!rc)
+		rc = nkv_bench_qpairs(r, err, errlen);
+	if (rc) {
+		nkv_bench_run_close(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+int nkv_bench_run_info(struct nkv_bench_run *r, struct nkv_ctrl_info *info)
+{
+	*info = r->info;
+	return 0;
+}
+
+static void nkv_bench_lane_main(void *arg)
+{
+	struct nkv_bench_run *r = arg;
+	uint32_t w = nkv_cpu_wave_id();
+
+	nkv_bk_run(nkv_qpair_dev(r->qp[w]), &r->args[w]);
+}
+
+static void *nkv_bench_launch_thread(void *arg)
+{
+	struct nkv_bench_run *r = arg;
+	struct nkv_cpu_cfg cfg = { .size = sizeof(cfg) };
+
+	cfg.mode = NKV_CPU_FIBERS;
+	cfg.waves = r->nq;
+	cfg.wave_size = r->o->batch;
+	r->launch_rc = nkv_cpu_launch(&cfg, nkv_bench_lane_main, r);
+	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static uint64_t nkv_bench_batches(const struct nkv_bench_run *r, uint32_t w)
+{
+	return (uint64_t)r->args[w].iterations *
+	       ((r->args[w].count + r->o->batch - 1) / r->o->batch);
+}
+
+/* Wait for the launch; a progress line on a TTY or after 2 s. */
+static void nkv_bench_wait(struct nkv_bench_run *r, pthread_t th, uint64_t total, int show)
+{
+	uint64_t t0 = nkv_bench_now_ns(), now;
+	int printed = 0, tty = isatty(2);
+
+	for (;;) {
+		struct timespec ts;
+		uint64_t done = 0;
+		uint32_t w;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 250000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		if (!pthread_timedjoin_np(th, NULL, &ts))
+			break;
+		now = nkv_bench_now_ns();
+		if (!show || (!tty && now - t0 < 2000000000ull))
+			continue;
+		for (w = 0; w < r->nq; w++)
+			done += __atomic_load_n(&r->progress[w], __ATOMIC_RELAXED);
+		fprintf(stderr, "%snkv-bench: %s %3.0f%% (%llu/%llu batches, %.1f s)%s",
+			tty ? "\r" : "", nkv_bench_op_name((uint8_t)r->args[0].opc),
+			100.0 * (double)done / (double)total, (unsigned long long)done,
+			(unsigned long long)total, (double)(now - t0) / 1e9, tty ? "" : "\n");
+		printed = 1;
+	}
+	if (printed && tty)
+		fputc('\n', stderr);
+}
+
+/* Counters and batch times of every wave into ph. */
+static int nkv_bench_collect(struct nkv_bench_run *r, uint64_t **lat, struct nkv_bench_phase *ph)
+{
+	uint32_t w, l;
+	uint64_t b, n = 0;
+
+	for (w = 0; w < r->nq; w++)
+		n += nkv_bench_batches(r, w);
+	ph->lat_ns = calloc(n ? n : 1, sizeof(*ph->lat_ns));
+	ph->lat_cmds = calloc(n ? n : 1, sizeof(*ph->lat_cmds));
+	if (!ph->lat_ns || !ph->lat_cmds)
+		return -ENOMEM;
+	for (w = 0; w < r->nq; w++) {
+		uint32_t count = r->args[w].count, nb = (count + r->o->batch - 1) / r->o->batch;
+		uint64_t done = __atomic_load_n(&r->progress[w], __ATOMIC_RELAXED);
+
+		for (b = 0; b < done; b++) {
+			uint32_t first = (uint32_t)(b % nb) * r->o->batch;
+
+			ph->lat_ns[ph->nlat] = (double)lat[w][b];
+			ph->lat_cmds[ph->nlat++] = count - first < r->o->batch ? count - first : r->o->batch;
+			ph->busy_ns += lat[w][b];
+		}
+		ph->batches += done;
+		for (l = 0; l < r->o->batch; l++) {
+			const struct nkv_bk_lane *c = &r->lanes[w][l];
+			unsigned i;
+
+			ph->commands += c->commands;
+			ph->ok += c->ok;
+			ph->bytes += c->bytes;
+			ph->dev_errors += c->dev_errors;
+			if (c->last_dev_error)
+				ph->last_dev_error = c->last_dev_error;
+			ph->verify_fail += c->verify_fail;
+			ph->other_status += c->other_status;
+			for (i = 0; i < 16; i++)
+				ph->by_status[i] += c->by_status[i];
+		}
+	}
+	return 0;
+}
+
+static uint64_t nkv_bench_fwd_sq(struct nkv_bench_run *r)
+{
+	struct nkv_qpair_stats st;
+	uint64_t n = 0;
+	uint32_t w;
+
+	for (w = 0; w < r->nq; w++)
+		if (!nkv_qpair_stats(r->qp[w], &st))
+			n += st.sq_doorbells;
+	return n;
+}
+
+/* Queue pairs device code failed: counted, then reset for the next phase. */
+static uint32_t nkv_bench_reset_failed(struct nkv_bench_run *r)
+{
+	uint32_t w, n = 0;
+
+	for (w = 0; w < r->nq; w++) {
+		if (nkv_dev_qp_failed(nkv_qpair_dev(r->qp[w])) == NKV_QP_OK)
+			continue;
+		n++;
+		nkv_qpair_reset(r->qp[w]);
+	}
+	return n;
+}
+
+static int nkv_bench_launch(struct nkv_bench_run *r, uint64_t total, int show)
+{
+	pthread_t th;
+	int rc;
+
+	nkv_cpu_set_mmio_hook(nkv_bench_db_hook, r);
+	rc = pthread_create(&th, NULL, nkv_bench_launch_thread, r);
+	if (rc) {
+		nkv_cpu_set_mmio_hook(NULL, NULL);
+		return -rc;
+	}
+	nkv_bench_wait(r, th, total, show);
+	nkv_cpu_set_mmio_hook(NULL, NULL);
+	return r->launch_rc;
+}
+
+int nkv_bench_run_phase(struct nkv_bench_run *r, uint8_t opc, uint32_t iterations,
+			uint32_t flags, int show_progress, struct nkv_bench_phase *ph)
+{
+	uint64_t *lat[NKV_BENCH_MAX_QUEUES] = { NULL }, total = 0, t0, fwd0;
+	uint32_t w;
+	int rc = 0;
+
+	memset(ph, 0, sizeof(*ph));
+	ph->opc = opc;
+	ph->iterations = iterations;
+	memset(r->lanes, 0, sizeof(r->lanes));
+	memset(r->progress, 0, sizeof(r->progress));
+	r->sq_writes = r->cq_writes = 0;
+	for (w = 0; w < r->nq && !rc; w++) {
+		r->args[w].opc = opc;
+		r->args[w].iterations = iterations;
+		r->args[w].flags = flags;
+		total += nkv_bench_batches(r, w);
+		lat[w] = total > NKV_BENCH_MAX_BATCHES ? NULL :
+			 calloc(nkv_bench_batches(r, w) + 1, sizeof(uint64_t));
+		r->args[w].lat_addr = (uint64_t)(uintptr_t)lat[w];
+		if (!lat[w])
+			rc = total > NKV_BENCH_MAX_BATCHES ? -E2BIG : -ENOMEM;
+	}
+	fwd0 = nkv_bench_fwd_sq(r);
+	t0 = nkv_bench_now_ns();
+	if (!rc)
+		rc = nkv_bench_launch(r, total, show_progress);
+	ph->wall_ns = nkv_bench_now_ns() - t0;
+	if (!rc)
+		rc = nkv_bench_collect(r, lat, ph);
+	ph->sq_doorbells = __atomic_load_n(&r->sq_writes, __ATOMIC_RELAXED);
+	ph->cq_doorbells = __atomic_load_n(&r->cq_writes, __ATOMIC_RELAXED);
+	ph->fwd_sq_doorbells = nkv_bench_fwd_sq(r) - fwd0;
+	ph->failed_qps = nkv_bench_reset_failed(r);
+	for (w = 0; w < r->nq; w++)
+		free(lat[w]);
+	return rc;
+}
+
+int nkv_bench_phase_merge(struct nkv_bench_phase *a, const struct nkv_bench_phase *b)
+{
+	double *l = realloc(a->lat_ns, (a->nlat + b->nlat + 1) * sizeof(*l));
+	uint32_t *c;
+	unsigned i;
+
+	if (!l)
+		return -ENOMEM;
+	a->lat_ns = l;
+	c = realloc(a->lat_cmds, (a->nlat + b->nlat + 1) * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	a->lat_cmds = c;
+	memcpy(a->lat_ns + a->nlat, b->lat_ns, b->nlat * sizeof(*l));
+	memcpy(a->lat_cmds + a->nlat, b->lat_cmds, b->nlat * sizeof(*c));
+	a->nlat += b->nlat;
+	a->iterations += b->iterations;
+	a->commands += b->commands;
+	a->ok += b->ok;
+	a->bytes += b->bytes;
+	a->dev_errors += b->dev_errors;
+	if (b->last_dev_error)
+		a->last_dev_error = b->last_dev_error;
+	a->verify_fail += b->verify_fail;
+	a->other_status += b->other_status;
+	for (i = 0; i < 16; i++)
+		a->by_status[i] += b->by_status[i];
+	a->sq_doorbells += b->sq_doorbells;
+	a->cq_doorbells += b->cq_doorbells;
+	a->fwd_sq_doorbells += b->fwd_sq_doorbells;
+	a->batches += b->batches;
+	a->busy_ns += b->busy_ns;
+	a->wall_ns += b->wall_ns;
+	a->failed_qps += b->failed_qps;
+	return 0;
+}
+
+void nkv_bench_phase_free(struct nkv_bench_phase *ph)
+{
+	free(ph->lat_ns);
+	free(ph->lat_cmds);
+	ph->lat_ns = NULL;
+	ph->lat_cmds = NULL;
+}
+
+void nkv_bench_run_close(struct nkv_bench_run *r)
+{
+	uint32_t i;
+
+	if (!r)
+		return;
+	for (i = 0; i < r->nq; i++)
+		nkv_qpair_destroy(r->qp[i]);
+	nkv_ctrl_close(r->ctrl);
+	free(r);
+}

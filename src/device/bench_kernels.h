@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_kernels.h - nkv-bench's kernel body, written once: the cpu engine
+ * runs it from its lanes (bench/run.c), bench_kernels_hip.cpp and
+ * bench_kernels_cuda.cu wrap it in __global__ functions.
+ *
+ * One wave owns @qp (nkv_dev.h). The wave walks its keys in batches of
+ * a->batch lanes: lane l of batch b handles key b * batch + l through
+ * value slot l, so a batch is one doorbell and B completions. Lane 0
+ * times each batch from just before the submit until every lane of the
+ * batch holds its completion (nkv_wave_exec returns converged), and
+ * bumps a progress word the host may read while the kernel runs.
+ * Counters are per lane (no atomics on the hot path); the host sums them.
+ *
+ * Values are a xorshift32 stream (a linear-feedback shift register
+ * generator) seeded by the run's seed and the key's global index: a
+ * Store fills the slot with it (outside the timed region), a Retrieve
+ * compares the slot with it byte for byte (also outside).
+ */
+#ifndef NKV_DEVICE_BENCH_KERNELS_H
+#define NKV_DEVICE_BENCH_KERNELS_H
+
+#include "nkv_dev.h"
+
+#if !defined(__HIPCC__) && !defined(__CUDACC__)
+#include <time.h>
+#endif
+
+/* A key: up to 16 bytes and its length (same layout as nkv_wk_key). */
+struct nkv_bk_key {
+	uint8_t key[NKV_KEY_MAX];
+	uint32_t len;
+};
+
+#define NKV_BK_VERIFY 0x1u	/* Retrieve/List: check what came back */
+#define NKV_BK_FILL 0x2u	/* Store: write the pattern into the slot */
+
+/* Per-wave arguments, written by the host before launch. */
+struct nkv_bk_args {
+	uint64_t keys_addr;	/* struct nkv_bk_key[count]: this wave's keys */
+	uint64_t lat_addr;	/* uint64_t[iterations * batches]: ticks per batch */
+	uint64_t lanes_addr;	/* struct nkv_bk_lane[batch]: counters per lane */
+	uint64_t progress_addr;	/* uint32_t: batches done (relaxed) */
+	uint32_t count;		/* keys of this wave */
+	uint32_t key_base;	/* global index of keys[0] (pattern seed) */
+	uint32_t opc;		/* NKV_KV_STORE / RETRIEVE / DELETE / EXIST / LIST */
+	uint32_t nsid;
+	uint32_t batch;		/* lanes per doorbell, <= wave size, <= nr_slots */
+	uint32_t iterations;
+	uint32_t value_size;	/* Store: bytes; Retrieve: expected stored size */
+	uint32_t seed;
+	uint32_t flags;		/* NKV_BK_* */
+	uint32_t rsvd;
+};
+
+/* What one lane saw. by_status: generic statuses 80h..8Fh. */
+struct nkv_bk_lane {
+	uint64_t commands;	/* completions received */
+	uint64_t ok;		/* status 0 */
+	uint64_t bytes;		/* value / List bytes moved */
+	uint64_t dev_errors;	/* nkv_dev.h errors: the command did not run */
+	uint64_t verify_fail;	/* value or List payload not as expected */
+	uint64_t other_status;	/* non-zero statuses outside 80h..8Fh */
+	uint64_t by_status[16];
+	int32_t last_dev_error;
+	uint32_t rsvd;
+};
+
+/* A clock in ticks: nanoseconds on the cpu engine and CUDA's global
+ * timer; the constant-rate wall clock on HIP (the host scales it). */
+NKV_DEV uint64_t nkv_bk_clock(void)
+{
+#if defined(__HIPCC__)
+#if defined(__HIP_DEVICE_COMPILE__)
+	return (uint64_t)wall_clock64();
+#else
+	return 0;	/* the host pass never runs device code */
+#endif
+#elif defined(__CUDACC__)
+	uint64_t t;
+
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+#else
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+/* Pattern seed of key @idx: never 0 (xorshift32 would stay at 0). */
+NKV_HD uint32_t nkv_bk_seed(uint32_t seed, uint32_t idx)
+{
+	uint32_t x = seed ^ ((idx + 1u) * 0x9e3779b9u);
+
+	return x ? x : 0x6b657931u;
+}
+
+NKV_HD uint32_t nkv_bk_next(uint32_t x)
+{
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	return x;
+}
+
+/* Write @len pattern bytes: word stores, the tail byte by byte. */
+NKV_HD void nkv_bk_fill(uint8_t *p, uint32_t len, uint32_t seed)
+{
+	uint32_t x = seed, i;
+
+	for (i = 0; i + 4u <= len; i += 4u) {
+		x = nkv_bk_next(x);
+		*(uint32_t *)(p + i) = x;
+	}
+	x = nkv_bk_next(x);
+	for (; i < len; i++, x >>= 8)
+		p[i] = (uint8_t)x;
+}
+
+/* Offset of the first byte differing from the pattern, or -1. */
+NKV_HD int64_t nkv_bk_check(const uint8_t *p, uint32_t len, uint32_t seed)
+{
+	uint32_t x = seed, i, j;
+
+	for (i = 0; i + 4u <= len; i += 4u) {
+		x = nkv_bk_next(x);
+		if (*(const uint32_t *)(p + i) != x)
+			break;
+	}
+	if (i + 4u <= len) {
+		for (j = 0; j < 4u; j++, x >>= 8)
+			if (p[i + j] != (uint8_t)x)
+				return (int64_t)(i + j);
+	}
+	x = nkv_bk_next(x);
+	for (; i < len; i++, x >>= 8)
+		if (p[i] != (uint8_t)x)
+			return (int64_t)i;
+	return -1;
+}
+
+/* This lane's SQE for key @k through slot @slot. */
+NKV_DEV int nkv_bk_prep(const struct nkv_dev_qp *qp, const struct nkv_bk_args *a,
+			const struct nkv_bk_key *k, uint32_t slot, struct nkv_sqe *sqe)
+{
+	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, slot);
+
+	switch (a->opc) {
+	case NKV_KV_STORE:
+		return nkv_prep_store_slot(sqe, qp, slot, a->nsid, k->key, k->len, 0,
+					   a->value_size);
+	case NKV_KV_RETRIEVE:
+		return nkv_prep_retrieve_slot(sqe, qp, slot, a->nsid, k->key, k->len);
+	case NKV_KV_DELETE:
+		return nkv_prep_delete(sqe, a->nsid, 0, k->key, k->len);
+	case NKV_KV_EXIST:
+		return nkv_prep_exist(sqe, a->nsid, 0, k->key, k->len);
+	case NKV_KV_LIST:
+		if (!s)
+			return NKV_EINVAL;
+		return nkv_prep_list(sqe, a->nsid, 0, k->key, k->len, s->size, s->prp1, s->prp2);
+	default:
+		return NKV_EINVAL;
+	}
+}
+
+/* Did what came back match? 1 yes, 0 no. Only successful commands. */
+NKV_DEV int nkv_bk_verify(const struct nkv_dev_qp *qp, const struct nkv_bk_args *a,
+			  uint32_t slot, uint32_t idx, const struct nkv_dev_result *r)
+{
+	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, slot);
+	const uint8_t *p = NKV_DEV_PTR(const uint8_t, s->addr);
+
+	if (a->opc == NKV_KV_RETRIEVE) {
+		if (r->dw0 != a->value_size)
+			return 0;
+		return nkv_bk_check(p, r->dw0 < s->size ? r->dw0 : s->size,
+				    nkv_bk_seed(a->seed, a->key_base + idx)) < 0;
+	}
+	if (a->opc == NKV_KV_LIST)
+		return nkv_list_check(p, s->size) >= 0;
+	return 1;
+}
+
+/* File one lane's result into its counters. */
+NKV_DEV void nkv_bk_account(const struct nkv_dev_qp *qp, const struct nkv_bk_args *a,
+			    struct nkv_bk_lane *c, uint32_t slot, uint32_t idx,
+			    int err, const struct nkv_dev_result *r)
+{
+	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, slot);
+	uint32_t sct = nkv_status_sct(r->status), sc = nkv_status_sc(r->status);
+
+	if (err) {
+		c->dev_errors++;
+		c->last_dev_error = err;
+		return;
+	}
+	c->commands++;
+	if (r->status) {
+		if (sct == NKV_SCT_GENERIC && sc >= 0x80u && sc <= 0x8fu)
+			c->by_status[sc - 0x80u]++;
+		else
+			c->other_status++;
+		return;
+	}
+	c->ok++;
+	if (a->opc == NKV_KV_STORE)
+		c->bytes += a->value_size;
+	else if (a->opc == NKV_KV_RETRIEVE)
+		c->bytes += r->dw0 < s->size ? r->dw0 : s->size;
+	else if (a->opc == NKV_KV_LIST)
+		c->bytes += s->size;
+	if ((a->flags & NKV_BK_VERIFY) && !nkv_bk_verify(qp, a, slot, idx, r))
+		c->verify_fail++;
+}
+
+/*
+ * Collective (the owning wave, converged; wave size >= a->batch). Runs
+ * a->iterations passes over the wave's keys. Stops early, uniformly,
+ * when the queue pair failed (a timeout or a bad CQE): the host sees it
+ * in nkv_dev_qp_failed() and in the lanes' dev_errors.
+ */
+NKV_DEV void nkv_bk_run(struct nkv_dev_qp *qp, const struct nkv_bk_args *a)
+{
+	const struct nkv_bk_key *keys = NKV_DEV_PTR(const struct nkv_bk_key, a->keys_addr);
+	uint64_t *lat = NKV_DEV_PTR(uint64_t, a->lat_addr);
+	struct nkv_bk_lane *lanes = NKV_DEV_PTR(struct nkv_bk_lane, a->lanes_addr);
+	uint32_t *progress = NKV_DEV_PTR(uint32_t, a->progress_addr);
+	uint32_t lane = nkv_arch_lane_id(), slot = lane;
+	uint32_t nb = (a->count + a->batch - 1u) / a->batch, it, b;
+
+	for (it = 0; it < a->iterations; it++) {
+		for (b = 0; b < nb; b++) {
+			uint32_t idx = b * a->batch + lane;
+			struct nkv_dev_result res = { 0, 0, 0 };
+			struct nkv_sqe sqe;
+			int have = lane < a->batch && idx < a->count, err = 0, r;
+			uint64_t t0 = 0;
+
+			if (have && a->opc == NKV_KV_STORE && (a->flags & NKV_BK_FILL))
+				nkv_bk_fill(NKV_DEV_PTR(uint8_t, nkv_dev_slot_get(qp, slot)->addr),
+					    a->value_size, nkv_bk_seed(a->seed, a->key_base + idx));
+			if (have)
+				err = nkv_bk_prep(qp, a, &keys[idx], slot, &sqe);
+			if (lane == 0)
+				t0 = nkv_bk_clock();
+			r = nkv_wave_exec(qp, have && !err ? &sqe : NULL, &res);
+			if (lane == 0) {
+				lat[(uint64_t)it * nb + b] = nkv_bk_clock() - t0;
+				nkv_arch_store_relaxed_u32(progress, it * nb + b + 1u);
+			}
+			if (have)
+				nkv_bk_account(qp, a, &lanes[lane], slot, idx, err ? err : r, &res);
+			if (nkv_arch_ballot(nkv_dev_qp_failed(qp) != NKV_QP_OK))
+				return;
+		}
+	}
+}
+
+#endif /* NKV_DEVICE_BENCH_KERNELS_H */
