@@ -35,3 +35,8 @@ test_host_threads_SRCS := tests/host/test_host_threads.c tests/host/wave_util.c 
 test_host_threads_LIBS = $(NKV_HOST_TEST_LIBS)
 test_host_threads_LDLIBS = $(NKV_HOST_TEST_LDLIBS)
 TSAN_TESTS += test_host_threads
+
+TESTS += test_host_procs
+test_host_procs_SRCS := tests/host/test_host_procs.c tests/host/wave_util.c $(NKV_HOST_TEST_SRCS)
+test_host_procs_LIBS = $(NKV_HOST_TEST_LIBS)
+test_host_procs_LDLIBS = $(NKV_HOST_TEST_LDLIBS)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 
 #include "host_util.h"
 #include "nkv_cpu.h"
@@ -47,8 +48,9 @@ Test(host_ctrl, bad_uris_and_options)
 	cr_expect_lt(nkv_ctrl_connect("pcie:0000:ff:1f.7", &o, &c), 0);
 }
 
-Test(host_ctrl, nobody_listening, .timeout = 10)
+Test(host_ctrl, nobody_listening)
 {
+	alarm(10);	/* a hang becomes a crash, not a stuck suite */
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct nkv_ctrl_opts o = { .size = sizeof(o) };
 	struct nkv_ctrl *c;
@@ -138,8 +140,9 @@ Test(host_ctrl, queue_limits)
 
 /* A stopped controller process: an admin command times out, then the
  * controller is dead and every call fails at once. */
-Test(host_ctrl, paused_controller, .timeout = 20)
+Test(host_ctrl, paused_controller)
 {
+	alarm(20);	/* a hang becomes a crash, not a stuck suite */
 	struct nkv_ctrl_opts o = { .size = sizeof(o) };
 	struct ht_server s;
 	struct nkv_ctrl *c;
@@ -158,6 +161,9 @@ Test(host_ctrl, paused_controller, .timeout = 20)
 	cr_assert_eq(nkv_ctrl_connect(s.uri, &o, &c), 0, "%s", err);
 	cr_assert_eq(nkv_qpair_create(c, NULL, &q), 0);
 	kill(s.pid, SIGSTOP);
+	/* Stopped for sure before the next command goes out. */
+	cr_assert_eq(waitpid(s.pid, &rc, WUNTRACED), s.pid);
+	cr_assert(WIFSTOPPED(rc));
 	t0 = ht_now_ms();
 	rc = nkv_qpair_reset(q);
 	cr_expect(rc == -ETIMEDOUT || rc == -ENOTCONN, "reset against a stopped controller: %d", rc);
@@ -203,8 +209,9 @@ static void launch_store(struct nkv_qpair *q, struct store_lane *a, uint32_t w)
 }
 
 /* The server dies mid-run: calls fail in bounded time, nothing hangs. */
-Test(host_ctrl, server_killed, .timeout = 30)
+Test(host_ctrl, server_killed)
 {
+	alarm(30);	/* a hang becomes a crash, not a stuck suite */
 	struct nkv_qpair_opts qo = { .size = sizeof(qo), .poll_budget = 200000 };
 	struct store_lane a;
 	struct ht_server s;
@@ -246,8 +253,9 @@ Test(host_ctrl, server_killed, .timeout = 30)
 /* A controller whose backend holds every op 300 ms: a tiny poll budget
  * and a short sync timeout both fail the queue pair; reset brings it
  * back and the next commands complete. */
-Test(host_ctrl, reset_after_timeout, .timeout = 30)
+Test(host_ctrl, reset_after_timeout)
 {
+	alarm(30);	/* a hang becomes a crash, not a stuck suite */
 	struct ht_server_opts so = { .delay_hold_us = 300000 };
 	struct nkv_qpair_opts qo = { .size = sizeof(qo), .poll_budget = 2000, .timeout_ms = 50 };
 	struct nkv_qpair_stats st;

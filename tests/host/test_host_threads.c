@@ -6,6 +6,7 @@
  * target's threads DMA into the slots.
  */
 #include <criterion/criterion.h>
+#include <unistd.h>
 
 #include "host_util.h"
 #include "nkv_cpu.h"
@@ -39,5 +40,5 @@ static void threads_run(int no_sparse, uint32_t mode)
 	ht_server_stop(&s);
 }
 
-Test(host_threads, mapped_doorbells, .timeout = 60) { threads_run(0, 0x0); }
-Test(host_threads, forwarded_doorbells, .timeout = 60) { threads_run(1, 0xf); }
+Test(host_threads, mapped_doorbells) { alarm(60); threads_run(0, 0x0); }
+Test(host_threads, forwarded_doorbells) { alarm(60); threads_run(1, 0xf); }
