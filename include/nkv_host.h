@@ -86,9 +86,11 @@ struct nkv_ctrl_info {
 	char model[41];
 	char serial[21];
 };
+/* Copy what bring-up found (any thread). 0 or -EINVAL. */
 int nkv_ctrl_info(struct nkv_ctrl *c, struct nkv_ctrl_info *info);
 
-/* Debug trace of the library and (embedded) target; also NKV_TRACE=1. */
+/* Debug trace of the library to stderr (admin commands, registrations,
+ * sync commands), process-wide; also NKV_TRACE=1 in the environment. */
 void nkv_set_trace(int on);
 
 struct nkv_qpair_opts {
@@ -102,10 +104,14 @@ struct nkv_qpair_opts {
 				 * 0: the controller's timeout */
 };
 
-/* Create an I/O queue pair (CQ then SQ over the admin queue). */
+/* Create an I/O queue pair (CQ then SQ over the admin queue) with its
+ * rings, value slots and PRP lists placed by the memory mode. opts may be
+ * NULL. 0, -EINVAL (depth outside 2..MQES), -EMSGSIZE (slot_size above
+ * min(MDTS, max value)), -EBUSY (every granted queue id in use),
+ * -ENOTCONN (controller dead), -ENOMEM, or a transport error. */
 int nkv_qpair_create(struct nkv_ctrl *c, const struct nkv_qpair_opts *opts,
 		     struct nkv_qpair **out);
-/* Delete it (SQ then CQ) and free its memory. */
+/* Delete it (SQ then CQ) and free its memory. NULL is a no-op. */
 void nkv_qpair_destroy(struct nkv_qpair *q);
 /* The device-visible descriptor to hand to device code (stays valid
  * until destroy; its address is what a kernel receives). */
@@ -121,8 +127,10 @@ void *nkv_qpair_slot(struct nkv_qpair *q, uint32_t i, uint32_t *len);
  * 0 or -EINVAL (no such slot, len > slot size).
  */
 int nkv_qpair_slot_prp2(struct nkv_qpair *q, uint32_t i, uint32_t len, uint64_t *prp2);
-/* Re-create a queue pair that device code marked failed (a poll timed
- * out): delete and re-create both queues, reset the descriptor. */
+/* Re-create a queue pair that device code (or the sync API) marked
+ * failed: delete and re-create both queues, zero rings, CIDs and the
+ * descriptor state. No wave may use it meanwhile. 0, or -ENOTCONN /
+ * -ETIMEDOUT / -EIO (it then stays failed). */
 int nkv_qpair_reset(struct nkv_qpair *q);
 
 /*
@@ -147,6 +155,7 @@ struct nkv_qpair_stats {
 	uint64_t fwd_submitted;
 	uint64_t fwd_completed;
 };
+/* Read the counters (any thread; flushes the forwarder first). */
 int nkv_qpair_stats(struct nkv_qpair *q, struct nkv_qpair_stats *st);
 
 /* ---- synchronous API (one host thread per queue pair) ---- */
