@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kv_kernels.h - the examples' kernel bodies, written once: the *_hip.cpp
+ * examples wrap them in __global__ functions for hipcc, the *_cpu.c ones
+ * run them on the cpu engine (nkv_cpu.h). Only nkv_dev.h is used, the
+ * device hot path: prep an SQE per lane, submit the wave's batch with one
+ * SQ tail doorbell, reap the completions, each lane takes its own.
+ *
+ * The rule to keep in mind (nkv_dev.h): ONE WAVE OWNS A QUEUE PAIR. Every
+ * nkv_wave_*() call is collective: all active lanes of the wave reach it
+ * together; a lane with nothing to send passes NULL and still takes part.
+ */
+#ifndef NKV_EXAMPLES_KV_KERNELS_H
+#define NKV_EXAMPLES_KV_KERNELS_H
+
+#include "nkv_dev.h"
+
+/* A key as the kernels receive it. */
+struct ex_key {
+	uint8_t bytes[16];
+	uint32_t len;		/* 1..16 */
+};
+
+/* What the host hands a wave. Addresses are uint64_t so host and GPU
+ * layouts agree; the host fills them from its pointers. */
+struct ex_args {
+	uint64_t keys;		/* struct ex_key[count] */
+	uint64_t out;		/* struct ex_out[count] */
+	uint32_t count;		/* keys of this wave (any number: batched by wave size) */
+	uint32_t nsid;		/* the KV namespace (nkv_ctrl_info.nsid) */
+	uint32_t value_size;	/* bytes per value, a multiple of 4, <= slot size */
+	uint32_t seed;		/* value pattern seed */
+};
+
+/* One result per key. */
+struct ex_out {
+	int32_t err;		/* nkv_dev.h error (the command did not run) or 0 */
+	uint16_t status;	/* NVMe status: 0, or e.g. 87h Key Does Not Exist */
+	uint16_t hit;		/* cache lookup: 1 = served from the store */
+	uint32_t len;		/* Retrieve: the stored value's full length */
+	uint32_t bad;		/* Retrieve: 1 = bytes differ from the pattern */
+};
+
+/* The value pattern of key i: a word per step of xorshift32. */
+NKV_HD uint32_t ex_pattern(uint32_t seed, uint32_t i, uint32_t word)
+{
+	uint32_t x = seed ^ ((i + 1u) * 0x9e3779b9u) ^ (word * 0x85ebca6bu);
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	return x;
+}
+
+/* The error that happened first (prep before submit). */
+NKV_HD int ex_first_err(int first, int then)
+{
+	return first ? first : then;
+}
+
+/* Lane's value buffer: slot = lane, so the B lanes of a batch never
+ * share one (the host creates the queue pair with >= wave size slots). */
+NKV_DEV uint32_t *ex_slot(const struct nkv_dev_qp *qp)
+{
+	return NKV_DEV_PTR(uint32_t, nkv_dev_slot_get(qp, nkv_arch_lane_id())->addr);
+}
+
+/*
+ * Example 1, the wavefront batch: lane l of batch b handles key
+ * b * wave_size + l. Store: the lane writes its value into its slot, packs
+ * a Store SQE; Retrieve: packs a Retrieve SQE into its slot, then checks
+ * the bytes. nkv_wave_exec() = submit (one doorbell for the whole batch)
+ * + wait (one lane reaps for all, results routed by CID).
+ */
+NKV_DEV void ex_batch(struct nkv_dev_qp *qp, const struct ex_args *a, int store)
+{
+	const struct ex_key *keys = NKV_DEV_PTR(const struct ex_key, a->keys);
+	struct ex_out *out = NKV_DEV_PTR(struct ex_out, a->out);
+	uint32_t lane = nkv_arch_lane_id(), w = nkv_arch_wave_size(), base, j;
+
+	/* Every lane runs the same number of rounds: stay converged. */
+	for (base = 0; base < a->count; base += w) {
+		uint32_t i = base + lane, *v = ex_slot(qp);
+		struct nkv_dev_result r = { 0, 0, 0 };
+		struct nkv_sqe sqe;
+		int have = i < a->count, err = 0;
+
+		if (have && store)
+			for (j = 0; j < a->value_size / 4u; j++)
+				v[j] = ex_pattern(a->seed, i, j);
+		if (have)
+			err = store ? nkv_prep_store_slot(&sqe, qp, lane, a->nsid, keys[i].bytes,
+							  keys[i].len, 0, a->value_size)
+				    : nkv_prep_retrieve_slot(&sqe, qp, lane, a->nsid,
+							     keys[i].bytes, keys[i].len);
+		/* Collective: lanes without a (valid) SQE pass NULL. */
+		err = ex_first_err(err, nkv_wave_exec(qp, have && !err ? &sqe : NULL, &r));
+		if (!have)
+			continue;
+		out[i].err = err;
+		out[i].status = r.status;
+		out[i].len = r.dw0;
+		out[i].bad = 0;
+		if (!store && !err && !r.status)
+			for (j = 0; j < r.dw0 / 4u && j < a->value_size / 4u; j++)
+				out[i].bad |= v[j] != ex_pattern(a->seed, i, j);
+	}
+}
+
+/*
+ * Example 3, a cache lookup: ask Exist for every key first (cheap: no
+ * data moves), then Retrieve only the hits in a second batch; a miss
+ * (87h) is a normal answer, and the lane computes its value instead
+ * (here: the pattern, as if recomputed). Both batches are collective:
+ * lanes that missed pass NULL to the second one.
+ */
+NKV_DEV void ex_cache_lookup(struct nkv_dev_qp *qp, const struct ex_args *a)
+{
+	const struct ex_key *keys = NKV_DEV_PTR(const struct ex_key, a->keys);
+	struct ex_out *out = NKV_DEV_PTR(struct ex_out, a->out);
+	uint32_t lane = nkv_arch_lane_id(), w = nkv_arch_wave_size(), base, j;
+
+	for (base = 0; base < a->count; base += w) {
+		uint32_t i = base + lane, *v = ex_slot(qp);
+		struct nkv_dev_result r = { 0, 0, 0 };
+		struct nkv_sqe sqe;
+		int have = i < a->count, err = 0, hit;
+
+		if (have)
+			err = nkv_prep_exist(&sqe, a->nsid, 0, keys[i].bytes, keys[i].len);
+		err = ex_first_err(err, nkv_wave_exec(qp, have && !err ? &sqe : NULL, &r));
+		hit = have && !err && r.status == 0;
+		if (hit)
+			err = nkv_prep_retrieve_slot(&sqe, qp, lane, a->nsid, keys[i].bytes,
+						     keys[i].len);
+		/* Misses keep the Exist status (87h) in r: no Retrieve for them. */
+		err = ex_first_err(err, nkv_wave_exec(qp, hit && !err ? &sqe : NULL, &r));
+		if (!have)
+			continue;
+		out[i].err = err;
+		out[i].status = r.status;
+		out[i].hit = (uint16_t)hit;
+		out[i].len = hit ? r.dw0 : a->value_size;
+		out[i].bad = 0;
+		for (j = 0; j < a->value_size / 4u; j++) {
+			if (!hit)
+				v[j] = ex_pattern(a->seed, i, j);	/* the miss path */
+			out[i].bad |= v[j] != ex_pattern(a->seed, i, j);
+		}
+	}
+}
+
+#endif /* NKV_EXAMPLES_KV_KERNELS_H */

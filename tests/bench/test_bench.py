@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""nkv-bench end to end: every op and several memory modes against the
+embedded target and against a separately started nkv-target (mapped
+doorbells and, with --no-sparse-mmap, the forwarder), --verify on, the
+--json output parsed and checked (counts, zero errors, SQ doorbells = one
+per batch, i.e. 1/B per command); bad flags give exit 2 and a reason;
+a wrong value pattern is caught (exit 1).
+
+Prints one line per check: "NKV-BENCH <name> PASS|FAIL [why]" and a
+summary. Every subprocess has a timeout; the targets it starts are
+stopped by PID. usage: tests/bench/test_bench.py [BUILD_DIR]
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
+BENCH = os.path.join(BUILD, "bin", "nkv-bench")
+TARGET = os.path.join(BUILD, "bin", "nkv-target")
+OPS = ["store", "retrieve", "delete", "exist", "list"]
+results = []
+
+
+def check(name, ok, why=""):
+    results.append(ok)
+    print("NKV-BENCH %s %s%s" % (name, "PASS" if ok else "FAIL", "" if ok else " " + why), flush=True)
+
+
+def bench(*args, timeout=60):
+    p = subprocess.run([BENCH, "--quiet"] + list(args), capture_output=True, text=True,
+                       timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def bench_json(name, *args, keys=96, batch=16, iters=2, expect_rc=0):
+    """Run with --json --verify and check the counters; returns the dict."""
+    rc, out, err = bench("--json", "--verify", "--num-keys", str(keys), "--batch-size",
+                         str(batch), "--iterations", str(iters), *args)
+    if rc != expect_rc:
+        check(name, False, "exit %d, want %d: %s" % (rc, expect_rc, err.strip()[-300:]))
+        return None
+    try:
+        j = json.loads(out)
+    except ValueError:
+        check(name, False, "no JSON on stdout: %r" % out[:200])
+        return None
+    want = keys * iters
+    batches = iters * ((keys + batch - 1) // batch)
+    why = []
+    if j["commands"] != want:
+        why.append("commands %d != %d" % (j["commands"], want))
+    if j["ok"] != want or j["unexpected"] != 0:
+        why.append("ok %d, unexpected %d" % (j["ok"], j["unexpected"]))
+    if j["errors"]["verify_failures"] or j["errors"]["device_errors"]:
+        why.append("errors %r" % j["errors"])
+    if j["sq_doorbells"] != batches or j["batches"] != batches:
+        why.append("SQ doorbells %d, batches %d, want %d" % (j["sq_doorbells"], j["batches"], batches))
+    if keys % batch == 0 and abs(j["sq_doorbells_per_cmd"] - 1.0 / batch) > 1e-6:
+        why.append("doorbells/cmd %f != 1/%d" % (j["sq_doorbells_per_cmd"], batch))
+    lat = j["latency_ns"]
+    if not (0 < lat["min"] <= lat["p50"] <= lat["p99"] <= lat["max"]):
+        why.append("latency order %r" % lat)
+    if j["iops"] <= 0:
+        why.append("iops %r" % j["iops"])
+    check(name, not why, "; ".join(why))
+    return j
+
+
+class Target:
+    """A separately started nkv-target on a private socket."""
+
+    def __init__(self, tmp, name, *extra):
+        self.sock = os.path.join(tmp, name + ".sock")
+        self.uri = "vfio-user:" + self.sock
+        self.p = subprocess.Popen([TARGET, "--socket", self.sock, "--log-level", "error",
+                                   "--poll-interval-ns", "2000"] + list(extra),
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(500):
+            if os.path.exists(self.sock):
+                return
+            time.sleep(0.01)
+        raise RuntimeError("nkv-target did not create " + self.sock)
+
+    def stop(self):
+        self.p.send_signal(signal.SIGTERM)
+        try:
+            self.p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+
+
+def embedded():
+    for op in OPS:
+        for mode in ("0", "0x8", "0x5", "15"):
+            bench_json("embedded-%s-mode%s" % (op, mode), "--kv-op", op, "--memory-mode", mode)
+    j = bench_json("embedded-retrieve-3queues-batch1", "--kv-op", "retrieve", "--num-queues", "3",
+                   keys=30, batch=1)
+    j = bench_json("embedded-store-batch64-partial", "--kv-op", "store", keys=100, batch=64, iters=1)
+    bench_json("embedded-explicit-keys", "--kv-op", "retrieve", "--keys", "gpukey01,gpukey02",
+               "gpukey03", keys=3, batch=3)
+
+
+def external(tmp):
+    t = Target(tmp, "mapped", "--max-value", "64K")
+    f = Target(tmp, "fwd", "--no-sparse-mmap")
+    try:
+        for op in OPS:
+            for mode in ("0", "8"):
+                bench_json("external-%s-mode%s" % (op, mode), "--kv-op", op, "--memory-mode",
+                           mode, "--target", t.uri)
+        j = bench_json("external-retrieve-fresh-keys", "--kv-op", "retrieve", "--target", t.uri,
+                       "--key-prefix", "fresh-", keys=64)
+        check("external-stores-when-missing", j is not None and j["keys_present"] == 0 and
+              j["keys_stored"] == 64, "keys_present/stored " + str(j and (j["keys_present"], j["keys_stored"])))
+        j = bench_json("external-retrieve-again", "--kv-op", "retrieve", "--target", t.uri,
+                       "--key-prefix", "fresh-", keys=64)
+        check("external-reuses-present-keys", j is not None and j["keys_present"] == 64 and
+              j["keys_stored"] == 0, "keys_present/stored " + str(j and (j["keys_present"], j["keys_stored"])))
+        rc, out, err = bench("--kv-op", "retrieve", "--target", t.uri, "--key-prefix", "fresh-",
+                             "--num-keys", "64", "--batch-size", "16", "--iterations", "1", "--lfsr-seed", "7",
+                             "--json")
+        j = json.loads(out) if out.strip() else {}
+        check("verify-catches-wrong-pattern", rc == 1 and j.get("errors", {}).get("verify_failures") == 64,
+              "exit %d, %s" % (rc, j.get("errors")))
+        rc, out, err = bench("--target", t.uri, "--value-size", "128K")
+        check("value-larger-than-controller-max", rc == 2 and "largest value" in err,
+              "exit %d: %s" % (rc, err.strip()))
+        for op in ("retrieve", "store"):
+            j = bench_json("forwarder-%s-mode4" % op, "--kv-op", op, "--memory-mode", "4",
+                           "--target", f.uri)
+            check("forwarder-%s-not-mapped" % op, j is not None and not j["doorbells_mapped"] and
+                  j["fwd_sq_doorbells"] >= 1, str(j and (j["doorbells_mapped"], j["fwd_sq_doorbells"])))
+    finally:
+        t.stop()
+        f.stop()
+
+
+def bad_flags():
+    cases = [
+        (["--memory-mode", "16"], "--memory-mode"), (["--memory-mode", "0x1g"], "--memory-mode"),
+        (["--batch-size", "0"], "--batch-size"), (["--batch-size", "65"], "--batch-size"),
+        (["--value-size", "8192", "--data-buffer-size", "4096"], "--data-buffer-size"),
+        (["--key-prefix", "a-very-long-pref"], "16 bytes"), (["--keys", "x" * 17], "1..16 bytes"),
+        (["--kv-op", "fetch"], "--kv-op"), (["--engine", "tpu"], "--engine"),
+        (["--queue-length", "8", "--batch-size", "8"], "--queue-length"),
+        (["--num-queues", "0"], "--num-queues"), (["--iterations", "-1"], "--iterations"),
+        (["stray"], "unexpected argument"),
+    ]
+    for args, word in cases:
+        rc, out, err = bench(*args)
+        check("bad-flag %s" % " ".join(args)[:40], rc == 2 and word in err,
+              "exit %d: %s" % (rc, err.strip()))
+    rc, out, err = bench("--engine", "gpu")
+    check("engine-gpu-not-built", rc != 0 and "not built with the GPU runtime yet" in err,
+          "exit %d: %s" % (rc, err.strip()))
+    rc, out, err = bench("--help")
+    check("help", rc == 0 and "examples:" in out and "--memory-mode" in out, "exit %d" % rc)
+
+
+def text_report():
+    """The README's command: text for a person, the setup stated."""
+    rc, out, err = bench("--kv-op", "retrieve", "--memory-mode", "8", timeout=120)
+    want = ["latency", "IOPS", "doorbells", "SQ 0.0156/cmd", "emulated", "stored them all first",
+            "4096 ok", "0 verify failures"]
+    missing = [w for w in want if w not in out]
+    check("readme-command", rc == 0 and not missing, "exit %d, missing %r: %s" % (rc, missing, err))
+    check("readme-command-engine-note", "using --engine cpu" in err, err.strip())
+
+
+def main():
+    for exe in (BENCH, TARGET):
+        if not os.access(exe, os.X_OK):
+            print("NKV-BENCH build FAIL %s missing" % exe)
+            return 1
+    tmp = tempfile.mkdtemp(prefix="nkv-bench-test-")
+    t0 = time.time()
+    try:
+        text_report()
+        bad_flags()
+        embedded()
+        external(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    n_fail = results.count(False)
+    print("%d passed, %d failed (%.1f s)" % (results.count(True), n_fail, time.time() - t0))
+    return 1 if n_fail else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The cpu-engine examples against a separately started nkv-target, and an
+# example built against an installed nkv (make install DESTDIR= PREFIX=,
+# then pkg-config --cflags --libs nkv only). One line per check:
+# "NKV-EX <name> PASS|FAIL|SKIP". usage: tests/examples/run.sh [BUILD_DIR]
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+B=${1:-build}
+TMP=$(mktemp -d /tmp/nkv-examples-XXXXXX)
+TPID=
+FAILS=0
+
+cleanup() {
+	[ -n "$TPID" ] && kill "$TPID" 2>/dev/null && wait "$TPID" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+result() {	# NAME RC [WHY]
+	if [ "$2" = 0 ]; then
+		echo "NKV-EX $1 PASS"
+	else
+		echo "NKV-EX $1 FAIL ${3:-}"
+		FAILS=$((FAILS + 1))
+	fi
+}
+
+start_target() {
+	"$B/bin/nkv-target" --socket "$TMP/t.sock" --log-level error --poll-interval-ns 2000 &
+	TPID=$!
+	for _ in $(seq 500); do
+		[ -S "$TMP/t.sock" ] && return 0
+		sleep 0.01
+	done
+	echo "NKV-EX target FAIL nkv-target did not start"
+	exit 1
+}
+
+# run_example NAME BINARY WANT: exit 0 and WANT in its output, within 60 s.
+run_example() {
+	local out rc
+	out=$(timeout 60 "$2" "vfio-user:$TMP/t.sock" 2>&1)
+	rc=$?
+	echo "$out" | sed "s/^/  $1: /"
+	if [ $rc -eq 0 ] && ! grep -q "$3" <<<"$out"; then
+		rc=1
+	fi
+	result "$1" $rc "exit $rc, want '$3'"
+}
+
+start_target
+run_example batch_store_retrieve "$B/examples/batch_store_retrieve_cpu" "SQ doorbells: 8 for 256 stores, 8 for 256 retrieves"
+run_example multi_queue "$B/examples/multi_queue_cpu" "64 SQ doorbells for 1024 commands"
+run_example cache_lookup "$B/examples/cache_lookup_cpu" "64 hits (retrieved), 64 misses (87h, computed), 0 wrong: ok"
+out=$(timeout 10 "$B/examples/batch_store_retrieve_cpu" 2>&1)
+rc=$?
+[ $rc -ne 0 ] && grep -q "usage:" <<<"$out"
+result example-without-target $? "exit $rc: $out"
+
+# Install into a temporary root, build an example with pkg-config only.
+DEST=$TMP/root
+PREFIX=/opt/nkv
+if ! make -s BUILD="$B" install DESTDIR="$DEST" PREFIX="$PREFIX" >"$TMP/install.log" 2>&1; then
+	result install 1 "$(tail -5 "$TMP/install.log")"
+else
+	result install 0
+	export PKG_CONFIG_PATH=$DEST$PREFIX/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$DEST
+	# Where the pc file says the headers and libraries are, inside DEST.
+	for f in include/nkv_dev.h include/nkv_host.h include/nkv_cpu.h lib/libnkv.a \
+		lib/libnkv.so.0 bin/nkv-bench bin/nkv-target share/man/man1/nkv-bench.1; do
+		[ -e "$DEST$PREFIX/$f" ] || { result "installed-$f" 1 missing; }
+	done
+	flags=$(pkg-config --cflags --libs --static nkv)
+	cp examples/batch_store_retrieve_cpu.c examples/ex_host.h examples/kv_kernels.h "$TMP/"
+	if cc -std=c11 -O2 -Wall -Werror "$TMP/batch_store_retrieve_cpu.c" $flags -o "$TMP/ex_installed" \
+		>"$TMP/cc.log" 2>&1; then
+		result build-against-install 0
+		out=$(LD_LIBRARY_PATH=$DEST$PREFIX/lib timeout 60 "$TMP/ex_installed" "vfio-user:$TMP/t.sock" 2>&1)
+		rc=$?
+		ldd "$TMP/ex_installed" | grep -q "$DEST$PREFIX/lib/libnkv.so" ||
+			LD_LIBRARY_PATH=$DEST$PREFIX/lib ldd "$TMP/ex_installed" | grep -q "$DEST$PREFIX/lib/libnkv.so"
+		linked=$?
+		[ $rc -eq 0 ] && [ $linked -eq 0 ] && grep -q "all bytes match" <<<"$out"
+		result run-installed-example $? "exit $rc, linked to installed libnkv: $linked: $out"
+	else
+		result build-against-install 1 "flags '$flags': $(tail -5 "$TMP/cc.log")"
+	fi
+fi
+echo "$FAILS failed"
+[ $FAILS -eq 0 ]
