@@ -329,19 +329,26 @@ NKV_ASSERT_OFF(struct nkv_dev_cpl, dw0, 0);
 NKV_ASSERT_OFF(struct nkv_dev_cpl, status, 4);
 NKV_ASSERT_OFF(struct nkv_dev_cpl, done, 8);
 
-/* A value buffer the host registered; PRPs built by the host. */
+/*
+ * A value buffer the host registered; PRPs built by the host. NVMe reads
+ * PRP2 by the transfer's length: unused within one page, a data page when
+ * the transfer ends in the second page, a PRP list beyond. The host fills
+ * both candidates; nkv_dev_slot_prp2() picks per command.
+ */
 struct nkv_dev_slot {
 	uint64_t addr;		/* device-visible address of the buffer */
 	uint64_t prp1;		/* controller address of the first page */
-	uint64_t prp2;		/* second page, or PRP list, or 0 */
+	uint64_t prp2;		/* PRP list (> 2 pages), else the second page, or 0 */
+	uint64_t page2;		/* controller address of the second page, or 0 */
 	uint32_t size;		/* bytes */
 	uint32_t rsvd;
 };
-NKV_ASSERT_SIZE(struct nkv_dev_slot, 32);
+NKV_ASSERT_SIZE(struct nkv_dev_slot, 40);
 NKV_ASSERT_OFF(struct nkv_dev_slot, addr, 0);
 NKV_ASSERT_OFF(struct nkv_dev_slot, prp1, 8);
 NKV_ASSERT_OFF(struct nkv_dev_slot, prp2, 16);
-NKV_ASSERT_OFF(struct nkv_dev_slot, size, 24);
+NKV_ASSERT_OFF(struct nkv_dev_slot, page2, 24);
+NKV_ASSERT_OFF(struct nkv_dev_slot, size, 32);
 
 /* Why a queue pair stopped (nkv_dev_qp.failed). */
 enum nkv_qp_state {
@@ -459,6 +466,20 @@ NKV_HD const struct nkv_dev_slot *nkv_dev_slot_get(const struct nkv_dev_qp *qp, 
 	return i < qp->nr_slots ? NKV_DEV_PTR(const struct nkv_dev_slot, qp->slots_addr) + i : NULL;
 }
 
+/* PRP2 for a transfer of @len bytes through slot @s (any lane): 0 within
+ * the first page, the second page when the transfer ends there, else the
+ * slot's PRP list. Slots start page aligned (prp1 offset 0). */
+NKV_HD uint64_t nkv_dev_slot_prp2(const struct nkv_dev_slot *s, uint32_t len)
+{
+	uint32_t first = NKV_PAGE_SIZE - (uint32_t)(s->prp1 & (NKV_PAGE_SIZE - 1u));
+
+	if (len <= first)
+		return 0;
+	if (len <= first + NKV_PAGE_SIZE)
+		return s->page2;
+	return s->prp2;
+}
+
 /* Store / Retrieve through value slot @i (its host-built PRPs). */
 NKV_HD int nkv_prep_store_slot(struct nkv_sqe *sqe, const struct nkv_dev_qp *qp,
 			       uint32_t i, uint32_t nsid, const void *key,
@@ -470,7 +491,8 @@ NKV_HD int nkv_prep_store_slot(struct nkv_sqe *sqe, const struct nkv_dev_qp *qp,
 		return NKV_EINVAL;
 	if (value_size > s->size)
 		return NKV_ERANGE;
-	return nkv_prep_store(sqe, nsid, 0, key, klen, opts, value_size, s->prp1, s->prp2);
+	return nkv_prep_store(sqe, nsid, 0, key, klen, opts, value_size, s->prp1,
+			      nkv_dev_slot_prp2(s, value_size));
 }
 
 NKV_HD int nkv_prep_retrieve_slot(struct nkv_sqe *sqe, const struct nkv_dev_qp *qp,
@@ -480,7 +502,8 @@ NKV_HD int nkv_prep_retrieve_slot(struct nkv_sqe *sqe, const struct nkv_dev_qp *
 
 	if (!s)
 		return NKV_EINVAL;
-	return nkv_prep_retrieve(sqe, nsid, 0, key, klen, s->size, s->prp1, s->prp2);
+	return nkv_prep_retrieve(sqe, nsid, 0, key, klen, s->size, s->prp1,
+				 nkv_dev_slot_prp2(s, s->size));
 }
 
 /* ------------------------------------------------------------------ */

@@ -118,15 +118,6 @@ void nkv_qpair_destroy(struct nkv_qpair *q);
 struct nkv_dev_qp *nkv_qpair_dev(struct nkv_qpair *q);
 /* Value buffer i: where device code or the caller reads and writes. */
 void *nkv_qpair_slot(struct nkv_qpair *q, uint32_t i, uint32_t *len);
-/*
- * PRP2 for a transfer of len bytes through value slot i: the second page
- * when the transfer spans exactly two pages (the controller then reads
- * PRP2 as a data page, not as a list), else the slot's prp2. Device code
- * storing a value of 4097..8192 bytes into a larger slot needs this value
- * instead of nkv_dev_slot.prp2; a host can hand it over in a side table.
- * 0 or -EINVAL (no such slot, len > slot size).
- */
-int nkv_qpair_slot_prp2(struct nkv_qpair *q, uint32_t i, uint32_t len, uint64_t *prp2);
 /* Re-create a queue pair that device code (or the sync API) marked
  * failed: delete and re-create both queues, zero rings, CIDs and the
  * descriptor state. No wave may use it meanwhile. 0, or -ENOTCONN /

@@ -94,6 +94,7 @@ static int nkv_h_slot_prps(struct nkv_h_buf *data, size_t first, size_t npages,
 		liova[i] = lists->m.iova[lfirst + i];
 	}
 	s->addr = (uint64_t)(uintptr_t)((uint8_t *)data->m.va + first * NKV_PAGE_SIZE);
+	s->page2 = npages > 1 ? data->m.iova[first + 1] : 0;
 	return nkv_h_prp_build(data->m.iova + first, npages, lva, liova, nl, &s->prp1, &s->prp2);
 }
 
@@ -314,22 +315,6 @@ void *nkv_qpair_slot(struct nkv_qpair *q, uint32_t i, uint32_t *len)
 	if (len)
 		*len = q->slots[i].size;
 	return (void *)(uintptr_t)q->slots[i].addr;
-}
-
-int nkv_qpair_slot_prp2(struct nkv_qpair *q, uint32_t i, uint32_t len, uint64_t *prp2)
-{
-	size_t first;
-
-	if (!q || !prp2 || i >= q->dev->nr_slots || len > q->slots[i].size)
-		return -EINVAL;
-	first = (size_t)i * (nkv_h_round(q->slots[i].size) / NKV_PAGE_SIZE);
-	if (len <= NKV_PAGE_SIZE)
-		*prp2 = 0;
-	else if (len <= 2u * NKV_PAGE_SIZE)
-		*prp2 = q->data.m.iova[first + 1];
-	else
-		*prp2 = q->slots[i].prp2;
-	return 0;
 }
 
 /* Device code's doorbell words of this queue back to 0, as the

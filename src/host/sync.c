@@ -13,20 +13,6 @@
 
 #include "host/host.h"
 
-/*
- * PRP2 for a transfer of len bytes through the sync buffer: a transfer
- * that fits two pages takes the second page itself there (NVMe Base 2.0,
- * 4.1.1); only a longer one uses the buffer's PRP list.
- */
-static uint64_t nkv_h_sync_prp2(const struct nkv_qpair *q, uint32_t len)
-{
-	if (len <= NKV_PAGE_SIZE)
-		return 0;
-	if (len <= 2u * NKV_PAGE_SIZE)
-		return q->sdata.m.iova[1];
-	return q->sslot.prp2;
-}
-
 /* Poll until the completion of cid is parked, within q->timeout_ms. */
 static int nkv_h_sync_wait(struct nkv_qpair *q, uint16_t cid)
 {
@@ -144,7 +130,7 @@ int nkv_store(struct nkv_qpair *q, const void *key, uint32_t klen,
 		return -EMSGSIZE;
 	memcpy((void *)(uintptr_t)q->sslot.addr, val, len);
 	rc = nkv_prep_store(&sqe, q->c->nsid, 0, key, klen, options, len,
-			    q->sslot.prp1, nkv_h_sync_prp2(q, len));
+			    q->sslot.prp1, nkv_dev_slot_prp2(&q->sslot, len));
 	if (!rc)
 		rc = nkv_h_sync_exec(q, &sqe, res);
 	if (!rc)
@@ -167,10 +153,10 @@ static int nkv_h_sync_read(struct nkv_qpair *q, uint8_t opc, const void *key,
 		return -EINVAL;
 	if (opc == NKV_KV_LIST)
 		rc = nkv_prep_list(&sqe, q->c->nsid, 0, key, klen, cap, q->sslot.prp1,
-				   nkv_h_sync_prp2(q, cap));
+				   nkv_dev_slot_prp2(&q->sslot, cap));
 	else
 		rc = nkv_prep_retrieve(&sqe, q->c->nsid, 0, key, klen, cap, q->sslot.prp1,
-				       nkv_h_sync_prp2(q, cap));
+				       nkv_dev_slot_prp2(&q->sslot, cap));
 	if (!rc)
 		rc = nkv_h_sync_exec(q, &sqe, res);
 	if (rc)

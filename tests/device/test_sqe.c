@@ -162,7 +162,8 @@ Test(sqe, key_length_errors)
 
 Test(sqe, slot_helpers)
 {
-	struct nkv_dev_slot slot = { 0x1000, 0x200000, 0x201000, 8192, 0 };
+	struct nkv_dev_slot slot = { .addr = 0x1000, .prp1 = 0x200000, .prp2 = 0x201000,
+				     .page2 = 0x201000, .size = 8192 };
 	struct nkv_dev_qp qp;
 	struct nkv_sqe s;
 
@@ -176,4 +177,29 @@ Test(sqe, slot_helpers)
 	cr_expect_eq(nkv_prep_store_slot(&s, &qp, 1, 1, "abc", 3, 0, 1), NKV_EINVAL);
 	cr_assert_eq(nkv_prep_retrieve_slot(&s, &qp, 0, 1, "abc", 3), 0);
 	cr_expect_eq(s.cdw10, 8192u);
+}
+
+/* NVMe reads PRP2 by the transfer's length: nothing within one page, a
+ * data page when the transfer ends in the second page, a list beyond. A
+ * 64 KiB slot must not hand its list to a 2-page Store. */
+Test(sqe, slot_prp2_by_length)
+{
+	struct nkv_dev_slot slot = { .addr = 0x1000, .prp1 = 0x200000, .prp2 = 0x900000,
+				     .page2 = 0x7000, .size = 65536 };
+	struct nkv_dev_qp qp;
+	struct nkv_sqe s;
+
+	memset(&qp, 0, sizeof(qp));
+	qp.slots_addr = (uintptr_t)&slot;
+	qp.nr_slots = 1;
+	cr_assert_eq(nkv_prep_store_slot(&s, &qp, 0, 1, "k", 1, 0, 4096), 0);
+	cr_expect_eq(s.prp2, 0u);
+	cr_assert_eq(nkv_prep_store_slot(&s, &qp, 0, 1, "k", 1, 0, 4097), 0);
+	cr_expect_eq(s.prp2, 0x7000u);
+	cr_assert_eq(nkv_prep_store_slot(&s, &qp, 0, 1, "k", 1, 0, 8192), 0);
+	cr_expect_eq(s.prp2, 0x7000u);
+	cr_assert_eq(nkv_prep_store_slot(&s, &qp, 0, 1, "k", 1, 0, 8193), 0);
+	cr_expect_eq(s.prp2, 0x900000u);
+	cr_assert_eq(nkv_prep_retrieve_slot(&s, &qp, 0, 1, "k", 1), 0);
+	cr_expect_eq(s.prp2, 0x900000u);
 }

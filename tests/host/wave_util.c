@@ -12,7 +12,6 @@ enum wu_op { WU_STORE, WU_RETRIEVE, WU_EXIST, WU_DELETE, WU_GONE, WU_LIST };
 
 struct wu_wave {
 	struct nkv_dev_qp *qp;
-	uint64_t *prp2_2p;	/* per slot: PRP2 for a 2-page transfer */
 	uint32_t qidx;
 };
 
@@ -46,16 +45,11 @@ static int wu_prep(struct wu_job *j, struct wu_wave *w, uint32_t i, uint32_t s,
 	uint32_t salt = r->salt * WU_MAX_QPS + w->qidx;
 	uint8_t key[16];
 	uint32_t kl = ht_key(i, salt, key), len = ht_size(i, salt, r->max_size);
-	int rc;
 
 	switch (j->op) {
 	case WU_STORE:
 		ht_fill((void *)(uintptr_t)sl->addr, len, wu_seed(r, w->qidx, i));
-		rc = nkv_prep_store_slot(sqe, w->qp, s, r->nsid, key, kl, 0, len);
-		/* A 2-page value: PRP2 is the page, not the slot's list. */
-		if (!rc && len > NKV_PAGE_SIZE && len <= 2 * NKV_PAGE_SIZE)
-			sqe->prp2 = w->prp2_2p[s];
-		return rc;
+		return nkv_prep_store_slot(sqe, w->qp, s, r->nsid, key, kl, 0, len);
 	case WU_RETRIEVE:
 		memset((void *)(uintptr_t)sl->addr, 0, len < 64 ? len : 64);
 		return nkv_prep_retrieve_slot(sqe, w->qp, s, r->nsid, key, kl);
@@ -226,7 +220,7 @@ int wu_full_cycle(struct wu_run *r, struct wu_result *res)
 	static const enum wu_op ops[] = { WU_STORE, WU_RETRIEVE, WU_EXIST, WU_LIST,
 					  WU_DELETE, WU_GONE };
 	struct wu_job *j = calloc(1, sizeof(*j));
-	uint32_t q, s, k;
+	uint32_t q, k;
 	int rc = 0;
 
 	if (!j)
@@ -236,19 +230,10 @@ int wu_full_cycle(struct wu_run *r, struct wu_result *res)
 	for (q = 0; q < r->nqp && !rc; q++) {
 		j->w[q].qp = nkv_qpair_dev(r->qp[q]);
 		j->w[q].qidx = q;
-		j->w[q].prp2_2p = calloc(r->wave, sizeof(uint64_t));
-		if (!j->w[q].prp2_2p)
-			rc = -ENOMEM;
-		for (s = 0; !rc && s < r->wave; s++)
-			if (r->max_size > 2 * NKV_PAGE_SIZE)
-				rc = nkv_qpair_slot_prp2(r->qp[q], s, 2 * NKV_PAGE_SIZE,
-							 &j->w[q].prp2_2p[s]);
 	}
 	for (k = 0; !rc && k < sizeof(ops) / sizeof(ops[0]); k++)
 		rc = wu_launch(j, ops[k]);
 	*res = j->res;
-	for (q = 0; q < r->nqp; q++)
-		free(j->w[q].prp2_2p);
 	free(j);
 	return rc;
 }

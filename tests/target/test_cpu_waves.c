@@ -54,8 +54,11 @@ static void wq_init(struct wq *w, uint16_t qid, uint32_t depth)
 		struct nkv_sqe tmp;
 
 		h_prp(&H, &tmp, iova, SLOT);
-		w->slots[i] = (struct nkv_dev_slot){ (uintptr_t)h_ptr(&H, iova),
-						     tmp.prp1, tmp.prp2, SLOT, 0 };
+		/* The test host's memory is contiguous: page 2 follows page 1. */
+		w->slots[i] = (struct nkv_dev_slot){ .addr = (uintptr_t)h_ptr(&H, iova),
+						     .prp1 = tmp.prp1, .prp2 = tmp.prp2,
+						     .page2 = SLOT > NKV_PAGE_SIZE ? iova + NKV_PAGE_SIZE : 0,
+						     .size = SLOT };
 	}
 	w->qp = (struct nkv_dev_qp){
 		.sq_addr = (uintptr_t)H.q[qid].sq, .cq_addr = (uintptr_t)H.q[qid].cq,
