@@ -773,6 +773,7 @@ static void nkv_vfu_accept_one(struct nkv_vfu_server *s)
 	struct nkv_vfu_conn *c;
 	pthread_attr_t at;
 	pthread_t t;
+	uint32_t id;
 	int fd, max = s->o.max_conns > 0 ? s->o.max_conns : 16;
 
 	fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -811,8 +812,10 @@ static void nkv_vfu_accept_one(struct nkv_vfu_server *s)
 	pthread_attr_destroy(&at);
 	s->nconns++;
 	s->st.accepted++;
+	/* The connection thread may free c as soon as the lock is dropped. */
+	id = c->id;
 	pthread_mutex_unlock(&s->lock);
-	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=conn_open conn=%u", c->id);
+	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=conn_open conn=%u", id);
 }
 
 static void *nkv_vfu_accept_main(void *arg)
