@@ -57,7 +57,7 @@ static void nkv_target_usage(FILE *f)
 	      "  --poll-interval-ns N   idle sleep between controller polls (default 100000)\n"
 	      "  --max-conns N          concurrent clients (default 16)\n"
 	      "  --no-sparse-mmap       doorbells only by REGION_WRITE messages\n"
-	      "  --trace                log SQEs, doorbells and CQEs\n"
+	      "  --trace                log SQEs, doorbells and CQEs (also NKV_TRACE=1)\n"
 	      "  --log-level LEVEL      error|warn|info|debug (default info)\n"
 	      "  -h, --help             this text\n\n"
 	      "rados backend (pool = subsystem, NVMe namespace = RADOS namespace,\n"
@@ -320,6 +320,8 @@ int main(int argc, char **argv)
 	sigset_t set;
 	int rc, sig = 0;
 
+	/* The debug trace switch the host library reads too. */
+	a.trace = getenv("NKV_TRACE") && atoi(getenv("NKV_TRACE")) > 0;
 	if (nkv_target_parse(argc, argv, &a)) {
 		nkv_target_usage(stderr);
 		return 2;
