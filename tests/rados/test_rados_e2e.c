@@ -1,0 +1,728 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_rados_e2e.c - the RADOS backend through the whole stack:
+ * cpu-engine waves -> host library -> vfio-user -> the built nkv-target
+ * (a separate process, --backend rados) -> a throwaway Ceph cluster,
+ * cross-checked with the rados CLI.
+ *
+ * main() starts one cluster for the binary (tests find it through
+ * NKV_TEST_CEPH_CONF); each test runs its own nkv-target on its own
+ * RADOS namespaces, so tests running side by side never see each other's
+ * objects. The frozen-OSD test brings its own cluster, so the freeze
+ * stalls nobody else. Criterion's .timeout is not used (its runner leaks
+ * under ASan): alarm() is the safety net of every test.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "../host/host_util.h"
+#include "../target/ceph_cluster.h"
+#include "e2e_util.h"
+#include "nkv_dev.h"
+
+#define ST(sc) NKV_STATUS(NKV_SCT_GENERIC, (sc))
+#define ST_87 ST(NKV_SC_KV_KEY_NOT_EXISTS)
+#define ST_88 ST(NKV_SC_KV_UNRECOVERED_ERROR)
+
+/* Each test's whole-process safety net (seconds). */
+#define E2E_ALARM 50
+
+static const char *conf(void)
+{
+	const char *skip = getenv("NKV_TEST_CEPH_SKIP");
+
+	if (skip)
+		cr_skip_test("no Ceph cluster: %s", skip);
+	alarm(E2E_ALARM);
+	return getenv("NKV_TEST_CEPH_CONF");
+}
+
+/* The program must exist: a missing build is a skip, named. */
+static void need_target(void)
+{
+	char bin[4096], why[512];
+
+	if (e2e_target_bin(bin, sizeof(bin), why, sizeof(why)))
+		cr_skip_test("%s", why);
+}
+
+static void start(struct e2e_tgt *t, const char *cf, const char *map, unsigned op_to)
+{
+	char why[1024];
+
+	need_target();
+	cr_assert_eq(e2e_tgt_start(t, cf, map, op_to, why, sizeof(why)), 0, "%s", why);
+}
+
+/* The target must shut down cleanly (exit 0): no crash, no hang. */
+static void stop(struct e2e_tgt *t)
+{
+	char log[600];
+	int code;
+
+	e2e_tgt_log(t, log, sizeof(log));
+	code = e2e_tgt_stop(t, 20);
+	cr_expect_eq(code, 0, "nkv-target exit %d; log: %s", code, log);
+}
+
+static struct nkv_ctrl *connect_(const struct e2e_tgt *t)
+{
+	struct nkv_ctrl_opts o = { .size = sizeof(o), .io_queues = 2 };
+	struct nkv_ctrl *c = NULL;
+	char err[256] = "";
+
+	o.err = err;
+	o.errlen = sizeof(err);
+	cr_assert_eq(nkv_ctrl_connect(t->uri, &o, &c), 0, "connect %s: %s", t->uri, err);
+	return c;
+}
+
+static struct nkv_qpair *qpair(struct nkv_ctrl *c, uint32_t slots, uint32_t slot_size)
+{
+	struct nkv_qpair_opts o = { .size = sizeof(o), .depth = 128 };
+	struct nkv_qpair *q = NULL;
+
+	o.slots = slots;
+	o.slot_size = slot_size;
+	/* Generous: a RADOS round trip may take the op timeout; alarm() and
+	 * the op timeout bound the wait, not this count. */
+	o.poll_budget = 1ull << 34;
+	o.timeout_ms = 20000;
+	cr_assert_eq(nkv_qpair_create(c, &o, &q), 0);
+	return q;
+}
+
+/* Run a rados CLI command on the test cluster; its output into out. */
+static int rados_cli(const char *cf, char *out, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int rados_cli(const char *cf, char *out, size_t len, const char *fmt, ...)
+{
+	char args[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	return nkv_test_sh(30, out, len, "rados -c %s -p kvpool --rados-osd-op-timeout 10 %s",
+			   cf, args);
+}
+
+/* Lines of `rados ls` in a RADOS namespace, sorted, newline separated. */
+static int rados_ls(const char *cf, const char *ns, char *out, size_t len)
+{
+	return rados_cli(cf, out, len, "%s%s ls | sort", ns ? "-N " : "", ns ? ns : "");
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* The whole file a rados `get` wrote; caller frees. */
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *b = NULL;
+	long n;
+
+	*len = 0;
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	b = malloc(n > 0 ? (size_t)n : 1);
+	if (b)
+		*len = fread(b, 1, (size_t)n, f);
+	fclose(f);
+	return b;
+}
+
+static int spit(const char *path, const void *b, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	int rc;
+
+	if (!f)
+		return -1;
+	rc = fwrite(b, 1, n, f) == n ? 0 : -1;
+	return fclose(f) ? -1 : rc;
+}
+
+/* The key table a wave reads: "gpukey01".."gpukeyNN" style keys. */
+static void keys_make(struct nkv_wk_key *k, uint32_t n, const char *prefix)
+{
+	uint32_t i;
+
+	memset(k, 0, n * sizeof(*k));
+	for (i = 0; i < n; i++)
+		k[i].len = (uint32_t)snprintf((char *)k[i].key, NKV_KEY_MAX, "%s%02u", prefix, i + 1);
+}
+
+static void wave_run(struct nkv_qpair *q, uint32_t opc, uint32_t nsid, struct nkv_wk_key *k,
+		     struct nkv_wk_out *out, uint32_t n, uint32_t vsize)
+{
+	struct nkv_wk_args a = { 0 };
+
+	a.keys_addr = (uint64_t)(uintptr_t)k;
+	a.out_addr = (uint64_t)(uintptr_t)out;
+	a.count = n;
+	a.opc = opc;
+	a.nsid = nsid;
+	a.value_size = vsize;
+	memset(out, 0xff, n * sizeof(*out));
+	cr_assert_eq(e2e_wave(q, 16, &a), 0, "wave launch");
+}
+
+#define NGPU 32u
+#define GPU_VSIZE 4000u
+
+/*
+ * Waves store gpukey01..gpukey32 through nkv-target; the rados CLI then
+ * lists exactly their hex names in RADOS namespace gpukv and gets
+ * byte-identical data; the waves read them back too.
+ */
+Test(e2e, waves_store_rados_cli_sees_hex_objects)
+{
+	const char *cf = conf();
+	struct nkv_wk_key k[NGPU];
+	struct nkv_wk_out out[NGPU];
+	char want[NGPU * 40] = "", got[8192], path[300], oid[40];
+	struct e2e_tgt t;
+	struct nkv_ctrl *c;
+	struct nkv_qpair *q;
+	uint32_t i, len;
+	size_t n;
+
+	start(&t, cf, "1=gpukv", 10);
+	c = connect_(&t);
+	q = qpair(c, NGPU, 4096);
+	keys_make(k, NGPU, "gpukey");
+	cr_assert_str_eq((char *)k[0].key, "gpukey01");
+	for (i = 0; i < NGPU; i++)
+		ht_fill(nkv_qpair_slot(q, i, &len), GPU_VSIZE, 0xc0ffee + i);
+	wave_run(q, NKV_KV_STORE, 1, k, out, NGPU, GPU_VSIZE);
+	for (i = 0; i < NGPU; i++)
+		cr_assert(out[i].err == 0 && out[i].status == 0, "store %s: err %d status %#x",
+			  k[i].key, out[i].err, out[i].status);
+
+	/* ls: exactly the 32 hex names, nothing else. */
+	e2e_hex("gpukey01", 8, oid);
+	cr_assert_str_eq(oid, "6770756b65793031");
+	for (i = 0; i < NGPU; i++) {
+		e2e_hex(k[i].key, k[i].len, oid);
+		strcat(want, oid);
+		strcat(want, "\n");
+	}
+	cr_assert_eq(rados_ls(cf, "gpukv", got, sizeof(got)), 0, "rados ls: %s", got);
+	cr_assert_str_eq(got, want, "rados ls of gpukv");
+
+	/* stat + get: size and bytes, for a spread of keys. */
+	for (i = 0; i < NGPU; i += 7) {
+		uint8_t *b;
+		char exp[64];
+
+		e2e_hex(k[i].key, k[i].len, oid);
+		cr_assert_eq(rados_cli(cf, got, sizeof(got), "-N gpukv stat %s", oid), 0, "%s", got);
+		snprintf(exp, sizeof(exp), "size %u", GPU_VSIZE);
+		cr_assert(strstr(got, exp), "rados stat %s: %s", oid, got);
+		snprintf(path, sizeof(path), "%s/get.%u", t.dir, i);
+		cr_assert_eq(rados_cli(cf, got, sizeof(got), "-N gpukv get %s %s", oid, path), 0,
+			     "%s", got);
+		b = slurp(path, &n);
+		cr_assert(b);
+		cr_assert_eq(n, GPU_VSIZE, "%s: %zu bytes", oid, n);
+		cr_assert_eq(ht_check(b, GPU_VSIZE, 0xc0ffee + i), -1, "%s: bytes differ", oid);
+		free(b);
+		unlink(path);
+	}
+	/* And the waves read every value back (slots cleared first). */
+	for (i = 0; i < NGPU; i++)
+		memset(nkv_qpair_slot(q, i, &len), 0, 4096);
+	wave_run(q, NKV_KV_RETRIEVE, 1, k, out, NGPU, 0);
+	for (i = 0; i < NGPU; i++) {
+		cr_assert(out[i].err == 0 && out[i].status == 0, "retrieve %s: %d %#x",
+			  k[i].key, out[i].err, out[i].status);
+		cr_assert_eq(out[i].dw0, GPU_VSIZE);
+		cr_assert_eq(ht_check(nkv_qpair_slot(q, i, &len), GPU_VSIZE, 0xc0ffee + i), -1);
+	}
+	nkv_qpair_destroy(q);
+	nkv_ctrl_close(c);
+	stop(&t);
+}
+
+/* Objects a Ceph tool writes are keys nkv retrieves: bytes and DW0. */
+Test(e2e, rados_cli_put_nkv_retrieves)
+{
+	const char *cf = conf();
+	static uint8_t v[3][300000], r[300000];
+	static const uint32_t sz[3] = { 5, 8192, 300000 };
+	static const char *const key[3] = { "hi", "cephkey1", "0123456789abcdef" };
+	char path[300], oid[40], out[1024];
+	struct nkv_result res;
+	struct e2e_tgt t;
+	struct nkv_ctrl *c;
+	struct nkv_qpair *q;
+	int i;
+
+	start(&t, cf, "1=e2e_put", 10);
+	for (i = 0; i < 3; i++) {
+		ht_fill(v[i], sz[i], 77 + i);
+		snprintf(path, sizeof(path), "%s/put.%d", t.dir, i);
+		cr_assert_eq(spit(path, v[i], sz[i]), 0);
+		e2e_hex(key[i], (uint32_t)strlen(key[i]), oid);
+		cr_assert_eq(rados_cli(cf, out, sizeof(out), "-N e2e_put put %s %s", oid, path), 0,
+			     "rados put: %s", out);
+		unlink(path);
+	}
+	/* Not a key (uppercase hex): invisible to List, harmless. */
+	cr_assert_eq(rados_cli(cf, out, sizeof(out), "-N e2e_put put 4142 /etc/hostname"), 0);
+	c = connect_(&t);
+	q = qpair(c, 4, 4096);
+	for (i = 0; i < 3; i++) {
+		memset(r, 0, sizeof(r));
+		cr_assert_eq(nkv_retrieve(q, key[i], (uint32_t)strlen(key[i]), r, sizeof(r), &res), 0);
+		cr_assert_eq(res.status, 0, "%s: %s", key[i], nkv_status_str(res.status));
+		cr_assert_eq(res.dw0, sz[i], "%s: DW0 %u", key[i], res.dw0);
+		cr_assert_arr_eq(r, v[i], sz[i], "%s: bytes differ", key[i]);
+	}
+	/* A short buffer: truncated transfer, DW0 still the full size. */
+	memset(r, 0, 100);
+	cr_assert_eq(nkv_retrieve(q, "cephkey1", 8, r, 100, &res), 0);
+	cr_assert_eq(res.status, 0);
+	cr_assert_eq(res.dw0, 8192);
+	cr_assert_arr_eq(r, v[1], 100);
+	nkv_qpair_destroy(q);
+	nkv_ctrl_close(c);
+	stop(&t);
+}
+
+/*
+ * nsid 1 -> e2e_iso_a, nsid 2 -> e2e_iso_b: a key stored through one is
+ * absent through the other and in the other RADOS namespace; the same
+ * key stored in both keeps two values.
+ */
+Test(e2e, namespaces_isolated)
+{
+	const char *cf = conf();
+	struct nkv_wk_key k[1];
+	struct nkv_wk_out out[1];
+	char got[1024], oid[40], want[64];
+	struct e2e_tgt t;
+	struct nkv_ctrl *c;
+	struct nkv_qpair *q;
+	uint32_t len;
+	uint8_t *slot;
+
+	start(&t, cf, "1=e2e_iso_a,2=e2e_iso_b", 10);
+	c = connect_(&t);
+	q = qpair(c, 4, 4096);
+	slot = nkv_qpair_slot(q, 0, &len);
+	keys_make(k, 1, "isokey");
+	e2e_hex(k[0].key, k[0].len, oid);
+	ht_fill(slot, 1000, 1);
+	wave_run(q, NKV_KV_STORE, 1, k, out, 1, 1000);
+	cr_assert(!out[0].err && !out[0].status, "store nsid 1: %d %#x", out[0].err, out[0].status);
+	wave_run(q, NKV_KV_EXIST, 2, k, out, 1, 0);
+	cr_assert_eq(out[0].status, ST_87, "exist nsid 2: %#x", out[0].status);
+	wave_run(q, NKV_KV_RETRIEVE, 2, k, out, 1, 0);
+	cr_assert_eq(out[0].status, ST_87, "retrieve nsid 2: %#x", out[0].status);
+	snprintf(want, sizeof(want), "%s\n", oid);
+	cr_assert_eq(rados_ls(cf, "e2e_iso_a", got, sizeof(got)), 0);
+	cr_assert_str_eq(got, want);
+	cr_assert_eq(rados_ls(cf, "e2e_iso_b", got, sizeof(got)), 0);
+	cr_assert_str_eq(got, "");
+	cr_assert_neq(rados_cli(cf, got, sizeof(got), "stat %s", oid), 0,
+		      "the object leaked into the default namespace: %s", got);
+
+	/* The same key in nsid 2 with other bytes: both values kept. */
+	ht_fill(slot, 500, 2);
+	wave_run(q, NKV_KV_STORE, 2, k, out, 1, 500);
+	cr_assert(!out[0].err && !out[0].status, "store nsid 2: %#x", out[0].status);
+	memset(slot, 0, 4096);
+	wave_run(q, NKV_KV_RETRIEVE, 1, k, out, 1, 0);
+	cr_assert(!out[0].status && out[0].dw0 == 1000 && ht_check(slot, 1000, 1) == -1,
+		  "nsid 1 value changed: %#x dw0 %u", out[0].status, out[0].dw0);
+	memset(slot, 0, 4096);
+	wave_run(q, NKV_KV_RETRIEVE, 2, k, out, 1, 0);
+	cr_assert(!out[0].status && out[0].dw0 == 500 && ht_check(slot, 500, 2) == -1,
+		  "nsid 2 value: %#x dw0 %u", out[0].status, out[0].dw0);
+	/* Delete through nsid 1 leaves nsid 2 alone. */
+	wave_run(q, NKV_KV_DELETE, 1, k, out, 1, 0);
+	cr_assert_eq(out[0].status, 0);
+	wave_run(q, NKV_KV_EXIST, 2, k, out, 1, 0);
+	cr_assert_eq(out[0].status, 0, "nsid 2 lost its key: %#x", out[0].status);
+	cr_assert_eq(rados_ls(cf, "e2e_iso_a", got, sizeof(got)), 0);
+	cr_assert_str_eq(got, "");
+	cr_assert_eq(rados_ls(cf, "e2e_iso_b", got, sizeof(got)), 0);
+	cr_assert_str_eq(got, want);
+	nkv_qpair_destroy(q);
+	nkv_ctrl_close(c);
+	stop(&t);
+}
+
+#define NLIST 300u
+
+static uint32_t list_key(uint32_t i, char *k)
+{
+	return (uint32_t)snprintf(k, NKV_KEY_MAX + 1, "lk-%04u", i);
+}
+
+/* Page through List with a small buffer; every key seen exactly once.
+ * Returns the number of keys seen; seen[i] counts key i. */
+static uint32_t list_all(struct nkv_qpair *q, uint8_t *seen, uint32_t *pages)
+{
+	uint8_t buf[512], start[NKV_KEY_MAX], key[NKV_KEY_MAX];
+	uint32_t startlen = 0, klen, total = 0, n;
+	struct nkv_result res;
+	struct nkv_list_dec d;
+	unsigned idx;
+	int rc;
+
+	memset(seen, 0, NLIST);
+	for (*pages = 0; *pages < 200; (*pages)++) {
+		cr_assert_eq(nkv_list(q, start, startlen, buf, sizeof(buf), &res), 0);
+		cr_assert_eq(res.status, 0, "List: %s", nkv_status_str(res.status));
+		cr_assert_eq(nkv_list_dec_init(&d, buf, sizeof(buf)), 0);
+		n = 0;
+		while ((rc = nkv_list_dec_next(&d, key, &klen)) == 1) {
+			char s[NKV_KEY_MAX + 1] = "";
+
+			memcpy(s, key, klen);
+			cr_assert_eq(sscanf(s, "lk-%4u", &idx), 1, "foreign key '%s'", s);
+			cr_assert_lt(idx, NLIST);
+			seen[idx]++;
+			memcpy(start, key, klen);
+			startlen = klen;
+			n++;
+		}
+		cr_assert_eq(rc, 0, "List payload malformed");
+		if (!n)
+			break;
+		total += n;
+	}
+	return total;
+}
+
+/* Exist / Delete / List through the whole stack, a few hundred keys. */
+Test(e2e, exist_delete_list_paged)
+{
+	const char *cf = conf();
+	static struct nkv_wk_key k[NLIST];
+	static struct nkv_wk_out out[NLIST];
+	uint8_t seen[NLIST];
+	char got[16384];
+	struct nkv_result res;
+	struct e2e_tgt t;
+	struct nkv_ctrl *c;
+	struct nkv_qpair *q;
+	uint32_t i, len, pages, total;
+
+	start(&t, cf, "1=e2e_list", 10);
+	c = connect_(&t);
+	q = qpair(c, 64, 4096);
+	for (i = 0; i < NLIST; i++)
+		k[i].len = list_key(i, (char *)k[i].key);
+	for (i = 0; i < 64; i++)
+		ht_fill(nkv_qpair_slot(q, i, &len), 64, i);
+	wave_run(q, NKV_KV_STORE, 1, k, out, NLIST, 64);
+	for (i = 0; i < NLIST; i++)
+		cr_assert(!out[i].err && !out[i].status, "store %u: %d %#x", i, out[i].err,
+			  out[i].status);
+	wave_run(q, NKV_KV_EXIST, 1, k, out, NLIST, 0);
+	for (i = 0; i < NLIST; i++)
+		cr_assert_eq(out[i].status, 0, "exist %u: %#x", i, out[i].status);
+	cr_assert_eq(nkv_exist(q, "lk-9999", 7, &res), 0);
+	cr_assert_eq(res.status, ST_87);
+
+	total = list_all(q, seen, &pages);
+	cr_assert_eq(total, NLIST, "List returned %u keys", total);
+	cr_assert_gt(pages, 4, "only %u pages: the paging was not exercised", pages);
+	for (i = 0; i < NLIST; i++)
+		cr_assert_eq(seen[i], 1, "key %u listed %u times", i, seen[i]);
+	cr_assert_eq(rados_ls(cf, "e2e_list", got, sizeof(got)), 0);
+	cr_assert_eq(count_lines(got), (int)NLIST);
+
+	/* Delete the even keys: Exist 87h for them, a second Delete 87h. */
+	for (i = 0; i < NLIST; i += 2) {
+		cr_assert_eq(nkv_delete(q, k[i].key, k[i].len, &res), 0);
+		cr_assert_eq(res.status, 0, "delete %u: %#x", i, res.status);
+	}
+	cr_assert_eq(nkv_delete(q, k[0].key, k[0].len, &res), 0);
+	cr_assert_eq(res.status, ST_87, "second delete: %#x", res.status);
+	wave_run(q, NKV_KV_EXIST, 1, k, out, NLIST, 0);
+	for (i = 0; i < NLIST; i++)
+		cr_assert_eq(out[i].status, i % 2 ? 0 : ST_87, "exist %u: %#x", i, out[i].status);
+	total = list_all(q, seen, &pages);
+	cr_assert_eq(total, NLIST / 2);
+	for (i = 0; i < NLIST; i++)
+		cr_assert_eq(seen[i], i % 2, "key %u listed %u times", i, seen[i]);
+	cr_assert_eq(rados_ls(cf, "e2e_list", got, sizeof(got)), 0);
+	cr_assert_eq(count_lines(got), (int)NLIST / 2);
+	nkv_qpair_destroy(q);
+	nkv_ctrl_close(c);
+	stop(&t);
+}
+
+/* A pool that does not exist: a clear error and exit 1, at once. */
+Test(e2e, missing_pool_clear_error)
+{
+	const char *cf = conf();
+	char bin[4096], why[512], out[2048];
+	double t0;
+	int rc;
+
+	need_target();
+	cr_assert_eq(e2e_target_bin(bin, sizeof(bin), why, sizeof(why)), 0);
+	t0 = e2e_now();
+	rc = nkv_test_sh(30, out, sizeof(out),
+			 "%s --socket /tmp/nkv-e2e-nopool-%d.sock --backend rados --conf %s "
+			 "--pool nkv_no_such_pool --mount-timeout 5", bin, (int)getpid(), cf);
+	cr_assert_neq(rc, 0, "nkv-target started without its pool: %s", out);
+	cr_assert_neq(rc, 124, "nkv-target hung on a missing pool");
+	cr_assert(strstr(out, "cannot open pool 'nkv_no_such_pool'"), "unclear error: %s", out);
+	cr_assert_lt(e2e_now() - t0, 15.0);
+}
+
+/* A monitor address where nobody listens. */
+static int dead_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t l = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(fd, (struct sockaddr *)&a, &l)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	port = ntohs(a.sin_port);
+	close(fd);	/* bound, never listened: connects are refused */
+	return port;
+}
+
+/* No cluster needed: an unreachable one fails start-up within
+ * --mount-timeout with a message naming the problem. */
+Test(e2e, unreachable_cluster_fails_in_time)
+{
+	char bin[4096], why[512], out[2048], dir[] = "/tmp/nkv-e2e-dead-XXXXXX", cf[128];
+	const char *conf_text =
+		"[global]\nmon host = v2:127.0.0.1:%d\nauth cluster required = none\n"
+		"auth service required = none\nauth client required = none\n"
+		"log file = %s/client.log\nadmin socket =\n";
+	FILE *f;
+	double t0, el;
+	int rc, port;
+
+	alarm(E2E_ALARM);
+	need_target();
+	cr_assert_eq(e2e_target_bin(bin, sizeof(bin), why, sizeof(why)), 0);
+	cr_assert(mkdtemp(dir));
+	snprintf(cf, sizeof(cf), "%s/ceph.conf", dir);
+	port = dead_port();
+	cr_assert_gt(port, 0);
+	f = fopen(cf, "w");
+	cr_assert(f);
+	fprintf(f, conf_text, port, dir);
+	fclose(f);
+	t0 = e2e_now();
+	rc = nkv_test_sh(30, out, sizeof(out),
+			 "%s --socket %s/t.sock --backend rados --conf %s --mount-timeout 2",
+			 bin, dir, cf);
+	el = e2e_now() - t0;
+	nkv_test_sh(10, NULL, 0, "rm -rf %s", dir);
+	cr_assert_neq(rc, 124, "nkv-target hung on an unreachable cluster");
+	cr_assert_neq(rc, 0, "nkv-target started without a cluster: %s", out);
+	cr_assert(strstr(out, "cannot connect to the cluster"), "unclear error: %s", out);
+	cr_assert_lt(el, 2 + 4.0, "took %.1f s with --mount-timeout 2", el);
+	cr_log_info("unreachable cluster: exit %d after %.2f s", rc, el);
+}
+
+#define FZ_TO 3u	/* --op-timeout of the frozen-OSD test */
+#define FZ_LANES 16u
+#define FZ_MAX 4096u	/* keys */
+#define FZ_VSIZE 256u
+
+struct fz_state {
+	struct nkv_qpair *q;
+	struct nkv_wk_key *k;
+	struct nkv_wk_out *out;
+	uint16_t *st;		/* Store status per key */
+	uint32_t n;		/* keys stored so far */
+	uint32_t ok, failed, rok, rfailed;
+	double worst;		/* longest batch */
+};
+
+static uint32_t fz_seed(uint32_t i)
+{
+	return 0x5eed0000u + i;
+}
+
+/* One batch: Store FZ_LANES new keys, then Retrieve them; every status
+ * is success or 88h, and a success Retrieve of an acked Store has its
+ * bytes. */
+static void fz_batch(struct fz_state *s)
+{
+	uint32_t i, len, n = FZ_LANES, base = s->n;
+	struct nkv_wk_args a = { 0 };
+	double t0;
+
+	for (i = 0; i < n; i++) {
+		s->k[base + i].len = (uint32_t)snprintf((char *)s->k[base + i].key,
+							NKV_KEY_MAX, "fz%05u", base + i);
+		ht_fill(nkv_qpair_slot(s->q, (base + i) % FZ_LANES, &len), FZ_VSIZE,
+			fz_seed(base + i));
+	}
+	a.keys_addr = (uint64_t)(uintptr_t)s->k;
+	a.out_addr = (uint64_t)(uintptr_t)s->out;
+	a.first = base;
+	a.count = base + n;
+	a.nsid = 1;
+	a.opc = NKV_KV_STORE;
+	a.value_size = FZ_VSIZE;
+	t0 = e2e_now();
+	cr_assert_eq(e2e_wave(s->q, FZ_LANES, &a), 0);
+	for (i = base; i < base + n; i++) {
+		cr_assert_eq(s->out[i].err, 0, "store %u: device error %d", i, s->out[i].err);
+		cr_assert(s->out[i].status == 0 || s->out[i].status == ST_88,
+			  "store %u: status %#x", i, s->out[i].status);
+		s->st[i] = s->out[i].status;
+		s->ok += !s->out[i].status;
+		s->failed += !!s->out[i].status;
+	}
+	a.opc = NKV_KV_RETRIEVE;
+	cr_assert_eq(e2e_wave(s->q, FZ_LANES, &a), 0);
+	for (i = base; i < base + n; i++) {
+		cr_assert_eq(s->out[i].err, 0, "retrieve %u: device error %d", i, s->out[i].err);
+		/* 87h: the Store failed and never reached the OSD. */
+		cr_assert(s->out[i].status == 0 || s->out[i].status == ST_88 ||
+			  (s->st[i] && s->out[i].status == ST_87),
+			  "retrieve %u: status %#x", i, s->out[i].status);
+		if (!s->out[i].status && !s->st[i])
+			cr_assert_eq(ht_check(nkv_qpair_slot(s->q, i % FZ_LANES, &len), FZ_VSIZE,
+					      fz_seed(i)), -1, "retrieve %u: bytes", i);
+		s->rok += !s->out[i].status;
+		s->rfailed += !!s->out[i].status;
+	}
+	if (e2e_now() - t0 > s->worst)
+		s->worst = e2e_now() - t0;
+	s->n += n;
+}
+
+static void fz_stream(struct fz_state *s, double until)
+{
+	while (e2e_now() < until && s->n + FZ_LANES <= FZ_MAX)
+		fz_batch(s);
+}
+
+/*
+ * Freeze the OSD (SIGSTOP) under a stream of wave Stores and Retrieves:
+ * every command completes, success or 88h, within the op timeout; the
+ * target survives; after SIGCONT new commands succeed and every Store
+ * acknowledged with success reads back with its bytes.
+ */
+Test(e2e, frozen_osd_bounded_and_durable)
+{
+	struct nkv_test_cluster cl;
+	struct fz_state s = { 0 };
+	struct e2e_tgt t;
+	struct nkv_ctrl *c;
+	struct nkv_qpair *q2;
+	struct nkv_result res;
+	uint8_t r[FZ_VSIZE];
+	char why[1024], log[600];
+	uint32_t i;
+	pid_t osd;
+	int st;
+
+	conf();
+	need_target();
+	if (nkv_test_cluster_start(&cl, NULL, why, sizeof(why)) < 0)
+		cr_skip_test("second cluster for the frozen-OSD test: %s", why);
+	s.k = calloc(FZ_MAX, sizeof(*s.k));
+	s.out = calloc(FZ_MAX, sizeof(*s.out));
+	s.st = calloc(FZ_MAX, sizeof(*s.st));
+	cr_assert(s.k && s.out && s.st);
+	start(&t, cl.conf, "1=e2e_fz", FZ_TO);
+	c = connect_(&t);
+	s.q = qpair(c, FZ_LANES, 4096);
+	q2 = qpair(c, 1, 4096);
+	osd = nkv_test_cluster_osd_pid(&cl);
+	cr_assert_gt(osd, 0);
+	fz_stream(&s, e2e_now() + 0.5);
+	cr_assert_gt(s.ok, 0, "nothing stored before the freeze");
+	kill(osd, SIGSTOP);
+	fz_stream(&s, e2e_now() + FZ_TO + 1.5);
+	kill(osd, SIGCONT);
+	e2e_tgt_log(&t, log, sizeof(log));
+	cr_assert(e2e_tgt_alive(&t, &st), "nkv-target died during the freeze: %s", log);
+	cr_log_info("frozen OSD: %u stores (%u ok, %u failed), %u retrieves ok, %u failed, "
+		    "worst batch %.2f s", s.n, s.ok, s.failed, s.rok, s.rfailed, s.worst);
+	cr_assert_gt(s.failed + s.rfailed, 0, "the freeze failed no command: not injected?");
+	/* A batch is Store + Retrieve: each bounded by the op timeout. */
+	cr_assert_lt(s.worst, 2.0 * FZ_TO + 3.0, "a batch took %.1f s (op timeout %u s)",
+		     s.worst, FZ_TO);
+
+	/* After SIGCONT new commands succeed (give the OSD a moment). */
+	for (i = 0; i < 50; i++) {
+		cr_assert_eq(nkv_store(q2, "after", 5, "resumed", 7, 0, &res), 0);
+		if (!res.status)
+			break;
+		usleep(200000);
+	}
+	cr_assert_lt(i, 50, "no Store succeeded within 10 s of SIGCONT");
+	/* Every acknowledged Store is there with its bytes. */
+	for (i = 0; i < s.n; i++) {
+		if (s.st[i])
+			continue;
+		cr_assert_eq(nkv_retrieve(q2, s.k[i].key, s.k[i].len, r, sizeof(r), &res), 0);
+		cr_assert_eq(res.status, 0, "acked key %s lost: %#x", s.k[i].key, res.status);
+		cr_assert_eq(res.dw0, FZ_VSIZE);
+		cr_assert_eq(ht_check(r, FZ_VSIZE, fz_seed(i)), -1, "acked key %s: bytes", s.k[i].key);
+	}
+	nkv_qpair_destroy(q2);
+	nkv_qpair_destroy(s.q);
+	nkv_ctrl_close(c);
+	stop(&t);
+	nkv_test_cluster_stop(&cl);
+	free(s.k);
+	free(s.out);
+	free(s.st);
+}
+
+/* One cluster for the binary, started after Criterion parsed its
+ * arguments (--list or --help start nothing). */
+int main(int argc, char *argv[])
+{
+	struct criterion_test_set *tests = criterion_initialize();
+	struct nkv_test_cluster c = { 0 };
+	char why[1024];
+	int rv = 0;
+
+	if (criterion_handle_args(argc, argv, true)) {
+		if (nkv_test_cluster_start(&c, NULL, why, sizeof(why)) == 0) {
+			setenv("NKV_TEST_CEPH_CONF", c.conf, 1);
+		} else {
+			fprintf(stderr, "test_rados_e2e: %s\n", why);
+			setenv("NKV_TEST_CEPH_SKIP", why, 1);
+		}
+		rv = !criterion_run_all_tests(tests);
+		nkv_test_cluster_stop(&c);
+	}
+	criterion_finalize(tests);
+	return rv;
+}
