@@ -71,15 +71,40 @@ case_refuse() {
 	[ -z "$(driver_of "$a")" ] && dmesg | grep -q "is not an NVMe controller"
 }
 
+# The host library and the cpu engine through nkv_dev.h, in memory mode
+# $1: by device node and by PCI address alike.
 case_rw() {
-	$T rw "$PCI" /tmp/expect $IOMMU
+	uri=pcie:/dev/nkv0
+	[ "$1" = 0x8 ] && uri=pcie:$PCI
+	$T rw "$uri" /tmp/expect "$1" $IOMMU
+}
+
+# nkv-admin sees the controller on nkv, connects and lists its namespace
+# (QEMU's is NVM, not KV); info prints what bring-up found.
+case_admin() {
+	nkv-admin list > /tmp/list.out 2>&1
+	r=$?
+	sed 's/^/admin: /' /tmp/list.out
+	[ $r -eq 0 ] || return 1
+	grep -q "^$PCI .*nkv */dev/nkv0" /tmp/list.out || return 1
+	grep -q "nsid 1 .*NVM" /tmp/list.out || return 1
+	nkv-admin info pcie:/dev/nkv0 > /tmp/info.out 2>&1 || { cat /tmp/info.out; return 1; }
+	sed 's/^/admin: /' /tmp/info.out
+	grep -q "transport *pcie" /tmp/info.out && ! nkv-admin info pcie:/dev/nkv9 2>/dev/null
+}
+
+# After the handback nkv-admin reports the controller on nvme, untouched.
+case_admin_nvme() {
+	nkv-admin list > /tmp/list.out 2>&1 || return 1
+	sed 's/^/admin: /' /tmp/list.out
+	grep -q "^$PCI .*nvme" /tmp/list.out && [ -e /dev/nvme0n1 ]
 }
 
 # SIGKILL the owner mid-I/O: release must quiesce and unpin; afterwards
 # the controller comes up again for the next owner.
 case_kill() {
 	q0=$(dmesg | grep -c "controller quiesced")
-	$T hammer /dev/nkv0 > /tmp/hammer.out 2>&1 &
+	$T hammer pcie:/dev/nkv0 > /tmp/hammer.out 2>&1 &
 	hp=$!
 	i=0
 	while ! grep -q HAMMER-RUNNING /tmp/hammer.out && [ $i -lt 300 ]; do
@@ -94,7 +119,7 @@ case_kill() {
 	q1=$(dmesg | grep -c "controller quiesced")
 	echo "quiesce messages: $q0 -> $q1"
 	[ "$q1" -gt "$q0" ] || return 1
-	$T rw /dev/nkv0 /tmp/expect $IOMMU
+	$T rw pcie:/dev/nkv0 /tmp/expect 0x0 $IOMMU
 }
 
 case_unbind() {
@@ -109,7 +134,8 @@ case_handback() {
 	[ "$(driver_of "$PCI")" = nkv ] && echo "$PCI" > /sys/bus/pci/drivers/nkv/unbind
 	echo "$PCI" > /sys/bus/pci/drivers_probe
 	wait_for /dev/nvme0n1 || return 1
-	dd if=/dev/nvme0n1 of=/tmp/got bs=4096 skip=256 count=64 2>/dev/null
+	# 2 queue pairs x 128 commands x 8 KiB from 1 MiB on: 512 pages.
+	dd if=/dev/nvme0n1 of=/tmp/got bs=4096 skip=256 count=512 2>/dev/null
 	cmp /tmp/expect /tmp/got
 }
 
@@ -125,18 +151,24 @@ run_boot() {
 	noiommu)
 		IOMMU=
 		run_case bind case_bind
+		run_case admin case_admin
 		run_case refuse case_refuse
 		run_case badargs $T badargs /dev/nkv0
-		run_case rw case_rw
+		for m in 0 8 4 f; do
+			run_case rw-m$m case_rw 0x$m
+		done
 		run_case kill case_kill
 		run_case unbind case_unbind
 		run_case handback case_handback
+		run_case admin-nvme case_admin_nvme
 		run_case dmesg case_dmesg
 		;;
 	iommu)
 		IOMMU=iommu
 		run_case bind case_bind
-		run_case rw case_rw
+		for m in 0 8 4; do
+			run_case rw-m$m case_rw 0x$m
+		done
 		run_case kill case_kill
 		run_case handback case_handback
 		run_case dmesg case_dmesg

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Proves kmod/nkv.ko and the pcie transport in a real kernel: builds the
-# module against Debian's linux-headers-amd64, a static guest test program
-# and a busybox initramfs, then boots Debian's own kernel under
+# Proves kmod/nkv.ko, the pcie transport and the host library in a real
+# kernel: builds the module against Debian's linux-headers-amd64, the
+# static guest programs (nkv_vmtest on libnkv.a + the cpu engine, and
+# nkv-admin) and a busybox initramfs, then boots Debian's own kernel under
 # qemu-system-x86_64 -accel tcg with QEMU's emulated NVMe disk, once
 # without and once with an emulated IOMMU (intel-iommu). Each guest case
 # prints "NKV-CASE name PASS|FAIL"; this prints one line per case:
@@ -21,8 +22,8 @@ BOOTS=("$@")
 PASSED=0 FAILED=0 SKIPPED=0
 
 declare -A CASES=(
-	[noiommu]="modules bind refuse badargs rw kill unbind handback dmesg"
-	[iommu]="modules bind rw kill handback dmesg"
+	[noiommu]="modules bind admin refuse badargs rw-m0 rw-m8 rw-m4 rw-mf kill unbind handback admin-nvme dmesg"
+	[iommu]="modules bind rw-m0 rw-m8 rw-m4 kill handback dmesg"
 )
 
 report() {	# report NAME RESULT [REASON]
@@ -82,8 +83,11 @@ build_all() {
 		cat "$OUT/kmod.log"
 		return 1
 	fi
-	cc -static -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude -Isrc \
-		tests/vm/nkv_vmtest.c src/host/pcie.c -lpciaccess -o "$OUT/nkv_vmtest"
+	# Static guest programs on the host library (tests/vm/vm.mk).
+	make -s -j2 BUILD="$BUILD" vm-guest >"$OUT/guest.log" 2>&1 || {
+		cat "$OUT/guest.log"
+		return 1
+	}
 }
 
 # nvme.ko and its dependencies from the guest kernel's own tree, in load order.
@@ -106,6 +110,7 @@ make_initramfs() {
 	mkdir -p "$root/bin" "$root/lib/nkv"
 	cp "$BUSYBOX" "$root/bin/busybox"
 	cp tests/vm/init tests/vm/cases.sh "$OUT/nkv_vmtest" "$root/"
+	cp "$OUT/nkv-admin" "$root/bin/"
 	chmod +x "$root/init"
 	cp "$BUILD/kmod/nkv.ko" "$root/lib/nkv/"
 	copy_modules "$root/lib/nkv" || return 1
@@ -173,7 +178,7 @@ make_initramfs || { echo "initramfs failed"; exit 1; }
 for b in "${BOOTS[@]}"; do
 	[ -n "${CASES[$b]:-}" ] || { echo "unknown boot '$b'"; exit 2; }
 	boot "$b"
-	grep -a -E "^(--- case|FAIL:|ok:|NKV-|rw:|info:|identify:|timeout)" "$OUT/$b.log" | tr -d '\r' |
+	grep -a -E "^(--- case|FAIL:|ok:|NKV-|rw:|info:|identify:|admin:|timeout|nkv:)" "$OUT/$b.log" | tr -d '\r' |
 		sed "s/^/  [$b] /"
 	parse "$b"
 done

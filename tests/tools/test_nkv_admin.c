@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_nkv_admin - the nkv-admin program run as a user runs it: info
+ * against an nkv-target served on a private socket (a KV and an NVM-only
+ * namespace), list on this machine, and its usage errors. The binary is
+ * the one built next to this test (BUILD/bin/nkv-admin).
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../host/host_util.h"
+
+#define ADM_OUT_MAX 16384
+#define ADM_TIMEOUT_MS 20000
+
+struct adm_run {
+	int status;		/* exit status, or -signal */
+	char out[ADM_OUT_MAX];	/* stdout and stderr together */
+};
+
+static void adm_path(char *path, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	cr_assert_gt(n, 0, "readlink /proc/self/exe");
+	exe[n] = 0;
+	/* BUILD/tests/test_nkv_admin -> BUILD/bin/nkv-admin */
+	snprintf(path, len, "%s/../bin/nkv-admin", dirname(exe));
+	cr_assert_eq(access(path, X_OK), 0, "%s not built", path);
+}
+
+/* Read the child's output until EOF or the deadline (then kill it). */
+static void adm_collect(pid_t pid, int fd, struct adm_run *r)
+{
+	uint64_t end = ht_now_ms() + ADM_TIMEOUT_MS;
+	size_t used = 0;
+	int st = 0;
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (ht_now_ms() > end) {
+			kill(pid, SIGKILL);
+			break;
+		}
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		n = read(fd, r->out + used, sizeof(r->out) - 1 - used);
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+		if (used == sizeof(r->out) - 1)
+			break;
+	}
+	r->out[used] = 0;
+	close(fd);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
+}
+
+/* Run nkv-admin with up to two arguments (NULL ends the list). */
+static void adm_run(struct adm_run *r, const char *a1, const char *a2)
+{
+	char path[PATH_MAX + 32];
+	int fds[2];
+	pid_t pid;
+
+	adm_path(path, sizeof(path));
+	cr_assert_eq(pipe(fds), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		close(fds[0]);
+		close(fds[1]);
+		execl(path, "nkv-admin", a1, a2, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	adm_collect(pid, fds[0], r);
+}
+
+Test(nkv_admin, info_vfio_user_kv, .timeout = 30)
+{
+	struct ht_server s;
+	struct adm_run r;
+
+	cr_assert_eq(ht_server_start(&s, NULL), 0);
+	adm_run(&r, "info", s.uri);
+	ht_server_stop(&s);
+	cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
+	cr_assert(strstr(r.out, "transport          vfio-user\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "namespace in use   1 (KV)\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "kv limits          key 16 B"), "%s", r.out);
+	cr_assert(strstr(r.out, "doorbells          mapped\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "nsid 1  KV   max key 16 B, max value "), "%s", r.out);
+	cr_assert(strstr(r.out, "namespaces         "), "%s", r.out);
+}
+
+Test(nkv_admin, info_vfio_user_nvm_only, .timeout = 30)
+{
+	struct ht_server_opts o = { .nvm_only = 1 };
+	struct ht_server s;
+	struct adm_run r;
+
+	cr_assert_eq(ht_server_start(&s, &o), 0);
+	adm_run(&r, "info", s.uri);
+	ht_server_stop(&s);
+	cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
+	cr_assert(strstr(r.out, "namespace in use   1 (NVM)\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "nvm capacity       "), "%s", r.out);
+	cr_assert(strstr(r.out, "nsid 1  NVM  "), "%s", r.out);
+	cr_assert(strstr(r.out, "(not KV)"), "%s", r.out);
+}
+
+Test(nkv_admin, info_nobody_listening, .timeout = 30)
+{
+	struct adm_run r;
+
+	adm_run(&r, "info", "vfio-user:/nonexistent/nkv-admin-test.sock");
+	cr_assert_eq(r.status, 1, "exit %d:\n%s", r.status, r.out);
+	cr_assert(strstr(r.out, "nkv-admin: vfio-user:/nonexistent/nkv-admin-test.sock: "), "%s",
+		  r.out);
+}
+
+Test(nkv_admin, info_bad_uris, .timeout = 30)
+{
+	static const char *const bad[] = { "bogus:x", "pcie:", "pcie:zz:00.0", "", "vfio-user" };
+	struct adm_run r;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		adm_run(&r, "info", bad[i]);
+		cr_assert_eq(r.status, 1, "'%s': exit %d:\n%s", bad[i], r.status, r.out);
+		cr_assert(strstr(r.out, "nkv-admin: "), "'%s': %s", bad[i], r.out);
+	}
+}
+
+Test(nkv_admin, usage, .timeout = 30)
+{
+	struct adm_run r;
+
+	adm_run(&r, "--help", NULL);
+	cr_assert_eq(r.status, 0);
+	cr_assert(strstr(r.out, "nkv-admin info vfio-user:/run/nkv.sock"), "%s", r.out);
+	cr_assert(strstr(r.out, "(a reset)"), "%s", r.out);
+	adm_run(&r, NULL, NULL);
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.out, "usage: nkv-admin list"), "%s", r.out);
+	adm_run(&r, "frobnicate", NULL);
+	cr_assert_eq(r.status, 2);
+	adm_run(&r, "info", NULL);
+	cr_assert_eq(r.status, 2);
+}
+
+/* This machine: a table or "none found", never a crash; nothing here is
+ * bound to nkv, so nothing is connected to. */
+Test(nkv_admin, list_this_machine, .timeout = 30)
+{
+	struct adm_run r;
+
+	if (access("/sys/bus/pci/devices", R_OK))
+		cr_skip_test("no /sys/bus/pci on this machine");
+	adm_run(&r, "list", NULL);
+	cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
+	cr_assert(!strncmp(r.out, "no PCIe NVMe controllers found\n", 31) ||
+		  !strncmp(r.out, "PCI ADDRESS   VENDOR:DEV ", 25), "%s", r.out);
+}

@@ -1,0 +1,17 @@
+# The guest programs of tests/vm/run.sh, linked statically (the busybox
+# initramfs has no libc): `make vm-guest`. libpciaccess.a comes with
+# Debian's libpciaccess-dev; its static archive needs nothing more.
+VMTEST_SRCS := tests/vm/nkv_vmtest.c tests/vm/vm_kmod.c
+# (obj is defined after the fragments are read: spell the objects out.)
+VM_STATIC_LDLIBS = $(LIBNKV_LDLIBS)
+
+$(B)/vm/nkv_vmtest: $(patsubst %.c,$(B)/obj/%.o,$(VMTEST_SRCS)) $(LIBNKV)
+	@mkdir -p $(@D)
+	$(CC) -static $(LDFLAGS) $^ $(VM_STATIC_LDLIBS) -o $@
+
+$(B)/vm/nkv-admin: $(B)/obj/src/tools/nkv_admin.o $(LIBNKV)
+	@mkdir -p $(@D)
+	$(CC) -static $(LDFLAGS) $^ $(VM_STATIC_LDLIBS) -o $@
+
+vm-guest: $(B)/vm/nkv_vmtest $(B)/vm/nkv-admin
+.PHONY: vm-guest
