@@ -343,6 +343,8 @@ int main(int argc, char **argv)
 	so.no_sparse_mmap = a.no_sparse;
 	so.max_conns = (int)a.max_conns;
 	so.log_level = a.log_level;
+	/* Clients are not trusted: a shrinkable DMA fd could SIGBUS us. */
+	so.require_sealed_dma = 1;
 	rc = nkv_vfu_server_start(&so, &srv);
 	if (rc) {
 		fprintf(stderr, "nkv-target: cannot listen on %s: %s\n", a.socket, strerror(-rc));

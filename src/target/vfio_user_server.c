@@ -15,6 +15,7 @@
  * torn) closes that connection only.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -505,6 +506,31 @@ static int nkv_vfu_fd_covers(int fd, uint64_t offset, uint64_t size)
 	return 0;
 }
 
+/*
+ * Can the client shrink this fd after we mapped it? A memfd (or any
+ * shmem/hugetlbfs file: they answer F_GET_SEALS) is safe only with
+ * F_SEAL_SHRINK; an on-disk file can always be truncated by a writer;
+ * objects without seals and without a file size (dma-buf, devices) have
+ * a size fixed for their lifetime.
+ */
+static int nkv_vfu_fd_sealed(struct nkv_vfu_conn *c, int fd)
+{
+	struct stat st;
+	int seals = fcntl(fd, F_GET_SEALS);
+
+	if (!c->s->o.require_sealed_dma)
+		return 0;
+	if (seals >= 0 && (seals & F_SEAL_SHRINK))
+		return 0;
+	if (seals < 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode))
+		return 0;
+	nkv_vfu_log(c->s, NKV_VFU_LOG_WARN,
+		    "event=dma_map_refused conn=%u reason=%s", c->id,
+		    seals >= 0 ? "memfd_not_sealed_against_shrink(F_SEAL_SHRINK)"
+			       : "regular_file_can_be_truncated(use_a_sealed_memfd)");
+	return -EPERM;
+}
+
 static int nkv_vfu_h_dma_map(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 {
 	struct nkv_vfu_dma_map dm;
@@ -528,6 +554,8 @@ static int nkv_vfu_h_dma_map(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 		return -ENOSPC;
 	fd = m->fds[0];
 	rc = nkv_vfu_fd_covers(fd, dm.offset, dm.size);
+	if (!rc)
+		rc = nkv_vfu_fd_sealed(c, fd);
 	if (rc)
 		return rc;
 	if (dm.flags & NKV_VFU_DMA_F_READ) {
@@ -767,9 +795,17 @@ static void *nkv_vfu_conn_main(void *arg)
 	return NULL;
 }
 
-static void nkv_vfu_accept_one(struct nkv_vfu_server *s)
+/* A torn message or a peer that stops reading cannot block us for ever. */
+static void nkv_vfu_sock_timeouts(int fd)
 {
 	struct timeval tv = { NKV_VFU_SOCK_TIMEOUT_S, 0 };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+static void nkv_vfu_accept_one(struct nkv_vfu_server *s)
+{
 	struct nkv_vfu_conn *c;
 	pthread_attr_t at;
 	pthread_t t;
@@ -798,8 +834,7 @@ static void nkv_vfu_accept_one(struct nkv_vfu_server *s)
 	c->id = ++s->next_id;
 	if (!c->id)
 		c->id = ++s->next_id;	/* cntlid 0 is avoided */
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	nkv_vfu_sock_timeouts(fd);
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&t, &at, nkv_vfu_conn_main, c)) {
@@ -904,4 +939,39 @@ void nkv_vfu_server_stats(struct nkv_vfu_server *s, struct nkv_vfu_server_stats 
 	*st = s->st;
 	st->conns = s->nconns;
 	pthread_mutex_unlock(&s->lock);
+}
+
+int nkv_vfu_serve_fd(const struct nkv_vfu_server_opts *opts, int fd)
+{
+	struct nkv_vfu_server *s;
+	struct nkv_vfu_conn *c;
+
+	if (!opts || opts->size < sizeof(*opts) || !opts->ss || fd < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -EINVAL;
+	}
+	s = calloc(1, sizeof(*s));
+	c = calloc(1, sizeof(*c));
+	if (!s || !c) {
+		free(s);
+		free(c);
+		close(fd);
+		return -ENOMEM;
+	}
+	s->o = *opts;
+	s->lfd = -1;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	s->nconns = 1;		/* the connection below, as if accepted */
+	s->st.accepted = 1;
+	c->s = s;
+	c->fd = fd;
+	c->id = 1;
+	nkv_vfu_sock_timeouts(fd);
+	nkv_vfu_conn_main(c);	/* frees c, closes fd */
+	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+	return 0;
 }

@@ -32,6 +32,14 @@ struct nkv_vfu_server_opts {
 	int max_conns;			/* 0: 16; more are closed at once */
 	int log_level;			/* NKV_VFU_LOG_*; default ERROR (0) */
 	FILE *log;			/* NULL: stderr */
+	/*
+	 * Refuse DMA_MAP fds the client could shrink behind our back
+	 * (touching a truncated mapping kills the target with SIGBUS): a
+	 * memfd must carry F_SEAL_SHRINK, other shmem/hugetlbfs and on-disk
+	 * files are refused; fixed-size objects (dma-buf, devices) pass.
+	 * nkv-target sets it; see docs/fuzzing.md.
+	 */
+	int require_sealed_dma;
 };
 
 struct nkv_vfu_server;
@@ -52,5 +60,14 @@ struct nkv_vfu_server_stats {
 	uint64_t errors;		/* error replies sent */
 };
 void nkv_vfu_server_stats(struct nkv_vfu_server *s, struct nkv_vfu_server_stats *st);
+
+/*
+ * Serve one already connected client on fd (taken: closed on return) in
+ * the calling thread, with its own controller, until the client closes
+ * or the stream breaks. No socket is created (opts->socket_path is
+ * ignored). For fuzzers, tests and socket-activated setups. 0, or
+ * -EINVAL for bad opts, -ENOMEM.
+ */
+int nkv_vfu_serve_fd(const struct nkv_vfu_server_opts *opts, int fd);
 
 #endif /* NKV_TGT_VFIO_USER_SERVER_H */

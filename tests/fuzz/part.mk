@@ -1,0 +1,42 @@
+# libFuzzer targets for everything nkv parses from a peer (docs/fuzzing.md).
+#   make fuzz            build them into $(BUILD)/fuzz/ (clang only)
+# They are not Criterion tests (not in TESTS): scripts/stages.d/45-fuzz.sh
+# runs each for a bounded time; run them longer by hand.
+FUZZ_CC ?= clang
+FUZZ_B := $(BUILD)/fuzz
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS := -std=c11 -g -O1 -fno-omit-frame-pointer -pthread $(WARN) \
+	-fsanitize=fuzzer-no-link $(FUZZ_SAN) -DNKV_FUZZ
+FUZZ_LDFLAGS := -pthread -fsanitize=fuzzer $(FUZZ_SAN)
+FUZZ_TARGETS := fuzz_list_decode fuzz_ctrl_cmds fuzz_vfu_server fuzz_vfu_client
+
+fuzz_list_decode_FSRCS := tests/fuzz/fuzz_list_decode.c
+fuzz_ctrl_cmds_FSRCS = tests/fuzz/fuzz_ctrl_cmds.c $(NKV_TGT_CORE)
+fuzz_vfu_server_FSRCS = tests/fuzz/fuzz_vfu_server.c $(NKV_TGT_CORE) \
+	src/target/vfio_user_server.c src/vfio-user/msg.c
+fuzz_vfu_client_FSRCS := tests/fuzz/fuzz_vfu_client.c src/host/vfio_user_client.c \
+	src/vfio-user/msg.c
+
+fuzz_obj = $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(1))
+
+$(FUZZ_B)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+
+define fuzz_template
+$(FUZZ_B)/$(1): $$(call fuzz_obj,$$($(1)_FSRCS))
+	@mkdir -p $$(@D)
+	$$(FUZZ_CC) $$(FUZZ_LDFLAGS) $$^ -o $$@
+endef
+$(foreach f,$(FUZZ_TARGETS),$(eval $(call fuzz_template,$(f))))
+
+.PHONY: fuzz
+fuzz: $(addprefix $(FUZZ_B)/,$(FUZZ_TARGETS))
+
+-include $(shell find $(FUZZ_B)/obj -name '*.d' 2>/dev/null)
+
+# DMA fd sealing (vfio-user server hardening).
+TESTS += test_vfu_seal
+test_vfu_seal_SRCS := tests/vfio-user/test_vfu_seal.c src/host/dmamem.c \
+	src/host/log.c src/target/vfio_user_server.c src/vfio-user/msg.c $(NKV_TGT_CORE)
+test_vfu_seal_LDLIBS := -lcriterion
