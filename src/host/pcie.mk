@@ -1,5 +1,7 @@
 # The "pcie" transport (kmod/nkv.ko). Programs linking libnkv.a add
-# $(LIBNKV_LDLIBS), which carries libpciaccess for controller discovery.
+# $(LIBNKV_LDLIBS), which carries libpciaccess for controller discovery;
+# Debian's libpciaccess.a also links statically with nothing more (the VM
+# guest programs, tests/vm/vm.mk).
 LIBNKV_SRCS += src/host/pcie.c
 LIBNKV_LDLIBS += -lpciaccess
 
