@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rados_loop.c - the direct librados reference for nkv-target's RADOS
+ * backend: keep N asynchronous writes (write_full) or reads of one object
+ * size in flight against a pool / namespace and time every operation,
+ * with nothing between the caller and librados. bench/rados/run.sh sets
+ * it beside nkv-bench and `rados bench`.
+ *
+ *   rados_loop -c ceph.conf -p kvpool [-N ns] --op write|read
+ *              --size BYTES --inflight N --ops N [--objects N] [--batch] [--json]
+ *
+ * --batch issues N, waits for all N, then the next N, as a wave batch of
+ * nkv-bench does; each op's latency is then its batch's (submit -> last
+ * completion), nkv-bench's definition, so the two compare like for like.
+ *
+ * Objects are named like nkv keys (lowercase hex of "rlNNNNNN"), so a
+ * read pass reads what a write pass stored. Latency is submit -> librados
+ * completion callback, per operation.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <rados/librados.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct rl_opts {
+	const char *conf, *pool, *ns, *op;
+	size_t size;
+	unsigned inflight, ops, objects;
+	int json, batch;
+};
+
+struct rl_slot {
+	rados_completion_t comp;
+	uint64_t t_submit;	/* submit time; the latency once done */
+	char *buf;
+	unsigned idx;		/* which operation */
+};
+
+struct rl_state {
+	struct rl_opts o;
+	rados_ioctx_t io;
+	struct rl_slot *slots;
+	uint64_t *lat;		/* per operation, ns */
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	unsigned *doneq;	/* slots whose op completed, not yet reissued */
+	unsigned ndone;
+	unsigned errors;
+	int first_err;
+};
+
+static uint64_t rl_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void rl_oid(unsigned i, char *out)
+{
+	char key[16];
+	int n = snprintf(key, sizeof(key), "rl%06u", i), k;
+
+	for (k = 0; k < n; k++)
+		sprintf(out + 2 * k, "%02x", (unsigned char)key[k]);
+}
+
+/* Each slot's callback argument: the state and the slot's index. */
+struct rl_cb {
+	struct rl_state *st;
+	unsigned slot;
+};
+
+static struct rl_cb *rl_cbs;
+
+/* librados' callback thread: stamp the latency, queue the slot for the
+ * main loop to reissue. */
+static void rl_cb_fn(rados_completion_t c, void *arg)
+{
+	struct rl_cb *cb = arg;
+	struct rl_state *st = cb->st;
+	int rv = rados_aio_get_return_value(c);
+
+	st->slots[cb->slot].t_submit = rl_ns() - st->slots[cb->slot].t_submit;
+	pthread_mutex_lock(&st->m);
+	if (rv < 0 && !st->errors++)
+		st->first_err = rv;
+	st->doneq[st->ndone++] = cb->slot;
+	pthread_cond_signal(&st->c);
+	pthread_mutex_unlock(&st->m);
+}
+
+static int rl_issue(struct rl_state *st, unsigned slot, unsigned idx)
+{
+	struct rl_slot *s = &st->slots[slot];
+	char oid[40];
+	int rv;
+
+	rl_oid(idx % st->o.objects, oid);
+	s->idx = idx;
+	rv = rados_aio_create_completion2(&rl_cbs[slot], rl_cb_fn, &s->comp);
+	if (rv < 0)
+		return rv;
+	s->t_submit = rl_ns();
+	if (!strcmp(st->o.op, "write"))
+		return rados_aio_write_full(st->io, oid, s->comp, s->buf, st->o.size);
+	return rados_aio_read(st->io, oid, s->comp, s->buf, st->o.size, 0);
+}
+
+/* Wait for one completion; returns its slot. */
+static unsigned rl_reap(struct rl_state *st)
+{
+	unsigned slot;
+
+	pthread_mutex_lock(&st->m);
+	while (!st->ndone)
+		pthread_cond_wait(&st->c, &st->m);
+	slot = st->doneq[--st->ndone];
+	pthread_mutex_unlock(&st->m);
+	st->lat[st->slots[slot].idx] = st->slots[slot].t_submit;
+	rados_aio_release(st->slots[slot].comp);
+	return slot;
+}
+
+/* Keep inflight ops going until ops have completed. */
+static int rl_run_stream(struct rl_state *st)
+{
+	unsigned issued = 0, completed = 0, i, slot;
+	int rv;
+
+	for (i = 0; i < st->o.inflight && issued < st->o.ops; i++) {
+		rv = rl_issue(st, i, issued++);
+		if (rv < 0)
+			return rv;
+	}
+	while (completed < issued) {
+		slot = rl_reap(st);
+		completed++;
+		if (issued < st->o.ops) {
+			rv = rl_issue(st, slot, issued++);
+			if (rv < 0)
+				return rv;
+		}
+	}
+	return 0;
+}
+
+/* Batches of inflight ops: all issued, all reaped, then the next. */
+static int rl_run_batch(struct rl_state *st)
+{
+	unsigned base, n, i;
+	uint64_t t0, dt;
+	int rv;
+
+	for (base = 0; base < st->o.ops; base += n) {
+		n = st->o.ops - base < st->o.inflight ? st->o.ops - base : st->o.inflight;
+		t0 = rl_ns();
+		for (i = 0; i < n; i++) {
+			rv = rl_issue(st, i, base + i);
+			if (rv < 0)
+				return rv;
+		}
+		for (i = 0; i < n; i++)
+			rl_reap(st);
+		dt = rl_ns() - t0;
+		for (i = 0; i < n; i++)
+			st->lat[base + i] = dt;
+	}
+	return 0;
+}
+
+static int rl_run(struct rl_state *st, uint64_t *wall)
+{
+	uint64_t t0 = rl_ns();
+	int rv = st->o.batch ? rl_run_batch(st) : rl_run_stream(st);
+
+	*wall = rl_ns() - t0;
+	return rv;
+}
+
+static int rl_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void rl_report(const struct rl_state *st, uint64_t wall)
+{
+	unsigned n = st->o.ops;
+	double iops = n / (wall / 1e9), avg = 0;
+	unsigned i;
+
+	qsort(st->lat, n, sizeof(*st->lat), rl_cmp);
+	for (i = 0; i < n; i++)
+		avg += (double)st->lat[i];
+	avg /= n;
+	if (st->o.json) {
+		printf("{\"tool\":\"rados_loop\",\"op\":\"%s\",\"batch\":%d,\"size\":%zu,\"inflight\":%u,"
+		       "\"ops\":%u,\"errors\":%u,\"wall_ns\":%llu,\"iops\":%.1f,"
+		       "\"latency_ns\":{\"min\":%llu,\"avg\":%.0f,\"p50\":%llu,\"p99\":%llu,"
+		       "\"max\":%llu}}\n", st->o.op, st->o.batch, st->o.size, st->o.inflight, n, st->errors,
+		       (unsigned long long)wall, iops, (unsigned long long)st->lat[0], avg,
+		       (unsigned long long)st->lat[n / 2],
+		       (unsigned long long)st->lat[(size_t)n * 99 / 100],
+		       (unsigned long long)st->lat[n - 1]);
+		return;
+	}
+	printf("rados_loop %s%s %zu B x %u in flight: %u ops, %u errors, %.0f IOPS, "
+	       "latency us p50 %.1f p99 %.1f avg %.1f\n", st->o.op, st->o.batch ? " (batches)" : "", st->o.size,
+	       st->o.inflight, n, st->errors, iops, st->lat[n / 2] / 1e3,
+	       st->lat[(size_t)n * 99 / 100] / 1e3, avg / 1e3);
+}
+
+static void rl_usage(FILE *f)
+{
+	fputs("usage: rados_loop -c CONF -p POOL [-N NS] --op write|read --size BYTES\n"
+	      "                  --inflight N --ops N [--objects N] [--batch] [--json]\n"
+	      "Keep N librados aio writes (write_full) or reads in flight; time each op.\n"
+	      "Objects: hex of \"rl000000\".. (--objects of them, default --ops).\n", f);
+}
+
+static int rl_parse(int argc, char **argv, struct rl_opts *o)
+{
+	static const struct option lo[] = {
+		{ "op", required_argument, NULL, 'o' }, { "size", required_argument, NULL, 's' },
+		{ "inflight", required_argument, NULL, 'i' }, { "ops", required_argument, NULL, 'n' },
+		{ "objects", required_argument, NULL, 'O' }, { "json", no_argument, NULL, 'j' },
+		{ "batch", no_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "c:p:N:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'c': o->conf = optarg; break;
+		case 'p': o->pool = optarg; break;
+		case 'N': o->ns = optarg; break;
+		case 'o': o->op = optarg; break;
+		case 's': o->size = strtoul(optarg, NULL, 0); break;
+		case 'i': o->inflight = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'n': o->ops = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'O': o->objects = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'j': o->json = 1; break;
+		case 'b': o->batch = 1; break;
+		case 'h': rl_usage(stdout); exit(0);
+		default: return -1;
+		}
+	}
+	if (!o->pool || !o->op || (strcmp(o->op, "write") && strcmp(o->op, "read")) ||
+	    !o->size || o->size > (64u << 20) || !o->inflight || o->inflight > 4096 ||
+	    !o->ops || optind != argc) {
+		fprintf(stderr, "rados_loop: need -p, --op write|read, --size 1..64M, "
+			"--inflight 1..4096, --ops > 0\n");
+		return -1;
+	}
+	if (!o->objects || o->objects > o->ops)
+		o->objects = o->ops;
+	return 0;
+}
+
+static int rl_setup(struct rl_state *st, rados_t *cl)
+{
+	unsigned i;
+	int rv;
+
+	if ((rv = rados_create(cl, NULL)) < 0 || (rv = rados_conf_read_file(*cl, st->o.conf)) < 0 ||
+	    (rv = rados_conf_set(*cl, "rados_osd_op_timeout", "30")) < 0 ||
+	    (rv = rados_conf_set(*cl, "client_mount_timeout", "10")) < 0 ||
+	    (rv = rados_connect(*cl)) < 0) {
+		fprintf(stderr, "rados_loop: cannot connect (%s): %s\n",
+			st->o.conf ? st->o.conf : "default conf", strerror(-rv));
+		return rv;
+	}
+	if ((rv = rados_ioctx_create(*cl, st->o.pool, &st->io)) < 0) {
+		fprintf(stderr, "rados_loop: pool %s: %s\n", st->o.pool, strerror(-rv));
+		return rv;
+	}
+	rados_ioctx_set_namespace(st->io, st->o.ns);
+	st->slots = calloc(st->o.inflight, sizeof(*st->slots));
+	rl_cbs = calloc(st->o.inflight, sizeof(*rl_cbs));
+	st->doneq = calloc(st->o.inflight, sizeof(*st->doneq));
+	st->lat = calloc(st->o.ops, sizeof(*st->lat));
+	if (!st->slots || !rl_cbs || !st->doneq || !st->lat)
+		return -ENOMEM;
+	for (i = 0; i < st->o.inflight; i++) {
+		st->slots[i].buf = malloc(st->o.size);
+		if (!st->slots[i].buf)
+			return -ENOMEM;
+		memset(st->slots[i].buf, (int)(0x5a ^ i), st->o.size);
+		rl_cbs[i].st = st;
+		rl_cbs[i].slot = i;
+	}
+	pthread_mutex_init(&st->m, NULL);
+	pthread_cond_init(&st->c, NULL);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct rl_state st = { 0 };
+	rados_t cl = NULL;
+	uint64_t wall = 0;
+	int rv;
+
+	if (rl_parse(argc, argv, &st.o)) {
+		rl_usage(stderr);
+		return 2;
+	}
+	rv = rl_setup(&st, &cl);
+	if (!rv)
+		rv = rl_run(&st, &wall);
+	if (rv < 0) {
+		fprintf(stderr, "rados_loop: %s\n", strerror(-rv));
+		return 1;
+	}
+	if (st.errors)
+		fprintf(stderr, "rados_loop: %u ops failed (first: %s)\n", st.errors,
+			strerror(-st.first_err));
+	rl_report(&st, wall);
+	rados_ioctx_destroy(st.io);
+	rados_shutdown(cl);
+	return st.errors ? 1 : 0;
+}
