@@ -35,7 +35,7 @@ TSAN_TESTS += test_tgt_queue
 # the device part's, compiled here only.
 TESTS += test_tgt_cpu_waves
 test_tgt_cpu_waves_SRCS := tests/target/test_cpu_waves.c $(NKV_TGT_HOST) \
-	$(NKV_TGT_CORE) src/device/cpu/engine.c src/device/cpu/fiber.c
+	$(NKV_TGT_CORE) src/device/cpu/engine.c src/device/cpu/fiber.c src/device/cpu/ctx_switch.c
 test_tgt_cpu_waves_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 
 TESTS += test_tgt_be_mem

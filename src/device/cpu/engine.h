@@ -21,7 +21,8 @@ struct nkv_cpu_lane {
 	uint64_t wait_gen;	/* generation this lane waits to pass */
 	int waiting;
 	/* fibers */
-	ucontext_t ctx;
+	void *sp;		/* saved stack pointer (ctx_switch.h) */
+	ucontext_t ctx;		/* where ctx_switch.h has no assembly */
 	void *map;		/* guard page + stack */
 	size_t map_len;
 	void *asan_fake;	/* ASan fake stack of this fiber */
@@ -51,6 +52,7 @@ struct nkv_cpu_wave {
 	/* fibers mode: the wave thread's scheduler */
 	pthread_t th;
 	int started;
+	void *sched_sp;
 	ucontext_t sched;
 	void *sched_asan_fake;
 	const void *sched_stack;

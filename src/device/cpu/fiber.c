@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "device/cpu/ctx_switch.h"
 #include "device/cpu/engine.h"
 
 #if defined(__has_feature)
@@ -62,13 +63,33 @@ static void lane_entry(void)
 	w->run->fn(w->run->arg);
 	nkv_cpu_lane_exit(l);
 	l->done = 1;
-	/* Returning through uc_link ends this fiber: no fake stack to keep. */
+	/* Leaving for good: no fake stack to keep. */
 	asan_start(NULL, w->sched_stack, w->sched_stack_len);
 #ifdef NKV_TSAN
 	__tsan_switch_to_fiber(w->sched_tsan_fiber, 0);
 #endif
+#ifdef NKV_CTX_ASM
+	/* A finished lane is never switched to again. */
+	nkv_ctx_switch(&l->sp, w->sched_sp);
+	__builtin_unreachable();
+#endif
+	/* ucontext: returning goes to uc_link, the scheduler. */
 }
 
+#ifdef NKV_CTX_ASM
+static int make_ctx(struct nkv_cpu_lane *l)
+{
+	l->sp = nkv_ctx_make((char *)l->map + l->map_len, lane_entry);
+	return 0;
+}
+
+static void ctx_swap(void **save_sp, ucontext_t *save, void *load_sp, ucontext_t *load)
+{
+	(void)save;
+	(void)load;
+	nkv_ctx_switch(save_sp, load_sp);
+}
+#else
 /* getcontext() returns twice: keep it away from locals that live on. */
 static int make_ctx(struct nkv_cpu_lane *l)
 {
@@ -80,6 +101,14 @@ static int make_ctx(struct nkv_cpu_lane *l)
 	makecontext(&l->ctx, lane_entry, 0);
 	return 0;
 }
+
+static void ctx_swap(void **save_sp, ucontext_t *save, void *load_sp, ucontext_t *load)
+{
+	(void)save_sp;
+	(void)load_sp;
+	swapcontext(save, load);
+}
+#endif
 
 int nkv_fiber_init(struct nkv_cpu_lane *l, size_t stack)
 {
@@ -125,7 +154,7 @@ static void switch_in(struct nkv_cpu_wave *w, struct nkv_cpu_lane *l)
 #ifdef NKV_TSAN
 	__tsan_switch_to_fiber(l->tsan_fiber, 0);
 #endif
-	swapcontext(&w->sched, &l->ctx);
+	ctx_swap(&w->sched_sp, &w->sched, l->sp, &l->ctx);
 	asan_finish(w->sched_asan_fake, NULL, NULL);
 	nkv_cpu_cur = NULL;
 }
@@ -163,6 +192,6 @@ void nkv_fiber_yield(struct nkv_cpu_lane *l)
 #ifdef NKV_TSAN
 	__tsan_switch_to_fiber(w->sched_tsan_fiber, 0);
 #endif
-	swapcontext(&l->ctx, &w->sched);
+	ctx_swap(&l->sp, &l->ctx, w->sched_sp, &w->sched);
 	asan_finish(l->asan_fake, &w->sched_stack, &w->sched_stack_len);
 }
