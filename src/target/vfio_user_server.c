@@ -36,6 +36,7 @@
 #define NKV_VFU_PCIE_CAP 0x40		/* PCI Express capability offset */
 #define NKV_VFU_NUM_IRQS (VFIO_PCI_ERR_IRQ_INDEX + 2)	/* INTx..REQ */
 #define NKV_VFU_IDLE_SPINS 256		/* busy passes before sleeping */
+#define NKV_VFU_BUSY_PASSES 16	/* busy controller passes per socket check */
 #define NKV_VFU_SOCK_TIMEOUT_S 5	/* a torn message or a stuck peer */
 
 struct nkv_vfu_server {
@@ -740,7 +741,7 @@ static void nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 	uint64_t ns = s->o.poll_interval_ns ? s->o.poll_interval_ns : 100000;
 	struct timespec zero = { 0, 0 };
 	struct timespec idle = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
-	unsigned idle_passes = 0;
+	unsigned idle_passes = 0, busy_passes = 0;
 
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
 		struct pollfd p = { .fd = c->fd, .events = POLLIN };
@@ -751,6 +752,12 @@ static void nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 			idle_passes = 0;
 		else if (idle_passes < NKV_VFU_IDLE_SPINS)
 			idle_passes++;
+		/* While commands flow, a socket check (a system call) per
+		 * pass costs more than the commands: look every few busy
+		 * passes, and on every idle one. */
+		if (work && ++busy_passes < NKV_VFU_BUSY_PASSES)
+			continue;
+		busy_passes = 0;
 		n = ppoll(&p, 1, idle_passes >= NKV_VFU_IDLE_SPINS ? &idle : &zero, NULL);
 		if (n < 0 && errno != EINTR)
 			return;
