@@ -84,6 +84,34 @@ quiet() {
 	return $rc
 }
 
+# run_counted TAG CMD...: run CMD, print its output without the passing
+# lines, and count each "TAG name... PASS|FAIL|SKIP" line it prints (the
+# result is the last word). A CMD that prints no such line failed.
+run_counted() {
+	local tag=$1 out rc line res
+	shift
+	out=$("$@" 2>&1)
+	rc=$?
+	# Passing lines are counted, not shown; a sub-runner's own "N passed"
+	# line is dropped so that only the suite's last line reads like one.
+	echo "$out" | grep -vE "^$tag .* PASS$|^[0-9]+ passed, [0-9]+ failed"
+	NKV_STAGE_COUNTED=1
+	while read -r line; do
+		res=${line##* }
+		case $res in
+		PASS) NKV_PASSED=$((NKV_PASSED + 1)) ;;
+		SKIP) NKV_SKIPPED=$((NKV_SKIPPED + 1)) ;;
+		*) NKV_FAILED=$((NKV_FAILED + 1)) ;;
+		esac
+	done < <(echo "$out" | grep "^$tag ")
+	if ! echo "$out" | grep -q "^$tag "; then
+		echo "no '$tag' result lines: the command died before any check"
+		NKV_FAILED=$((NKV_FAILED + 1))
+		rc=1
+	fi
+	return $rc
+}
+
 finish() {
 	printf '=== total wall time %d s\n' $(( $(date +%s) - NKV_T0 ))
 	if [ ${#NKV_FAILED_STAGES[@]} -gt 0 ]; then
