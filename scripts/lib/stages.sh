@@ -85,8 +85,8 @@ quiet() {
 }
 
 # run_counted TAG CMD...: run CMD, print its output without the passing
-# lines, and count each "TAG name... PASS|FAIL|SKIP" line it prints (the
-# result is the last word). A CMD that prints no such line failed.
+# lines, and count each "TAG name... PASS|FAIL|SKIP [reason]" line it
+# prints (names may hold spaces). A CMD that prints no such line failed.
 run_counted() {
 	local tag=$1 out rc line res
 	shift
@@ -94,10 +94,11 @@ run_counted() {
 	rc=$?
 	# Passing lines are counted, not shown; a sub-runner's own "N passed"
 	# line is dropped so that only the suite's last line reads like one.
-	echo "$out" | grep -vE "^$tag .* PASS$|^[0-9]+ passed, [0-9]+ failed"
+	echo "$out" | grep -vE "^$tag .* PASS( |$)|^[0-9]+ passed, [0-9]+ failed"
 	NKV_STAGE_COUNTED=1
 	while read -r line; do
-		res=${line##* }
+		res=$(awk '{ for (i = 2; i <= NF; i++)
+			if ($i == "PASS" || $i == "FAIL" || $i == "SKIP") { print $i; exit } }' <<<"$line")
 		case $res in
 		PASS) NKV_PASSED=$((NKV_PASSED + 1)) ;;
 		SKIP) NKV_SKIPPED=$((NKV_SKIPPED + 1)) ;;
