@@ -21,6 +21,7 @@
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include "host/transport.h"
@@ -295,6 +296,21 @@ static int nkv_vfu_region_info(struct nkv_tr *tr, uint32_t index,
 	return 0;
 }
 
+/*
+ * Does the server's fd really hold [base, base + len)? Stores past the end
+ * of a (mem)file mapping kill the process with SIGBUS, and the size the
+ * server announces is only its word. Objects without a file size
+ * (devices, dma-bufs) are taken as announced.
+ */
+static int nkv_vfu_fd_holds(int fd, uint64_t base, uint64_t len)
+{
+	struct stat st;
+
+	if (base + len < base || fstat(fd, &st) < 0)
+		return 0;
+	return !S_ISREG(st.st_mode) || (uint64_t)st.st_size >= base + len;
+}
+
 /* Map the BAR0 area that holds the doorbells, when the server offers one. */
 static void nkv_vfu_map_doorbells(struct nkv_tr *tr, const struct nkv_vfu_region_desc *d, int fd)
 {
@@ -315,8 +331,10 @@ static void nkv_vfu_map_doorbells(struct nkv_tr *tr, const struct nkv_vfu_region
 			}
 		}
 	}
-	if (!asz || aoff + asz > d->size || aoff + asz <= NKV_REG_DBS)
+	if (!asz || asz > d->size || aoff > d->size - asz || aoff + asz <= NKV_REG_DBS)
 		return;
+	if (!nkv_vfu_fd_holds(fd, d->offset, aoff + asz))
+		return;		/* REGION_WRITE doorbells instead of a SIGBUS */
 	p = mmap(NULL, asz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)(d->offset + aoff));
 	if (p == MAP_FAILED)
 		return;		/* fall back to REGION_WRITE doorbells */

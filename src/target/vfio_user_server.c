@@ -209,9 +209,12 @@ static int nkv_vfu_conn_setup(struct nkv_vfu_conn *c)
 	c->dma = nkv_dma_create();
 	if (!c->dma)
 		return -ENOMEM;
-	c->bar_fd = memfd_create("nkv-bar0", MFD_CLOEXEC);
+	c->bar_fd = memfd_create("nkv-bar0", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (c->bar_fd < 0 || ftruncate(c->bar_fd, (off_t)c->bar_size) < 0)
 		return -errno;
+	/* The client maps this fd: it must not be able to shrink it under
+	 * our own mapping either (the same SIGBUS, the other way round). */
+	fcntl(c->bar_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
 	c->bar = mmap(NULL, c->bar_size, PROT_READ | PROT_WRITE, MAP_SHARED, c->bar_fd, 0);
 	if (c->bar == MAP_FAILED) {
 		c->bar = NULL;

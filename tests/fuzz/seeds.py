@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Write structure-aware seed corpora for the nkv fuzz targets.
+
+    tests/fuzz/seeds.py OUTDIR   ->  OUTDIR/<target>/seed-*
+
+Each seed is a valid conversation (vfio-user bring-up, an enabled
+controller with queues and KV/NVM commands, List payloads, server
+replies), so the fuzzers start past the first checks and mutate from
+there. The formats are the ones each fuzz_*.c documents at its top.
+"""
+import os
+import struct
+import sys
+
+# ---------------------------------------------------------------- vfio-user
+VERSION, DMA_MAP, DMA_UNMAP, DEV_INFO, REGION_INFO = 1, 2, 3, 4, 5
+IRQ_INFO, SET_IRQS, REGION_READ, REGION_WRITE, RESET = 7, 8, 9, 10, 13
+FZ_SHRINK, FZ_POKE = 0xFF00, 0xFF01
+BAR0, CONFIG = 0, 7
+IOVA = 0x10000000
+CC_EN = 1 | (6 << 4) | (6 << 16) | (4 << 20)
+
+
+def msg(cmd, payload=b"", mid=0, flags=0, error=0):
+    return struct.pack("<HHIII", mid, cmd, 16 + len(payload), flags, error) + payload
+
+
+def version(js=b'{"capabilities":{"max_data_xfer_size":65536}}\0'):
+    return msg(VERSION, struct.pack("<HH", 0, 1) + js)
+
+
+def rw(region, off, count, data=b""):
+    return struct.pack("<QII", off, region, count) + data
+
+
+def reg_write(off, val, size=4):
+    return msg(REGION_WRITE, rw(BAR0, off, size, val.to_bytes(size, "little")))
+
+
+def dma_map(addr, size, fdsel=0, offset=0, flags=3):
+    return msg(DMA_MAP, struct.pack("<IIQQQ", 32, flags, offset, addr, size), error=fdsel)
+
+
+def sqe(opc, nsid=0, cdw10=0, cdw11=0, prp1=0, prp2=0, key=b"", cdw12=0):
+    k = key.ljust(16, b"\0")
+    w = struct.unpack("<4I", k)
+    return struct.pack("<IIIIQQQIIIIII", opc, nsid, w[0], w[1], 0, prp1, prp2,
+                       cdw10, cdw11, cdw12, 0, w[2], w[3])
+
+
+def poke(off, data):
+    return msg(FZ_POKE, struct.pack("<I", off) + data)
+
+
+def vfu_server_seeds():
+    hello = (version() + msg(DEV_INFO, struct.pack("<4I", 16, 0, 0, 0)) +
+             msg(REGION_INFO, struct.pack("<IIIIQQ", 64, 0, BAR0, 0, 0, 0)) +
+             msg(REGION_INFO, struct.pack("<IIIIQQ", 32, 0, CONFIG, 0, 0, 0)) +
+             msg(REGION_READ, rw(CONFIG, 0, 64)) +
+             msg(REGION_WRITE, rw(CONFIG, 4, 2, b"\x06\x00")) +
+             msg(REGION_READ, rw(BAR0, 0, 8)) +
+             msg(IRQ_INFO, struct.pack("<4I", 16, 0, 0, 0)) +
+             msg(SET_IRQS, struct.pack("<5I", 20, 0, 0, 0, 0)))
+    enable = (dma_map(IOVA, 0x10000) +
+              reg_write(0x24, 15 | (15 << 16)) + reg_write(0x28, IOVA, 8) +
+              reg_write(0x30, IOVA + 0x1000, 8) + reg_write(0x14, CC_EN) +
+              msg(REGION_READ, rw(BAR0, 0x1c, 4)))
+    ident = (poke(0, sqe(0x06, cdw10=1, prp1=IOVA + 0x2000)) + reg_write(0x1000, 1) +
+             msg(REGION_READ, rw(BAR0, 0x1c, 4)))
+    store = (poke(0x40, sqe(0x05, cdw10=(15 << 16) | 1, cdw11=1, prp1=IOVA + 0x4000)) +
+             poke(0x80, sqe(0x01, cdw10=(15 << 16) | 1, cdw11=1 | (1 << 16), prp1=IOVA + 0x8000)) +
+             reg_write(0x1000, 3) +
+             poke(0x3000, sqe(0x01, nsid=1, cdw10=100, cdw11=4, prp1=IOVA + 0x5000, key=b"key1")) +
+             reg_write(0x1008, 1))
+    return {
+        "hello": b"\0" + hello,
+        "hello_nosparse": b"\1" + hello,
+        "dma": b"\0" + version() + dma_map(IOVA, 0x4000) + dma_map(IOVA + 0x4000, 0x4000, 1) +
+               dma_map(IOVA + 0x8000, 0x4000, 2) + dma_map(IOVA + 0xc000, 0x4000, 5) +
+               msg(DMA_UNMAP, struct.pack("<IIQQ", 24, 0, IOVA, 0x4000)) +
+               msg(DMA_UNMAP, struct.pack("<IIQQ", 24, 2, 0, 0)),
+        "enable_identify": b"\0" + version() + enable + ident,
+        "enable_store": b"\0" + version() + enable + ident + store,
+        "shrink_then_doorbell": b"\0" + version() + enable + msg(FZ_SHRINK) + ident,
+        "reset": b"\0" + version() + enable + msg(RESET) + msg(REGION_READ, rw(BAR0, 0x1c, 4)),
+    }
+
+
+# ---------------------------------------------------------------- controller
+R0 = 0x10000000
+
+
+def op_enable(n=14):
+    return bytes([6, n])
+
+
+def op_pair(q=0):
+    return bytes([7, q])
+
+
+def op_sqe(q, s, prps=None):
+    if prps is None:
+        return bytes([0, q]) + s + b"\0"
+    (sel1, o1), (sel2, o2) = prps
+    return bytes([0, q]) + s + bytes([1 | 2]) + bytes([sel1]) + struct.pack("<I", o1) + \
+        bytes([sel2]) + struct.pack("<I", o2)
+
+
+def op_mem(r, off, data):
+    return bytes([1, r]) + struct.pack("<I", off) + bytes([len(data)]) + data
+
+
+def ctrl_seeds():
+    base = op_enable() + op_pair(0)
+    store = op_sqe(1, sqe(0x01, 1, 100, 4, R0 + 0x10000, key=b"abcd"))
+    big = op_sqe(1, sqe(0x01, 1, 3 * 4096, 4, R0 + 0x10000, R0 + 0x1f000, key=b"abcd"))
+    plist = op_mem(0, 0x1f000, struct.pack("<QQ", R0 + 0x11000, R0 + 0x12000))
+    ret = op_sqe(1, sqe(0x02, 1, 100, 4, R0 + 0x14000, key=b"abcd"))
+    lst = op_sqe(1, sqe(0x06, 1, 4096, 0, R0 + 0x15000))
+    nvm = op_pair(1) + op_sqe(2, sqe(0x01, 2, cdw10=0, cdw12=7, prp1=R0 + 0x10000)) + \
+        op_sqe(2, sqe(0x02, 2, cdw10=0, cdw12=15, prp1=0x20000000, prp2=0x20004000))
+    cross = op_sqe(1, sqe(0x02, 1, 8192, 4, 0x20003000, 0x20004000, key=b"abcd"))
+    admin = op_sqe(0, sqe(0x06, 0, 1, 0, R0 + 0x16000)) + \
+        op_sqe(0, sqe(0x02, 0, 2 | (127 << 16), 0, R0 + 0x16000)) + \
+        op_sqe(0, sqe(0x09, 0, 7, 0x00030003))
+    unmap = bytes([8, 1, 8, 2]) + cross + bytes([9, 1, 9, 2]) + cross
+    return {
+        "store_retrieve": base + store + ret + bytes([5, 9]),
+        "prp_list": base + plist + big + ret,
+        "list": base + store + lst,
+        "nvm": base + nvm,
+        "cross_region": base + cross,
+        "admin": base + admin,
+        "unmap_remap": base + unmap,
+        "doorbells": base + bytes([2, 2]) + struct.pack("<I", 0xffff) + bytes([2, 3]) +
+                     struct.pack("<I", 7) + bytes([3, 0x14, 0x10, 0]) + struct.pack("<Q", 0x4000 | CC_EN) +
+                     bytes([5, 9]),
+    }
+
+
+# ---------------------------------------------------------------- list / client
+def list_payload(keys):
+    out = struct.pack("<I", len(keys))
+    for k in keys:
+        e = struct.pack("<H", len(k)) + k
+        out += e + b"\0" * (-len(e) % 4)
+    return out
+
+
+def list_seeds():
+    return {
+        "dec_two": b"\0" + list_payload([b"a", b"0123456789abcdef"]),
+        "dec_empty": b"\0" + list_payload([]),
+        "dec_liar": b"\0" + struct.pack("<I", 1000) + list_payload([b"xy"])[4:],
+        "roundtrip": b"\1" + bytes([40, 3]) + b"abc" + bytes([16]) + b"k" * 16 + bytes([0, 17]),
+    }
+
+
+def rec(ctl, data):
+    return bytes([ctl]) + struct.pack("<H", len(data)) + data
+
+
+def client_seeds():
+    ver = rec(1, struct.pack("<HH", 0, 1) + b'{"capabilities":{"max_msg_fds":8}}\0')
+    info = rec(1, struct.pack("<4I", 16, 3, 9, 5))
+    caps = struct.pack("<HHIII", 1, 1, 0, 1, 0) + struct.pack("<QQ", 0x1000, 0x1000)
+    bar0 = rec(3, bytes([2]) + struct.pack("<IIIIQQ", 64, 0xF, 0, 32, 0x2000, 0)[1:] + caps)
+    bar0_big = rec(3, bytes([1]) + struct.pack("<IIIIQQ", 64, 0xF, 0, 32, 0x4000, 0)[1:] + caps)
+    other = rec(1, struct.pack("<IIIIQQ", 32, 3, 1, 0, 256, 0))
+    return {
+        "good": ver + info + bar0 + other * 8,
+        "small_fd": ver + info + bar0_big + other * 8,
+        "error": ver + rec(1 | 4 | (22 << 3), b""),
+        "torn": ver + rec(0, struct.pack("<HHIII", 1, 4, 64, 1, 0)),
+    }
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: seeds.py OUTDIR")
+    sets = {"fuzz_vfu_server": vfu_server_seeds(), "fuzz_ctrl_cmds": ctrl_seeds(),
+            "fuzz_list_decode": list_seeds(), "fuzz_vfu_client": client_seeds()}
+    for target, seeds in sets.items():
+        d = os.path.join(sys.argv[1], target)
+        os.makedirs(d, exist_ok=True)
+        for name, data in seeds.items():
+            with open(os.path.join(d, "seed-" + name), "wb") as f:
+                f.write(data)
+
+
+if __name__ == "__main__":
+    main()
