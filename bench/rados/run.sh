@@ -16,7 +16,7 @@ set -uo pipefail
 usage() {
 	cat <<EOF
 usage: $0 [--build DIR] [--out DIR] [--repeat N] [--sizes "4096 1048576"]
-          [--inflight "1 32"] [--rbench-seconds S]
+          [--inflight "1 32"] [--rbench-seconds S] [--target-bin PATH]
 
   --build DIR          build root with bin/nkv-bench, bin/nkv-target (default build)
   --out DIR            results directory (default BUILD/bench-rados)
@@ -24,6 +24,7 @@ usage: $0 [--build DIR] [--out DIR] [--repeat N] [--sizes "4096 1048576"]
   --sizes LIST         value sizes in bytes (default "4096 1048576")
   --inflight LIST      commands in flight (default "1 32")
   --rbench-seconds S   duration of each rados bench pass (default 3)
+  --target-bin PATH    nkv-target to measure (default BUILD/bin/nkv-target)
 EOF
 }
 
@@ -33,6 +34,7 @@ REPEAT=3
 SIZES="4096 1048576"
 INFLIGHT="1 32"
 RB_SECS=3
+TGT=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--build) BUILD=$2; shift 2 ;;
@@ -41,6 +43,7 @@ while [ $# -gt 0 ]; do
 	--sizes) SIZES=$2; shift 2 ;;
 	--inflight) INFLIGHT=$2; shift 2 ;;
 	--rbench-seconds) RB_SECS=$2; shift 2 ;;
+	--target-bin) TGT=$2; shift 2 ;;
 	-h|--help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -55,7 +58,7 @@ die() {
 
 make -s BUILD="$BUILD" bench-rados >/dev/null || die "build failed (make BUILD=$BUILD bench-rados)"
 NKVB=$BUILD/bin/nkv-bench
-TGT=$BUILD/bin/nkv-target
+TGT=${TGT:-$BUILD/bin/nkv-target}
 LOOP=$BUILD/bench/rados_loop
 rm -rf "$OUT"
 mkdir -p "$OUT" || die "cannot create $OUT"

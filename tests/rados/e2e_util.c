@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -60,6 +61,8 @@ static void e2e_exec(const struct e2e_tgt *t, const char *bin, const char *conf,
 	char opt[16];
 	int fd = open(t->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
+	/* A test that dies (alarm, crash) takes its target with it. */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (fd >= 0) {
 		dup2(fd, 1);
 		dup2(fd, 2);

@@ -35,6 +35,26 @@
 /* Each test's whole-process safety net (seconds). */
 #define E2E_ALARM 50
 
+/*
+ * What a test started, so the suite's fini cleans up after a failed
+ * assertion too: the target process, a second cluster, a frozen OSD.
+ */
+static struct e2e_tgt *g_tgt;
+static struct nkv_test_cluster *g_cl;
+static pid_t g_frozen;
+
+static void e2e_fini(void)
+{
+	if (g_frozen > 0)
+		kill(g_frozen, SIGCONT);
+	if (g_tgt && g_tgt->pid > 0)
+		e2e_tgt_stop(g_tgt, 20);
+	if (g_cl)
+		nkv_test_cluster_stop(g_cl);
+}
+
+TestSuite(e2e, .fini = e2e_fini);
+
 static const char *conf(void)
 {
 	const char *skip = getenv("NKV_TEST_CEPH_SKIP");
@@ -59,6 +79,7 @@ static void start(struct e2e_tgt *t, const char *cf, const char *map, unsigned o
 	char why[1024];
 
 	need_target();
+	g_tgt = t;
 	cr_assert_eq(e2e_tgt_start(t, cf, map, op_to, why, sizeof(why)), 0, "%s", why);
 }
 
@@ -200,7 +221,7 @@ Test(e2e, waves_store_rados_cli_sees_hex_objects)
 	struct nkv_wk_key k[NGPU];
 	struct nkv_wk_out out[NGPU];
 	char want[NGPU * 40] = "", got[8192], path[300], oid[40];
-	struct e2e_tgt t;
+	static struct e2e_tgt t;	/* static: the fini may still need it */
 	struct nkv_ctrl *c;
 	struct nkv_qpair *q;
 	uint32_t i, len;
@@ -272,7 +293,7 @@ Test(e2e, rados_cli_put_nkv_retrieves)
 	static const char *const key[3] = { "hi", "cephkey1", "0123456789abcdef" };
 	char path[300], oid[40], out[1024];
 	struct nkv_result res;
-	struct e2e_tgt t;
+	static struct e2e_tgt t;	/* static: the fini may still need it */
 	struct nkv_ctrl *c;
 	struct nkv_qpair *q;
 	int i;
@@ -320,7 +341,7 @@ Test(e2e, namespaces_isolated)
 	struct nkv_wk_key k[1];
 	struct nkv_wk_out out[1];
 	char got[1024], oid[40], want[64];
-	struct e2e_tgt t;
+	static struct e2e_tgt t;	/* static: the fini may still need it */
 	struct nkv_ctrl *c;
 	struct nkv_qpair *q;
 	uint32_t len;
@@ -425,7 +446,7 @@ Test(e2e, exist_delete_list_paged)
 	uint8_t seen[NLIST];
 	char got[16384];
 	struct nkv_result res;
-	struct e2e_tgt t;
+	static struct e2e_tgt t;	/* static: the fini may still need it */
 	struct nkv_ctrl *c;
 	struct nkv_qpair *q;
 	uint32_t i, len, pages, total;
@@ -637,9 +658,9 @@ static void fz_stream(struct fz_state *s, double until)
  */
 Test(e2e, frozen_osd_bounded_and_durable)
 {
-	struct nkv_test_cluster cl;
+	static struct nkv_test_cluster cl;
 	struct fz_state s = { 0 };
-	struct e2e_tgt t;
+	static struct e2e_tgt t;	/* static: the fini may still need it */
 	struct nkv_ctrl *c;
 	struct nkv_qpair *q2;
 	struct nkv_result res;
@@ -653,6 +674,7 @@ Test(e2e, frozen_osd_bounded_and_durable)
 	need_target();
 	if (nkv_test_cluster_start(&cl, NULL, why, sizeof(why)) < 0)
 		cr_skip_test("second cluster for the frozen-OSD test: %s", why);
+	g_cl = &cl;
 	s.k = calloc(FZ_MAX, sizeof(*s.k));
 	s.out = calloc(FZ_MAX, sizeof(*s.out));
 	s.st = calloc(FZ_MAX, sizeof(*s.st));
@@ -665,9 +687,11 @@ Test(e2e, frozen_osd_bounded_and_durable)
 	cr_assert_gt(osd, 0);
 	fz_stream(&s, e2e_now() + 0.5);
 	cr_assert_gt(s.ok, 0, "nothing stored before the freeze");
+	g_frozen = osd;
 	kill(osd, SIGSTOP);
 	fz_stream(&s, e2e_now() + FZ_TO + 1.5);
 	kill(osd, SIGCONT);
+	g_frozen = 0;
 	e2e_tgt_log(&t, log, sizeof(log));
 	cr_assert(e2e_tgt_alive(&t, &st), "nkv-target died during the freeze: %s", log);
 	cr_log_info("frozen OSD: %u stores (%u ok, %u failed), %u retrieves ok, %u failed, "
@@ -699,6 +723,7 @@ Test(e2e, frozen_osd_bounded_and_durable)
 	nkv_ctrl_close(c);
 	stop(&t);
 	nkv_test_cluster_stop(&cl);
+	g_cl = NULL;
 	free(s.k);
 	free(s.out);
 	free(s.st);
