@@ -89,6 +89,24 @@ struct nkv_ctrl_info {
 /* Copy what bring-up found (any thread). 0 or -EINVAL. */
 int nkv_ctrl_info(struct nkv_ctrl *c, struct nkv_ctrl_info *info);
 
+/* One active namespace of a controller, as Identify describes it. */
+struct nkv_ns_info {
+	uint32_t nsid;
+	int32_t csi;		/* 1 = KV, 0 = NVM, another set, or -1 unknown */
+	uint32_t max_key;	/* KV: longest key */
+	uint32_t max_value;	/* KV: largest value */
+	uint32_t max_keys;	/* KV: 0 = not reported */
+	uint32_t block_size;	/* NVM: bytes per block */
+	uint64_t capacity;	/* KV: bytes (NSZE); NVM: blocks */
+};
+
+/*
+ * Every active namespace (Identify CNS 02h) with its command set and
+ * limits, up to max entries in out. Returns how many are active (may be
+ * more than max), or a negative errno. Takes the controller's lock.
+ */
+int nkv_ctrl_namespaces(struct nkv_ctrl *c, struct nkv_ns_info *out, size_t max);
+
 /* Debug trace of the library to stderr (admin commands, registrations,
  * sync commands), process-wide; also NKV_TRACE=1 in the environment. */
 void nkv_set_trace(int on);

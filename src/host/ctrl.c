@@ -182,12 +182,15 @@ static int nkv_h_num_queues(struct nkv_ctrl *c, uint32_t want, char *err, size_t
 	return 0;
 }
 
-/* CSI of namespace nsid from its descriptor list, or -1. */
+/* CSI of namespace nsid from its descriptor list, or -1. A controller
+ * without I/O command sets has only NVM namespaces. */
 static int nkv_h_ns_csi(struct nkv_ctrl *c, uint32_t nsid)
 {
 	const uint8_t *p = c->idbuf.m.va;
 	size_t off = 0;
 
+	if (!(nkv_cap_css(c->cap) & NKV_CAP_CSS_IOCS))
+		return NKV_CSI_NVM;
 	if (nkv_h_identify(c, NKV_CNS_NS_DESC_LIST, 0, nsid))
 		return -1;
 	while (off + 4 <= NKV_PAGE_SIZE && p[off]) {
@@ -198,78 +201,90 @@ static int nkv_h_ns_csi(struct nkv_ctrl *c, uint32_t nsid)
 	return -1;
 }
 
-static int nkv_h_ns_kv(struct nkv_ctrl *c, uint32_t nsid)
+static int nkv_h_ns_kv(struct nkv_ctrl *c, struct nkv_ns_info *ns)
 {
 	const struct nkv_id_ns_kv *id = c->idbuf.m.va;
 
-	if (nkv_h_identify(c, NKV_CNS_IOCS_NS, NKV_CSI_KV, nsid))
+	if (nkv_h_identify(c, NKV_CNS_IOCS_NS, NKV_CSI_KV, ns->nsid))
 		return -1;
-	c->info.max_key = id->kvf[0].kml ? id->kvf[0].kml : NKV_KEY_MAX;
-	if (c->info.max_key > NKV_KEY_MAX)
-		c->info.max_key = NKV_KEY_MAX;
-	c->info.max_value = id->kvf[0].mvl;
-	c->info.max_keys = id->kvf[0].mnk;
-	c->info.capacity = id->nsze;
-	c->info.csi = NKV_CSI_KV;
+	ns->max_key = id->kvf[0].kml ? id->kvf[0].kml : NKV_KEY_MAX;
+	if (ns->max_key > NKV_KEY_MAX)
+		ns->max_key = NKV_KEY_MAX;
+	ns->max_value = id->kvf[0].mvl;
+	ns->max_keys = id->kvf[0].mnk;
+	ns->capacity = id->nsze;
 	return 0;
 }
 
-static int nkv_h_ns_nvm(struct nkv_ctrl *c, uint32_t nsid)
+static int nkv_h_ns_nvm(struct nkv_ctrl *c, struct nkv_ns_info *ns)
 {
 	const struct nkv_id_ns_nvm *id = c->idbuf.m.va;
 	uint8_t lbads;
 
-	if (nkv_h_identify(c, NKV_CNS_NS, 0, nsid))
+	if (nkv_h_identify(c, NKV_CNS_NS, 0, ns->nsid))
 		return -1;
 	lbads = id->lbaf[id->flbas & 0xf].lbads;
 	if (lbads < 9 || lbads > 24)
 		return -1;
-	c->info.block_size = 1u << lbads;
-	c->info.capacity = id->nsze;
-	c->info.csi = NKV_CSI_NVM;
+	ns->block_size = 1u << lbads;
+	ns->capacity = id->nsze;
 	return 0;
 }
 
-/* Active namespaces: the KV list first (CNS 07h CSI 01h), else all (02h). */
+/* Command set and limits of namespace nsid: 0, or -1 when unusable. */
+static int nkv_h_ns_info(struct nkv_ctrl *c, uint32_t nsid, struct nkv_ns_info *ns)
+{
+	memset(ns, 0, sizeof(*ns));
+	ns->nsid = nsid;
+	ns->csi = nkv_h_ns_csi(c, nsid);
+	if (ns->csi == NKV_CSI_KV)
+		return nkv_h_ns_kv(c, ns);
+	if (ns->csi == NKV_CSI_NVM)
+		return nkv_h_ns_nvm(c, ns);
+	return -1;
+}
+
+/* Active namespace ids: all of them (CNS 02h), or where a controller
+ * lists none there, its KV ones (CNS 07h, CSI 01h). How many, or -errno. */
 static int nkv_h_ns_list(struct nkv_ctrl *c, uint32_t *ids, size_t max)
 {
 	const uint32_t *l = c->idbuf.m.va;
 	size_t n = 0;
-	int rc = -1;
+	int rc = nkv_h_identify(c, NKV_CNS_ACTIVE_NS_LIST, 0, 0);
 
-	if (nkv_cap_css(c->cap) & NKV_CAP_CSS_IOCS)
+	if ((rc > 0 || (!rc && !l[0])) && (nkv_cap_css(c->cap) & NKV_CAP_CSS_IOCS))
 		rc = nkv_h_identify(c, NKV_CNS_IOCS_ACTIVE_NS_LIST, NKV_CSI_KV, 0);
-	if (rc || !l[0])
-		rc = nkv_h_identify(c, NKV_CNS_ACTIVE_NS_LIST, 0, 0);
 	if (rc)
-		return rc < 0 ? rc : 0;
+		return rc < 0 ? rc : -EIO;
 	while (n < max && n < NKV_PAGE_SIZE / 4 && l[n])
 		n++;
 	memcpy(ids, l, n * sizeof(*ids));
 	return (int)n;
 }
 
+/* The namespace to use: the first KV one, else the first NVM one. */
 static int nkv_h_pick_ns(struct nkv_ctrl *c, char *err, size_t errlen)
 {
-	uint32_t ids[64], nvm = 0;
+	struct nkv_ns_info ns, nvm = { 0 };
+	uint32_t ids[64];
 	int n = nkv_h_ns_list(c, ids, 64), i;
 
 	if (n < 0) {
 		nkv_h_err(err, errlen, "reading the active namespace list: %s", strerror(-n));
 		return n;
 	}
-	for (i = 0; i < n; i++) {
-		int csi = nkv_cap_css(c->cap) & NKV_CAP_CSS_IOCS ? nkv_h_ns_csi(c, ids[i]) : NKV_CSI_NVM;
-
-		if (csi == NKV_CSI_KV && !nkv_h_ns_kv(c, ids[i])) {
-			c->nsid = ids[i];
-			break;
-		}
-		if (csi == NKV_CSI_NVM && !nvm)
-			nvm = ids[i];
+	for (i = 0; i < n && !c->nsid; i++) {
+		if (nkv_h_ns_info(c, ids[i], &ns))
+			continue;
+		if (ns.csi == NKV_CSI_KV)
+			c->nsid = ns.nsid;
+		else if (ns.csi == NKV_CSI_NVM && !nvm.nsid)
+			nvm = ns;
 	}
-	if (!c->nsid && nvm && !nkv_h_ns_nvm(c, nvm))
-		c->nsid = nvm;
+	if (!c->nsid && nvm.nsid) {
+		ns = nvm;
+		c->nsid = ns.nsid;
+	}
 	if (c->dead) {
 		nkv_h_err(err, errlen, "controller stopped answering during namespace discovery");
 		return -ENOTCONN;
@@ -278,8 +293,32 @@ static int nkv_h_pick_ns(struct nkv_ctrl *c, char *err, size_t errlen)
 		nkv_h_err(err, errlen, "no usable namespace (%d active, none KV or NVM)", n);
 		return -ENODEV;
 	}
-	c->info.nsid = c->nsid;
+	c->info.nsid = ns.nsid;
+	c->info.csi = (uint8_t)ns.csi;
+	c->info.max_key = ns.max_key;
+	c->info.max_value = ns.max_value;
+	c->info.max_keys = ns.max_keys;
+	c->info.block_size = ns.block_size;
+	c->info.capacity = ns.capacity;
 	return 0;
+}
+
+int nkv_ctrl_namespaces(struct nkv_ctrl *c, struct nkv_ns_info *out, size_t max)
+{
+	uint32_t ids[NKV_PAGE_SIZE / 4];
+	int n, i;
+
+	if (!c || (max && !out))
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	n = c->dead ? -ENOTCONN : nkv_h_ns_list(c, ids, NKV_PAGE_SIZE / 4);
+	/* An unusable namespace still shows, with what could be read. */
+	for (i = 0; n > 0 && i < n && (size_t)i < max; i++)
+		(void)nkv_h_ns_info(c, ids[i], &out[i]);
+	if (n >= 0 && c->dead)
+		n = -ENOTCONN;
+	pthread_mutex_unlock(&c->lock);
+	return n;
 }
 
 static int nkv_h_check_opts(const struct nkv_ctrl_opts *o, char *err, size_t errlen)

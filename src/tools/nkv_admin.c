@@ -15,27 +15,20 @@
  * (a controller reset). Controllers held by nvme are only listed, never
  * touched, and one another process has open is reported busy.
  *
- * Namespace enumeration uses the library's admin queue directly (this
- * tool links libnkv.a); the public API picks one namespace per connection.
+ * Namespaces come from nkv_ctrl_namespaces(), the library's own
+ * discovery, so this tool uses only the public API (and the pcie listing).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "host/host.h"
+#include "nkv_host.h"
+#include "nkv_wire.h"
 #include "host/pcie.h"
 
 #define NKV_ADMIN_MAX_CTRLS 64
 #define NKV_ADMIN_MAX_NS 64
-
-struct nkv_admin_ns {
-	uint32_t nsid;
-	int csi;		/* NKV_CSI_*, or -1 when unknown */
-	uint64_t nsze;		/* KV: bytes; NVM: blocks */
-	uint32_t block;		/* NVM: bytes per block */
-	uint32_t max_key, max_value, max_keys;
-};
 
 static void nkv_admin_usage(FILE *f)
 {
@@ -61,95 +54,15 @@ static void nkv_admin_usage(FILE *f)
 		"exit status: 0 done, 1 a controller could not be read, 2 bad usage\n");
 }
 
-/* Identify into c->idbuf under the controller lock: 0, an NVMe status
- * (> 0) or a negative errno. */
-static int nkv_admin_identify(struct nkv_ctrl *c, uint8_t cns, uint8_t csi, uint32_t nsid)
-{
-	struct nkv_sqe s;
-	uint16_t st = 0;
-	int rc;
-
-	memset(&s, 0, sizeof(s));
-	memset(c->idbuf.m.va, 0, NKV_PAGE_SIZE);
-	s.cdw0 = NKV_ADM_IDENTIFY;
-	s.nsid = nsid;
-	s.prp1 = c->idbuf.m.iova[0];
-	s.cdw10 = nkv_identify_cdw10(cns, 0);
-	s.cdw11 = nkv_identify_cdw11(csi);
-	pthread_mutex_lock(&c->lock);
-	rc = nkv_h_admin(c, &s, &st, NULL);
-	pthread_mutex_unlock(&c->lock);
-	return rc ? rc : st;
-}
-
-/* The command set from the namespace identification descriptors. */
-static int nkv_admin_csi(struct nkv_ctrl *c, uint32_t nsid)
-{
-	const uint8_t *p = c->idbuf.m.va;
-	size_t off = 0;
-
-	if (!(nkv_cap_css(c->cap) & NKV_CAP_CSS_IOCS))
-		return NKV_CSI_NVM;	/* no I/O command sets: NVM only */
-	if (nkv_admin_identify(c, NKV_CNS_NS_DESC_LIST, 0, nsid))
-		return -1;
-	while (off + 5 <= NKV_PAGE_SIZE && p[off]) {
-		if (p[off] == NKV_NIDT_CSI && p[off + 1] >= 1)
-			return p[off + 4];
-		off += 4u + p[off + 1];
-	}
-	return -1;
-}
-
-static void nkv_admin_ns_limits(struct nkv_ctrl *c, struct nkv_admin_ns *ns)
-{
-	if (ns->csi == NKV_CSI_KV &&
-	    !nkv_admin_identify(c, NKV_CNS_IOCS_NS, NKV_CSI_KV, ns->nsid)) {
-		const struct nkv_id_ns_kv *id = c->idbuf.m.va;
-
-		ns->nsze = id->nsze;
-		ns->max_key = id->kvf[0].kml;
-		ns->max_value = id->kvf[0].mvl;
-		ns->max_keys = id->kvf[0].mnk;
-	} else if (ns->csi == NKV_CSI_NVM && !nkv_admin_identify(c, NKV_CNS_NS, 0, ns->nsid)) {
-		const struct nkv_id_ns_nvm *id = c->idbuf.m.va;
-		uint8_t lbads = id->lbaf[id->flbas & 0xf].lbads;
-
-		ns->nsze = id->nsze;
-		ns->block = lbads >= 9 && lbads <= 24 ? 1u << lbads : 0;
-	}
-}
-
-/* Every active namespace (CNS 02h), with its command set and limits. */
-static int nkv_admin_namespaces(struct nkv_ctrl *c, struct nkv_admin_ns *out, size_t max)
-{
-	uint32_t ids[NKV_ADMIN_MAX_NS];
-	const uint32_t *l = c->idbuf.m.va;
-	size_t n = 0, i;
-	int rc = nkv_admin_identify(c, NKV_CNS_ACTIVE_NS_LIST, 0, 0);
-
-	if (rc)
-		return rc < 0 ? rc : -EIO;
-	while (n < max && n < NKV_ADMIN_MAX_NS && l[n])
-		n++;
-	memcpy(ids, l, n * sizeof(ids[0]));
-	for (i = 0; i < n; i++) {
-		memset(&out[i], 0, sizeof(out[i]));
-		out[i].nsid = ids[i];
-		out[i].csi = nkv_admin_csi(c, ids[i]);
-		nkv_admin_ns_limits(c, &out[i]);
-	}
-	return (int)n;
-}
-
-static void nkv_admin_print_ns(const struct nkv_admin_ns *ns, const char *indent)
+static void nkv_admin_print_ns(const struct nkv_ns_info *ns, const char *indent)
 {
 	if (ns->csi == NKV_CSI_KV) {
 		printf("%snsid %u  KV   max key %u B, max value %u B, max keys %u%s, capacity %llu B\n",
 		       indent, ns->nsid, ns->max_key, ns->max_value, ns->max_keys,
-		       ns->max_keys ? "" : " (not reported)", (unsigned long long)ns->nsze);
+		       ns->max_keys ? "" : " (not reported)", (unsigned long long)ns->capacity);
 	} else if (ns->csi == NKV_CSI_NVM) {
 		printf("%snsid %u  NVM  %llu blocks of %u B (not KV)\n", indent, ns->nsid,
-		       (unsigned long long)ns->nsze, ns->block);
+		       (unsigned long long)ns->capacity, ns->block_size);
 	} else {
 		printf("%snsid %u  command set %d (not KV)\n", indent, ns->nsid, ns->csi);
 	}
@@ -159,7 +72,7 @@ static void nkv_admin_print_ns(const struct nkv_admin_ns *ns, const char *indent
 static int nkv_admin_show_ns(const char *uri, const char *indent)
 {
 	struct nkv_ctrl_opts o = { .size = sizeof(o), .io_queues = 1 };
-	struct nkv_admin_ns ns[NKV_ADMIN_MAX_NS];
+	struct nkv_ns_info ns[NKV_ADMIN_MAX_NS];
 	struct nkv_ctrl *c;
 	char err[512] = "";
 	int n, i;
@@ -171,7 +84,7 @@ static int nkv_admin_show_ns(const char *uri, const char *indent)
 		printf("%scannot connect: %s%s%s\n", indent, strerror(-n), err[0] ? ": " : "", err);
 		return n;
 	}
-	n = nkv_admin_namespaces(c, ns, NKV_ADMIN_MAX_NS);
+	n = nkv_ctrl_namespaces(c, ns, NKV_ADMIN_MAX_NS);
 	nkv_ctrl_close(c);
 	if (n < 0) {
 		printf("%sactive namespace list: %s\n", indent, strerror(-n));
@@ -179,7 +92,7 @@ static int nkv_admin_show_ns(const char *uri, const char *indent)
 	}
 	if (!n)
 		printf("%sno active namespaces\n", indent);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n && i < NKV_ADMIN_MAX_NS; i++)
 		nkv_admin_print_ns(&ns[i], indent);
 	return 0;
 }
@@ -247,7 +160,7 @@ static void nkv_admin_print_info(const struct nkv_ctrl_info *i)
 static int nkv_admin_info(const char *uri)
 {
 	struct nkv_ctrl_opts o = { .size = sizeof(o), .io_queues = 1 };
-	struct nkv_admin_ns ns[NKV_ADMIN_MAX_NS];
+	struct nkv_ns_info ns[NKV_ADMIN_MAX_NS];
 	struct nkv_ctrl_info info;
 	struct nkv_ctrl *c;
 	char err[512] = "";
@@ -262,14 +175,14 @@ static int nkv_admin_info(const char *uri)
 	}
 	nkv_ctrl_info(c, &info);
 	nkv_admin_print_info(&info);
-	n = nkv_admin_namespaces(c, ns, NKV_ADMIN_MAX_NS);
+	n = nkv_ctrl_namespaces(c, ns, NKV_ADMIN_MAX_NS);
 	nkv_ctrl_close(c);
 	if (n < 0) {
 		fprintf(stderr, "nkv-admin: %s: active namespace list: %s\n", uri, strerror(-n));
 		return 1;
 	}
 	printf("%-18s %d\n", "namespaces", n);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n && i < NKV_ADMIN_MAX_NS; i++)
 		nkv_admin_print_ns(&ns[i], "  ");
 	return 0;
 }

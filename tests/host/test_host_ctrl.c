@@ -103,6 +103,33 @@ Test(host_ctrl, nvm_namespace)
 	ht_server_stop(&s);
 }
 
+/* Discovery lists every namespace with its own command set and limits. */
+Test(host_ctrl, namespaces_listed)
+{
+	struct ht_server s;
+	struct nkv_ns_info ns[4];
+	struct nkv_ctrl_info in;
+	struct nkv_ctrl *c;
+	char err[200] = "";
+	int n;
+
+	cr_assert_eq(ht_server_start(&s, NULL), 0);
+	cr_assert_eq(ht_connect(&s, 0, 1, &c, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(nkv_ctrl_info(c, &in), 0);
+	n = nkv_ctrl_namespaces(c, ns, 4);
+	cr_assert_eq(n, 1);
+	cr_expect_eq(ns[0].nsid, in.nsid);
+	cr_expect_eq(ns[0].csi, 1, "KV");
+	cr_expect_eq(ns[0].max_key, 16);
+	cr_expect_eq(ns[0].max_value, in.max_value);
+	cr_expect_eq(ns[0].capacity, in.capacity);
+	/* max 0 only counts; a NULL array with room is refused. */
+	cr_expect_eq(nkv_ctrl_namespaces(c, NULL, 0), 1);
+	cr_expect_eq(nkv_ctrl_namespaces(c, NULL, 4), -EINVAL);
+	nkv_ctrl_close(c);
+	ht_server_stop(&s);
+}
+
 Test(host_ctrl, queue_limits)
 {
 	struct ht_server_opts so = { .max_ioq = 2, .mqes = 64 };
