@@ -41,7 +41,13 @@ static int nkv_h_host_alloc(struct nkv_h_memsrc *s, size_t len, struct nkv_dmame
 		close(fd);
 		return -e;
 	}
-	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+	/* Targets refuse memory that could shrink under them (SIGBUS). */
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
 	va = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (va == MAP_FAILED) {
 		int e = errno;
@@ -197,9 +203,9 @@ struct nkv_h_memsrc *nkv_h_memsrc_arena(size_t arena_len)
 		return NULL;
 	a->len = nkv_h_page_round(arena_len);
 	a->fd = memfd_create("nkv-device-arena", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (a->fd < 0 || ftruncate(a->fd, (off_t)a->len) < 0)
+	if (a->fd < 0 || ftruncate(a->fd, (off_t)a->len) < 0 ||
+	    fcntl(a->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
 		goto fail;
-	fcntl(a->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
 	/* Sparse: only touched pages cost memory. */
 	a->base = mmap(NULL, a->len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
 		       a->fd, 0);

@@ -29,6 +29,7 @@ struct nkv_target_args {
 	uint64_t poll_ns;
 	uint64_t max_conns;
 	int no_sparse;
+	int allow_unsealed;
 	int trace;
 	int log_level;
 	/* --backend rados */
@@ -57,6 +58,9 @@ static void nkv_target_usage(FILE *f)
 	      "  --poll-interval-ns N   idle sleep between controller polls (default 100000)\n"
 	      "  --max-conns N          concurrent clients (default 16)\n"
 	      "  --no-sparse-mmap       doorbells only by REGION_WRITE messages\n"
+	      "  --allow-unsealed-dma   accept DMA memory the client could shrink (memfds\n"
+	      "                         without F_SEAL_SHRINK, files); a client that shrinks\n"
+	      "                         it then crashes the target. Default: refused\n"
 	      "  --trace                log SQEs, doorbells and CQEs (also NKV_TRACE=1)\n"
 	      "  --log-level LEVEL      error|warn|info|debug (default info)\n"
 	      "  -h, --help             this text\n\n"
@@ -115,7 +119,7 @@ static int nkv_target_level(const char *s)
 enum {
 	OPT_SOCKET = 256, OPT_BACKEND, OPT_CAPACITY, OPT_MAX_VALUE, OPT_MAX_KEYS,
 	OPT_NVM_NS, OPT_QD, OPT_POLL, OPT_MAX_CONNS, OPT_NO_SPARSE, OPT_TRACE, OPT_LOG,
-	OPT_POOL, OPT_CONF, OPT_ID, OPT_KEYRING, OPT_NS_MAP, OPT_OP_TIMEOUT, OPT_MOUNT_TIMEOUT,
+	OPT_ALLOW_UNSEALED, OPT_POOL, OPT_CONF, OPT_ID, OPT_KEYRING, OPT_NS_MAP, OPT_OP_TIMEOUT, OPT_MOUNT_TIMEOUT,
 };
 
 static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
@@ -131,6 +135,7 @@ static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 		{ "poll-interval-ns", required_argument, NULL, OPT_POLL },
 		{ "max-conns", required_argument, NULL, OPT_MAX_CONNS },
 		{ "no-sparse-mmap", no_argument, NULL, OPT_NO_SPARSE },
+		{ "allow-unsealed-dma", no_argument, NULL, OPT_ALLOW_UNSEALED },
 		{ "trace", no_argument, NULL, OPT_TRACE },
 		{ "log-level", required_argument, NULL, OPT_LOG },
 		{ "pool", required_argument, NULL, OPT_POOL },
@@ -157,6 +162,7 @@ static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 		case OPT_POLL: rc = nkv_target_size(optarg, &a->poll_ns); break;
 		case OPT_MAX_CONNS: rc = nkv_target_size(optarg, &a->max_conns); break;
 		case OPT_NO_SPARSE: a->no_sparse = 1; break;
+		case OPT_ALLOW_UNSEALED: a->allow_unsealed = 1; break;
 		case OPT_TRACE: a->trace = 1; break;
 		case OPT_LOG:
 			a->log_level = nkv_target_level(optarg);
@@ -344,7 +350,7 @@ int main(int argc, char **argv)
 	so.max_conns = (int)a.max_conns;
 	so.log_level = a.log_level;
 	/* Clients are not trusted: a shrinkable DMA fd could SIGBUS us. */
-	so.require_sealed_dma = 1;
+	so.allow_unsealed_dma = a.allow_unsealed;
 	rc = nkv_vfu_server_start(&so, &srv);
 	if (rc) {
 		fprintf(stderr, "nkv-target: cannot listen on %s: %s\n", a.socket, strerror(-rc));

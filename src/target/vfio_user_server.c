@@ -522,7 +522,7 @@ static int nkv_vfu_fd_sealed(struct nkv_vfu_conn *c, int fd)
 	struct stat st;
 	int seals = fcntl(fd, F_GET_SEALS);
 
-	if (!c->s->o.require_sealed_dma)
+	if (c->s->o.allow_unsealed_dma)
 		return 0;
 	if (seals >= 0 && (seals & F_SEAL_SHRINK))
 		return 0;

@@ -33,13 +33,14 @@ struct nkv_vfu_server_opts {
 	int log_level;			/* NKV_VFU_LOG_*; default ERROR (0) */
 	FILE *log;			/* NULL: stderr */
 	/*
-	 * Refuse DMA_MAP fds the client could shrink behind our back
-	 * (touching a truncated mapping kills the target with SIGBUS): a
-	 * memfd must carry F_SEAL_SHRINK, other shmem/hugetlbfs and on-disk
-	 * files are refused; fixed-size objects (dma-buf, devices) pass.
-	 * nkv-target sets it; see docs/fuzzing.md.
+	 * By default DMA_MAP refuses fds the client could shrink behind our
+	 * back (touching a truncated mapping kills the target with SIGBUS):
+	 * a memfd must carry F_SEAL_SHRINK, other shmem/hugetlbfs and on-disk
+	 * files are refused; fixed-size objects (dma-buf, devices) pass. Set
+	 * this only for clients whose memory cannot be sealed (e.g. QEMU's
+	 * memory-backend-file), accepting that risk. See docs/fuzzing.md.
 	 */
-	int require_sealed_dma;
+	int allow_unsealed_dma;
 };
 
 struct nkv_vfu_server;

@@ -225,7 +225,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s.o.ctrl.max_ioq = 4;
 	s.o.ctrl.mqes = 64;
 	s.o.no_sparse_mmap = data[0] & 1;
-	s.o.require_sealed_dma = 1;
 	s.o.poll_interval_ns = 10000;
 	s.o.log_level = -1;	/* quiet: errors are the point here */
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))

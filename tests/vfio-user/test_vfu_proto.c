@@ -5,6 +5,7 @@
  * server keeps serving others). */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <string.h>
 #include <unistd.h>
@@ -256,9 +257,10 @@ Test(vfu_proto, hostile_dma_maps, .init = up, .fini = down)
 {
 	struct nkv_vfu_dma_map dm = { sizeof(dm), 3, 0, 0x100000, 0x4000 };
 	struct nkv_vfu_dma_unmap du = { sizeof(du), 0, 0x100000, 0x4000 };
-	int fd = raw_negotiated(), mfd = memfd_create("x", 0), fds[2];
+	int fd = raw_negotiated(), mfd = memfd_create("x", MFD_ALLOW_SEALING), fds[2];
 
 	cr_assert_eq(ftruncate(mfd, 0x4000), 0);
+	cr_assert_eq(fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
 	fds[0] = fds[1] = mfd;
 	cr_expect_eq(raw_cmd(fd, NKV_VFU_DMA_MAP, &dm, sizeof(dm), NULL, 0), ENOTSUP);
 	cr_expect_eq(raw_cmd(fd, NKV_VFU_DMA_MAP, &dm, sizeof(dm), fds, 2), EINVAL);

@@ -41,7 +41,7 @@ static void *seal_serve(void *arg)
 	o.ctrl.size = sizeof(o.ctrl);
 	o.ctrl.max_ioq = 2;
 	o.poll_interval_ns = 20000;
-	o.require_sealed_dma = s->strict;
+	o.allow_unsealed_dma = !s->strict;
 	nkv_vfu_serve_fd(&o, s->srv_fd);
 	return NULL;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* vfu_util.c - see vfu_util.h. Every wait here is bounded. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,8 +137,10 @@ static int vt_wait_rdy(struct vt_nvme *n, uint32_t want)
 static int vt_mem(struct vt_nvme *n)
 {
 	n->mem.len = VT_PAGES * NKV_PAGE_SIZE;
-	n->mem.fd = memfd_create("vt-dma", MFD_CLOEXEC);
-	if (n->mem.fd < 0 || ftruncate(n->mem.fd, (off_t)n->mem.len))
+	n->mem.fd = memfd_create("vt-dma", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	/* The target maps only memory that cannot shrink under it. */
+	if (n->mem.fd < 0 || ftruncate(n->mem.fd, (off_t)n->mem.len) ||
+	    fcntl(n->mem.fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW))
 		return -errno;
 	n->mem.va = mmap(NULL, n->mem.len, PROT_READ | PROT_WRITE, MAP_SHARED, n->mem.fd, 0);
 	if (n->mem.va == MAP_FAILED)
