@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
 
 #include "core.h"
 
@@ -100,6 +102,7 @@ struct nkv_tgt_ctrl *nkv_tgt_ctrl_create(struct nkv_subsys *ss,
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
+	c->wake_fd = -1;
 	if (nkv_tgt_opts(c, opts))
 		goto fail;
 	c->ss = ss;
@@ -109,11 +112,14 @@ struct nkv_tgt_ctrl *nkv_tgt_ctrl_create(struct nkv_subsys *ss,
 	c->sq = calloc(nq, sizeof(*c->sq));
 	c->cq = calloc(nq, sizeof(*c->cq));
 	c->qstats = calloc(nq, sizeof(*c->qstats));
-	if (!c->sq || !c->cq || !c->qstats)
+	c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (!c->sq || !c->cq || !c->qstats || c->wake_fd < 0)
 		goto fail;
 	nkv_tgt_regs_init(c);
 	return c;
 fail:
+	if (c->wake_fd >= 0)
+		close(c->wake_fd);
 	free(c->sq);
 	free(c->cq);
 	free(c->qstats);
@@ -151,10 +157,42 @@ void nkv_tgt_ctrl_destroy(struct nkv_tgt_ctrl *c)
 		c->free_cmds = cmd->next;
 		free(cmd);
 	}
+	close(c->wake_fd);
 	free(c->sq);
 	free(c->cq);
 	free(c->qstats);
 	free(c);
+}
+
+int nkv_tgt_ctrl_wake_fd(const struct nkv_tgt_ctrl *c)
+{
+	return c->wake_fd;
+}
+
+/*
+ * Sleeping without losing a completion (a Dekker pair with the push in
+ * handoff.c): announce the sleep, then look at the hand-off stack. A
+ * backend pushes, then looks at the announcement. With both sides
+ * sequentially consistent, either the poller sees the completion and
+ * stays awake, or the backend sees the sleeper and writes the eventfd.
+ */
+int nkv_tgt_ctrl_sleep_begin(struct nkv_tgt_ctrl *c)
+{
+	__atomic_store_n(&c->sleeping, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&c->handoff, __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&c->sleeping, 0, __ATOMIC_RELAXED);
+		return 0;
+	}
+	return 1;
+}
+
+void nkv_tgt_ctrl_sleep_end(struct nkv_tgt_ctrl *c)
+{
+	uint64_t v;
+
+	__atomic_store_n(&c->sleeping, 0, __ATOMIC_RELAXED);
+	while (read(c->wake_fd, &v, sizeof(v)) > 0)
+		;
 }
 
 struct nkv_tgt_cmd *nkv_tgt_cmd_get(struct nkv_tgt_ctrl *c)

@@ -72,6 +72,19 @@ uint32_t nkv_tgt_ctrl_bar0_size(const struct nkv_tgt_ctrl *c);
  * CQE posting. Returns how much work it did (0 = idle), so the caller can
  * back off to sleeping when idle. */
 int nkv_tgt_ctrl_poll(struct nkv_tgt_ctrl *c);
+/*
+ * Sleeping between polls. The transport may sleep (up to its poll
+ * interval: doorbells in shared memory wake nobody) only between
+ * nkv_tgt_ctrl_sleep_begin() returning 1 and nkv_tgt_ctrl_sleep_end(),
+ * and should then also wait for nkv_tgt_ctrl_wake_fd() to become
+ * readable: a backend completing a command writes it. sleep_begin()
+ * returns 0 when a completion is already waiting (do not sleep; no
+ * sleep_end needed).
+ */
+int nkv_tgt_ctrl_wake_fd(const struct nkv_tgt_ctrl *c);
+int nkv_tgt_ctrl_sleep_begin(struct nkv_tgt_ctrl *c);
+void nkv_tgt_ctrl_sleep_end(struct nkv_tgt_ctrl *c);
+
 /* Commands fetched whose completion is not yet posted. */
 uint32_t nkv_tgt_ctrl_inflight(const struct nkv_tgt_ctrl *c);
 /* Is [iova, iova+len) used by a queue or an in-flight command? The

@@ -5,8 +5,12 @@
  * A backend calls op->done() from any thread. done() pushes the command
  * onto a lock-free stack (one CAS); the poll thread takes the whole stack
  * with one exchange and completes the commands in push order. Push-only
- * plus take-all has no ABA problem, so no tags or hazard pointers.
+ * plus take-all has no ABA problem, so no tags or hazard pointers. A
+ * poll thread asleep (nkv_tgt_ctrl_sleep_begin) is woken by an eventfd
+ * write, so waiting on a slow backend costs no CPU.
  */
+#include <unistd.h>
+
 #include "core.h"
 
 void nkv_tgt_handoff_push(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
@@ -19,8 +23,15 @@ void nkv_tgt_handoff_push(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 	do {
 		cmd->next = head;
 	} while (!__atomic_compare_exchange_n(&c->handoff, &head, cmd, 1,
-					      __ATOMIC_RELEASE,
+					      __ATOMIC_SEQ_CST,
 					      __ATOMIC_RELAXED));
+	/* Sequentially consistent with nkv_tgt_ctrl_sleep_begin(): a poll
+	 * thread that announced its sleep before our push gets woken. */
+	if (__atomic_load_n(&c->sleeping, __ATOMIC_SEQ_CST)) {
+		uint64_t one = 1;
+
+		(void)!write(c->wake_fd, &one, sizeof(one));
+	}
 }
 
 void nkv_tgt_be_done(struct nkv_be_op *op)
