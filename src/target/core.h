@@ -118,6 +118,7 @@ struct nkv_tgt_ctrl {
 	struct nkv_tgt_cmd *handoff;	/* lock-free stack, any thread pushes */
 	int wake_fd;			/* eventfd: a completion for a sleeping poller */
 	int sleeping;			/* the poll thread is (about to be) asleep */
+	int pushers;			/* done() calls still touching this struct */
 
 	/* Logs and counters. */
 	struct nkv_error_log errlog[NKV_TGT_ERRLOG];

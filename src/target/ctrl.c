@@ -138,6 +138,9 @@ static void nkv_tgt_wait_inflight(struct nkv_tgt_ctrl *c)
 		if (!nkv_tgt_handoff_drain(c))
 			nanosleep(&ts, NULL);
 	}
+	/* Every command is back; a done() may still be leaving push. */
+	for (i = 0; i < 30000 && __atomic_load_n(&c->pushers, __ATOMIC_ACQUIRE); i++)
+		nanosleep(&ts, NULL);
 	if (c->inflight)
 		fprintf(stderr, "nkv-target: %u commands still held by a backend "
 			"at destroy; leaking them\n", c->inflight);

@@ -15,8 +15,12 @@
 
 void nkv_tgt_handoff_push(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 {
-	struct nkv_tgt_cmd *head = __atomic_load_n(&c->handoff, __ATOMIC_RELAXED);
+	struct nkv_tgt_cmd *head;
 
+	/* Once pushed, the command may be drained and the controller freed
+	 * by the poll thread: destroy waits until no pusher is inside. */
+	__atomic_add_fetch(&c->pushers, 1, __ATOMIC_SEQ_CST);
+	head = __atomic_load_n(&c->handoff, __ATOMIC_RELAXED);
 	/* Release: the backend's results (status, dw0, data written to the
 	 * client's buffers) are visible before the command is. Pairs with
 	 * the acquire exchange in nkv_tgt_handoff_drain(). */
@@ -32,6 +36,7 @@ void nkv_tgt_handoff_push(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 
 		(void)!write(c->wake_fd, &one, sizeof(one));
 	}
+	__atomic_sub_fetch(&c->pushers, 1, __ATOMIC_RELEASE);
 }
 
 void nkv_tgt_be_done(struct nkv_be_op *op)
