@@ -56,7 +56,7 @@ def plot(rows, out_dir):
         for r in rows:
             f.write("%d %.1f %.3f %.3f\n" % (r["batch"], r["iops"], r["p99_us"], r["p50_us"]))
     script = """
-set terminal pngcairo size 900,540 font ",11" noenhanced
+set terminal pngcairo size 900,580 font ",11" noenhanced
 set output '%s'
 set title 'nkv-bench: 4 KiB Retrieve vs batch size (cpu engine, embedded nkv-target)'
 set xlabel 'batch size (lanes per SQ doorbell)'
@@ -69,7 +69,8 @@ set ytics nomirror
 set y2tics
 set yrange [0:*]
 set logscale y2 10
-set key top right box opaque
+set key below horizontal box
+set bmargin 6
 set grid ytics
 plot '%s' using 1:($2/1000) with linespoints lw 2 pt 7 title 'IOPS (k, left)', \\
      '' using 1:3 axes x1y2 with linespoints lw 2 pt 5 dt 2 title 'p99 latency (us, right)', \\
@@ -128,7 +129,7 @@ def main():
     print("(a) batch-1 4 KiB Retrieve round trip vs cache-line ping-pong round trip")
     print("    Retrieve p50 %.1f us, p99 %.1f us; ping-pong p50 %d ns, p99 %d ns" %
           (l50 / 1e3, l99 / 1e3, rtt["p50_ns"], rtt["p99_ns"]))
-    print("    ratio p50 %.0fx, p99 %.0fx" % (l50 / max(rtt["p50_ns"], 1), l99 / max(rtt["p99_ns"], 1)))
+    print("    ratio p50 %.1fx, p99 %.1fx" % (l50 / max(rtt["p50_ns"], 1), l99 / max(rtt["p99_ns"], 1)))
     print("(b) 4 KiB Retrieve IOPS vs single-core memcpy of 4 KiB blocks (%.2f M blocks/s)" %
           (mc["blocks_per_s"] / 1e6))
     print("(c) SQ doorbells per command")
