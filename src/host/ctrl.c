@@ -489,12 +489,28 @@ int nkv_ctrl_connect(const char *uri, const struct nkv_ctrl_opts *opts,
 	return 0;
 }
 
+/*
+ * Before a teardown touches registers: a controller that went away (a
+ * pcie device unbound from nkv.ko loses its register mapping, and a store
+ * to it raises SIGBUS) gets none from now on, only the memory cleanup.
+ */
+void nkv_h_check_gone(struct nkv_ctrl *c)
+{
+	if (c->dead || !c->ops->alive || !c->ops->alive(c->tr))
+		return;
+	c->dead = 1;
+	__atomic_store_n(&c->gone, 1, __ATOMIC_RELEASE);
+}
+
 void nkv_ctrl_close(struct nkv_ctrl *c)
 {
 	uint32_t q;
 
 	if (!c)
 		return;
+	pthread_mutex_lock(&c->lock);
+	nkv_h_check_gone(c);
+	pthread_mutex_unlock(&c->lock);
 	for (q = 1; q <= c->granted; q++)
 		if (c->qps[q])
 			nkv_qpair_destroy(c->qps[q]);

@@ -110,6 +110,8 @@ struct nkv_ctrl {
 	struct nkv_tr *tr;
 	pthread_mutex_t lock;	/* admin queue, queue ids, create/destroy */
 	int dead;		/* admin timeout / transport gone: -ENOTCONN */
+	int gone;		/* close found it unreachable: no register access
+				 * at all (atomic: the forwarder reads it) */
 	int trace;
 	uint32_t timeout_ms;	/* admin and bring-up bound */
 	uint32_t io_timeout_ms;	/* sync API default */
@@ -151,6 +153,10 @@ struct nkv_qpair {
 	uint32_t timeout_ms;
 	uint64_t poll_budget;
 };
+
+/* ---- teardown (ctrl.c) ---- */
+/* Mark a controller that went away dead and gone; caller holds c->lock. */
+void nkv_h_check_gone(struct nkv_ctrl *c);
 
 /* ---- admin queue (admin.c) ---- */
 int nkv_h_admin_init(struct nkv_ctrl *c, uint32_t depth);

@@ -71,6 +71,9 @@ static int nkv_h_fwd_write(void *arg, uint32_t off, uint32_t val)
 	uint32_t idx = (off - NKV_REG_DBS) / c->db_stride;
 	int rc = 0;
 
+	/* An unbound pcie device's mapping is gone: a store would SIGBUS. */
+	if (__atomic_load_n(&c->gone, __ATOMIC_ACQUIRE))
+		return -ENOTCONN;
 	if (c->dbmap)
 		__atomic_store_n(&c->dbmap[(off - NKV_REG_DBS) / 4u], val, __ATOMIC_RELEASE);
 	else

@@ -294,10 +294,12 @@ void nkv_qpair_destroy(struct nkv_qpair *q)
 		return;
 	c = q->c;
 	pthread_mutex_lock(&c->lock);
+	nkv_h_check_gone(c);
 	/* The last doorbell values out, then the queues go. */
-	nkv_h_db_flush(c);
-	if (!c->dead)
+	if (!c->dead) {
+		nkv_h_db_flush(c);
 		nkv_h_queues_delete(q);
+	}
 	c->qps[q->qid] = NULL;
 	nkv_h_qp_free(q);
 	pthread_mutex_unlock(&c->lock);

@@ -127,6 +127,15 @@ case_unbind() {
 	[ -z "$(driver_of "$PCI")" ] && [ ! -e /dev/nkv0 ] && dmesg | grep -q "unbound while open"
 }
 
+# Bound to nkv again, opened through the library, then unbound under it:
+# the library's teardown must not touch the vanished register mapping.
+case_libunbind() {
+	echo "$PCI" > /sys/bus/pci/drivers_probe
+	wait_for /dev/nkv0 || return 1
+	$T libunbind pcie:/dev/nkv0 "$PCI" || return 1
+	[ -z "$(driver_of "$PCI")" ] && [ ! -e /dev/nkv0 ]
+}
+
 # Give the controller back to nvme and read what nkv wrote through the
 # kernel's block device.
 case_handback() {
@@ -159,6 +168,7 @@ run_boot() {
 		done
 		run_case kill case_kill
 		run_case unbind case_unbind
+		run_case libunbind case_libunbind
 		run_case handback case_handback
 		run_case admin-nvme case_admin_nvme
 		run_case dmesg case_dmesg

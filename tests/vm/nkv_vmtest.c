@@ -23,10 +23,12 @@
  * every failure prints one "FAIL:" line.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "nkv_cpu.h"
 #include "nkv_dev.h"
@@ -412,6 +414,28 @@ static int vt_mode_hammer(const char *uri)
 	FAIL("hammer was not killed within %u s", VT_HAMMER_MS / 1000u);
 }
 
+/*
+ * The library holds the controller (queue pairs, forwarder with mode 0x4)
+ * when the device is unbound from nkv.ko underneath it: the register
+ * mapping is gone, so teardown must not touch it (a store would SIGBUS).
+ */
+static int vt_mode_libunbind(const char *uri, const char *pciaddr)
+{
+	struct vt_lib l;
+	struct vt_job j;
+	int fd;
+
+	if (vt_lib_open(&l, &j, uri, NKV_MEM_DB))
+		return -1;
+	fd = open("/sys/bus/pci/drivers/nkv/unbind", O_WRONLY);
+	if (fd < 0 || write(fd, pciaddr, strlen(pciaddr)) < 0)
+		FAIL("unbind %s: %s", pciaddr, strerror(errno));
+	close(fd);
+	vt_lib_close(&l);
+	printf("ok: queue pairs and controller closed after unbind, no fault\n");
+	return 0;
+}
+
 static int vt_parse_mode(const char *s, uint32_t *mode)
 {
 	char *end;
@@ -438,9 +462,11 @@ int main(int argc, char **argv)
 		ret = vt_mode_badargs(argv[2]);
 	} else if (argc == 4 && !strcmp(argv[1], "unbind")) {
 		ret = vt_mode_unbind(argv[2], argv[3]);
+	} else if (argc == 4 && !strcmp(argv[1], "libunbind")) {
+		ret = vt_mode_libunbind(argv[2], argv[3]);
 	} else {
 		fprintf(stderr, "usage: %s rw URI EXPECT MODE [iommu] | hammer URI | "
-			"badargs DEV | unbind DEV PCIADDR\n", argv[0]);
+			"badargs DEV | unbind DEV PCIADDR | libunbind URI PCIADDR\n", argv[0]);
 	}
 	return ret ? 1 : 0;
 }

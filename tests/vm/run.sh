@@ -22,7 +22,7 @@ BOOTS=("$@")
 PASSED=0 FAILED=0 SKIPPED=0
 
 declare -A CASES=(
-	[noiommu]="modules bind admin refuse badargs rw-m0 rw-m8 rw-m4 rw-mf kill unbind handback admin-nvme dmesg"
+	[noiommu]="modules bind admin refuse badargs rw-m0 rw-m8 rw-m4 rw-mf kill unbind libunbind handback admin-nvme dmesg"
 	[iommu]="modules bind rw-m0 rw-m8 rw-m4 kill handback dmesg"
 )
 
