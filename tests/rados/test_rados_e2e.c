@@ -729,25 +729,8 @@ Test(e2e, frozen_osd_bounded_and_durable)
 	free(s.st);
 }
 
-/* One cluster for the binary, started after Criterion parsed its
- * arguments (--list or --help start nothing). */
+/* One cluster for the whole binary (see ceph_cluster.h). */
 int main(int argc, char *argv[])
 {
-	struct criterion_test_set *tests = criterion_initialize();
-	struct nkv_test_cluster c = { 0 };
-	char why[1024];
-	int rv = 0;
-
-	if (criterion_handle_args(argc, argv, true)) {
-		if (nkv_test_cluster_start(&c, NULL, why, sizeof(why)) == 0) {
-			setenv("NKV_TEST_CEPH_CONF", c.conf, 1);
-		} else {
-			fprintf(stderr, "test_rados_e2e: %s\n", why);
-			setenv("NKV_TEST_CEPH_SKIP", why, 1);
-		}
-		rv = !criterion_run_all_tests(tests);
-		nkv_test_cluster_stop(&c);
-	}
-	criterion_finalize(tests);
-	return rv;
+	return nkv_test_cluster_main(argc, argv, "test_rados_e2e");
 }

@@ -3,6 +3,8 @@
  * ceph_cluster.c - start and stop the test cluster through the project's
  * script, so tests exercise exactly what developers run.
  */
+#include <criterion/criterion.h>
+
 #include "ceph_cluster.h"
 
 #include <limits.h>
@@ -125,4 +127,25 @@ pid_t nkv_test_cluster_osd_pid(const struct nkv_test_cluster *c)
 		pid = -1;
 	fclose(f);
 	return (pid_t)pid;
+}
+
+int nkv_test_cluster_main(int argc, char *argv[], const char *name)
+{
+	struct criterion_test_set *tests = criterion_initialize();
+	struct nkv_test_cluster c = { 0 };
+	char why[1024];
+	int rv = 0;
+
+	if (criterion_handle_args(argc, argv, true)) {
+		if (nkv_test_cluster_start(&c, NULL, why, sizeof(why)) == 0) {
+			setenv("NKV_TEST_CEPH_CONF", c.conf, 1);
+		} else {
+			fprintf(stderr, "%s: %s\n", name, why);
+			setenv("NKV_TEST_CEPH_SKIP", why, 1);
+		}
+		rv = !criterion_run_all_tests(tests);
+		nkv_test_cluster_stop(&c);
+	}
+	criterion_finalize(tests);
+	return rv;
 }

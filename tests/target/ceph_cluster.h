@@ -22,6 +22,15 @@ int nkv_test_cluster_start(struct nkv_test_cluster *c, const char *extra,
 void nkv_test_cluster_stop(struct nkv_test_cluster *c);
 /* PID of the cluster's OSD, or -1. */
 pid_t nkv_test_cluster_osd_pid(const struct nkv_test_cluster *c);
+/*
+ * A Criterion main for suites that share one cluster: it starts one after
+ * Criterion parsed its arguments (so --list or --help start nothing),
+ * tells the test workers through NKV_TEST_CEPH_CONF (or, when no cluster
+ * can start, NKV_TEST_CEPH_SKIP with the reason, for cr_skip_test), runs
+ * the tests and stops it. name prefixes the message.
+ */
+int nkv_test_cluster_main(int argc, char *argv[], const char *name);
+
 /* Run a shell command line with a time limit; returns its exit status
  * (124 on timeout), output (stdout+stderr) into out when out != NULL. */
 int nkv_test_sh(int timeout_s, char *out, size_t outlen, const char *fmt, ...)
