@@ -506,6 +506,18 @@ NKV_HD int nkv_prep_retrieve_slot(struct nkv_sqe *sqe, const struct nkv_dev_qp *
 				 nkv_dev_slot_prp2(s, s->size));
 }
 
+/* List from @key (@klen 0: the beginning) into value slot @i, all of it. */
+NKV_HD int nkv_prep_list_slot(struct nkv_sqe *sqe, const struct nkv_dev_qp *qp,
+			      uint32_t i, uint32_t nsid, const void *key, uint32_t klen)
+{
+	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, i);
+
+	if (!s)
+		return NKV_EINVAL;
+	return nkv_prep_list(sqe, nsid, 0, key, klen, s->size, s->prp1,
+			     nkv_dev_slot_prp2(s, s->size));
+}
+
 /* ------------------------------------------------------------------ */
 /* Leader-only queue operations: one lane of the owning wave at a time.  */
 /* ------------------------------------------------------------------ */

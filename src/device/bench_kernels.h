@@ -145,8 +145,6 @@ NKV_HD int64_t nkv_bk_check(const uint8_t *p, uint32_t len, uint32_t seed)
 NKV_DEV int nkv_bk_prep(const struct nkv_dev_qp *qp, const struct nkv_bk_args *a,
 			const struct nkv_bk_key *k, uint32_t slot, struct nkv_sqe *sqe)
 {
-	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, slot);
-
 	switch (a->opc) {
 	case NKV_KV_STORE:
 		return nkv_prep_store_slot(sqe, qp, slot, a->nsid, k->key, k->len, 0,
@@ -158,9 +156,7 @@ NKV_DEV int nkv_bk_prep(const struct nkv_dev_qp *qp, const struct nkv_bk_args *a
 	case NKV_KV_EXIST:
 		return nkv_prep_exist(sqe, a->nsid, 0, k->key, k->len);
 	case NKV_KV_LIST:
-		if (!s)
-			return NKV_EINVAL;
-		return nkv_prep_list(sqe, a->nsid, 0, k->key, k->len, s->size, s->prp1, s->prp2);
+		return nkv_prep_list_slot(sqe, qp, slot, a->nsid, k->key, k->len);
 	default:
 		return NKV_EINVAL;
 	}

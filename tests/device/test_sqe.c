@@ -202,4 +202,8 @@ Test(sqe, slot_prp2_by_length)
 	cr_expect_eq(s.prp2, 0x900000u);
 	cr_assert_eq(nkv_prep_retrieve_slot(&s, &qp, 0, 1, "k", 1), 0);
 	cr_expect_eq(s.prp2, 0x900000u);
+	cr_assert_eq(nkv_prep_list_slot(&s, &qp, 0, 1, NULL, 0), 0);
+	cr_expect_eq(s.cdw10, 65536u);
+	cr_expect_eq(s.prp2, 0x900000u);
+	cr_expect_eq(nkv_prep_list_slot(&s, &qp, 1, 1, NULL, 0), NKV_EINVAL);
 }
