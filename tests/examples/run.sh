@@ -70,6 +70,15 @@ else
 		lib/libnkv.so.0 bin/nkv-bench bin/nkv-target share/man/man1/nkv-bench.1; do
 		[ -e "$DEST$PREFIX/$f" ] || { result "installed-$f" 1 missing; }
 	done
+	# The shared library exports exactly the functions the public headers
+	# declare (src/libnkv.map): nothing internal, nothing missing.
+	exported=$(nm -D --defined-only "$DEST$PREFIX/lib/libnkv.so.0" | awk '$2 == "T" { print $3 }' |
+		sed 's/@.*//' | sort)
+	declared=$(grep -ohE '\bnkv_[a-z0-9_]+\(' include/nkv_host.h include/nkv_cpu.h |
+		tr -d '(' | sort -u)
+	[ "$exported" = "$declared" ]
+	result exports $? "only in the .so: $(comm -23 <(echo "$exported") <(echo "$declared") | xargs)
+		only declared: $(comm -13 <(echo "$exported") <(echo "$declared") | xargs)"
 	flags=$(pkg-config --cflags --libs --static nkv)
 	cp examples/batch_store_retrieve_cpu.c examples/ex_host.h examples/kv_kernels.h "$TMP/"
 	if cc -std=c11 -O2 -Wall -Werror "$TMP/batch_store_retrieve_cpu.c" $flags -o "$TMP/ex_installed" \
