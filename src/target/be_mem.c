@@ -2,11 +2,12 @@
 /*
  * be_mem.c - the memory backend (see be_mem.h).
  *
- * The KV map is a sorted array of entries under an rwlock: lookups and
- * List are O(log n) to seek and share the lock; Store and Delete take it
- * exclusively (an insert moves pointers, memmove-fast for the key counts
- * a reference target holds). Values are copied in and out of the client's
- * segments outside the lock where possible.
+ * The KV map is an ordered B+ tree (kvmap.h) under an rwlock: lookups
+ * and List seek in O(log n) and share the lock; Store and Delete take it
+ * exclusively, also O(log n), so keys arriving in random order (content
+ * hashes, as an LLM KV cache makes them) cost the same as sorted ones.
+ * Each entry is one allocation (size + value bytes), filled from the
+ * client's segments before the lock and freed after it.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -14,20 +15,18 @@
 #include <string.h>
 
 #include "be_mem.h"
+#include "kvmap.h"
 
+/* The map's value: the stored bytes (the key lives in the map). */
 struct nkv_mem_ent {
-	uint8_t klen;
-	uint8_t key[NKV_KEY_MAX];
 	uint32_t size;
-	uint8_t *val;
+	uint8_t val[];
 };
 
 struct nkv_be_mem {
 	struct nkv_be be;
 	pthread_rwlock_t lock;
-	struct nkv_mem_ent **ent;	/* sorted */
-	size_t n;
-	size_t cap;
+	struct nkv_kvmap map;		/* key -> struct nkv_mem_ent */
 	uint64_t bytes;
 	uint8_t *blocks;		/* NVM flavour */
 	/* Worker mode: FIFO of ops. */
@@ -43,34 +42,6 @@ struct nkv_be_mem {
 static uint16_t nkv_mem_st(uint8_t sc)
 {
 	return NKV_STATUS(NKV_SCT_GENERIC, sc);
-}
-
-static int nkv_mem_cmp(const uint8_t *a, uint8_t al, const uint8_t *b, uint8_t bl)
-{
-	int r = memcmp(a, b, al < bl ? al : bl);
-
-	return r ? r : (int)al - (int)bl;
-}
-
-/* First entry not below (key, klen). */
-static size_t nkv_mem_seek(const struct nkv_be_mem *m, const uint8_t *key, uint8_t klen)
-{
-	size_t lo = 0, hi = m->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (nkv_mem_cmp(m->ent[mid]->key, m->ent[mid]->klen, key, klen) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static int nkv_mem_found(const struct nkv_be_mem *m, size_t i, const struct nkv_be_op *op)
-{
-	return i < m->n && !nkv_mem_cmp(m->ent[i]->key, m->ent[i]->klen, op->key, op->klen);
 }
 
 static void nkv_mem_gather(uint8_t *dst, const struct nkv_be_op *op, uint64_t len)
@@ -99,84 +70,52 @@ static void nkv_mem_scatter(const struct nkv_be_op *op, const uint8_t *src, uint
 	}
 }
 
-static int nkv_mem_grow(struct nkv_be_mem *m)
-{
-	size_t cap = m->cap ? m->cap * 2 : 64;
-	struct nkv_mem_ent **e;
-
-	if (m->n < m->cap)
-		return 0;
-	e = realloc(m->ent, cap * sizeof(*e));
-	if (!e)
-		return -ENOMEM;
-	m->ent = e;
-	m->cap = cap;
-	return 0;
-}
-
-/* Store under the write lock; buf (len bytes) is consumed on success. */
+/* Store under the write lock; e is consumed on success (*old, the
+ * replaced entry, is the caller's to free after unlocking). */
 static uint16_t nkv_mem_store_locked(struct nkv_be_mem *m, struct nkv_be_op *op,
-				     uint8_t *buf)
+				     struct nkv_mem_ent *e, void **old)
 {
-	size_t i = nkv_mem_seek(m, op->key, op->klen);
-	int found = nkv_mem_found(m, i, op);
-	uint64_t old = found ? m->ent[i]->size : 0;
-	struct nkv_mem_ent *e;
+	const struct nkv_mem_ent *cur = nkv_kvmap_find(&m->map, op->key, op->klen);
+	uint64_t osize = cur ? cur->size : 0;
 
-	if ((op->options & NKV_STORE_MUST_EXIST) && !found)
+	if ((op->options & NKV_STORE_MUST_EXIST) && !cur)
 		return nkv_mem_st(NKV_SC_KV_KEY_NOT_EXISTS);
-	if ((op->options & NKV_STORE_MUST_NOT_EXIST) && found)
+	if ((op->options & NKV_STORE_MUST_NOT_EXIST) && cur)
 		return nkv_mem_st(NKV_SC_KV_KEY_EXISTS);
-	if (m->bytes - old + op->len > m->be.capacity ||
-	    (!found && m->be.max_keys && m->n >= m->be.max_keys))
+	if (m->bytes - osize + op->len > m->be.capacity ||
+	    (!cur && m->be.max_keys && m->map.count >= m->be.max_keys))
 		return nkv_mem_st(NKV_SC_CAPACITY_EXCEEDED);
-	if (found) {
-		e = m->ent[i];
-		free(e->val);
-	} else {
-		e = calloc(1, sizeof(*e));
-		if (!e || nkv_mem_grow(m)) {
-			free(e);
-			return nkv_mem_st(NKV_SC_INTERNAL);
-		}
-		e->klen = op->klen;
-		memcpy(e->key, op->key, op->klen);
-		memmove(&m->ent[i + 1], &m->ent[i], (m->n - i) * sizeof(e));
-		m->ent[i] = e;
-		m->n++;
-	}
-	e->val = buf;
-	e->size = (uint32_t)op->len;
-	m->bytes = m->bytes - old + op->len;
+	if (nkv_kvmap_insert(&m->map, op->key, op->klen, e, old) < 0)
+		return nkv_mem_st(NKV_SC_INTERNAL);
+	m->bytes = m->bytes - osize + op->len;
 	return 0;
 }
 
 static uint16_t nkv_mem_store(struct nkv_be_mem *m, struct nkv_be_op *op)
 {
-	uint8_t *buf = malloc(op->len);
+	struct nkv_mem_ent *e = malloc(sizeof(*e) + op->len);
+	void *old = NULL;
 	uint16_t st;
 
-	if (!buf)
+	if (!e)
 		return nkv_mem_st(NKV_SC_INTERNAL);
-	nkv_mem_gather(buf, op, op->len);
+	e->size = (uint32_t)op->len;
+	nkv_mem_gather(e->val, op, op->len);
 	pthread_rwlock_wrlock(&m->lock);
-	st = nkv_mem_store_locked(m, op, buf);
+	st = nkv_mem_store_locked(m, op, e, &old);
 	pthread_rwlock_unlock(&m->lock);
-	if (st)
-		free(buf);
+	free(st ? e : old);
 	return st;
 }
 
 static uint16_t nkv_mem_retrieve(struct nkv_be_mem *m, struct nkv_be_op *op)
 {
-	size_t i;
+	const struct nkv_mem_ent *e;
 	uint16_t st = 0;
 
 	pthread_rwlock_rdlock(&m->lock);
-	i = nkv_mem_seek(m, op->key, op->klen);
-	if (nkv_mem_found(m, i, op)) {
-		const struct nkv_mem_ent *e = m->ent[i];
-
+	e = nkv_kvmap_find(&m->map, op->key, op->klen);
+	if (e) {
 		op->dw0 = e->size;	/* the full size, even when truncated */
 		nkv_mem_scatter(op, e->val, e->size < op->len ? e->size : op->len);
 	} else {
@@ -188,21 +127,15 @@ static uint16_t nkv_mem_retrieve(struct nkv_be_mem *m, struct nkv_be_op *op)
 
 static uint16_t nkv_mem_delete(struct nkv_be_mem *m, struct nkv_be_op *op)
 {
-	struct nkv_mem_ent *e = NULL;
-	size_t i;
+	struct nkv_mem_ent *e;
 
 	pthread_rwlock_wrlock(&m->lock);
-	i = nkv_mem_seek(m, op->key, op->klen);
-	if (nkv_mem_found(m, i, op)) {
-		e = m->ent[i];
-		memmove(&m->ent[i], &m->ent[i + 1], (m->n - i - 1) * sizeof(e));
-		m->n--;
+	e = nkv_kvmap_delete(&m->map, op->key, op->klen);
+	if (e)
 		m->bytes -= e->size;
-	}
 	pthread_rwlock_unlock(&m->lock);
 	if (!e)
 		return nkv_mem_st(NKV_SC_KV_KEY_NOT_EXISTS);
-	free(e->val);
 	free(e);
 	return 0;
 }
@@ -212,7 +145,7 @@ static uint16_t nkv_mem_exist(struct nkv_be_mem *m, struct nkv_be_op *op)
 	int found;
 
 	pthread_rwlock_rdlock(&m->lock);
-	found = nkv_mem_found(m, nkv_mem_seek(m, op->key, op->klen), op);
+	found = nkv_kvmap_find(&m->map, op->key, op->klen) != NULL;
 	pthread_rwlock_unlock(&m->lock);
 	return found ? 0 : nkv_mem_st(NKV_SC_KV_KEY_NOT_EXISTS);
 }
@@ -222,19 +155,20 @@ static uint16_t nkv_mem_list(struct nkv_be_mem *m, struct nkv_be_op *op)
 {
 	uint8_t *buf = calloc(1, op->len);
 	uint32_t count = 0, off = NKV_LIST_HDR_SIZE;
-	size_t i;
+	struct nkv_kvmap_cursor c;
+	int more;
 
 	if (!buf)
 		return nkv_mem_st(NKV_SC_INTERNAL);
 	pthread_rwlock_rdlock(&m->lock);
-	for (i = nkv_mem_seek(m, op->key, op->klen); i < m->n; i++) {
-		const struct nkv_mem_ent *e = m->ent[i];
-		uint16_t kl = e->klen;
+	for (more = nkv_kvmap_seek(&m->map, &c, op->key, op->klen); more > 0;
+	     more = nkv_kvmap_next(&c)) {
+		uint16_t kl = c.klen;
 
 		if (off + nkv_list_entry_size(kl) > op->len)
 			break;
 		memcpy(buf + off, &kl, 2);
-		memcpy(buf + off + 2, e->key, kl);
+		memcpy(buf + off + 2, c.key, kl);
 		off += nkv_list_entry_size(kl);
 		count++;
 	}
@@ -364,7 +298,7 @@ static uint64_t nkv_mem_keys(struct nkv_be *be)
 	uint64_t v;
 
 	pthread_rwlock_rdlock(&m->lock);
-	v = m->n;
+	v = m->map.count;
 	pthread_rwlock_unlock(&m->lock);
 	return v;
 }
@@ -372,8 +306,6 @@ static uint64_t nkv_mem_keys(struct nkv_be *be)
 static void nkv_mem_destroy(struct nkv_be *be)
 {
 	struct nkv_be_mem *m = (struct nkv_be_mem *)be;
-	size_t i;
-
 	if (m->worker) {
 		pthread_mutex_lock(&m->qlock);
 		m->stop = 1;
@@ -383,12 +315,8 @@ static void nkv_mem_destroy(struct nkv_be *be)
 		pthread_mutex_destroy(&m->qlock);
 		pthread_cond_destroy(&m->qcond);
 	}
-	for (i = 0; i < m->n; i++) {
-		free(m->ent[i]->val);
-		free(m->ent[i]);
-	}
+	nkv_kvmap_fini(&m->map, free);
 	pthread_rwlock_destroy(&m->lock);
-	free(m->ent);
 	free(m->q);
 	free(m->blocks);
 	free(m);
@@ -437,6 +365,7 @@ struct nkv_be *nkv_be_mem_create(const struct nkv_be_mem_opts *o)
 	if (!m)
 		return NULL;
 	pthread_rwlock_init(&m->lock, NULL);
+	nkv_kvmap_init(&m->map);
 	rc = nkv_mem_setup(m, o);
 	if (!rc && o->worker) {
 		pthread_mutex_init(&m->qlock, NULL);
