@@ -26,6 +26,12 @@ enum nkv_bench_engine {
 	NKV_BENCH_ENGINE_GPU = 2,
 };
 
+/* How generated keys are made (--key-order). */
+enum nkv_bench_key_order {
+	NKV_BENCH_KEYS_SEQ = 0,		/* PREFIX + zero-padded index: sorted */
+	NKV_BENCH_KEYS_HASH = 1,	/* 16-byte hash of (PREFIX, index): random */
+};
+
 struct nkv_bench_opts {
 	uint8_t opc;			/* NKV_KV_* */
 	const char *op_name;
@@ -34,6 +40,7 @@ struct nkv_bench_opts {
 	uint32_t num_keys;
 	int keys_given;			/* --keys used */
 	const char *key_prefix;
+	int key_order;			/* enum nkv_bench_key_order */
 	uint32_t batch;
 	uint32_t value_size;
 	uint32_t buf_size;		/* bytes per value slot */
@@ -56,6 +63,9 @@ int nkv_bench_parse(int argc, char **argv, struct nkv_bench_opts *o);
 void nkv_bench_opts_free(struct nkv_bench_opts *o);
 void nkv_bench_usage(FILE *f);
 const char *nkv_bench_op_name(uint8_t opc);
+const char *nkv_bench_key_order_name(int order);
+/* Key i of --key-order hash: 16 bytes of a hash of (prefix, i). */
+void nkv_bench_hash_key(const char *prefix, uint64_t i, uint8_t key[NKV_KEY_MAX]);
 
 /* The embedded nkv-target: a thread of this process on a private socket. */
 struct nkv_bench_target;

@@ -22,6 +22,9 @@ void nkv_bench_usage(FILE *f)
 	      "  --keys K[,K...] [K...] explicit keys (1..16 bytes each)\n"
 	      "  --num-keys N           generated keys PREFIX0..PREFIXn (default 1024)\n"
 	      "  --key-prefix P         prefix of generated keys (default nkvb-)\n"
+	      "  --key-order seq|hash   generated keys: seq = PREFIX + index, sorted (default);\n"
+	      "                         hash = 16-byte hash of (PREFIX, index), random order,\n"
+	      "                         as an LLM KV cache keys blocks by content\n"
 	      "  --batch-size B         lanes per doorbell = the wave size, 1..64 (default 64)\n"
 	      "  --value-size SIZE      bytes per value (default 4096)\n"
 	      "  --data-buffer-size SIZE bytes per value buffer (default: value size, page rounded)\n"
@@ -43,6 +46,7 @@ void nkv_bench_usage(FILE *f)
 	      "examples:\n"
 	      "  nkv-bench --kv-op retrieve --memory-mode 8\n"
 	      "  nkv-bench --kv-op store --num-keys 4096 --batch-size 32 --num-queues 2\n"
+	      "  nkv-bench --kv-op store --num-keys 200000 --value-size 64 --key-order hash\n"
 	      "  nkv-bench --kv-op exist --keys gpukey01,gpukey02 --batch-size 2\n"
 	      "  nkv-bench --kv-op retrieve --target vfio-user:/tmp/nkv.sock --json\n", f);
 }
@@ -124,14 +128,61 @@ static int nkv_bench_add_keys(struct nkv_bench_opts *o, const char *s)
 	}
 }
 
-/* PREFIX + zero-padded decimal index, as wide as the largest index. */
+const char *nkv_bench_key_order_name(int order)
+{
+	return order == NKV_BENCH_KEYS_HASH ? "hash" : "seq";
+}
+
+/* splitmix64's output function: a bijection on 64 bits that mixes well. */
+static uint64_t nkv_bench_mix(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/*
+ * FNV-1a of the prefix seeds the stream; the first word is a bijection
+ * of i (so no two indexes share a key), the second one more round of the
+ * mixer. Stand-in for a content hash: stable, uniform, not cryptographic.
+ */
+void nkv_bench_hash_key(const char *prefix, uint64_t i, uint8_t key[NKV_KEY_MAX])
+{
+	uint64_t h = 0xcbf29ce484222325ull, a, b;
+	const char *p;
+	int j;
+
+	for (p = prefix; *p; p++)
+		h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+	a = nkv_bench_mix(h + (i + 1) * 0x9e3779b97f4a7c15ull);
+	b = nkv_bench_mix(a + 0x9e3779b97f4a7c15ull);
+	for (j = 0; j < 8; j++) {
+		key[j] = (uint8_t)(a >> (8 * j));
+		key[8 + j] = (uint8_t)(b >> (8 * j));
+	}
+}
+
+static int nkv_bench_gen_hash_keys(struct nkv_bench_opts *o, uint64_t n)
+{
+	uint64_t i;
+
+	for (i = 0; i < n; i++) {
+		nkv_bench_hash_key(o->key_prefix, i, o->keys[i].key);
+		o->keys[i].len = NKV_KEY_MAX;
+	}
+	o->num_keys = (uint32_t)n;
+	return 0;
+}
+
+/* PREFIX + zero-padded decimal index, as wide as the largest index; or
+ * with --key-order hash, a hash of the two. */
 static int nkv_bench_gen_keys(struct nkv_bench_opts *o, uint64_t n)
 {
 	size_t plen = strlen(o->key_prefix);
 	int width = snprintf(NULL, 0, "%llu", (unsigned long long)(n ? n - 1 : 0));
 	uint64_t i;
 
-	if (plen + (size_t)width > NKV_KEY_MAX) {
+	if (o->key_order == NKV_BENCH_KEYS_SEQ && plen + (size_t)width > NKV_KEY_MAX) {
 		fprintf(stderr, "nkv-bench: --key-prefix '%s' (%zu bytes) + %d digits for %llu keys "
 			"makes keys of %zu bytes; keys are at most 16 bytes\n", o->key_prefix, plen,
 			width, (unsigned long long)n, plen + (size_t)width);
@@ -142,6 +193,8 @@ static int nkv_bench_gen_keys(struct nkv_bench_opts *o, uint64_t n)
 		fprintf(stderr, "nkv-bench: out of memory for %llu keys\n", (unsigned long long)n);
 		return NKV_BENCH_EXIT_USAGE;
 	}
+	if (o->key_order == NKV_BENCH_KEYS_HASH)
+		return nkv_bench_gen_hash_keys(o, n);
 	for (i = 0; i < n; i++) {
 		char buf[40];
 		int len = snprintf(buf, sizeof(buf), "%s%0*llu", o->key_prefix, width,
@@ -157,7 +210,7 @@ static int nkv_bench_gen_keys(struct nkv_bench_opts *o, uint64_t n)
 enum {
 	OPT_OP = 256, OPT_MODE, OPT_KEYS, OPT_NUM_KEYS, OPT_PREFIX, OPT_BATCH, OPT_VSIZE,
 	OPT_BSIZE, OPT_QLEN, OPT_NQ, OPT_ITER, OPT_SEED, OPT_VERIFY, OPT_NO_VERIFY,
-	OPT_POLL, OPT_ENGINE, OPT_TARGET, OPT_TIMEOUT, OPT_JSON, OPT_QUIET,
+	OPT_POLL, OPT_ENGINE, OPT_TARGET, OPT_TIMEOUT, OPT_JSON, OPT_QUIET, OPT_KEY_ORDER,
 };
 
 static const struct option nkv_bench_lopts[] = {
@@ -181,6 +234,7 @@ static const struct option nkv_bench_lopts[] = {
 	{ "timeout-ms", required_argument, NULL, OPT_TIMEOUT },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
+	{ "key-order", required_argument, NULL, OPT_KEY_ORDER },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -243,6 +297,14 @@ static int nkv_bench_word(int opt, const char *arg, struct nkv_bench_opts *o)
 		fprintf(stderr, "nkv-bench: bad --kv-op '%s': store|retrieve|delete|exist|list\n", arg);
 		return NKV_BENCH_EXIT_USAGE;
 	}
+	if (opt == OPT_KEY_ORDER) {
+		if (!strcmp(arg, "seq") || !strcmp(arg, "hash")) {
+			o->key_order = arg[0] == 'h' ? NKV_BENCH_KEYS_HASH : NKV_BENCH_KEYS_SEQ;
+			return 0;
+		}
+		fprintf(stderr, "nkv-bench: bad --key-order '%s': seq|hash\n", arg);
+		return NKV_BENCH_EXIT_USAGE;
+	}
 	if (!strcmp(arg, "cpu") || !strcmp(arg, "gpu")) {
 		o->engine = arg[0] == 'c' ? NKV_BENCH_ENGINE_CPU : NKV_BENCH_ENGINE_GPU;
 		return 0;
@@ -266,6 +328,11 @@ static int nkv_bench_check(struct nkv_bench_opts *o, uint64_t num_keys)
 	if (o->batch > o->queue_length - 1) {
 		fprintf(stderr, "nkv-bench: --batch-size %u needs --queue-length >= %u "
 			"(a queue holds length - 1 commands)\n", o->batch, o->batch + 1);
+		return NKV_BENCH_EXIT_USAGE;
+	}
+	if (o->keys_given && o->key_order == NKV_BENCH_KEYS_HASH) {
+		fprintf(stderr, "nkv-bench: --key-order hash makes the keys; it cannot be "
+			"combined with --keys\n");
 		return NKV_BENCH_EXIT_USAGE;
 	}
 	if (!o->keys_given)
@@ -307,7 +374,9 @@ int nkv_bench_parse(int argc, char **argv, struct nkv_bench_opts *o)
 	/* '+': stop at the first non-option, so --keys can take several words. */
 	while (!rc && (opt = getopt_long(argc, argv, "+h", nkv_bench_lopts, NULL)) != -1) {
 		switch (opt) {
-		case OPT_OP: case OPT_ENGINE: rc = nkv_bench_word(opt, optarg, o); break;
+		case OPT_OP: case OPT_ENGINE: case OPT_KEY_ORDER:
+			rc = nkv_bench_word(opt, optarg, o);
+			break;
 		case OPT_KEYS:
 			o->keys_given = 1;
 			rc = nkv_bench_add_keys(o, optarg);

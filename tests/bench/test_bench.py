@@ -104,8 +104,26 @@ def embedded():
     j = bench_json("embedded-retrieve-3queues-batch1", "--kv-op", "retrieve", "--num-queues", "3",
                    keys=30, batch=1)
     j = bench_json("embedded-store-batch64-partial", "--kv-op", "store", keys=100, batch=64, iters=1)
-    bench_json("embedded-explicit-keys", "--kv-op", "retrieve", "--keys", "gpukey01,gpukey02",
-               "gpukey03", keys=3, batch=3)
+    j = bench_json("embedded-explicit-keys", "--kv-op", "retrieve", "--keys", "gpukey01,gpukey02",
+                   "gpukey03", keys=3, batch=3)
+    check("embedded-explicit-keys-order", j is not None and j["key_order"] == "explicit",
+          str(j and j["key_order"]))
+    key_order()
+
+
+def key_order():
+    """--key-order hash: 16-byte hashed keys in random order, as an LLM KV
+    cache makes them; every op still verifies, and the JSON says which."""
+    for op in OPS:
+        j = bench_json("key-order-hash-%s" % op, "--kv-op", op, "--key-order", "hash", keys=200)
+        check("key-order-hash-%s-json" % op, j is not None and j["key_order"] == "hash",
+              str(j and j["key_order"]))
+    j = bench_json("key-order-seq-default", "--kv-op", "store", keys=64, iters=1)
+    check("key-order-seq-default-json", j is not None and j["key_order"] == "seq",
+          str(j and j["key_order"]))
+    # A long prefix is fine: it is hashed, not part of the key.
+    bench_json("key-order-hash-long-prefix", "--kv-op", "retrieve", "--key-order", "hash",
+               "--key-prefix", "model-7b/layer-31/", keys=64, iters=1)
 
 
 def external(tmp):
@@ -130,6 +148,16 @@ def external(tmp):
         j = json.loads(out) if out.strip() else {}
         check("verify-catches-wrong-pattern", rc == 1 and j.get("errors", {}).get("verify_failures") == 64,
               "exit %d, %s" % (rc, j.get("errors")))
+        j = bench_json("external-hash-keys-stored", "--kv-op", "store", "--target", t.uri,
+                       "--key-order", "hash", "--key-prefix", "hashed-", keys=64, iters=1)
+        j = bench_json("external-hash-keys-present", "--kv-op", "exist", "--target", t.uri,
+                       "--key-order", "hash", "--key-prefix", "hashed-", keys=64, iters=1)
+        check("external-hash-keys-persist", j is not None and j["keys_present"] == 64,
+              str(j and j["keys_present"]))
+        j = bench_json("external-seq-keys-differ", "--kv-op", "exist", "--target", t.uri,
+                       "--key-prefix", "hashed-", keys=64, iters=1)
+        check("external-seq-keys-are-other-keys", j is not None and j["keys_present"] == 0,
+              str(j and j["keys_present"]))
         rc, out, err = bench("--target", t.uri, "--value-size", "128K")
         check("value-larger-than-controller-max", rc == 2 and "largest value" in err,
               "exit %d: %s" % (rc, err.strip()))
@@ -153,6 +181,7 @@ def bad_flags():
         (["--queue-length", "8", "--batch-size", "8"], "--queue-length"),
         (["--num-queues", "0"], "--num-queues"), (["--iterations", "-1"], "--iterations"),
         (["stray"], "unexpected argument"),
+        (["--key-order", "sha"], "--key-order"), (["--key-order", "hash", "--keys", "a"], "--keys"),
     ]
     for args, word in cases:
         rc, out, err = bench(*args)
