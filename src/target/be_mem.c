@@ -75,7 +75,8 @@ static void nkv_mem_scatter(const struct nkv_be_op *op, const uint8_t *src, uint
 static uint16_t nkv_mem_store_locked(struct nkv_be_mem *m, struct nkv_be_op *op,
 				     struct nkv_mem_ent *e, void **old)
 {
-	const struct nkv_mem_ent *cur = nkv_kvmap_find(&m->map, op->key, op->klen);
+	void **slot = nkv_kvmap_slot(&m->map, op->key, op->klen);
+	const struct nkv_mem_ent *cur = slot ? *slot : NULL;
 	uint64_t osize = cur ? cur->size : 0;
 
 	if ((op->options & NKV_STORE_MUST_EXIST) && !cur)
@@ -85,8 +86,12 @@ static uint16_t nkv_mem_store_locked(struct nkv_be_mem *m, struct nkv_be_op *op,
 	if (m->bytes - osize + op->len > m->be.capacity ||
 	    (!cur && m->be.max_keys && m->map.count >= m->be.max_keys))
 		return nkv_mem_st(NKV_SC_CAPACITY_EXCEEDED);
-	if (nkv_kvmap_insert(&m->map, op->key, op->klen, e, old) < 0)
+	if (slot) {
+		*old = *slot;	/* a replace: no second descent */
+		*slot = e;
+	} else if (nkv_kvmap_insert(&m->map, op->key, op->klen, e, old) < 0) {
 		return nkv_mem_st(NKV_SC_INTERNAL);
+	}
 	m->bytes = m->bytes - osize + op->len;
 	return 0;
 }

@@ -144,16 +144,23 @@ void nkv_kvmap_fini(struct nkv_kvmap *m, void (*free_val)(void *val))
 	nkv_kvmap_init(m);
 }
 
-void *nkv_kvmap_find(const struct nkv_kvmap *m, const uint8_t *key, uint8_t klen)
+void **nkv_kvmap_slot(struct nkv_kvmap *m, const uint8_t *key, uint8_t klen)
 {
-	const struct nkv_kvmap_leaf *l;
+	struct nkv_kvmap_leaf *l;
 	unsigned i;
 
 	if (!m->root || !key || !klen || klen > NKV_KEY_MAX)
 		return NULL;
-	l = nkv_kvmap_descend(m, key, klen);
+	l = (struct nkv_kvmap_leaf *)nkv_kvmap_descend(m, key, klen);
 	i = nkv_kvmap_leaf_lb(l, key, klen);
-	return i < l->n && !nkv_kvmap_kcmp(&l->key[i], key, klen) ? l->val[i] : NULL;
+	return i < l->n && !nkv_kvmap_kcmp(&l->key[i], key, klen) ? &l->val[i] : NULL;
+}
+
+void *nkv_kvmap_find(const struct nkv_kvmap *m, const uint8_t *key, uint8_t klen)
+{
+	void **slot = nkv_kvmap_slot((struct nkv_kvmap *)m, key, klen);
+
+	return slot ? *slot : NULL;
 }
 
 /* ---- insert ---- */

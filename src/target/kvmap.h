@@ -53,6 +53,11 @@ void nkv_kvmap_fini(struct nkv_kvmap *m, void (*free_val)(void *val));
 /* The value stored under the key, or NULL. */
 void *nkv_kvmap_find(const struct nkv_kvmap *m, const uint8_t *key, uint8_t klen);
 
+/* Where the key's value is stored (replace it in place, one descent
+ * instead of find + insert), or NULL. Valid until the next insert or
+ * delete; the new value must not be NULL. */
+void **nkv_kvmap_slot(struct nkv_kvmap *m, const uint8_t *key, uint8_t klen);
+
 /*
  * Insert or replace. val must not be NULL; klen 1..16.
  * 0: inserted; 1: replaced (*old gets the previous value when old is not

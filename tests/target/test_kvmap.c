@@ -133,6 +133,14 @@ Test(kvmap, replace_returns_old)
 	cr_assert_eq(old, V(1));
 	cr_assert_eq(nkv_kvmap_find(&m, (const uint8_t *)"k", 1), V(2));
 	cr_assert_eq(m.count, 1);
+	cr_assert_null(nkv_kvmap_slot(&m, (const uint8_t *)"j", 1));
+	cr_assert_null(nkv_kvmap_slot(&m, (const uint8_t *)"k", 0));
+	void **slot = nkv_kvmap_slot(&m, (const uint8_t *)"k", 1);
+
+	cr_assert_not_null(slot);
+	cr_assert_eq(*slot, V(2));
+	*slot = V(3);
+	cr_assert_eq(nkv_kvmap_find(&m, (const uint8_t *)"k", 1), V(3));
 	nkv_kvmap_fini(&m, NULL);
 }
 
@@ -286,13 +294,22 @@ static void model_step(struct nkv_kvmap *m, struct ref *r, uint64_t *s, unsigned
 	const struct ref_ent *k = &pool[(x >> 8) % POOL];
 	size_t i = ref_lb(r, k->k, k->len);
 	int has = ref_has(r, i, k->k, k->len);
-	void *old = NULL;
+	void *old = NULL, **slot;
 
 	switch (x % 8) {
-	case 0: case 1: case 2:		/* insert or replace */
+	case 0: case 1:			/* insert or replace */
 		cr_assert_eq(nkv_kvmap_insert(m, k->k, k->len, V(step + 1), &old), has);
 		cr_assert_eq(old, has ? V(r->e[i].v) : NULL);
 		ref_insert(r, k, step + 1);
+		break;
+	case 2:				/* replace in place through the slot */
+		slot = nkv_kvmap_slot(m, k->k, k->len);
+		cr_assert_eq(slot != NULL, has);
+		if (has) {
+			cr_assert_eq(*slot, V(r->e[i].v));
+			*slot = V(step + 1);
+			r->e[i].v = step + 1;
+		}
 		break;
 	case 3: case 4:			/* delete */
 		cr_assert_eq(nkv_kvmap_delete(m, k->k, k->len), has ? V(r->e[i].v) : NULL);
