@@ -109,40 +109,6 @@ static int nkv_bench_measure(struct nkv_bench_run *r, const struct nkv_bench_opt
 	return rc;
 }
 
-/*
- * The JSON report with "key_order" as its first field. report.c belongs
- * to another part of the tree, so the field is spliced in here: the
- * report is one object, "{...}\n", written to memory first.
- */
-static void nkv_bench_json_out(const struct nkv_bench_opts *o, const struct nkv_bench_setup *s,
-			       const struct nkv_bench_phase *ph)
-{
-	const char *order = o->keys_given ? "explicit" : nkv_bench_key_order_name(o->key_order);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (f) {
-		nkv_bench_report_json(f, o, s, ph);
-		if (fclose(f))
-			len = 0;
-	}
-	if (len && buf[0] == '{')
-		printf("{\"key_order\":\"%s\",%s", order, buf + 1);
-	else
-		nkv_bench_report_json(stdout, o, s, ph);
-	free(buf);
-}
-
-static void nkv_bench_text_out(const struct nkv_bench_opts *o, const struct nkv_bench_setup *s,
-			       const struct nkv_bench_phase *ph)
-{
-	nkv_bench_report_text(stdout, o, s, ph);
-	if (!o->keys_given && o->key_order == NKV_BENCH_KEYS_HASH)
-		printf("  key order   hash: 16-byte keys hashed from (%s, index), random order\n",
-		       o->key_prefix);
-}
-
 static int nkv_bench_main(struct nkv_bench_opts *o)
 {
 	struct nkv_bench_setup s = { 0 };
@@ -187,9 +153,9 @@ static int nkv_bench_main(struct nkv_bench_opts *o)
 		rc = NKV_BENCH_EXIT_FAIL;
 	} else {
 		if (o->json)
-			nkv_bench_json_out(o, &s, &ph);
+			nkv_bench_report_json(stdout, o, &s, &ph);
 		else
-			nkv_bench_text_out(o, &s, &ph);
+			nkv_bench_report_text(stdout, o, &s, &ph);
 		rc = nkv_bench_unexpected(o, &ph) ? NKV_BENCH_EXIT_FAIL : NKV_BENCH_EXIT_OK;
 		if (rc)
 			fprintf(stderr, "nkv-bench: FAILED: %llu unexpected outcomes "

@@ -142,6 +142,9 @@ static void nkv_bench_text_setup(FILE *f, const struct nkv_bench_opts *o,
 		   "              values %s\n",
 		in->memory_mode, nkv_bench_where(in, NKV_MEM_SQ), nkv_bench_where(in, NKV_MEM_CQ),
 		db, nkv_bench_where(in, NKV_MEM_DATA));
+	if (!o->keys_given && o->key_order == NKV_BENCH_KEYS_HASH)
+		fprintf(f, "  keys        16-byte hashes of (%s, index), in random order\n",
+			o->key_prefix);
 	if (s->keys_present != UINT64_MAX)
 		fprintf(f, "  setup       the target had %llu of %u keys%s\n",
 			(unsigned long long)s->keys_present, o->num_keys,
@@ -219,8 +222,9 @@ void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
 	unsigned i;
 
 	nkv_bench_lat_stats(ph, &l);
-	fprintf(f, "{\"op\":\"%s\",\"engine\":\"cpu\",\"memory_mode\":%u,\"vram_emulated\":%s,"
-		"\"doorbells_mapped\":%s,\"target\":", o->op_name, in->memory_mode,
+	fprintf(f, "{\"op\":\"%s\",\"key_order\":\"%s\",\"engine\":\"cpu\",\"memory_mode\":%u,"
+		"\"vram_emulated\":%s,\"doorbells_mapped\":%s,\"target\":", o->op_name,
+		o->keys_given ? "explicit" : nkv_bench_key_order_name(o->key_order), in->memory_mode,
 		in->vram_is_emulated ? "true" : "false", in->doorbells_mapped ? "true" : "false");
 	nkv_bench_json_str(f, s->target_desc);
 	fprintf(f, ",\"keys\":%u,\"keys_present\":%lld,\"keys_stored\":%llu,\"batch_size\":%u,"

@@ -5,7 +5,7 @@
  * KV flavour: a map of keys (1..16 bytes) to values, kept sorted by key
  * bytes, a shorter key first when one is a prefix of the other (plain
  * lexicographic order over (bytes, length)). List walks that order and
- * seeks its start key by binary search. Capacity counts value bytes.
+ * seeks its start key in a B+ tree (kvmap.h). Capacity counts value bytes.
  * NVM flavour: a zero-filled block array for Read/Write rehearsals.
  *
  * Threading: submit() may be called from any thread; ops complete inline
