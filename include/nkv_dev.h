@@ -648,11 +648,14 @@ NKV_DEV int nkv_qp_progress(struct nkv_dev_qp *qp)
 #define NKV_GRANT_ERR (1ull << 63)
 
 /*
- * Reserve up to @want submissions: waits (reaping) while the queue is
- * full; a full queue is backpressure, not an error. Returns the grant.
+ * Reserve up to @want submissions: waits (reaping) until the whole batch,
+ * or a full queue's worth, can go in at once, so a batch takes as few
+ * doorbells as the queue allows; a full queue is backpressure, not an
+ * error. Returns the grant.
  */
 NKV_DEV uint64_t nkv_qp_reserve(struct nkv_dev_qp *qp, uint32_t want)
 {
+	uint32_t target = want < qp->credit_limit ? want : qp->credit_limit;
 	uint32_t credits = 0, tail;
 	int r = 0;
 
@@ -662,11 +665,13 @@ NKV_DEV uint64_t nkv_qp_reserve(struct nkv_dev_qp *qp, uint32_t want)
 			break;
 		}
 		credits = nkv_qp_credits(qp);
-		if (credits)
+		if (credits >= target)
 			break;
-		/* CIDs all held by untaken results: waiting cannot help. */
+		/* Nothing in flight: waiting frees nothing more (CIDs held by
+		 * results not yet taken), so go with what there is. */
 		if (qp->inflight == 0) {
-			r = NKV_ENOSPC;
+			if (!credits)
+				r = NKV_ENOSPC;
 			break;
 		}
 		r = nkv_qp_progress(qp);
@@ -741,8 +746,10 @@ NKV_DEV int nkv_lane_publish(struct nkv_dev_qp *qp, struct nkv_sqe *sqe,
 /*
  * Collective (the owning wave, converged). Each lane with an SQE (@sqe not
  * NULL; its CID field is overwritten) gets it into the SQ and its CID in
- * @cid; lanes pass NULL to sit out. The batch goes in as few chunks as the
- * free credits allow, each chunk: lanes publish and fence, wave barrier,
+ * @cid; lanes pass NULL to sit out. The batch goes in whole, or, when it
+ * exceeds the queue's credit limit, in full-queue chunks (the leader waits
+ * for credits rather than ring for a few); each chunk: lanes publish and
+ * fence, wave barrier,
  * then one lane writes the SQ tail doorbell once. Waits while the queue is
  * full. Returns 0, or (same in every lane) NKV_EIO / NKV_ETIMEDOUT /
  * NKV_ENOSPC; lanes whose SQE went in before an error still own their CID.
