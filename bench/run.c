@@ -161,7 +161,7 @@ int nkv_bench_run_open(const struct nkv_bench_opts *o, const char *uri,
 		free(r);
 		return rc;
 	}
-	rc = nkv_ctrl_info(r->ctrl, &r->info);
+	rc = nkv_ctrl_get_info(r->ctrl, &r->info);
 	if (!rc)
 		rc = nkv_bench_fits(r, err, errlen);
 	if (!rc)
@@ -291,7 +291,7 @@ static uint64_t nkv_bench_fwd_sq(struct nkv_bench_run *r)
 	uint32_t w;
 
 	for (w = 0; w < r->nq; w++)
-		if (!nkv_qpair_stats(r->qp[w], &st))
+		if (!nkv_qpair_get_stats(r->qp[w], &st))
 			n += st.sq_doorbells;
 	return n;
 }

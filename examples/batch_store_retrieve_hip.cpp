@@ -58,7 +58,7 @@ int main(int argc, char **argv)
 	co.size = sizeof(co);
 	co.memory_mode = NKV_MEM_DATA;	// values land in VRAM
 	co.io_queues = 1;
-	if (nkv_ctrl_connect(argv[1], &co, &c) || nkv_ctrl_info(c, &info))
+	if (nkv_ctrl_connect(argv[1], &co, &c) || nkv_ctrl_get_info(c, &info))
 		return 1;
 	qo.size = sizeof(qo);
 	qo.slots = (uint32_t)wave;	// one 4 KiB value slot per lane

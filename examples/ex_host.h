@@ -45,7 +45,7 @@ static inline struct nkv_ctrl *ex_connect(const char *uri, uint32_t queues, stru
 		fprintf(stderr, "cannot connect to %s: %s\n", uri, err[0] ? err : strerror(-rc));
 		return NULL;
 	}
-	nkv_ctrl_info(c, info);
+	nkv_ctrl_get_info(c, info);
 	return c;
 }
 

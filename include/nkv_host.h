@@ -87,7 +87,7 @@ struct nkv_ctrl_info {
 	char serial[21];
 };
 /* Copy what bring-up found (any thread). 0 or -EINVAL. */
-int nkv_ctrl_info(struct nkv_ctrl *c, struct nkv_ctrl_info *info);
+int nkv_ctrl_get_info(struct nkv_ctrl *c, struct nkv_ctrl_info *info);
 
 /* One active namespace of a controller, as Identify describes it. */
 struct nkv_ns_info {
@@ -165,7 +165,7 @@ struct nkv_qpair_stats {
 	uint64_t fwd_completed;
 };
 /* Read the counters (any thread; flushes the forwarder first). */
-int nkv_qpair_stats(struct nkv_qpair *q, struct nkv_qpair_stats *st);
+int nkv_qpair_get_stats(struct nkv_qpair *q, struct nkv_qpair_stats *st);
 
 /* ---- synchronous API (one host thread per queue pair) ---- */
 

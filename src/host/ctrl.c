@@ -522,7 +522,7 @@ void nkv_ctrl_close(struct nkv_ctrl *c)
 	nkv_h_ctrl_free(c);
 }
 
-int nkv_ctrl_info(struct nkv_ctrl *c, struct nkv_ctrl_info *info)
+int nkv_ctrl_get_info(struct nkv_ctrl *c, struct nkv_ctrl_info *info)
 {
 	if (!c || !info)
 		return -EINVAL;

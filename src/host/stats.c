@@ -58,7 +58,7 @@ void nkv_h_stats_doorbell(struct nkv_ctrl *c, uint32_t idx, uint32_t val)
 	__atomic_store_n(last, val, __ATOMIC_RELAXED);
 }
 
-int nkv_qpair_stats(struct nkv_qpair *q, struct nkv_qpair_stats *st)
+int nkv_qpair_get_stats(struct nkv_qpair *q, struct nkv_qpair_stats *st)
 {
 	struct nkv_h_qstats *s;
 	unsigned i;

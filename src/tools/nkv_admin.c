@@ -173,7 +173,7 @@ static int nkv_admin_info(const char *uri)
 		fprintf(stderr, "nkv-admin: %s: %s%s%s\n", uri, strerror(-rc), err[0] ? ": " : "", err);
 		return 1;
 	}
-	nkv_ctrl_info(c, &info);
+	nkv_ctrl_get_info(c, &info);
 	nkv_admin_print_info(&info);
 	n = nkv_ctrl_namespaces(c, ns, NKV_ADMIN_MAX_NS);
 	nkv_ctrl_close(c);

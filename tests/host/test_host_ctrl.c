@@ -90,7 +90,7 @@ Test(host_ctrl, nvm_namespace)
 
 	cr_assert_eq(ht_server_start(&s, &so), 0);
 	cr_assert_eq(ht_connect(&s, 0, 1, &c, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(nkv_ctrl_info(c, &in), 0);
+	cr_assert_eq(nkv_ctrl_get_info(c, &in), 0);
 	cr_expect_eq(in.csi, 0, "NVM when no KV namespace exists");
 	cr_expect_eq(in.block_size, 4096);
 	cr_expect_eq(in.capacity, (1u << 24) / 4096u);
@@ -115,7 +115,7 @@ Test(host_ctrl, namespaces_listed)
 
 	cr_assert_eq(ht_server_start(&s, NULL), 0);
 	cr_assert_eq(ht_connect(&s, 0, 1, &c, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(nkv_ctrl_info(c, &in), 0);
+	cr_assert_eq(nkv_ctrl_get_info(c, &in), 0);
 	n = nkv_ctrl_namespaces(c, ns, 4);
 	cr_assert_eq(n, 1);
 	cr_expect_eq(ns[0].nsid, in.nsid);
@@ -141,7 +141,7 @@ Test(host_ctrl, queue_limits)
 
 	cr_assert_eq(ht_server_start(&s, &so), 0);
 	cr_assert_eq(ht_connect(&s, 0, 8, &c, NULL, 0), 0);
-	cr_assert_eq(nkv_ctrl_info(c, &in), 0);
+	cr_assert_eq(nkv_ctrl_get_info(c, &in), 0);
 	cr_expect_eq(in.io_queues, 2, "granted, not asked");
 	cr_expect_eq(in.mqes, 64);
 	qo.depth = 65;
@@ -310,7 +310,7 @@ Test(host_ctrl, reset_after_timeout)
 	cr_expect_eq(nkv_dev_qp_check(nkv_qpair_dev(q)), 0);
 	/* Sync side: 50 ms against a 300 ms backend. */
 	cr_expect_eq(nkv_store(q, "k", 1, "v", 1, 0, &r), -ETIMEDOUT);
-	cr_assert_eq(nkv_qpair_stats(q, &st), 0);
+	cr_assert_eq(nkv_qpair_get_stats(q, &st), 0);
 	cr_expect_eq(st.timeouts, 1);
 	cr_assert_eq(nkv_qpair_reset(q), 0);
 	/* Patient now: the descriptor's setup half is the host's to set. */

@@ -68,7 +68,7 @@ Test(host_sync, info_after_connect, .init = setup, .fini = down)
 {
 	struct nkv_ctrl_info in;
 
-	cr_assert_eq(nkv_ctrl_info(ctrl, &in), 0);
+	cr_assert_eq(nkv_ctrl_get_info(ctrl, &in), 0);
 	cr_expect_eq(in.csi, 1, "the KV namespace");
 	cr_expect_eq(in.nsid, 1);
 	cr_expect_eq(in.max_key, 16);
@@ -88,10 +88,10 @@ Test(host_sync, roundtrip_forwarded, .init = setup_fwd, .fini = down)
 	struct nkv_ctrl_info in;
 	struct nkv_qpair_stats st;
 
-	cr_assert_eq(nkv_ctrl_info(ctrl, &in), 0);
+	cr_assert_eq(nkv_ctrl_get_info(ctrl, &in), 0);
 	cr_expect_eq(in.doorbells_mapped, 0);
 	roundtrip(60, 2);
-	cr_assert_eq(nkv_qpair_stats(qp, &st), 0);
+	cr_assert_eq(nkv_qpair_get_stats(qp, &st), 0);
 	cr_expect_eq(st.commands, 180);
 	/* Every command's doorbells went through the forwarder. */
 	cr_expect_eq(st.fwd_submitted, 180);
@@ -118,7 +118,7 @@ Test(host_sync, missing_keys_counted, .init = setup, .fini = down)
 	/* Not fatal: the queue pair goes on. */
 	cr_assert_eq(nkv_store(qp, "yes", 3, "v", 1, 0, &r), 0);
 	cr_expect_eq(r.status, 0);
-	cr_assert_eq(nkv_qpair_stats(qp, &st), 0);
+	cr_assert_eq(nkv_qpair_get_stats(qp, &st), 0);
 	cr_expect_eq(st.commands, 8);
 	cr_expect_eq(st.errors, 7);
 	cr_expect_eq(st.by_status[7], 7);
@@ -183,7 +183,7 @@ Test(host_sync, refused_before_submission, .init = setup, .fini = down)
 	cr_expect_eq(nkv_list(qp, "k", 17, buf, 8, &r), -EINVAL);
 	cr_expect_eq(nkv_store(NULL, "k", 1, "v", 1, 0, &r), -EINVAL);
 	cr_expect_eq(nkv_store(qp, "k", 1, "v", 1, 0, NULL), -EINVAL);
-	cr_assert_eq(nkv_qpair_stats(qp, &st), 0);
+	cr_assert_eq(nkv_qpair_get_stats(qp, &st), 0);
 	cr_expect_eq(st.commands, 0, "nothing was sent");
 	cr_expect_eq(st.sq_doorbells, 0);
 	/* A key of exactly 1 and 16 bytes is fine. */

@@ -32,7 +32,7 @@ static void threads_run(int no_sparse, uint32_t mode)
 	cr_expect_eq(res.bad, 0, "key %ld status %#x", res.first_bad, res.last_status);
 	cr_expect_eq(res.ok, 5u * 96u);
 	cr_expect_eq(res.listed, 96u);
-	cr_assert_eq(nkv_qpair_stats(r.qp[0], &st), 0);
+	cr_assert_eq(nkv_qpair_get_stats(r.qp[0], &st), 0);
 	if (no_sparse)
 		cr_expect_eq(st.fwd_submitted, st.fwd_completed);
 	wu_qpairs_free(&r);

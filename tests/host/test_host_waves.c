@@ -47,7 +47,7 @@ static void mode_run(struct ht_server *s, uint32_t mode, uint32_t nqp, uint32_t 
 	uint32_t q;
 
 	cr_assert_eq(ht_connect(s, mode, nqp, &c, err, sizeof(err)), 0, "mode %#x: %s", mode, err);
-	cr_assert_eq(nkv_ctrl_info(c, &in), 0);
+	cr_assert_eq(nkv_ctrl_get_info(c, &in), 0);
 	cr_expect_eq(in.memory_mode, mode);
 	cr_expect_eq(in.vram_is_emulated, mode != 0, "mode %#x", mode);
 	r.nsid = in.nsid;
@@ -57,7 +57,7 @@ static void mode_run(struct ht_server *s, uint32_t mode, uint32_t nqp, uint32_t 
 	for (q = 0; q < nqp; q++) {
 		struct nkv_qpair_stats st;
 
-		cr_assert_eq(nkv_qpair_stats(r.qp[q], &st), 0);
+		cr_assert_eq(nkv_qpair_get_stats(r.qp[q], &st), 0);
 		if (!in.doorbells_mapped) {
 			/* Every SQE device code published reached the controller. */
 			cr_expect_geq(st.fwd_submitted, (uint64_t)keys * 5,
@@ -138,7 +138,7 @@ Test(host_waves, shadow_over_mapped_page)
 
 	server(&s, 0);
 	cr_assert_eq(ht_connect(&s, NKV_MEM_DB, 1, &c, NULL, 0), 0);
-	cr_assert_eq(nkv_ctrl_info(c, &in), 0);
+	cr_assert_eq(nkv_ctrl_get_info(c, &in), 0);
 	cr_expect_eq(in.doorbells_mapped, 0, "0x4 always forwards");
 	nkv_ctrl_close(c);
 	mode_run(&s, NKV_MEM_DB, 1, 16, 100, 43);

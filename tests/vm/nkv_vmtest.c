@@ -259,7 +259,7 @@ static int vt_check_forwarder(struct nkv_qpair **qp, uint64_t per_qp)
 	uint32_t i;
 
 	for (i = 0; i < VT_QPS; i++) {
-		if (nkv_qpair_stats(qp[i], &st))
+		if (nkv_qpair_get_stats(qp[i], &st))
 			FAIL("nkv_qpair_stats");
 		printf("rw: qp %u forwarder: %llu SQ doorbells moved %llu entries, %llu completed\n",
 		       i, (unsigned long long)st.sq_doorbells,
@@ -304,7 +304,7 @@ static int vt_lib_open(struct vt_lib *l, struct vt_job *j, const char *uri, uint
 	rc = nkv_ctrl_connect(uri, &o, &l->c);
 	if (rc)
 		FAIL("nkv_ctrl_connect(%s, mode %#x): %s: %s", uri, mode, strerror(-rc), err);
-	nkv_ctrl_info(l->c, &l->info);
+	nkv_ctrl_get_info(l->c, &l->info);
 	printf("identify: %s '%s' sn '%s' nsid %u csi %u, %llu blocks of %u bytes, %u queues, "
 	       "mqes %u, doorbells %s, vram %s\n", l->info.transport, l->info.model,
 	       l->info.serial, l->info.nsid, l->info.csi, (unsigned long long)l->info.capacity,

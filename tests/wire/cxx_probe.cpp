@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Compiled with g++ -std=c++17 at build time: nkv_wire.h and nkv_dev.h must
-// be valid C++ (what hipcc and nvcc see); a build failure fails the test.
+// be valid C++ (what hipcc and nvcc see), and nkv_host.h / nkv_cpu.h too (C++
+// frameworks embed the host library); a build failure fails the test.
 #include "nkv_dev.h"
+#include "nkv_cpu.h"
+#include "nkv_host.h"
 
 extern "C" unsigned nkv_cxx_probe_sizes(void);
 extern "C" unsigned nkv_cxx_probe_sizes(void)
@@ -9,6 +12,9 @@ extern "C" unsigned nkv_cxx_probe_sizes(void)
 	struct nkv_sqe s;
 
 	if (nkv_prep_store(&s, 1, 1, "gpukey01", 8, 0, 4096, 0x100000000ull, 0) || s.cdw2 != 0x6b757067u)
+		return 0;
+	/* The host API links from C++ with C names (extern "C" in the header). */
+	if (nkv_status_str(0) == nullptr)
 		return 0;
 	return (unsigned)(sizeof(struct nkv_sqe) + sizeof(struct nkv_cqe) + sizeof(struct nkv_dev_qp));
 }
