@@ -36,7 +36,7 @@
 #define NKV_VFU_PCI_DEVICE 0x0010
 #define NKV_VFU_PCIE_CAP 0x40		/* PCI Express capability offset */
 #define NKV_VFU_NUM_IRQS (VFIO_PCI_ERR_IRQ_INDEX + 2)	/* INTx..REQ */
-#define NKV_VFU_IDLE_SPINS 256		/* busy passes before sleeping */
+#define NKV_VFU_IDLE_SPINS 256		/* passes without work before sleeping */
 #define NKV_VFU_BUSY_PASSES 16	/* busy controller passes per socket check */
 #define NKV_VFU_SOCK_TIMEOUT_S 5	/* a torn message or a stuck peer */
 
