@@ -13,7 +13,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +26,7 @@
 
 #include "nkv_kmod.h"
 #include "nkv_wire.h"
+#include "host/host.h"
 #include "host/pcie.h"
 #include "host/transport.h"
 
@@ -49,19 +49,6 @@ static struct nkv_pcie *nkv_pcie_of(struct nkv_tr *tr)
 int nkv_pcie_fd(struct nkv_tr *tr)
 {
 	return nkv_pcie_of(tr)->fd;
-}
-
-static void nkv_pcie_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void nkv_pcie_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
 }
 
 /* "0000:02:00.0" or "02:00.0" -> canonical "0000:02:00.0"; 0 or -EINVAL. */
@@ -140,29 +127,29 @@ int nkv_pcie_devnode(const char *addr, char *node, size_t nodelen, char *err, si
 	struct stat st;
 
 	if (nkv_pcie_canon(addr, canon)) {
-		nkv_pcie_err(err, errlen, "'%s' is not a PCI address (want 0000:02:00.0)", addr);
+		nkv_h_err(err, errlen, "'%s' is not a PCI address (want 0000:02:00.0)", addr);
 		return -EINVAL;
 	}
 	snprintf(devdir, sizeof(devdir), "%s/devices/%s", nkv_pcie_sysfs, canon);
 	if (stat(devdir, &st)) {
-		nkv_pcie_err(err, errlen, "no PCI device %s", canon);
+		nkv_h_err(err, errlen, "no PCI device %s", canon);
 		return -ENODEV;
 	}
 	nkv_pcie_driver_of(devdir, drv, sizeof(drv));
 	if (!drv[0]) {
-		nkv_pcie_err(err, errlen,
+		nkv_h_err(err, errlen,
 			     "%s has no driver; bind it: echo nkv > %s/driver_override; echo %s > %s/drivers_probe",
 			     canon, devdir, canon, nkv_pcie_sysfs);
 		return -ENODEV;
 	}
 	if (strcmp(drv, "nkv")) {
-		nkv_pcie_err(err, errlen,
+		nkv_h_err(err, errlen,
 			     "%s is held by driver '%s'; to give it to nkv: echo %s > %s/drivers/%s/unbind; echo nkv > %s/driver_override; echo %s > %s/drivers_probe",
 			     canon, drv, canon, nkv_pcie_sysfs, drv, devdir, canon, nkv_pcie_sysfs);
 		return -EBUSY;
 	}
 	if (nkv_pcie_find_misc(devdir, node, nodelen)) {
-		nkv_pcie_err(err, errlen, "%s is bound to nkv but has no nkv device node", canon);
+		nkv_h_err(err, errlen, "%s is bound to nkv but has no nkv device node", canon);
 		return -ENODEV;
 	}
 	return 0;
@@ -175,18 +162,18 @@ static int nkv_pcie_open_node(struct nkv_pcie *p, const char *node, char *err, s
 	p->fd = open(node, O_RDWR | O_CLOEXEC);
 	if (p->fd < 0) {
 		e = errno;
-		nkv_pcie_err(err, errlen, "%s: %s%s", node, strerror(e),
+		nkv_h_err(err, errlen, "%s: %s%s", node, strerror(e),
 			     e == ENOENT ? " (nkv.ko loaded and a controller bound?)" :
 			     e == EBUSY ? " (another process owns this controller)" : "");
 		return -e;
 	}
 	if (ioctl(p->fd, NKV_IOC_INFO, &p->info)) {
 		e = errno;
-		nkv_pcie_err(err, errlen, "%s: info ioctl: %s (not an nkv device?)", node, strerror(e));
+		nkv_h_err(err, errlen, "%s: info ioctl: %s (not an nkv device?)", node, strerror(e));
 		return -e;
 	}
 	if (p->info.abi != NKV_KMOD_ABI) {
-		nkv_pcie_err(err, errlen, "%s: module ABI %u, library wants %u", node,
+		nkv_h_err(err, errlen, "%s: module ABI %u, library wants %u", node,
 			     p->info.abi, NKV_KMOD_ABI);
 		return -EPROTO;
 	}
@@ -198,7 +185,7 @@ static int nkv_pcie_map_bar(struct nkv_pcie *p, const char *node, char *err, siz
 	void *bar;
 
 	if (p->info.bar0_size < 2 * NKV_PAGE_SIZE) {
-		nkv_pcie_err(err, errlen, "%s: BAR0 of %llu bytes has no doorbells", node,
+		nkv_h_err(err, errlen, "%s: BAR0 of %llu bytes has no doorbells", node,
 			     (unsigned long long)p->info.bar0_size);
 		return -ENODEV;
 	}
@@ -207,7 +194,7 @@ static int nkv_pcie_map_bar(struct nkv_pcie *p, const char *node, char *err, siz
 	if (bar == MAP_FAILED) {
 		int e = errno;
 
-		nkv_pcie_err(err, errlen, "%s: mmap BAR0: %s", node, strerror(e));
+		nkv_h_err(err, errlen, "%s: mmap BAR0: %s", node, strerror(e));
 		return -e;
 	}
 	p->bar = bar;
@@ -237,7 +224,7 @@ static int nkv_pcie_open(const char *addr, struct nkv_tr **out, char *err, size_
 
 	*out = NULL;
 	if (!addr || !addr[0]) {
-		nkv_pcie_err(err, errlen, "empty pcie address");
+		nkv_h_err(err, errlen, "empty pcie address");
 		return -EINVAL;
 	}
 	if (addr[0] == '/') {
@@ -249,7 +236,7 @@ static int nkv_pcie_open(const char *addr, struct nkv_tr **out, char *err, size_
 	}
 	p = calloc(1, sizeof(*p));
 	if (!p) {
-		nkv_pcie_err(err, errlen, "out of memory");
+		nkv_h_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	p->fd = -1;
@@ -257,7 +244,7 @@ static int nkv_pcie_open(const char *addr, struct nkv_tr **out, char *err, size_
 	if (!ret)
 		ret = nkv_pcie_map_bar(p, node, err, errlen);
 	if (!ret && nkv_pcie_alive((struct nkv_tr *)p)) {
-		nkv_pcie_err(err, errlen, "%s: controller reads all-ones (gone?)", node);
+		nkv_h_err(err, errlen, "%s: controller reads all-ones (gone?)", node);
 		ret = -ENODEV;
 	}
 	if (ret) {

@@ -6,5 +6,5 @@ LIBNKV_SRCS += src/host/pcie.c
 LIBNKV_LDLIBS += -lpciaccess
 
 TESTS += test_pcie
-test_pcie_SRCS := tests/host/test_pcie.c src/host/pcie.c
+test_pcie_SRCS := tests/host/test_pcie.c src/host/pcie.c src/host/log.c
 test_pcie_LDLIBS := -lcriterion -lpciaccess
