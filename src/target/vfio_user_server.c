@@ -904,9 +904,36 @@ static void *nkv_vfu_accept_main(void *arg)
 	return NULL;
 }
 
-int nkv_vfu_server_start(const struct nkv_vfu_server_opts *opts, struct nkv_vfu_server **out)
+/*
+ * Bind and listen on a temporary name, then rename it over path: the
+ * socket file appears only once it accepts connections (a client that
+ * waits for the file never sees ECONNREFUSED), and an old socket at path
+ * is replaced in one step.
+ */
+static int nkv_vfu_bind_listen(int fd, const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char tmp[sizeof(sa.sun_path)];
+	int n = snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+
+	if (n < 0 || (size_t)n >= sizeof(tmp))
+		snprintf(tmp, sizeof(tmp), "%s", path);	/* no room: bind in place */
+	strcpy(sa.sun_path, tmp);
+	unlink(tmp);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -errno;
+	if (listen(fd, 16) < 0 || (strcmp(tmp, path) && rename(tmp, path) < 0)) {
+		int e = -errno;
+
+		unlink(tmp);
+		return e;
+	}
+	return 0;
+}
+
+int nkv_vfu_server_start(const struct nkv_vfu_server_opts *opts, struct nkv_vfu_server **out)
+{
+	struct sockaddr_un sa;
 	struct nkv_vfu_server *s;
 	int rc;
 
@@ -920,7 +947,6 @@ int nkv_vfu_server_start(const struct nkv_vfu_server_opts *opts, struct nkv_vfu_
 		return -ENOMEM;
 	s->o = *opts;
 	strcpy(s->path, opts->socket_path);
-	strcpy(sa.sun_path, opts->socket_path);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -928,11 +954,9 @@ int nkv_vfu_server_start(const struct nkv_vfu_server_opts *opts, struct nkv_vfu_
 		rc = -errno;
 		goto fail;
 	}
-	unlink(s->path);
-	if (bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(s->lfd, 16) < 0) {
-		rc = -errno;
+	rc = nkv_vfu_bind_listen(s->lfd, s->path);
+	if (rc)
 		goto fail;
-	}
 	if (pthread_create(&s->accept_thr, NULL, nkv_vfu_accept_main, s)) {
 		rc = -EAGAIN;
 		unlink(s->path);
