@@ -4,20 +4,23 @@
 set -euo pipefail
 
 # Grouped by the part that needs them, so a reader sees why each is here.
-core=(build-essential pkg-config clang lld libclang-rt-14-dev libcriterion-dev
+# core: build, tests (Criterion), sanitizers and libFuzzer (clang's runtime),
+# the test and benchmark scripts (python3).
+core=(build-essential pkg-config clang libclang-rt-14-dev libcriterion-dev
       python3)
 gpu=(hipcc libamdhip64-dev)
 ceph=(librados-dev ceph-mon ceph-osd ceph-common)
+# kmod: the pcie transport's discovery, and the VM proof (Debian's kernel
+# and headers, QEMU, a busybox initramfs).
 kmod=(libpciaccess-dev qemu-system-x86 linux-headers-amd64 linux-image-amd64
-      busybox-static cpio kmod nvme-cli)
+      busybox-static)
 bench=(gnuplot-nox)
 
 want=("${core[@]}" "${gpu[@]}" "${ceph[@]}" "${kmod[@]}" "${bench[@]}")
-case "${1:-all}" in
-	core) want=("${core[@]}") ;;
-	all) ;;
-	*) echo "usage: $0 [all|core]" >&2; exit 2 ;;
-esac
+if [ $# -gt 0 ]; then
+	echo "usage: $0 (installs every package nkv builds, tests and benchmarks with)" >&2
+	exit 2
+fi
 
 missing=()
 for p in "${want[@]}"; do
