@@ -12,11 +12,7 @@
  * = 0): the queue pair's descriptor, rings and slots must be memory the
  * GPU reaches. Run: ./a.out vfio-user:/tmp/nkv.sock
  */
-#include <hip/hip_runtime.h>
-#include <stdio.h>
-
-#include "nkv_host.h"
-#include "kv_kernels.h"
+#include "ex_hip.h"
 
 #define EX_KEYS 256u
 
@@ -26,19 +22,9 @@ __global__ void ex_batch_kernel(struct nkv_dev_qp *qp, const struct ex_args *a, 
 	ex_batch(qp, a, store);
 }
 
-#define EX_HIP(call)                                                            \
-	do {                                                                    \
-		hipError_t e_ = (call);                                         \
-		if (e_ != hipSuccess) {                                         \
-			fprintf(stderr, "%s: %s\n", #call, hipGetErrorString(e_)); \
-			return 1;                                               \
-		}                                                               \
-	} while (0)
-
 int main(int argc, char **argv)
 {
-	struct nkv_ctrl_opts co = {};
-	struct nkv_qpair_opts qo = {};
+	const char *uri = ex_uri(argc, argv, argv[0]);
 	struct nkv_ctrl_info info;
 	struct nkv_ctrl *c;
 	struct nkv_qpair *q;
@@ -50,20 +36,15 @@ int main(int argc, char **argv)
 	int wave, bad = 0;
 	uint32_t i;
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s URI\n", argv[0]);
+	if (!uri)
 		return 2;
-	}
 	EX_HIP(hipDeviceGetAttribute(&wave, hipDeviceAttributeWarpSize, 0));
-	co.size = sizeof(co);
-	co.memory_mode = NKV_MEM_DATA;	// values land in VRAM
-	co.io_queues = 1;
-	if (nkv_ctrl_connect(argv[1], &co, &c) || nkv_ctrl_get_info(c, &info))
+	// Values land in VRAM (memory mode 0x8); one 4 KiB slot per lane.
+	c = ex_connect(uri, 1, &info);
+	if (!c)
 		return 1;
-	qo.size = sizeof(qo);
-	qo.slots = (uint32_t)wave;	// one 4 KiB value slot per lane
-	qo.slot_size = 4096;
-	if (nkv_qpair_create(c, &qo, &q))
+	q = ex_qpair(c, (uint32_t)wave);
+	if (!q)
 		return 1;
 	for (i = 0; i < EX_KEYS; i++)
 		keys[i].len = (uint32_t)snprintf((char *)keys[i].bytes, 16, "ex1-key%u", i);

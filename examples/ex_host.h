@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ex_host.h - the host side the cpu-engine examples share: connect,
- * make keys, count doorbells. Static helpers; copy what you need.
+ * ex_host.h - the host side every example shares (the HIP ones through
+ * ex_hip.h): connect, make keys, count doorbells. Static helpers (valid C
+ * and C++); copy what you need.
  * Build against an installed nkv:
  *   cc -std=c11 example_cpu.c $(pkg-config --cflags --libs nkv) -pthread
  */
@@ -68,7 +69,7 @@ static inline struct nkv_qpair *ex_qpair(struct nkv_ctrl *c, uint32_t wave)
 /* Keys "<prefix><n>" for n in [first, first + count). */
 static inline struct ex_key *ex_keys(const char *prefix, uint32_t first, uint32_t count)
 {
-	struct ex_key *k = calloc(count, sizeof(*k));
+	struct ex_key *k = (struct ex_key *)calloc(count, sizeof(*k));
 	uint32_t i;
 
 	for (i = 0; k && i < count; i++)

@@ -8,11 +8,7 @@
  * Build: hipcc --offload-arch=gfx90a multi_queue_hip.cpp $(pkg-config --cflags --libs nkv)
  * Run:   ./a.out vfio-user:/tmp/nkv.sock   (nkv built with a GPU runtime)
  */
-#include <hip/hip_runtime.h>
-#include <stdio.h>
-
-#include "nkv_host.h"
-#include "kv_kernels.h"
+#include "ex_hip.h"
 
 #define EX_QUEUES 4u
 #define EX_KEYS_PER_QUEUE 128u
@@ -25,19 +21,9 @@ __global__ void ex_multi_kernel(struct nkv_dev_qp *const *qps, const struct ex_a
 	ex_batch(qps[blockIdx.x], &args[blockIdx.x], store);
 }
 
-#define EX_HIP(call)                                                            \
-	do {                                                                    \
-		hipError_t e_ = (call);                                         \
-		if (e_ != hipSuccess) {                                         \
-			fprintf(stderr, "%s: %s\n", #call, hipGetErrorString(e_)); \
-			return 1;                                               \
-		}                                                               \
-	} while (0)
-
 int main(int argc, char **argv)
 {
-	struct nkv_ctrl_opts co = {};
-	struct nkv_qpair_opts qo = {};
+	const char *uri = ex_uri(argc, argv, argv[0]);
 	struct nkv_ctrl_info info;
 	struct nkv_ctrl *c;
 	struct nkv_qpair *q[EX_QUEUES];
@@ -50,21 +36,16 @@ int main(int argc, char **argv)
 	int wave, bad = 0;
 	uint32_t i;
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s URI\n", argv[0]);
+	if (!uri)
 		return 2;
-	}
 	EX_HIP(hipDeviceGetAttribute(&wave, hipDeviceAttributeWarpSize, 0));
-	co.size = sizeof(co);
-	co.memory_mode = NKV_MEM_DATA;
-	co.io_queues = EX_QUEUES;
-	if (nkv_ctrl_connect(argv[1], &co, &c) || nkv_ctrl_get_info(c, &info))
+	// Values land in VRAM (memory mode 0x8); one 4 KiB slot per lane.
+	c = ex_connect(uri, EX_QUEUES, &info);
+	if (!c)
 		return 1;
-	qo.size = sizeof(qo);
-	qo.slots = (uint32_t)wave;
-	qo.slot_size = 4096;
 	for (i = 0; i < EX_QUEUES; i++) {
-		if (nkv_qpair_create(c, &qo, &q[i]))
+		q[i] = ex_qpair(c, (uint32_t)wave);
+		if (!q[i])
 			return 1;
 		qps[i] = nkv_qpair_dev(q[i]);
 	}
