@@ -123,10 +123,12 @@ CUDA_FLAGS := -std=c++17 -Iinclude -Isrc -Werror all-warnings \
 	$(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(subst sm_,,$(a)),code=$(a))
 hip: $(patsubst %,build/hip/%.o,$(HIP_SRCS))
 cuda: $(patsubst %,build/cuda/%.o,$(CUDA_SRCS))
-build/hip/%.o: %
+# Device sources include headers from these places; any change rebuilds.
+GPU_HEADERS := $(wildcard include/*.h src/device/*.h examples/*.h)
+build/hip/%.o: % $(GPU_HEADERS)
 	@mkdir -p $(@D)
 	$(HIPCC) $(HIP_FLAGS) -x hip -c $< -o $@
-build/cuda/%.o: %
+build/cuda/%.o: % $(GPU_HEADERS)
 	@mkdir -p $(@D)
 	$(NVCC) $(CUDA_FLAGS) -x cu -c $< -o $@
 
