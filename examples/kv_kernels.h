@@ -6,9 +6,11 @@
  * device hot path: prep an SQE per lane, submit the wave's batch with one
  * SQ tail doorbell, reap the completions, each lane takes its own.
  *
- * The rule to keep in mind (nkv_dev.h): ONE WAVE OWNS A QUEUE PAIR. Every
- * nkv_wave_*() call is collective: all active lanes of the wave reach it
- * together; a lane with nothing to send passes NULL and still takes part.
+ * The rules to keep in mind (nkv_dev.h): ONE WAVE OWNS A QUEUE PAIR. The
+ * kernel makes its wave context (nkv_wave_enter()) at entry, where the
+ * lanes are converged; every nkv_wave_*() call is collective over it:
+ * every lane of the context reaches it, together, the same number of
+ * times; a lane with nothing to send passes have = 0 and still takes part.
  */
 #ifndef NKV_EXAMPLES_KV_KERNELS_H
 #define NKV_EXAMPLES_KV_KERNELS_H
@@ -74,9 +76,10 @@ NKV_DEV uint32_t *ex_slot(const struct nkv_dev_qp *qp)
  */
 NKV_DEV void ex_batch(struct nkv_dev_qp *qp, const struct ex_args *a, int store)
 {
+	const struct nkv_wave wv = nkv_wave_enter();	/* kernel entry: converged */
 	const struct ex_key *keys = NKV_DEV_PTR(const struct ex_key, a->keys);
 	struct ex_out *out = NKV_DEV_PTR(struct ex_out, a->out);
-	uint32_t lane = nkv_arch_lane_id(), w = nkv_arch_wave_size(), base, j;
+	uint32_t lane = wv.lane, w = nkv_arch_popc64(wv.mask), base, j;
 
 	/* Every lane runs the same number of rounds: stay converged. */
 	for (base = 0; base < a->count; base += w) {
@@ -85,6 +88,7 @@ NKV_DEV void ex_batch(struct nkv_dev_qp *qp, const struct ex_args *a, int store)
 		struct nkv_sqe sqe;
 		int have = i < a->count, err = 0;
 
+		nkv_sqe_zero(&sqe);
 		if (have && store)
 			for (j = 0; j < a->value_size / 4u; j++)
 				v[j] = ex_pattern(a->seed, i, j);
@@ -93,8 +97,8 @@ NKV_DEV void ex_batch(struct nkv_dev_qp *qp, const struct ex_args *a, int store)
 							  keys[i].len, 0, a->value_size)
 				    : nkv_prep_retrieve_slot(&sqe, qp, lane, a->nsid,
 							     keys[i].bytes, keys[i].len);
-		/* Collective: lanes without a (valid) SQE pass NULL. */
-		err = ex_first_err(err, nkv_wave_exec(qp, have && !err ? &sqe : NULL, &r));
+		/* Collective: lanes without a (valid) SQE take part with have = 0. */
+		err = ex_first_err(err, nkv_wave_exec(wv, qp, have && !err, sqe, &r));
 		if (!have)
 			continue;
 		out[i].err = err;
@@ -112,13 +116,14 @@ NKV_DEV void ex_batch(struct nkv_dev_qp *qp, const struct ex_args *a, int store)
  * data moves), then Retrieve only the hits in a second batch; a miss
  * (87h) is a normal answer, and the lane computes its value instead
  * (here: the pattern, as if recomputed). Both batches are collective:
- * lanes that missed pass NULL to the second one.
+ * lanes that missed take part in the second one with have = 0.
  */
 NKV_DEV void ex_cache_lookup(struct nkv_dev_qp *qp, const struct ex_args *a)
 {
+	const struct nkv_wave wv = nkv_wave_enter();	/* kernel entry: converged */
 	const struct ex_key *keys = NKV_DEV_PTR(const struct ex_key, a->keys);
 	struct ex_out *out = NKV_DEV_PTR(struct ex_out, a->out);
-	uint32_t lane = nkv_arch_lane_id(), w = nkv_arch_wave_size(), base, j;
+	uint32_t lane = wv.lane, w = nkv_arch_popc64(wv.mask), base, j;
 
 	for (base = 0; base < a->count; base += w) {
 		uint32_t i = base + lane, *v = ex_slot(qp);
@@ -126,15 +131,16 @@ NKV_DEV void ex_cache_lookup(struct nkv_dev_qp *qp, const struct ex_args *a)
 		struct nkv_sqe sqe;
 		int have = i < a->count, err = 0, hit;
 
+		nkv_sqe_zero(&sqe);
 		if (have)
 			err = nkv_prep_exist(&sqe, a->nsid, 0, keys[i].bytes, keys[i].len);
-		err = ex_first_err(err, nkv_wave_exec(qp, have && !err ? &sqe : NULL, &r));
+		err = ex_first_err(err, nkv_wave_exec(wv, qp, have && !err, sqe, &r));
 		hit = have && !err && r.status == 0;
 		if (hit)
 			err = nkv_prep_retrieve_slot(&sqe, qp, lane, a->nsid, keys[i].bytes,
 						     keys[i].len);
 		/* Misses keep the Exist status (87h) in r: no Retrieve for them. */
-		err = ex_first_err(err, nkv_wave_exec(qp, hit && !err ? &sqe : NULL, &r));
+		err = ex_first_err(err, nkv_wave_exec(wv, qp, hit && !err, sqe, &r));
 		if (!have)
 			continue;
 		out[i].err = err;

@@ -11,8 +11,15 @@
 #ifndef NKV_ARCH_CPU_H
 #define NKV_ARCH_CPU_H
 
+#include <time.h>
+
 #include "nkv_cpu.h"
 #include "nkv_wire.h"
+
+/* NVMe is little endian and nkv_arch_store_sqe packs dword pairs. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "nkv's cpu engine needs a little-endian host"
+#endif
 
 /* Functions that run only where a lane runs (device code). */
 #define NKV_DEV static inline
@@ -28,15 +35,19 @@
 NKV_DEV uint32_t nkv_arch_lane_id(void) { return nkv_cpu_lane_id(); }
 /* Lanes per wave of this launch (any value 1..64 on the cpu engine). */
 NKV_DEV uint32_t nkv_arch_wave_size(void) { return nkv_cpu_wave_size(); }
-/* Collective: bit i = active lane i's @pred. Orders like a wave barrier. */
-NKV_DEV uint64_t nkv_arch_ballot(int pred) { return nkv_cpu_ballot(pred); }
-/* Collective: @v of lane @src to all lanes. Orders like a wave barrier. */
-NKV_DEV uint64_t nkv_arch_bcast(uint64_t v, uint32_t src) { return nkv_cpu_bcast(v, src); }
-/* Collective: all active lanes arrive; memory before it in any lane is
- * visible after it in every lane (same thread for fibers, a mutex for
+/* The lanes of this wave as launched; call it at kernel entry only. */
+NKV_DEV uint64_t nkv_arch_entry_mask(void) { return nkv_cpu_entry_mask(); }
+
+/* Collectives over the lanes of @mask, every one of which calls it at
+ * the same site (macros, so the engine can name the site when they do
+ * not). Ballot: bit i = lane i's @pred. Broadcast: @v of lane @src.
+ * Barrier: all of @mask arrive; memory before it in any of them is
+ * visible after it in all of them (same thread for fibers, a mutex for
  * real-thread lanes). Not a system-scope release: pairs with nothing on
  * the controller side. */
-NKV_DEV void nkv_arch_wave_barrier(void) { nkv_cpu_barrier(); }
+#define nkv_arch_ballot(mask, pred) nkv_cpu_ballot_at((mask), (pred), NKV_CPU_SITE)
+#define nkv_arch_bcast(mask, v, src) nkv_cpu_bcast_at((mask), (v), (src), NKV_CPU_SITE)
+#define nkv_arch_wave_barrier(mask) nkv_cpu_barrier_at((mask), NKV_CPU_SITE)
 
 /* Later loads stay after earlier loads (of a phase bit): pairs with the
  * controller's release before it flips the phase. */
@@ -47,20 +58,39 @@ NKV_DEV void nkv_arch_fence_release(void) { __atomic_thread_fence(__ATOMIC_RELEA
 /* Orders everything against everything (store->load included). */
 NKV_DEV void nkv_arch_fence_full(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
+/*
+ * System scope: words another agent (the controller, the host) reads or
+ * writes. On the cpu engine every scope is the process, so these and the
+ * device-scope ones below compile alike; the split is for the GPUs.
+ */
 /* Load of a word another agent writes; acquire pairs with its release. */
 NKV_DEV uint32_t nkv_arch_load_acquire_u32(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 /* Single-copy-atomic load, no ordering (ordered by explicit fences). */
 NKV_DEV uint32_t nkv_arch_load_relaxed_u32(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
-NKV_DEV uint64_t nkv_arch_load_relaxed_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
-/* Store read by another agent; release pairs with its acquire load. */
-NKV_DEV void nkv_arch_store_release_u32(uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-/* Single-copy-atomic store, no ordering. */
-NKV_DEV void nkv_arch_store_relaxed_u32(uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
-/* Atomic read-modify-writes (acq_rel): CID bitmap and counters shared by
- * the lanes of the owning wave; they pair with each other. */
-NKV_DEV uint32_t nkv_arch_fetch_add_u32(uint32_t *p, uint32_t v) { return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
-NKV_DEV uint64_t nkv_arch_fetch_or_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_or(p, v, __ATOMIC_ACQ_REL); }
-NKV_DEV uint64_t nkv_arch_fetch_and_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_and(p, v, __ATOMIC_ACQ_REL); }
+/* Single-copy-atomic store another agent reads, no ordering: the caller
+ * fences (nkv_arch_fence_full) where the order matters. */
+NKV_DEV void nkv_arch_store_sys_u32(uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+
+/*
+ * Device scope: state only the lanes of the GPU touch (the descriptor's
+ * counters, the CID bitmap, the completion table). Relaxed: collectives
+ * order them among the lanes of a wave.
+ */
+NKV_DEV uint32_t nkv_arch_load_dev_u32(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+NKV_DEV void nkv_arch_store_dev_u32(uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+NKV_DEV uint64_t nkv_arch_load_dev_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+NKV_DEV uint32_t nkv_arch_fetch_add_dev_u32(uint32_t *p, uint32_t v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+NKV_DEV uint64_t nkv_arch_fetch_or_dev_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }
+NKV_DEV uint64_t nkv_arch_fetch_and_dev_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }
+
+/* Monotonic nanoseconds, for wall-clock poll deadlines. */
+NKV_DEV uint64_t nkv_arch_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* 32-bit doorbell write, issued after nkv_arch_fence_release(): volatile so
  * it is neither merged nor dropped, release so the C model (and TSan)
@@ -68,15 +98,20 @@ NKV_DEV uint64_t nkv_arch_fetch_and_u64(uint64_t *p, uint64_t v) { return __atom
 NKV_DEV void nkv_arch_mmio_store_u32(volatile uint32_t *p, uint32_t v) { nkv_cpu_mmio_store(p, v); }
 
 /* Publish a 64-byte SQE: eight single-copy-atomic 64-bit stores (the
- * reader is another thread). Made visible by the caller's release fence. */
-NKV_DEV void nkv_arch_store_sqe(struct nkv_sqe *dst, const struct nkv_sqe *src)
+ * reader is another thread), built from the fields so the entry can stay
+ * in registers. Made visible by the caller's release fence. */
+NKV_DEV void nkv_arch_store_sqe(struct nkv_sqe *dst, const struct nkv_sqe *s)
 {
-	const uint64_t *s = (const uint64_t *)(const void *)src;
 	uint64_t *d = (uint64_t *)(void *)dst;
-	int i;
 
-	for (i = 0; i < 8; i++)
-		__atomic_store_n(&d[i], s[i], __ATOMIC_RELAXED);
+	__atomic_store_n(&d[0], (uint64_t)s->nsid << 32 | s->cdw0, __ATOMIC_RELAXED);
+	__atomic_store_n(&d[1], (uint64_t)s->cdw3 << 32 | s->cdw2, __ATOMIC_RELAXED);
+	__atomic_store_n(&d[2], s->mptr, __ATOMIC_RELAXED);
+	__atomic_store_n(&d[3], s->prp1, __ATOMIC_RELAXED);
+	__atomic_store_n(&d[4], s->prp2, __ATOMIC_RELAXED);
+	__atomic_store_n(&d[5], (uint64_t)s->cdw11 << 32 | s->cdw10, __ATOMIC_RELAXED);
+	__atomic_store_n(&d[6], (uint64_t)s->cdw13 << 32 | s->cdw12, __ATOMIC_RELAXED);
+	__atomic_store_n(&d[7], (uint64_t)s->cdw15 << 32 | s->cdw14, __ATOMIC_RELAXED);
 }
 
 /* Copy a 16-byte CQE with two 64-bit loads, DW0-1 first, no ordering:

@@ -5,8 +5,16 @@
  * Queues, doorbells and value buffers another agent touches live in
  * fine-grained (host or uncached device) memory, so every access that
  * pairs with the controller is a system-scope atomic or follows a
- * system-scope fence (__HIP_MEMORY_SCOPE_SYSTEM, the "" sync scope).
+ * system-scope fence (__HIP_MEMORY_SCOPE_SYSTEM, the "" sync scope);
+ * state only the GPU touches uses agent (device) scope.
  * Wave size is warpSize: 64 on CDNA (gfx9xx), 32 on RDNA in wave32 mode.
+ *
+ * Collectives take the mask of the lanes that take part (struct nkv_wave
+ * in nkv_dev.h). HIP 5.2 has no *_sync intrinsics: the exec mask is the
+ * set of lanes that execute a collective, and AMD reconverges at
+ * structured joins, so unless NDEBUG is defined every collective checks
+ * that the exec mask is exactly the given mask and traps otherwise: the
+ * code that would hang on NVIDIA is caught on AMD too.
  * No protocol logic lives here.
  */
 #ifndef NKV_ARCH_HIP_H
@@ -18,30 +26,63 @@
 
 #define NKV_DEV __device__ static inline
 
+/* The constant-rate clock behind wall_clock64(), in MHz: 100 on the
+ * gfx9 and gfx10 parts Debian's ROCm builds for (the host can read it:
+ * hipDeviceAttributeWallClockRate, in kHz). Override with -D. */
+#ifndef NKV_HIP_WALL_CLOCK_MHZ
+#define NKV_HIP_WALL_CLOCK_MHZ 100u
+#endif
+
 /* This lane's index in its wavefront. */
 NKV_DEV uint32_t nkv_arch_lane_id(void) { return __lane_id(); }
 /* Lanes per wavefront (compile-time for the target: 64 or 32). */
 NKV_DEV uint32_t nkv_arch_wave_size(void) { return (uint32_t)warpSize; }
-/* Wave-wide vote over the active lanes; the compiler keeps memory
- * operations on their side of it (wave_barrier is a scheduling barrier). */
-NKV_DEV uint64_t nkv_arch_ballot(int pred)
+/* The lanes of this wavefront that the launch created (a last, partial
+ * wave has fewer), from the block shape; use it at kernel entry. */
+NKV_DEV uint64_t nkv_arch_entry_mask(void)
 {
-	__builtin_amdgcn_wave_barrier();
-	return (uint64_t)__ballot(pred);
-}
-/* Value of lane @src in every lane (ds_bpermute); 64 bits in two halves. */
-NKV_DEV uint64_t nkv_arch_bcast(uint64_t v, uint32_t src)
-{
-	uint32_t lo = (uint32_t)__shfl((int)(uint32_t)v, (int)src);
-	uint32_t hi = (uint32_t)__shfl((int)(uint32_t)(v >> 32), (int)src);
+	uint32_t threads = blockDim.x * blockDim.y * blockDim.z;
+	uint32_t tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+	uint32_t ws = (uint32_t)warpSize, base = tid - tid % ws;
+	uint32_t n = threads - base < ws ? threads - base : ws;
 
+	return n >= 64u ? ~0ull : (1ull << n) - 1ull;
+}
+/* Debug builds: the lanes executing are exactly @mask. */
+NKV_DEV void nkv_arch_check_mask(uint64_t mask)
+{
+#ifndef NDEBUG
+	if ((uint64_t)__ballot(1) != mask)
+		__builtin_trap();
+#else
+	(void)mask;
+#endif
+}
+/* Vote over @mask; the compiler keeps memory operations on their side
+ * of it (wave_barrier is a scheduling barrier). */
+NKV_DEV uint64_t nkv_arch_ballot(uint64_t mask, int pred)
+{
+	nkv_arch_check_mask(mask);
+	__builtin_amdgcn_wave_barrier();
+	return (uint64_t)__ballot(pred) & mask;
+}
+/* Value of lane @src in every lane of @mask (ds_bpermute); 64 bits in
+ * two halves. */
+NKV_DEV uint64_t nkv_arch_bcast(uint64_t mask, uint64_t v, uint32_t src)
+{
+	uint32_t lo, hi;
+
+	nkv_arch_check_mask(mask);
+	lo = (uint32_t)__shfl((int)(uint32_t)v, (int)src);
+	hi = (uint32_t)__shfl((int)(uint32_t)(v >> 32), (int)src);
 	return (uint64_t)hi << 32 | lo;
 }
-/* Lanes of the wave meet; their global stores before it are visible to
+/* Lanes of @mask meet; their global stores before it are visible to
  * each other after it (workgroup-scope release/acquire around the
  * barrier). Not system scope: pairs with nothing on the controller. */
-NKV_DEV void nkv_arch_wave_barrier(void)
+NKV_DEV void nkv_arch_wave_barrier(uint64_t mask)
 {
+	nkv_arch_check_mask(mask);
 	__builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
 	__builtin_amdgcn_wave_barrier();
 	__builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
@@ -56,7 +97,7 @@ NKV_DEV void nkv_arch_fence_release(void) { __builtin_amdgcn_fence(__ATOMIC_RELE
 /* Everything before, everything after, at system scope. */
 NKV_DEV void nkv_arch_fence_full(void) { __threadfence_system(); }
 
-/* System-scope atomics on fine-grained memory. */
+/* System scope: CQE words the controller writes, words the host reads. */
 NKV_DEV uint32_t nkv_arch_load_acquire_u32(const uint32_t *p)
 {
 	return __hip_atomic_load(p, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_SYSTEM);
@@ -65,31 +106,42 @@ NKV_DEV uint32_t nkv_arch_load_relaxed_u32(const uint32_t *p)
 {
 	return __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
 }
-NKV_DEV uint64_t nkv_arch_load_relaxed_u64(const uint64_t *p)
-{
-	return __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
-}
-/* Release store: pairs with an acquire load by another agent. */
-NKV_DEV void nkv_arch_store_release_u32(uint32_t *p, uint32_t v)
-{
-	__hip_atomic_store(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
-}
-NKV_DEV void nkv_arch_store_relaxed_u32(uint32_t *p, uint32_t v)
+/* A plain (relaxed) store the host reads; the caller fences after it. */
+NKV_DEV void nkv_arch_store_sys_u32(uint32_t *p, uint32_t v)
 {
 	__hip_atomic_store(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
 }
-/* RMWs on the CID bitmap / counters shared by the owning wave's lanes. */
-NKV_DEV uint32_t nkv_arch_fetch_add_u32(uint32_t *p, uint32_t v)
+
+/* Agent (device) scope: the descriptor's state, CID bitmap, completions. */
+NKV_DEV uint32_t nkv_arch_load_dev_u32(const uint32_t *p)
 {
-	return __hip_atomic_fetch_add(p, v, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_SYSTEM);
+	return __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
 }
-NKV_DEV uint64_t nkv_arch_fetch_or_u64(uint64_t *p, uint64_t v)
+NKV_DEV void nkv_arch_store_dev_u32(uint32_t *p, uint32_t v)
 {
-	return __hip_atomic_fetch_or(p, v, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_SYSTEM);
+	__hip_atomic_store(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
 }
-NKV_DEV uint64_t nkv_arch_fetch_and_u64(uint64_t *p, uint64_t v)
+NKV_DEV uint64_t nkv_arch_load_dev_u64(const uint64_t *p)
 {
-	return __hip_atomic_fetch_and(p, v, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_SYSTEM);
+	return __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+}
+NKV_DEV uint32_t nkv_arch_fetch_add_dev_u32(uint32_t *p, uint32_t v)
+{
+	return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+}
+NKV_DEV uint64_t nkv_arch_fetch_or_dev_u64(uint64_t *p, uint64_t v)
+{
+	return __hip_atomic_fetch_or(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+}
+NKV_DEV uint64_t nkv_arch_fetch_and_dev_u64(uint64_t *p, uint64_t v)
+{
+	return __hip_atomic_fetch_and(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+}
+
+/* Nanoseconds from the constant-rate wall clock. */
+NKV_DEV uint64_t nkv_arch_clock_ns(void)
+{
+	return (uint64_t)wall_clock64() * 1000u / NKV_HIP_WALL_CLOCK_MHZ;
 }
 
 /* 32-bit doorbell (BAR / sparse-mmap page / shadow), after a release
@@ -98,17 +150,22 @@ NKV_DEV void nkv_arch_mmio_store_u32(volatile uint32_t *p, uint32_t v) { *p = v;
 
 typedef uint32_t nkv_u32x4 __attribute__((ext_vector_type(4)));
 
-/* Publish a 64-byte SQE as four 16-byte stores (global_store_dwordx4);
+/* Publish a 64-byte SQE as four 16-byte stores (global_store_dwordx4)
+ * built from the fields, so the entry stays in registers (no scratch);
  * made visible by the caller's system-scope release fence. */
-NKV_DEV void nkv_arch_store_sqe(struct nkv_sqe *dst, const struct nkv_sqe *src)
+NKV_DEV void nkv_arch_store_sqe(struct nkv_sqe *dst, const struct nkv_sqe *s)
 {
-	const nkv_u32x4 *s = (const nkv_u32x4 *)(const void *)src;
 	nkv_u32x4 *d = (nkv_u32x4 *)(void *)dst;
+	nkv_u32x4 v0 = { s->cdw0, s->nsid, s->cdw2, s->cdw3 };
+	nkv_u32x4 v1 = { (uint32_t)s->mptr, (uint32_t)(s->mptr >> 32), (uint32_t)s->prp1,
+			 (uint32_t)(s->prp1 >> 32) };
+	nkv_u32x4 v2 = { (uint32_t)s->prp2, (uint32_t)(s->prp2 >> 32), s->cdw10, s->cdw11 };
+	nkv_u32x4 v3 = { s->cdw12, s->cdw13, s->cdw14, s->cdw15 };
 
-	d[0] = s[0];
-	d[1] = s[1];
-	d[2] = s[2];
-	d[3] = s[3];
+	d[0] = v0;
+	d[1] = v1;
+	d[2] = v2;
+	d[3] = v3;
 }
 
 /* One 16-byte volatile load of a CQE: fast, but may be torn against the

@@ -4,17 +4,27 @@
  * N waves x W lanes of the host CPU.
  *
  * Default mode (NKV_CPU_FIBERS): one OS thread per wave; its lanes are
- * cooperative fibers (ucontext, fixed stacks with a guard page) that switch
- * only at wave-collective points (ballot, broadcast, barrier), so a 64-lane
- * wave on 2 cores costs no scheduler time. NKV_CPU_THREADS runs every lane
- * as a real thread (collectives through a mutex/condvar barrier) for race
- * hunting with small waves (<= NKV_CPU_THREADS_MAX_WAVE lanes).
+ * cooperative fibers (fixed stacks with a guard page) that switch only at
+ * wave-collective points (ballot, broadcast, barrier), so a 64-lane wave
+ * on 2 cores costs no scheduler time. NKV_CPU_THREADS runs every lane as a
+ * real thread (collectives through a mutex/condvar) for race hunting with
+ * small waves (<= NKV_CPU_THREADS_MAX_WAVE lanes). NKV_CPU_CHECK is the
+ * fibers mode made adversarial, to find what a GPU with independent
+ * thread scheduling (every NVIDIA GPU since Volta) does to code that only
+ * works in lockstep: lanes run in a seeded random order, poll loops yield
+ * and sleep at random, nkv_cpu_activemask() returns an arbitrary subset of
+ * the lanes, and every collective is checked (below).
  *
- * Lanes that return from the function become inactive: later collectives
- * complete without them and ballots leave their bit clear, as on a GPU.
- * Collectives must be reached uniformly by all active lanes of a wave.
- */
-#ifndef NKV_CPU_H
+ * Collectives take the mask of the lanes that take part, as CUDA's *_sync
+ * intrinsics do: every lane of the mask must call the same collective
+ * (same call site, same mask, same source lane), and the collective
+ * completes when all of them have arrived. A lane outside the mask, a
+ * mask lane that returned or waits in another collective, or a source
+ * lane outside the mask is a protocol error: on fibers the wave stops and
+ * nkv_cpu_launch() returns -EPROTO with a message naming both call sites
+ * (in struct nkv_cpu_cfg.diag, or on stderr when there is none); on real
+ * threads it prints it and aborts.
+ */#ifndef NKV_CPU_H
 #define NKV_CPU_H
 
 #include <stddef.h>
@@ -27,6 +37,7 @@ extern "C" {
 enum nkv_cpu_mode {
 	NKV_CPU_FIBERS = 0,
 	NKV_CPU_THREADS = 1,
+	NKV_CPU_CHECK = 2,	/* fibers, adversarial order, checked collectives */
 };
 
 #define NKV_CPU_MAX_WAVE 64u		/* lanes per wave (a 64-bit ballot) */
@@ -34,13 +45,21 @@ enum nkv_cpu_mode {
 #define NKV_CPU_MAX_WAVES 1024u
 #define NKV_CPU_DEFAULT_STACK (64u * 1024u)
 
-/* Launch parameters; @size = sizeof(struct nkv_cpu_cfg) so it can grow. */
+/*
+ * Launch parameters; @size = sizeof(struct nkv_cpu_cfg) so it can grow
+ * (fields past a smaller @size take their zero defaults). The environment
+ * variable NKV_CPU_CHECK=SEED turns every NKV_CPU_FIBERS launch into an
+ * NKV_CPU_CHECK launch with that seed.
+ */
 struct nkv_cpu_cfg {
 	uint32_t size;
 	uint32_t mode;		/* enum nkv_cpu_mode */
 	uint32_t waves;		/* 1..NKV_CPU_MAX_WAVES */
-	uint32_t wave_size;	/* 1..64 (fibers), 1..8 (threads) */
+	uint32_t wave_size;	/* 1..64 (fibers, check), 1..8 (threads) */
 	size_t stack_size;	/* fiber stack bytes, 0 = default; >= 16 KiB */
+	uint64_t seed;		/* NKV_CPU_CHECK: the run's random choices */
+	char *diag;		/* NULL, or where a protocol error is described */
+	size_t diag_len;
 };
 
 typedef void (*nkv_cpu_fn)(void *arg);
@@ -49,26 +68,49 @@ typedef void (*nkv_cpu_fn)(void *arg);
  * Run @fn(@arg) on every lane of every wave and return when all have
  * returned. Returns 0, -EINVAL for bad parameters (NULL, zero or too many
  * waves/lanes, a too small stack, an unknown mode), -EDEADLK when called
- * from inside a lane, or -ENOMEM / -EAGAIN when resources run out.
+ * from inside a lane, -EPROTO when a wave broke the collective rules
+ * (fibers and check modes; that wave's lanes were stopped where they
+ * stood), or -ENOMEM / -EAGAIN when resources run out.
  * Any thread may call it; launches from different threads are independent.
  */
 int nkv_cpu_launch(const struct nkv_cpu_cfg *cfg, nkv_cpu_fn fn, void *arg);
 
 /*
  * Called from a lane (outside a launch they describe a one-lane wave:
- * lane 0 of wave 0 of size 1, and collectives return at once).
+ * lane 0 of wave 0 of size 1, mask 0x1, and collectives return at once).
  */
 uint32_t nkv_cpu_lane_id(void);
 uint32_t nkv_cpu_wave_id(void);
 uint32_t nkv_cpu_wave_size(void);
-/* Collective: bit i set when active lane i passed a non-zero @pred. */
-uint64_t nkv_cpu_ballot(int pred);
-/* Collective: every lane gets @v of lane @src (0 if @src is inactive). */
-uint64_t nkv_cpu_bcast(uint64_t v, uint32_t src);
-/* Collective: returns once every active lane of the wave has arrived. */
-void nkv_cpu_barrier(void);
+/* The lanes of this wave as launched: where the wave is converged by
+ * construction (a lane function's first line) it is the full mask. */
+uint64_t nkv_cpu_entry_mask(void);
+/* A model of CUDA's __activemask(): the lanes that happen to execute
+ * together with the caller. Fibers and threads: every lane still running.
+ * NKV_CPU_CHECK: the caller and a seeded random subset of the others, as
+ * independent thread scheduling may give. Never use it to pick a mask. */
+uint64_t nkv_cpu_activemask(void);
+
+/* The collectives; @site names the call site (use the macros below).
+ * Ballot: bit i set when lane i of @mask passed a non-zero @pred.
+ * Broadcast: every lane gets @v of lane @src (which must be in @mask).
+ * Barrier: returns once every lane of @mask has arrived; memory written
+ * by any of them before it is visible to all of them after it. */
+uint64_t nkv_cpu_ballot_at(uint64_t mask, int pred, const char *site);
+uint64_t nkv_cpu_bcast_at(uint64_t mask, uint64_t v, uint32_t src, const char *site);
+void nkv_cpu_barrier_at(uint64_t mask, const char *site);
+
+#define NKV_CPU_STR2(x) #x
+#define NKV_CPU_STR(x) NKV_CPU_STR2(x)
+/* "file:line" of the caller, so a broken collective names where it is. */
+#define NKV_CPU_SITE __FILE__ ":" NKV_CPU_STR(__LINE__)
+#define nkv_cpu_ballot(mask, pred) nkv_cpu_ballot_at((mask), (pred), NKV_CPU_SITE)
+#define nkv_cpu_bcast(mask, v, src) nkv_cpu_bcast_at((mask), (v), (src), NKV_CPU_SITE)
+#define nkv_cpu_barrier(mask) nkv_cpu_barrier_at((mask), NKV_CPU_SITE)
+
 /* Called by a spinning poller on its @n-th poll: a CPU pause, and a
- * sched_yield() every 64 polls so an oversubscribed controller thread runs. */
+ * sched_yield() every 64 polls so an oversubscribed controller thread
+ * runs. NKV_CPU_CHECK: also a seeded random fiber switch or short sleep. */
 void nkv_cpu_poll_pause(uint64_t n);
 
 /*

@@ -12,18 +12,30 @@
  * Who may call what (see each function too):
  *  - NKV_HD "pure" functions (SQE prep, List payload, descriptor checks):
  *    any thread, host or device, on its own data.
- *  - nkv_wave_*(): collective. Every active lane of the wave that owns the
- *    queue pair calls it together, converged (no divergent lane may skip
- *    it); lanes with nothing to do pass NULL / have = 0.
- *  - nkv_qp_*(): one lane at a time of the owning wave (the wave functions
- *    pick that lane, the "leader"); never two lanes concurrently.
+ *  - nkv_wave_*(): collective over a wave context (struct nkv_wave). A
+ *    kernel makes the context once, at entry, where its lanes are
+ *    converged by construction (nkv_wave_enter()); it names the lanes
+ *    that take part, and EVERY lane of it calls every nkv_wave_*() call
+ *    together (same call, same context); lanes with nothing to do pass
+ *    have = 0. Collectives never use __activemask(): on NVIDIA GPUs since
+ *    Volta lanes that diverged are not reconverged by it.
+ *  - nkv_qp_*(): the wave's leader only (the lowest lane of the context);
+ *    never two lanes concurrently.
  *
  * Contract: ONE WAVE OWNS A QUEUE PAIR AT A TIME. The descriptor's ring
  * state (tail, head, phase, counters) is advanced without atomics by the
  * owning wave's leader; two waves on one queue pair corrupt it. Hand a
  * queue pair to another wave only across a kernel boundary (or a
- * device-scope release/acquire the caller provides). The host may read
- * nkv_dev_qp_failed() at any time and everything else after the kernel.
+ * device-scope release/acquire the caller provides). A batch is one wave
+ * (32 lanes on NVIDIA, 64 on AMD CDNA). The host reads why a queue pair
+ * failed from the host-visible word the descriptor names (fail_addr;
+ * nkv_qpair_failed() in nkv_host.h), at any time; the descriptor itself
+ * after the kernel.
+ *
+ * Scopes: state only the GPU touches (descriptor, CID bitmap, completion
+ * table) is read and written at device scope; system-scope fences and
+ * accesses are kept for what the controller or the host sees (SQ and CQ
+ * entries, doorbells, the failure word).
  */
 #ifndef NKV_DEV_H
 #define NKV_DEV_H
@@ -54,22 +66,27 @@
 
 /* ------------------------------------------------------------------ */
 /* SQE preparation. Pure: validate everything first, build the entry in a */
-/* local, then copy it out whole, so an error never leaves a half-built   */
-/* SQE. CID goes in CDW0[31:16]; nkv_wave_submit() overwrites it.         */
+/* local, then copy it out whole; on an error the entry is all zeroes,    */
+/* never half built (nor uninitialized when it is passed on by value).    */
+/* CID goes in CDW0[31:16]; nkv_wave_submit() overwrites it.              */
 /* ------------------------------------------------------------------ */
 
-/* Pack @klen key bytes little-endian into CDW2, CDW3, CDW14, CDW15. */
+/* Byte @i of a key of @klen bytes (0 past its end), at its place in a
+ * little-endian dword. Constant @i, so the packing needs no array. */
+#define NKV_KEY_BYTE(key, klen, i) \
+	((uint32_t)((i) < (klen) ? (key)[i] : 0u) << (8u * ((i) % 4u)))
+#define NKV_KEY_DWORD(key, klen, d) \
+	(NKV_KEY_BYTE(key, klen, 4u * (d)) | NKV_KEY_BYTE(key, klen, 4u * (d) + 1u) | \
+	 NKV_KEY_BYTE(key, klen, 4u * (d) + 2u) | NKV_KEY_BYTE(key, klen, 4u * (d) + 3u))
+
+/* Pack @klen (<= 16) key bytes little-endian into CDW2, CDW3, CDW14,
+ * CDW15; unrolled by hand so the SQE can live in registers on a GPU. */
 NKV_HD void nkv_key_pack(struct nkv_sqe *s, const uint8_t *key, uint32_t klen)
 {
-	uint32_t w[4] = { 0, 0, 0, 0 };
-	uint32_t i;
-
-	for (i = 0; i < klen && i < NKV_KEY_MAX; i++)
-		w[i / 4] |= (uint32_t)key[i] << (8 * (i % 4));
-	s->cdw2 = w[0];
-	s->cdw3 = w[1];
-	s->cdw14 = w[2];
-	s->cdw15 = w[3];
+	s->cdw2 = NKV_KEY_DWORD(key, klen, 0u);
+	s->cdw3 = NKV_KEY_DWORD(key, klen, 1u);
+	s->cdw14 = NKV_KEY_DWORD(key, klen, 2u);
+	s->cdw15 = NKV_KEY_DWORD(key, klen, 3u);
 }
 
 NKV_HD void nkv_sqe_zero(struct nkv_sqe *s)
@@ -77,6 +94,14 @@ NKV_HD void nkv_sqe_zero(struct nkv_sqe *s)
 	s->cdw0 = s->nsid = s->cdw2 = s->cdw3 = 0;
 	s->mptr = s->prp1 = s->prp2 = 0;
 	s->cdw10 = s->cdw11 = s->cdw12 = s->cdw13 = s->cdw14 = s->cdw15 = 0;
+}
+
+/* A prep function's error: zero the entry (if any), return @err. */
+NKV_HD int nkv_prep_fail(struct nkv_sqe *sqe, int err)
+{
+	if (sqe)
+		nkv_sqe_zero(sqe);
+	return err;
 }
 
 /* Common KV builder; @min_klen is 0 for List, 1 otherwise. */
@@ -87,9 +112,9 @@ NKV_HD int nkv_prep_kv(struct nkv_sqe *sqe, uint8_t opc, uint32_t nsid, uint16_t
 	struct nkv_sqe s;
 
 	if (!sqe || (klen && !key))
-		return NKV_EINVAL;
+		return nkv_prep_fail(sqe, NKV_EINVAL);
 	if (klen < min_klen || klen > NKV_KEY_MAX)
-		return NKV_EMSGSIZE;
+		return nkv_prep_fail(sqe, NKV_EMSGSIZE);
 	nkv_sqe_zero(&s);
 	s.cdw0 = nkv_sqe_cdw0(opc, cid);
 	s.nsid = nsid;
@@ -114,7 +139,7 @@ NKV_HD int nkv_prep_store(struct nkv_sqe *sqe, uint32_t nsid, uint16_t cid,
 	const uint32_t both = NKV_STORE_MUST_EXIST | NKV_STORE_MUST_NOT_EXIST;
 
 	if ((opts & ~NKV_STORE_OPTIONS_MASK) || (opts & both) == both)
-		return NKV_EINVAL;
+		return nkv_prep_fail(sqe, NKV_EINVAL);
 	return nkv_prep_kv(sqe, NKV_KV_STORE, nsid, cid, key, klen, 1, opts,
 			   value_size, prp1, prp2);
 }
@@ -159,9 +184,9 @@ NKV_HD int nkv_prep_nvm_rw(struct nkv_sqe *sqe, uint8_t opc, uint32_t nsid,
 	struct nkv_sqe s;
 
 	if (!sqe || (opc != NKV_NVM_READ && opc != NKV_NVM_WRITE))
-		return NKV_EINVAL;
+		return nkv_prep_fail(sqe, NKV_EINVAL);
 	if (nlb == 0 || nlb > 65536u)
-		return NKV_ERANGE;
+		return nkv_prep_fail(sqe, NKV_ERANGE);
 	nkv_sqe_zero(&s);
 	s.cdw0 = nkv_sqe_cdw0(opc, cid);
 	s.nsid = nsid;
@@ -350,12 +375,14 @@ NKV_ASSERT_OFF(struct nkv_dev_slot, prp2, 16);
 NKV_ASSERT_OFF(struct nkv_dev_slot, page2, 24);
 NKV_ASSERT_OFF(struct nkv_dev_slot, size, 32);
 
-/* Why a queue pair stopped (nkv_dev_qp.failed). */
+/* Why a queue pair stopped (nkv_dev_qp.failed, and *fail_addr). */
 enum nkv_qp_state {
 	NKV_QP_OK = 0,
-	NKV_QP_FAILED_TIMEOUT = 1,	/* poll budget spent: controller may still DMA */
+	NKV_QP_FAILED_TIMEOUT = 1,	/* poll budget or timeout spent: controller may still DMA */
 	NKV_QP_FAILED_BAD_CQE = 2,	/* CQE for a CID not in flight, or bad SQ head */
 	NKV_QP_FAILED_INTERNAL = 3,	/* a lane could not publish its SQE */
+	NKV_QP_FAILED_ARGS = 4,		/* a kernel was given what it cannot run
+					 * (a batch wider than the wave) */
 };
 
 struct nkv_dev_qp {
@@ -375,7 +402,8 @@ struct nkv_dev_qp {
 	uint32_t cid_count;	/* CIDs 0..cid_count-1; >= max(sq, cq depth) */
 	uint32_t nr_slots;
 	uint32_t credit_limit;	/* min(sq_depth, cq_depth) - 1 */
-	uint32_t rsvd0;
+	uint32_t timeout_us;	/* wall clock without a completion before a
+				 * timeout; 0: poll_budget alone bounds it */
 	/* State, advanced by the owning wave's leader lane. */
 	uint32_t sq_tail;	/* next SQ slot to fill */
 	uint32_t sq_head;	/* last SQ head the controller reported (CQE DW2) */
@@ -383,10 +411,17 @@ struct nkv_dev_qp {
 	uint32_t cq_phase;	/* phase a new entry at cq_head carries */
 	uint32_t inflight;	/* submitted, CQE not yet reaped */
 	uint32_t cids_held;	/* CIDs allocated: in flight or result not taken */
-	uint32_t failed;	/* enum nkv_qp_state; host resets */
+	uint32_t failed;	/* enum nkv_qp_state, the first reason; host resets */
 	uint32_t rsvd1;
+	/* Setup: where the failure reason is mirrored for the host. */
+	uint64_t fail_addr;	/* uint32_t the host can read while a kernel
+				 * runs (mapped host memory), or 0 */
+	/* Counters, kept by the leader (the host cannot see mapped doorbells). */
+	uint64_t commands;	/* SQEs submitted */
+	uint64_t sq_doorbells;	/* SQ tail doorbell writes */
+	uint64_t cq_doorbells;	/* CQ head doorbell writes */
 };
-NKV_ASSERT_SIZE(struct nkv_dev_qp, 128);
+NKV_ASSERT_SIZE(struct nkv_dev_qp, 160);
 NKV_ASSERT_OFF(struct nkv_dev_qp, sq_addr, 0);
 NKV_ASSERT_OFF(struct nkv_dev_qp, cq_addr, 8);
 NKV_ASSERT_OFF(struct nkv_dev_qp, sq_db_addr, 16);
@@ -402,7 +437,7 @@ NKV_ASSERT_OFF(struct nkv_dev_qp, qid, 76);
 NKV_ASSERT_OFF(struct nkv_dev_qp, cid_count, 80);
 NKV_ASSERT_OFF(struct nkv_dev_qp, nr_slots, 84);
 NKV_ASSERT_OFF(struct nkv_dev_qp, credit_limit, 88);
-NKV_ASSERT_OFF(struct nkv_dev_qp, rsvd0, 92);
+NKV_ASSERT_OFF(struct nkv_dev_qp, timeout_us, 92);
 NKV_ASSERT_OFF(struct nkv_dev_qp, sq_tail, 96);
 NKV_ASSERT_OFF(struct nkv_dev_qp, sq_head, 100);
 NKV_ASSERT_OFF(struct nkv_dev_qp, cq_head, 104);
@@ -411,6 +446,10 @@ NKV_ASSERT_OFF(struct nkv_dev_qp, inflight, 112);
 NKV_ASSERT_OFF(struct nkv_dev_qp, cids_held, 116);
 NKV_ASSERT_OFF(struct nkv_dev_qp, failed, 120);
 NKV_ASSERT_OFF(struct nkv_dev_qp, rsvd1, 124);
+NKV_ASSERT_OFF(struct nkv_dev_qp, fail_addr, 128);
+NKV_ASSERT_OFF(struct nkv_dev_qp, commands, 136);
+NKV_ASSERT_OFF(struct nkv_dev_qp, sq_doorbells, 144);
+NKV_ASSERT_OFF(struct nkv_dev_qp, cq_doorbells, 152);
 
 /* What a lane gets back for one command. */
 struct nkv_dev_result {
@@ -451,11 +490,14 @@ NKV_HD int nkv_dev_qp_check(const struct nkv_dev_qp *qp)
 	return 0;
 }
 
-/* Any thread (host threads included), any time: NKV_QP_OK or why the
- * queue pair stopped. A relaxed atomic load: it only reports. */
+/* Device code (any lane), and host code on the cpu engine: NKV_QP_OK or
+ * why the queue pair stopped. A relaxed device-scope load: it only
+ * reports. A host watching a GPU kernel reads nkv_qpair_failed() (the
+ * mirrored word at fail_addr) instead: the descriptor may be in device
+ * memory. */
 NKV_DEV uint32_t nkv_dev_qp_failed(const struct nkv_dev_qp *qp)
 {
-	return nkv_arch_load_relaxed_u32(&qp->failed);
+	return nkv_arch_load_dev_u32(&qp->failed);
 }
 
 #define NKV_DEV_PTR(type, addr) ((type *)(uintptr_t)(addr))
@@ -488,9 +530,9 @@ NKV_HD int nkv_prep_store_slot(struct nkv_sqe *sqe, const struct nkv_dev_qp *qp,
 	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, i);
 
 	if (!s)
-		return NKV_EINVAL;
+		return nkv_prep_fail(sqe, NKV_EINVAL);
 	if (value_size > s->size)
-		return NKV_ERANGE;
+		return nkv_prep_fail(sqe, NKV_ERANGE);
 	return nkv_prep_store(sqe, nsid, 0, key, klen, opts, value_size, s->prp1,
 			      nkv_dev_slot_prp2(s, value_size));
 }
@@ -501,7 +543,7 @@ NKV_HD int nkv_prep_retrieve_slot(struct nkv_sqe *sqe, const struct nkv_dev_qp *
 	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, i);
 
 	if (!s)
-		return NKV_EINVAL;
+		return nkv_prep_fail(sqe, NKV_EINVAL);
 	return nkv_prep_retrieve(sqe, nsid, 0, key, klen, s->size, s->prp1,
 				 nkv_dev_slot_prp2(s, s->size));
 }
@@ -513,19 +555,27 @@ NKV_HD int nkv_prep_list_slot(struct nkv_sqe *sqe, const struct nkv_dev_qp *qp,
 	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, i);
 
 	if (!s)
-		return NKV_EINVAL;
+		return nkv_prep_fail(sqe, NKV_EINVAL);
 	return nkv_prep_list(sqe, nsid, 0, key, klen, s->size, s->prp1,
 			     nkv_dev_slot_prp2(s, s->size));
 }
 
 /* ------------------------------------------------------------------ */
-/* Leader-only queue operations: one lane of the owning wave at a time.  */
+/* Leader-only queue operations: the lowest lane of the wave context.     */
 /* ------------------------------------------------------------------ */
 
+/* Mark the queue pair failed with @why, keeping the first reason, and
+ * mirror it to the host-visible word: a plain store, then a system fence
+ * so the host sees it even if the kernel never returns. */
 NKV_DEV void nkv_qp_fail(struct nkv_dev_qp *qp, uint32_t why)
 {
-	/* Relaxed atomic: the host may poll it while the kernel runs. */
-	nkv_arch_store_relaxed_u32(&qp->failed, why);
+	if (nkv_arch_load_dev_u32(&qp->failed) != NKV_QP_OK)
+		return;
+	nkv_arch_store_dev_u32(&qp->failed, why);
+	if (qp->fail_addr) {
+		nkv_arch_store_sys_u32(NKV_DEV_PTR(uint32_t, qp->fail_addr), why);
+		nkv_arch_fence_full();
+	}
 }
 
 /* Free SQ slots: the controller frees them by reporting its SQ head. */
@@ -539,12 +589,20 @@ NKV_HD uint32_t nkv_qp_sq_free(const struct nkv_dev_qp *qp)
 /* Commands that may go in now: in-flight limit, SQ slots, free CIDs. */
 NKV_DEV uint32_t nkv_qp_credits(struct nkv_dev_qp *qp)
 {
-	uint32_t held = nkv_arch_load_relaxed_u32(&qp->cids_held);
+	uint32_t held = nkv_arch_load_dev_u32(&qp->cids_held);
 	uint32_t c = qp->credit_limit - qp->inflight;
 	uint32_t s = nkv_qp_sq_free(qp);
 
 	c = s < c ? s : c;
 	return qp->cid_count - held < c ? qp->cid_count - held : c;
+}
+
+/* The bits of CID bitmap word @w that name real CIDs. */
+NKV_HD uint64_t nkv_qp_cid_valid(const struct nkv_dev_qp *qp, uint32_t w)
+{
+	uint32_t valid = qp->cid_count - w * 64u;
+
+	return valid >= 64u ? ~0ull : (1ull << valid) - 1ull;
 }
 
 /* Is @cid a CID this queue pair handed out and still holds? */
@@ -553,7 +611,61 @@ NKV_DEV int nkv_qp_cid_held(struct nkv_dev_qp *qp, uint32_t cid)
 	const uint64_t *bm = NKV_DEV_PTR(const uint64_t, qp->cid_bitmap_addr);
 
 	return cid < qp->cid_count &&
-	       (nkv_arch_load_relaxed_u64(&bm[cid / 64]) >> (cid % 64) & 1u);
+	       (nkv_arch_load_dev_u64(&bm[cid / 64u]) >> (cid % 64u) & 1u);
+}
+
+/*
+ * Any lane, read only: the @k-th free CID (0-based, lowest first) of the
+ * bitmap as it stands, or NKV_ENOSPC. Every lane of a chunk computes its
+ * own from the same snapshot, then the leader takes them all
+ * (nkv_qp_cids_take): no lane does an atomic to get a CID, and no loop
+ * that holds a collective depends on a race.
+ */
+NKV_DEV int nkv_qp_cid_nth(struct nkv_dev_qp *qp, uint32_t k)
+{
+	const uint64_t *bm = NKV_DEV_PTR(const uint64_t, qp->cid_bitmap_addr);
+	uint32_t words = (qp->cid_count + 63u) / 64u, w;
+
+	for (w = 0; w < words; w++) {
+		uint64_t f = ~nkv_arch_load_dev_u64(&bm[w]) & nkv_qp_cid_valid(qp, w);
+		uint32_t n = nkv_arch_popc64(f);
+
+		if (k < n) {
+			for (; k; k--)
+				f &= f - 1u;
+			return (int)(w * 64u + nkv_arch_ffs64(f));
+		}
+		k -= n;
+	}
+	return NKV_ENOSPC;
+}
+
+/* Leader: mark the @n lowest free CIDs held (the ones nkv_qp_cid_nth gave
+ * ranks 0..n-1), one store per bitmap word. */
+NKV_DEV void nkv_qp_cids_take(struct nkv_dev_qp *qp, uint32_t n)
+{
+	uint64_t *bm = NKV_DEV_PTR(uint64_t, qp->cid_bitmap_addr);
+	uint32_t words = (qp->cid_count + 63u) / 64u, w;
+
+	for (w = 0; w < words && n; w++) {
+		uint64_t f = ~nkv_arch_load_dev_u64(&bm[w]) & nkv_qp_cid_valid(qp, w), t = 0;
+
+		for (; f && n; n--) {
+			t |= f & (0ull - f);
+			f &= f - 1u;
+		}
+		if (t)
+			nkv_arch_fetch_or_dev_u64(&bm[w], t);
+	}
+}
+
+/* The lane that owns @cid gives it back after taking its result (lanes
+ * clear bits of shared words: a device-scope atomic). */
+NKV_DEV void nkv_qp_cid_free(struct nkv_dev_qp *qp, uint32_t cid)
+{
+	uint64_t *bm = NKV_DEV_PTR(uint64_t, qp->cid_bitmap_addr);
+
+	nkv_arch_fetch_and_dev_u64(&bm[cid / 64u], ~(1ull << (cid % 64u)));
 }
 
 /* File one completion: park it in the CID's table entry, take the SQ head. */
@@ -617,15 +729,33 @@ NKV_DEV int nkv_qp_reap(struct nkv_dev_qp *qp, uint32_t max)
 		nkv_arch_fence_release();
 		nkv_arch_mmio_store_u32(NKV_DEV_PTR(volatile uint32_t, qp->cq_db_addr),
 					qp->cq_head);
+		qp->cq_doorbells++;
 	}
 	return err ? err : (int)n;
 }
 
+/* Has a wait that started at @t0 (ns) outlived qp->timeout_us? The clock
+ * is read every 256 empty polls only: it is not free on every engine. */
+NKV_DEV int nkv_qp_expired(const struct nkv_dev_qp *qp, uint64_t polls, uint64_t *t0)
+{
+	uint64_t now;
+
+	if (!qp->timeout_us || (polls & 255u) != 255u)
+		return 0;
+	now = nkv_arch_clock_ns();
+	if (polls == 255u) {
+		*t0 = now;
+		return 0;
+	}
+	return now - *t0 > (uint64_t)qp->timeout_us * 1000u;
+}
+
 /* Reap until at least one CQE arrived (0), or NKV_ETIMEDOUT after
- * poll_budget empty polls (the queue pair is then failed), or NKV_EIO. */
+ * poll_budget empty polls or timeout_us of wall clock, whichever comes
+ * first (the queue pair is then failed), or NKV_EIO. */
 NKV_DEV int nkv_qp_progress(struct nkv_dev_qp *qp)
 {
-	uint64_t polls;
+	uint64_t polls, t0 = 0;
 	int r;
 
 	for (polls = 0;; polls++) {
@@ -636,7 +766,7 @@ NKV_DEV int nkv_qp_progress(struct nkv_dev_qp *qp)
 		r = nkv_qp_reap(qp, qp->cq_depth);
 		if (r)
 			return r < 0 ? r : 0;
-		if (polls >= qp->poll_budget) {
+		if (polls >= qp->poll_budget || nkv_qp_expired(qp, polls, &t0)) {
 			nkv_qp_fail(qp, NKV_QP_FAILED_TIMEOUT);
 			return NKV_ETIMEDOUT;
 		}
@@ -651,7 +781,8 @@ NKV_DEV int nkv_qp_progress(struct nkv_dev_qp *qp)
  * Reserve up to @want submissions: waits (reaping) until the whole batch,
  * or a full queue's worth, can go in at once, so a batch takes as few
  * doorbells as the queue allows; a full queue is backpressure, not an
- * error. Returns the grant.
+ * error. Counts the CIDs as held (nkv_qp_cids_take marks which). Returns
+ * the grant.
  */
 NKV_DEV uint64_t nkv_qp_reserve(struct nkv_dev_qp *qp, uint32_t want)
 {
@@ -682,131 +813,133 @@ NKV_DEV uint64_t nkv_qp_reserve(struct nkv_dev_qp *qp, uint32_t want)
 		return NKV_GRANT_ERR | (uint32_t)-r;
 	credits = credits < want ? credits : want;
 	tail = qp->sq_tail;
-	nkv_arch_fetch_add_u32(&qp->cids_held, credits);
+	nkv_arch_fetch_add_dev_u32(&qp->cids_held, credits);
 	qp->inflight += credits;
+	qp->commands += credits;
 	qp->sq_tail = (tail + credits) % qp->sq_depth;
 	return (uint64_t)tail << 32 | credits;
 }
 
-/* Any lane of the owning wave: take a free CID (the leader reserved one
- * for this lane, so one exists; lanes race only with each other). */
-NKV_DEV int nkv_qp_cid_alloc(struct nkv_dev_qp *qp, uint32_t hint)
+/* ------------------------------------------------------------------ */
+/* The wave context and the wave collectives                             */
+/* ------------------------------------------------------------------ */
+
+/* Which lanes take part; made once at kernel entry, passed to every
+ * collective by value (it lives in registers). */
+struct nkv_wave {
+	uint64_t mask;		/* lanes that take part: all of them call every
+				 * nkv_wave_*() together */
+	uint32_t lane;		/* this lane */
+	uint32_t leader;	/* lowest lane of mask: keeps the queue pair */
+};
+
+/* Every lane of @mask (which must hold the caller): a context for those
+ * lanes only. Lanes outside @mask never call the collectives with it. */
+NKV_DEV struct nkv_wave nkv_wave_enter_mask(uint64_t mask)
 {
-	uint64_t *bm = NKV_DEV_PTR(uint64_t, qp->cid_bitmap_addr);
-	uint32_t words = (qp->cid_count + 63u) / 64u, i, pass;
+	struct nkv_wave w;
 
-	for (pass = 0; pass < 2u * NKV_WAVE_MAX + 2u; pass++) {
-		for (i = 0; i < words; i++) {
-			uint32_t w = (hint / 64u + i) % words;
-			uint32_t valid = qp->cid_count - w * 64u;
-			uint64_t vmask = valid >= 64u ? ~0ull : (1ull << valid) - 1ull;
-			uint64_t free = ~nkv_arch_load_relaxed_u64(&bm[w]) & vmask;
-			uint64_t bit;
-
-			if (!free)
-				continue;
-			bit = free & (0ull - free);
-			if (!(nkv_arch_fetch_or_u64(&bm[w], bit) & bit))
-				return (int)(w * 64u + nkv_arch_ffs64(bit));
-		}
-	}
-	return NKV_ENOSPC;
+	w.mask = mask;
+	w.lane = nkv_arch_lane_id();
+	w.leader = nkv_arch_ffs64(mask);
+	return w;
 }
 
-/* The lane that owns @cid gives it back after taking its result. */
-NKV_DEV void nkv_qp_cid_free(struct nkv_dev_qp *qp, uint32_t cid)
+/* At kernel entry, before any branch (the lanes are converged by
+ * construction there): a context of every lane of the wave the launch
+ * created. On the host (outside a cpu-engine launch): a one-lane wave. */
+NKV_DEV struct nkv_wave nkv_wave_enter(void)
 {
-	uint64_t *bm = NKV_DEV_PTR(uint64_t, qp->cid_bitmap_addr);
-
-	nkv_arch_fetch_and_u64(&bm[cid / 64u], ~(1ull << (cid % 64u)));
-	nkv_arch_fetch_add_u32(&qp->cids_held, (uint32_t)-1);
+	return nkv_wave_enter_mask(nkv_arch_entry_mask());
 }
 
 /* A lane writes its SQE into its slot: CID in, wide stores, then its own
  * release fence at system scope (the leader's fence cannot order it). */
-NKV_DEV int nkv_lane_publish(struct nkv_dev_qp *qp, struct nkv_sqe *sqe,
-			     uint32_t slot, uint16_t *cid)
+NKV_DEV void nkv_lane_publish(struct nkv_dev_qp *qp, struct nkv_sqe sqe, uint32_t slot,
+			      uint16_t cid)
 {
 	struct nkv_sqe *sq = NKV_DEV_PTR(struct nkv_sqe, qp->sq_addr);
-	int c = nkv_qp_cid_alloc(qp, slot);
 
-	if (c < 0)
-		return c;
-	sqe->cdw0 = (sqe->cdw0 & 0xffffu) | (uint32_t)c << 16;
-	nkv_arch_store_sqe(&sq[slot], sqe);
+	sqe.cdw0 = (sqe.cdw0 & 0xffffu) | (uint32_t)cid << 16;
+	nkv_arch_store_sqe(&sq[slot], &sqe);
 	nkv_arch_fence_release();
-	*cid = (uint16_t)c;
-	return 0;
 }
 
-/* ------------------------------------------------------------------ */
-/* Wave collectives                                                      */
-/* ------------------------------------------------------------------ */
-
 /*
- * Collective (the owning wave, converged). Each lane with an SQE (@sqe not
- * NULL; its CID field is overwritten) gets it into the SQ and its CID in
- * @cid; lanes pass NULL to sit out. The batch goes in whole, or, when it
- * exceeds the queue's credit limit, in full-queue chunks (the leader waits
- * for credits rather than ring for a few); each chunk: lanes publish and
- * fence, wave barrier,
- * then one lane writes the SQ tail doorbell once. Waits while the queue is
- * full. Returns 0, or (same in every lane) NKV_EIO / NKV_ETIMEDOUT /
- * NKV_ENOSPC; lanes whose SQE went in before an error still own their CID.
+ * Collective (every lane of @w). Each lane with @have gets @sqe (its CID
+ * field is overwritten) into the SQ and its CID in @cid; lanes with
+ * have = 0 sit out (@sqe unread). The batch goes in whole, or, when it
+ * exceeds the queue's credit limit, in full-queue chunks (the leader
+ * waits for credits rather than ring for a few). Each chunk: the leader
+ * reserves; every lane of the chunk derives its CID from the bitmap and
+ * the leader takes them; lanes publish and fence; a ballot (the wave
+ * barrier) checks every slot got its entry; then the leader writes the
+ * SQ tail doorbell once. Every loop here runs the same number of times
+ * in every lane. Returns 0, or (same in every lane) NKV_EIO /
+ * NKV_ETIMEDOUT / NKV_ENOSPC; lanes whose SQE went in before an error
+ * still own their CID.
  */
-NKV_DEV int nkv_wave_submit(struct nkv_dev_qp *qp, struct nkv_sqe *sqe, uint16_t *cid)
+NKV_DEV int nkv_wave_submit(struct nkv_wave w, struct nkv_dev_qp *qp, int have,
+			    struct nkv_sqe sqe, uint16_t *cid)
 {
-	uint32_t lane = nkv_arch_lane_id();
-	uint64_t want = nkv_arch_ballot(sqe != NULL);
-	uint32_t leader = nkv_arch_ffs64(want);
+	uint64_t want = nkv_arch_ballot(w.mask, have);
 	uint32_t n = nkv_arch_popc64(want);
-	uint32_t rank = nkv_arch_popc64(want & ((1ull << lane) - 1ull));
+	uint32_t rank = nkv_arch_popc64(want & ((1ull << w.lane) - 1ull));
 	uint32_t done = 0;
 
 	while (done < n) {
-		uint64_t g = lane == leader ? nkv_qp_reserve(qp, n - done) : 0;
-		uint32_t chunk, tail, ok;
-		int mine;
+		uint64_t g = w.lane == w.leader ? nkv_qp_reserve(qp, n - done) : 0;
+		uint32_t chunk, tail;
+		int mine, c = 0;
 
-		g = nkv_arch_bcast(g, leader);
+		g = nkv_arch_bcast(w.mask, g, w.leader);
 		if (g & NKV_GRANT_ERR)
 			return -(int)(uint32_t)g;
 		chunk = (uint32_t)g;
 		tail = (uint32_t)(g >> 32);
-		mine = sqe && rank >= done && rank < done + chunk;
+		mine = have && rank >= done && rank < done + chunk;
 		if (mine)
-			mine = !nkv_lane_publish(qp, sqe, (tail + rank - done) % qp->sq_depth, cid);
-		/* Every publishing lane fenced; now they all wait for each other. */
-		nkv_arch_wave_barrier();
-		ok = nkv_arch_popc64(nkv_arch_ballot(mine));
-		if (ok != chunk) {
+			c = nkv_qp_cid_nth(qp, rank - done);
+		/* Every lane has read the bitmap; now the leader marks. */
+		nkv_arch_wave_barrier(w.mask);
+		if (w.lane == w.leader)
+			nkv_qp_cids_take(qp, chunk);
+		mine = mine && c >= 0;
+		if (mine) {
+			nkv_lane_publish(qp, sqe, (tail + rank - done) % qp->sq_depth, (uint16_t)c);
+			*cid = (uint16_t)c;
+		}
+		/* Every publishing lane fenced; the ballot is the barrier. */
+		if (nkv_arch_popc64(nkv_arch_ballot(w.mask, mine)) != chunk) {
 			/* A slot holds no fresh SQE: never ring it in. */
-			if (lane == leader)
+			if (w.lane == w.leader)
 				nkv_qp_fail(qp, NKV_QP_FAILED_INTERNAL);
 			return NKV_EIO;
 		}
-		if (lane == leader)
+		if (w.lane == w.leader) {
 			nkv_arch_mmio_store_u32(NKV_DEV_PTR(volatile uint32_t, qp->sq_db_addr),
 						qp->sq_tail);
+			qp->sq_doorbells++;
+		}
 		done += chunk;
 	}
 	return 0;
 }
 
 /*
- * Collective (the owning wave, converged). Lanes with @have wait for the
- * completion of @cid; a lane still waiting leads and reaps for everyone
- * (completions come in any order and are parked per CID). Each such lane
- * then takes its result (@res) and gives its CID back. Returns 0 (look at
- * res->status for the NVMe status), NKV_EINVAL for a CID this queue pair
- * does not hold, NKV_ETIMEDOUT when the poll budget ran out (the queue pair
- * is now failed), NKV_EIO when it had failed already.
+ * Collective (every lane of @w). Lanes with @have wait for the
+ * completion of @cid; the leader reaps for everyone (completions come in
+ * any order and are parked per CID). Each such lane then takes its
+ * result (@res) and gives its CID back. Returns 0 (look at res->status
+ * for the NVMe status), NKV_EINVAL for a CID this queue pair does not
+ * hold, NKV_ETIMEDOUT when the poll budget or timeout ran out (the queue
+ * pair is now failed), NKV_EIO when it had failed already.
  */
-NKV_DEV int nkv_wave_wait(struct nkv_dev_qp *qp, int have, uint16_t cid,
+NKV_DEV int nkv_wave_wait(struct nkv_wave w, struct nkv_dev_qp *qp, int have, uint16_t cid,
 			  struct nkv_dev_result *res)
 {
 	struct nkv_dev_cpl *t = NKV_DEV_PTR(struct nkv_dev_cpl, qp->cpl_addr);
-	uint32_t lane = nkv_arch_lane_id();
+	uint64_t taken;
 	int err = 0;
 
 	if (nkv_dev_qp_failed(qp))
@@ -815,20 +948,17 @@ NKV_DEV int nkv_wave_wait(struct nkv_dev_qp *qp, int have, uint16_t cid,
 		have = 0;
 		err = NKV_EINVAL;
 	}
-	for (;;) {
-		uint64_t m = nkv_arch_ballot(have && !t[cid].done);
-		uint32_t leader = nkv_arch_ffs64(m);
+	/* Each pass reaps at least one completion or ends the loop. */
+	while (nkv_arch_ballot(w.mask, have && !nkv_arch_load_dev_u32(&t[cid].done))) {
 		uint64_t st = 0;
 
-		if (!m)
-			break;
-		if (lane == leader)
+		if (w.lane == w.leader)
 			st = (uint32_t)-nkv_qp_progress(qp);
-		st = nkv_arch_bcast(st, leader);
+		st = nkv_arch_bcast(w.mask, st, w.leader);
 		if (st) {
 			/* Lanes whose result did arrive still take it; the
 			 * others keep their CIDs until the host resets. */
-			if (have && !t[cid].done) {
+			if (have && !nkv_arch_load_dev_u32(&t[cid].done)) {
 				err = -(int)(uint32_t)st;
 				have = 0;
 			}
@@ -839,21 +969,25 @@ NKV_DEV int nkv_wave_wait(struct nkv_dev_qp *qp, int have, uint16_t cid,
 		res->dw0 = t[cid].dw0;
 		res->status = (uint16_t)t[cid].status;
 		res->cid = cid;
-		t[cid].done = 0;
+		nkv_arch_store_dev_u32(&t[cid].done, 0);
 		nkv_qp_cid_free(qp, cid);
 	}
+	taken = nkv_arch_ballot(w.mask, have);
+	if (w.lane == w.leader && taken)
+		nkv_arch_fetch_add_dev_u32(&qp->cids_held, 0u - nkv_arch_popc64(taken));
 	return err;
 }
 
-/* Collective: submit (sqe may be NULL) then wait; one command per lane. */
-NKV_DEV int nkv_wave_exec(struct nkv_dev_qp *qp, struct nkv_sqe *sqe,
-			  struct nkv_dev_result *res)
+/* Collective (every lane of @w): submit then wait, one command per lane
+ * with @have. */
+NKV_DEV int nkv_wave_exec(struct nkv_wave w, struct nkv_dev_qp *qp, int have,
+			  struct nkv_sqe sqe, struct nkv_dev_result *res)
 {
 	uint16_t cid = 0;
-	int err = nkv_wave_submit(qp, sqe, &cid);
-	int w = nkv_wave_wait(qp, sqe && !err, cid, res);
+	int err = nkv_wave_submit(w, qp, have, sqe, &cid);
+	int r = nkv_wave_wait(w, qp, have && !err, cid, res);
 
-	return err ? err : w;
+	return err ? err : r;
 }
 
 #endif /* NKV_DEV_H */

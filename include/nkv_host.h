@@ -117,8 +117,10 @@ struct nkv_qpair_opts {
 	uint32_t slots;		/* value buffers; 0: depth - 1 */
 	uint32_t slot_size;	/* bytes per value buffer; 0: 4096 */
 	uint64_t poll_budget;	/* empty polls before device code gives up
-				 * (NKV_ETIMEDOUT); 0: 2^24 (seconds) */
-	uint32_t timeout_ms;	/* synchronous API: wait per command;
+				 * (NKV_ETIMEDOUT); 0: no count, time only */
+	uint32_t timeout_ms;	/* wall clock without a completion before a
+				 * wait gives up, in the synchronous API and in
+				 * device code (nkv_dev_qp.timeout_us);
 				 * 0: the controller's timeout */
 };
 
@@ -134,6 +136,13 @@ void nkv_qpair_destroy(struct nkv_qpair *q);
 /* The device-visible descriptor to hand to device code (stays valid
  * until destroy; its address is what a kernel receives). */
 struct nkv_dev_qp *nkv_qpair_dev(struct nkv_qpair *q);
+/* Any thread, any time, also while a kernel runs: NKV_QP_OK (0), or why
+ * device code or the synchronous API failed the queue pair (enum
+ * nkv_qp_state in nkv_dev.h: 1 timeout, 2 bad completion, 3 internal,
+ * 4 bad kernel arguments), the first reason. Reads the host-visible word
+ * device code mirrors the reason to, never the descriptor (which a GPU
+ * runtime may keep in device memory). Cleared by nkv_qpair_reset(). */
+uint32_t nkv_qpair_failed(struct nkv_qpair *q);
 /* Value buffer i: where device code or the caller reads and writes. */
 void *nkv_qpair_slot(struct nkv_qpair *q, uint32_t i, uint32_t *len);
 /* Re-create a queue pair that device code (or the sync API) marked

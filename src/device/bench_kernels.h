@@ -6,8 +6,8 @@
  *
  * One wave owns @qp (nkv_dev.h). The wave walks its keys in batches of
  * a->batch lanes: lane l of batch b handles key b * batch + l through
- * value slot l, so a batch is one doorbell and B completions. Lane 0
- * times each batch from just before the submit until every lane of the
+ * value slot l, so a batch is one doorbell and B completions. The leader
+ * (lane 0) times each batch from just before the submit until every lane of the
  * batch holds its completion (nkv_wave_exec returns converged), and
  * bumps a progress word the host may read while the kernel runs.
  * Counters are per lane (no atomics on the hot path); the host sums them.
@@ -213,20 +213,29 @@ NKV_DEV void nkv_bk_account(const struct nkv_dev_qp *qp, const struct nkv_bk_arg
 }
 
 /*
- * Collective (the owning wave, converged; wave size >= a->batch). Runs
- * a->iterations passes over the wave's keys. Stops early, uniformly,
- * when the queue pair failed (a timeout or a bad CQE): the host sees it
- * in nkv_dev_qp_failed() and in the lanes' dev_errors.
+ * The kernel body: call it at kernel entry (it makes the wave context
+ * there, where the launch is converged), one wave per queue pair. Runs
+ * a->iterations passes over the wave's keys. A batch wider than the wave
+ * fails the queue pair with NKV_QP_FAILED_ARGS at once (a batch is one
+ * wave: 32 lanes on NVIDIA, 64 on AMD CDNA). Stops early, uniformly, when
+ * the queue pair failed (a timeout or a bad CQE): the host sees it in
+ * nkv_qpair_failed() and in the lanes' dev_errors.
  */
 NKV_DEV void nkv_bk_run(struct nkv_dev_qp *qp, const struct nkv_bk_args *a)
 {
+	const struct nkv_wave w = nkv_wave_enter();
 	const struct nkv_bk_key *keys = NKV_DEV_PTR(const struct nkv_bk_key, a->keys_addr);
 	uint64_t *lat = NKV_DEV_PTR(uint64_t, a->lat_addr);
 	struct nkv_bk_lane *lanes = NKV_DEV_PTR(struct nkv_bk_lane, a->lanes_addr);
 	uint32_t *progress = NKV_DEV_PTR(uint32_t, a->progress_addr);
-	uint32_t lane = nkv_arch_lane_id(), slot = lane;
+	uint32_t lane = w.lane, slot = lane;
 	uint32_t nb = (a->count + a->batch - 1u) / a->batch, it, b;
 
+	if (a->batch == 0 || a->batch > nkv_arch_popc64(w.mask)) {
+		if (lane == w.leader)
+			nkv_qp_fail(qp, NKV_QP_FAILED_ARGS);
+		return;
+	}
 	for (it = 0; it < a->iterations; it++) {
 		for (b = 0; b < nb; b++) {
 			uint32_t idx = b * a->batch + lane;
@@ -235,21 +244,23 @@ NKV_DEV void nkv_bk_run(struct nkv_dev_qp *qp, const struct nkv_bk_args *a)
 			int have = lane < a->batch && idx < a->count, err = 0, r;
 			uint64_t t0 = 0;
 
+			nkv_sqe_zero(&sqe);
 			if (have && a->opc == NKV_KV_STORE && (a->flags & NKV_BK_FILL))
 				nkv_bk_fill(NKV_DEV_PTR(uint8_t, nkv_dev_slot_get(qp, slot)->addr),
 					    a->value_size, nkv_bk_seed(a->seed, a->key_base + idx));
 			if (have)
 				err = nkv_bk_prep(qp, a, &keys[idx], slot, &sqe);
-			if (lane == 0)
+			if (lane == w.leader)
 				t0 = nkv_bk_clock();
-			r = nkv_wave_exec(qp, have && !err ? &sqe : NULL, &res);
-			if (lane == 0) {
+			r = nkv_wave_exec(w, qp, have && !err, sqe, &res);
+			if (lane == w.leader) {
 				lat[(uint64_t)it * nb + b] = nkv_bk_clock() - t0;
-				nkv_arch_store_relaxed_u32(progress, it * nb + b + 1u);
+				/* The host reads it while the kernel runs. */
+				nkv_arch_store_sys_u32(progress, it * nb + b + 1u);
 			}
 			if (have)
 				nkv_bk_account(qp, a, &lanes[lane], slot, idx, err ? err : r, &res);
-			if (nkv_arch_ballot(nkv_dev_qp_failed(qp) != NKV_QP_OK))
+			if (nkv_arch_ballot(w.mask, nkv_dev_qp_failed(qp) != NKV_QP_OK))
 				return;
 		}
 	}

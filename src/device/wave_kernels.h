@@ -57,23 +57,26 @@ NKV_DEV int nkv_wk_prep(const struct nkv_dev_qp *qp, const struct nkv_wk_args *a
 	}
 }
 
-/* Collective (the owning wave): one KV command per lane, one doorbell per
- * batch (or per chunk when credits are short), results routed by CID. */
+/* The kernel body: call it at kernel entry (it makes the wave context
+ * there), one wave per queue pair: one KV command per lane, one doorbell
+ * per batch (or per chunk when credits are short), results routed by CID. */
 NKV_DEV void nkv_wk_kv_batch(struct nkv_dev_qp *qp, const struct nkv_wk_args *a)
 {
+	const struct nkv_wave w = nkv_wave_enter();
 	const struct nkv_wk_key *keys = NKV_DEV_PTR(const struct nkv_wk_key, a->keys_addr);
 	struct nkv_wk_out *out = NKV_DEV_PTR(struct nkv_wk_out, a->out_addr);
-	uint32_t i = a->first + nkv_arch_lane_id();
+	uint32_t i = a->first + w.lane;
 	struct nkv_dev_result res = { 0, 0, 0 };
 	struct nkv_sqe sqe;
 	int have = i < a->count, err = 0, wres;
 
+	nkv_sqe_zero(&sqe);
 	if (have) {
 		err = nkv_wk_prep(qp, a, &keys[i], i, &sqe);
 		have = !err;
 	}
-	/* Every lane takes part, with or without an SQE (converged). */
-	wres = nkv_wave_exec(qp, have ? &sqe : NULL, &res);
+	/* Every lane of the wave takes part, with or without an SQE. */
+	wres = nkv_wave_exec(w, qp, have, sqe, &res);
 	err = err ? err : wres;
 	if (i < a->count) {
 		out[i].err = err;

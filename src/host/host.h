@@ -151,7 +151,9 @@ struct nkv_qpair {
 	struct nkv_dev_cpl *cpl;
 	struct nkv_dev_slot *slots;
 	uint32_t timeout_ms;
-	uint64_t poll_budget;
+	/* Why device code failed the queue pair (descriptor fail_addr):
+	 * the word a host reads while a kernel runs. */
+	uint32_t fail_word;
 };
 
 /* ---- teardown (ctrl.c) ---- */

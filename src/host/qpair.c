@@ -17,7 +17,6 @@
 
 /* Empty polls before device code declares a timeout: some seconds of
  * spinning with the cpu engine's yields (docs/host.md). */
-#define NKV_H_POLL_BUDGET_DEFAULT (1ull << 24)
 
 static size_t nkv_h_round(size_t v)
 {
@@ -180,7 +179,9 @@ static void nkv_h_qp_clear(struct nkv_qpair *q)
 	d->sq_tail = d->sq_head = d->cq_head = 0;
 	d->cq_phase = 1;
 	d->inflight = d->cids_held = 0;
+	d->commands = d->sq_doorbells = d->cq_doorbells = 0;
 	__atomic_store_n(&d->failed, NKV_QP_OK, __ATOMIC_RELEASE);
+	__atomic_store_n(&q->fail_word, NKV_QP_OK, __ATOMIC_RELEASE);
 }
 
 static void nkv_h_qp_fill(struct nkv_qpair *q, const struct nkv_qpair_opts *r)
@@ -195,7 +196,11 @@ static void nkv_h_qp_fill(struct nkv_qpair *q, const struct nkv_qpair_opts *r)
 	d->cid_bitmap_addr = (uint64_t)(uintptr_t)q->cid_bitmap;
 	d->cpl_addr = (uint64_t)(uintptr_t)q->cpl;
 	d->slots_addr = (uint64_t)(uintptr_t)q->slots;
-	d->poll_budget = r->poll_budget ? r->poll_budget : NKV_H_POLL_BUDGET_DEFAULT;
+	/* Device waits end after timeout_ms of wall clock without a
+	 * completion, or after poll_budget empty polls if one is given. */
+	d->poll_budget = r->poll_budget ? r->poll_budget : UINT64_MAX;
+	d->timeout_us = q->timeout_ms > UINT32_MAX / 1000u ? UINT32_MAX : q->timeout_ms * 1000u;
+	d->fail_addr = (uint64_t)(uintptr_t)&q->fail_word;
 	d->sq_depth = d->cq_depth = r->depth;
 	d->db_stride = q->c->db_stride;
 	d->qid = q->qid;
@@ -266,11 +271,11 @@ int nkv_qpair_create(struct nkv_ctrl *c, const struct nkv_qpair_opts *opts,
 	if (!rc)
 		rc = nkv_h_qp_mem(q, &r);
 	if (!rc) {
+		q->timeout_ms = r.timeout_ms ? r.timeout_ms : c->io_timeout_ms;
 		nkv_h_qp_fill(q, &r);
 		rc = nkv_dev_qp_check(q->dev) ? -EINVAL : nkv_h_queues_create(q);
 	}
 	if (!rc) {
-		q->timeout_ms = r.timeout_ms ? r.timeout_ms : c->io_timeout_ms;
 		nkv_h_qstats_reset(c, q->qid, r.depth);
 		memset(&c->qst[qid], 0, offsetof(struct nkv_h_qstats, depth_sq));
 		c->qps[qid] = q;
@@ -303,6 +308,11 @@ void nkv_qpair_destroy(struct nkv_qpair *q)
 	c->qps[q->qid] = NULL;
 	nkv_h_qp_free(q);
 	pthread_mutex_unlock(&c->lock);
+}
+
+uint32_t nkv_qpair_failed(struct nkv_qpair *q)
+{
+	return q ? __atomic_load_n(&q->fail_word, __ATOMIC_ACQUIRE) : NKV_QP_OK;
 }
 
 struct nkv_dev_qp *nkv_qpair_dev(struct nkv_qpair *q)

@@ -60,12 +60,13 @@ static int nkv_h_sync_exec(struct nkv_qpair *q, struct nkv_sqe *sqe, struct nkv_
 	struct nkv_ctrl *c = q->c;
 	struct nkv_h_qstats *st = &c->qst[q->qid];
 	struct nkv_dev_result r = { 0, 0, 0 };
+	struct nkv_wave w = nkv_wave_enter();	/* this thread: a one-lane wave */
 	uint16_t cid = 0;
 	int rc;
 
 	if (nkv_dev_qp_failed(d))
 		return -EIO;
-	rc = nkv_wave_submit(d, sqe, &cid);
+	rc = nkv_wave_submit(w, d, 1, *sqe, &cid);
 	if (rc)
 		return rc;
 	if (c->fwd) {
@@ -81,7 +82,7 @@ static int nkv_h_sync_exec(struct nkv_qpair *q, struct nkv_sqe *sqe, struct nkv_
 		    sqe->cdw11 & 0xff, sqe->cdw10);
 	rc = nkv_h_sync_wait(q, cid);
 	if (!rc)
-		rc = nkv_wave_wait(d, 1, cid, &r);
+		rc = nkv_wave_wait(w, d, 1, cid, &r);
 	if (rc)
 		return rc;
 	res->status = r.status & 0x7ff;

@@ -189,7 +189,8 @@ void fake_stop(struct fake_ctrl *c)
 void batch_lane(void *arg)
 {
 	struct batch_run *r = arg;
-	uint32_t lane = nkv_arch_lane_id(), round;
+	const struct nkv_wave w = nkv_wave_enter();
+	uint32_t lane = w.lane, round;
 
 	for (round = 0; round < r->rounds; round++) {
 		uint32_t idx = round * r->lanes + lane;
@@ -198,9 +199,10 @@ void batch_lane(void *arg)
 		struct nkv_sqe sqe;
 		int have = lane < r->lanes, err;
 
+		nkv_sqe_zero(&sqe);
 		if (have && nkv_prep_retrieve(&sqe, 1, 0, key, 8, 100 + idx, 0x1000, 0))
 			have = 0;
-		err = nkv_wave_exec(&r->t->qp, have ? &sqe : NULL, &res);
+		err = nkv_wave_exec(w, &r->t->qp, have, sqe, &res);
 		if (!have)
 			continue;
 		if (err) {

@@ -57,7 +57,7 @@ static void coll_lane(void *p)
 	if (lane == 0)
 		c->nested = nkv_cpu_launch(&cfg, nop, NULL);
 	for (i = 0; i < 20; i++) {
-		uint64_t b = nkv_cpu_ballot((lane + i) % 3 == 0);
+		uint64_t b = nkv_cpu_ballot(all, (lane + i) % 3 == 0);
 		uint64_t want = 0;
 		uint32_t l;
 
@@ -65,16 +65,16 @@ static void coll_lane(void *p)
 			want |= (uint64_t)((l + i) % 3 == 0) << l;
 		if (b != (want & all))
 			__atomic_fetch_add(&c->bad, 1, __ATOMIC_RELAXED);
-		if (nkv_cpu_bcast(lane * 100 + i, i % w) != (i % w) * 100 + i)
+		if (nkv_cpu_bcast(all, lane * 100 + i, i % w) != (i % w) * 100 + i)
 			__atomic_fetch_add(&c->bad, 1, __ATOMIC_RELAXED);
-		nkv_cpu_barrier();
+		nkv_cpu_barrier(all);
 	}
-	/* Odd lanes leave; the rest keep voting without them. */
+	/* Odd lanes leave; the rest keep voting among themselves. */
 	if (lane & 1)
 		return;
 	for (i = 0; i < 5; i++) {
-		uint64_t b = nkv_cpu_ballot(1);
 		uint64_t even = 0x5555555555555555ull & all;
+		uint64_t b = nkv_cpu_ballot(even, 1);
 
 		if (b != even)
 			__atomic_fetch_add(&c->bad, 1, __ATOMIC_RELAXED);
@@ -101,6 +101,8 @@ Test(cpu_engine, outside_a_launch)
 {
 	cr_expect_eq(nkv_cpu_lane_id(), 0u);
 	cr_expect_eq(nkv_cpu_wave_size(), 1u);
-	cr_expect_eq(nkv_cpu_ballot(1), 1u);
-	cr_expect_eq(nkv_cpu_bcast(42, 0), 42u);
+	cr_expect_eq(nkv_cpu_entry_mask(), 1u);
+	cr_expect_eq(nkv_cpu_activemask(), 1u);
+	cr_expect_eq(nkv_cpu_ballot(1, 1), 1u);
+	cr_expect_eq(nkv_cpu_bcast(1, 42, 0), 42u);
 }

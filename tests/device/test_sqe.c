@@ -139,22 +139,27 @@ static int p_list(struct nkv_sqe *s, const uint8_t *k, uint32_t l) { return nkv_
 static int p_del(struct nkv_sqe *s, const uint8_t *k, uint32_t l) { return nkv_prep_delete(s, 1, 0, k, l); }
 static int p_exist(struct nkv_sqe *s, const uint8_t *k, uint32_t l) { return nkv_prep_exist(s, 1, 0, k, l); }
 
-/* 17+ rejected everywhere, 0 everywhere but List; no half-built SQE. */
+/* 17+ rejected everywhere, 0 everywhere but List; on an error the SQE is
+ * all zeroes: never half built, never uninitialized. */
 Test(sqe, key_length_errors)
 {
 	prep_fn f[5] = { p_store, p_retr, p_list, p_del, p_exist };
 	uint8_t key[32] = { 0 };
-	struct nkv_sqe s, canary;
+	struct nkv_sqe s, canary, zero;
 	int i;
 
 	memset(&canary, 0x5a, sizeof(canary));
+	memset(&zero, 0, sizeof(zero));
 	for (i = 0; i < 5; i++) {
 		s = canary;
 		cr_expect_eq(f[i](&s, key, 17), NKV_EMSGSIZE, "cmd %d klen 17", i);
+		cr_expect_arr_eq(&s, &zero, sizeof(s), "cmd %d: SQE not zeroed on error", i);
+		s = canary;
 		cr_expect_eq(f[i](&s, key, 255), NKV_EMSGSIZE);
+		s = canary;
 		cr_expect_eq(f[i](&s, key, 0), i == 2 ? 0 : NKV_EMSGSIZE, "cmd %d klen 0", i);
 		if (i != 2)
-			cr_expect_arr_eq(&s, &canary, sizeof(s), "SQE touched on error");
+			cr_expect_arr_eq(&s, &zero, sizeof(s), "cmd %d: SQE not zeroed on error", i);
 		cr_expect_eq(f[i](NULL, key, 4), NKV_EINVAL);
 		cr_expect_eq(f[i](&s, NULL, 4), NKV_EINVAL);
 	}

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -219,9 +220,11 @@ static void store_lane_fn(void *arg)
 	struct nkv_sqe sqe;
 	char key[16];
 	int n = snprintf(key, sizeof(key), "lane%u", lane);
+	const struct nkv_wave w = nkv_wave_enter();
 	int err = nkv_prep_store_slot(&sqe, a->qp, lane, 1, key, (uint32_t)n, 0, 100);
+	int x = nkv_wave_exec(w, a->qp, !err, sqe, &res);
 
-	err = err ? err : nkv_wave_exec(a->qp, &sqe, &res);
+	err = err ? err : x;
 	a->err[lane] = err;
 	a->status[lane] = res.status;
 }
@@ -233,6 +236,48 @@ static void launch_store(struct nkv_qpair *q, struct store_lane *a, uint32_t w)
 	memset(a, 0, sizeof(*a));
 	a->qp = nkv_qpair_dev(q);
 	cr_assert_eq(nkv_cpu_launch(&cfg, store_lane_fn, a), 0);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* poll_budget 0: device waits are bounded by wall clock alone. A backend
+ * that holds every op 600 ms against a 100 ms timeout: every lane times
+ * out after about 100 ms (a correctness window, not a speed figure). The
+ * held ops are let finish before the server stops (a stop with ops still
+ * held by the delay backend is the target's business, not this test's). */
+Test(host_ctrl, device_timeout_is_wall_clock)
+{
+	alarm(30);
+	struct ht_server_opts so = { .delay_hold_us = 600000 };
+	struct nkv_qpair_opts qo = { .size = sizeof(qo), .poll_budget = 0, .timeout_ms = 100 };
+	struct store_lane a;
+	struct ht_server s;
+	struct nkv_ctrl *c;
+	struct nkv_qpair *q;
+	double t0, dt;
+	int i;
+
+	cr_assert_eq(ht_server_start(&s, &so), 0);
+	cr_assert_eq(ht_connect(&s, 0, 1, &c, NULL, 0), 0);
+	cr_assert_eq(nkv_qpair_create(c, &qo, &q), 0);
+	cr_expect_eq(nkv_qpair_dev(q)->poll_budget, UINT64_MAX, "no poll count");
+	cr_expect_eq(nkv_qpair_dev(q)->timeout_us, 100000u);
+	t0 = now_s();
+	launch_store(q, &a, 4);
+	dt = now_s() - t0;
+	for (i = 0; i < 4; i++)
+		cr_expect_eq(a.err[i], NKV_ETIMEDOUT, "lane %d: %d", i, a.err[i]);
+	cr_expect(dt >= 0.09 && dt < 1.5, "timed out after %.3f s, asked for 0.1 s", dt);
+	cr_expect_eq(nkv_qpair_failed(q), NKV_QP_FAILED_TIMEOUT);
+	usleep(700000);
+	nkv_ctrl_close(c);
+	ht_server_stop(&s);
 }
 
 /* The server dies mid-run: calls fail in bounded time, nothing hangs. */
@@ -302,9 +347,11 @@ Test(host_ctrl, reset_after_timeout)
 	for (i = 0; i < 8; i++)
 		cr_expect_eq(a.err[i], NKV_ETIMEDOUT, "lane %d: %d", i, a.err[i]);
 	cr_expect_eq(nkv_dev_qp_failed(nkv_qpair_dev(q)), NKV_QP_FAILED_TIMEOUT);
+	cr_expect_eq(nkv_qpair_failed(q), NKV_QP_FAILED_TIMEOUT, "the host-visible word");
 	cr_expect_eq(nkv_store(q, "k", 1, "v", 1, 0, &r), -EIO, "failed until reset");
 	cr_assert_eq(nkv_qpair_reset(q), 0);
 	cr_expect_eq(nkv_dev_qp_failed(nkv_qpair_dev(q)), 0);
+	cr_expect_eq(nkv_qpair_failed(q), 0);
 	cr_expect_eq(nkv_qpair_dev(q)->inflight, 0);
 	cr_expect_eq(nkv_qpair_dev(q)->cids_held, 0);
 	cr_expect_eq(nkv_dev_qp_check(nkv_qpair_dev(q)), 0);
@@ -315,6 +362,7 @@ Test(host_ctrl, reset_after_timeout)
 	cr_assert_eq(nkv_qpair_reset(q), 0);
 	/* Patient now: the descriptor's setup half is the host's to set. */
 	nkv_qpair_dev(q)->poll_budget = 1ull << 40;
+	nkv_qpair_dev(q)->timeout_us = 0;
 	launch_store(q, &a, 8);
 	for (i = 0; i < 8; i++) {
 		cr_expect_eq(a.err[i], 0, "lane %d: %d", i, a.err[i]);

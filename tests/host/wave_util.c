@@ -95,19 +95,23 @@ static void wu_check(struct wu_job *j, struct wu_wave *w, uint32_t i, uint32_t s
 /* Collective: the lanes of one wave walk the key set W keys at a time. */
 static void wu_lane_kv(struct wu_job *j, struct wu_wave *w)
 {
-	uint32_t lane = nkv_cpu_lane_id(), W = nkv_cpu_wave_size(), base;
+	const struct nkv_wave wv = nkv_wave_enter();
+	uint32_t lane = wv.lane, W = nkv_cpu_wave_size(), base;
 
 	for (base = 0; base < j->r->keys; base += W) {
 		uint32_t i = base + lane;
 		struct nkv_dev_result res = { 0, 0, 0 };
 		struct nkv_sqe sqe;
-		int have = i < j->r->keys, err = 0;
+		int have = i < j->r->keys, err = 0, x;
 
+		nkv_sqe_zero(&sqe);
 		if (have) {
 			err = wu_prep(j, w, i, lane, &sqe);
 			have = !err;
 		}
-		err = err ? err : nkv_wave_exec(w->qp, have ? &sqe : NULL, &res);
+		/* Every lane takes part, whether its prep worked or not. */
+		x = nkv_wave_exec(wv, w->qp, have, sqe, &res);
+		err = err ? err : x;
 		if (err) {
 			WU_ADD(&j->res.errs, 1);
 			j->res.last_err = err;
@@ -133,20 +137,23 @@ static void wu_lane_list(struct wu_job *j, struct wu_wave *w)
 {
 	const struct nkv_dev_slot *sl = nkv_dev_slot_get(w->qp, 0);
 	uint8_t start[16] = { 0 }, k[16];
+	const struct nkv_wave wv = nkv_wave_enter();
 	uint32_t startlen = 0, kl, pages;
-	int lead = nkv_cpu_lane_id() == 0, done = 0;
+	int lead = wv.lane == wv.leader, done = 0;
 
 	for (pages = 0; pages < 100000; pages++) {
 		struct nkv_dev_result res = { 0, 0, 0 };
 		struct nkv_list_dec d;
 		struct nkv_sqe sqe;
 		uint32_t fresh = 0;
-		int err = 0, rc;
+		int err = 0, rc, x;
 
+		nkv_sqe_zero(&sqe);
 		if (lead)
 			err = nkv_prep_list(&sqe, j->r->nsid, 0, start, startlen, 4096,
 					    sl->prp1, 0);
-		err = err ? err : nkv_wave_exec(w->qp, lead ? &sqe : NULL, &res);
+		x = nkv_wave_exec(wv, w->qp, lead && !err, sqe, &res);
+		err = err ? err : x;
 		if (lead && !err && !res.status && !nkv_list_dec_init(&d, (void *)(uintptr_t)sl->addr, 4096)) {
 			while ((rc = nkv_list_dec_next(&d, k, &kl)) == 1) {
 				if (startlen == kl && !memcmp(k, start, kl))
@@ -163,7 +170,7 @@ static void wu_lane_list(struct wu_job *j, struct wu_wave *w)
 			WU_ADD(&j->res.errs, 1);
 			j->res.last_err = err ? err : -(int)res.status;
 		}
-		done = (int)nkv_cpu_bcast(!fresh, 0);
+		done = (int)nkv_cpu_bcast(wv.mask, !fresh, wv.leader);
 		if (done)
 			break;
 	}

@@ -72,11 +72,13 @@ static void wq_init(struct wq *w, uint16_t qid, uint32_t depth)
 	cr_assert_eq(nkv_dev_qp_check(&w->qp), 0);
 }
 
-/* One command per lane, all lanes of the wave together. */
-static struct nkv_dev_result run(struct nkv_dev_qp *qp, struct nkv_sqe *s, int prep)
+/* One command per lane, all lanes of the wave together (a lane whose
+ * prep failed takes part without an SQE). */
+static struct nkv_dev_result run(struct nkv_wave wv, struct nkv_dev_qp *qp, struct nkv_sqe *s,
+				 int prep)
 {
 	struct nkv_dev_result r = { 0, 0xffff, 0 };
-	int err = nkv_wave_exec(qp, prep ? NULL : s, &r);
+	int err = nkv_wave_exec(wv, qp, !prep, *s, &r);
 
 	if (err)
 		r.status = 0xfffe;
@@ -85,7 +87,8 @@ static struct nkv_dev_result run(struct nkv_dev_qp *qp, struct nkv_sqe *s, int p
 
 static void lane(void *arg)
 {
-	uint32_t w = nkv_cpu_wave_id(), l = nkv_cpu_lane_id(), r, i;
+	const struct nkv_wave entry = nkv_wave_enter();
+	uint32_t w = nkv_cpu_wave_id(), l = entry.lane, r, i;
 	struct nkv_dev_qp *qp = &W[w].qp;
 	uint8_t *val = NKV_DEV_PTR(uint8_t, W[w].slots[l].addr);
 	struct nkv_dev_result res;
@@ -102,15 +105,15 @@ static void lane(void *arg)
 		for (i = 0; i < VLEN; i++)
 			val[i] = (uint8_t)(i + l + 31 * w + r);
 		p = nkv_prep_store_slot(&s, qp, l, 1, key, (uint32_t)kl, 0, VLEN);
-		CHECK(run(qp, &s, p).status == 0);
+		CHECK(run(entry, qp, &s, p).status == 0);
 		p = nkv_prep_store_slot(&s, qp, l, 1, key, (uint32_t)kl,
 					NKV_STORE_MUST_NOT_EXIST, VLEN);
-		CHECK(run(qp, &s, p).status == NKV_STATUS(0, NKV_SC_KV_KEY_EXISTS));
+		CHECK(run(entry, qp, &s, p).status == NKV_STATUS(0, NKV_SC_KV_KEY_EXISTS));
 		p = nkv_prep_exist(&s, 1, 0, key, (uint32_t)kl);
-		CHECK(run(qp, &s, p).status == 0);
+		CHECK(run(entry, qp, &s, p).status == 0);
 		memset(val, 0, SLOT);
 		p = nkv_prep_retrieve_slot(&s, qp, l, 1, key, (uint32_t)kl);
-		res = run(qp, &s, p);
+		res = run(entry, qp, &s, p);
 		CHECK(res.status == 0 && res.dw0 == VLEN);
 		CHECK(val[0] == (uint8_t)(l + 31 * w + r) &&
 		      val[VLEN - 1] == (uint8_t)(VLEN - 1 + l + 31 * w + r) &&
@@ -118,16 +121,16 @@ static void lane(void *arg)
 		/* List from this lane's own key: it comes first. */
 		p = nkv_prep_list(&s, 1, 0, key, (uint32_t)kl, 256,
 				  W[w].slots[l].prp1, 0);
-		CHECK(run(qp, &s, p).status == 0);
+		CHECK(run(entry, qp, &s, p).status == 0);
 		CHECK(nkv_list_dec_init(&d, val, 256) == 0 &&
 		      nkv_list_dec_next(&d, k2, &kl2) == 1 &&
 		      kl2 == (uint32_t)kl && !memcmp(k2, key, (size_t)kl));
 		if (r == ROUNDS - 1)
 			continue;	/* keep the last round's keys */
 		p = nkv_prep_delete(&s, 1, 0, key, (uint32_t)kl);
-		CHECK(run(qp, &s, p).status == 0);
+		CHECK(run(entry, qp, &s, p).status == 0);
 		p = nkv_prep_exist(&s, 1, 0, key, (uint32_t)kl);
-		CHECK(run(qp, &s, p).status == NKV_STATUS(0, NKV_SC_KV_KEY_NOT_EXISTS));
+		CHECK(run(entry, qp, &s, p).status == NKV_STATUS(0, NKV_SC_KV_KEY_NOT_EXISTS));
 	}
 }
 

@@ -175,7 +175,8 @@ static void vt_result(struct vt_job *j, struct nkv_dev_qp *qp, uint32_t g,
 static void vt_lane(void *arg)
 {
 	struct vt_job *j = arg;
-	uint32_t w = nkv_cpu_wave_id(), lane = nkv_cpu_lane_id(), b;
+	const struct nkv_wave wv = nkv_wave_enter();
+	uint32_t w = nkv_cpu_wave_id(), lane = wv.lane, b;
 	struct nkv_dev_qp *qp = j->w[w].qp;
 	uint64_t loops;
 	int again = 1;
@@ -185,9 +186,10 @@ static void vt_lane(void *arg)
 			uint32_t g = w * VT_CMDS + b * VT_LANES + lane;
 			struct nkv_dev_result res = { 0, 0, 0 };
 			struct nkv_sqe sqe;
-			int err = vt_prep(j, qp, g, &sqe);
+			int err = vt_prep(j, qp, g, &sqe), x;
 
-			err = err ? err : nkv_wave_exec(qp, &sqe, &res);
+			x = nkv_wave_exec(wv, qp, !err, sqe, &res);
+			err = err ? err : x;
 			if (err) {
 				j->last_err = err;
 				VT_ADD(&j->errs, 1);

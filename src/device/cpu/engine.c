@@ -2,17 +2,22 @@
 /*
  * engine.c - the cpu engine: launch, lane identity and wave collectives.
  *
- * A collective is a generation counter: each active lane deposits its
- * input and waits until the generation moves; the last lane to arrive
- * computes the result and moves it. Fibers wait by yielding to the wave's
- * scheduler, real-thread lanes on a condition variable. A lane that returns
- * leaves the wave, so a collective completes without it.
+ * A collective is per lane: each lane of the mask records what it called
+ * (kind, mask, source lane, call site, input) and waits; the lane that
+ * completes the set computes the result for all of them. So collectives
+ * over disjoint masks may be in flight at once, as on a GPU, and a lane
+ * that calls something else than the rest of its mask is caught the
+ * moment both have arrived. Fibers wait by yielding to the wave's
+ * scheduler, real-thread lanes on a condition variable.
  */
 #include <errno.h>
 #include <sched.h>
+#include <stddef.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "device/cpu/engine.h"
 
@@ -23,6 +28,8 @@ enum coll_kind {
 	COLL_BCAST,
 	COLL_BARRIER,
 };
+
+static const char *const coll_name[] = { "?", "ballot", "broadcast", "barrier" };
 
 static int threads_mode(const struct nkv_cpu_wave *w)
 {
@@ -41,63 +48,176 @@ static void unlock(struct nkv_cpu_wave *w)
 		pthread_mutex_unlock(&w->mu);
 }
 
-/* Last arrival (or last departure): compute the result, open the gate. */
-static void coll_complete(struct nkv_cpu_wave *w)
+/* splitmix64: small, seedable, good enough to pick interleavings. */
+uint64_t nkv_cpu_rand(struct nkv_cpu_wave *w)
 {
+	uint64_t z = (w->rng += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+void nkv_cpu_violation(struct nkv_cpu_wave *w, const char *fmt, ...)
+{
+	struct nkv_cpu_run *r = w->run;
+	char msg[sizeof(r->diag)];
+	int n;
+	va_list ap;
+
+	n = snprintf(msg, sizeof(msg), "wave %u: ", w->id);
+	va_start(ap, fmt);
+	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+	va_end(ap);
+	/* A caller with a diag buffer reports it; otherwise say it here. */
+	if (!r->cfg.diag || threads_mode(w))
+		fprintf(stderr, "nkv cpu engine: %s\n", msg);
+	if (threads_mode(w))
+		abort();	/* real threads cannot be stopped where they stand */
+	pthread_mutex_lock(&r->diag_mu);
+	if (!r->proto_err) {
+		r->proto_err = 1;
+		memcpy(r->diag, msg, sizeof(msg));
+	}
+	pthread_mutex_unlock(&r->diag_mu);
+	w->stopped = 1;
+}
+
+/* Fibers: a lane that hit a protocol error never runs again. */
+static void park_forever(struct nkv_cpu_lane *l)
+{
+	for (;;)
+		nkv_fiber_yield(l);
+}
+
+static int same_call(const struct nkv_cpu_lane *a, const struct nkv_cpu_lane *b)
+{
+	return a->c_kind == b->c_kind && a->c_mask == b->c_mask && a->c_src == b->c_src &&
+	       (a->c_site == b->c_site || !strcmp(a->c_site, b->c_site));
+}
+
+static void describe(char *buf, size_t len, const struct nkv_cpu_lane *l)
+{
+	snprintf(buf, len, "lane %u in %s at %s (mask %#llx)", l->id, coll_name[l->c_kind],
+		 l->c_site, (unsigned long long)l->c_mask);
+}
+
+/* Is the call @l just recorded consistent with the wave? 0, or it
+ * reported a violation (fibers: the wave is now stopped). */
+static int coll_check(struct nkv_cpu_wave *w, const struct nkv_cpu_lane *l)
+{
+	char a[160], b[160];
+	uint32_t j;
+
+	describe(a, sizeof(a), l);
+	if (!(l->c_mask >> l->id & 1)) {
+		nkv_cpu_violation(w, "%s: the mask leaves the caller out", a);
+		return -1;
+	}
+	if (l->c_mask & ~w->all) {
+		nkv_cpu_violation(w, "%s: the mask names lanes the wave does not have (%#llx)",
+				  a, (unsigned long long)w->all);
+		return -1;
+	}
+	if (l->c_kind == COLL_BCAST && !(l->c_mask >> l->c_src & 1)) {
+		nkv_cpu_violation(w, "%s: source lane %u is not in the mask", a, l->c_src);
+		return -1;
+	}
+	for (j = 0; j < w->size; j++) {
+		const struct nkv_cpu_lane *o = &w->lanes[j];
+		int mine = l->c_mask >> j & 1, theirs = o->pending && (o->c_mask >> l->id & 1);
+
+		if (j == l->id || (!mine && !theirs))
+			continue;
+		if (mine && (w->exited >> j & 1)) {
+			nkv_cpu_violation(w, "%s waits for lane %u, which returned", a, j);
+			return -1;
+		}
+		if (o->pending && !same_call(l, o)) {
+			describe(b, sizeof(b), o);
+			nkv_cpu_violation(w, "%s and %s: lanes of one mask in different collectives",
+					  a, b);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Every lane of @mask has arrived: compute the result, release them. */
+static void coll_complete(struct nkv_cpu_wave *w, uint64_t mask)
+{
+	const struct nkv_cpu_lane *first = &w->lanes[__builtin_ctzll(mask)];
 	uint64_t r = 0;
 	uint32_t i;
 
-	if (w->kind == COLL_BALLOT) {
+	if (first->c_kind == COLL_BALLOT) {
 		for (i = 0; i < w->size; i++)
-			if ((w->arrived_mask >> i & 1) && w->in[i])
+			if ((mask >> i & 1) && w->lanes[i].c_in)
 				r |= 1ull << i;
-	} else if (w->kind == COLL_BCAST) {
-		r = (w->arrived_mask >> w->src & 1) ? w->in[w->src] : 0;
+	} else if (first->c_kind == COLL_BCAST) {
+		r = w->lanes[first->c_src].c_in;
 	}
-	w->result = r;
-	w->arrived = 0;
-	w->arrived_mask = 0;
-	w->kind = 0;
-	w->gen++;
+	for (i = 0; i < w->size; i++) {
+		if (mask >> i & 1) {
+			w->lanes[i].c_out = r;
+			w->lanes[i].pending = 0;
+		}
+	}
 	if (threads_mode(w))
 		pthread_cond_broadcast(&w->cv);
 }
 
-static uint64_t collective(uint32_t kind, uint64_t v, uint32_t src)
+static int coll_ready(const struct nkv_cpu_wave *w, uint64_t mask)
+{
+	uint32_t i;
+
+	for (i = 0; i < w->size; i++)
+		if ((mask >> i & 1) && !w->lanes[i].pending)
+			return 0;
+	return 1;
+}
+
+/* Outside a launch the caller is lane 0 of a one-lane wave. */
+static uint64_t coll_alone(uint32_t kind, uint64_t mask, uint64_t v, uint32_t src)
+{
+	if (mask != 1 || (kind == COLL_BCAST && src != 0)) {
+		fprintf(stderr, "nkv cpu engine: %s outside a launch with mask %#llx\n",
+			coll_name[kind], (unsigned long long)mask);
+		abort();
+	}
+	return kind == COLL_BALLOT ? (v != 0) : v;
+}
+
+static uint64_t collective(uint32_t kind, uint64_t mask, uint64_t v, uint32_t src,
+			   const char *site)
 {
 	struct nkv_cpu_lane *l = nkv_cpu_cur;
 	struct nkv_cpu_wave *w;
 	uint64_t r;
 
-	if (!l)		/* plain thread: a wave of one lane */
-		return kind == COLL_BALLOT ? (v != 0) : (src == 0 ? v : 0);
+	if (!l)
+		return coll_alone(kind, mask, v, src);
 	w = l->w;
 	lock(w);
-	if (w->arrived && (w->kind != kind || (kind == COLL_BCAST && w->src != src))) {
-		/* Lanes diverged: on a GPU this is undefined; say so loudly. */
-		fprintf(stderr, "nkv cpu engine: wave %u lane %u: collective mismatch\n",
-			w->id, l->id);
-		abort();
+	l->c_kind = kind;
+	l->c_mask = mask;
+	l->c_src = kind == COLL_BCAST ? src : 0;
+	l->c_in = v;
+	l->c_site = site;
+	l->pending = 1;
+	if (coll_check(w, l)) {
+		unlock(w);
+		park_forever(l);
 	}
-	w->kind = kind;
-	w->src = src;
-	w->in[l->id] = v;
-	w->arrived++;
-	w->arrived_mask |= 1ull << l->id;
-	l->wait_gen = w->gen;
-	if (w->arrived == w->alive) {
-		coll_complete(w);
-	} else {
-		l->waiting = 1;
-		while (w->gen == l->wait_gen) {
-			if (threads_mode(w))
-				pthread_cond_wait(&w->cv, &w->mu);
-			else
-				nkv_fiber_yield(l);
-		}
-		l->waiting = 0;
+	if (coll_ready(w, mask))
+		coll_complete(w, mask);
+	while (l->pending) {
+		if (threads_mode(w))
+			pthread_cond_wait(&w->cv, &w->mu);
+		else
+			nkv_fiber_yield(l);
 	}
-	r = w->result;
+	r = l->c_out;
 	unlock(w);
 	return r;
 }
@@ -105,11 +225,19 @@ static uint64_t collective(uint32_t kind, uint64_t v, uint32_t src)
 void nkv_cpu_lane_exit(struct nkv_cpu_lane *l)
 {
 	struct nkv_cpu_wave *w = l->w;
+	char a[160];
+	uint32_t j;
 
 	lock(w);
-	w->alive--;
-	if (w->arrived && w->arrived == w->alive)
-		coll_complete(w);
+	w->exited |= 1ull << l->id;
+	for (j = 0; j < w->size && !w->stopped; j++) {
+		const struct nkv_cpu_lane *o = &w->lanes[j];
+
+		if (o->pending && (o->c_mask >> l->id & 1)) {
+			describe(a, sizeof(a), o);
+			nkv_cpu_violation(w, "%s waits for lane %u, which returned", a, l->id);
+		}
+	}
 	unlock(w);
 }
 
@@ -128,19 +256,37 @@ uint32_t nkv_cpu_wave_size(void)
 	return nkv_cpu_cur ? nkv_cpu_cur->w->size : 1;
 }
 
-uint64_t nkv_cpu_ballot(int pred)
+uint64_t nkv_cpu_entry_mask(void)
 {
-	return collective(COLL_BALLOT, pred != 0, 0);
+	return nkv_cpu_cur ? nkv_cpu_cur->w->all : 1;
 }
 
-uint64_t nkv_cpu_bcast(uint64_t v, uint32_t src)
+uint64_t nkv_cpu_activemask(void)
 {
-	return collective(COLL_BCAST, v, src);
+	struct nkv_cpu_lane *l = nkv_cpu_cur;
+	uint64_t alive;
+
+	if (!l)
+		return 1;
+	alive = l->w->all & ~l->w->exited;
+	if (nkv_cpu_checking(l->w))
+		alive &= nkv_cpu_rand(l->w);
+	return alive | 1ull << l->id;
 }
 
-void nkv_cpu_barrier(void)
+uint64_t nkv_cpu_ballot_at(uint64_t mask, int pred, const char *site)
 {
-	collective(COLL_BARRIER, 0, 0);
+	return collective(COLL_BALLOT, mask, pred != 0, 0, site);
+}
+
+uint64_t nkv_cpu_bcast_at(uint64_t mask, uint64_t v, uint32_t src, const char *site)
+{
+	return collective(COLL_BCAST, mask, v, src, site);
+}
+
+void nkv_cpu_barrier_at(uint64_t mask, const char *site)
+{
+	collective(COLL_BARRIER, mask, 0, 0, site);
 }
 
 /* Every thread waits here until all threads of the launch exist. */
@@ -188,11 +334,11 @@ static void *wave_thread(void *p)
 
 static int check_cfg(const struct nkv_cpu_cfg *c, nkv_cpu_fn fn)
 {
-	if (!c || !fn || c->size < sizeof(*c))
+	if (!c || !fn || c->size < offsetof(struct nkv_cpu_cfg, seed))
 		return -EINVAL;
 	if (c->waves == 0 || c->waves > NKV_CPU_MAX_WAVES || c->wave_size == 0)
 		return -EINVAL;
-	if (c->mode == NKV_CPU_FIBERS)
+	if (c->mode == NKV_CPU_FIBERS || c->mode == NKV_CPU_CHECK)
 		return c->wave_size <= NKV_CPU_MAX_WAVE &&
 		       (c->stack_size == 0 || c->stack_size >= 16384) ? 0 : -EINVAL;
 	if (c->mode == NKV_CPU_THREADS)
@@ -218,13 +364,14 @@ static int wave_setup(struct nkv_cpu_run *r, struct nkv_cpu_wave *w, uint32_t id
 	w->run = r;
 	w->id = id;
 	w->size = r->cfg.wave_size;
-	w->alive = w->size;
+	w->all = w->size == 64 ? ~0ull : (1ull << w->size) - 1ull;
+	w->rng = r->cfg.seed ^ (uint64_t)(id + 1u) * 0xd1b54a32d192ed03ull;
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	for (i = 0; i < w->size; i++) {
 		w->lanes[i].w = w;
 		w->lanes[i].id = i;
-		if (r->cfg.mode != NKV_CPU_FIBERS)
+		if (threads_mode(w))
 			continue;
 		err = nkv_fiber_init(&w->lanes[i], stack_size(&r->cfg));
 		if (err)
@@ -241,7 +388,7 @@ static int start_threads(struct nkv_cpu_run *r)
 	for (i = 0; i < r->cfg.waves; i++) {
 		struct nkv_cpu_wave *w = &r->waves[i];
 
-		if (r->cfg.mode == NKV_CPU_FIBERS) {
+		if (!threads_mode(w)) {
 			err = pthread_create(&w->th, NULL, wave_thread, w);
 			if (err)
 				return -err;
@@ -279,6 +426,17 @@ static void join_and_free(struct nkv_cpu_run *r)
 	free(r->waves);
 }
 
+/* NKV_CPU_CHECK=SEED: check every fibers launch, e.g. a whole suite. */
+static void check_env(struct nkv_cpu_cfg *c)
+{
+	const char *e = getenv("NKV_CPU_CHECK");
+
+	if (c->mode == NKV_CPU_FIBERS && e && *e) {
+		c->mode = NKV_CPU_CHECK;
+		c->seed = strtoull(e, NULL, 0);
+	}
+}
+
 int nkv_cpu_launch(const struct nkv_cpu_cfg *cfg, nkv_cpu_fn fn, void *arg)
 {
 	struct nkv_cpu_run r;
@@ -291,9 +449,11 @@ int nkv_cpu_launch(const struct nkv_cpu_cfg *cfg, nkv_cpu_fn fn, void *arg)
 	if (nkv_cpu_cur)
 		return -EDEADLK;
 	memset(&r, 0, sizeof(r));
-	memcpy(&r.cfg, cfg, sizeof(r.cfg));
+	memcpy(&r.cfg, cfg, cfg->size < sizeof(r.cfg) ? cfg->size : sizeof(r.cfg));
+	check_env(&r.cfg);
 	r.fn = fn;
 	r.arg = arg;
+	pthread_mutex_init(&r.diag_mu, NULL);
 	pthread_mutex_init(&r.gate_mu, NULL);
 	pthread_cond_init(&r.gate_cv, NULL);
 	r.waves = calloc(cfg->waves, sizeof(*r.waves));
@@ -308,7 +468,28 @@ int nkv_cpu_launch(const struct nkv_cpu_cfg *cfg, nkv_cpu_fn fn, void *arg)
 	join_and_free(&r);
 	pthread_mutex_destroy(&r.gate_mu);
 	pthread_cond_destroy(&r.gate_cv);
+	pthread_mutex_destroy(&r.diag_mu);
+	if (!err && r.proto_err) {
+		err = -EPROTO;
+		if (r.cfg.diag && r.cfg.diag_len)
+			snprintf(r.cfg.diag, r.cfg.diag_len, "%s", r.diag);
+	}
 	return err;
+}
+
+/* NKV_CPU_CHECK: now and then let the other lanes run, or sleep a few
+ * microseconds, so a loop that only works in lockstep shows it. */
+static void check_pause(struct nkv_cpu_lane *l)
+{
+	uint64_t x = nkv_cpu_rand(l->w);
+
+	if ((x & 7) == 0) {
+		nkv_fiber_yield(l);
+	} else if ((x & 63) == 1) {
+		struct timespec ts = { 0, (long)(1000 + (x >> 8) % 50000) };
+
+		nanosleep(&ts, NULL);
+	}
 }
 
 void nkv_cpu_poll_pause(uint64_t n)
@@ -316,7 +497,9 @@ void nkv_cpu_poll_pause(uint64_t n)
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_ia32_pause();
 #endif
-	if ((n & 63) == 63)
+	if (nkv_cpu_cur && nkv_cpu_checking(nkv_cpu_cur->w))
+		check_pause(nkv_cpu_cur);
+	else if ((n & 63) == 63)
 		sched_yield();
 }
 

@@ -18,8 +18,14 @@ struct nkv_cpu_lane {
 	struct nkv_cpu_wave *w;
 	uint32_t id;
 	int done;
-	uint64_t wait_gen;	/* generation this lane waits to pass */
-	int waiting;
+	/* The collective this lane waits in, while pending = 1. */
+	int pending;
+	uint32_t c_kind;
+	uint32_t c_src;
+	uint64_t c_mask;
+	uint64_t c_in;
+	uint64_t c_out;
+	const char *c_site;
 	/* fibers */
 	void *sp;		/* saved stack pointer (ctx_switch.h) */
 	ucontext_t ctx;		/* where ctx_switch.h has no assembly */
@@ -37,15 +43,10 @@ struct nkv_cpu_wave {
 	uint32_t id;
 	uint32_t size;
 	struct nkv_cpu_lane lanes[NKV_CPU_MAX_WAVE];
-	/* the collective in progress */
-	uint32_t alive;
-	uint32_t arrived;
-	uint64_t arrived_mask;
-	uint32_t kind;
-	uint32_t src;
-	uint64_t in[NKV_CPU_MAX_WAVE];
-	uint64_t result;
-	uint64_t gen;
+	uint64_t all;		/* lanes launched */
+	uint64_t exited;	/* lanes whose function returned */
+	int stopped;		/* a protocol error stopped the wave */
+	uint64_t rng;		/* NKV_CPU_CHECK: this wave's random stream */
 	/* threads mode */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -61,7 +62,7 @@ struct nkv_cpu_wave {
 };
 
 struct nkv_cpu_run {
-	struct nkv_cpu_cfg cfg;
+	struct nkv_cpu_cfg cfg;	/* as launched; mode CHECK if NKV_CPU_CHECK set */
 	nkv_cpu_fn fn;
 	void *arg;
 	struct nkv_cpu_wave *waves;
@@ -69,6 +70,10 @@ struct nkv_cpu_run {
 	pthread_mutex_t gate_mu;
 	pthread_cond_t gate_cv;
 	int gate;
+	/* the first protocol error of the run */
+	pthread_mutex_t diag_mu;
+	int proto_err;
+	char diag[512];
 };
 
 /* The lane running on this OS thread (fibers: the one switched in). */
@@ -85,5 +90,14 @@ void nkv_fiber_yield(struct nkv_cpu_lane *l);
 /* engine.c: a lane leaves its wave (fn returned). */
 void nkv_cpu_lane_exit(struct nkv_cpu_lane *l);
 int nkv_cpu_gate_wait(struct nkv_cpu_run *r);
+/* engine.c: a wave broke the collective rules; fibers: the wave stops. */
+void nkv_cpu_violation(struct nkv_cpu_wave *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* engine.c: NKV_CPU_CHECK's seeded random numbers (per wave). */
+uint64_t nkv_cpu_rand(struct nkv_cpu_wave *w);
+static inline int nkv_cpu_checking(const struct nkv_cpu_wave *w)
+{
+	return w->run->cfg.mode == NKV_CPU_CHECK;
+}
 
 #endif /* NKV_DEVICE_CPU_ENGINE_H */

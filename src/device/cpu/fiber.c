@@ -162,25 +162,57 @@ static void switch_in(struct nkv_cpu_wave *w, struct nkv_cpu_lane *l)
 /* A blocked lane is worth resuming only once its collective completed. */
 static int runnable(const struct nkv_cpu_lane *l)
 {
-	return !l->done && (!l->waiting || l->wait_gen != l->w->gen);
+	return !l->done && !l->pending;
 }
 
+/* NKV_CPU_CHECK: a random runnable lane; else the next one in order. */
+static int pick(struct nkv_cpu_wave *w, uint32_t after)
+{
+	uint32_t i, n = 0, k;
+
+	if (!nkv_cpu_checking(w)) {
+		for (i = 1; i <= w->size; i++)
+			if (runnable(&w->lanes[(after + i) % w->size]))
+				return (int)((after + i) % w->size);
+		return -1;
+	}
+	for (i = 0; i < w->size; i++)
+		n += runnable(&w->lanes[i]);
+	if (!n)
+		return -1;
+	k = (uint32_t)(nkv_cpu_rand(w) % n);
+	for (i = 0; i < w->size; i++)
+		if (runnable(&w->lanes[i]) && k-- == 0)
+			break;
+	return (int)i;
+}
+
+/* Runs the wave's lanes until all returned or a protocol error stopped
+ * the wave (its lanes are then abandoned where they stand: their stacks
+ * are unmapped with the launch). */
 void nkv_fiber_schedule(struct nkv_cpu_wave *w)
 {
-	uint32_t left = w->size, i;
+	uint32_t i, left;
+	int next = (int)w->size - 1;
 
 #ifdef NKV_TSAN
 	w->sched_tsan_fiber = __tsan_get_current_fiber();
 #endif
-	while (left) {
-		left = 0;
-		for (i = 0; i < w->size; i++) {
-			struct nkv_cpu_lane *l = &w->lanes[i];
-
-			if (runnable(l))
-				switch_in(w, l);
-			left += !l->done;
+	while (!w->stopped) {
+		next = pick(w, (uint32_t)next);
+		if (next >= 0) {
+			switch_in(w, &w->lanes[next]);
+			continue;
 		}
+		for (i = 0, left = 0; i < w->size; i++)
+			left += !w->lanes[i].done;
+		if (!left)
+			break;
+		/* Every lane left waits in a collective nobody can complete. */
+		for (i = 0; i < w->size && w->lanes[i].done; i++)
+			;
+		nkv_cpu_violation(w, "lane %u waits in %s: no lane of the wave can run", i,
+				  w->lanes[i].c_site);
 	}
 }
 
