@@ -168,4 +168,8 @@ print-tsan-tests:
 	@echo $(TSAN_TESTS)
 print-nvcc:
 	@echo $(NVCC)
-.PHONY: print-tsan-tests print-nvcc
+print-cuda-archs:
+	@echo $(CUDA_ARCHS)
+print-hip-archs:
+	@echo $(HIP_ARCHS)
+.PHONY: print-tsan-tests print-nvcc print-cuda-archs print-hip-archs

@@ -85,20 +85,20 @@ NKV_DEV void ex_batch(struct nkv_dev_qp *qp, const struct ex_args *a, int store)
 	for (base = 0; base < a->count; base += w) {
 		uint32_t i = base + lane, *v = ex_slot(qp);
 		struct nkv_dev_result r = { 0, 0, 0 };
-		struct nkv_sqe sqe;
-		int have = i < a->count, err = 0;
+		struct nkv_prep p = nkv_prep_err(0);	/* the SQE, by value */
+		int have = i < a->count, err;
 
-		nkv_sqe_zero(&sqe);
 		if (have && store)
 			for (j = 0; j < a->value_size / 4u; j++)
 				v[j] = ex_pattern(a->seed, i, j);
 		if (have)
-			err = store ? nkv_prep_store_slot(&sqe, qp, lane, a->nsid, keys[i].bytes,
-							  keys[i].len, 0, a->value_size)
-				    : nkv_prep_retrieve_slot(&sqe, qp, lane, a->nsid,
-							     keys[i].bytes, keys[i].len);
+			p = store ? nkv_sqe_store_slot(qp, lane, a->nsid, keys[i].bytes, keys[i].len,
+						       0, a->value_size)
+				  : nkv_sqe_retrieve_slot(qp, lane, a->nsid, keys[i].bytes,
+							  keys[i].len);
+		err = p.err;
 		/* Collective: lanes without a (valid) SQE take part with have = 0. */
-		err = ex_first_err(err, nkv_wave_exec(wv, qp, have && !err, sqe, &r));
+		err = ex_first_err(err, nkv_wave_exec(wv, qp, have && !err, p.sqe, &r));
 		if (!have)
 			continue;
 		out[i].err = err;
@@ -128,19 +128,20 @@ NKV_DEV void ex_cache_lookup(struct nkv_dev_qp *qp, const struct ex_args *a)
 	for (base = 0; base < a->count; base += w) {
 		uint32_t i = base + lane, *v = ex_slot(qp);
 		struct nkv_dev_result r = { 0, 0, 0 };
-		struct nkv_sqe sqe;
-		int have = i < a->count, err = 0, hit;
+		struct nkv_prep p = nkv_prep_err(0);
+		int have = i < a->count, err, hit;
 
-		nkv_sqe_zero(&sqe);
 		if (have)
-			err = nkv_prep_exist(&sqe, a->nsid, 0, keys[i].bytes, keys[i].len);
-		err = ex_first_err(err, nkv_wave_exec(wv, qp, have && !err, sqe, &r));
+			p = nkv_sqe_exist(a->nsid, keys[i].bytes, keys[i].len);
+		err = p.err;
+		err = ex_first_err(err, nkv_wave_exec(wv, qp, have && !err, p.sqe, &r));
 		hit = have && !err && r.status == 0;
-		if (hit)
-			err = nkv_prep_retrieve_slot(&sqe, qp, lane, a->nsid, keys[i].bytes,
-						     keys[i].len);
+		if (hit) {
+			p = nkv_sqe_retrieve_slot(qp, lane, a->nsid, keys[i].bytes, keys[i].len);
+			err = p.err;
+		}
 		/* Misses keep the Exist status (87h) in r: no Retrieve for them. */
-		err = ex_first_err(err, nkv_wave_exec(wv, qp, hit && !err, sqe, &r));
+		err = ex_first_err(err, nkv_wave_exec(wv, qp, hit && !err, p.sqe, &r));
 		if (!have)
 			continue;
 		out[i].err = err;

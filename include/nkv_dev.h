@@ -65,10 +65,14 @@
 #define NKV_ETIMEDOUT (-110)	/* poll budget spent; queue pair now failed */
 
 /* ------------------------------------------------------------------ */
-/* SQE preparation. Pure: validate everything first, build the entry in a */
-/* local, then copy it out whole; on an error the entry is all zeroes,    */
-/* never half built (nor uninitialized when it is passed on by value).    */
-/* CID goes in CDW0[31:16]; nkv_wave_submit() overwrites it.              */
+/* SQE preparation. Pure: validate everything, build the entry in a local */
+/* and hand it back whole; on an error the entry is all zeroes, never     */
+/* half built (nor uninitialized when it is passed on by value).          */
+/* Device code uses the by-value builders nkv_sqe_*(): no address of the  */
+/* entry is ever taken (not even to compare it with NULL, which a GPU     */
+/* compiler cannot fold for a private address), so it stays in registers. */
+/* The nkv_prep_*() pointer forms wrap them for host callers. The CID     */
+/* (CDW0[31:16]) is nkv_wave_submit()'s to set.                           */
 /* ------------------------------------------------------------------ */
 
 /* Byte @i of a key of @klen bytes (0 past its end), at its place in a
@@ -96,35 +100,43 @@ NKV_HD void nkv_sqe_zero(struct nkv_sqe *s)
 	s->cdw10 = s->cdw11 = s->cdw12 = s->cdw13 = s->cdw14 = s->cdw15 = 0;
 }
 
-/* A prep function's error: zero the entry (if any), return @err. */
-NKV_HD int nkv_prep_fail(struct nkv_sqe *sqe, int err)
+/* An SQE built by value, and the error that came with it. */
+struct nkv_prep {
+	struct nkv_sqe sqe;	/* all zeroes when err != 0 */
+	int32_t err;		/* 0, or NKV_EINVAL / NKV_EMSGSIZE / NKV_ERANGE */
+};
+
+/* A builder's error: a zeroed entry and @err. */
+NKV_HD struct nkv_prep nkv_prep_err(int err)
 {
-	if (sqe)
-		nkv_sqe_zero(sqe);
-	return err;
+	struct nkv_prep p;
+
+	nkv_sqe_zero(&p.sqe);
+	p.err = err;
+	return p;
 }
 
 /* Common KV builder; @min_klen is 0 for List, 1 otherwise. */
-NKV_HD int nkv_prep_kv(struct nkv_sqe *sqe, uint8_t opc, uint32_t nsid, uint16_t cid,
-		       const void *key, uint32_t klen, uint32_t min_klen,
-		       uint32_t opts, uint32_t cdw10, uint64_t prp1, uint64_t prp2)
+NKV_HD struct nkv_prep nkv_sqe_kv(uint8_t opc, uint32_t nsid, const void *key, uint32_t klen,
+				  uint32_t min_klen, uint32_t opts, uint32_t cdw10,
+				  uint64_t prp1, uint64_t prp2)
 {
-	struct nkv_sqe s;
+	struct nkv_prep p;
 
-	if (!sqe || (klen && !key))
-		return nkv_prep_fail(sqe, NKV_EINVAL);
+	if (klen && !key)
+		return nkv_prep_err(NKV_EINVAL);
 	if (klen < min_klen || klen > NKV_KEY_MAX)
-		return nkv_prep_fail(sqe, NKV_EMSGSIZE);
-	nkv_sqe_zero(&s);
-	s.cdw0 = nkv_sqe_cdw0(opc, cid);
-	s.nsid = nsid;
-	nkv_key_pack(&s, (const uint8_t *)key, klen);
-	s.prp1 = prp1;
-	s.prp2 = prp2;
-	s.cdw10 = cdw10;
-	s.cdw11 = klen | opts;
-	*sqe = s;
-	return 0;
+		return nkv_prep_err(NKV_EMSGSIZE);
+	nkv_sqe_zero(&p.sqe);
+	p.sqe.cdw0 = nkv_sqe_cdw0(opc, 0);
+	p.sqe.nsid = nsid;
+	nkv_key_pack(&p.sqe, (const uint8_t *)key, klen);
+	p.sqe.prp1 = prp1;
+	p.sqe.prp2 = prp2;
+	p.sqe.cdw10 = cdw10;
+	p.sqe.cdw11 = klen | opts;
+	p.err = 0;
+	return p;
 }
 
 /*
@@ -132,71 +144,115 @@ NKV_HD int nkv_prep_kv(struct nkv_sqe *sqe, uint8_t opc, uint32_t nsid, uint16_t
  * @opts: NKV_STORE_* bits (CDW11[15:8]); other bits give NKV_EINVAL, and so
  * does MUST_EXIST together with MUST_NOT_EXIST (no key satisfies both).
  */
-NKV_HD int nkv_prep_store(struct nkv_sqe *sqe, uint32_t nsid, uint16_t cid,
-			  const void *key, uint32_t klen, uint32_t opts,
-			  uint32_t value_size, uint64_t prp1, uint64_t prp2)
+NKV_HD struct nkv_prep nkv_sqe_store(uint32_t nsid, const void *key, uint32_t klen,
+				     uint32_t opts, uint32_t value_size, uint64_t prp1,
+				     uint64_t prp2)
 {
 	const uint32_t both = NKV_STORE_MUST_EXIST | NKV_STORE_MUST_NOT_EXIST;
 
 	if ((opts & ~NKV_STORE_OPTIONS_MASK) || (opts & both) == both)
-		return nkv_prep_fail(sqe, NKV_EINVAL);
-	return nkv_prep_kv(sqe, NKV_KV_STORE, nsid, cid, key, klen, 1, opts,
-			   value_size, prp1, prp2);
+		return nkv_prep_err(NKV_EINVAL);
+	return nkv_sqe_kv(NKV_KV_STORE, nsid, key, klen, 1, opts, value_size, prp1, prp2);
 }
 
 /* Retrieve @key into a host buffer of @buf_size bytes; CQE DW0 = the full
  * stored size (may exceed @buf_size: the transfer is then truncated). */
+NKV_HD struct nkv_prep nkv_sqe_retrieve(uint32_t nsid, const void *key, uint32_t klen,
+					uint32_t buf_size, uint64_t prp1, uint64_t prp2)
+{
+	return nkv_sqe_kv(NKV_KV_RETRIEVE, nsid, key, klen, 1, 0, buf_size, prp1, prp2);
+}
+
+/* List keys from @key (klen 0: from the beginning) into @buf_size bytes. */
+NKV_HD struct nkv_prep nkv_sqe_list(uint32_t nsid, const void *key, uint32_t klen,
+				    uint32_t buf_size, uint64_t prp1, uint64_t prp2)
+{
+	return nkv_sqe_kv(NKV_KV_LIST, nsid, key, klen, 0, 0, buf_size, prp1, prp2);
+}
+
+NKV_HD struct nkv_prep nkv_sqe_delete(uint32_t nsid, const void *key, uint32_t klen)
+{
+	return nkv_sqe_kv(NKV_KV_DELETE, nsid, key, klen, 1, 0, 0, 0, 0);
+}
+
+NKV_HD struct nkv_prep nkv_sqe_exist(uint32_t nsid, const void *key, uint32_t klen)
+{
+	return nkv_sqe_kv(NKV_KV_EXIST, nsid, key, klen, 1, 0, 0, 0, 0);
+}
+
+/* NVM Read/Write (@opc NKV_NVM_READ/WRITE) of @nlb blocks (1..65536) at
+ * @slba: CDW10-11 SLBA, CDW12 NLB 0's based. */
+NKV_HD struct nkv_prep nkv_sqe_nvm_rw(uint8_t opc, uint32_t nsid, uint64_t slba, uint32_t nlb,
+				      uint64_t prp1, uint64_t prp2)
+{
+	struct nkv_prep p;
+
+	if (opc != NKV_NVM_READ && opc != NKV_NVM_WRITE)
+		return nkv_prep_err(NKV_EINVAL);
+	if (nlb == 0 || nlb > 65536u)
+		return nkv_prep_err(NKV_ERANGE);
+	nkv_sqe_zero(&p.sqe);
+	p.sqe.cdw0 = nkv_sqe_cdw0(opc, 0);
+	p.sqe.nsid = nsid;
+	p.sqe.prp1 = prp1;
+	p.sqe.prp2 = prp2;
+	p.sqe.cdw10 = (uint32_t)slba;
+	p.sqe.cdw11 = (uint32_t)(slba >> 32);
+	p.sqe.cdw12 = nlb - 1u;
+	p.err = 0;
+	return p;
+}
+
+/* The pointer forms: NKV_EINVAL for a NULL @sqe; otherwise the builder's
+ * entry (with @cid in CDW0 when it succeeded) and error. */
+NKV_HD int nkv_prep_out(struct nkv_sqe *sqe, uint16_t cid, struct nkv_prep p)
+{
+	if (!sqe)
+		return NKV_EINVAL;
+	if (!p.err)
+		p.sqe.cdw0 |= (uint32_t)cid << 16;
+	*sqe = p.sqe;
+	return p.err;
+}
+
+NKV_HD int nkv_prep_store(struct nkv_sqe *sqe, uint32_t nsid, uint16_t cid,
+			  const void *key, uint32_t klen, uint32_t opts,
+			  uint32_t value_size, uint64_t prp1, uint64_t prp2)
+{
+	return nkv_prep_out(sqe, cid, nkv_sqe_store(nsid, key, klen, opts, value_size, prp1, prp2));
+}
+
 NKV_HD int nkv_prep_retrieve(struct nkv_sqe *sqe, uint32_t nsid, uint16_t cid,
 			     const void *key, uint32_t klen, uint32_t buf_size,
 			     uint64_t prp1, uint64_t prp2)
 {
-	return nkv_prep_kv(sqe, NKV_KV_RETRIEVE, nsid, cid, key, klen, 1, 0,
-			   buf_size, prp1, prp2);
+	return nkv_prep_out(sqe, cid, nkv_sqe_retrieve(nsid, key, klen, buf_size, prp1, prp2));
 }
 
-/* List keys from @key (klen 0: from the beginning) into @buf_size bytes. */
 NKV_HD int nkv_prep_list(struct nkv_sqe *sqe, uint32_t nsid, uint16_t cid,
 			 const void *key, uint32_t klen, uint32_t buf_size,
 			 uint64_t prp1, uint64_t prp2)
 {
-	return nkv_prep_kv(sqe, NKV_KV_LIST, nsid, cid, key, klen, 0, 0,
-			   buf_size, prp1, prp2);
+	return nkv_prep_out(sqe, cid, nkv_sqe_list(nsid, key, klen, buf_size, prp1, prp2));
 }
 
 NKV_HD int nkv_prep_delete(struct nkv_sqe *sqe, uint32_t nsid, uint16_t cid,
 			   const void *key, uint32_t klen)
 {
-	return nkv_prep_kv(sqe, NKV_KV_DELETE, nsid, cid, key, klen, 1, 0, 0, 0, 0);
+	return nkv_prep_out(sqe, cid, nkv_sqe_delete(nsid, key, klen));
 }
 
 NKV_HD int nkv_prep_exist(struct nkv_sqe *sqe, uint32_t nsid, uint16_t cid,
 			  const void *key, uint32_t klen)
 {
-	return nkv_prep_kv(sqe, NKV_KV_EXIST, nsid, cid, key, klen, 1, 0, 0, 0, 0);
+	return nkv_prep_out(sqe, cid, nkv_sqe_exist(nsid, key, klen));
 }
 
-/* NVM Read/Write (@opc NKV_NVM_READ/WRITE) of @nlb blocks (1..65536) at
- * @slba: CDW10-11 SLBA, CDW12 NLB 0's based. */
 NKV_HD int nkv_prep_nvm_rw(struct nkv_sqe *sqe, uint8_t opc, uint32_t nsid,
 			   uint16_t cid, uint64_t slba, uint32_t nlb,
 			   uint64_t prp1, uint64_t prp2)
 {
-	struct nkv_sqe s;
-
-	if (!sqe || (opc != NKV_NVM_READ && opc != NKV_NVM_WRITE))
-		return nkv_prep_fail(sqe, NKV_EINVAL);
-	if (nlb == 0 || nlb > 65536u)
-		return nkv_prep_fail(sqe, NKV_ERANGE);
-	nkv_sqe_zero(&s);
-	s.cdw0 = nkv_sqe_cdw0(opc, cid);
-	s.nsid = nsid;
-	s.prp1 = prp1;
-	s.prp2 = prp2;
-	s.cdw10 = (uint32_t)slba;
-	s.cdw11 = (uint32_t)(slba >> 32);
-	s.cdw12 = nlb - 1u;
-	*sqe = s;
-	return 0;
+	return nkv_prep_out(sqe, cid, nkv_sqe_nvm_rw(opc, nsid, slba, nlb, prp1, prp2));
 }
 
 /* ------------------------------------------------------------------ */
@@ -522,42 +578,61 @@ NKV_HD uint64_t nkv_dev_slot_prp2(const struct nkv_dev_slot *s, uint32_t len)
 	return s->prp2;
 }
 
-/* Store / Retrieve through value slot @i (its host-built PRPs). */
-NKV_HD int nkv_prep_store_slot(struct nkv_sqe *sqe, const struct nkv_dev_qp *qp,
-			       uint32_t i, uint32_t nsid, const void *key,
-			       uint32_t klen, uint32_t opts, uint32_t value_size)
+/* Store / Retrieve / List through value slot @i (its host-built PRPs);
+ * NKV_EINVAL for a slot the queue pair does not have, NKV_ERANGE for a
+ * value larger than the slot. */
+NKV_HD struct nkv_prep nkv_sqe_store_slot(const struct nkv_dev_qp *qp, uint32_t i,
+					  uint32_t nsid, const void *key, uint32_t klen,
+					  uint32_t opts, uint32_t value_size)
 {
 	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, i);
 
 	if (!s)
-		return nkv_prep_fail(sqe, NKV_EINVAL);
+		return nkv_prep_err(NKV_EINVAL);
 	if (value_size > s->size)
-		return nkv_prep_fail(sqe, NKV_ERANGE);
-	return nkv_prep_store(sqe, nsid, 0, key, klen, opts, value_size, s->prp1,
-			      nkv_dev_slot_prp2(s, value_size));
+		return nkv_prep_err(NKV_ERANGE);
+	return nkv_sqe_store(nsid, key, klen, opts, value_size, s->prp1,
+			     nkv_dev_slot_prp2(s, value_size));
+}
+
+NKV_HD struct nkv_prep nkv_sqe_retrieve_slot(const struct nkv_dev_qp *qp, uint32_t i,
+					     uint32_t nsid, const void *key, uint32_t klen)
+{
+	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, i);
+
+	if (!s)
+		return nkv_prep_err(NKV_EINVAL);
+	return nkv_sqe_retrieve(nsid, key, klen, s->size, s->prp1, nkv_dev_slot_prp2(s, s->size));
+}
+
+/* List from @key (@klen 0: the beginning) into value slot @i, all of it. */
+NKV_HD struct nkv_prep nkv_sqe_list_slot(const struct nkv_dev_qp *qp, uint32_t i,
+					 uint32_t nsid, const void *key, uint32_t klen)
+{
+	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, i);
+
+	if (!s)
+		return nkv_prep_err(NKV_EINVAL);
+	return nkv_sqe_list(nsid, key, klen, s->size, s->prp1, nkv_dev_slot_prp2(s, s->size));
+}
+
+NKV_HD int nkv_prep_store_slot(struct nkv_sqe *sqe, const struct nkv_dev_qp *qp,
+			       uint32_t i, uint32_t nsid, const void *key,
+			       uint32_t klen, uint32_t opts, uint32_t value_size)
+{
+	return nkv_prep_out(sqe, 0, nkv_sqe_store_slot(qp, i, nsid, key, klen, opts, value_size));
 }
 
 NKV_HD int nkv_prep_retrieve_slot(struct nkv_sqe *sqe, const struct nkv_dev_qp *qp,
 				  uint32_t i, uint32_t nsid, const void *key, uint32_t klen)
 {
-	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, i);
-
-	if (!s)
-		return nkv_prep_fail(sqe, NKV_EINVAL);
-	return nkv_prep_retrieve(sqe, nsid, 0, key, klen, s->size, s->prp1,
-				 nkv_dev_slot_prp2(s, s->size));
+	return nkv_prep_out(sqe, 0, nkv_sqe_retrieve_slot(qp, i, nsid, key, klen));
 }
 
-/* List from @key (@klen 0: the beginning) into value slot @i, all of it. */
 NKV_HD int nkv_prep_list_slot(struct nkv_sqe *sqe, const struct nkv_dev_qp *qp,
 			      uint32_t i, uint32_t nsid, const void *key, uint32_t klen)
 {
-	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, i);
-
-	if (!s)
-		return nkv_prep_fail(sqe, NKV_EINVAL);
-	return nkv_prep_list(sqe, nsid, 0, key, klen, s->size, s->prp1,
-			     nkv_dev_slot_prp2(s, s->size));
+	return nkv_prep_out(sqe, 0, nkv_sqe_list_slot(qp, i, nsid, key, klen));
 }
 
 /* ------------------------------------------------------------------ */

@@ -141,24 +141,23 @@ NKV_HD int64_t nkv_bk_check(const uint8_t *p, uint32_t len, uint32_t seed)
 	return -1;
 }
 
-/* This lane's SQE for key @k through slot @slot. */
-NKV_DEV int nkv_bk_prep(const struct nkv_dev_qp *qp, const struct nkv_bk_args *a,
-			const struct nkv_bk_key *k, uint32_t slot, struct nkv_sqe *sqe)
+/* This lane's SQE for key @k through slot @slot, by value. */
+NKV_DEV struct nkv_prep nkv_bk_prep(const struct nkv_dev_qp *qp, const struct nkv_bk_args *a,
+				    const struct nkv_bk_key *k, uint32_t slot)
 {
 	switch (a->opc) {
 	case NKV_KV_STORE:
-		return nkv_prep_store_slot(sqe, qp, slot, a->nsid, k->key, k->len, 0,
-					   a->value_size);
+		return nkv_sqe_store_slot(qp, slot, a->nsid, k->key, k->len, 0, a->value_size);
 	case NKV_KV_RETRIEVE:
-		return nkv_prep_retrieve_slot(sqe, qp, slot, a->nsid, k->key, k->len);
+		return nkv_sqe_retrieve_slot(qp, slot, a->nsid, k->key, k->len);
 	case NKV_KV_DELETE:
-		return nkv_prep_delete(sqe, a->nsid, 0, k->key, k->len);
+		return nkv_sqe_delete(a->nsid, k->key, k->len);
 	case NKV_KV_EXIST:
-		return nkv_prep_exist(sqe, a->nsid, 0, k->key, k->len);
+		return nkv_sqe_exist(a->nsid, k->key, k->len);
 	case NKV_KV_LIST:
-		return nkv_prep_list_slot(sqe, qp, slot, a->nsid, k->key, k->len);
+		return nkv_sqe_list_slot(qp, slot, a->nsid, k->key, k->len);
 	default:
-		return NKV_EINVAL;
+		return nkv_prep_err(NKV_EINVAL);
 	}
 }
 
@@ -240,19 +239,19 @@ NKV_DEV void nkv_bk_run(struct nkv_dev_qp *qp, const struct nkv_bk_args *a)
 		for (b = 0; b < nb; b++) {
 			uint32_t idx = b * a->batch + lane;
 			struct nkv_dev_result res = { 0, 0, 0 };
-			struct nkv_sqe sqe;
-			int have = lane < a->batch && idx < a->count, err = 0, r;
+			struct nkv_prep p = nkv_prep_err(0);
+			int have = lane < a->batch && idx < a->count, err, r;
 			uint64_t t0 = 0;
 
-			nkv_sqe_zero(&sqe);
 			if (have && a->opc == NKV_KV_STORE && (a->flags & NKV_BK_FILL))
 				nkv_bk_fill(NKV_DEV_PTR(uint8_t, nkv_dev_slot_get(qp, slot)->addr),
 					    a->value_size, nkv_bk_seed(a->seed, a->key_base + idx));
 			if (have)
-				err = nkv_bk_prep(qp, a, &keys[idx], slot, &sqe);
+				p = nkv_bk_prep(qp, a, &keys[idx], slot);
+			err = p.err;
 			if (lane == w.leader)
 				t0 = nkv_bk_clock();
-			r = nkv_wave_exec(w, qp, have && !err, sqe, &res);
+			r = nkv_wave_exec(w, qp, have && !err, p.sqe, &res);
 			if (lane == w.leader) {
 				lat[(uint64_t)it * nb + b] = nkv_bk_clock() - t0;
 				/* The host reads it while the kernel runs. */

@@ -36,24 +36,24 @@ struct nkv_wk_out {
 	uint32_t dw0;		/* Retrieve: stored value length */
 };
 
-/* One lane's SQE for key @i; the prep functions validate the key. */
-NKV_DEV int nkv_wk_prep(const struct nkv_dev_qp *qp, const struct nkv_wk_args *a,
-			const struct nkv_wk_key *k, uint32_t i, struct nkv_sqe *sqe)
+/* One lane's SQE for key @i, by value; the builders validate the key. */
+NKV_DEV struct nkv_prep nkv_wk_prep(const struct nkv_dev_qp *qp, const struct nkv_wk_args *a,
+				    const struct nkv_wk_key *k, uint32_t i)
 {
 	uint32_t slot = qp->nr_slots ? i % qp->nr_slots : 0;
 
 	switch (a->opc) {
 	case NKV_KV_STORE:
-		return nkv_prep_store_slot(sqe, qp, slot, a->nsid, k->key, k->len,
-					   a->opts, a->value_size);
+		return nkv_sqe_store_slot(qp, slot, a->nsid, k->key, k->len, a->opts,
+					  a->value_size);
 	case NKV_KV_RETRIEVE:
-		return nkv_prep_retrieve_slot(sqe, qp, slot, a->nsid, k->key, k->len);
+		return nkv_sqe_retrieve_slot(qp, slot, a->nsid, k->key, k->len);
 	case NKV_KV_DELETE:
-		return nkv_prep_delete(sqe, a->nsid, 0, k->key, k->len);
+		return nkv_sqe_delete(a->nsid, k->key, k->len);
 	case NKV_KV_EXIST:
-		return nkv_prep_exist(sqe, a->nsid, 0, k->key, k->len);
+		return nkv_sqe_exist(a->nsid, k->key, k->len);
 	default:
-		return NKV_EINVAL;
+		return nkv_prep_err(NKV_EINVAL);
 	}
 }
 
@@ -67,16 +67,14 @@ NKV_DEV void nkv_wk_kv_batch(struct nkv_dev_qp *qp, const struct nkv_wk_args *a)
 	struct nkv_wk_out *out = NKV_DEV_PTR(struct nkv_wk_out, a->out_addr);
 	uint32_t i = a->first + w.lane;
 	struct nkv_dev_result res = { 0, 0, 0 };
-	struct nkv_sqe sqe;
-	int have = i < a->count, err = 0, wres;
+	struct nkv_prep p = nkv_prep_err(0);
+	int have = i < a->count, err, wres;
 
-	nkv_sqe_zero(&sqe);
-	if (have) {
-		err = nkv_wk_prep(qp, a, &keys[i], i, &sqe);
-		have = !err;
-	}
+	if (have)
+		p = nkv_wk_prep(qp, a, &keys[i], i);
+	err = p.err;
 	/* Every lane of the wave takes part, with or without an SQE. */
-	wres = nkv_wave_exec(w, qp, have, sqe, &res);
+	wres = nkv_wave_exec(w, qp, have && !err, p.sqe, &res);
 	err = err ? err : wres;
 	if (i < a->count) {
 		out[i].err = err;

@@ -212,3 +212,25 @@ Test(sqe, slot_prp2_by_length)
 	cr_expect_eq(s.prp2, 0x900000u);
 	cr_expect_eq(nkv_prep_list_slot(&s, &qp, 1, 1, NULL, 0), NKV_EINVAL);
 }
+
+/* The by-value builders device code uses: the same entry as the pointer
+ * forms (CID 0), or an error with an all-zero entry. */
+Test(sqe, by_value_builders)
+{
+	struct nkv_sqe s, zero;
+	struct nkv_prep p = nkv_sqe_store(1, "gpukey01", 8, 0, 4096, 0x100000000ull, 0);
+
+	memset(&zero, 0, sizeof(zero));
+	cr_assert_eq(nkv_prep_store(&s, 1, 0, "gpukey01", 8, 0, 4096, 0x100000000ull, 0), 0);
+	cr_expect_eq(p.err, 0);
+	cr_expect_arr_eq(&p.sqe, &s, sizeof(s));
+	cr_expect_eq(p.sqe.cdw2, 0x6b757067u);
+	cr_expect_eq(p.sqe.cdw3, 0x31307965u);
+	p = nkv_sqe_exist(1, "0123456789abcdefX", 17);
+	cr_expect_eq(p.err, NKV_EMSGSIZE);
+	cr_expect_arr_eq(&p.sqe, &zero, sizeof(zero));
+	p = nkv_sqe_store(1, "k", 1, NKV_STORE_MUST_EXIST | NKV_STORE_MUST_NOT_EXIST, 8, 0, 0);
+	cr_expect_eq(p.err, NKV_EINVAL);
+	p = nkv_sqe_nvm_rw(NKV_NVM_READ, 1, 0, 0, 0, 0);
+	cr_expect_eq(p.err, NKV_ERANGE);
+}

@@ -8,8 +8,10 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <string.h>
 
 #include "fake_ctrl.h"
+#include "device/bench_kernels.h"
 #include "device/wave_kernels.h"
 
 static struct fake_ctrl ctrl;
@@ -159,4 +161,49 @@ Test(wave_submit, kernel_body_store_batch)
 		cr_expect_eq(out[i].dw0, 4096u * 3u + NKV_KV_STORE);
 	}
 	cr_expect_eq(ctrl.sq_writes, 2, "39 SQEs, credit 31: two chunks");
+}
+
+/* A batch is one wave: nkv-bench's kernel body refuses a batch wider than
+ * its wave before it touches the queue, and says why in the failure word
+ * the host reads (fail_addr) as well as in the descriptor. */
+struct wide_run {
+	struct nkv_bk_args a;
+	struct nkv_dev_qp *qp;
+};
+
+static void wide_lane(void *arg)
+{
+	struct wide_run *r = arg;
+
+	nkv_bk_run(r->qp, &r->a);
+}
+
+Test(wave_submit, batch_wider_than_the_wave_is_refused)
+{
+	struct nkv_bk_key keys[16] = { { { 'k' }, 1 } };
+	struct nkv_bk_lane lanes[16];
+	uint64_t lat[4] = { 0 };
+	uint32_t progress = 0, fail_word = 0;
+	struct wide_run r = { { 0 }, &tq.qp };
+
+	cr_assert_eq(test_qp_init(&tq, 64, 64, 16, 2000000000ull), 0);
+	tq.qp.fail_addr = (uint64_t)(uintptr_t)&fail_word;
+	fake_start(&ctrl, &tq, FAKE_IN_ORDER, 1);
+	memset(lanes, 0, sizeof(lanes));
+	r.a.keys_addr = (uintptr_t)keys;
+	r.a.lat_addr = (uintptr_t)lat;
+	r.a.lanes_addr = (uintptr_t)lanes;
+	r.a.progress_addr = (uintptr_t)&progress;
+	r.a.count = 16;
+	r.a.opc = NKV_KV_EXIST;
+	r.a.nsid = 1;
+	r.a.batch = 16;		/* wider than the 8-lane wave below */
+	r.a.iterations = 1;
+	cr_assert_eq(launch(NKV_CPU_FIBERS, 8, wide_lane, &r), 0);
+	fake_stop(&ctrl);
+	cr_expect_eq(nkv_dev_qp_failed(&tq.qp), NKV_QP_FAILED_ARGS);
+	cr_expect_eq(fail_word, NKV_QP_FAILED_ARGS, "the host-visible word says why");
+	cr_expect_eq(ctrl.sq_writes, 0, "nothing was submitted");
+	cr_expect_eq(progress, 0);
+	test_qp_free(&tq);
 }
