@@ -4,6 +4,8 @@
 #   make               library, tools (build/bin), tests (build/tests)
 #   make SAN=asan      the same with ASan+UBSan, under build/asan
 #   make SAN=tsan      the same with TSan, under build/tsan
+#   make GPU=cuda      libnkv (and tools) with the CUDA runtime, under build/gpu-cuda
+#   make GPU=hip       libnkv (and tools) with the HIP runtime, under build/gpu-hip
 #   make hip           device code through hipcc (HIP_ARCHS)
 #   make cuda          device code through nvcc (CUDA_ARCHS)
 #   make check         the whole test suite (scripts/test.sh without apt)
@@ -11,6 +13,14 @@
 
 SAN ?=
 BUILD ?= build
+# GPU= (none: the emulated runtime, what CI runs), cuda or hip.
+GPU ?=
+ifneq ($(filter-out cuda hip,$(GPU)),)
+$(error GPU=$(GPU): say GPU=cuda or GPU=hip, or leave it out)
+endif
+ifneq ($(GPU),)
+BUILD := $(BUILD)/gpu-$(GPU)
+endif
 ifeq ($(SAN),)
 B := $(BUILD)
 else
@@ -53,6 +63,7 @@ NOLINK := -lcriterion
 endif
 
 # Filled by the fragments.
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 LIBNKV_SRCS :=
 TARGET_SRCS :=
 PROGRAMS :=
@@ -63,6 +74,16 @@ TSAN_TESTS :=
 # System libraries a program linking libnkv.a / libnkvtarget.a adds.
 LIBNKV_LDLIBS :=
 TARGET_LDLIBS :=
+# The GPU runtime's headers for its one source file, its library for
+# everything that links libnkv.
+ifeq ($(GPU),cuda)
+$(B)/obj/src/host/gpu_cuda.o: CPPFLAGS += -I$(CUDA_HOME)/include
+LIBNKV_LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
+endif
+ifeq ($(GPU),hip)
+$(B)/obj/src/host/gpu_hip.o: CPPFLAGS += -D__HIP_PLATFORM_AMD__
+LIBNKV_LDLIBS += -lamdhip64
+endif
 
 VERSION := 0.1.0
 SOVERSION := 0

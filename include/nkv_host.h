@@ -82,6 +82,11 @@ struct nkv_ctrl_info {
 	int doorbells_mapped;	/* 1: device code writes real doorbells;
 				 * 0: a forwarder copies a shadow page */
 	int vram_is_emulated;	/* 1: "VRAM" is a host arena (no GPU) */
+	char gpu[16];		/* GPU runtime: "cuda", "hip", or "emulated"
+				 * (built without one: device memory is host
+				 * RAM and the cpu engine plays the GPU) */
+	int gpu_error;		/* 0, or why the built runtime has no GPU
+				 * (-ENODEV): device queue pairs are refused */
 	char transport[16];
 	char model[41];
 	char serial[21];
@@ -122,20 +127,59 @@ struct nkv_qpair_opts {
 				 * wait gives up, in the synchronous API and in
 				 * device code (nkv_dev_qp.timeout_us);
 				 * 0: the controller's timeout */
+	uint32_t flags;		/* NKV_QPAIR_* */
 };
+
+/* A queue pair for device code: its descriptor, CID bitmap, completion
+ * and slot tables live in device memory (the GPU runtime's; the emulated
+ * runtime's host memory in a build without one), and nkv_qpair_dev()
+ * returns a device pointer. The synchronous API refuses it (-EOPNOTSUPP).
+ * Without the flag a queue pair is for host use (the cpu engine and the
+ * synchronous API). */
+#define NKV_QPAIR_DEVICE 0x1u
 
 /* Create an I/O queue pair (CQ then SQ over the admin queue) with its
  * rings, value slots and PRP lists placed by the memory mode. opts may be
- * NULL. 0, -EINVAL (depth outside 2..MQES), -EMSGSIZE (slot_size above
- * min(MDTS, max value)), -EBUSY (every granted queue id in use),
- * -ENOTCONN (controller dead), -ENOMEM, or a transport error. */
+ * NULL. 0, -EINVAL (depth outside 2..MQES, unknown flags), -EMSGSIZE
+ * (slot_size above min(MDTS, max value)), -EBUSY (every granted queue id
+ * in use), -ENOTCONN (controller dead), -ENODEV (NKV_QPAIR_DEVICE, but
+ * the GPU runtime found no GPU: nkv_ctrl_info.gpu_error), -ENOMEM, or a
+ * transport or GPU runtime error. */
 int nkv_qpair_create(struct nkv_ctrl *c, const struct nkv_qpair_opts *opts,
 		     struct nkv_qpair **out);
 /* Delete it (SQ then CQ) and free its memory. NULL is a no-op. */
 void nkv_qpair_destroy(struct nkv_qpair *q);
 /* The device-visible descriptor to hand to device code (stays valid
- * until destroy; its address is what a kernel receives). */
+ * until destroy; its address is what a kernel receives). For an
+ * NKV_QPAIR_DEVICE queue pair it is a device pointer: the host must not
+ * dereference it (on a GPU build it is GPU memory). */
 struct nkv_dev_qp *nkv_qpair_dev(struct nkv_qpair *q);
+
+/* Where a part of a queue pair lives. */
+enum nkv_place {
+	NKV_PLACE_HOST = 0,		/* host RAM, host use only */
+	NKV_PLACE_HOST_MAPPED = 1,	/* host RAM registered with the GPU */
+	NKV_PLACE_DEVICE = 2,		/* GPU memory */
+	NKV_PLACE_EMULATED = 3,		/* "device memory" that is host RAM
+					 * (no GPU: the arena / emulated runtime) */
+};
+
+struct nkv_qpair_info {
+	size_t size;		/* sizeof(struct nkv_qpair_info) */
+	uint32_t qid;
+	uint32_t depth;
+	uint32_t slots;
+	uint32_t slot_size;
+	uint32_t flags;		/* NKV_QPAIR_* as created */
+	uint32_t sq;		/* enum nkv_place of each part */
+	uint32_t cq;
+	uint32_t values;
+	uint32_t doorbells;	/* the words device code writes */
+	uint32_t bookkeeping;	/* descriptor, CID bitmap, completion and slot tables */
+	int doorbells_mapped;	/* 1: the controller's own page; 0: a forwarded shadow */
+};
+/* Say truthfully where each part lives (any thread). 0 or -EINVAL. */
+int nkv_qpair_get_info(struct nkv_qpair *q, struct nkv_qpair_info *info);
 /* Any thread, any time, also while a kernel runs: NKV_QP_OK (0), or why
  * device code or the synchronous API failed the queue pair (enum
  * nkv_qp_state in nkv_dev.h: 1 timeout, 2 bad completion, 3 internal,
@@ -172,6 +216,11 @@ struct nkv_qpair_stats {
 	uint64_t other_status;	/* every other non-zero status */
 	uint64_t fwd_submitted;
 	uint64_t fwd_completed;
+	/* Kept by device code in the descriptor (its own doorbell writes:
+	 * the host cannot see mapped ones). Read while no kernel runs on it. */
+	uint64_t dev_commands;
+	uint64_t dev_sq_doorbells;
+	uint64_t dev_cq_doorbells;
 };
 /* Read the counters (any thread; flushes the forwarder first). */
 int nkv_qpair_get_stats(struct nkv_qpair *q, struct nkv_qpair_stats *st);

@@ -387,6 +387,7 @@ static int nkv_h_bringup(struct nkv_ctrl *c, const struct nkv_ctrl_opts *o, char
 
 static void nkv_h_ctrl_free(struct nkv_ctrl *c)
 {
+	nkv_h_gpu_db_fini(c);
 	nkv_h_doorbells_fini(c);
 	nkv_h_admin_fini(c);
 	nkv_h_place_fini(c);
@@ -515,6 +516,7 @@ void nkv_ctrl_close(struct nkv_ctrl *c)
 		if (c->qps[q])
 			nkv_qpair_destroy(c->qps[q]);
 	/* Last doorbell values out before the controller goes away. */
+	nkv_h_gpu_db_fini(c);
 	nkv_h_doorbells_fini(c);
 	pthread_mutex_lock(&c->lock);
 	nkv_h_shutdown(c);

@@ -15,6 +15,7 @@
 #include "nkv_dev.h"
 #include "nkv_host.h"
 #include "host/doorbell_fwd.h"
+#include "host/gpu.h"
 #include "host/transport.h"
 
 /* ---- logging (log.c) ---- */
@@ -132,6 +133,14 @@ struct nkv_ctrl {
 	struct nkv_h_buf shadow;
 	volatile uint32_t *shadow_va;
 	struct nkv_dbfwd *fwd;
+	/* The GPU runtime (gpu.h): init's result at connect; device queue
+	 * pairs need gpu_rc == 0. The doorbell page as device code sees it. */
+	const struct nkv_gpu_ops *gpu;
+	struct nkv_gpu_caps gpu_caps;
+	int gpu_rc;
+	char gpu_err[128];
+	void *gpu_db_host;	/* registered doorbell range, or NULL */
+	uint64_t gpu_db;	/* its device address */
 	/* Queue ids 1..granted. */
 	uint32_t granted;
 	struct nkv_qpair **qps;		/* by qid */
@@ -151,10 +160,28 @@ struct nkv_qpair {
 	struct nkv_dev_cpl *cpl;
 	struct nkv_dev_slot *slots;
 	uint32_t timeout_ms;
-	/* Why device code failed the queue pair (descriptor fail_addr):
-	 * the word a host reads while a kernel runs. */
-	uint32_t fail_word;
+	/* Why device code failed the queue pair (descriptor fail_addr): the
+	 * word a host reads while a kernel runs; a page of its own, so a GPU
+	 * runtime can map it. */
+	uint32_t *fail_word;
+	/* NKV_QPAIR_DEVICE (qpair_gpu.c): the descriptor device code gets
+	 * (gdesc, copied to gpu_desc), device copies of the bookkeeping,
+	 * device bases of the registered host ranges. */
+	int on_device;
+	int said_device;	/* the sync API's refusal was logged */
+	struct nkv_dev_qp gdesc;
+	uint64_t gpu_desc, gpu_bitmap, gpu_cpl, gpu_slots;
+	uint64_t gpu_sq, gpu_cq, gpu_data, gpu_fail;
+	void *gpu_reg[4];
+	int gpu_nreg;
 };
+
+/* ---- queue pairs for device code (qpair_gpu.c) ---- */
+int nkv_h_qp_gpu_publish(struct nkv_qpair *q);
+int nkv_h_qp_gpu_sync(struct nkv_qpair *q);
+int nkv_h_qp_gpu_read(struct nkv_qpair *q, struct nkv_dev_qp *d);
+void nkv_h_qp_gpu_free(struct nkv_qpair *q);
+void nkv_h_gpu_db_fini(struct nkv_ctrl *c);
 
 /* ---- teardown (ctrl.c) ---- */
 /* Mark a controller that went away dead and gone; caller holds c->lock. */

@@ -2,8 +2,11 @@
 # memory placement, descriptors for device code, the synchronous API.
 NKV_HOST_SRCS := src/host/log.c src/host/status.c src/host/uri.c \
 	src/host/dmamem.c src/host/prp.c src/host/admin.c src/host/placement.c \
-	src/host/ctrl.c src/host/qpair.c src/host/sync.c src/host/stats.c
+	src/host/ctrl.c src/host/qpair.c src/host/sync.c src/host/stats.c \
+	src/host/qpair_gpu.c src/host/gpu_modes.c
 LIBNKV_SRCS += $(NKV_HOST_SRCS)
+# The GPU runtime: make GPU=cuda | GPU=hip (Makefile), else emulated.
+LIBNKV_SRCS += src/host/gpu_$(if $(GPU),$(GPU),emul).c
 
 # Tests: real vfio-user conversations with an in-process nkv-target.
 NKV_HOST_TEST_SRCS := tests/host/host_util.c tests/target/delay_be.c
@@ -40,3 +43,8 @@ TESTS += test_host_procs
 test_host_procs_SRCS := tests/host/test_host_procs.c tests/host/wave_util.c $(NKV_HOST_TEST_SRCS)
 test_host_procs_LIBS = $(NKV_HOST_TEST_LIBS)
 test_host_procs_LDLIBS = $(NKV_HOST_TEST_LDLIBS)
+
+TESTS += test_host_gpu
+test_host_gpu_SRCS := tests/host/test_host_gpu.c $(NKV_HOST_TEST_SRCS)
+test_host_gpu_LIBS = $(NKV_HOST_TEST_LIBS)
+test_host_gpu_LDLIBS = $(NKV_HOST_TEST_LDLIBS)

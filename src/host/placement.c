@@ -6,14 +6,18 @@
  *   bit 0x1 SQ rings, 0x2 CQ rings, 0x4 the doorbell shadow page,
  *   0x8 value buffers: set = device memory ("VRAM"), clear = host RAM.
  *
- * Without a GPU runtime, device memory is the emulated arena (dmamem.c),
- * said once at connect. Doorbells: a mapped doorbell page with bit 0x4
+ * The GPU runtime (gpu.h) is initialised here. On a real GPU each mode bit
+ * is honoured or refused by the table in gpu_modes.c (docs/gpu.md), never
+ * quietly turned into host RAM. Without a GPU (a build without a runtime,
+ * or a runtime that found none), device memory is the emulated arena
+ * (dmamem.c), said once at connect. Doorbells: a mapped doorbell page with bit 0x4
  * clear is written directly by device code; otherwise device code writes
  * a shadow page (device memory with 0x4, else host RAM) and the doorbell
  * forwarder copies every change to the controller, through the mapped
  * page when there is one, else as register writes.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,10 +41,25 @@ int nkv_h_place_init(struct nkv_ctrl *c, char *err, size_t errlen)
 		nkv_h_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	char why[256];
+	int rc;
+
 	c->info.memory_mode = c->mode;
+	c->gpu = nkv_h_gpu();
+	c->gpu_rc = c->gpu->init(&c->gpu_caps, c->gpu_err, sizeof(c->gpu_err));
+	snprintf(c->info.gpu, sizeof(c->info.gpu), "%s", c->gpu->name);
+	c->info.gpu_error = c->gpu_rc;
+	if (c->gpu_rc)
+		nkv_h_trace("%s runtime: %s", c->gpu->name, c->gpu_err);
 	if (!c->mode)
 		return 0;
-	/* The seam: a GPU runtime's memory source would be chosen here. */
+	if (!c->gpu_rc && !c->gpu_caps.emulated) {
+		/* A real GPU: the table decides, and it honours no bit yet
+		 * (no device memory source exists for one): a refusal. */
+		rc = nkv_h_gpu_mode_check(&c->gpu_caps, c->ops->name, c->mode, why, sizeof(why));
+		nkv_h_err(err, errlen, "%s", why);
+		return rc;
+	}
 	c->dev = nkv_h_memsrc_arena(arena);
 	if (!c->dev) {
 		nkv_h_err(err, errlen, "memory-mode %#x: cannot create the device arena (%zu MiB)",
@@ -48,8 +67,8 @@ int nkv_h_place_init(struct nkv_ctrl *c, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	c->info.vram_is_emulated = c->dev->emulated;
-	nkv_h_log("memory-mode %#x: no GPU runtime, device arena in host memory stands in for VRAM",
-		  c->mode);
+	nkv_h_log("memory-mode %#x: no GPU (%s), device arena in host memory stands in for VRAM",
+		  c->mode, c->gpu_rc ? c->gpu_err : "built without a GPU runtime");
 	return 0;
 }
 

@@ -5,18 +5,15 @@
  * device-visible descriptor (struct nkv_dev_qp) and its reset.
  *
  * The descriptor, CID bitmap, completion table and slot table are plain
- * host memory here: the cpu engine reads them directly. A GPU build
- * allocates them where kernels can reach them (host-pinned or VRAM) via
- * the same device memory source seam.
+ * host memory here: the host builds and resets them, and the cpu engine
+ * reads them directly. A queue pair for device code (NKV_QPAIR_DEVICE)
+ * gets device copies of them too (qpair_gpu.c).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "host/host.h"
-
-/* Empty polls before device code declares a timeout: some seconds of
- * spinning with the cpu engine's yields (docs/host.md). */
 
 static size_t nkv_h_round(size_t v)
 {
@@ -147,6 +144,14 @@ static int nkv_h_qp_check_opts(struct nkv_ctrl *c, const struct nkv_qpair_opts *
 		return -EMSGSIZE;
 	if (o->size < offsetof(struct nkv_qpair_opts, timeout_ms) + sizeof(uint32_t))
 		r->timeout_ms = 0;
+	if (o->size < offsetof(struct nkv_qpair_opts, flags) + sizeof(uint32_t))
+		r->flags = 0;
+	if (r->flags & ~NKV_QPAIR_DEVICE)
+		return -EINVAL;
+	if ((r->flags & NKV_QPAIR_DEVICE) && c->gpu_rc) {
+		nkv_h_log("a queue pair for device code needs a GPU: %s", c->gpu_err);
+		return c->gpu_rc;
+	}
 	return 0;
 }
 
@@ -154,6 +159,7 @@ static void nkv_h_qp_free(struct nkv_qpair *q)
 {
 	struct nkv_ctrl *c = q->c;
 
+	nkv_h_qp_gpu_free(q);
 	nkv_h_buf_free(c, &q->sprps);
 	nkv_h_buf_free(c, &q->sdata);
 	nkv_h_buf_free(c, &q->prps);
@@ -164,6 +170,7 @@ static void nkv_h_qp_free(struct nkv_qpair *q)
 	free(q->cid_bitmap);
 	free(q->cpl);
 	free(q->slots);
+	free(q->fail_word);
 	free(q);
 }
 
@@ -181,7 +188,11 @@ static void nkv_h_qp_clear(struct nkv_qpair *q)
 	d->inflight = d->cids_held = 0;
 	d->commands = d->sq_doorbells = d->cq_doorbells = 0;
 	__atomic_store_n(&d->failed, NKV_QP_OK, __ATOMIC_RELEASE);
-	__atomic_store_n(&q->fail_word, NKV_QP_OK, __ATOMIC_RELEASE);
+	__atomic_store_n(q->fail_word, NKV_QP_OK, __ATOMIC_RELEASE);
+	q->gdesc.sq_tail = q->gdesc.sq_head = q->gdesc.cq_head = 0;
+	q->gdesc.cq_phase = 1;
+	q->gdesc.inflight = q->gdesc.cids_held = q->gdesc.failed = 0;
+	q->gdesc.commands = q->gdesc.sq_doorbells = q->gdesc.cq_doorbells = 0;
 }
 
 static void nkv_h_qp_fill(struct nkv_qpair *q, const struct nkv_qpair_opts *r)
@@ -200,7 +211,7 @@ static void nkv_h_qp_fill(struct nkv_qpair *q, const struct nkv_qpair_opts *r)
 	 * completion, or after poll_budget empty polls if one is given. */
 	d->poll_budget = r->poll_budget ? r->poll_budget : UINT64_MAX;
 	d->timeout_us = q->timeout_ms > UINT32_MAX / 1000u ? UINT32_MAX : q->timeout_ms * 1000u;
-	d->fail_addr = (uint64_t)(uintptr_t)&q->fail_word;
+	d->fail_addr = (uint64_t)(uintptr_t)q->fail_word;
 	d->sq_depth = d->cq_depth = r->depth;
 	d->db_stride = q->c->db_stride;
 	d->qid = q->qid;
@@ -220,8 +231,10 @@ static int nkv_h_qp_mem(struct nkv_qpair *q, const struct nkv_qpair_opts *r)
 	q->cid_bitmap = calloc((r->depth + 63u) / 64u, sizeof(uint64_t));
 	q->cpl = calloc(r->depth, sizeof(*q->cpl));
 	q->slots = calloc(r->slots, sizeof(*q->slots));
-	if (!q->dev || !q->cid_bitmap || !q->cpl || !q->slots)
+	q->fail_word = aligned_alloc(NKV_PAGE_SIZE, NKV_PAGE_SIZE);
+	if (!q->dev || !q->cid_bitmap || !q->cpl || !q->slots || !q->fail_word)
 		return -ENOMEM;
+	memset(q->fail_word, 0, NKV_PAGE_SIZE);
 	rc = nkv_h_ring_alloc(q, NKV_MEM_SQ, (size_t)r->depth * sizeof(struct nkv_sqe), &q->sq);
 	if (!rc)
 		rc = nkv_h_ring_alloc(q, NKV_MEM_CQ, (size_t)r->depth * sizeof(struct nkv_cqe), &q->cq);
@@ -272,15 +285,21 @@ int nkv_qpair_create(struct nkv_ctrl *c, const struct nkv_qpair_opts *opts,
 		rc = nkv_h_qp_mem(q, &r);
 	if (!rc) {
 		q->timeout_ms = r.timeout_ms ? r.timeout_ms : c->io_timeout_ms;
+		q->on_device = !!(r.flags & NKV_QPAIR_DEVICE);
 		nkv_h_qp_fill(q, &r);
-		rc = nkv_dev_qp_check(q->dev) ? -EINVAL : nkv_h_queues_create(q);
+		rc = nkv_dev_qp_check(q->dev) ? -EINVAL : 0;
 	}
+	if (!rc && q->on_device)
+		rc = nkv_h_qp_gpu_publish(q);
+	if (!rc)
+		rc = nkv_h_queues_create(q);
 	if (!rc) {
 		nkv_h_qstats_reset(c, q->qid, r.depth);
 		memset(&c->qst[qid], 0, offsetof(struct nkv_h_qstats, depth_sq));
 		c->qps[qid] = q;
-		nkv_h_trace("queue pair %u: depth %u, %u slots of %u bytes, sync buffer %u bytes",
-			    qid, r.depth, r.slots, r.slot_size, q->sslot.size);
+		nkv_h_trace("queue pair %u: depth %u, %u slots of %u bytes, sync buffer %u bytes, for %s",
+			    qid, r.depth, r.slots, r.slot_size, q->sslot.size,
+			    q->on_device ? c->gpu_caps.name : "the host");
 	}
 	pthread_mutex_unlock(&c->lock);
 	if (rc) {
@@ -312,12 +331,52 @@ void nkv_qpair_destroy(struct nkv_qpair *q)
 
 uint32_t nkv_qpair_failed(struct nkv_qpair *q)
 {
-	return q ? __atomic_load_n(&q->fail_word, __ATOMIC_ACQUIRE) : NKV_QP_OK;
+	return q ? __atomic_load_n(q->fail_word, __ATOMIC_ACQUIRE) : NKV_QP_OK;
 }
 
 struct nkv_dev_qp *nkv_qpair_dev(struct nkv_qpair *q)
 {
-	return q ? q->dev : NULL;
+	if (!q)
+		return NULL;
+	return q->on_device ? (struct nkv_dev_qp *)(uintptr_t)q->gpu_desc : q->dev;
+}
+
+/* Where host memory of a part lives, for device code's view. */
+static uint32_t nkv_h_place_of(const struct nkv_qpair *q, uint32_t bit)
+{
+	const struct nkv_ctrl *c = q->c;
+
+	if (c->mode & bit)
+		return c->dev && c->dev->emulated ? NKV_PLACE_EMULATED : NKV_PLACE_DEVICE;
+	return q->on_device && !c->gpu_caps.emulated ? NKV_PLACE_HOST_MAPPED : NKV_PLACE_HOST;
+}
+
+int nkv_qpair_get_info(struct nkv_qpair *q, struct nkv_qpair_info *info)
+{
+	struct nkv_qpair_info i;
+
+	if (!q || !info || info->size < sizeof(i))
+		return -EINVAL;
+	memset(&i, 0, sizeof(i));
+	i.size = sizeof(i);
+	i.qid = q->qid;
+	i.depth = q->dev->sq_depth;
+	i.slots = q->dev->nr_slots;
+	i.slot_size = q->dev->nr_slots ? q->slots[0].size : 0;
+	i.flags = q->on_device ? NKV_QPAIR_DEVICE : 0;
+	i.sq = nkv_h_place_of(q, NKV_MEM_SQ);
+	i.cq = nkv_h_place_of(q, NKV_MEM_CQ);
+	i.values = nkv_h_place_of(q, NKV_MEM_DATA);
+	i.doorbells_mapped = q->c->info.doorbells_mapped;
+	i.doorbells = i.doorbells_mapped ? (q->on_device && !q->c->gpu_caps.emulated
+						    ? NKV_PLACE_HOST_MAPPED : NKV_PLACE_HOST)
+					 : nkv_h_place_of(q, NKV_MEM_DB);
+	if (!q->on_device)
+		i.bookkeeping = NKV_PLACE_HOST;
+	else
+		i.bookkeeping = q->c->gpu_caps.emulated ? NKV_PLACE_EMULATED : NKV_PLACE_DEVICE;
+	*info = i;
+	return 0;
 }
 
 void *nkv_qpair_slot(struct nkv_qpair *q, uint32_t i, uint32_t *len)
@@ -365,9 +424,16 @@ int nkv_qpair_reset(struct nkv_qpair *q)
 	}
 	if (!rc && nkv_dev_qp_check(q->dev))
 		rc = -EINVAL;
+	if (!rc && q->on_device)
+		rc = nkv_h_qp_gpu_sync(q);
 	if (rc) {
 		/* Stays failed: device code must not use it. */
 		__atomic_store_n(&q->dev->failed, NKV_QP_FAILED_INTERNAL, __ATOMIC_RELEASE);
+		__atomic_store_n(q->fail_word, NKV_QP_FAILED_INTERNAL, __ATOMIC_RELEASE);
+		if (q->on_device) {
+			q->gdesc.failed = NKV_QP_FAILED_INTERNAL;
+			nkv_h_qp_gpu_sync(q);
+		}
 		nkv_h_log("queue pair %u: reset failed: %d", q->qid, rc);
 	} else {
 		nkv_h_trace("queue pair %u: reset", q->qid);

@@ -58,6 +58,25 @@ void nkv_h_stats_doorbell(struct nkv_ctrl *c, uint32_t idx, uint32_t val)
 	__atomic_store_n(last, val, __ATOMIC_RELAXED);
 }
 
+/* What device code counted in the descriptor (the device copy for a
+ * queue pair of device code: no kernel may run on it meanwhile). */
+static int nkv_h_dev_counters(struct nkv_qpair *q, struct nkv_qpair_stats *st)
+{
+	struct nkv_dev_qp d;
+	int rc = 0;
+
+	if (q->on_device)
+		rc = nkv_h_qp_gpu_read(q, &d);
+	else
+		memcpy(&d, q->dev, sizeof(d));
+	if (rc)
+		return rc;
+	st->dev_commands = d.commands;
+	st->dev_sq_doorbells = d.sq_doorbells;
+	st->dev_cq_doorbells = d.cq_doorbells;
+	return 0;
+}
+
 int nkv_qpair_get_stats(struct nkv_qpair *q, struct nkv_qpair_stats *st)
 {
 	struct nkv_h_qstats *s;
@@ -81,5 +100,5 @@ int nkv_qpair_get_stats(struct nkv_qpair *q, struct nkv_qpair_stats *st)
 	st->other_status = NKV_H_GET(&s->other_status);
 	st->fwd_submitted = NKV_H_GET(&s->dev_commands);
 	st->fwd_completed = NKV_H_GET(&s->dev_completions);
-	return 0;
+	return nkv_h_dev_counters(q, st);
 }

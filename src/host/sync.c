@@ -106,6 +106,14 @@ static int nkv_h_sync_pre(struct nkv_qpair *q, struct nkv_result *res)
 		return -EINVAL;
 	res->status = 0;
 	res->dw0 = 0;
+	if (q->on_device) {
+		/* Its bookkeeping lives in device memory, for kernels only. */
+		if (!q->said_device)
+			nkv_h_log("queue pair %u is for device code (NKV_QPAIR_DEVICE): the "
+				  "synchronous API needs a queue pair created without it", q->qid);
+		q->said_device = 1;
+		return -EOPNOTSUPP;
+	}
 	return nkv_dev_qp_failed(q->dev) ? -EIO : 0;
 }
 

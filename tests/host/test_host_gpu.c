@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The host library's GPU runtime seam, without a GPU: the memory-mode
+ * table of docs/gpu.md for every mode, transport and platform, and queue
+ * pairs for device code (NKV_QPAIR_DEVICE) on the emulated runtime,
+ * driven by the wave KV kernel on the cpu engine exactly as a GPU would
+ * drive them: bookkeeping in "device memory", the host's descriptor
+ * untouched, device-kept counters, the synchronous API refused.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "device/wave_kernels.h"
+#include "host/gpu.h"
+#include "host_util.h"
+#include "nkv_cpu.h"
+
+static const struct nkv_gpu_caps nvidia = { "cuda", 0, 0 };
+static const struct nkv_gpu_caps amd = { "hip", 0, 1 };
+static const struct nkv_gpu_caps none = { "emulated", 1, 1 };
+
+/* Every bit refused on a real GPU, each with its reason; nothing refused
+ * without one (the arena); mode 0 always fine; bits past 0xf invalid. */
+Test(host_gpu, memory_mode_table)
+{
+	const char *tr[2] = { "vfio-user", "pcie" };
+	const struct nkv_gpu_caps *caps[2] = { &nvidia, &amd };
+	char why[256];
+	uint32_t mode;
+	int t, p;
+
+	for (t = 0; t < 2; t++) {
+		for (mode = 0; mode <= 0xf; mode++) {
+			cr_expect_eq(nkv_h_gpu_mode_check(&none, tr[t], mode, why, sizeof(why)), 0);
+			for (p = 0; p < 2; p++) {
+				int rc = nkv_h_gpu_mode_check(caps[p], tr[t], mode, why, sizeof(why));
+
+				cr_expect_eq(rc, mode ? -EOPNOTSUPP : 0, "%s %s %#x", caps[p]->name,
+					     tr[t], mode);
+				if (mode)
+					cr_expect(strstr(why, caps[p]->name) && strstr(why, tr[t]),
+						  "names platform and transport: %s", why);
+			}
+		}
+		cr_expect_eq(nkv_h_gpu_mode_check(&nvidia, tr[t], 0x10, why, sizeof(why)), -EINVAL);
+	}
+	/* The reasons a user can act on. */
+	nkv_h_gpu_mode_check(&nvidia, "vfio-user", NKV_MEM_DATA, why, sizeof(why));
+	cr_expect(strstr(why, "DMA messages") != NULL, "%s", why);
+	nkv_h_gpu_mode_check(&nvidia, "pcie", NKV_MEM_DATA, why, sizeof(why));
+	cr_expect(strstr(why, "dma-buf") != NULL, "%s", why);
+	nkv_h_gpu_mode_check(&nvidia, "vfio-user", NKV_MEM_DB, why, sizeof(why));
+	cr_expect(strstr(why, "no CPU mapping") != NULL, "%s", why);
+	nkv_h_gpu_mode_check(&amd, "vfio-user", NKV_MEM_DB, why, sizeof(why));
+	cr_expect(strstr(why, "large BAR") != NULL, "%s", why);
+	nkv_h_gpu_mode_check(&nvidia, "vfio-user", NKV_MEM_CQ, why, sizeof(why));
+	cr_expect(strstr(why, "another process") != NULL, "%s", why);
+}
+
+#define KEYS 24u
+
+struct kernel_run {
+	struct nkv_dev_qp *qp;
+	struct nkv_wk_args a;
+};
+
+static void kernel(void *arg)
+{
+	struct kernel_run *k = arg;
+
+	nkv_wk_kv_batch(k->qp, &k->a);
+}
+
+/* One wave runs the wave KV kernel over all keys with opcode opc. */
+static void run_op(struct nkv_qpair *q, struct nkv_wk_key *keys, struct nkv_wk_out *out,
+		   uint32_t nsid, uint32_t opc)
+{
+	struct nkv_cpu_cfg cfg = { sizeof(cfg), NKV_CPU_FIBERS, 1, 32, 0 };
+	struct kernel_run k = { nkv_qpair_dev(q), { 0 } };
+
+	memset(out, 0xff, KEYS * sizeof(*out));
+	k.a.keys_addr = (uintptr_t)keys;
+	k.a.out_addr = (uintptr_t)out;
+	k.a.count = KEYS;
+	k.a.opc = opc;
+	k.a.nsid = nsid;
+	k.a.value_size = 512;
+	cr_assert_eq(nkv_cpu_launch(&cfg, kernel, &k), 0);
+}
+
+static void device_qpair(uint32_t mode)
+{
+	struct nkv_qpair_opts qo = { .size = sizeof(qo), .depth = 64, .slots = KEYS,
+				     .slot_size = 4096, .flags = NKV_QPAIR_DEVICE };
+	struct nkv_wk_key keys[KEYS];
+	struct nkv_wk_out out[KEYS];
+	struct nkv_qpair_stats st;
+	struct nkv_qpair_info qi = { .size = sizeof(qi) };
+	struct nkv_ctrl_info ci;
+	struct ht_server s;
+	struct nkv_ctrl *c;
+	struct nkv_qpair *q;
+	struct nkv_result r;
+	char err[256] = "";
+	uint32_t i, len;
+
+	cr_assert_eq(ht_server_start(&s, NULL), 0);
+	cr_assert_eq(ht_connect(&s, mode, 1, &c, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(nkv_ctrl_get_info(c, &ci), 0);
+	cr_expect_str_eq(ci.gpu, "emulated");
+	cr_expect_eq(ci.gpu_error, 0);
+	cr_assert_eq(nkv_qpair_create(c, &qo, &q), 0);
+	cr_assert_eq(nkv_qpair_get_info(q, &qi), 0);
+	cr_expect_eq(qi.flags, NKV_QPAIR_DEVICE);
+	cr_expect_eq(qi.bookkeeping, NKV_PLACE_EMULATED, "device memory, emulated");
+	cr_expect_eq(qi.values, mode & NKV_MEM_DATA ? NKV_PLACE_EMULATED : NKV_PLACE_HOST);
+	cr_expect_neq((void *)nkv_qpair_dev(q), NULL);
+	/* The synchronous API is for host queue pairs. */
+	cr_expect_eq(nkv_exist(q, "k", 1, &r), -EOPNOTSUPP);
+	for (i = 0; i < KEYS; i++) {
+		uint8_t *v = nkv_qpair_slot(q, i, &len);
+
+		cr_assert(v && len == 4096);
+		memset(v, (int)(i + 1), 512);
+		keys[i].len = (uint32_t)snprintf((char *)keys[i].key, NKV_KEY_MAX, "gpu%02u", i);
+	}
+	run_op(q, keys, out, ci.nsid, NKV_KV_STORE);
+	for (i = 0; i < KEYS; i++) {
+		cr_expect_eq(out[i].err, 0, "key %u: %d", i, out[i].err);
+		cr_expect_eq(out[i].status, 0, "key %u", i);
+		memset(nkv_qpair_slot(q, i, NULL), 0, 512);
+	}
+	run_op(q, keys, out, ci.nsid, NKV_KV_RETRIEVE);
+	for (i = 0; i < KEYS; i++) {
+		const uint8_t *v = nkv_qpair_slot(q, i, NULL);
+
+		cr_expect_eq(out[i].status, 0, "key %u", i);
+		cr_expect_eq(out[i].dw0, 512, "key %u: stored length", i);
+		cr_expect(v[0] == (uint8_t)(i + 1) && v[511] == (uint8_t)(i + 1), "key %u bytes", i);
+	}
+	run_op(q, keys, out, ci.nsid, NKV_KV_DELETE);
+	run_op(q, keys, out, ci.nsid, NKV_KV_EXIST);
+	for (i = 0; i < KEYS; i++)
+		cr_expect_eq(out[i].status, NKV_STATUS(0, NKV_SC_KV_KEY_NOT_EXISTS), "key %u", i);
+	/* Device code counted its own commands and doorbells: one SQ
+	 * doorbell per 24-key batch, four batches. */
+	cr_assert_eq(nkv_qpair_get_stats(q, &st), 0);
+	cr_expect_eq(st.dev_commands, 4 * KEYS);
+	cr_expect_eq(st.dev_sq_doorbells, 4);
+	cr_expect_eq(st.commands, 0, "the synchronous API ran nothing");
+	cr_expect_eq(nkv_qpair_failed(q), 0);
+	/* The host's own copy of the descriptor never moved. */
+	cr_expect_eq(nkv_qpair_reset(q), 0);
+	cr_assert_eq(nkv_qpair_get_stats(q, &st), 0);
+	cr_expect_eq(st.dev_commands, 0, "reset cleared the device copy");
+	run_op(q, keys, out, ci.nsid, NKV_KV_EXIST);
+	cr_expect_eq(out[0].status, NKV_STATUS(0, NKV_SC_KV_KEY_NOT_EXISTS));
+	nkv_qpair_destroy(q);
+	nkv_ctrl_close(c);
+	ht_server_stop(&s);
+}
+
+Test(host_gpu, device_queue_pair_mode_0) { device_qpair(0); }
+Test(host_gpu, device_queue_pair_mode_f) { device_qpair(0xf); }
+
+Test(host_gpu, bad_flags_refused)
+{
+	struct nkv_qpair_opts qo = { .size = sizeof(qo), .flags = 0x80 };
+	struct ht_server s;
+	struct nkv_ctrl *c;
+	struct nkv_qpair *q;
+
+	cr_assert_eq(ht_server_start(&s, NULL), 0);
+	cr_assert_eq(ht_connect(&s, 0, 1, &c, NULL, 0), 0);
+	cr_expect_eq(nkv_qpair_create(c, &qo, &q), -EINVAL);
+	nkv_ctrl_close(c);
+	ht_server_stop(&s);
+}
