@@ -191,6 +191,8 @@ print-nvcc:
 	@echo $(NVCC)
 print-cuda-archs:
 	@echo $(CUDA_ARCHS)
+print-cuda-home:
+	@echo $(CUDA_HOME)
 print-hip-archs:
 	@echo $(HIP_ARCHS)
-.PHONY: print-tsan-tests print-nvcc print-cuda-archs print-hip-archs
+.PHONY: print-tsan-tests print-nvcc print-cuda-archs print-cuda-home print-hip-archs

@@ -111,6 +111,9 @@ int nkv_bench_run_phase(struct nkv_bench_run *r, uint8_t opc, uint32_t iteration
 int nkv_bench_phase_merge(struct nkv_bench_phase *a, const struct nkv_bench_phase *b);
 void nkv_bench_phase_free(struct nkv_bench_phase *ph);
 void nkv_bench_run_close(struct nkv_bench_run *r);
+/* Why the last phase failed with @rc: the GPU launcher's words when it
+ * said any, else strerror. */
+const char *nkv_bench_run_why(const struct nkv_bench_run *r, int rc);
 
 /* Latency statistics per command (batch time attributed to each command
  * of the batch). */

@@ -10,27 +10,35 @@
 #include <string.h>
 
 #include "bench.h"
+#include "gpu.h"
 
-/* A GPU runtime would be probed here; this build has none. */
-static int nkv_bench_gpu_usable(void)
-{
-	return 0;
-}
-
+/* gpu if one is usable (and asked for, or by default), else cpu with a
+ * note; --engine gpu without a GPU, or with a batch wider than its wave,
+ * is a usage error that says why. */
 static int nkv_bench_engine(struct nkv_bench_opts *o, const char **note)
 {
+	static char why[256];
+	uint32_t wave = 0;
+	int gpu = !nkv_bench_gpu_probe(&wave, why, sizeof(why));
+
 	*note = NULL;
-	if (o->engine == NKV_BENCH_ENGINE_GPU && !nkv_bench_gpu_usable()) {
-		fprintf(stderr, "nkv-bench: --engine gpu: not built with the GPU runtime yet "
-			"(the kernels compile with `make hip` / `make cuda`); use --engine cpu\n");
+	if (o->engine == NKV_BENCH_ENGINE_GPU && !gpu) {
+		fprintf(stderr, "nkv-bench: --engine gpu: %s; use --engine cpu\n", why);
 		return NKV_BENCH_EXIT_USAGE;
 	}
-	if (o->engine == NKV_BENCH_ENGINE_AUTO) {
-		*note = "(no GPU runtime in this build: the cpu engine runs the same kernel body)";
-		if (!o->json)
-			fprintf(stderr, "nkv-bench: note: no GPU runtime in this build, using --engine cpu\n");
+	if (gpu && o->engine != NKV_BENCH_ENGINE_CPU && o->batch > wave) {
+		fprintf(stderr, "nkv-bench: --batch-size %u on this GPU: a batch is one wave, and its "
+			"waves have %u lanes; use --batch-size %u or less (or --engine cpu)\n",
+			o->batch, wave, wave);
+		return NKV_BENCH_EXIT_USAGE;
 	}
-	o->engine = NKV_BENCH_ENGINE_CPU;
+	if (o->engine == NKV_BENCH_ENGINE_AUTO && !gpu) {
+		*note = "(no GPU here: the cpu engine runs the same kernel body)";
+		if (!o->json)
+			fprintf(stderr, "nkv-bench: note: %s, using --engine cpu\n", why);
+	}
+	o->engine = gpu && o->engine != NKV_BENCH_ENGINE_CPU ? NKV_BENCH_ENGINE_GPU
+							    : NKV_BENCH_ENGINE_CPU;
 	return 0;
 }
 
@@ -149,7 +157,7 @@ static int nkv_bench_main(struct nkv_bench_opts *o)
 	if (!rc)
 		rc = nkv_bench_measure(r, o, &ph);
 	if (rc) {
-		fprintf(stderr, "nkv-bench: the run failed: %s\n", strerror(-rc));
+		fprintf(stderr, "nkv-bench: the run failed: %s\n", nkv_bench_run_why(r, rc));
 		rc = NKV_BENCH_EXIT_FAIL;
 	} else {
 		if (o->json)

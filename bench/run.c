@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * run.c - nkv-bench's runs on the cpu engine: connect, one queue pair per
- * wave, launch the bench kernel (src/device/bench_kernels.h: the same
- * body hipcc and nvcc compile), collect counters and batch times.
+ * run.c - nkv-bench's runs: connect, one queue pair per wave, launch the
+ * bench kernel (src/device/bench_kernels.h: the same body hipcc and nvcc
+ * compile) on the cpu engine or a GPU (gpu.h), collect counters and batch
+ * times.
  *
  * Doorbells are counted where device code writes them: the cpu engine's
- * MMIO hook sees every SQ tail and CQ head store of every lane, so the
- * count is exact whatever the doorbell path (mapped page or forwarder).
- * With a forwarder the library's counters (nkv_qpair_stats) also say how
- * many writes reached the controller.
+ * MMIO hook sees every SQ tail and CQ head store of every lane; on a GPU
+ * the kernel counts its own in the descriptor (the host cannot see mapped
+ * doorbells). With a forwarder the library's counters (nkv_qpair_stats)
+ * also say how many writes reached the controller.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "gpu.h"
 #include "nkv_cpu.h"
 
 #define NKV_BENCH_MAX_QUEUES 64u
@@ -37,7 +39,17 @@ struct nkv_bench_run {
 	uint64_t sq_writes, cq_writes;	/* relaxed atomics: every wave's thread adds */
 	int launch_rc;
 	int done;
+	/* GPU engine: the phase's batch times, in one block the launcher
+	 * maps with the run itself (a page-aligned allocation). */
+	uint64_t *lat_all;
+	size_t lat_len;
+	char gpu_err[256];
 };
+
+static int nkv_bench_on_gpu(const struct nkv_bench_run *r)
+{
+	return r->o->engine == NKV_BENCH_ENGINE_GPU;
+}
 
 static uint64_t nkv_bench_now_ns(void)
 {
@@ -112,6 +124,7 @@ static int nkv_bench_qpairs(struct nkv_bench_run *r, char *err, size_t errlen)
 	/* Empty polls before device code gives up: roughly 2000 per ms. */
 	qo.poll_budget = (uint64_t)o->timeout_ms << 11;
 	qo.timeout_ms = o->timeout_ms;
+	qo.flags = nkv_bench_on_gpu(r) ? NKV_QPAIR_DEVICE : 0;
 	for (i = 0; i < r->nq; i++) {
 		struct nkv_dev_qp *d;
 		uint32_t n = o->num_keys / r->nq + (i < o->num_keys % r->nq);
@@ -121,9 +134,13 @@ static int nkv_bench_qpairs(struct nkv_bench_run *r, char *err, size_t errlen)
 			snprintf(err, errlen, "cannot create I/O queue pair %u: %s", i + 1, strerror(-rc));
 			return rc;
 		}
+		/* The cpu engine's doorbell hook; a GPU's descriptor is device
+		 * memory the host does not read. */
 		d = nkv_qpair_dev(r->qp[i]);
-		r->sq_db[i] = (volatile uint32_t *)(uintptr_t)d->sq_db_addr;
-		r->cq_db[i] = (volatile uint32_t *)(uintptr_t)d->cq_db_addr;
+		if (!nkv_bench_on_gpu(r)) {
+			r->sq_db[i] = (volatile uint32_t *)(uintptr_t)d->sq_db_addr;
+			r->cq_db[i] = (volatile uint32_t *)(uintptr_t)d->cq_db_addr;
+		}
 		/* Wave i takes a contiguous share of the keys. */
 		r->args[i].keys_addr = (uint64_t)(uintptr_t)(o->keys + first);
 		r->args[i].lanes_addr = (uint64_t)(uintptr_t)r->lanes[i];
@@ -143,11 +160,14 @@ int nkv_bench_run_open(const struct nkv_bench_opts *o, const char *uri,
 		       struct nkv_bench_run **out, char *err, size_t errlen)
 {
 	struct nkv_ctrl_opts co = { .size = sizeof(co) };
-	struct nkv_bench_run *r = calloc(1, sizeof(*r));
+	/* Page aligned and sized: a GPU launcher maps it whole. */
+	size_t len = (sizeof(struct nkv_bench_run) + 4095u) & ~(size_t)4095u;
+	struct nkv_bench_run *r = aligned_alloc(4096, len);
 	int rc;
 
 	if (!r)
 		return -ENOMEM;
+	memset(r, 0, len);
 	r->o = o;
 	r->nq = o->num_queues;
 	co.memory_mode = o->memory_mode;
@@ -188,11 +208,36 @@ static void nkv_bench_lane_main(void *arg)
 	nkv_bk_run(nkv_qpair_dev(r->qp[w]), &r->args[w]);
 }
 
+/* The GPU engine: one block of one wave per queue pair. What the kernel
+ * touches in host memory: the run (counters, progress, args), the keys,
+ * the batch times. */
+static int nkv_bench_gpu(struct nkv_bench_run *r, size_t lat_len)
+{
+	const struct nkv_bench_opts *o = r->o;
+	struct nkv_bench_gpu_range rg[3] = {
+		{ r, (sizeof(*r) + 4095u) & ~(size_t)4095u },
+		{ o->keys, (size_t)o->num_keys * sizeof(*o->keys) },
+		{ r->lat_all, lat_len },
+	};
+	struct nkv_dev_qp *qps[NKV_BENCH_MAX_QUEUES];
+	uint32_t i;
+
+	for (i = 0; i < r->nq; i++)
+		qps[i] = nkv_qpair_dev(r->qp[i]);
+	return nkv_bench_gpu_launch(qps, r->args, r->nq, o->batch, rg, 3, r->gpu_err,
+				    sizeof(r->gpu_err));
+}
+
 static void *nkv_bench_launch_thread(void *arg)
 {
 	struct nkv_bench_run *r = arg;
 	struct nkv_cpu_cfg cfg = { .size = sizeof(cfg) };
 
+	if (nkv_bench_on_gpu(r)) {
+		r->launch_rc = nkv_bench_gpu(r, r->lat_len);
+		__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+		return NULL;
+	}
 	cfg.mode = NKV_CPU_FIBERS;
 	cfg.waves = r->nq;
 	cfg.wave_size = r->o->batch;
@@ -296,13 +341,27 @@ static uint64_t nkv_bench_fwd_sq(struct nkv_bench_run *r)
 	return n;
 }
 
+/* Doorbells device code counted in its descriptors (SQ, or CQ when @cq),
+ * summed over the queue pairs; the GPU engine's count. */
+static uint64_t nkv_bench_dev_db(struct nkv_bench_run *r, int cq)
+{
+	struct nkv_qpair_stats st;
+	uint64_t n = 0;
+	uint32_t w;
+
+	for (w = 0; w < r->nq; w++)
+		if (!nkv_qpair_get_stats(r->qp[w], &st))
+			n += cq ? st.dev_cq_doorbells : st.dev_sq_doorbells;
+	return n;
+}
+
 /* Queue pairs device code failed: counted, then reset for the next phase. */
 static uint32_t nkv_bench_reset_failed(struct nkv_bench_run *r)
 {
 	uint32_t w, n = 0;
 
 	for (w = 0; w < r->nq; w++) {
-		if (nkv_dev_qp_failed(nkv_qpair_dev(r->qp[w])) == NKV_QP_OK)
+		if (nkv_qpair_failed(r->qp[w]) == NKV_QP_OK)
 			continue;
 		n++;
 		nkv_qpair_reset(r->qp[w]);
@@ -329,7 +388,7 @@ static int nkv_bench_launch(struct nkv_bench_run *r, uint64_t total, int show)
 int nkv_bench_run_phase(struct nkv_bench_run *r, uint8_t opc, uint32_t iterations,
 			uint32_t flags, int show_progress, struct nkv_bench_phase *ph)
 {
-	uint64_t *lat[NKV_BENCH_MAX_QUEUES] = { NULL }, total = 0, t0, fwd0;
+	uint64_t *lat[NKV_BENCH_MAX_QUEUES] = { NULL }, total = 0, t0, fwd0, sq0, cq0;
 	uint32_t w;
 	int rc = 0;
 
@@ -339,18 +398,28 @@ int nkv_bench_run_phase(struct nkv_bench_run *r, uint8_t opc, uint32_t iteration
 	memset(r->lanes, 0, sizeof(r->lanes));
 	memset(r->progress, 0, sizeof(r->progress));
 	r->sq_writes = r->cq_writes = 0;
-	for (w = 0; w < r->nq && !rc; w++) {
+	for (w = 0; w < r->nq; w++) {
 		r->args[w].opc = opc;
 		r->args[w].iterations = iterations;
 		r->args[w].flags = flags;
-		total += nkv_bench_batches(r, w);
-		lat[w] = total > NKV_BENCH_MAX_BATCHES ? NULL :
-			 calloc(nkv_bench_batches(r, w) + 1, sizeof(uint64_t));
-		r->args[w].lat_addr = (uint64_t)(uintptr_t)lat[w];
-		if (!lat[w])
-			rc = total > NKV_BENCH_MAX_BATCHES ? -E2BIG : -ENOMEM;
+		total += nkv_bench_batches(r, w) + 1;
 	}
+	/* Every wave's batch times in one page-aligned block (a GPU maps it). */
+	r->lat_len = (total * sizeof(uint64_t) + 4095u) & ~(size_t)4095u;
+	r->lat_all = total > NKV_BENCH_MAX_BATCHES ? NULL : aligned_alloc(4096, r->lat_len);
+	if (!r->lat_all)
+		rc = total > NKV_BENCH_MAX_BATCHES ? -E2BIG : -ENOMEM;
+	else
+		memset(r->lat_all, 0, r->lat_len);
+	for (w = 0, total = 0; w < r->nq && !rc; w++) {
+		lat[w] = r->lat_all + total;
+		r->args[w].lat_addr = (uint64_t)(uintptr_t)lat[w];
+		total += nkv_bench_batches(r, w) + 1;
+	}
+	total -= r->nq;
 	fwd0 = nkv_bench_fwd_sq(r);
+	sq0 = nkv_bench_dev_db(r, 0);
+	cq0 = nkv_bench_dev_db(r, 1);
 	t0 = nkv_bench_now_ns();
 	if (!rc)
 		rc = nkv_bench_launch(r, total, show_progress);
@@ -359,10 +428,14 @@ int nkv_bench_run_phase(struct nkv_bench_run *r, uint8_t opc, uint32_t iteration
 		rc = nkv_bench_collect(r, lat, ph);
 	ph->sq_doorbells = __atomic_load_n(&r->sq_writes, __ATOMIC_RELAXED);
 	ph->cq_doorbells = __atomic_load_n(&r->cq_writes, __ATOMIC_RELAXED);
+	if (nkv_bench_on_gpu(r)) {
+		ph->sq_doorbells = nkv_bench_dev_db(r, 0) - sq0;
+		ph->cq_doorbells = nkv_bench_dev_db(r, 1) - cq0;
+	}
 	ph->fwd_sq_doorbells = nkv_bench_fwd_sq(r) - fwd0;
 	ph->failed_qps = nkv_bench_reset_failed(r);
-	for (w = 0; w < r->nq; w++)
-		free(lat[w]);
+	free(r->lat_all);
+	r->lat_all = NULL;
 	return rc;
 }
 
@@ -409,6 +482,11 @@ void nkv_bench_phase_free(struct nkv_bench_phase *ph)
 	free(ph->lat_cmds);
 	ph->lat_ns = NULL;
 	ph->lat_cmds = NULL;
+}
+
+const char *nkv_bench_run_why(const struct nkv_bench_run *r, int rc)
+{
+	return r->gpu_err[0] ? r->gpu_err : strerror(-rc);
 }
 
 void nkv_bench_run_close(struct nkv_bench_run *r)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench_kernels.h - nkv-bench's kernel body, written once: the cpu engine
- * runs it from its lanes (bench/run.c), bench_kernels_hip.cpp and
- * bench_kernels_cuda.cu wrap it in __global__ functions.
+ * runs it from its lanes (bench/run.c), bench/gpu_launch.h wraps it in a
+ * __global__ function for nvcc and hipcc (nkv-bench --engine gpu).
  *
  * One wave owns @qp (nkv_dev.h). The wave walks its keys in batches of
  * a->batch lanes: lane l of batch b handles key b * batch + l through

@@ -227,7 +227,8 @@ static int nkv_h_qp_mem(struct nkv_qpair *q, const struct nkv_qpair_opts *r)
 	uint32_t lim = nkv_h_xfer_limit(c);
 	int rc;
 
-	q->dev = aligned_alloc(128, sizeof(*q->dev));
+	/* aligned_alloc wants a size that is a multiple of the alignment. */
+	q->dev = aligned_alloc(128, (sizeof(*q->dev) + 127u) & ~(size_t)127u);
 	q->cid_bitmap = calloc((r->depth + 63u) / 64u, sizeof(uint64_t));
 	q->cpl = calloc(r->depth, sizeof(*q->cpl));
 	q->slots = calloc(r->slots, sizeof(*q->slots));

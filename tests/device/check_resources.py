@@ -25,9 +25,9 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CUDA_SRCS = ["src/device/wave_kernels_cuda.cu", "src/device/bench_kernels_cuda.cu",
+CUDA_SRCS = ["src/device/wave_kernels_cuda.cu", "bench/gpu_cuda.cu",
              "examples/kv_kernels_cuda.cu"]
-HIP_SRCS = ["src/device/wave_kernels_hip.cpp", "src/device/bench_kernels_hip.cpp",
+HIP_SRCS = ["src/device/wave_kernels_hip.cpp", "bench/gpu_hip.cpp",
             "examples/batch_store_retrieve_hip.cpp", "examples/multi_queue_hip.cpp",
             "examples/cache_lookup_hip.cpp"]
 FLAGS = ["-std=c++17", "-I" + os.path.join(ROOT, "include"), "-I" + os.path.join(ROOT, "src")]

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# nkv on a real GPU: nkv-bench --engine gpu (a GPU build: make GPU=cuda or
+# GPU=hip) runs every KV op with 1 and 4 queue pairs against its embedded
+# nkv-target, each under `timeout`, and, where compute-sanitizer exists,
+# once more under its synccheck and racecheck tools. One line per case:
+#   NKV-GPU <case> PASS|FAIL|SKIP [why]
+# Without a GPU (or with a build that has no GPU runtime) every case is
+# reported SKIP by name, with the reason; never PASS.
+# usage: tests/gpu/run.sh BUILD_DIR   (e.g. build/gpu-cuda)
+set -u
+build=${1:?usage: tests/gpu/run.sh BUILD_DIR}
+bench=$build/bin/nkv-bench
+ops="store retrieve exist list delete"
+cases=()
+for q in 1 4; do
+	for op in $ops; do
+		cases+=("$op-q$q")
+	done
+done
+tools=()
+if command -v compute-sanitizer >/dev/null; then
+	tools=(synccheck racecheck)
+fi
+
+skip_all() {
+	local c t
+	for c in "${cases[@]}"; do
+		echo "NKV-GPU $c SKIP ($1)"
+		for t in synccheck racecheck; do
+			echo "NKV-GPU $c-$t SKIP ($1)"
+		done
+	done
+}
+
+if [ ! -x "$bench" ]; then
+	skip_all "no GPU build at $build (make GPU=cuda or GPU=hip)"
+	exit 0
+fi
+probe=$(timeout 60 "$bench" --engine gpu --kv-op exist --num-keys 1 2>&1)
+if [ $? -eq 2 ] && grep -q -- "--engine gpu:" <<<"$probe"; then
+	skip_all "$(grep -o -- '--engine gpu: .*' <<<"$probe" | head -1)"
+	exit 0
+fi
+
+# run NAME PREFIX...: one nkv-bench run, PASS when it exits 0 (every
+# value verified, no device error, no failed queue pair).
+run() {
+	local name=$1 op=${2%-q*} q=${2#*-q} out rc
+	shift 2
+	out=$(timeout 300 "$@" "$bench" --engine gpu --kv-op "$op" --num-queues "$q" \
+		--num-keys 1024 --batch-size 32 --iterations 2 2>&1)
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		echo "NKV-GPU $name PASS"
+	else
+		echo "NKV-GPU $name FAIL (exit $rc)"
+		tail -n 20 <<<"$out" | sed 's/^/  /'
+	fi
+}
+
+for c in "${cases[@]}"; do
+	run "$c" "$c"
+	for t in "${tools[@]}"; do
+		run "$c-$t" "$c" compute-sanitizer --tool "$t" --error-exitcode 3
+	done
+	[ ${#tools[@]} -gt 0 ] || echo "NKV-GPU $c-synccheck SKIP (compute-sanitizer not installed)"
+	[ ${#tools[@]} -gt 0 ] || echo "NKV-GPU $c-racecheck SKIP (compute-sanitizer not installed)"
+done
