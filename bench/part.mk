@@ -33,4 +33,10 @@ $(B)/bench/pingpong: bench/pingpong.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LDFLAGS)
 .PHONY: bench-tools
-bench-tools: $(B)/bench/pingpong
+bench-tools: $(B)/bench/pingpong $(if $(GPU),$(B)/bench/pingpong-gpu)
+# The GPU<->CPU round trip through pinned host memory (make GPU=... bench-tools).
+CUDA_SRCS += bench/pingpong_gpu.cu
+HIP_SRCS += bench/pingpong_gpu.cu
+$(B)/bench/pingpong-gpu: bench/pingpong_gpu.cu
+	@mkdir -p $(@D)
+	$(if $(filter cuda,$(GPU)),$(NVCC) $(CUDA_FLAGS) -x cu,$(HIPCC) $(HIP_FLAGS) -x hip) $< -o $@

@@ -4,7 +4,7 @@
  * 32 lanes stores 256 values (one SQE per lane, one SQ doorbell per
  * batch of 32), then retrieves them and checks every byte. The kernel
  * body is kv_kernels.h's ex_batch(), the same one
- * batch_store_retrieve_hip.cpp launches on a GPU.
+ * batch_store_retrieve_gpu.cu launches on a GPU.
  *
  *   batch_store_retrieve_cpu vfio-user:/tmp/nkv.sock
  */

@@ -5,7 +5,7 @@
  * synchronous API (fine between launches); then a 32-lane wave
  * looks every key up: Exist for the whole batch, Retrieve only for the
  * hits, the misses (87h, a normal answer) computed instead. Every value
- * must come out right either way. GPU version: cache_lookup_hip.cpp.
+ * must come out right either way. GPU version: cache_lookup_gpu.cu.
  *
  *   cache_lookup_cpu vfio-user:/tmp/nkv.sock
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ex_host.h - the host side every example shares (the HIP ones through
- * ex_hip.h): connect, make keys, count doorbells. Static helpers (valid C
+ * ex_host.h - the host side every example shares (the GPU ones through
+ * ex_gpu.h): connect, make keys, count doorbells. Static helpers (valid C
  * and C++); copy what you need.
  * Build against an installed nkv:
  *   cc -std=c11 example_cpu.c $(pkg-config --cflags --libs nkv) -pthread
@@ -28,16 +28,16 @@ static inline const char *ex_uri(int argc, char **argv, const char *prog)
 	return u;
 }
 
-/* Connect with memory mode 0x8 (values in "VRAM": the emulated device
- * arena when there is no GPU) and @queues I/O queue pairs. */
-static inline struct nkv_ctrl *ex_connect(const char *uri, uint32_t queues, struct nkv_ctrl_info *info)
+/* Connect with memory mode @mode and @queues I/O queue pairs. */
+static inline struct nkv_ctrl *ex_connect_mode(const char *uri, uint32_t queues, uint32_t mode,
+					       struct nkv_ctrl_info *info)
 {
 	struct nkv_ctrl_opts o = { .size = sizeof(o) };
 	struct nkv_ctrl *c = NULL;
 	char err[256] = "";
 	int rc;
 
-	o.memory_mode = NKV_MEM_DATA;
+	o.memory_mode = mode;
 	o.io_queues = queues;
 	o.err = err;
 	o.errlen = sizeof(err);
@@ -50,13 +50,22 @@ static inline struct nkv_ctrl *ex_connect(const char *uri, uint32_t queues, stru
 	return c;
 }
 
-/* A queue pair with one 4 KiB value slot per lane of a @wave-lane wave. */
-static inline struct nkv_qpair *ex_qpair(struct nkv_ctrl *c, uint32_t wave)
+/* The cpu-engine examples: memory mode 0x8 (values in "VRAM": the
+ * emulated device arena when there is no GPU). */
+static inline struct nkv_ctrl *ex_connect(const char *uri, uint32_t queues, struct nkv_ctrl_info *info)
+{
+	return ex_connect_mode(uri, queues, NKV_MEM_DATA, info);
+}
+
+/* A queue pair with one 4 KiB value slot per lane of a @wave-lane wave;
+ * @flags NKV_QPAIR_DEVICE for one a GPU kernel drives. */
+static inline struct nkv_qpair *ex_qpair_flags(struct nkv_ctrl *c, uint32_t wave, uint32_t flags)
 {
 	struct nkv_qpair_opts o = { .size = sizeof(o) };
 	struct nkv_qpair *q = NULL;
 	int rc;
 
+	o.flags = flags;
 	o.depth = 128;
 	o.slots = wave;
 	o.slot_size = 4096;
@@ -64,6 +73,12 @@ static inline struct nkv_qpair *ex_qpair(struct nkv_ctrl *c, uint32_t wave)
 	if (rc)
 		fprintf(stderr, "cannot create a queue pair: %s\n", strerror(-rc));
 	return q;
+}
+
+/* A queue pair for the cpu engine and the synchronous API. */
+static inline struct nkv_qpair *ex_qpair(struct nkv_ctrl *c, uint32_t wave)
+{
+	return ex_qpair_flags(c, wave, 0);
 }
 
 /* Keys "<prefix><n>" for n in [first, first + count). */

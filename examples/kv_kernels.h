@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * kv_kernels.h - the examples' kernel bodies, written once: the *_hip.cpp
- * examples wrap them in __global__ functions for hipcc, the *_cpu.c ones
- * run them on the cpu engine (nkv_cpu.h). Only nkv_dev.h is used, the
+ * kv_kernels.h - the examples' kernel bodies, written once: the *_gpu.cu
+ * examples wrap them in __global__ functions for hipcc and nvcc, the
+ * *_cpu.c ones run them on the cpu engine (nkv_cpu.h). Only nkv_dev.h is used, the
  * device hot path: prep an SQE per lane, submit the wave's batch with one
  * SQ tail doorbell, reap the completions, each lane takes its own.
  *

@@ -4,7 +4,7 @@
  * each wave owning its own queue pair (never share one between waves:
  * its ring state has no atomics), each storing then retrieving its own
  * 128 keys. On a GPU this is one workgroup (of one wave) per queue pair:
- * multi_queue_hip.cpp.
+ * multi_queue_gpu.cu.
  *
  *   multi_queue_cpu vfio-user:/tmp/nkv.sock
  */

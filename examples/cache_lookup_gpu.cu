@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cache_lookup_gpu.cu - example 3 on a GPU: a KV-cache lookup. A wave
+ * stores 128 values; the host deletes every second key (through a queue
+ * pair of its own: the synchronous API refuses the kernel's); then the
+ * wave asks Exist for all, Retrieves only the hits and computes the
+ * misses. kv_kernels.h's ex_cache_lookup(); cache_lookup_cpu.c runs it on
+ * the cpu engine. One source for nvcc and hipcc.
+ */
+#include "ex_gpu.h"
+
+#define EX_KEYS 128u
+
+__global__ void ex_store_kernel(struct nkv_dev_qp *qp, const struct ex_args *a)
+{
+	ex_batch(qp, a, 1);
+}
+
+__global__ void ex_lookup_kernel(struct nkv_dev_qp *qp, const struct ex_args *a)
+{
+	ex_cache_lookup(qp, a);
+}
+
+int main(int argc, char **argv)
+{
+	const char *uri = ex_uri(argc, argv, argv[0]);
+	struct nkv_ctrl_info info;
+	struct nkv_result r;
+	struct nkv_ctrl *c;
+	struct nkv_qpair *q, *hq;
+	struct ex_key keys[EX_KEYS] = {};
+	struct ex_out out[EX_KEYS];
+	struct ex_args args = {}, *d_args;
+	struct ex_key *d_keys;
+	struct ex_out *d_out;
+	uint32_t i, hits = 0, wrong = 0;
+	int wave = 0;
+
+	if (!uri || ex_gpu_wave(&wave))
+		return 2;
+	c = ex_connect_mode(uri, 2, 0, &info);
+	if (!c)
+		return 1;
+	q = ex_qpair_flags(c, (uint32_t)wave, NKV_QPAIR_DEVICE);
+	hq = ex_qpair(c, 1);
+	if (!q || !hq)
+		return 1;
+	for (i = 0; i < EX_KEYS; i++)
+		keys[i].len = (uint32_t)snprintf((char *)keys[i].bytes, 16, "ex3-key%u", i);
+	EX_GPU(EX_RT(Malloc)(&d_keys, sizeof(keys)));
+	EX_GPU(EX_RT(Malloc)(&d_out, sizeof(out)));
+	EX_GPU(EX_RT(Malloc)(&d_args, sizeof(args)));
+	EX_GPU(EX_RT(Memcpy)(d_keys, keys, sizeof(keys), EX_RT(MemcpyHostToDevice)));
+	args.keys = (uint64_t)(uintptr_t)d_keys;
+	args.out = (uint64_t)(uintptr_t)d_out;
+	args.count = EX_KEYS;
+	args.nsid = info.nsid;
+	args.value_size = 4096;
+	args.seed = 0xcac4e;
+	EX_GPU(EX_RT(Memcpy)(d_args, &args, sizeof(args), EX_RT(MemcpyHostToDevice)));
+	ex_store_kernel<<<1, wave>>>(nkv_qpair_dev(q), d_args);
+	EX_GPU(EX_RT(DeviceSynchronize)());
+	for (i = 1; i < EX_KEYS; i += 2)
+		if (nkv_delete(hq, keys[i].bytes, keys[i].len, &r) || r.status)
+			return 1;
+	ex_lookup_kernel<<<1, wave>>>(nkv_qpair_dev(q), d_args);
+	EX_GPU(EX_RT(DeviceSynchronize)());
+	EX_GPU(EX_RT(Memcpy)(out, d_out, sizeof(out), EX_RT(MemcpyDeviceToHost)));
+	for (i = 0; i < EX_KEYS; i++) {
+		hits += out[i].hit;
+		wrong += out[i].hit != !(i & 1) || out[i].bad || out[i].err;
+	}
+	printf("cache lookup of %u keys: %u hits, %u misses, %u wrong\n", EX_KEYS, hits,
+	       EX_KEYS - hits, wrong);
+	EX_GPU(EX_RT(Free)(d_keys));
+	EX_GPU(EX_RT(Free)(d_out));
+	EX_GPU(EX_RT(Free)(d_args));
+	nkv_qpair_destroy(q);
+	nkv_qpair_destroy(hq);
+	nkv_ctrl_close(c);
+	return wrong ? 1 : 0;
+}

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ex_gpu.h - what the GPU examples share on the host: the runtime of the
+ * compiler at hand (HIP under hipcc, CUDA under nvcc: one example source
+ * for both GPUs), a check for its calls, and the connect and queue-pair
+ * helpers of ex_host.h. Copy what you need.
+ *
+ * A GPU example connects with memory mode 0x0 (rings and values in host
+ * RAM, registered with the GPU: what a GPU honours today, docs/gpu.md)
+ * and makes its queue pairs with NKV_QPAIR_DEVICE: their bookkeeping
+ * lives in GPU memory and nkv_qpair_dev() is a device pointer.
+ */
+#ifndef NKV_EXAMPLES_EX_GPU_H
+#define NKV_EXAMPLES_EX_GPU_H
+
+#if defined(__HIPCC__)
+#include <hip/hip_runtime.h>
+#define EX_RT(name) hip##name
+#define EX_RT_PROP hipDeviceProp_t
+#else
+#include <cuda_runtime.h>
+#define EX_RT(name) cuda##name
+#define EX_RT_PROP cudaDeviceProp
+#endif
+
+#include "ex_host.h"
+
+/* A failed runtime call ends main() with its message. */
+#define EX_GPU(call)                                                            \
+	do {                                                                    \
+		EX_RT(Error_t) e_ = (call);                                     \
+		if (e_ != EX_RT(Success)) {                                     \
+			fprintf(stderr, "%s: %s\n", #call, EX_RT(GetErrorString)(e_)); \
+			return 1;                                               \
+		}                                                               \
+	} while (0)
+
+/* Lanes per wave of GPU 0: the batch (32 on NVIDIA and RDNA, 64 on CDNA). */
+static inline int ex_gpu_wave(int *wave)
+{
+	EX_RT_PROP p;
+
+	if (EX_RT(GetDeviceProperties)(&p, 0) != EX_RT(Success))
+		return -1;
+	*wave = p.warpSize;
+	return 0;
+}
+
+#endif /* NKV_EXAMPLES_EX_GPU_H */

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+/*
+ * multi_queue_gpu.cu - example 2 on a GPU: four queue pairs, one block of
+ * one wave each (a queue pair has one owner), store then retrieve. The
+ * kernel body is kv_kernels.h's ex_batch(); multi_queue_cpu.c runs the
+ * same one on the cpu engine. One source for nvcc and hipcc (see
+ * batch_store_retrieve_gpu.cu for the build lines).
+ */
+#include "ex_gpu.h"
+
+#define EX_QUEUES 4u
+#define EX_KEYS_PER_QUEUE 128u
+#define EX_KEYS (EX_QUEUES * EX_KEYS_PER_QUEUE)
+
+// Block b: one wave, queue pair qps[b], arguments args[b].
+__global__ void ex_multi_kernel(struct nkv_dev_qp *const *qps, const struct ex_args *args,
+				int store)
+{
+	ex_batch(qps[blockIdx.x], &args[blockIdx.x], store);
+}
+
+int main(int argc, char **argv)
+{
+	const char *uri = ex_uri(argc, argv, argv[0]);
+	struct nkv_ctrl_info info;
+	struct nkv_ctrl *c;
+	struct nkv_qpair *q[EX_QUEUES];
+	struct nkv_dev_qp *qps[EX_QUEUES], **d_qps;
+	static struct ex_key keys[EX_KEYS];
+	static struct ex_out out[EX_KEYS];
+	struct ex_args args[EX_QUEUES] = {}, *d_args;
+	struct ex_key *d_keys;
+	struct ex_out *d_out;
+	int wave = 0, bad = 0;
+	uint32_t i;
+
+	if (!uri || ex_gpu_wave(&wave))
+		return 2;
+	c = ex_connect_mode(uri, EX_QUEUES, 0, &info);
+	if (!c)
+		return 1;
+	for (i = 0; i < EX_QUEUES; i++) {
+		q[i] = ex_qpair_flags(c, (uint32_t)wave, NKV_QPAIR_DEVICE);
+		if (!q[i])
+			return 1;
+		qps[i] = nkv_qpair_dev(q[i]);
+	}
+	for (i = 0; i < EX_KEYS; i++)
+		keys[i].len = (uint32_t)snprintf((char *)keys[i].bytes, 16, "ex2-key%u", i);
+	EX_GPU(EX_RT(Malloc)(&d_keys, sizeof(keys)));
+	EX_GPU(EX_RT(Malloc)(&d_out, sizeof(out)));
+	EX_GPU(EX_RT(Malloc)(&d_args, sizeof(args)));
+	EX_GPU(EX_RT(Malloc)(&d_qps, sizeof(qps)));
+	EX_GPU(EX_RT(Memcpy)(d_keys, keys, sizeof(keys), EX_RT(MemcpyHostToDevice)));
+	EX_GPU(EX_RT(Memcpy)(d_qps, qps, sizeof(qps), EX_RT(MemcpyHostToDevice)));
+	for (i = 0; i < EX_QUEUES; i++) {
+		args[i].keys = (uint64_t)(uintptr_t)(d_keys + i * EX_KEYS_PER_QUEUE);
+		args[i].out = (uint64_t)(uintptr_t)(d_out + i * EX_KEYS_PER_QUEUE);
+		args[i].count = EX_KEYS_PER_QUEUE;
+		args[i].nsid = info.nsid;
+		args[i].value_size = 4096;
+		args[i].seed = 0x5eed + i;
+	}
+	EX_GPU(EX_RT(Memcpy)(d_args, args, sizeof(args), EX_RT(MemcpyHostToDevice)));
+	for (int store = 1; store >= 0; store--) {
+		ex_multi_kernel<<<EX_QUEUES, wave>>>(d_qps, d_args, store);
+		EX_GPU(EX_RT(DeviceSynchronize)());
+		EX_GPU(EX_RT(Memcpy)(out, d_out, sizeof(out), EX_RT(MemcpyDeviceToHost)));
+		bad += ex_check(store ? "store" : "retrieve", out, EX_KEYS, NULL) != 0;
+	}
+	printf("%u queue pairs, one wave each: %u values stored and retrieved: %s\n",
+	       EX_QUEUES, EX_KEYS, bad ? "FAILED" : "all bytes match");
+	EX_GPU(EX_RT(Free)(d_keys));
+	EX_GPU(EX_RT(Free)(d_out));
+	EX_GPU(EX_RT(Free)(d_args));
+	EX_GPU(EX_RT(Free)(d_qps));
+	for (i = 0; i < EX_QUEUES; i++)
+		nkv_qpair_destroy(q[i]);
+	nkv_ctrl_close(c);
+	return bad ? 1 : 0;
+}
