@@ -85,6 +85,10 @@ struct nkv_bench_phase {
 	uint64_t dev_errors;
 	int32_t last_dev_error;
 	uint64_t verify_fail;
+	uint64_t len_fail;		/* verify failures that were a stored length */
+	uint32_t bad_idx;		/* the lowest key index that failed verify, */
+	int32_t bad_off;		/* -1: its length (bad_len) was wrong; else the */
+	uint32_t bad_len;		/* offset of its first differing byte */
 	uint64_t other_status;
 	uint64_t by_status[16];
 	uint64_t sq_doorbells;		/* SQ tail writes by device code */
@@ -111,9 +115,18 @@ int nkv_bench_run_phase(struct nkv_bench_run *r, uint8_t opc, uint32_t iteration
 int nkv_bench_phase_merge(struct nkv_bench_phase *a, const struct nkv_bench_phase *b);
 void nkv_bench_phase_free(struct nkv_bench_phase *ph);
 void nkv_bench_run_close(struct nkv_bench_run *r);
-/* Why the last phase failed with @rc: the GPU launcher's words when it
- * said any, else strerror. */
+/* Why the last phase failed with @rc: the words the launcher or the
+ * preparation left (nkv_bench_run_say), else strerror. */
 const char *nkv_bench_run_why(const struct nkv_bench_run *r, int rc);
+void nkv_bench_run_say(struct nkv_bench_run *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* A Retrieve of the first batch of every wave, values checked: what the
+ * target holds before the measured run trusts it. */
+int nkv_bench_run_probe(struct nkv_bench_run *r, struct nkv_bench_phase *ph);
+/* What an nkv_dev.h error means for a run, and what to try (report.c). */
+const char *nkv_bench_dev_err_str(int err);
+/* Key @idx as text: its bytes when printable, else hex (report.c). */
+void nkv_bench_key_str(const struct nkv_bench_opts *o, uint32_t idx, char *buf, size_t len);
 
 /* Latency statistics per command (batch time attributed to each command
  * of the batch). */

@@ -64,9 +64,31 @@ static int nkv_bench_store_all(struct nkv_bench_run *r)
 	if (!rc && (ph.dev_errors || ph.failed_qps || ph.ok != ph.commands))
 		rc = -EIO;
 	if (rc)
-		fprintf(stderr, "nkv-bench: storing the keys first failed: %llu of %llu stored "
-			"(first error %d); is the target full?\n", (unsigned long long)ph.ok,
-			(unsigned long long)ph.commands, ph.last_dev_error);
+		fprintf(stderr, "nkv-bench: storing the keys first failed: %llu of %llu stored%s%s; "
+			"is the target full?\n", (unsigned long long)ph.ok,
+			(unsigned long long)ph.commands, ph.dev_errors ? ": " : "",
+			ph.dev_errors ? nkv_bench_dev_err_str(ph.last_dev_error) : "");
+	nkv_bench_phase_free(&ph);
+	return rc;
+}
+
+/* Keys that exist may hold values of another size than --value-size (a
+ * store with other options earlier): a Retrieve of each wave's first
+ * batch says so before the measured run turns it into verify failures. */
+static int nkv_bench_check_sizes(struct nkv_bench_run *r, const struct nkv_bench_opts *o)
+{
+	struct nkv_bench_phase ph;
+	char key[40];
+	int rc = nkv_bench_run_probe(r, &ph);
+
+	if (!rc && ph.len_fail) {
+		nkv_bench_key_str(o, ph.bad_idx, key, sizeof(key));
+		nkv_bench_run_say(r, "the target holds key %u (%s) with a %u-byte value, and "
+				  "--value-size is %u: pass --value-size %u, or store the keys "
+				  "again with this size (--kv-op store)", ph.bad_idx, key,
+				  ph.bad_len, o->value_size, ph.bad_len);
+		rc = -EMSGSIZE;
+	}
 	nkv_bench_phase_free(&ph);
 	return rc;
 }
@@ -86,7 +108,7 @@ static int nkv_bench_prepare(struct nkv_bench_run *r, const struct nkv_bench_opt
 		return rc;
 	}
 	if (s->keys_present == o->num_keys)
-		return 0;
+		return o->opc == NKV_KV_RETRIEVE ? nkv_bench_check_sizes(r, o) : 0;
 	s->keys_stored = o->num_keys;
 	return nkv_bench_store_all(r);
 }
@@ -164,6 +186,8 @@ static int nkv_bench_main(struct nkv_bench_opts *o)
 			nkv_bench_report_json(stdout, o, &s, &ph);
 		else
 			nkv_bench_report_text(stdout, o, &s, &ph);
+		/* Out now: the teardown may wait on a controller that is gone. */
+		fflush(stdout);
 		rc = nkv_bench_unexpected(o, &ph) ? NKV_BENCH_EXIT_FAIL : NKV_BENCH_EXIT_OK;
 		if (rc)
 			fprintf(stderr, "nkv-bench: FAILED: %llu unexpected outcomes "

@@ -17,8 +17,9 @@ void nkv_bench_usage(FILE *f)
 	      "Measure NVMe Key-Value commands issued by device code (wave batches:\n"
 	      "one SQ doorbell per batch) against nkv-target or any vfio-user/pcie controller.\n\n"
 	      "  --kv-op OP             store|retrieve|delete|exist|list (default retrieve)\n"
-	      "  --memory-mode N        0x0-0xF: bits SQ 0x1, CQ 0x2, doorbell shadow 0x4,\n"
-	      "                         values 0x8 in VRAM (decimal or hex; default 0)\n"
+	      "  --memory-mode X        hex mask 0-f, 0x optional (10 is refused): bits SQ 0x1,\n"
+	      "                         CQ 0x2, doorbell shadow 0x4,\n"
+	      "                         values 0x8 in VRAM (default 0)\n"
 	      "  --keys K[,K...] [K...] explicit keys (1..16 bytes each)\n"
 	      "  --num-keys N           generated keys PREFIX0..PREFIXn (default 1024)\n"
 	      "  --key-prefix P         prefix of generated keys (default nkvb-)\n"
@@ -37,7 +38,8 @@ void nkv_bench_usage(FILE *f)
 	      "  --engine gpu|cpu       where device code runs (default gpu if usable, else cpu)\n"
 	      "  --target URI           vfio-user:/path.sock or pcie:... (default: an embedded\n"
 	      "                         nkv-target with the mem backend on a private socket)\n"
-	      "  --timeout-ms N         per-batch completion timeout (default 10000)\n"
+	      "  --timeout-ms N         wall-clock time a wait for a completion may take\n"
+	      "                         before the queue pair fails (default 10000)\n"
 	      "  --json                 one JSON object on stdout instead of the text report\n"
 	      "  --quiet                no progress line\n"
 	      "  -h, --help             this text\n\n"
@@ -84,6 +86,24 @@ static int nkv_bench_num(const char *s, uint64_t max, int suffix, uint64_t *out)
 		end++;
 	}
 	if (*end || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+/* A hex number, with or without 0x, <= max. */
+static int nkv_bench_hex(const char *s, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	if (!*s || !strchr("0123456789abcdefABCDEF", *s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 16);
+	if (errno || *end || v > max)
 		return -ERANGE;
 	*out = v;
 	return 0;
@@ -244,7 +264,7 @@ static int nkv_bench_numeric(int opt, const char *arg, struct nkv_bench_opts *o,
 			     uint64_t *num_keys)
 {
 	static const struct { int opt; uint64_t min, max; int suffix; const char *what; } r[] = {
-		{ OPT_MODE, 0, 0xf, 0, "0x0-0xF" },
+		{ OPT_MODE, 0, 0xf, 0, "a hex mask 0-f (0x optional): 10 is 0x10, out of range" },
 		{ OPT_NUM_KEYS, 1, 1u << 24, 0, "1..16777216" },
 		{ OPT_BATCH, 1, NKV_WAVE_MAX, 0, "1..64 (lanes of one wave)" },
 		{ OPT_VSIZE, 1, 1u << 30, 1, "1..1G" },
@@ -258,10 +278,14 @@ static int nkv_bench_numeric(int opt, const char *arg, struct nkv_bench_opts *o,
 	};
 	uint64_t v = 0;
 	size_t i;
+	int bad;
 
 	for (i = 0; i < sizeof(r) / sizeof(r[0]) && r[i].opt != opt; i++)
 		;
-	if (nkv_bench_num(arg, r[i].max, r[i].suffix, &v) || v < r[i].min) {
+	/* Memory modes are written in hex, as the field's tools write them. */
+	bad = opt == OPT_MODE ? nkv_bench_hex(arg, r[i].max, &v)
+			      : nkv_bench_num(arg, r[i].max, r[i].suffix, &v);
+	if (bad || v < r[i].min) {
 		fprintf(stderr, "nkv-bench: bad value '%s' for --%s: expected %s\n", arg,
 			nkv_bench_lopts[opt - OPT_OP].name, r[i].what);
 		return NKV_BENCH_EXIT_USAGE;

@@ -7,9 +7,10 @@
  * Latency: device code times each batch from just before its submit
  * until every lane holds its completion; each command of the batch is
  * attributed that time (an upper bound of its own round trip).
- * Percentiles are over commands. IOPS and bytes/s divide by the time
- * spent inside batches (summed per queue pair), so filling and checking
- * values between batches does not count; the wall time is shown too.
+ * Percentiles are over commands. The headline IOPS and bytes/s divide by
+ * the run's wall time (what a user gets from all queue pairs together);
+ * the rate over the time spent inside batches, summed per queue pair, is
+ * printed beside it, labelled (JSON: iops, iops_busy).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,41 @@ void nkv_bench_lat_stats(const struct nkv_bench_phase *ph, struct nkv_bench_lat 
 	l->p50 = nkv_bench_pct(p, ph->nlat, cmds, 0.50);
 	l->p99 = nkv_bench_pct(p, ph->nlat, cmds, 0.99);
 	free(p);
+}
+
+const char *nkv_bench_dev_err_str(int err)
+{
+	switch (err) {
+	case NKV_ETIMEDOUT:
+		return "timed out: no completion within --timeout-ms (is the target alive? "
+		       "raise --timeout-ms for a slow backend)";
+	case NKV_EIO:
+		return "not sent: the queue pair had failed earlier (a timeout or a bad completion)";
+	case NKV_ENOSPC:
+		return "not sent: no free command identifier";
+	case NKV_EMSGSIZE:
+		return "not sent: a key outside 1..16 bytes";
+	case NKV_ERANGE:
+		return "not sent: a value larger than its buffer (raise --data-buffer-size)";
+	case NKV_EINVAL:
+		return "not sent: an invalid command argument";
+	default:
+		return "device error";
+	}
+}
+
+void nkv_bench_key_str(const struct nkv_bench_opts *o, uint32_t idx, char *buf, size_t len)
+{
+	const struct nkv_bk_key *k = &o->keys[idx];
+	size_t n = 0;
+	uint32_t i, printable = 1;
+
+	for (i = 0; i < k->len; i++)
+		printable &= k->key[i] >= 0x20 && k->key[i] < 0x7f && k->key[i] != '"';
+	for (i = 0; i < k->len && n + 3 < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, printable ? "%c" : "%02x", k->key[i]);
+	if (!k->len && len)
+		buf[0] = 0;
 }
 
 /* A miss (87h) is expected for Retrieve/Exist/Delete: counted, not fatal. */
@@ -163,12 +199,35 @@ static void nkv_bench_text_status(FILE *f, const struct nkv_bench_phase *ph)
 	if (ph->other_status)
 		fprintf(f, ", %llu other status", (unsigned long long)ph->other_status);
 	if (ph->dev_errors)
-		fprintf(f, ", %llu not sent (device error %d)", (unsigned long long)ph->dev_errors,
+		fprintf(f, ", %llu did not complete (%s; error %d)",
+			(unsigned long long)ph->dev_errors, nkv_bench_dev_err_str(ph->last_dev_error),
 			ph->last_dev_error);
 	fprintf(f, ", %llu verify failures\n", (unsigned long long)ph->verify_fail);
 	if (ph->failed_qps)
 		fprintf(f, "  FAILED      %u queue pair(s) failed (timeout or bad completion)\n",
 			ph->failed_qps);
+}
+
+/* The first verify failure: which key, length or content, and why. */
+static void nkv_bench_text_verify(FILE *f, const struct nkv_bench_opts *o,
+				  const struct nkv_bench_phase *ph)
+{
+	char key[40];
+
+	if (!ph->verify_fail)
+		return;
+	nkv_bench_key_str(o, ph->bad_idx, key, sizeof(key));
+	if (ph->bad_off < 0)
+		fprintf(f, "  VERIFY      %llu values had another length (%llu), first key %u (%s): "
+			"stored %u bytes, --value-size %u (stored with another --value-size? "
+			"store them again, or pass --value-size %u)\n",
+			(unsigned long long)ph->verify_fail, (unsigned long long)ph->len_fail,
+			ph->bad_idx, key, ph->bad_len, o->value_size, ph->bad_len);
+	else
+		fprintf(f, "  VERIFY      %llu values differ (%llu by length); first key %u (%s) "
+			"differs at byte %d of %u\n", (unsigned long long)ph->verify_fail,
+			(unsigned long long)ph->len_fail, ph->bad_idx, key, ph->bad_off,
+			ph->bad_len);
 }
 
 void nkv_bench_report_text(FILE *f, const struct nkv_bench_opts *o,
@@ -180,16 +239,17 @@ void nkv_bench_report_text(FILE *f, const struct nkv_bench_opts *o,
 
 	nkv_bench_text_setup(f, o, s);
 	nkv_bench_lat_stats(ph, &l);
-	nkv_bench_si(iops, sizeof(iops), nkv_bench_rate(ph->commands, ph->busy_ns), "");
-	nkv_bench_si(bw, sizeof(bw), nkv_bench_rate(ph->bytes, ph->busy_ns), "B/s");
+	nkv_bench_si(iops, sizeof(iops), nkv_bench_rate(ph->commands, ph->wall_ns), "");
+	nkv_bench_si(bw, sizeof(bw), nkv_bench_rate(ph->bytes, ph->wall_ns), "B/s");
 	fprintf(f, "results: %llu commands in %llu batches, %.3f s wall\n",
 		(unsigned long long)ph->commands, (unsigned long long)ph->batches,
 		(double)ph->wall_ns / 1e9);
 	fprintf(f, "  latency     per command (its batch: submit -> last completion), us:\n"
 		   "              min %.2f  avg %.2f  p50 %.2f  p99 %.2f  max %.2f\n",
 		l.min / 1e3, l.avg / 1e3, l.p50 / 1e3, l.p99 / 1e3, l.max / 1e3);
-	fprintf(f, "  throughput  %s IOPS, %s (time inside batches; %.3g IOPS over wall time)\n",
-		iops, bw, nkv_bench_rate(ph->commands, ph->wall_ns));
+	fprintf(f, "  throughput  %s IOPS, %s over the run's wall time (busy time inside "
+		   "batches, summed over %u queue pair%s: %.3g IOPS)\n", iops, bw, o->num_queues,
+		o->num_queues == 1 ? "" : "s", nkv_bench_rate(ph->commands, ph->busy_ns));
 	fprintf(f, "  doorbells   SQ %.4f/cmd (%llu for %llu commands; 1/B = %.4f), CQ %.4f/cmd",
 		(double)ph->sq_doorbells / cmds, (unsigned long long)ph->sq_doorbells,
 		(unsigned long long)ph->commands, 1.0 / o->batch, (double)ph->cq_doorbells / cmds);
@@ -198,6 +258,7 @@ void nkv_bench_report_text(FILE *f, const struct nkv_bench_opts *o,
 			(unsigned long long)ph->fwd_sq_doorbells);
 	fputc('\n', f);
 	nkv_bench_text_status(f, ph);
+	nkv_bench_text_verify(f, o, ph);
 }
 
 static void nkv_bench_json_str(FILE *f, const char *s)
@@ -222,9 +283,10 @@ void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
 	unsigned i;
 
 	nkv_bench_lat_stats(ph, &l);
-	fprintf(f, "{\"op\":\"%s\",\"key_order\":\"%s\",\"engine\":\"cpu\",\"memory_mode\":%u,"
+	fprintf(f, "{\"op\":\"%s\",\"key_order\":\"%s\",\"engine\":\"%s\",\"memory_mode\":%u,"
 		"\"vram_emulated\":%s,\"doorbells_mapped\":%s,\"target\":", o->op_name,
-		o->keys_given ? "explicit" : nkv_bench_key_order_name(o->key_order), in->memory_mode,
+		o->keys_given ? "explicit" : nkv_bench_key_order_name(o->key_order),
+		o->engine == NKV_BENCH_ENGINE_GPU ? "gpu" : "cpu", in->memory_mode,
 		in->vram_is_emulated ? "true" : "false", in->doorbells_mapped ? "true" : "false");
 	nkv_bench_json_str(f, s->target_desc);
 	fprintf(f, ",\"keys\":%u,\"keys_present\":%lld,\"keys_stored\":%llu,\"batch_size\":%u,"
@@ -234,12 +296,13 @@ void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
 		(unsigned long long)s->keys_stored, o->batch, o->value_size, o->buf_size,
 		o->queue_length, o->num_queues, o->iterations, o->verify ? "true" : "false");
 	fprintf(f, "\"commands\":%llu,\"batches\":%llu,\"ok\":%llu,\"bytes\":%llu,"
-		"\"wall_ns\":%llu,\"busy_ns\":%llu,\"iops\":%.1f,\"iops_wall\":%.1f,\"bytes_per_s\":%.1f,",
+		"\"wall_ns\":%llu,\"busy_ns\":%llu,\"iops\":%.1f,\"iops_wall\":%.1f,\"iops_busy\":%.1f,"
+		"\"bytes_per_s\":%.1f,",
 		(unsigned long long)ph->commands, (unsigned long long)ph->batches,
 		(unsigned long long)ph->ok, (unsigned long long)ph->bytes,
 		(unsigned long long)ph->wall_ns, (unsigned long long)ph->busy_ns,
-		nkv_bench_rate(ph->commands, ph->busy_ns), nkv_bench_rate(ph->commands, ph->wall_ns),
-		nkv_bench_rate(ph->bytes, ph->busy_ns));
+		nkv_bench_rate(ph->commands, ph->wall_ns), nkv_bench_rate(ph->commands, ph->wall_ns),
+		nkv_bench_rate(ph->commands, ph->busy_ns), nkv_bench_rate(ph->bytes, ph->wall_ns));
 	fprintf(f, "\"latency_ns\":{\"min\":%.0f,\"avg\":%.0f,\"p50\":%.0f,\"p99\":%.0f,\"max\":%.0f},",
 		l.min, l.avg, l.p50, l.p99, l.max);
 	fprintf(f, "\"sq_doorbells\":%llu,\"cq_doorbells\":%llu,\"fwd_sq_doorbells\":%llu,"
@@ -251,10 +314,14 @@ void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
 	for (i = 0; i < 16; i++)
 		fprintf(f, "%s\"0x%02x\":%llu", i ? "," : "", 0x80 + i,
 			(unsigned long long)ph->by_status[i]);
-	fprintf(f, "},\"other_status\":%llu,\"device_errors\":%llu,\"verify_failures\":%llu,"
+	fprintf(f, "},\"other_status\":%llu,\"device_errors\":%llu,\"device_error\":%d,"
+		"\"verify_failures\":%llu,\"length_failures\":%llu,\"first_bad_key\":%lld,"
+		"\"first_bad_offset\":%d,\"first_bad_length\":%u,"
 		"\"failed_queue_pairs\":%u},\"misses\":%llu,\"unexpected\":%llu}\n",
 		(unsigned long long)ph->other_status, (unsigned long long)ph->dev_errors,
-		(unsigned long long)ph->verify_fail, ph->failed_qps,
+		ph->last_dev_error, (unsigned long long)ph->verify_fail,
+		(unsigned long long)ph->len_fail, ph->verify_fail ? (long long)ph->bad_idx : -1LL,
+		ph->bad_off, ph->bad_len, ph->failed_qps,
 		(unsigned long long)ph->by_status[7],
 		(unsigned long long)nkv_bench_unexpected(o, ph));
 }

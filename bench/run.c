@@ -13,6 +13,8 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -43,7 +45,7 @@ struct nkv_bench_run {
 	 * maps with the run itself (a page-aligned allocation). */
 	uint64_t *lat_all;
 	size_t lat_len;
-	char gpu_err[256];
+	char why[256];		/* the last failure in words, or "" */
 };
 
 static int nkv_bench_on_gpu(const struct nkv_bench_run *r)
@@ -121,8 +123,9 @@ static int nkv_bench_qpairs(struct nkv_bench_run *r, char *err, size_t errlen)
 	qo.depth = o->queue_length;
 	qo.slots = o->batch;
 	qo.slot_size = o->buf_size;
-	/* Empty polls before device code gives up: roughly 2000 per ms. */
-	qo.poll_budget = (uint64_t)o->timeout_ms << 11;
+	/* Device code gives up after timeout_ms of wall clock without a
+	 * completion (no poll count: time only). */
+	qo.poll_budget = 0;
 	qo.timeout_ms = o->timeout_ms;
 	qo.flags = nkv_bench_on_gpu(r) ? NKV_QPAIR_DEVICE : 0;
 	for (i = 0; i < r->nq; i++) {
@@ -224,8 +227,8 @@ static int nkv_bench_gpu(struct nkv_bench_run *r, size_t lat_len)
 
 	for (i = 0; i < r->nq; i++)
 		qps[i] = nkv_qpair_dev(r->qp[i]);
-	return nkv_bench_gpu_launch(qps, r->args, r->nq, o->batch, rg, 3, r->gpu_err,
-				    sizeof(r->gpu_err));
+	return nkv_bench_gpu_launch(qps, r->args, r->nq, o->batch, rg, 3, r->why,
+				    sizeof(r->why));
 }
 
 static void *nkv_bench_launch_thread(void *arg)
@@ -320,7 +323,13 @@ static int nkv_bench_collect(struct nkv_bench_run *r, uint64_t **lat, struct nkv
 			ph->dev_errors += c->dev_errors;
 			if (c->last_dev_error)
 				ph->last_dev_error = c->last_dev_error;
+			if (c->verify_fail && (!ph->verify_fail || c->bad_idx < ph->bad_idx)) {
+				ph->bad_idx = c->bad_idx;
+				ph->bad_off = c->bad_off;
+				ph->bad_len = c->bad_len;
+			}
 			ph->verify_fail += c->verify_fail;
+			ph->len_fail += c->len_fail;
 			ph->other_status += c->other_status;
 			for (i = 0; i < 16; i++)
 				ph->by_status[i] += c->by_status[i];
@@ -355,18 +364,35 @@ static uint64_t nkv_bench_dev_db(struct nkv_bench_run *r, int cq)
 	return n;
 }
 
-/* Queue pairs device code failed: counted, then reset for the next phase. */
-static uint32_t nkv_bench_reset_failed(struct nkv_bench_run *r)
+/* Queue pairs device code failed in the phase that just ended. */
+static uint32_t nkv_bench_count_failed(struct nkv_bench_run *r)
 {
 	uint32_t w, n = 0;
+
+	for (w = 0; w < r->nq; w++)
+		n += nkv_qpair_failed(r->qp[w]) != NKV_QP_OK;
+	return n;
+}
+
+/* Before a phase, not after one: a controller that stopped answering is
+ * reported as soon as the device gave up, not after a reset that waits
+ * on it too. 0, or the reset's error. */
+static int nkv_bench_reset_failed(struct nkv_bench_run *r)
+{
+	uint32_t w;
+	int rc;
 
 	for (w = 0; w < r->nq; w++) {
 		if (nkv_qpair_failed(r->qp[w]) == NKV_QP_OK)
 			continue;
-		n++;
-		nkv_qpair_reset(r->qp[w]);
+		rc = nkv_qpair_reset(r->qp[w]);
+		if (rc) {
+			nkv_bench_run_say(r, "queue pair %u failed and cannot be reset: %s", w + 1,
+					  strerror(-rc));
+			return rc;
+		}
 	}
-	return n;
+	return 0;
 }
 
 static int nkv_bench_launch(struct nkv_bench_run *r, uint64_t total, int show)
@@ -395,6 +421,9 @@ int nkv_bench_run_phase(struct nkv_bench_run *r, uint8_t opc, uint32_t iteration
 	memset(ph, 0, sizeof(*ph));
 	ph->opc = opc;
 	ph->iterations = iterations;
+	rc = nkv_bench_reset_failed(r);
+	if (rc)
+		return rc;
 	memset(r->lanes, 0, sizeof(r->lanes));
 	memset(r->progress, 0, sizeof(r->progress));
 	r->sq_writes = r->cq_writes = 0;
@@ -407,10 +436,14 @@ int nkv_bench_run_phase(struct nkv_bench_run *r, uint8_t opc, uint32_t iteration
 	/* Every wave's batch times in one page-aligned block (a GPU maps it). */
 	r->lat_len = (total * sizeof(uint64_t) + 4095u) & ~(size_t)4095u;
 	r->lat_all = total > NKV_BENCH_MAX_BATCHES ? NULL : aligned_alloc(4096, r->lat_len);
-	if (!r->lat_all)
+	if (!r->lat_all) {
 		rc = total > NKV_BENCH_MAX_BATCHES ? -E2BIG : -ENOMEM;
-	else
+		nkv_bench_run_say(r, "%llu batches (--iterations x keys / --batch-size) is more "
+				  "than the %llu whose times nkv-bench keeps: lower --iterations",
+				  (unsigned long long)total, NKV_BENCH_MAX_BATCHES);
+	} else {
 		memset(r->lat_all, 0, r->lat_len);
+	}
 	for (w = 0, total = 0; w < r->nq && !rc; w++) {
 		lat[w] = r->lat_all + total;
 		r->args[w].lat_addr = (uint64_t)(uintptr_t)lat[w];
@@ -433,7 +466,7 @@ int nkv_bench_run_phase(struct nkv_bench_run *r, uint8_t opc, uint32_t iteration
 		ph->cq_doorbells = nkv_bench_dev_db(r, 1) - cq0;
 	}
 	ph->fwd_sq_doorbells = nkv_bench_fwd_sq(r) - fwd0;
-	ph->failed_qps = nkv_bench_reset_failed(r);
+	ph->failed_qps = nkv_bench_count_failed(r);
 	free(r->lat_all);
 	r->lat_all = NULL;
 	return rc;
@@ -462,7 +495,13 @@ int nkv_bench_phase_merge(struct nkv_bench_phase *a, const struct nkv_bench_phas
 	a->dev_errors += b->dev_errors;
 	if (b->last_dev_error)
 		a->last_dev_error = b->last_dev_error;
+	if (b->verify_fail && (!a->verify_fail || b->bad_idx < a->bad_idx)) {
+		a->bad_idx = b->bad_idx;
+		a->bad_off = b->bad_off;
+		a->bad_len = b->bad_len;
+	}
 	a->verify_fail += b->verify_fail;
+	a->len_fail += b->len_fail;
 	a->other_status += b->other_status;
 	for (i = 0; i < 16; i++)
 		a->by_status[i] += b->by_status[i];
@@ -486,7 +525,31 @@ void nkv_bench_phase_free(struct nkv_bench_phase *ph)
 
 const char *nkv_bench_run_why(const struct nkv_bench_run *r, int rc)
 {
-	return r->gpu_err[0] ? r->gpu_err : strerror(-rc);
+	return r->why[0] ? r->why : strerror(-rc);
+}
+
+void nkv_bench_run_say(struct nkv_bench_run *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->why, sizeof(r->why), fmt, ap);
+	va_end(ap);
+}
+
+int nkv_bench_run_probe(struct nkv_bench_run *r, struct nkv_bench_phase *ph)
+{
+	uint32_t count[NKV_BENCH_MAX_QUEUES], w;
+	int rc;
+
+	for (w = 0; w < r->nq; w++) {
+		count[w] = r->args[w].count;
+		r->args[w].count = count[w] < r->o->batch ? count[w] : r->o->batch;
+	}
+	rc = nkv_bench_run_phase(r, NKV_KV_RETRIEVE, 1, NKV_BK_VERIFY, 0, ph);
+	for (w = 0; w < r->nq; w++)
+		r->args[w].count = count[w];
+	return rc;
 }
 
 void nkv_bench_run_close(struct nkv_bench_run *r)

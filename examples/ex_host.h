@@ -115,22 +115,33 @@ static inline void ex_count_doorbells(uint32_t i, struct nkv_qpair *q)
 	nkv_cpu_set_mmio_hook(ex_db_hook, NULL);
 }
 
-/* Results: how many ok, how many 87h, anything else is a failure. */
+/* Results: how many ok, how many 87h, anything else is a failure; the
+ * first failures are named: the key, and whether the returned length or
+ * which byte of the value was wrong. */
 static inline int ex_check(const char *what, const struct ex_out *out, uint32_t n, uint32_t *misses)
 {
 	uint32_t i, bad = 0, miss = 0;
 
 	for (i = 0; i < n; i++) {
-		if (out[i].status == NKV_STATUS(NKV_SCT_GENERIC, 0x87)) {
+		const struct ex_out *o = &out[i];
+
+		if (o->status == NKV_STATUS(NKV_SCT_GENERIC, 0x87)) {
 			miss++;
 			continue;
 		}
-		if (out[i].err || out[i].status || out[i].bad) {
-			if (bad++ < 5)
-				fprintf(stderr, "%s: key %u: err %d, status %#x (%s), bad value %u\n",
-					what, i, out[i].err, out[i].status,
-					nkv_status_str(out[i].status), out[i].bad);
-		}
+		if (!o->err && !o->status && !o->bad)
+			continue;
+		if (bad++ >= 5)
+			continue;
+		if (o->err || o->status)
+			fprintf(stderr, "%s: key %u: error %d, status %#x (%s)\n", what, i, o->err,
+				o->status, nkv_status_str(o->status));
+		else if (o->bad_at == EX_LEN_BAD)
+			fprintf(stderr, "%s: key %u: the controller returned length %u, not the %u "
+				"bytes stored\n", what, i, o->len, o->want);
+		else
+			fprintf(stderr, "%s: key %u: the value differs from what was stored at "
+				"byte %u of %u\n", what, i, o->bad_at, o->want);
 	}
 	if (misses)
 		*misses = miss;

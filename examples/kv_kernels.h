@@ -34,13 +34,19 @@ struct ex_args {
 	uint32_t seed;		/* value pattern seed */
 };
 
+/* bad_at: every byte as stored / the returned length is not the value's. */
+#define EX_BYTES_OK 0xffffffffu
+#define EX_LEN_BAD 0xfffffffeu
+
 /* One result per key. */
 struct ex_out {
 	int32_t err;		/* nkv_dev.h error (the command did not run) or 0 */
 	uint16_t status;	/* NVMe status: 0, or e.g. 87h Key Does Not Exist */
 	uint16_t hit;		/* cache lookup: 1 = served from the store */
-	uint32_t len;		/* Retrieve: the stored value's full length */
-	uint32_t bad;		/* Retrieve: 1 = bytes differ from the pattern */
+	uint32_t len;		/* Retrieve: the stored value's full length (DW0) */
+	uint32_t bad;		/* Retrieve: 1 = the length or the bytes are wrong */
+	uint32_t bad_at;	/* EX_BYTES_OK, EX_LEN_BAD, or the first bad byte */
+	uint32_t want;		/* the length the value was stored with */
 };
 
 /* The value pattern of key i: a word per step of xorshift32. */
@@ -52,6 +58,21 @@ NKV_HD uint32_t ex_pattern(uint32_t seed, uint32_t i, uint32_t word)
 	x ^= x >> 17;
 	x ^= x << 5;
 	return x;
+}
+
+/* A retrieved value of @len bytes (the CQE's DW0) against key @i's
+ * pattern: EX_BYTES_OK, EX_LEN_BAD (a controller that says 0, or another
+ * size, is wrong however the bytes look), or the first differing byte. */
+NKV_DEV uint32_t ex_verify(const uint32_t *v, uint32_t len, const struct ex_args *a, uint32_t i)
+{
+	uint32_t j;
+
+	if (len != a->value_size)
+		return EX_LEN_BAD;
+	for (j = 0; j < a->value_size / 4u; j++)
+		if (v[j] != ex_pattern(a->seed, i, j))
+			return j * 4u;
+	return EX_BYTES_OK;
 }
 
 /* The error that happened first (prep before submit). */
@@ -104,10 +125,9 @@ NKV_DEV void ex_batch(struct nkv_dev_qp *qp, const struct ex_args *a, int store)
 		out[i].err = err;
 		out[i].status = r.status;
 		out[i].len = r.dw0;
-		out[i].bad = 0;
-		if (!store && !err && !r.status)
-			for (j = 0; j < r.dw0 / 4u && j < a->value_size / 4u; j++)
-				out[i].bad |= v[j] != ex_pattern(a->seed, i, j);
+		out[i].want = a->value_size;
+		out[i].bad_at = !store && !err && !r.status ? ex_verify(v, r.dw0, a, i) : EX_BYTES_OK;
+		out[i].bad = out[i].bad_at != EX_BYTES_OK;
 	}
 }
 
@@ -148,12 +168,11 @@ NKV_DEV void ex_cache_lookup(struct nkv_dev_qp *qp, const struct ex_args *a)
 		out[i].status = r.status;
 		out[i].hit = (uint16_t)hit;
 		out[i].len = hit ? r.dw0 : a->value_size;
-		out[i].bad = 0;
-		for (j = 0; j < a->value_size / 4u; j++) {
-			if (!hit)
-				v[j] = ex_pattern(a->seed, i, j);	/* the miss path */
-			out[i].bad |= v[j] != ex_pattern(a->seed, i, j);
-		}
+		out[i].want = a->value_size;
+		for (j = 0; !hit && j < a->value_size / 4u; j++)
+			v[j] = ex_pattern(a->seed, i, j);	/* the miss path */
+		out[i].bad_at = ex_verify(v, out[i].len, a, i);
+		out[i].bad = out[i].bad_at != EX_BYTES_OK;
 	}
 }
 

@@ -63,7 +63,13 @@ struct nkv_bk_lane {
 	uint64_t other_status;	/* non-zero statuses outside 80h..8Fh */
 	uint64_t by_status[16];
 	int32_t last_dev_error;
-	uint32_t rsvd;
+	/* The first verify failure this lane saw: which key, and whether the
+	 * length (bad_off -1: the stored length was bad_len) or the content
+	 * (first differing byte bad_off) was wrong. */
+	int32_t bad_off;
+	uint64_t len_fail;	/* verify failures that were a length */
+	uint32_t bad_idx;	/* global key index, valid when verify_fail */
+	uint32_t bad_len;
 };
 
 /* A clock in ticks: nanoseconds on the cpu engine and CUDA's global
@@ -161,22 +167,38 @@ NKV_DEV struct nkv_prep nkv_bk_prep(const struct nkv_dev_qp *qp, const struct nk
 	}
 }
 
-/* Did what came back match? 1 yes, 0 no. Only successful commands. */
-NKV_DEV int nkv_bk_verify(const struct nkv_dev_qp *qp, const struct nkv_bk_args *a,
-			  uint32_t slot, uint32_t idx, const struct nkv_dev_result *r)
+/* Did what came back match? -2 yes; -1 the length differs (r->dw0);
+ * else the offset of the first differing byte. Only successful commands. */
+NKV_DEV int64_t nkv_bk_verify(const struct nkv_dev_qp *qp, const struct nkv_bk_args *a,
+			      uint32_t slot, uint32_t idx, const struct nkv_dev_result *r)
 {
 	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, slot);
 	const uint8_t *p = NKV_DEV_PTR(const uint8_t, s->addr);
 
 	if (a->opc == NKV_KV_RETRIEVE) {
+		int64_t off;
+
 		if (r->dw0 != a->value_size)
-			return 0;
-		return nkv_bk_check(p, r->dw0 < s->size ? r->dw0 : s->size,
-				    nkv_bk_seed(a->seed, a->key_base + idx)) < 0;
+			return -1;
+		off = nkv_bk_check(p, r->dw0 < s->size ? r->dw0 : s->size,
+				   nkv_bk_seed(a->seed, a->key_base + idx));
+		return off < 0 ? -2 : off;
 	}
 	if (a->opc == NKV_KV_LIST)
-		return nkv_list_check(p, s->size) >= 0;
-	return 1;
+		return nkv_list_check(p, s->size) >= 0 ? -2 : 0;
+	return -2;
+}
+
+/* Note a verify failure (@off as nkv_bk_verify says) of key @idx. */
+NKV_DEV void nkv_bk_verify_fail(struct nkv_bk_lane *c, uint32_t idx, int64_t off, uint32_t len)
+{
+	if (!c->verify_fail) {
+		c->bad_idx = idx;
+		c->bad_off = (int32_t)off;
+		c->bad_len = len;
+	}
+	c->verify_fail++;
+	c->len_fail += off == -1;
 }
 
 /* File one lane's result into its counters. */
@@ -207,8 +229,12 @@ NKV_DEV void nkv_bk_account(const struct nkv_dev_qp *qp, const struct nkv_bk_arg
 		c->bytes += r->dw0 < s->size ? r->dw0 : s->size;
 	else if (a->opc == NKV_KV_LIST)
 		c->bytes += s->size;
-	if ((a->flags & NKV_BK_VERIFY) && !nkv_bk_verify(qp, a, slot, idx, r))
-		c->verify_fail++;
+	if (a->flags & NKV_BK_VERIFY) {
+		int64_t off = nkv_bk_verify(qp, a, slot, idx, r);
+
+		if (off != -2)
+			nkv_bk_verify_fail(c, a->key_base + idx, off, r->dw0);
+	}
 }
 
 /*

@@ -87,7 +87,7 @@ static int nkv_h_admin_dead(struct nkv_ctrl *c, uint8_t opc)
 	int rc = c->ops->alive ? c->ops->alive(c->tr) : 0;
 
 	if (rc) {
-		nkv_h_log("admin opcode %#x: controller unreachable (%d)", opc, rc);
+		nkv_h_log("admin opcode %#x: the controller is unreachable: %s", opc, strerror(-rc));
 		c->dead = 1;
 		return -ENOTCONN;
 	}

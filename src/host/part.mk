@@ -9,7 +9,7 @@ LIBNKV_SRCS += $(NKV_HOST_SRCS)
 LIBNKV_SRCS += src/host/gpu_$(if $(GPU),$(GPU),emul).c
 
 # Tests: real vfio-user conversations with an in-process nkv-target.
-NKV_HOST_TEST_SRCS := tests/host/host_util.c tests/target/delay_be.c
+NKV_HOST_TEST_SRCS := tests/host/host_util.c tests/target/delay_be.c tests/target/liar_be.c
 NKV_HOST_TEST_LIBS = $(LIBNKV) $(LIBNKVTGT)
 NKV_HOST_TEST_LDLIBS = -lcriterion -lm $(LIBNKV_LDLIBS) $(TARGET_LDLIBS)
 

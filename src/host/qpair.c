@@ -435,7 +435,7 @@ int nkv_qpair_reset(struct nkv_qpair *q)
 			q->gdesc.failed = NKV_QP_FAILED_INTERNAL;
 			nkv_h_qp_gpu_sync(q);
 		}
-		nkv_h_log("queue pair %u: reset failed: %d", q->qid, rc);
+		nkv_h_log("queue pair %u: reset failed: %s", q->qid, strerror(-rc));
 	} else {
 		nkv_h_trace("queue pair %u: reset", q->qid);
 	}

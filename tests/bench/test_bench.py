@@ -99,7 +99,7 @@ class Target:
 
 def embedded():
     for op in OPS:
-        for mode in ("0", "0x8", "0x5", "15"):
+        for mode in ("0", "0x8", "0x5", "f"):
             bench_json("embedded-%s-mode%s" % (op, mode), "--kv-op", op, "--memory-mode", mode)
     j = bench_json("embedded-retrieve-3queues-batch1", "--kv-op", "retrieve", "--num-queues", "3",
                    keys=30, batch=1)
@@ -158,6 +158,20 @@ def external(tmp):
                        "--key-prefix", "hashed-", keys=64, iters=1)
         check("external-seq-keys-are-other-keys", j is not None and j["keys_present"] == 0,
               str(j and j["keys_present"]))
+        # Keys stored with 4 KiB values, retrieved as 1 KiB ones: said up front.
+        bench_json("external-sized-store", "--kv-op", "store", "--target", t.uri,
+                   "--key-prefix", "sized-", keys=32, iters=1)
+        rc, out, err = bench("--kv-op", "retrieve", "--target", t.uri, "--key-prefix", "sized-",
+                             "--num-keys", "32", "--value-size", "1024")
+        check("prepare-says-stored-size", rc != 0 and "4096-byte value" in err and
+              "--value-size is 1024" in err, "exit %d: %s" % (rc, err.strip()))
+        # A content mismatch names the key and the byte.
+        rc, out, err = bench("--kv-op", "retrieve", "--target", t.uri, "--key-prefix", "fresh-",
+                             "--num-keys", "64", "--batch-size", "16", "--iterations", "1",
+                             "--lfsr-seed", "7")
+        check("verify-names-key-and-offset", rc == 1 and "first key 0 (fresh-" in out and
+              "differs at byte 0 of 4096" in out, "exit %d: %s" % (rc, out[-400:]))
+        iops_headline(t.uri)
         rc, out, err = bench("--target", t.uri, "--value-size", "128K")
         check("value-larger-than-controller-max", rc == 2 and "largest value" in err,
               "exit %d: %s" % (rc, err.strip()))
@@ -169,6 +183,46 @@ def external(tmp):
     finally:
         t.stop()
         f.stop()
+
+
+def iops_headline(uri):
+    """The headline IOPS is commands over the run's wall time, with any
+    number of queue pairs; the per-queue busy rate is only beside it."""
+    j = bench_json("iops-4-queues", "--kv-op", "exist", "--num-queues", "4", "--target", uri,
+                   "--key-prefix", "fresh-", keys=64, batch=16, iters=4)
+    if j is None:
+        return
+    wall = j["commands"] / (j["wall_ns"] / 1e9)
+    check("iops-headline-over-wall-time", abs(j["iops"] - wall) <= 0.01 * wall and
+          abs(j["iops_busy"] - j["commands"] / (j["busy_ns"] / 1e9)) <= 0.01 * j["iops_busy"],
+          "iops %r, wall rate %r, busy %r" % (j["iops"], wall, j["iops_busy"]))
+
+
+def timeout_is_wall_clock(tmp):
+    """--timeout-ms is wall-clock time: a target stopped (SIGSTOP) in the
+    middle of a run fails it about that long after the stop, not earlier
+    (a poll count fired 3-6x early) and not much later."""
+    t = Target(tmp, "stalled")
+    try:
+        p = subprocess.Popen([BENCH, "--quiet", "--json", "--kv-op", "store", "--target", t.uri,
+                              "--num-keys", "64", "--batch-size", "64", "--iterations", "1000000",
+                              "--timeout-ms", "700"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+        t0 = time.time()
+        t.p.send_signal(signal.SIGSTOP)
+        line = p.stdout.readline()      # the report comes before the teardown
+        stalled = time.time() - t0
+        t.p.send_signal(signal.SIGCONT)
+        out, err = p.communicate(timeout=60)
+        j = json.loads(line) if line.strip() else {}
+        errs = j.get("errors", {})
+        check("timeout-ms-is-wall-clock", 0.6 <= stalled <= 4.0 and errs.get("device_error") == -110,
+              "reported %.2f s after the stop for --timeout-ms 700; errors %r; %s" %
+              (stalled, errs, err.strip()[-300:]))
+    finally:
+        t.p.send_signal(signal.SIGCONT)
+        t.stop()
 
 
 def bad_flags():
@@ -188,8 +242,15 @@ def bad_flags():
         check("bad-flag %s" % " ".join(args)[:40], rc == 2 and word in err,
               "exit %d: %s" % (rc, err.strip()))
     rc, out, err = bench("--engine", "gpu")
-    check("engine-gpu-not-built", rc != 0 and "not built with the GPU runtime yet" in err,
+    check("engine-gpu-not-built", rc == 2 and "built without a GPU runtime" in err,
           "exit %d: %s" % (rc, err.strip()))
+    # Memory modes are hex, as the field's tools write them.
+    rc, out, err = bench("--memory-mode", "10")
+    check("memory-mode-10-is-hex-out-of-range", rc == 2 and "hex" in err, "exit %d: %s" % (rc, err))
+    j = bench_json("memory-mode-f-is-hex", "--kv-op", "exist", "--memory-mode", "f", keys=16,
+                   batch=16, iters=1)
+    check("memory-mode-f-is-0xf", j is not None and j["memory_mode"] == 15,
+          str(j and j["memory_mode"]))
     rc, out, err = bench("--help")
     check("help", rc == 0 and "examples:" in out and "--memory-mode" in out, "exit %d" % rc)
 
@@ -216,6 +277,7 @@ def main():
         bad_flags()
         embedded()
         external(tmp)
+        timeout_is_wall_clock(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     n_fail = results.count(False)

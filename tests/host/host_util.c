@@ -15,6 +15,7 @@
 #include "target/be_mem.h"
 #include "target/vfio_user_server.h"
 #include "../target/delay_be.h"
+#include "../target/liar_be.h"
 
 uint64_t ht_now_ms(void)
 {
@@ -37,6 +38,8 @@ static int ht_serve(struct ht_server *s, const struct ht_server_opts *o)
 	be = nkv_be_mem_create(&mo);
 	if (be && o->delay_hold_us)
 		be = delay_be_create(be, 4000, o->delay_hold_us);
+	if (be && o->lie_retrieve)
+		be = liar_be_create(be);
 	if (!s->ss || !be || nkv_subsys_add_ns(s->ss, 1, be))
 		return -ENOMEM;
 	vo.socket_path = s->path;

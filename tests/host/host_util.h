@@ -20,6 +20,7 @@ struct ht_server_opts {
 	uint64_t capacity;	/* 0: 1 GiB */
 	unsigned delay_hold_us;	/* > 0: hold each op this long */
 	int nvm_only;		/* namespace 1 is an NVM one */
+	int lie_retrieve;	/* Retrieve answers length 0 and junk (liar_be.h) */
 };
 
 struct ht_server {

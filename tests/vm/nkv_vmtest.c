@@ -202,7 +202,7 @@ static void vt_lane(void *arg)
 			fflush(stdout);
 		}
 		again = j->deadline_ms && vt_now_ms() < j->deadline_ms;
-		again = (int)nkv_cpu_bcast((uint64_t)again, 0);
+		again = (int)nkv_cpu_bcast(wv.mask, (uint64_t)again, wv.leader);
 	}
 }
 
