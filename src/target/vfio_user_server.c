@@ -873,6 +873,9 @@ static void nkv_vfu_accept_one(struct nkv_vfu_server *s)
 	if (!c->id)
 		c->id = ++s->next_id;	/* cntlid 0 is avoided */
 	nkv_vfu_sock_timeouts(fd);
+	/* The connection thread frees c when it ends, which can be before
+	 * pthread_create returns here: nothing reads c after it starts. */
+	id = c->id;
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&t, &at, nkv_vfu_conn_main, c)) {
@@ -885,8 +888,6 @@ static void nkv_vfu_accept_one(struct nkv_vfu_server *s)
 	pthread_attr_destroy(&at);
 	s->nconns++;
 	s->st.accepted++;
-	/* The connection thread may free c as soon as the lock is dropped. */
-	id = c->id;
 	pthread_mutex_unlock(&s->lock);
 	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=conn_open conn=%u", id);
 }
