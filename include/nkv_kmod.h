@@ -85,8 +85,9 @@ NKV_KMOD_ASSERT(offsetof(struct nkv_kmod_info, pinned) == 56, "info.pinned");
  * iova_ptr points to npages __u64s that receive the device address of each
  * page. Errors: EINVAL (alignment, zero length, count mismatch, unknown
  * flags), E2BIG (past the per-file pin limit), EFAULT (memory not mapped
- * writable), EOPNOTSUPP (file-backed memory: only anonymous, shmem/memfd and
- * hugetlb memory is pinned), EPERM (not the opener's process), ENOMEM,
+ * writable; from 6.5 the kernel also refuses file-backed pins this way),
+ * EOPNOTSUPP (file-backed memory: only anonymous, shmem/memfd and hugetlb
+ * memory is pinned), EPERM (not the opener's process), ENOMEM,
  * ENODEV (controller unbound), EIO (controller reset under the owner).
  */
 struct nkv_kmod_map {

@@ -1,14 +1,25 @@
 # kmod/nkv.ko: built only on request (`make kmod`), against Debian's
-# linux-headers-amd64 tree, into $(BUILD)/kmod (sources stay untouched).
+# linux-headers-*-amd64 tree, into $(BUILD)/kmod (sources stay untouched).
+#   make kmod                         the first Debian tree under /lib/modules
+#   make kmod KERNEL=6.12.x+deb12-amd64   that one, into $(BUILD)/kmod-$(KERNEL)
+# tests/vm/run.sh always passes KERNEL=, so it boots the kernel it built for.
+ifneq ($(KERNEL),)
+KMOD_KDIR ?= /lib/modules/$(KERNEL)/build
+KMOD_OUT := $(abspath $(BUILD)/kmod-$(KERNEL))
+else
 KMOD_KDIR ?= $(firstword $(wildcard /lib/modules/*-amd64/build))
 KMOD_OUT := $(abspath $(BUILD)/kmod)
+endif
 
 # The kernel build sees none of this Makefile's variables (CC, CFLAGS...).
+# The sources are copied next to the objects: Kbuild from 6.6 on no longer
+# builds M= objects from a src= elsewhere.
 kmod:
-	@test -n "$(KMOD_KDIR)" || { echo "kmod: no linux-headers-amd64 tree under /lib/modules" >&2; exit 1; }
+	@test -e "$(KMOD_KDIR)/Makefile" || { echo "kmod: no kernel headers at '$(KMOD_KDIR)' (linux-headers-amd64)" >&2; exit 1; }
 	@mkdir -p $(KMOD_OUT)
+	@cp -p kmod/nkv.c kmod/Kbuild include/nkv_kmod.h $(KMOD_OUT)/
 	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL $(MAKE) -C $(KMOD_KDIR) \
-		M=$(KMOD_OUT) src=$(abspath kmod) W=1 modules
+		M=$(KMOD_OUT) W=1 modules
 .PHONY: kmod
 
 # Host-side layout test of the uapi header.

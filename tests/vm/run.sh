@@ -14,12 +14,16 @@
 # and ends "N passed, N failed, N skipped". Exit 0 only if nothing failed.
 #
 #   tests/vm/run.sh [noiommu] [iommu] [swiotlb]     (default: all three)
-# Env: BUILD (build root, default build), NKV_VM_TIMEOUT (s per boot, 150).
+# Env: BUILD (build root, default build), NKV_VM_TIMEOUT (s per boot, 150),
+# NKV_KERNEL (a version under /lib/modules with an image in /boot; default
+# the first Debian one; the module is built for exactly that kernel),
+# NKV_VM_TAG (prefix of the case names, e.g. "6.12-").
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 OUT=$BUILD/vm
 TIMEOUT=${NKV_VM_TIMEOUT:-150}
+TAG=${NKV_VM_TAG:-}
 BOOTS=("$@")
 [ ${#BOOTS[@]} -gt 0 ] || BOOTS=(noiommu iommu swiotlb)
 PASSED=0 FAILED=0 SKIPPED=0
@@ -31,7 +35,7 @@ declare -A CASES=(
 )
 
 report() {	# report NAME RESULT [REASON]
-	echo "NKV-VM $1 $2${3:+ ($3)}"
+	echo "NKV-VM $TAG$1 $2${3:+ ($3)}"
 	case $2 in
 	PASS) PASSED=$((PASSED + 1)) ;;
 	SKIP) SKIPPED=$((SKIPPED + 1)) ;;
@@ -58,6 +62,11 @@ skip_all() {
 # The Debian kernel: a version with both an image and a headers tree.
 find_kernel() {
 	local d v
+	if [ -n "${NKV_KERNEL:-}" ]; then
+		KVER=$NKV_KERNEL
+		[ -e "/boot/vmlinuz-$KVER" ] && [ -e "/lib/modules/$KVER/build/Makefile" ]
+		return
+	fi
 	for d in /lib/modules/*-amd64; do
 		v=${d##*/}
 		if [ -e "/boot/vmlinuz-$v" ] && [ -e "$d/build/Makefile" ]; then
@@ -69,7 +78,7 @@ find_kernel() {
 }
 
 check_prereqs() {
-	find_kernel || skip_all "no Debian linux-image-amd64 + linux-headers-amd64 pair"
+	find_kernel || skip_all "no Debian linux-image + linux-headers pair${NKV_KERNEL:+ for $NKV_KERNEL}"
 	[ -r "/boot/vmlinuz-$KVER" ] || skip_all "/boot/vmlinuz-$KVER not readable"
 	command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 not installed"
 	BUSYBOX=$(command -v busybox) || skip_all "busybox-static not installed"
@@ -79,7 +88,7 @@ check_prereqs() {
 }
 
 build_all() {
-	make -s BUILD="$BUILD" kmod >"$OUT/kmod.log" 2>&1 || {
+	make -s BUILD="$BUILD" KERNEL="$KVER" kmod >"$OUT/kmod.log" 2>&1 || {
 		cat "$OUT/kmod.log"
 		return 1
 	}
@@ -98,12 +107,19 @@ build_all() {
 copy_modules() {
 	local dst=$1 mods m
 	local dep=/lib/modules/$KVER/modules.dep
-	mods=$(awk -F': ' '$1 ~ /drivers\/nvme\/host\/nvme\.ko$/ { print $1 " " $2 }' "$dep")
+	mods=$(awk -F': ' '$1 ~ /drivers\/nvme\/host\/nvme\.ko(\.xz)?$/ { print $1 " " $2 }' "$dep")
 	[ -n "$mods" ] || return 1
 	: >"$dst/modules.order"
 	# modules.dep lists dependencies nearest first: load them in reverse.
+	# Newer kernels ship them xz-compressed; busybox insmod wants them plain.
 	for m in $(echo "$mods" | tr ' ' '\n' | tac); do
-		cp "/lib/modules/$KVER/$m" "$dst/"
+		case $m in
+		*.xz)
+			m=${m%.xz}
+			xz -dc "/lib/modules/$KVER/$m.xz" >"$dst/${m##*/}" || return 1
+			;;
+		*) cp "/lib/modules/$KVER/$m" "$dst/" ;;
+		esac
 		echo "${m##*/}" >>"$dst/modules.order"
 	done
 }
@@ -113,10 +129,10 @@ make_initramfs() {
 	rm -rf "$root"
 	mkdir -p "$root/bin" "$root/lib/nkv"
 	cp "$BUSYBOX" "$root/bin/busybox"
-	cp tests/vm/init tests/vm/cases.sh "$OUT/nkv_vmtest" "$root/"
-	cp "$OUT/nkv-admin" "$root/bin/"
+	cp tests/vm/init tests/vm/cases.sh "$BUILD/vm/nkv_vmtest" "$root/"
+	cp "$BUILD/vm/nkv-admin" "$root/bin/"
 	chmod +x "$root/init"
-	cp "$BUILD/kmod/nkv.ko" "$root/lib/nkv/"
+	cp "$BUILD/kmod-$KVER/nkv.ko" "$root/lib/nkv/"
 	copy_modules "$root/lib/nkv" || return 1
 	python3 tests/vm/mkcpio.py "$root" "$OUT/initramfs.cpio"
 }
@@ -174,6 +190,8 @@ parse() {
 
 mkdir -p "$OUT"
 check_prereqs
+OUT=$OUT/$KVER	# logs, initramfs and disks per kernel; guest programs shared
+mkdir -p "$OUT"
 if ! build_all; then
 	for b in "${BOOTS[@]}"; do
 		for c in ${CASES[$b]}; do
