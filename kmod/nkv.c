@@ -43,6 +43,8 @@
 #include "nkv_kmod.h"
 
 #define NKV_CLASS_NVME 0x010802
+/* Also PACKAGE_VERSION in kmod/dkms.conf (tests/vm/run.sh checks both). */
+#define NKV_KMOD_VERSION "0.2"
 
 /* Upper bound of max_pinned_mb: 64 GiB, and never more than half of RAM. */
 #define NKV_MAX_PINNED_MB_CAP 65536U
@@ -1051,5 +1053,6 @@ static struct pci_driver nkv_driver = {
 module_pci_driver(nkv_driver);
 
 MODULE_DESCRIPTION("nkv: a PCIe NVMe controller owned by one user-space process");
+MODULE_VERSION(NKV_KMOD_VERSION);
 MODULE_AUTHOR("nkv project");
 MODULE_LICENSE("Dual MIT/GPL");

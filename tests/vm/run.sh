@@ -96,6 +96,19 @@ build_all() {
 		cat "$OUT/kmod.log"
 		return 1
 	fi
+	# DKMS's version is the module's, and every parameter is described.
+	local v
+	v=$(sed -n 's/^#define NKV_KMOD_VERSION "\(.*\)"$/\1/p' kmod/nkv.c)
+	if [ -z "$v" ] || ! grep -q "^PACKAGE_VERSION=\"$v\"$" kmod/dkms.conf; then
+		echo "kmod/dkms.conf PACKAGE_VERSION is not the module's version '$v'"
+		return 1
+	fi
+	if command -v modinfo >/dev/null &&
+		modinfo -F parm "$BUILD/kmod-$KVER/nkv.ko" | grep -qv ':.\{10,\}'; then
+		echo "a module parameter has no description:"
+		modinfo -F parm "$BUILD/kmod-$KVER/nkv.ko"
+		return 1
+	fi
 	# Static guest programs on the host library (tests/vm/vm.mk).
 	make -s -j2 BUILD="$BUILD" vm-guest >"$OUT/guest.log" 2>&1 || {
 		cat "$OUT/guest.log"
