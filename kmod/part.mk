@@ -22,6 +22,24 @@ kmod:
 		M=$(KMOD_OUT) W=1 modules
 .PHONY: kmod
 
+# make install-kmod [KERNEL=...] [DESTDIR=...] [NKV_GROUP=nkv]: the module
+# into /lib/modules/<version>/updates/, the udev rule (/dev/nkvN mode 0660,
+# group NKV_GROUP), and, unless DESTDIR is set (a staging tree), the system
+# group, depmod and a udev reload. Run as root.
+NKV_GROUP ?= nkv
+KMOD_VER = $(notdir $(patsubst %/build,%,$(KMOD_KDIR)))
+install-kmod: kmod
+	install -D -m 0644 $(KMOD_OUT)/nkv.ko $(DESTDIR)/lib/modules/$(KMOD_VER)/updates/nkv.ko
+	@mkdir -p $(DESTDIR)/etc/udev/rules.d
+	sed 's/GROUP="nkv"/GROUP="$(NKV_GROUP)"/' kmod/99-nkv.rules >$(DESTDIR)/etc/udev/rules.d/99-nkv.rules
+	@if [ -z "$(DESTDIR)" ]; then \
+		getent group $(NKV_GROUP) >/dev/null || groupadd --system $(NKV_GROUP); \
+		depmod -a $(KMOD_VER); \
+		! command -v udevadm >/dev/null || udevadm control --reload; \
+		echo "install-kmod: nkv.ko for $(KMOD_VER); /dev/nkvN for group $(NKV_GROUP)"; \
+	fi
+.PHONY: install-kmod
+
 # Host-side layout test of the uapi header.
 TESTS += test_kmod_uapi
 test_kmod_uapi_SRCS := tests/kmod/test_kmod_uapi.c
