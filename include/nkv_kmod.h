@@ -8,7 +8,8 @@
  * asserts below run in both the kernel and the user build.
  *
  * A device node /dev/nkv<N> exists per controller bound to the module. One
- * process opens it (exclusive open), mmaps BAR0 (offset 0, uncached; the
+ * process opens it (exclusive open: EBUSY; EPERM without vfio's DMA
+ * isolation, EOPNOTSUPP where DMA would bounce), mmaps BAR0 (offset 0, uncached; the
  * doorbells at 0x1000+ included), and registers DMA memory with
  * NKV_IOC_MAP. Closing the file (or the process dying) disables the
  * controller (CC.EN = 0, waits for CSTS.RDY = 0) and turns bus mastering
@@ -57,10 +58,18 @@ struct nkv_kmod_info {
 };
 
 /*
- * DMA addresses are translated by an IOMMU (they are IOVAs, not bus
- * addresses of the pages).
+ * What holds for this open file. By default open succeeds only when the
+ * first three all hold (vfio's conditions); NKV_KMOD_INFO_UNSAFE says the
+ * module parameter allow_unsafe_dma lifted that for this opener.
  */
+/* DMA addresses are IOVAs of a translating IOMMU domain (not identity). */
 #define NKV_KMOD_INFO_IOMMU (1u << 0)
+/* Interrupt remapping / isolated MSI: DMA cannot forge interrupts. */
+#define NKV_KMOD_INFO_INTR_REMAP (1u << 1)
+/* The controller is the only device in its IOMMU group. */
+#define NKV_KMOD_INFO_GROUP_ALONE (1u << 2)
+/* Opened without the above, through allow_unsafe_dma (kernel tainted). */
+#define NKV_KMOD_INFO_UNSAFE (1u << 3)
 
 NKV_KMOD_ASSERT(sizeof(struct nkv_kmod_info) == 64, "nkv_kmod_info size");
 NKV_KMOD_ASSERT(offsetof(struct nkv_kmod_info, bar0_size) == 8, "info.bar0_size");
@@ -76,7 +85,10 @@ NKV_KMOD_ASSERT(offsetof(struct nkv_kmod_info, pinned) == 56, "info.pinned");
  * iova_ptr points to npages __u64s that receive the device address of each
  * page. Errors: EINVAL (alignment, zero length, count mismatch, unknown
  * flags), E2BIG (past the per-file pin limit), EFAULT (memory not mapped
- * writable), ENOMEM, ENODEV (controller unbound).
+ * writable; from 6.5 the kernel also refuses file-backed pins this way),
+ * EOPNOTSUPP (file-backed memory: only anonymous, shmem/memfd and hugetlb
+ * memory is pinned), EPERM (not the opener's process), ENOMEM,
+ * ENODEV (controller unbound), EIO (controller reset under the owner).
  */
 struct nkv_kmod_map {
 	__u64 addr;		/* in: user virtual address */
@@ -99,9 +111,11 @@ NKV_KMOD_ASSERT(offsetof(struct nkv_kmod_map, handle) == 32, "map.handle");
 NKV_KMOD_ASSERT(offsetof(struct nkv_kmod_map, flags) == 40, "map.flags");
 
 /*
- * NKV_IOC_UNMAP: undo one NKV_IOC_MAP. EINVAL for an unknown handle. The
- * caller must have stopped the controller using the memory first (queue
- * deleted, commands completed): the module cannot know.
+ * NKV_IOC_UNMAP: drop the handle of one NKV_IOC_MAP. EINVAL for an unknown
+ * handle, EPERM from another process (a forked child). The module cannot
+ * know whether commands in flight still name the memory, so the pages stay
+ * pinned, DMA-mapped and charged to the pin limit (info.pinned) until the
+ * module itself has quiesced the controller: on close, reset or unbind.
  */
 struct nkv_kmod_unmap {
 	__u64 handle;

@@ -22,6 +22,13 @@ if [ $# -gt 0 ]; then
 	exit 2
 fi
 
+# The second kernel Debian 12 offers (6.12, from its security updates): the
+# VM stage vm-6.12 proves nkv.ko on it, and is skipped by name where the
+# configured archive does not carry it, so it is wanted only if it does.
+for p in linux-image-6.12-amd64 linux-headers-6.12-amd64; do
+	apt-cache policy "$p" 2>/dev/null | grep -q 'Candidate: [0-9]' && want+=("$p")
+done
+
 missing=()
 for p in "${want[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \

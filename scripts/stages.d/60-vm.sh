@@ -1,11 +1,25 @@
 # The kernel module in a real kernel: tests/vm/run.sh boots Debian's kernel
-# under QEMU (TCG) with an emulated NVMe disk, once without and once with an
-# emulated IOMMU, and prints one "NKV-VM <boot>-<case> PASS|FAIL|SKIP" line
-# per case. Sourced by scripts/test.sh; each case counts on its own.
+# under QEMU (TCG) with an emulated NVMe disk, without an IOMMU, with an
+# emulated translating IOMMU and with swiotlb=force, and prints one
+# "NKV-VM <boot>-<case> PASS|FAIL|SKIP" line per case. Sourced by
+# scripts/test.sh; each case counts on its own. Stage vm is Debian 12's
+# default 6.1 kernel; stage vm-6.12 is the 6.12 kernel from Debian 12's
+# security updates (linux-image-6.12-amd64 + linux-headers-6.12-amd64),
+# skipped by name where that pair is not installed.
+nkv_k612=$(cd /lib/modules 2>/dev/null && ls -d 6.12.*-amd64 2>/dev/null | tail -1)
 if ! command -v qemu-system-x86_64 >/dev/null; then
 	skip vm "qemu-system-x86_64 not installed"
+	skip vm-6.12 "qemu-system-x86_64 not installed"
 elif ! ls /boot/vmlinuz-*-amd64 >/dev/null 2>&1; then
 	skip vm "no Debian kernel image (/boot/vmlinuz-*-amd64)"
+	skip vm-6.12 "no Debian kernel image (/boot/vmlinuz-*-amd64)"
 else
 	stage vm run_counted NKV-VM tests/vm/run.sh
+	if [ -n "$nkv_k612" ] && [ -e "/boot/vmlinuz-$nkv_k612" ] &&
+		[ -e "/lib/modules/$nkv_k612/build/Makefile" ]; then
+		stage vm-6.12 run_counted NKV-VM env NKV_KERNEL="$nkv_k612" NKV_VM_TAG=6.12- \
+			tests/vm/run.sh
+	else
+		skip vm-6.12 "linux-image-6.12-amd64 and linux-headers-6.12-amd64 not installed"
+	fi
 fi

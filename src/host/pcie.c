@@ -164,7 +164,9 @@ static int nkv_pcie_open_node(struct nkv_pcie *p, const char *node, char *err, s
 		e = errno;
 		nkv_h_err(err, errlen, "%s: %s%s", node, strerror(e),
 			     e == ENOENT ? " (nkv.ko loaded and a controller bound?)" :
-			     e == EBUSY ? " (another process owns this controller)" : "");
+			     e == EBUSY ? " (another process owns this controller)" :
+			     e == EPERM ? " (no DMA isolation: needs a translating IOMMU with interrupt remapping, alone in its IOMMU group, or nkv's allow_unsafe_dma=1 and CAP_SYS_RAWIO; see the kernel log)" :
+			     e == EOPNOTSUPP ? " (DMA would bounce through swiotlb or is not coherent; see the kernel log)" : "");
 		return -e;
 	}
 	if (ioctl(p->fd, NKV_IOC_INFO, &p->info)) {

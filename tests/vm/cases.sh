@@ -36,7 +36,78 @@ load_modules() {
 		insmod "$NKV/$m" || return 1
 	done
 	# A small pin limit so the limit case needs little memory.
-	insmod $NKV/nkv.ko max_pinned_mb=8
+	insmod $NKV/nkv.ko max_pinned_mb=8 || return 1
+	# The module logs quiesce at debug level; the cases count those lines.
+	mount -t debugfs none /sys/kernel/debug &&
+		echo "module nkv +p" > /sys/kernel/debug/dynamic_debug/control
+}
+
+P=/sys/module/nkv/parameters
+
+# Bit 6 of the taint mask: TAINT_USER, what allow_unsafe_dma sets.
+tainted_user() {
+	[ $(($(cat /proc/sys/kernel/tainted) & 64)) -ne 0 ]
+}
+
+# Without an IOMMU, open is refused by default, and with allow_unsafe_dma
+# still refused to a caller without CAP_SYS_RAWIO.
+case_refuse_noiommu() {
+	$T open /dev/nkv0 EPERM 0 || return 1
+	dmesg | grep -q "open refused: no translating IOMMU domain" || return 1
+	echo 1 > $P/allow_unsafe_dma
+	$T open /dev/nkv0 EPERM 0 norawio
+}
+
+# allow_unsafe_dma with CAP_SYS_RAWIO opens, says so and taints the kernel.
+case_unsafe_taint() {
+	tainted_user && { echo "tainted before the unsafe open"; return 1; }
+	$T open /dev/nkv0 0 0x8 || return 1
+	tainted_user && dmesg | grep -q "opened without DMA isolation"
+}
+
+# A translating IOMMU domain with interrupt remapping, alone in its group:
+# opens by default, no taint.
+case_safe_open() {
+	$T open /dev/nkv0 0 0x7 && ! tainted_user
+}
+
+# swiotlb=force: bouncing DMA is refused even with allow_unsafe_dma.
+case_bounce() {
+	echo 1 > $P/allow_unsafe_dma
+	$T open /dev/nkv0 EOPNOTSUPP 0 &&
+		dmesg | grep -q "open refused: swiotlb bounce buffering is forced"
+}
+
+# INTx is disabled (PCI command register bit 10) once nkv has the device.
+case_intx() {
+	b=$(dd if="/sys/bus/pci/devices/$PCI/config" bs=1 skip=5 count=1 2>/dev/null | od -An -tx1)
+	echo "command register high byte: $b"
+	[ $((0x$(echo $b) & 4)) -ne 0 ]
+}
+
+# max_pinned_mb is bounded: 0 and absurd values are refused.
+case_params() {
+	echo 99999999 > $P/max_pinned_mb 2>/dev/null && return 1
+	echo 0 > $P/max_pinned_mb 2>/dev/null && return 1
+	[ "$(cat $P/max_pinned_mb)" = 8 ] || return 1
+	echo 16 > $P/max_pinned_mb && echo 8 > $P/max_pinned_mb
+}
+
+# File-backed shared mappings are not pinned: a file on ramfs.
+case_filepin() {
+	mkdir -p /mnt/ramfs && mount -t ramfs none /mnt/ramfs || return 1
+	$T filepin /dev/nkv0 /mnt/ramfs/f
+	r=$?
+	umount /mnt/ramfs
+	return $r
+}
+
+# Closing logs at debug level only: every quiesce line is <7>.
+case_closelog() {
+	n=$(dmesg -r | grep -c "controller quiesced")
+	bad=$(dmesg -r | grep "controller quiesced" | grep -vc "^<7>")
+	echo "quiesce lines: $n, not at debug level: $bad"
+	[ "$n" -gt 0 ] && [ "$bad" -eq 0 ]
 }
 
 find_nvme() {
@@ -160,6 +231,8 @@ run_boot() {
 	noiommu)
 		IOMMU=
 		run_case bind case_bind
+		run_case refuse-noiommu case_refuse_noiommu
+		run_case unsafe-taint case_unsafe_taint
 		run_case admin case_admin
 		run_case refuse case_refuse
 		run_case badargs $T badargs /dev/nkv0
@@ -171,16 +244,32 @@ run_boot() {
 		run_case libunbind case_libunbind
 		run_case handback case_handback
 		run_case admin-nvme case_admin_nvme
+		run_case closelog case_closelog
 		run_case dmesg case_dmesg
 		;;
 	iommu)
 		IOMMU=iommu
 		run_case bind case_bind
+		run_case intx case_intx
+		run_case safe-open case_safe_open
 		for m in 0 8 4; do
 			run_case rw-m$m case_rw 0x$m
 		done
+		run_case retain $T retain /dev/nkv0
+		run_case uffd $T uffd /dev/nkv0
+		run_case filepin case_filepin
+		run_case fork $T fork /dev/nkv0
+		run_case msix $T msix /dev/nkv0 "$PCI"
+		run_case params case_params
+		run_case reset $T reset /dev/nkv0 "$PCI"
 		run_case kill case_kill
 		run_case handback case_handback
+		run_case closelog case_closelog
+		run_case dmesg case_dmesg
+		;;
+	swiotlb)
+		run_case bind case_bind
+		run_case bounce case_bounce
 		run_case dmesg case_dmesg
 		;;
 	esac

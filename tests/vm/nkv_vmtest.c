@@ -18,6 +18,8 @@
  *   nkv_vmtest hammer URI         the same writes until killed
  *   nkv_vmtest badargs DEV        every ioctl/mmap error path (vm_kmod.c)
  *   nkv_vmtest unbind DEV PCIADDR unbind nkv while the file is open
+ *   nkv_vmtest open|retain|uffd|filepin|fork|msix|reset ...
+ *       the safe-by-default rules of the module (vm_safety.c)
  *
  * URI is "pcie:/dev/nkv0" or "pcie:0000:00:04.0". Exit status 0 = pass;
  * every failure prints one "FAIL:" line.
@@ -466,9 +468,26 @@ int main(int argc, char **argv)
 		ret = vt_mode_unbind(argv[2], argv[3]);
 	} else if (argc == 4 && !strcmp(argv[1], "libunbind")) {
 		ret = vt_mode_libunbind(argv[2], argv[3]);
+	} else if ((argc == 5 || argc == 6) && !strcmp(argv[1], "open")) {
+		ret = vs_mode_open(argv[2], argv[3], argv[4], argc == 6 && !strcmp(argv[5], "norawio"));
+	} else if (argc == 3 && !strcmp(argv[1], "retain")) {
+		ret = vs_mode_retain(argv[2]);
+	} else if (argc == 3 && !strcmp(argv[1], "uffd")) {
+		ret = vs_mode_uffd(argv[2]);
+	} else if (argc == 4 && !strcmp(argv[1], "filepin")) {
+		ret = vs_mode_filepin(argv[2], argv[3]);
+	} else if (argc == 3 && !strcmp(argv[1], "fork")) {
+		ret = vs_mode_fork(argv[2]);
+	} else if (argc == 4 && !strcmp(argv[1], "msix")) {
+		ret = vs_mode_msix(argv[2], argv[3]);
+	} else if (argc == 4 && !strcmp(argv[1], "reset")) {
+		ret = vs_mode_reset(argv[2], argv[3]);
 	} else {
 		fprintf(stderr, "usage: %s rw URI EXPECT MODE [iommu] | hammer URI | "
-			"badargs DEV | unbind DEV PCIADDR | libunbind URI PCIADDR\n", argv[0]);
+			"badargs DEV | unbind DEV PCIADDR | libunbind URI PCIADDR | "
+			"open DEV ERRNO|0 FLAGS [norawio] | retain DEV | uffd DEV | "
+			"filepin DEV FILE | fork DEV | msix DEV PCIADDR | reset DEV PCIADDR\n",
+			argv[0]);
 	}
 	return ret ? 1 : 0;
 }

@@ -19,4 +19,13 @@ int vt_mode_unbind(const char *dev, const char *pciaddr);
  * be want; opens and closes the device (nothing else may hold it). */
 int vt_check_iommu(const char *dev, int want);
 
+/* Safe-by-default cases of nkv.ko (vm_safety.c). */
+int vs_mode_open(const char *dev, const char *want, const char *flags, int norawio);
+int vs_mode_retain(const char *dev);
+int vs_mode_uffd(const char *dev);
+int vs_mode_filepin(const char *dev, const char *file);
+int vs_mode_fork(const char *dev);
+int vs_mode_msix(const char *dev, const char *pciaddr);
+int vs_mode_reset(const char *dev, const char *pciaddr);
+
 #endif
