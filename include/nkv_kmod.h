@@ -33,8 +33,10 @@
 #define NKV_KMOD_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-/* Bumped on any incompatible change; NKV_IOC_INFO reports it. */
-#define NKV_KMOD_ABI 1
+/* Bumped on any incompatible change; NKV_IOC_INFO reports it. 2: UNMAP
+ * drops the handle but the pages stay pinned and charged until the
+ * controller is quiesced; NKV_KMOD_INFO_IOMMU means a translating domain. */
+#define NKV_KMOD_ABI 2
 
 /* The page granule of NKV_IOC_MAP: one DMA address per 4 KiB. */
 #define NKV_KMOD_PAGE_SHIFT 12

@@ -86,7 +86,7 @@ Test(kmod_uapi, ioctl_numbers)
 Test(kmod_uapi, constants)
 {
 	cr_assert_eq(NKV_KMOD_PAGE_SIZE, 4096u);
-	cr_assert_eq(NKV_KMOD_ABI, 1);
+	cr_assert_eq(NKV_KMOD_ABI, 2);
 	cr_assert_eq(NKV_KMOD_INFO_IOMMU, 1u);
 	cr_assert_eq(NKV_KMOD_MAP_CONTIGUOUS, 1u);
 }
