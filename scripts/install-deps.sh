@@ -22,27 +22,45 @@ if [ $# -gt 0 ]; then
 	exit 2
 fi
 
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+export DEBIAN_FRONTEND=noninteractive
+updated=0
+apt_update() {
+	[ "$updated" = 1 ] && return 0
+	$sudo apt-get update -qq
+	updated=1
+}
+installed() {
+	[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
+}
+
 # The second kernel Debian 12 offers (6.12, from its security updates): the
 # VM stage vm-6.12 proves nkv.ko on it, and is skipped by name where the
 # configured archive does not carry it, so it is wanted only if it does.
-for p in linux-image-6.12-amd64 linux-headers-6.12-amd64; do
-	apt-cache policy "$p" 2>/dev/null | grep -q 'Candidate: [0-9]' && want+=("$p")
-done
+# A fresh machine's package lists may be empty or stale, and then know no
+# candidate: they are updated before the archive is asked.
+k612=(linux-image-6.12-amd64 linux-headers-6.12-amd64)
+if ! installed "${k612[0]}" || ! installed "${k612[1]}"; then
+	apt_update
+	for p in "${k612[@]}"; do
+		# Read whole, then matched: grep -q on the pipe would end it early
+		# and pipefail would count apt-cache's SIGPIPE as "no candidate".
+		policy=$(apt-cache policy "$p" 2>/dev/null || true)
+		[[ "$policy" =~ Candidate:\ [0-9] ]] && want+=("$p")
+	done
+fi
 
 missing=()
 for p in "${want[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \
-		|| missing+=("$p")
+	installed "$p" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
 	echo "install-deps: all ${#want[@]} packages present"
 	exit 0
 fi
 
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo=sudo
 echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
+apt_update
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 echo "install-deps: done"
