@@ -83,9 +83,11 @@ NKV_KMOD_ASSERT(offsetof(struct nkv_kmod_info, pinned) == 56, "info.pinned");
 
 /*
  * NKV_IOC_MAP: pin [addr, addr + len) for the device and DMA-map it.
- * addr and len are multiples of 4 KiB, len > 0, npages == len / 4096, and
- * iova_ptr points to npages __u64s that receive the device address of each
- * page. Errors: EINVAL (alignment, zero length, count mismatch, unknown
+ * addr and len are multiples of the kernel's page size (4 KiB on x86; 16
+ * or 64 KiB on some arm64 and ppc64 kernels: sysconf(_SC_PAGESIZE)),
+ * len > 0, npages == len / 4096 whatever that page size, and iova_ptr
+ * points to npages __u64s that receive the device address of each 4 KiB
+ * unit. Errors: EINVAL (alignment, zero length, count mismatch, unknown
  * flags), E2BIG (past the per-file pin limit), EFAULT (memory not mapped
  * writable; from 6.5 the kernel also refuses file-backed pins this way),
  * EOPNOTSUPP (file-backed memory: only anonymous, shmem/memfd and hugetlb

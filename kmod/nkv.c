@@ -528,9 +528,17 @@ static int nkv_pin(struct nkv_map *m, u64 addr)
 	return 0;
 }
 
-/* The device address of each 4 KiB page, into @iova (npages entries). */
+/*
+ * The device address of each 4 KiB unit (NKV_KMOD_PAGE_SIZE, the
+ * controller page the library sets in CC.MPS), into @iova: the kernel's
+ * PAGE_SIZE may be larger (arm64 and ppc64 kernels with 16 or 64 KiB
+ * pages), so @m's npages kernel pages give npages << (PAGE_SHIFT - 12)
+ * entries, taken from the DMA side of the scatterlist only.
+ */
+static_assert(PAGE_SHIFT >= NKV_KMOD_PAGE_SHIFT);
 static int nkv_map_export(struct nkv_map *m, u64 *iova, u32 *flags)
 {
+	unsigned long units = m->npages << (PAGE_SHIFT - NKV_KMOD_PAGE_SHIFT);
 	struct scatterlist *sg;
 	unsigned long n = 0;
 	bool contig = true;
@@ -541,7 +549,7 @@ static int nkv_map_export(struct nkv_map *m, u64 *iova, u32 *flags)
 		unsigned int off;
 
 		for (off = 0; off < sg_dma_len(sg); off += NKV_KMOD_PAGE_SIZE) {
-			if (n >= m->npages)
+			if (n >= units)
 				return -EFAULT;
 			iova[n] = a + off;
 			if (n && iova[n] != iova[0] + ((u64)n << NKV_KMOD_PAGE_SHIFT))
@@ -549,7 +557,7 @@ static int nkv_map_export(struct nkv_map *m, u64 *iova, u32 *flags)
 			n++;
 		}
 	}
-	if (n != m->npages)
+	if (n != units)
 		return -EFAULT;
 	*flags = contig ? NKV_KMOD_MAP_CONTIGUOUS : 0;
 	return 0;

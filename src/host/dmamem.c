@@ -20,9 +20,17 @@
 
 #include "host/host.h"
 
+/*
+ * Buffers are whole kernel pages as well as whole 4 KiB controller pages:
+ * nkv.ko pins and maps kernel pages, 16 or 64 KiB on some arm64 and ppc64
+ * kernels, and refuses a range that is not a multiple of them.
+ */
 static size_t nkv_h_page_round(size_t len)
 {
-	return (len + NKV_PAGE_SIZE - 1) & ~(size_t)(NKV_PAGE_SIZE - 1);
+	long k = sysconf(_SC_PAGESIZE);
+	size_t pg = k > NKV_PAGE_SIZE ? (size_t)k : NKV_PAGE_SIZE;
+
+	return (len + pg - 1) & ~(pg - 1);
 }
 
 /* ---- host RAM: a memfd per buffer ---- */
