@@ -46,12 +46,7 @@ int main(int argc, char **argv)
 	q = ex_qpair(c, EX_WAVE);
 	if (q) {
 		l.qp = nkv_qpair_dev(q);	/* the descriptor a kernel receives */
-		l.args.keys = (uint64_t)(uintptr_t)keys;
-		l.args.out = (uint64_t)(uintptr_t)out;
-		l.args.count = EX_KEYS;
-		l.args.nsid = info.nsid;
-		l.args.value_size = 4096;
-		l.args.seed = 0x5eed;
+		l.args = ex_args_of(keys, out, EX_KEYS, info.nsid, 0x5eed);
 		ex_count_doorbells(0, q);
 		l.store = 1;
 		rc = nkv_cpu_launch(&cfg, ex_lane, &l) || ex_check("store", out, EX_KEYS, NULL);

@@ -30,7 +30,7 @@ int main(int argc, char **argv)
 	struct nkv_qpair *q;
 	struct ex_key keys[EX_KEYS] = {};
 	struct ex_out out[EX_KEYS];
-	struct ex_args args = {}, *d_args;
+	struct ex_args args, *d_args;
 	struct ex_key *d_keys;
 	struct ex_out *d_out;
 	int wave = 0, bad = 0;
@@ -46,17 +46,10 @@ int main(int argc, char **argv)
 		return 1;
 	for (i = 0; i < EX_KEYS; i++)
 		keys[i].len = (uint32_t)snprintf((char *)keys[i].bytes, 16, "ex1-key%u", i);
-	EX_GPU(EX_RT(Malloc)(&d_keys, sizeof(keys)));
+	EX_GPU(ex_gpu_put(&d_keys, keys, sizeof(keys)));
 	EX_GPU(EX_RT(Malloc)(&d_out, sizeof(out)));
-	EX_GPU(EX_RT(Malloc)(&d_args, sizeof(args)));
-	EX_GPU(EX_RT(Memcpy)(d_keys, keys, sizeof(keys), EX_RT(MemcpyHostToDevice)));
-	args.keys = (uint64_t)(uintptr_t)d_keys;
-	args.out = (uint64_t)(uintptr_t)d_out;
-	args.count = EX_KEYS;
-	args.nsid = info.nsid;
-	args.value_size = 4096;
-	args.seed = 0x5eed;
-	EX_GPU(EX_RT(Memcpy)(d_args, &args, sizeof(args), EX_RT(MemcpyHostToDevice)));
+	args = ex_args_of(d_keys, d_out, EX_KEYS, info.nsid, 0x5eed);
+	EX_GPU(ex_gpu_put(&d_args, &args, sizeof(args)));
 	for (int store = 1; store >= 0; store--) {
 		// One block of one wave: the queue pair has one owner.
 		ex_batch_kernel<<<1, wave>>>(nkv_qpair_dev(q), d_args, store);

@@ -50,12 +50,7 @@ int main(int argc, char **argv)
 	if (q) {
 		/* Warm the cache: store every key's value. */
 		l.qp = nkv_qpair_dev(q);
-		l.args.keys = (uint64_t)(uintptr_t)keys;
-		l.args.out = (uint64_t)(uintptr_t)out;
-		l.args.count = EX_KEYS;
-		l.args.nsid = info.nsid;
-		l.args.value_size = 4096;
-		l.args.seed = 0xcac4e;
+		l.args = ex_args_of(keys, out, EX_KEYS, info.nsid, 0xcac4e);
 		rc = nkv_cpu_launch(&cfg, ex_lane, &l) || ex_check("store", out, EX_KEYS, NULL);
 		/* Drop the odd keys again: now half the lookups miss. */
 		for (i = 1; !rc && i < EX_KEYS; i += 2) {

@@ -35,6 +35,17 @@
 		}                                                               \
 	} while (0)
 
+/* A fresh device copy of len bytes at h, in *d (the caller frees it). */
+static inline EX_RT(Error_t) ex_gpu_put(void *d, const void *h, size_t len)
+{
+	void **dp = (void **)d;
+	EX_RT(Error_t) e = EX_RT(Malloc)(dp, len);
+
+	if (e == EX_RT(Success))
+		e = EX_RT(Memcpy)(*dp, h, len, EX_RT(MemcpyHostToDevice));
+	return e;
+}
+
 /* Lanes per wave of GPU 0: the batch (32 on NVIDIA and RDNA, 64 on CDNA). */
 static inline int ex_gpu_wave(int *wave)
 {

@@ -34,6 +34,9 @@ struct ex_args {
 	uint32_t seed;		/* value pattern seed */
 };
 
+/* The value size every example stores (one 4 KiB slot per value). */
+#define EX_VALUE_SIZE 4096u
+
 /* bad_at: every byte as stored / the returned length is not the value's. */
 #define EX_BYTES_OK 0xffffffffu
 #define EX_LEN_BAD 0xfffffffeu
@@ -48,6 +51,22 @@ struct ex_out {
 	uint32_t bad_at;	/* EX_BYTES_OK, EX_LEN_BAD, or the first bad byte */
 	uint32_t want;		/* the length the value was stored with */
 };
+
+/* Host side: the arguments of a wave whose keys and results are at keys
+ * and out (device addresses on a GPU), values EX_VALUE_SIZE bytes. */
+static inline struct ex_args ex_args_of(const struct ex_key *keys, struct ex_out *out,
+					uint32_t count, uint32_t nsid, uint32_t seed)
+{
+	struct ex_args a;
+
+	a.keys = (uint64_t)(uintptr_t)keys;
+	a.out = (uint64_t)(uintptr_t)out;
+	a.count = count;
+	a.nsid = nsid;
+	a.value_size = EX_VALUE_SIZE;
+	a.seed = seed;
+	return a;
+}
 
 /* The value pattern of key i: a word per step of xorshift32. */
 NKV_HD uint32_t ex_pattern(uint32_t seed, uint32_t i, uint32_t word)

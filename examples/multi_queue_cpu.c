@@ -53,13 +53,9 @@ int main(int argc, char **argv)
 			break;
 		}
 		l.qp[w] = nkv_qpair_dev(q[w]);
-		l.args[w].keys = (uint64_t)(uintptr_t)(keys + w * EX_KEYS_PER_WAVE);
-		l.args[w].out = (uint64_t)(uintptr_t)(out + w * EX_KEYS_PER_WAVE);
-		l.args[w].count = EX_KEYS_PER_WAVE;
-		l.args[w].nsid = info.nsid;
-		l.args[w].value_size = 4096;
 		/* The pattern depends on the key's index within its wave. */
-		l.args[w].seed = 0x5eed + w;
+		l.args[w] = ex_args_of(keys + w * EX_KEYS_PER_WAVE, out + w * EX_KEYS_PER_WAVE,
+				       EX_KEYS_PER_WAVE, info.nsid, 0x5eed + w);
 		ex_count_doorbells(w, q[w]);
 	}
 	l.store = 1;

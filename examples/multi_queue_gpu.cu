@@ -28,7 +28,7 @@ int main(int argc, char **argv)
 	struct nkv_dev_qp *qps[EX_QUEUES], **d_qps;
 	static struct ex_key keys[EX_KEYS];
 	static struct ex_out out[EX_KEYS];
-	struct ex_args args[EX_QUEUES] = {}, *d_args;
+	struct ex_args args[EX_QUEUES], *d_args;
 	struct ex_key *d_keys;
 	struct ex_out *d_out;
 	int wave = 0, bad = 0;
@@ -47,21 +47,13 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < EX_KEYS; i++)
 		keys[i].len = (uint32_t)snprintf((char *)keys[i].bytes, 16, "ex2-key%u", i);
-	EX_GPU(EX_RT(Malloc)(&d_keys, sizeof(keys)));
+	EX_GPU(ex_gpu_put(&d_keys, keys, sizeof(keys)));
 	EX_GPU(EX_RT(Malloc)(&d_out, sizeof(out)));
-	EX_GPU(EX_RT(Malloc)(&d_args, sizeof(args)));
-	EX_GPU(EX_RT(Malloc)(&d_qps, sizeof(qps)));
-	EX_GPU(EX_RT(Memcpy)(d_keys, keys, sizeof(keys), EX_RT(MemcpyHostToDevice)));
-	EX_GPU(EX_RT(Memcpy)(d_qps, qps, sizeof(qps), EX_RT(MemcpyHostToDevice)));
-	for (i = 0; i < EX_QUEUES; i++) {
-		args[i].keys = (uint64_t)(uintptr_t)(d_keys + i * EX_KEYS_PER_QUEUE);
-		args[i].out = (uint64_t)(uintptr_t)(d_out + i * EX_KEYS_PER_QUEUE);
-		args[i].count = EX_KEYS_PER_QUEUE;
-		args[i].nsid = info.nsid;
-		args[i].value_size = 4096;
-		args[i].seed = 0x5eed + i;
-	}
-	EX_GPU(EX_RT(Memcpy)(d_args, args, sizeof(args), EX_RT(MemcpyHostToDevice)));
+	EX_GPU(ex_gpu_put(&d_qps, qps, sizeof(qps)));
+	for (i = 0; i < EX_QUEUES; i++)
+		args[i] = ex_args_of(d_keys + i * EX_KEYS_PER_QUEUE, d_out + i * EX_KEYS_PER_QUEUE,
+				     EX_KEYS_PER_QUEUE, info.nsid, 0x5eed + i);
+	EX_GPU(ex_gpu_put(&d_args, args, sizeof(args)));
 	for (int store = 1; store >= 0; store--) {
 		ex_multi_kernel<<<EX_QUEUES, wave>>>(d_qps, d_args, store);
 		EX_GPU(EX_RT(DeviceSynchronize)());

@@ -48,12 +48,7 @@ static int round_trip(int lie, struct ex_out *out)
 	q = ex_qpair(c, 32);
 	cr_assert(q);
 	l.qp = nkv_qpair_dev(q);
-	l.a.keys = (uint64_t)(uintptr_t)keys;
-	l.a.out = (uint64_t)(uintptr_t)out;
-	l.a.count = KEYS;
-	l.a.nsid = info.nsid;
-	l.a.value_size = 4096;
-	l.a.seed = 0x1234;
+	l.a = ex_args_of(keys, out, KEYS, info.nsid, 0x1234);
 	l.store = 1;
 	cr_assert_eq(nkv_cpu_launch(&cfg, lane, &l), 0);
 	cr_assert_eq(ex_check("store", out, KEYS, NULL), 0);
