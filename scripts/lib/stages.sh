@@ -104,8 +104,10 @@ run_counted() {
 		SKIP) NKV_SKIPPED=$((NKV_SKIPPED + 1)) ;;
 		*) NKV_FAILED=$((NKV_FAILED + 1)) ;;
 		esac
-	done < <(echo "$out" | grep "^$tag ")
-	if ! echo "$out" | grep -q "^$tag "; then
+	done < <(grep "^$tag " <<<"$out")
+	# A here-string, not a pipe: under pipefail grep -q's early exit could
+	# kill echo with SIGPIPE on a long output and read as "no lines".
+	if ! grep -q "^$tag " <<<"$out"; then
 		echo "no '$tag' result lines: the command died before any check"
 		NKV_FAILED=$((NKV_FAILED + 1))
 		rc=1

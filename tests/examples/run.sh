@@ -87,8 +87,10 @@ else
 		result build-against-install 0
 		out=$(LD_LIBRARY_PATH=$DEST$PREFIX/lib timeout 60 "$TMP/ex_installed" "vfio-user:$TMP/t.sock" 2>&1)
 		rc=$?
-		ldd "$TMP/ex_installed" | grep -q "$DEST$PREFIX/lib/libnkv.so" ||
-			LD_LIBRARY_PATH=$DEST$PREFIX/lib ldd "$TMP/ex_installed" | grep -q "$DEST$PREFIX/lib/libnkv.so"
+		# ldd's output read whole: grep -q on a pipe may end ldd by SIGPIPE,
+		# which pipefail would count as "not linked".
+		libs=$(LD_LIBRARY_PATH=$DEST$PREFIX/lib ldd "$TMP/ex_installed" 2>&1)
+		grep -q "$DEST$PREFIX/lib/libnkv.so" <<<"$libs"
 		linked=$?
 		[ $rc -eq 0 ] && [ $linked -eq 0 ] && grep -q "all bytes match" <<<"$out"
 		result run-installed-example $? "exit $rc, linked to installed libnkv: $linked: $out"
