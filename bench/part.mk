@@ -40,3 +40,11 @@ HIP_SRCS += bench/pingpong_gpu.cu
 $(B)/bench/pingpong-gpu: bench/pingpong_gpu.cu
 	@mkdir -p $(@D)
 	$(if $(filter cuda,$(GPU)),$(NVCC) $(CUDA_FLAGS) -x cu,$(HIPCC) $(HIP_FLAGS) -x hip) $< -o $@
+
+# make bench-compare: nkv beside its references in one run (bench/compare.py:
+# the cpu engine against ping-pong and memcpy, the rados backend against
+# rados_loop on a throwaway cluster). Writes bench/results/compare.*.
+# COMPARE_FLAGS passes more, e.g. COMPARE_FLAGS="--runs 5".
+.PHONY: bench-compare
+bench-compare: $(B)/bin/nkv-bench $(B)/bin/nkv-target $(B)/bench/pingpong $(B)/bench/rados_loop
+	python3 bench/compare.py --build $(B) $(COMPARE_FLAGS)
