@@ -70,6 +70,12 @@ def ratio_runs(nkv, ref):
     return [a / b if a is not None and b else None for a, b in zip(nkv, ref)]
 
 
+def point_key(size, batch, queues):
+    """rados.4k.32, rados.1m.2x32: the prefix of a rados point's figures."""
+    return "rados.%s.%s" % ("%dk" % (size >> 10) if size < 1 << 20 else "%dm" % (size >> 20),
+                            depth_name(batch, queues))
+
+
 def size_name(n):
     return "%d MiB" % (n >> 20) if n >= 1 << 20 else "%d KiB" % (n >> 10)
 
@@ -197,8 +203,8 @@ def nkv_bench(tools, what, args, want_cmds, timeout=300):
 # ---- cpu part ------------------------------------------------------------
 
 def cpu_plan(quick):
-    return {"rtt_rounds": 2000 if quick else 200000, "b1_keys": 256 if quick else 2048,
-            "b32_keys": 512 if quick else 4096, "iters": 1 if quick else 8}
+    return {"rtt_rounds": 2000 if quick else 500000, "b1_keys": 256 if quick else 4096,
+            "b32_keys": 512 if quick else 8192, "iters": 1 if quick else 8}
 
 
 def cpu_part(book, run, tools, cpus, plan, mode):
@@ -258,8 +264,8 @@ def rados_plan(size, batch, queues, quick):
     if quick:
         return max(16, depth), 1
     if size >= 1 << 20:
-        return (32, 2) if depth == 1 else (64, 2) if depth <= 8 else (128, 2)
-    return (1024, 1) if depth == 1 else (1024, 2)
+        return (64, 2) if depth == 1 else (128, 2) if depth <= 8 else (256, 2)
+    return (1024, 2) if depth == 1 else (2048, 3)
 
 
 class Cluster:
@@ -361,7 +367,7 @@ def rados_part(book, run, tools, cl, quick):
         for batch, queues in DEPTHS:
             keys, iters = rados_plan(size, batch, queues, quick)
             d = depth_name(batch, queues)
-            base = "rados.%s.%s" % ("%dk" % (size >> 10) if size < 1 << 20 else "%dm" % (size >> 20), d)
+            base = point_key(size, batch, queues)
             common = ["--target", "vfio-user:" + cl.sock, "--value-size", str(size),
                       "--batch-size", str(batch), "--num-queues", str(queues), "--num-keys",
                       str(keys), "--iterations", str(iters), "--key-prefix", "c%d-" % size,
@@ -392,7 +398,7 @@ def rados_ratios(book):
     for size in SIZES:
         for batch, queues in DEPTHS:
             d = depth_name(batch, queues)
-            base = "rados.%s.%s" % ("%dk" % (size >> 10) if size < 1 << 20 else "%dm" % (size >> 20), d)
+            base = point_key(size, batch, queues)
             for op in ("store", "retrieve"):
                 where = "%s %s depth %s" % (op.capitalize(), size_name(size), d)
                 for tool, what in (("nkv", "nkv --no-verify"), ("nkv_verify", "nkv --verify")):
@@ -410,7 +416,7 @@ def rados_ratios(book):
 
 # ---- the machine ---------------------------------------------------------
 
-def machine(note):
+def machine(note, load_start):
     model, hyper = "unknown", False
     try:
         with open("/proc/cpuinfo") as f:
@@ -430,7 +436,7 @@ def machine(note):
     return {"cpu_model": model, "cores": os.cpu_count(),
             "cpus_allowed": sorted(os.sched_getaffinity(0)), "virtual_machine": hyper,
             "memory_gib": mem, "kernel": platform.release(), "python": platform.python_version(),
-            "load_avg_start": list(os.getloadavg()), "note": note}
+            "load_avg_start": load_start, "load_avg_end": list(os.getloadavg()), "note": note}
 
 
 def ceph_version():
@@ -468,6 +474,39 @@ def dump_json(res, path):
         f.write("\n".join(lines) + "\n")
 
 
+READING = {
+    "cpu": "Latency ratios: nkv's round trip over the ping-pong's (how many cache-line round "
+           "trips one command costs). IOPS ratio: commands per second over 4 KiB memcpy blocks "
+           "per second of one core (1 = as fast as copying the value).",
+    "rados": "Ratios nkv / rados_loop --batch: IOPS above 1 and latency below 1 favour nkv. "
+             "nkv-bench and rados_loop both issue a batch of N, wait for all N, then the next; "
+             "a batch's time is each of its commands' latency. Two queue pairs of 32: nkv-bench "
+             "--num-queues 2, and two rados_loop processes at once (IOPS summed over the longer "
+             "wall time, p50 the mean of the two)."}
+
+
+def rados_matrix(res):
+    """IOPS and p50 ratios, op x size down, depth across: the summary."""
+    out = []
+    for what, tool, unit in (("IOPS, nkv --no-verify / rados_loop --batch", "nkv", "iops_vs_loop"),
+                             ("IOPS, nkv --verify / rados_loop --batch", "nkv_verify",
+                              "iops_vs_loop"),
+                             ("p50 latency, nkv --no-verify / rados_loop --batch", "nkv",
+                              "p50_vs_loop")):
+        out += ["", "| %s | %s |" % (what, " | ".join("depth " + depth_name(b, q) for b, q in DEPTHS)),
+                "|---|" + "---|" * len(DEPTHS)]
+        for size in SIZES:
+            for op in ("store", "retrieve"):
+                if tool == "nkv_verify" and op == "store":
+                    continue
+                cells = []
+                for b, q in DEPTHS:
+                    r = res["ratios"].get("%s.%s.%s.%s" % (point_key(size, b, q), op, tool, unit))
+                    cells.append(spread(r, "x") if r else "-")
+                out.append("| %s %s | %s |" % (op.capitalize(), size_name(size), " | ".join(cells)))
+    return out
+
+
 def table(res):
     figs, m = res["figures"], res["machine"]
     out = ["# nkv beside its references (bench/compare.py)", "",
@@ -488,6 +527,10 @@ def table(res):
             out.append("SKIPPED: " + st["why"])
             out.append("")
             continue
+        out.append("")
+        out.append(READING[part])
+        if part == "rados":
+            out += rados_matrix(res)
         out += ["", "| figure | nkv | reference | nkv / reference |", "|---|---|---|---|"]
         for name, r in res["ratios"].items():
             if r["part"] != part:
@@ -526,9 +569,7 @@ def plot_in(res, gp, dat, png):
             for op in ("store", "retrieve"):
                 rows = []
                 for i, (b, q) in enumerate(DEPTHS):
-                    key = "rados.%s.%s.%s.nkv.iops_vs_loop" % (
-                        "%dk" % (size >> 10) if size < 1 << 20 else "%dm" % (size >> 20),
-                        depth_name(b, q), op)
+                    key = "%s.%s.nkv.iops_vs_loop" % (point_key(size, b, q), op)
                     r = rat.get(key)
                     if r and r["median"] is not None:
                         rows.append("%d %g %g %g" % (i, r["median"], r["min"], r["max"]))
@@ -647,7 +688,7 @@ def on_term(signum, frame):
 def main(argv):
     a = args_parse(argv)
     signal.signal(signal.SIGTERM, on_term)
-    t0 = time.time()
+    t0, load0 = time.time(), list(os.getloadavg())
     cl = None
     try:
         tools = tools_of(a.build)
@@ -665,7 +706,7 @@ def main(argv):
             parts["rados"] = {"status": "ran", "placement":
                               "unpinned: nkv-bench, nkv-target, rados_loop, the monitor and "
                               "the OSD share every core"}
-        say("machine %s, %d cores; %s" % (machine("")["cpu_model"], os.cpu_count(),
+        say("machine %s, %d cores; %s" % (machine("", load0)["cpu_model"], os.cpu_count(),
                                           parts["cpu"]["placement"]))
         cplan = cpu_plan(a.quick)
         if not gone:
@@ -690,8 +731,7 @@ def main(argv):
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             cl.stop()
-    m = machine(a.note)
-    m["load_avg_end"] = list(os.getloadavg())
+    m = machine(a.note, load0)
     res = {"schema": SCHEMA, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
            "quick": a.quick, "runs": a.runs, "seconds": round(time.time() - t0, 1),
            "machine": m, "ceph_version": ceph_version() if not gone else None,
