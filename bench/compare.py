@@ -585,12 +585,15 @@ set ylabel 'ratio nkv / reference (log scale)'
 set logscale y
 set yrange [*:*]
 set xtics rotate by -30
+set xrange [-0.5:%g]
+set bmargin 7
 set title 'cpu engine: round trip / ping-pong, IOPS / memcpy'
 plot '%s' index 0 using 1:3:4:5:xtic(2) with yerrorbars lw 2 pt 7 ps 1.5 notitle, 1 with lines dt 2 lc rgb 'gray' title 'parity'
 unset logscale y
 set yrange [0:*]
 set ylabel 'ratio nkv / reference'
-""" % (png, res["runs"], res["machine"]["cpu_model"][:40], res["machine"]["cores"], dat)
+""" % (png, res["runs"], res["machine"]["cpu_model"][:40], res["machine"]["cores"],
+       max(len(cpu), 1) - 0.5, dat)
     if blocks:
         xt = ", ".join('"%s" %d' % (depth_name(b, q), i) for i, (b, q) in enumerate(DEPTHS))
         curves = ", ".join("'%s' index %d using ($1+%.2f):2:3:4 with yerrorlines lw 2 title '%s'" %
@@ -599,6 +602,7 @@ set ylabel 'ratio nkv / reference'
 set xtics norotate (%s)
 set xlabel 'batch depth (queue pairs x batch)'
 set xrange [-0.5:%d]
+set bmargin 4
 set key top right
 plot %s, 1 with lines dt 2 lc rgb 'gray' title 'parity'
 """ % (xt, len(DEPTHS), curves)
