@@ -26,8 +26,9 @@ else
 nkv-bench_SRCS += bench/gpu_none.c
 endif
 
-# bench/pingpong: the reference points bench/run-bench.sh compares with
-# (a cross-thread cache-line round trip, the single-core memcpy rate).
+# bench/pingpong: the reference points bench/run-bench.py and
+# bench/compare.py compare with (a cross-thread cache-line round trip,
+# the single-core memcpy rate; each thread optionally pinned).
 # Not installed: a measuring aid, not a tool.
 $(B)/bench/pingpong: bench/pingpong.c
 	@mkdir -p $(@D)
