@@ -11,8 +11,8 @@ cleanup, never its speed.
     holds the machine and every cpu figure and ratio;
   - the JSON of the CI quick run (QUICK_DIR, written by the
     bench-compare-quick stage) has every figure of both parts;
-  - Ctrl-C while the cluster runs: exit 130, the cluster's daemons and
-    its temp dir gone.
+  - Ctrl-C while the cluster runs, or a measurement that fails: exit 130
+    or 1, the cluster's daemons, nkv-target and the temp dir gone.
 
 Prints "NKV-COMPARE <name> PASS|FAIL|SKIP [why]" per check.
 usage: tests/bench/test_compare.py [BUILD_DIR [QUICK_DIR]]
@@ -228,6 +228,17 @@ def ceph_procs(tag):
     return pids
 
 
+def left_after(cdir):
+    """What still runs of a cluster after its stop; a daemon SIGKILLed
+    after its 5 s of grace may take a moment to go."""
+    for _ in range(50):
+        left = ceph_procs(cdir)
+        if not left:
+            break
+        time.sleep(0.2)
+    return left
+
+
 def interrupt_stops_cluster(tmp):
     c = load()
     if c.missing_ceph():
@@ -258,16 +269,38 @@ def interrupt_stops_cluster(tmp):
     if not cdir:
         check("ctrl-c-stops-cluster", False, "the cluster never came up: " + "".join(err)[-400:])
         return
-    # A daemon SIGKILLed after its 5 s of grace may take a moment to go.
-    for _ in range(50):
-        left = ceph_procs(cdir)
-        if not left:
-            break
-        time.sleep(0.2)
+    left = left_after(cdir)
     check("ctrl-c-stops-cluster", up and p.returncode == 130 and not left and
           not os.path.exists(cdir) and "interrupted" in rest,
           "daemons before %r, exit %d, left %r, dir %s: %s" %
           (up, p.returncode, left, os.path.exists(cdir), rest.strip()[-300:]))
+
+
+def failure_stops_cluster(tmp):
+    """A measurement that fails mid-way (an nkv-bench that refuses every
+    --target run): exit 1 naming it, and the cluster is stopped."""
+    c = load()
+    if c.missing_ceph():
+        skip("failure-stops-cluster", "%s not installed" % ", ".join(c.missing_ceph()))
+        return
+    b = os.path.join(tmp, "failing-build")
+    os.makedirs(os.path.join(b, "bin"))
+    os.makedirs(os.path.join(b, "bench"))
+    for exe in ("bin/nkv-target", "bench/pingpong", "bench/rados_loop"):
+        os.symlink(os.path.abspath(os.path.join(BUILD, exe)), os.path.join(b, exe))
+    with open(os.path.join(b, "bin", "nkv-bench"), "w") as f:
+        f.write("#!/bin/sh\ncase \"$*\" in *--target*) echo 'refused on purpose' >&2; exit 3;; esac\n"
+                "exec %s \"$@\"\n" % os.path.abspath(os.path.join(BUILD, "bin", "nkv-bench")))
+    os.chmod(os.path.join(b, "bin", "nkv-bench"), 0o755)
+    p = subprocess.run([sys.executable, SCRIPT, "--build", b, "--quick", "--out",
+                        os.path.join(tmp, "fail")], capture_output=True, text=True, timeout=240,
+                       cwd=ROOT)
+    m = re.search(r"rados cluster up in (\S+)", p.stderr)
+    left = m and left_after(m.group(1))
+    check("failure-stops-cluster", p.returncode == 1 and m is not None and not left and
+          not os.path.exists(m.group(1)) and "refused on purpose" in p.stderr and
+          not os.path.exists(os.path.join(tmp, "fail", "compare.json")),
+          "exit %d, left %r: %s" % (p.returncode, left, p.stderr.strip()[-400:]))
 
 
 def main():
@@ -283,6 +316,7 @@ def main():
         quick_without_ceph(tmp)
         quick_output()
         interrupt_stops_cluster(tmp)
+        failure_stops_cluster(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     n_fail = results.count(False)
