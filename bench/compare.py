@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import statistics
@@ -662,6 +663,9 @@ def args_parse(argv):
         a.runs = 1
     if a.runs < 1 or a.runs > 50:
         ap.error("--runs %d: expected 1..50" % a.runs)
+    if not re.fullmatch(r"(0[xX])?[0-9a-fA-F]", a.memory_mode):
+        ap.error("--memory-mode %s: expected a hex mask 0-f, 0x optional (nkv-bench --help)" %
+                 a.memory_mode)
     if a.memstore_mb < 256:
         ap.error("--memstore-mb %d: expected 256 or more" % a.memstore_mb)
     allowed = sorted(os.sched_getaffinity(0))

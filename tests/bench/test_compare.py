@@ -94,7 +94,8 @@ def bad_args(tmp):
     cases = [(["--runs", "0"], "--runs"), (["--runs", "x"], "--runs"),
              (["--quick"], "--out"), (["--cpus", "0"], "--cpus"),
              (["--cpus", "0,%d" % (os.cpu_count() + 64)], "may run on"),
-             (["--memstore-mb", "1"], "--memstore-mb"), (["--bogus"], "--bogus")]
+             (["--memstore-mb", "1"], "--memstore-mb"), (["--bogus"], "--bogus"),
+             (["--memory-mode", "10"], "--memory-mode")]
     for args, word in cases:
         p = compare(*args, "--out", os.path.join(tmp, "bad"), timeout=30) if args != ["--quick"] \
             else compare(*args, timeout=30)
