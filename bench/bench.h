@@ -55,6 +55,8 @@ struct nkv_bench_opts {
 	int json;
 	int quiet;			/* no progress line */
 	uint32_t timeout_ms;		/* per batch on the cpu engine */
+	int cpu_device;			/* --cpus: device code's CPU, or -1 */
+	int cpu_target;			/* --cpus: the embedded target's, or -1 */
 };
 
 /* Parse argv into o. 0, or NKV_BENCH_EXIT_USAGE after printing why;
@@ -142,6 +144,8 @@ struct nkv_bench_setup {
 	uint64_t keys_present;		/* before the run (Exist), or UINT64_MAX */
 	uint64_t keys_stored;		/* stored by the setup phase */
 	const struct nkv_ctrl_info *info;
+	char device_cpus[64];		/* CPUs device code may run on (a list) */
+	char target_cpus[64];		/* the embedded target's, or "" */
 };
 void nkv_bench_report_text(FILE *f, const struct nkv_bench_opts *o,
 			   const struct nkv_bench_setup *s, const struct nkv_bench_phase *ph);

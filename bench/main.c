@@ -6,6 +6,8 @@
  * measures the op and reports (report.c). See docs/bench.md.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +42,43 @@ static int nkv_bench_engine(struct nkv_bench_opts *o, const char **note)
 	o->engine = gpu && o->engine != NKV_BENCH_ENGINE_CPU ? NKV_BENCH_ENGINE_GPU
 							    : NKV_BENCH_ENGINE_CPU;
 	return 0;
+}
+
+/* Pin the calling thread to cpu, or give it back every CPU of all when
+ * cpu < 0. Threads it creates afterwards inherit the set (--cpus). */
+static int nkv_bench_pin(int cpu, const cpu_set_t *all)
+{
+	cpu_set_t one;
+	int rc;
+
+	CPU_ZERO(&one);
+	if (cpu >= 0)
+		CPU_SET(cpu, &one);
+	rc = pthread_setaffinity_np(pthread_self(), sizeof(one), cpu >= 0 ? &one : all);
+	if (rc)
+		fprintf(stderr, "nkv-bench: --cpus: cannot pin to CPU %d: %s\n", cpu, strerror(rc));
+	return rc ? -rc : 0;
+}
+
+/* The calling thread's CPUs as a list ("0-1", "3"), as a report shows it. */
+static void nkv_bench_cpu_list(char *buf, size_t len)
+{
+	cpu_set_t set;
+	size_t n = 0;
+	int c, first;
+
+	buf[0] = '\0';
+	if (pthread_getaffinity_np(pthread_self(), sizeof(set), &set))
+		return;
+	for (c = 0; c < CPU_SETSIZE && n + 16 < len; c++) {
+		if (!CPU_ISSET(c, &set))
+			continue;
+		for (first = c; c + 1 < CPU_SETSIZE && CPU_ISSET(c + 1, &set); c++)
+			;
+		n += (size_t)snprintf(buf + n, len - n, "%s%d", n ? "," : "", first);
+		if (c > first)
+			n += (size_t)snprintf(buf + n, len - n, "-%d", c);
+	}
 }
 
 /* Exist over every key; how many the target has. */
@@ -148,11 +187,17 @@ static int nkv_bench_main(struct nkv_bench_opts *o)
 	struct nkv_ctrl_info info;
 	char err[256] = "", desc[256];
 	const char *uri = o->target;
+	cpu_set_t all;
 	int rc;
 
 	rc = nkv_bench_engine(o, &s.engine_note);
 	if (rc)
 		return rc;
+	/* The target's threads inherit the CPU they are started on, device
+	 * code (the launch thread, the waves) the one pinned after that. */
+	if (pthread_getaffinity_np(pthread_self(), sizeof(all), &all) ||
+	    (!uri && o->cpu_target >= 0 && nkv_bench_pin(o->cpu_target, &all)))
+		return NKV_BENCH_EXIT_SETUP;
 	if (!uri) {
 		rc = nkv_bench_target_start(o, &t, err, sizeof(err));
 		if (rc) {
@@ -160,6 +205,7 @@ static int nkv_bench_main(struct nkv_bench_opts *o)
 			return NKV_BENCH_EXIT_SETUP;
 		}
 		uri = nkv_bench_target_uri(t);
+		nkv_bench_cpu_list(s.target_cpus, sizeof(s.target_cpus));
 		snprintf(desc, sizeof(desc), "embedded nkv-target (mem backend, threads of this "
 			 "process) on %s, idle poll %llu ns", nkv_bench_target_socket(t),
 			 (unsigned long long)o->poll_ns);
@@ -167,6 +213,11 @@ static int nkv_bench_main(struct nkv_bench_opts *o)
 		snprintf(desc, sizeof(desc), "%s", uri);
 	}
 	s.target_desc = desc;
+	if (nkv_bench_pin(o->cpu_device, &all)) {
+		nkv_bench_target_stop(t);
+		return NKV_BENCH_EXIT_SETUP;
+	}
+	nkv_bench_cpu_list(s.device_cpus, sizeof(s.device_cpus));
 	rc = nkv_bench_run_open(o, uri, &r, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "nkv-bench: %s\n", err[0] ? err : strerror(-rc));

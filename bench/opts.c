@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,8 @@ void nkv_bench_usage(FILE *f)
 	      "                         nkv-target with the mem backend on a private socket)\n"
 	      "  --timeout-ms N         wall-clock time a wait for a completion may take\n"
 	      "                         before the queue pair fails (default 10000)\n"
+	      "  --cpus D[,T]           pin device code (cpu engine waves) to CPU D and the\n"
+	      "                         embedded target's threads to CPU T (default: unpinned)\n"
 	      "  --json                 one JSON object on stdout instead of the text report\n"
 	      "  --quiet                no progress line\n"
 	      "  -h, --help             this text\n\n"
@@ -230,7 +233,7 @@ static int nkv_bench_gen_keys(struct nkv_bench_opts *o, uint64_t n)
 enum {
 	OPT_OP = 256, OPT_MODE, OPT_KEYS, OPT_NUM_KEYS, OPT_PREFIX, OPT_BATCH, OPT_VSIZE,
 	OPT_BSIZE, OPT_QLEN, OPT_NQ, OPT_ITER, OPT_SEED, OPT_VERIFY, OPT_NO_VERIFY,
-	OPT_POLL, OPT_ENGINE, OPT_TARGET, OPT_TIMEOUT, OPT_JSON, OPT_QUIET, OPT_KEY_ORDER,
+	OPT_POLL, OPT_ENGINE, OPT_TARGET, OPT_TIMEOUT, OPT_JSON, OPT_QUIET, OPT_KEY_ORDER, OPT_CPUS,
 };
 
 static const struct option nkv_bench_lopts[] = {
@@ -255,6 +258,7 @@ static const struct option nkv_bench_lopts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "key-order", required_argument, NULL, OPT_KEY_ORDER },
+	{ "cpus", required_argument, NULL, OPT_CPUS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -337,6 +341,44 @@ static int nkv_bench_word(int opt, const char *arg, struct nkv_bench_opts *o)
 	return NKV_BENCH_EXIT_USAGE;
 }
 
+/* --cpus D[,T]: CPUs this process may run on, each one at most once
+ * per role. */
+static int nkv_bench_cpus(const char *arg, struct nkv_bench_opts *o)
+{
+	int cpu[2] = { -1, -1 }, n;
+	const char *p = arg;
+	cpu_set_t allowed;
+	char *end;
+	long v;
+
+	CPU_ZERO(&allowed);
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		CPU_ZERO(&allowed);
+	for (n = 0; n < 2; n++) {
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || end == p || *p == '-' || *p == '+' || *p == ' ' || v >= CPU_SETSIZE ||
+		    (*end && *end != ',') || (*end == ',' && n == 1))
+			goto bad;
+		if (!CPU_ISSET((int)v, &allowed)) {
+			fprintf(stderr, "nkv-bench: --cpus %s: CPU %ld is not one this process may "
+				"run on (see nproc, taskset -p $$)\n", arg, v);
+			return NKV_BENCH_EXIT_USAGE;
+		}
+		cpu[n] = (int)v;
+		if (!*end)
+			break;
+		p = end + 1;
+	}
+	o->cpu_device = cpu[0];
+	o->cpu_target = cpu[1];
+	return 0;
+bad:
+	fprintf(stderr, "nkv-bench: bad value '%s' for --cpus: expected D or D,T "
+		"(CPU numbers: device code, embedded target)\n", arg);
+	return NKV_BENCH_EXIT_USAGE;
+}
+
 /* Cross-flag rules, once everything is parsed. */
 static int nkv_bench_check(struct nkv_bench_opts *o, uint64_t num_keys)
 {
@@ -357,6 +399,12 @@ static int nkv_bench_check(struct nkv_bench_opts *o, uint64_t num_keys)
 	if (o->keys_given && o->key_order == NKV_BENCH_KEYS_HASH) {
 		fprintf(stderr, "nkv-bench: --key-order hash makes the keys; it cannot be "
 			"combined with --keys\n");
+		return NKV_BENCH_EXIT_USAGE;
+	}
+	if (o->target && o->cpu_target >= 0) {
+		fprintf(stderr, "nkv-bench: --cpus %d,%d: with --target the target is another "
+			"process; pin it with taskset and give --cpus %d\n", o->cpu_device,
+			o->cpu_target, o->cpu_device);
 		return NKV_BENCH_EXIT_USAGE;
 	}
 	if (!o->keys_given)
@@ -386,6 +434,8 @@ static void nkv_bench_defaults(struct nkv_bench_opts *o)
 	o->verify = 1;
 	o->poll_ns = 1000;
 	o->timeout_ms = 10000;
+	o->cpu_device = -1;
+	o->cpu_target = -1;
 }
 
 int nkv_bench_parse(int argc, char **argv, struct nkv_bench_opts *o)
@@ -413,6 +463,7 @@ int nkv_bench_parse(int argc, char **argv, struct nkv_bench_opts *o)
 		case OPT_TARGET: o->target = optarg; break;
 		case OPT_JSON: o->json = 1; break;
 		case OPT_QUIET: o->quiet = 1; break;
+		case OPT_CPUS: rc = nkv_bench_cpus(optarg, o); break;
 		case 'h': nkv_bench_usage(stdout); return -1;
 		case '?': rc = NKV_BENCH_EXIT_USAGE; break;
 		default: rc = nkv_bench_numeric(opt, optarg, o, &num_keys); break;

@@ -26,8 +26,9 @@ else
 nkv-bench_SRCS += bench/gpu_none.c
 endif
 
-# bench/pingpong: the reference points bench/run-bench.sh compares with
-# (a cross-thread cache-line round trip, the single-core memcpy rate).
+# bench/pingpong: the reference points bench/run-bench.py and
+# bench/compare.py compare with (a cross-thread cache-line round trip,
+# the single-core memcpy rate; each thread optionally pinned).
 # Not installed: a measuring aid, not a tool.
 $(B)/bench/pingpong: bench/pingpong.c
 	@mkdir -p $(@D)
@@ -40,3 +41,11 @@ HIP_SRCS += bench/pingpong_gpu.cu
 $(B)/bench/pingpong-gpu: bench/pingpong_gpu.cu
 	@mkdir -p $(@D)
 	$(if $(filter cuda,$(GPU)),$(NVCC) $(CUDA_FLAGS) -x cu,$(HIPCC) $(HIP_FLAGS) -x hip) $< -o $@
+
+# make bench-compare: nkv beside its references in one run (bench/compare.py:
+# the cpu engine against ping-pong and memcpy, the rados backend against
+# rados_loop on a throwaway cluster). Writes bench/results/compare.*.
+# COMPARE_FLAGS passes more, e.g. COMPARE_FLAGS="--runs 5".
+.PHONY: bench-compare
+bench-compare: $(B)/bin/nkv-bench $(B)/bin/nkv-target $(B)/bench/pingpong $(B)/bench/rados_loop
+	python3 bench/compare.py --build $(B) $(COMPARE_FLAGS)

@@ -170,6 +170,11 @@ static void nkv_bench_text_setup(FILE *f, const struct nkv_bench_opts *o,
 		o->num_queues, o->num_queues > 1 ? "s" : "", o->batch,
 		s->engine_note ? "\n              " : "", s->engine_note ? s->engine_note : "");
 	fprintf(f, "  target      %s\n", s->target_desc);
+	fprintf(f, "  placement   device code on CPU%s %s%s, target %s%s%s\n",
+		strpbrk(s->device_cpus, ",-") ? "s" : "", s->device_cpus,
+		o->cpu_device >= 0 ? " (--cpus)" : "",
+		!s->target_cpus[0] ? "another process" : "on CPU",
+		!s->target_cpus[0] ? "" : strpbrk(s->target_cpus, ",-") ? "s " : " ", s->target_cpus);
 	fprintf(f, "  controller  %s \"%s\", KV nsid %u, max value %u B, %u I/O queues granted\n",
 		in->transport, in->model, in->nsid, in->max_value, in->io_queues);
 	nkv_bench_doorbell_desc(in, db, sizeof(db));
@@ -289,7 +294,14 @@ void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
 		o->engine == NKV_BENCH_ENGINE_GPU ? "gpu" : "cpu", in->memory_mode,
 		in->vram_is_emulated ? "true" : "false", in->doorbells_mapped ? "true" : "false");
 	nkv_bench_json_str(f, s->target_desc);
-	fprintf(f, ",\"keys\":%u,\"keys_present\":%lld,\"keys_stored\":%llu,\"batch_size\":%u,"
+	fprintf(f, ",\"cpus\":{\"pinned\":%s,\"device\":", o->cpu_device >= 0 ? "true" : "false");
+	nkv_bench_json_str(f, s->device_cpus);
+	fprintf(f, ",\"target\":");
+	if (s->target_cpus[0])
+		nkv_bench_json_str(f, s->target_cpus);
+	else
+		fprintf(f, "null");
+	fprintf(f, "},\"keys\":%u,\"keys_present\":%lld,\"keys_stored\":%llu,\"batch_size\":%u,"
 		"\"value_size\":%u,\"data_buffer_size\":%u,\"queue_length\":%u,\"num_queues\":%u,"
 		"\"iterations\":%u,\"verify\":%s,",
 		o->num_keys, s->keys_present == UINT64_MAX ? -1LL : (long long)s->keys_present,

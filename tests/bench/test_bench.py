@@ -236,6 +236,9 @@ def bad_flags():
         (["--num-queues", "0"], "--num-queues"), (["--iterations", "-1"], "--iterations"),
         (["stray"], "unexpected argument"),
         (["--key-order", "sha"], "--key-order"), (["--key-order", "hash", "--keys", "a"], "--keys"),
+        (["--cpus", "x"], "--cpus"), (["--cpus", "0,"], "--cpus"), (["--cpus", "0,0,0"], "--cpus"),
+        (["--cpus", "-1"], "--cpus"), (["--cpus", "%d" % (os.cpu_count() + 64)], "may run on"),
+        (["--cpus", "0,0", "--target", "vfio-user:/nonexistent.sock"], "taskset"),
     ]
     for args, word in cases:
         rc, out, err = bench(*args)
@@ -253,6 +256,25 @@ def bad_flags():
           str(j and j["memory_mode"]))
     rc, out, err = bench("--help")
     check("help", rc == 0 and "examples:" in out and "--memory-mode" in out, "exit %d" % rc)
+
+
+def placement():
+    """--cpus D,T: the waves run pinned to D, the embedded target's
+    threads to T, and the report says so; without it both may run on
+    every CPU this process may use."""
+    allowed = sorted(os.sched_getaffinity(0))
+    d, t = allowed[-1], allowed[0]
+    j = bench_json("cpus-pinned", "--kv-op", "retrieve", "--cpus", "%d,%d" % (d, t), keys=64,
+                   iters=1)
+    check("cpus-pinned-json", j is not None and j["cpus"] == {"pinned": True, "device": str(d),
+                                                               "target": str(t)},
+          str(j and j["cpus"]))
+    j = bench_json("cpus-unpinned", "--kv-op", "exist", keys=16, batch=16, iters=1)
+    check("cpus-unpinned-json", j is not None and not j["cpus"]["pinned"] and
+          j["cpus"]["device"] == j["cpus"]["target"] != "", str(j and j["cpus"]))
+    rc, out, err = bench("--kv-op", "exist", "--num-keys", "16", "--cpus", str(d))
+    check("cpus-text-report", rc == 0 and "device code on CPU %d (--cpus)" % d in out,
+          "exit %d: %s" % (rc, out))
 
 
 def text_report():
@@ -275,6 +297,7 @@ def main():
     try:
         text_report()
         bad_flags()
+        placement()
         embedded()
         external(tmp)
         timeout_is_wall_clock(tmp)
