@@ -127,6 +127,8 @@ static void nkv_tgt_id_desc(struct nkv_tgt_ctrl *c, uint32_t nsid,
 	p[4 + 6] = (uint8_t)((p[4 + 6] & 0x0f) | 0x80);	/* a name-based UUID */
 	p[4 + 8] = (uint8_t)((p[4 + 8] & 0x3f) | 0x80);	/* RFC 4122 variant */
 	p += 20;
+	if (be->csi == NKV_CSI_NVM && (c->quirks & NKV_TGT_QUIRK_NO_CSI_DESC))
+		return;
 	p[0] = NKV_NIDT_CSI;
 	p[1] = 1;
 	p[4] = be->csi;

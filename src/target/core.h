@@ -89,6 +89,7 @@ struct nkv_tgt_ctrl {
 	uint16_t cntlid;
 	uint32_t max_iov;
 	uint64_t max_xfer;		/* bytes */
+	uint32_t quirks;		/* NKV_TGT_QUIRK_* */
 
 	/* Register file. */
 	uint64_t cap;

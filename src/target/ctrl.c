@@ -80,6 +80,7 @@ static int nkv_tgt_opts(struct nkv_tgt_ctrl *c, const struct nkv_tgt_ctrl_opts *
 	c->to = d.to ? d.to : 20;
 	c->cntlid = d.cntlid;
 	c->trace = d.trace;
+	c->quirks = d.quirks;
 	if (c->mqes < 2 || c->mqes > 65536 || c->max_ioq > 65534 ||
 	    c->mdts > 12 || c->to > 255)
 		return -EINVAL;

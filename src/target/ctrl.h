@@ -46,7 +46,20 @@ struct nkv_tgt_ctrl_opts {
 	uint32_t to;		/* CAP.TO in 500 ms units; 0: 20 (10 s) */
 	uint16_t cntlid;
 	int trace;		/* log SQEs, doorbells, CQEs */
+	uint32_t quirks;	/* NKV_TGT_QUIRK_*: 0 for a well-behaved controller */
 };
+
+/*
+ * Misbehaviours of controllers met in the field, reproduced on request so
+ * that clients can be tested against them (tests/host does).
+ * NO_CSI_DESC: the Namespace Identification Descriptor list of an NVM
+ * namespace leaves out the Command Set Identifier descriptor.
+ * FAIL_ON_READY: enabling sets CSTS.RDY and CSTS.CFS together and the
+ * controller goes on serving commands, as one that failed for a cause it
+ * does not stop for (issue 19: CSTS 0x3 on every connect).
+ */
+#define NKV_TGT_QUIRK_NO_CSI_DESC (1u << 0)
+#define NKV_TGT_QUIRK_FAIL_ON_READY (1u << 1)
 
 /*
  * doorbells: the doorbell page(s) at BAR0 + 0x1000, 2 * (max_ioq + 1)

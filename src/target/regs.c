@@ -98,6 +98,8 @@ static void nkv_tgt_enable(struct nkv_tgt_ctrl *c, uint32_t cc)
 	}
 	c->cc = cc;
 	c->csts = NKV_CSTS_RDY;
+	if (c->quirks & NKV_TGT_QUIRK_FAIL_ON_READY)
+		c->csts |= NKV_CSTS_CFS;
 	NKV_TGT_TRACE(c, "enabled: cc %#x", cc);
 }
 

@@ -104,6 +104,46 @@ Test(host_ctrl, nvm_namespace)
 	ht_server_stop(&s);
 }
 
+/* A controller whose descriptor list leaves out the CSI descriptor of an
+ * NVM namespace: Identify Namespace tells the command set instead. */
+Test(host_ctrl, nvm_namespace_without_csi_descriptor)
+{
+	struct ht_server_opts so = { .nvm_only = 1, .capacity = 1u << 24,
+				     .quirks = NKV_TGT_QUIRK_NO_CSI_DESC };
+	struct ht_server s;
+	struct nkv_ctrl_info in;
+	struct nkv_ns_info ns[4];
+	struct nkv_ctrl *c;
+	char err[200] = "";
+
+	cr_assert_eq(ht_server_start(&s, &so), 0);
+	cr_assert_eq(ht_connect(&s, 0, 1, &c, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(nkv_ctrl_get_info(c, &in), 0);
+	cr_expect_eq(in.nsid, 1);
+	cr_expect_eq(in.csi, 0, "Identify Namespace should have said NVM");
+	cr_expect_eq(in.block_size, 4096);
+	cr_assert_eq(nkv_ctrl_namespaces(c, ns, 4), 1);
+	cr_expect_eq(ns[0].csi, 0);
+	nkv_ctrl_close(c);
+	ht_server_stop(&s);
+}
+
+/* A controller that fails (CSTS.CFS) but goes on completing commands, as
+ * the one in issue 19 did: connect says so instead of carrying on. */
+Test(host_ctrl, failed_controller_refused)
+{
+	struct ht_server_opts so = { .quirks = NKV_TGT_QUIRK_FAIL_ON_READY };
+	struct ht_server s;
+	struct nkv_ctrl *c = NULL;
+	char err[200] = "";
+
+	cr_assert_eq(ht_server_start(&s, &so), 0);
+	cr_expect_eq(ht_connect(&s, 0, 1, &c, err, sizeof(err)), -EIO, "%s", err);
+	cr_expect_null(c);
+	cr_expect(strstr(err, "CSTS 0x3") && strstr(err, "CFS"), "error names CSTS: %s", err);
+	ht_server_stop(&s);
+}
+
 /* Discovery lists every namespace with its own command set and limits. */
 Test(host_ctrl, namespaces_listed)
 {

@@ -80,6 +80,8 @@ Test(vfu_e2e, negotiation_regions_registers, .init = up_sparse, .fini = down)
 	cr_expect_eq(cfg[0x0b], 0x01);
 	cr_expect_eq(cfg[0x0a], 0x08);
 	cr_expect_eq(cfg[0x09], 0x02);
+	/* Opening set the function up as a driver does: Bus Master Enable. */
+	cr_expect(cfg[NKV_PCI_COMMAND] & NKV_PCI_CMD_MASTER, "PCI Command %#x", cfg[NKV_PCI_COMMAND]);
 	cr_expect_eq(ops->alive(tr), 0);
 	ops->close(tr);
 }
