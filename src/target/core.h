@@ -100,6 +100,8 @@ struct nkv_tgt_ctrl {
 	uint64_t acq;
 	uint32_t page_size;
 	int shutting_down;
+	int bus_master;			/* PCI Bus Master Enable: may DMA */
+	const char *failed;		/* why CSTS.CFS was set, NULL if not */
 
 	/* Queues: index = qid, 0 = admin. */
 	struct nkv_tgt_sq *sq;

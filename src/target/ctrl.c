@@ -116,6 +116,7 @@ struct nkv_tgt_ctrl *nkv_tgt_ctrl_create(struct nkv_subsys *ss,
 	c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (!c->sq || !c->cq || !c->qstats || c->wake_fd < 0)
 		goto fail;
+	c->bus_master = 1;
 	nkv_tgt_regs_init(c);
 	return c;
 fail:
@@ -309,7 +310,7 @@ int nkv_tgt_ctrl_poll(struct nkv_tgt_ctrl *c)
 {
 	int work = nkv_tgt_handoff_drain(c);
 
-	if (!(c->csts & NKV_CSTS_RDY))
+	if (!(c->csts & NKV_CSTS_RDY) || c->failed)
 		return work;
 	work += nkv_tgt_queues_poll(c);
 	/* Inline backends complete during submit: post those now. */
@@ -321,6 +322,24 @@ int nkv_tgt_ctrl_poll(struct nkv_tgt_ctrl *c)
 		NKV_TGT_TRACE(c, "shutdown complete");
 	}
 	return work;
+}
+
+void nkv_tgt_ctrl_set_bus_master(struct nkv_tgt_ctrl *c, int on)
+{
+	c->bus_master = !!on;
+}
+
+void nkv_tgt_ctrl_fail(struct nkv_tgt_ctrl *c, const char *why)
+{
+	if (!c->failed)
+		c->failed = why;
+	c->csts |= NKV_CSTS_CFS;
+	NKV_TGT_TRACE(c, "controller fatal status: %s", why);
+}
+
+const char *nkv_tgt_ctrl_failed(const struct nkv_tgt_ctrl *c)
+{
+	return c->failed;
 }
 
 uint32_t nkv_tgt_ctrl_inflight(const struct nkv_tgt_ctrl *c)

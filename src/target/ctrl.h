@@ -78,6 +78,21 @@ void nkv_tgt_ctrl_destroy(struct nkv_tgt_ctrl *c);
  * size is 4 or 8. Unknown offsets read as 0 and ignore writes. */
 uint64_t nkv_tgt_ctrl_reg_read(struct nkv_tgt_ctrl *c, uint32_t off, unsigned size);
 void nkv_tgt_ctrl_reg_write(struct nkv_tgt_ctrl *c, uint32_t off, uint64_t val, unsigned size);
+/*
+ * The PCI function's Bus Master Enable, as the transport's config space
+ * holds it (on at create: a transport without PCI semantics never clears
+ * it). While it is clear the controller makes no memory request: an SQE
+ * to fetch or a CQE to post fails the controller instead (CSTS.CFS), as a
+ * device whose DMA is refused does. Data of commands a backend already
+ * holds is not stopped.
+ */
+void nkv_tgt_ctrl_set_bus_master(struct nkv_tgt_ctrl *c, int on);
+/* Fail the controller: CSTS.CFS set, no fetching and no posting until a
+ * reset (CC.EN 1->0). why (a string that outlives the controller) is kept
+ * for the transport's log. */
+void nkv_tgt_ctrl_fail(struct nkv_tgt_ctrl *c, const char *why);
+/* Why the controller failed since its last reset, or NULL. */
+const char *nkv_tgt_ctrl_failed(const struct nkv_tgt_ctrl *c);
 /* Size of BAR0 the transport should expose (registers + doorbells). */
 uint32_t nkv_tgt_ctrl_bar0_size(const struct nkv_tgt_ctrl *c);
 

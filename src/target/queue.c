@@ -117,6 +117,12 @@ int nkv_tgt_cq_flush(struct nkv_tgt_ctrl *c, uint16_t cqid)
 	struct nkv_tgt_cmd *cmd;
 	int n = 0;
 
+	if (c->failed)
+		return 0;	/* a failed controller posts nothing */
+	if (cq->pend_head && !c->bus_master) {
+		nkv_tgt_ctrl_fail(c, "completion_to_post_with_bus_master_enable_clear");
+		return 0;
+	}
 	while ((cmd = cq->pend_head)) {
 		if ((cq->tail + 1) % cq->size == cq->head) {
 			nkv_tgt_cq_head(c, cqid);
@@ -163,6 +169,10 @@ static int nkv_tgt_sq_fetch(struct nkv_tgt_ctrl *c, uint16_t qid)
 	uint32_t n = 0;
 
 	nkv_tgt_sq_tail(c, qid);
+	if (sq->live && sq->head != sq->tail && !c->bus_master) {
+		nkv_tgt_ctrl_fail(c, "command_fetch_with_bus_master_enable_clear");
+		return 0;
+	}
 	while (sq->live && sq->head != sq->tail && n < NKV_TGT_BURST &&
 	       cq->outstanding < cq->size) {
 		cmd = nkv_tgt_cmd_get(c);
@@ -191,6 +201,8 @@ int nkv_tgt_queues_poll(struct nkv_tgt_ctrl *c)
 	uint32_t q, i, nq = c->max_ioq;
 	int work = 0;
 
+	if (c->failed)
+		return 0;
 	for (q = 0; q <= nq; q++)
 		if (c->cq[q].live && c->cq[q].pend_head)
 			work += nkv_tgt_cq_flush(c, (uint16_t)q);

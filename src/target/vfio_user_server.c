@@ -72,6 +72,7 @@ struct nkv_vfu_conn {
 	uint64_t bar_size;		/* power of two, as a PCI BAR */
 	uint8_t cfg[NKV_PCI_CFG_SIZE];
 	uint32_t bar_lo, bar_hi;	/* BAR0 as programmed by the client */
+	const char *failed_logged;	/* the controller failure last logged */
 	struct nkv_vfu_map *maps;
 	uint32_t nmaps;
 	/* The reply being built. */
@@ -126,6 +127,7 @@ static void nkv_vfu_cfg_init(struct nkv_vfu_conn *c)
 	nkv_vfu_put16(p + NKV_PCI_SUBSYS_VENDOR, NKV_VFU_PCI_VENDOR);
 	nkv_vfu_put16(p + NKV_PCI_SUBSYS_ID, NKV_VFU_PCI_DEVICE);
 	p[NKV_PCI_CAP_PTR] = NKV_VFU_PCIE_CAP;
+	p[NKV_PCI_INTERRUPT_PIN] = 1;		/* INTA#: see nkv_vfu_check_intx */
 	p[NKV_VFU_PCIE_CAP] = 0x10;		/* cap id: PCI Express */
 	p[NKV_VFU_PCIE_CAP + 1] = 0;		/* last capability */
 	nkv_vfu_put16(p + NKV_VFU_PCIE_CAP + 2, 0x0002);	/* v2, endpoint */
@@ -144,6 +146,54 @@ static void nkv_vfu_cfg_view(const struct nkv_vfu_conn *c, uint8_t *out)
 	nkv_vfu_put32(out + NKV_PCI_BAR0 + 4, c->bar_hi);
 }
 
+/*
+ * The Command register bits a PCI Express endpoint with one memory BAR
+ * implements (PCIe Base 7.5.1.1.3): Memory Space, Bus Master, Parity
+ * Error Response, SERR# Enable, Interrupt Disable. I/O Space is 0 with
+ * no I/O BAR; Special Cycles, MWI, VGA snoop, IDSEL and fast
+ * back-to-back are hardwired 0 on PCI Express.
+ */
+#define NKV_VFU_CMD_RW (NKV_PCI_CMD_MEMORY | NKV_PCI_CMD_MASTER | NKV_PCI_CMD_PARITY | \
+			NKV_PCI_CMD_SERR | NKV_PCI_CMD_INTX_DISABLE)
+
+static uint16_t nkv_vfu_command(const struct nkv_vfu_conn *c)
+{
+	uint16_t v;
+
+	memcpy(&v, c->cfg + NKV_PCI_COMMAND, 2);
+	return v;
+}
+
+/* A controller failure (the core's, or ours below) gets one log line. */
+static void nkv_vfu_log_failed(struct nkv_vfu_conn *c)
+{
+	const char *why = c->ctrl ? nkv_tgt_ctrl_failed(c->ctrl) : NULL;
+
+	if (why && why != c->failed_logged)
+		nkv_vfu_log(c->s, NKV_VFU_LOG_WARN,
+			    "event=controller_fatal conn=%u csts=%#x pci_command=%#x reason=%s",
+			    c->id, (uint32_t)nkv_tgt_ctrl_reg_read(c->ctrl, NKV_REG_CSTS, 4),
+			    nkv_vfu_command(c), why);
+	c->failed_logged = why;
+}
+
+/*
+ * An enabled controller whose function has Interrupt Disable clear (and
+ * no MSI/MSI-X: none is offered) signals completions with INTx. vfio-user
+ * delivers interrupts only through an eventfd the client hands over with
+ * SET_IRQS, and this server takes none: it cannot raise INTx, so it fails
+ * the controller (CSTS.CFS) rather than leave a driver waiting for
+ * interrupts that never come. Drivers that poll set Interrupt Disable.
+ */
+static void nkv_vfu_check_intx(struct nkv_vfu_conn *c)
+{
+	if (!c->ctrl || nkv_tgt_ctrl_failed(c->ctrl) ||
+	    (nkv_vfu_command(c) & NKV_PCI_CMD_INTX_DISABLE) ||
+	    !(nkv_tgt_ctrl_reg_read(c->ctrl, NKV_REG_CSTS, 4) & NKV_CSTS_RDY))
+		return;
+	nkv_tgt_ctrl_fail(c->ctrl, "intx_needed_but_not_deliverable(set_Interrupt_Disable_in_the_PCI_Command_register)");
+}
+
 /* Writable: the command register and BAR0/BAR1; the rest is read-only. */
 static void nkv_vfu_cfg_write(struct nkv_vfu_conn *c, uint32_t off, const uint8_t *d,
 			      uint32_t len)
@@ -155,13 +205,15 @@ static void nkv_vfu_cfg_write(struct nkv_vfu_conn *c, uint32_t off, const uint8_
 	for (i = 0; i < len; i++) {
 		uint32_t o = off + i;
 
-		if (o == NKV_PCI_COMMAND)
-			c->cfg[o] = d[i] & 0x06;	/* memory space, bus master */
+		if (o == NKV_PCI_COMMAND || o == NKV_PCI_COMMAND + 1)
+			c->cfg[o] = d[i] & (uint8_t)(NKV_VFU_CMD_RW >> (8 * (o - NKV_PCI_COMMAND)));
 		else if (o >= NKV_PCI_BAR0 && o < NKV_PCI_BAR0 + 8)
 			view[o] = d[i];
 	}
 	memcpy(&c->bar_lo, view + NKV_PCI_BAR0, 4);
 	memcpy(&c->bar_hi, view + NKV_PCI_BAR0 + 4, 4);
+	if (c->ctrl)
+		nkv_tgt_ctrl_set_bus_master(c->ctrl, nkv_vfu_command(c) & NKV_PCI_CMD_MASTER);
 }
 
 /* ---------------------------------------------------------------- */
@@ -196,6 +248,8 @@ static int nkv_vfu_ctrl_new(struct nkv_vfu_conn *c)
 		c->ctrl = NULL;
 		return -EINVAL;
 	}
+	nkv_tgt_ctrl_set_bus_master(c->ctrl, nkv_vfu_command(c) & NKV_PCI_CMD_MASTER);
+	c->failed_logged = NULL;
 	return 0;
 }
 
@@ -480,6 +534,8 @@ static int nkv_vfu_h_region_write(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 	} else {
 		nkv_vfu_cfg_write(c, (uint32_t)rw.offset, data, rw.count);
 	}
+	nkv_vfu_check_intx(c);
+	nkv_vfu_log_failed(c);
 	rc = nkv_vfu_reply_alloc(c, sizeof(rw));
 	if (!rc)
 		memcpy(c->rbuf, &rw, sizeof(rw));
@@ -782,6 +838,8 @@ static void nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 		int work = c->ctrl ? nkv_tgt_ctrl_poll(c->ctrl) : 0;
 		int n;
 
+		if (c->ctrl && nkv_tgt_ctrl_failed(c->ctrl) != c->failed_logged)
+			nkv_vfu_log_failed(c);
 		if (work)
 			idle_passes = 0;
 		else if (idle_passes < NKV_VFU_IDLE_SPINS)
