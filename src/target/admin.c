@@ -20,8 +20,12 @@ static uint16_t nkv_tgt_reply(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 
 	if (st)
 		return (uint16_t)st;
-	nkv_tgt_iov_copy_to(cmd->iov, cmd->iovcnt, buf, len);
+	st = nkv_guard_scatter(cmd->iov, cmd->iovcnt, buf, len);
 	cmd->iovcnt = 0;	/* transfer done: memory no longer busy */
+	if (st) {
+		nkv_tgt_mem_lost(c);
+		return nkv_tgt_sc(NKV_SC_DATA_XFER_ERROR);
+	}
 	return 0;
 }
 

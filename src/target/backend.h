@@ -42,6 +42,9 @@ struct nkv_be_op {
 	/* Results, set by the backend before done(). */
 	uint16_t status;	/* NKV_STATUS(sct, sc); 0 = success */
 	uint32_t dw0;		/* Retrieve: full stored value size */
+	/* Set (with status Data Transfer Error) when a page of the client's
+	 * vanished under a copy (memguard.h): the core then drops the client. */
+	uint8_t fault;
 
 	void (*done)(struct nkv_be_op *op);
 	void *ctx;		/* the core's */

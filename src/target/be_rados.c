@@ -9,6 +9,7 @@
  * synchronous and the core's poll thread must never block.
  */
 #include "be_rados.h"
+#include "memguard.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -235,6 +236,7 @@ static uint16_t nkv_rados_status(int rv)
 	case E2BIG: sc = NKV_SC_KV_INVALID_VALUE_SIZE; break;
 	case ENOSPC:
 	case EDQUOT: sc = NKV_SC_CAPACITY_EXCEEDED; break;
+	case EFAULT: sc = NKV_SC_DATA_XFER_ERROR; break;	/* client page vanished */
 	default: sc = NKV_SC_KV_UNRECOVERED_ERROR; break;	/* ETIMEDOUT too */
 	}
 	return NKV_STATUS(NKV_SCT_GENERIC, sc);
@@ -286,16 +288,13 @@ static void nkv_rados_finish(struct nkv_rados_req *r, bool was_issued)
 		nkv_rados_finish(w, true);
 }
 
+/* Into client memory through memguard: a vanished page fails the op with
+ * Data Transfer Error (op->fault) instead of killing the target. */
 static void nkv_rados_scatter(struct nkv_be_op *op, const char *src, size_t n)
 {
-	int i;
-
-	for (i = 0; i < op->iovcnt && n; i++) {
-		size_t c = op->iov[i].iov_len < n ? op->iov[i].iov_len : n;
-
-		memcpy(op->iov[i].iov_base, src, c);
-		src += c;
-		n -= c;
+	if (nkv_guard_scatter(op->iov, op->iovcnt, src, n)) {
+		op->fault = 1;
+		op->status = NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_DATA_XFER_ERROR);
 	}
 }
 
@@ -345,8 +344,6 @@ static int nkv_rados_prep_store(struct nkv_rados_req *r)
 {
 	struct nkv_be_op *op = r->op;
 	const char *buf = op->iovcnt > 0 ? op->iov[0].iov_base : "";
-	size_t off = 0;
-	int i;
 
 	r->wop = rados_create_write_op();
 	if (!r->wop)
@@ -356,13 +353,9 @@ static int nkv_rados_prep_store(struct nkv_rados_req *r)
 		r->bounce = malloc(op->len ? op->len : 1);
 		if (!r->bounce)
 			return -ENOMEM;
-		for (i = 0; i < op->iovcnt && off < op->len; i++) {
-			size_t c = op->iov[i].iov_len;
-
-			if (c > op->len - off)
-				c = op->len - off;
-			memcpy(r->bounce + off, op->iov[i].iov_base, c);
-			off += c;
+		if (nkv_guard_gather(r->bounce, op->iov, op->iovcnt, op->len)) {
+			op->fault = 1;
+			return -EFAULT;
 		}
 		buf = r->bounce;
 	}

@@ -117,6 +117,8 @@ struct nkv_tgt_ctrl *nkv_tgt_ctrl_create(struct nkv_subsys *ss,
 	if (!c->sq || !c->cq || !c->qstats || c->wake_fd < 0)
 		goto fail;
 	c->bus_master = 1;
+	if (nkv_guard_init())
+		goto fail;
 	nkv_tgt_regs_init(c);
 	return c;
 fail:
@@ -242,42 +244,26 @@ int nkv_tgt_cmd_prps(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
 	n = nkv_dma_prp_to_iov(c->dma, cmd->sqe.prp1, cmd->sqe.prp2, len,
 			       c->page_size, prot, cmd->iov, (int)c->max_iov);
+	if (n < 0 && nkv_dma_faulted(c->dma))
+		nkv_tgt_mem_lost(c);
 	if (n < 0)
 		return -n;
 	cmd->iovcnt = n;
 	return 0;
 }
 
-uint64_t nkv_tgt_iov_copy_to(const struct iovec *iov, int cnt,
-			     const void *src, uint64_t len)
+/* A page of the client's vanished under an access (memguard.h): the
+ * controller's client is dropped by the transport after this pass. */
+void nkv_tgt_mem_lost(struct nkv_tgt_ctrl *c)
 {
-	const uint8_t *s = src;
-	uint64_t done = 0;
-	int i;
-
-	for (i = 0; i < cnt && done < len; i++) {
-		uint64_t n = iov[i].iov_len < len - done ? iov[i].iov_len : len - done;
-
-		memcpy(iov[i].iov_base, s + done, n);
-		done += n;
-	}
-	return done;
+	if (!c->mem_lost)
+		NKV_TGT_TRACE(c, "client memory vanished (SIGBUS caught)");
+	c->mem_lost = 1;
 }
 
-uint64_t nkv_tgt_iov_copy_from(void *dst, const struct iovec *iov, int cnt,
-			       uint64_t len)
+int nkv_tgt_ctrl_lost_memory(const struct nkv_tgt_ctrl *c)
 {
-	uint8_t *d = dst;
-	uint64_t done = 0;
-	int i;
-
-	for (i = 0; i < cnt && done < len; i++) {
-		uint64_t n = iov[i].iov_len < len - done ? iov[i].iov_len : len - done;
-
-		memcpy(d + done, iov[i].iov_base, n);
-		done += n;
-	}
-	return done;
+	return c->mem_lost;
 }
 
 /*

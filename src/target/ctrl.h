@@ -93,6 +93,14 @@ void nkv_tgt_ctrl_set_bus_master(struct nkv_tgt_ctrl *c, int on);
 void nkv_tgt_ctrl_fail(struct nkv_tgt_ctrl *c, const char *why);
 /* Why the controller failed since its last reset, or NULL. */
 const char *nkv_tgt_ctrl_failed(const struct nkv_tgt_ctrl *c);
+/*
+ * Did a page of the client's memory vanish under one of the controller's
+ * accesses (a truncated or hole-punched DMA fd: SIGBUS, caught by
+ * memguard.h)? The command that touched it completes with Data Transfer
+ * Error, if its CQ is still reachable; the transport should then drop the
+ * client: its memory cannot be trusted to be there.
+ */
+int nkv_tgt_ctrl_lost_memory(const struct nkv_tgt_ctrl *c);
 /* Size of BAR0 the transport should expose (registers + doorbells). */
 uint32_t nkv_tgt_ctrl_bar0_size(const struct nkv_tgt_ctrl *c);
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "dma.h"
+#include "memguard.h"
 #include "nkv_wire.h"
 
 struct nkv_dma_region {
@@ -24,6 +25,7 @@ struct nkv_dma_region {
 
 struct nkv_dma {
 	pthread_rwlock_t lock;
+	int faulted;		/* a PRP list page vanished (atomic) */
 	struct nkv_dma_region *r;
 	size_t n;
 	size_t cap;
@@ -214,7 +216,10 @@ static int nkv_prp_list(struct nkv_prp_walk *w, uint64_t lp)
 		if (!page)
 			return nkv_prp_err(NKV_SC_DATA_XFER_ERROR);
 		for (i = 0; i < nent && w->left; i++) {
-			memcpy(&e, page + i * 8, 8);
+			if (nkv_guard_copy(&e, page + i * 8, 8)) {
+				__atomic_store_n(&w->dma->faulted, 1, __ATOMIC_RELAXED);
+				return nkv_prp_err(NKV_SC_DATA_XFER_ERROR);
+			}
 			if (i == nent - 1 && need > 1)
 				break;	/* chain entry */
 			rc = nkv_prp_page(w, e);
@@ -257,4 +262,9 @@ int nkv_dma_prp_to_iov(struct nkv_dma *dma, uint64_t prp1, uint64_t prp2,
 	}
 	pthread_rwlock_unlock(&dma->lock);
 	return rc ? rc : w.n;
+}
+
+int nkv_dma_faulted(struct nkv_dma *dma)
+{
+	return __atomic_load_n(&dma->faulted, __ATOMIC_RELAXED);
 }

@@ -45,4 +45,8 @@ int nkv_dma_prp_to_iov(struct nkv_dma *dma, uint64_t prp1, uint64_t prp2,
 		       uint64_t len, uint32_t page_size, uint32_t prot,
 		       struct iovec *iov, int max_iov);
 
+/* Did a PRP list page vanish under the walk (SIGBUS caught by memguard.h;
+ * the walk answered Data Transfer Error)? Sticky. */
+int nkv_dma_faulted(struct nkv_dma *dma);
+
 #endif /* NKV_TGT_DMA_H */

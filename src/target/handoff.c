@@ -64,6 +64,8 @@ int nkv_tgt_handoff_drain(struct nkv_tgt_ctrl *c)
 		next = rev->next;
 		rev->status = rev->op.status;
 		rev->dw0 = rev->op.dw0;
+		if (rev->op.fault)
+			nkv_tgt_mem_lost(c);
 		nkv_tgt_io_finish(c, rev);
 		nkv_tgt_complete(c, rev);
 		rev = next;

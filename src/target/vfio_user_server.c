@@ -840,6 +840,12 @@ static void nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 
 		if (c->ctrl && nkv_tgt_ctrl_failed(c->ctrl) != c->failed_logged)
 			nkv_vfu_log_failed(c);
+		if (c->ctrl && nkv_tgt_ctrl_lost_memory(c->ctrl)) {
+			nkv_vfu_log(s, NKV_VFU_LOG_WARN,
+				    "event=conn_end conn=%u reason=client_memory_vanished(SIGBUS_caught:truncated_or_hole_punched_dma_fd)",
+				    c->id);
+			return;
+		}
 		if (work)
 			idle_passes = 0;
 		else if (idle_passes < NKV_VFU_IDLE_SPINS)

@@ -16,6 +16,11 @@
 
 int vt_server_start(struct vt_server *s, int no_sparse)
 {
+	return vt_server_start_unsealed(s, no_sparse, 0);
+}
+
+int vt_server_start_unsealed(struct vt_server *s, int no_sparse, int allow_unsealed)
+{
 	static int seq;
 	struct nkv_subsys_opts so = { .size = sizeof(so) };
 	struct nkv_be_mem_opts mo = { .size = sizeof(mo) };
@@ -33,6 +38,7 @@ int vt_server_start(struct vt_server *s, int no_sparse)
 	vo.ctrl.max_ioq = 4;
 	vo.poll_interval_ns = 20000;
 	vo.no_sparse_mmap = no_sparse;
+	vo.allow_unsealed_dma = allow_unsealed;
 	vo.max_conns = 4;
 	vo.log_level = getenv("NKV_TEST_LOG") ? NKV_VFU_LOG_DEBUG : NKV_VFU_LOG_ERROR;
 	return nkv_vfu_server_start(&vo, &s->srv);
@@ -134,13 +140,18 @@ static int vt_wait_rdy(struct vt_nvme *n, uint32_t want)
 	return -ETIMEDOUT;
 }
 
-static int vt_mem(struct vt_nvme *n)
+static int vt_mem(struct vt_nvme *n, unsigned flags)
 {
-	n->mem.len = VT_PAGES * NKV_PAGE_SIZE;
-	n->mem.fd = memfd_create("vt-dma", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	/* The target maps only memory that cannot shrink under it. */
+	unsigned mfd = MFD_CLOEXEC | MFD_ALLOW_SEALING;
+
+	n->mem.len = (size_t)vt_mem_pages(flags) * NKV_PAGE_SIZE;
+	if (flags & VT_MEM_HUGETLB)
+		mfd |= MFD_HUGETLB;
+	n->mem.fd = memfd_create("vt-dma", mfd);
+	/* Sealed unless asked: memory that cannot shrink under the target. */
 	if (n->mem.fd < 0 || ftruncate(n->mem.fd, (off_t)n->mem.len) ||
-	    fcntl(n->mem.fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW))
+	    (!(flags & VT_MEM_UNSEALED) &&
+	     fcntl(n->mem.fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW)))
 		return -errno;
 	n->mem.va = mmap(NULL, n->mem.len, PROT_READ | PROT_WRITE, MAP_SHARED, n->mem.fd, 0);
 	if (n->mem.va == MAP_FAILED)
@@ -181,7 +192,17 @@ static int vt_admin(struct vt_nvme *n, uint8_t opc, uint32_t cdw10, uint32_t cdw
 	return vt_cmd(n, 0, &s, NULL);
 }
 
+unsigned vt_mem_pages(unsigned flags)
+{
+	return flags & VT_MEM_HUGETLB ? 1024 : VT_PAGES;	/* 2 huge pages */
+}
+
 int vt_nvme_up(struct vt_nvme *n, const char *path)
+{
+	return vt_nvme_up_mem(n, path, 0);
+}
+
+int vt_nvme_up_mem(struct vt_nvme *n, const char *path, unsigned flags)
 {
 	char err[256];
 	uint32_t cc;
@@ -196,7 +217,7 @@ int vt_nvme_up(struct vt_nvme *n, const char *path)
 		fprintf(stderr, "open: %s\n", err);
 		return rc;
 	}
-	if ((rc = vt_mem(n)) || (rc = vt_doorbells(n)))
+	if ((rc = vt_mem(n, flags)) || (rc = vt_doorbells(n)))
 		return rc;
 	if (n->ops->reg_write(n->tr, NKV_REG_CC, 0, 4) || vt_wait_rdy(n, 0))
 		return -EIO;

@@ -17,6 +17,8 @@ struct vt_server {
 };
 
 int vt_server_start(struct vt_server *s, int no_sparse);
+/* The same, accepting DMA fds the client could shrink. */
+int vt_server_start_unsealed(struct vt_server *s, int no_sparse, int allow_unsealed);
 void vt_server_stop(struct vt_server *s);
 
 struct vt_nvme {
@@ -40,6 +42,13 @@ struct vt_nvme {
 
 /* Open, map memory, enable the controller, create I/O queue pair 1. */
 int vt_nvme_up(struct vt_nvme *n, const char *path);
+/* The same with other DMA memory: VT_MEM_UNSEALED (no seals: the test may
+ * truncate it), VT_MEM_HUGETLB (a sealed hugetlb memfd of 2 huge pages). */
+#define VT_MEM_UNSEALED 0x1u
+#define VT_MEM_HUGETLB 0x2u
+int vt_nvme_up_mem(struct vt_nvme *n, const char *path, unsigned flags);
+/* Pages of DMA memory vt_nvme_up_mem maps for flags. */
+unsigned vt_mem_pages(unsigned flags);
 void vt_nvme_down(struct vt_nvme *n);
 void *vt_page(struct vt_nvme *n, unsigned page);
 uint64_t vt_iova(struct vt_nvme *n, unsigned page);
