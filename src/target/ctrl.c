@@ -238,17 +238,18 @@ void nkv_tgt_cmd_put(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 int nkv_tgt_cmd_prps(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 		     uint64_t len, uint32_t prot)
 {
-	int n;
+	int n, stable = 0;
 
 	if (len > c->max_xfer)
 		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
 	n = nkv_dma_prp_to_iov(c->dma, cmd->sqe.prp1, cmd->sqe.prp2, len,
-			       c->page_size, prot, cmd->iov, (int)c->max_iov);
+			       c->page_size, prot, cmd->iov, (int)c->max_iov, &stable);
 	if (n < 0 && nkv_dma_faulted(c->dma))
 		nkv_tgt_mem_lost(c);
 	if (n < 0)
 		return -n;
 	cmd->iovcnt = n;
+	cmd->op.stable = (uint8_t)stable;
 	return 0;
 }
 

@@ -27,7 +27,9 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/un.h>
+#include <linux/magic.h>
 
 #include "target/vfio_user_server.h"
 #include "vfio-user/msg.h"
@@ -592,6 +594,23 @@ static int nkv_vfu_fd_sealed(struct nkv_vfu_conn *c, int fd)
 	return -EPERM;
 }
 
+/*
+ * Can the pages of this fd never vanish under our mapping? Only shmem
+ * (a memfd) sealed against shrinking: a hole punched in it reads back
+ * zeros, never SIGBUS. hugetlbfs raises SIGBUS at a hole when its pool is
+ * empty, seals or not. Such regions are NKV_DMA_STABLE: threads the
+ * target does not own (librados') may touch them.
+ */
+static int nkv_vfu_fd_stable(int fd)
+{
+	struct statfs sf;
+	int seals = fcntl(fd, F_GET_SEALS);
+
+	if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstatfs(fd, &sf) < 0)
+		return 0;
+	return sf.f_type != HUGETLBFS_MAGIC;
+}
+
 static int nkv_vfu_h_dma_map(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 {
 	struct nkv_vfu_dma_map dm;
@@ -627,6 +646,8 @@ static int nkv_vfu_h_dma_map(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 		prot |= NKV_DMA_WRITE;
 		mprot |= PROT_READ | PROT_WRITE;
 	}
+	if (nkv_vfu_fd_stable(fd))
+		prot |= NKV_DMA_STABLE;
 	nm = realloc(c->maps, (c->nmaps + 1) * sizeof(*c->maps));
 	if (!nm)
 		return -ENOMEM;
