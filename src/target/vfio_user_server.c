@@ -554,8 +554,9 @@ static struct nkv_vfu_map *nkv_vfu_find_map(struct nkv_vfu_conn *c, uint64_t iov
 	return NULL;
 }
 
-/* The fd must really hold [offset, offset + size): touching a memfd past
- * its end would kill the whole target with SIGBUS. */
+/* The fd must really hold [offset, offset + size) now: a range past its
+ * end could never be used. (Pages that vanish later, by a truncate or a
+ * punched hole, are survived: memguard.h.) */
 static int nkv_vfu_fd_covers(int fd, uint64_t offset, uint64_t size)
 {
 	struct stat st;
@@ -567,31 +568,6 @@ static int nkv_vfu_fd_covers(int fd, uint64_t offset, uint64_t size)
 	if (S_ISSOCK(st.st_mode) || S_ISDIR(st.st_mode) || S_ISFIFO(st.st_mode))
 		return -EBADF;
 	return 0;
-}
-
-/*
- * Can the client shrink this fd after we mapped it? A memfd (or any
- * shmem/hugetlbfs file: they answer F_GET_SEALS) is safe only with
- * F_SEAL_SHRINK; an on-disk file can always be truncated by a writer;
- * objects without seals and without a file size (dma-buf, devices) have
- * a size fixed for their lifetime.
- */
-static int nkv_vfu_fd_sealed(struct nkv_vfu_conn *c, int fd)
-{
-	struct stat st;
-	int seals = fcntl(fd, F_GET_SEALS);
-
-	if (c->s->o.allow_unsealed_dma)
-		return 0;
-	if (seals >= 0 && (seals & F_SEAL_SHRINK))
-		return 0;
-	if (seals < 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode))
-		return 0;
-	nkv_vfu_log(c->s, NKV_VFU_LOG_WARN,
-		    "event=dma_map_refused conn=%u reason=%s", c->id,
-		    seals >= 0 ? "memfd_not_sealed_against_shrink(F_SEAL_SHRINK)"
-			       : "regular_file_can_be_truncated(use_a_sealed_memfd)");
-	return -EPERM;
 }
 
 /*
@@ -634,8 +610,6 @@ static int nkv_vfu_h_dma_map(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 		return -ENOSPC;
 	fd = m->fds[0];
 	rc = nkv_vfu_fd_covers(fd, dm.offset, dm.size);
-	if (!rc)
-		rc = nkv_vfu_fd_sealed(c, fd);
 	if (rc)
 		return rc;
 	if (dm.flags & NKV_VFU_DMA_F_READ) {
@@ -646,8 +620,13 @@ static int nkv_vfu_h_dma_map(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 		prot |= NKV_DMA_WRITE;
 		mprot |= PROT_READ | PROT_WRITE;
 	}
+	/* Unsealed memfds and files are accepted too: their pages may vanish,
+	 * which memguard.h survives; sealed shmem stays the fast path. */
 	if (nkv_vfu_fd_stable(fd))
 		prot |= NKV_DMA_STABLE;
+	nkv_vfu_log(c->s, NKV_VFU_LOG_DEBUG, "event=dma_map conn=%u iova=%#llx size=%#llx stable=%d",
+		    c->id, (unsigned long long)dm.addr, (unsigned long long)dm.size,
+		    !!(prot & NKV_DMA_STABLE));
 	nm = realloc(c->maps, (c->nmaps + 1) * sizeof(*c->maps));
 	if (!nm)
 		return -ENOMEM;

@@ -116,6 +116,22 @@ Test(vfu_e2e, kv_through_the_doorbell_forwarder, .init = up_nosparse, .fini = do
 	vt_nvme_down(&n);
 }
 
+/* A client that does not seal its memory (QEMU's memory-backend-file,
+ * SPDK) is served by default, every command byte for byte, as is one
+ * that seals (the fast path). */
+Test(vfu_e2e, unsealed_client_every_op, .init = up_sparse, .fini = down)
+{
+	struct vt_nvme n;
+	char why[160] = "";
+
+	cr_assert_eq(vt_nvme_up_mem(&n, srv.path, VT_MEM_UNSEALED), 0, "unsealed memory refused");
+	cr_expect_eq(vt_every_op(&n, "uns", why, sizeof(why)), 0, "%s", why);
+	vt_nvme_down(&n);
+	cr_assert_eq(vt_nvme_up(&n, srv.path), 0);
+	cr_expect_eq(vt_every_op(&n, "sea", why, sizeof(why)), 0, "%s", why);
+	vt_nvme_down(&n);
+}
+
 static uint16_t pci_command(struct vt_nvme *n)
 {
 	uint16_t v = 0xffff;

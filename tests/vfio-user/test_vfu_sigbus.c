@@ -24,7 +24,7 @@
 
 static struct vt_server srv;
 
-static void up(void) { cr_assert_eq(vt_server_start_unsealed(&srv, 0, 1), 0); }
+static void up(void) { cr_assert_eq(vt_server_start(&srv, 0), 0); }
 static void down(void) { vt_server_stop(&srv); }
 
 static int store(struct vt_nvme *n, const char *key, unsigned page, const char *val)

@@ -17,8 +17,6 @@ struct vt_server {
 };
 
 int vt_server_start(struct vt_server *s, int no_sparse);
-/* The same, accepting DMA fds the client could shrink. */
-int vt_server_start_unsealed(struct vt_server *s, int no_sparse, int allow_unsealed);
 void vt_server_stop(struct vt_server *s);
 
 struct vt_nvme {
@@ -58,5 +56,9 @@ int vt_cmd(struct vt_nvme *n, uint16_t qid, struct nkv_sqe *sqe, uint32_t *dw0);
 /* Submit only (no wait). */
 void vt_submit(struct vt_nvme *n, uint16_t qid, struct nkv_sqe *sqe);
 void vt_kv_sqe(struct nkv_sqe *s, uint8_t opc, const char *key, uint64_t prp, uint32_t len);
+/* Every KV command byte for byte: Store (1 B to 4 pages, PRP lists
+ * included), Exist, Retrieve (whole and short), List, Delete, on keys
+ * tag0..tag4 (tag: at most 14 bytes). 0, or -1 with the reason in why. */
+int vt_every_op(struct vt_nvme *n, const char *tag, char *why, size_t whylen);
 
 #endif
