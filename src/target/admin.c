@@ -436,5 +436,8 @@ void nkv_tgt_admin_exec(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 {
 	cmd->status = nkv_tgt_admin_dispatch(c, cmd);
 	cmd->iovcnt = 0;
+	if ((c->quirks & NKV_TGT_QUIRK_FAIL_ON_CREATE_SQ) &&
+	    nkv_sqe_opc(&cmd->sqe) == NKV_ADM_CREATE_SQ)
+		c->csts |= NKV_CSTS_CFS;	/* and goes on answering */
 	nkv_tgt_complete(c, cmd);
 }

@@ -57,9 +57,12 @@ struct nkv_tgt_ctrl_opts {
  * FAIL_ON_READY: enabling sets CSTS.RDY and CSTS.CFS together and the
  * controller goes on serving commands, as one that failed for a cause it
  * does not stop for (issue 19: CSTS 0x3 on every connect).
+ * FAIL_ON_CREATE_SQ: the same, set while completing (successfully) a
+ * Create I/O Submission Queue: a controller that fails in use.
  */
 #define NKV_TGT_QUIRK_NO_CSI_DESC (1u << 0)
 #define NKV_TGT_QUIRK_FAIL_ON_READY (1u << 1)
+#define NKV_TGT_QUIRK_FAIL_ON_CREATE_SQ (1u << 2)
 
 /*
  * doorbells: the doorbell page(s) at BAR0 + 0x1000, 2 * (max_ioq + 1)

@@ -144,6 +144,27 @@ Test(host_ctrl, failed_controller_refused)
 	ht_server_stop(&s);
 }
 
+/* A controller that fails in use while still completing commands: the
+ * admin command whose completion comes with CFS fails with -EIO (CSTS is
+ * read after every completion), and the controller is dead from then on. */
+Test(host_ctrl, controller_failing_in_use)
+{
+	struct ht_server_opts so = { .quirks = NKV_TGT_QUIRK_FAIL_ON_CREATE_SQ };
+	struct ht_server s;
+	struct nkv_ctrl *c = NULL;
+	struct nkv_qpair *q = NULL;
+	struct nkv_ns_info ns[2];
+	char err[200] = "";
+
+	cr_assert_eq(ht_server_start(&s, &so), 0);
+	cr_assert_eq(ht_connect(&s, 0, 1, &c, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(nkv_qpair_create(c, NULL, &q), -EIO, "the completion came with CFS");
+	cr_expect_null(q);
+	cr_expect_eq(nkv_ctrl_namespaces(c, ns, 2), -ENOTCONN, "dead from then on");
+	nkv_ctrl_close(c);
+	ht_server_stop(&s);
+}
+
 /* Discovery lists every namespace with its own command set and limits. */
 Test(host_ctrl, namespaces_listed)
 {
