@@ -6,8 +6,11 @@
  * to the mapped doorbell page or as register writes. Every wait is
  * bounded by the controller's timeout; a timeout or a lost transport
  * marks the controller dead, and later calls fail at once with -ENOTCONN.
+ * CSTS.CFS is read after every completion and while waiting: a failed
+ * controller makes the command fail with -EIO and is dead from then on.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -80,10 +83,28 @@ void nkv_h_admin_fini(struct nkv_ctrl *c)
 	nkv_h_buf_free(c, &c->asq);
 }
 
+/* CSTS.CFS set: the controller failed (NVMe Base 2.0, 3.1.3.6 and 10.5);
+ * it is dead to us from now on. 0, -EIO, or -ENOTCONN if CSTS is out of
+ * reach. */
+int nkv_h_check_cfs(struct nkv_ctrl *c, const char *when)
+{
+	uint64_t csts = 0;
+
+	if (nkv_h_reg_read(c, NKV_REG_CSTS, 4, &csts))
+		return -ENOTCONN;
+	if (!(csts & NKV_CSTS_CFS))
+		return 0;
+	if (!c->failed_csts)
+		nkv_h_log("controller fatal status (CSTS %#x: CFS set) %s", (uint32_t)csts, when);
+	c->failed_csts = (uint32_t)csts;
+	c->dead = 1;
+	return -EIO;
+}
+
 /* Why a wait ended without a completion: the transport, or CSTS.CFS. */
 static int nkv_h_admin_dead(struct nkv_ctrl *c, uint8_t opc)
 {
-	uint64_t csts = 0;
+	char when[48];
 	int rc = c->ops->alive ? c->ops->alive(c->tr) : 0;
 
 	if (rc) {
@@ -91,13 +112,8 @@ static int nkv_h_admin_dead(struct nkv_ctrl *c, uint8_t opc)
 		c->dead = 1;
 		return -ENOTCONN;
 	}
-	if (!nkv_h_reg_read(c, NKV_REG_CSTS, 4, &csts) && (csts & NKV_CSTS_CFS)) {
-		nkv_h_log("admin opcode %#x: controller fatal status (CSTS %#llx)", opc,
-			  (unsigned long long)csts);
-		c->dead = 1;
-		return -EIO;
-	}
-	return 0;
+	snprintf(when, sizeof(when), "waiting for admin opcode %#x", opc);
+	return nkv_h_check_cfs(c, when) == -EIO ? -EIO : 0;
 }
 
 static int nkv_h_admin_wait(struct nkv_ctrl *c, uint8_t opc, uint16_t cid,
@@ -118,6 +134,9 @@ static int nkv_h_admin_wait(struct nkv_ctrl *c, uint8_t opc, uint16_t cid,
 				c->dead = 1;
 				return -EPROTO;
 			}
+			char when[48];
+			int rc;
+
 			*status = nkv_cqe_status(dw3) & 0x7ff;
 			if (dw0)
 				*dw0 = cq[c->ahead].dw0;
@@ -125,7 +144,11 @@ static int nkv_h_admin_wait(struct nkv_ctrl *c, uint8_t opc, uint16_t cid,
 				c->ahead = 0;
 				c->aphase ^= 1u;
 			}
-			return nkv_h_admin_db(c, 1, c->ahead);
+			rc = nkv_h_admin_db(c, 1, c->ahead);
+			/* A completion does not vouch for the controller: one
+			 * that failed may still answer (CFS with RDY). */
+			snprintf(when, sizeof(when), "after admin opcode %#x", opc);
+			return rc ? rc : nkv_h_check_cfs(c, when);
 		}
 		now = nkv_h_now_ms();
 		if (now - t0 > c->timeout_ms) {
@@ -135,7 +158,7 @@ static int nkv_h_admin_wait(struct nkv_ctrl *c, uint8_t opc, uint16_t cid,
 				nkv_h_log("admin opcode %#x: no completion within %u ms",
 					  opc, c->timeout_ms);
 			c->dead = 1;
-			return rc == -ENOTCONN ? rc : -ETIMEDOUT;
+			return rc ? rc : -ETIMEDOUT;
 		}
 		if (now - last_check >= 100) {
 			int rc = nkv_h_admin_dead(c, opc);

@@ -85,7 +85,9 @@ static int nkv_h_enable(struct nkv_ctrl *c, char *err, size_t errlen)
 		nkv_h_err(err, errlen, "cannot program the admin queue: %s", strerror(-rc));
 		return -ENOTCONN;
 	}
-	return nkv_h_wait_csts(c, NKV_CSTS_RDY, NKV_CSTS_RDY, "ready", err, errlen);
+	rc = nkv_h_wait_csts(c, NKV_CSTS_RDY, NKV_CSTS_RDY, "ready", err, errlen);
+	/* RDY can come with CFS (a controller that failed once enabled). */
+	return rc ? rc : nkv_h_check_cfs(c, "after enable");
 }
 
 /* Identify into c->idbuf: 0, the NVMe status (> 0), or -errno. */
@@ -182,21 +184,39 @@ static int nkv_h_num_queues(struct nkv_ctrl *c, uint32_t want, char *err, size_t
 	return 0;
 }
 
+/* Does Identify Namespace (CNS 00h) describe an NVM namespace? It is
+ * all zeros for a namespace of another command set or an inactive one. */
+static int nkv_h_ns_is_nvm(struct nkv_ctrl *c, uint32_t nsid)
+{
+	const struct nkv_id_ns_nvm *id = c->idbuf.m.va;
+
+	return !nkv_h_identify(c, NKV_CNS_NS, 0, nsid) && id->nsze &&
+	       id->lbaf[id->flbas & 0xf].lbads >= 9;
+}
+
 /* CSI of namespace nsid from its descriptor list, or -1. A controller
- * without I/O command sets has only NVM namespaces. */
+ * without I/O command sets has only NVM namespaces; one whose descriptor
+ * list leaves out the command set descriptor (a known bug for NVM
+ * namespaces) gets asked Identify Namespace. */
 static int nkv_h_ns_csi(struct nkv_ctrl *c, uint32_t nsid)
 {
 	const uint8_t *p = c->idbuf.m.va;
 	size_t off = 0;
+	int rc;
 
 	if (!(nkv_cap_css(c->cap) & NKV_CAP_CSS_IOCS))
 		return NKV_CSI_NVM;
-	if (nkv_h_identify(c, NKV_CNS_NS_DESC_LIST, 0, nsid))
+	rc = nkv_h_identify(c, NKV_CNS_NS_DESC_LIST, 0, nsid);
+	if (rc < 0)
 		return -1;
-	while (off + 4 <= NKV_PAGE_SIZE && p[off]) {
+	while (!rc && off + 4 <= NKV_PAGE_SIZE && p[off]) {
 		if (p[off] == NKV_NIDT_CSI && p[off + 1] >= 1 && off + 5 <= NKV_PAGE_SIZE)
 			return p[off + 4];
 		off += 4u + p[off + 1];
+	}
+	if (nkv_h_ns_is_nvm(c, nsid)) {
+		nkv_h_trace("namespace %u: no command set descriptor, Identify Namespace says NVM", nsid);
+		return NKV_CSI_NVM;
 	}
 	return -1;
 }
@@ -425,8 +445,15 @@ static int nkv_h_connect(struct nkv_ctrl *c, const char *uri, const struct nkv_c
 	}
 	if (!rc)
 		rc = nkv_h_doorbells_init(c, err, errlen);
+	if (!rc)
+		rc = nkv_h_check_cfs(c, "after bring-up");
 	if (rc && c->dead && rc != -ETIMEDOUT && rc != -EIO)
 		rc = -ENOTCONN;
+	if (rc && c->failed_csts) {
+		nkv_h_err(err, errlen, "controller failed: CSTS %#x has CFS (Controller Fatal Status) set",
+			  c->failed_csts);
+		rc = -EIO;
+	}
 	return rc;
 }
 

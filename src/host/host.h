@@ -113,6 +113,7 @@ struct nkv_ctrl {
 	int dead;		/* admin timeout / transport gone: -ENOTCONN */
 	int gone;		/* close found it unreachable: no register access
 				 * at all (atomic: the forwarder reads it) */
+	uint32_t failed_csts;	/* CSTS when CFS was first seen, else 0 */
 	int trace;
 	uint32_t timeout_ms;	/* admin and bring-up bound */
 	uint32_t io_timeout_ms;	/* sync API default */
@@ -189,8 +190,12 @@ void nkv_h_check_gone(struct nkv_ctrl *c);
 
 /* ---- admin queue (admin.c) ---- */
 int nkv_h_admin_init(struct nkv_ctrl *c, uint32_t depth);
+/* 0, or -EIO when CSTS.CFS is set (logged once with when; the controller
+ * is marked dead), or -ENOTCONN when CSTS cannot be read. */
+int nkv_h_check_cfs(struct nkv_ctrl *c, const char *when);
 /* One admin command, waited for within c->timeout_ms. Returns 0 with the
- * NVMe status in *status (and DW0), or -ETIMEDOUT / -ENOTCONN. Caller
+ * NVMe status in *status (and DW0), or -ETIMEDOUT / -ENOTCONN, or -EIO
+ * when the controller reports CSTS.CFS (after the completion too). Caller
  * holds c->lock (or is the bring-up). */
 int nkv_h_admin(struct nkv_ctrl *c, struct nkv_sqe *sqe, uint16_t *status,
 		uint32_t *dw0);

@@ -6,9 +6,11 @@
  * vfio-user NVMe controller: doorbells are used as memory when BAR0 offers
  * a sparse-mmap (or whole-region mmap) area covering 0x1000, and through
  * REGION_WRITE messages otherwise (the caller then runs a doorbell
- * forwarder). One request is on the wire at a time (a mutex), every
- * receive has a socket timeout, and a transport whose server went away
- * stays failed: calls return -ENOTCONN at once instead of hanging.
+ * forwarder). Opening sets the PCI function up as a driver does (Memory
+ * Space, Bus Master Enable, Interrupt Disable). One request is on the
+ * wire at a time (a mutex), every receive has a socket timeout, and a
+ * transport whose server went away stays failed: calls return -ENOTCONN
+ * at once instead of hanging.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -383,6 +385,8 @@ static void nkv_vfu_close(struct nkv_tr *tr)
 	free(tr);
 }
 
+static int nkv_vfu_pci_enable(struct nkv_tr *tr);
+
 static int nkv_vfu_open(const char *addr, struct nkv_tr **out, char *err, size_t errlen)
 {
 	struct nkv_tr *tr;
@@ -405,6 +409,8 @@ static int nkv_vfu_open(const char *addr, struct nkv_tr **out, char *err, size_t
 		rc = nkv_vfu_device_info(tr);
 	if (!rc)
 		rc = nkv_vfu_read_regions(tr);
+	if (!rc)
+		rc = nkv_vfu_pci_enable(tr);
 	if (rc) {
 		if (err && errlen)
 			snprintf(err, errlen, "%s", tr->last_err[0] ? tr->last_err : strerror(-rc));
@@ -437,6 +443,58 @@ static int nkv_vfu_region_read(struct nkv_tr *tr, uint32_t region, uint64_t off,
 	return echo.count == count ? 0 : -EPROTO;
 }
 
+static int nkv_vfu_region_write(struct nkv_tr *tr, uint32_t region, uint64_t off,
+				const void *buf, uint32_t count)
+{
+	uint8_t req[sizeof(struct nkv_vfu_region_rw) + 8];
+	struct nkv_vfu_region_rw rw = { off, region, count };
+	struct nkv_vfu_msg rep;
+	int rc;
+
+	if (count == 0 || count > 8)
+		return -EINVAL;
+	memcpy(req, &rw, sizeof(rw));
+	memcpy(req + sizeof(rw), buf, count);	/* little endian host */
+	rc = nkv_vfu_call(tr, NKV_VFU_REGION_WRITE, req, sizeof(rw) + count, NULL, 0, &rep);
+	if (!rc)
+		nkv_vfu_msg_free(&rep);
+	return rc;
+}
+
+/*
+ * Set the function up as a PCI driver does before it touches the device
+ * (Linux pci_enable_device_mem + pci_set_master + pci_intx(0)): Memory
+ * Space and Bus Master Enable on, and Interrupt Disable on, since nkv
+ * polls its completion queues and wants no INTx. Read-modify-write of the
+ * 16-bit Command register; a device that then still reads Bus Master
+ * Enable clear will not DMA, which the caller must hear about.
+ */
+static int nkv_vfu_pci_enable(struct nkv_tr *tr)
+{
+	const uint16_t want = NKV_PCI_CMD_MEMORY | NKV_PCI_CMD_MASTER | NKV_PCI_CMD_INTX_DISABLE;
+	uint16_t cmd = 0;
+	int rc;
+
+	rc = nkv_vfu_region_read(tr, NKV_VFU_CONFIG, NKV_PCI_COMMAND, &cmd, 2);
+	if (!rc && (cmd & want) != want) {
+		cmd |= want;
+		rc = nkv_vfu_region_write(tr, NKV_VFU_CONFIG, NKV_PCI_COMMAND, &cmd, 2);
+		if (!rc)
+			rc = nkv_vfu_region_read(tr, NKV_VFU_CONFIG, NKV_PCI_COMMAND, &cmd, 2);
+	}
+	if (rc) {
+		nkv_vfu_seterr(tr, "vfio-user: cannot set up the PCI Command register: %s",
+			       tr->last_err[0] ? tr->last_err : strerror(-rc));
+		return rc;
+	}
+	if (!(cmd & NKV_PCI_CMD_MASTER)) {
+		nkv_vfu_seterr(tr, "vfio-user: the device keeps Bus Master Enable clear (PCI Command %#x): it cannot DMA",
+			       cmd);
+		return -EIO;
+	}
+	return 0;
+}
+
 static int nkv_vfu_reg_read(struct nkv_tr *tr, uint32_t off, unsigned size, uint64_t *val)
 {
 	uint64_t v = 0;
@@ -452,19 +510,9 @@ static int nkv_vfu_reg_read(struct nkv_tr *tr, uint32_t off, unsigned size, uint
 
 static int nkv_vfu_reg_write(struct nkv_tr *tr, uint32_t off, uint64_t val, unsigned size)
 {
-	uint8_t req[sizeof(struct nkv_vfu_region_rw) + 8];
-	struct nkv_vfu_region_rw rw = { off, NKV_VFU_BAR0, size };
-	struct nkv_vfu_msg rep;
-	int rc;
-
 	if (size != 4 && size != 8)
 		return -EINVAL;
-	memcpy(req, &rw, sizeof(rw));
-	memcpy(req + sizeof(rw), &val, size);	/* little endian host */
-	rc = nkv_vfu_call(tr, NKV_VFU_REGION_WRITE, req, sizeof(rw) + size, NULL, 0, &rep);
-	if (!rc)
-		nkv_vfu_msg_free(&rep);
-	return rc;
+	return nkv_vfu_region_write(tr, NKV_VFU_BAR0, off, &val, size);
 }
 
 static volatile uint32_t *nkv_vfu_doorbells(struct nkv_tr *tr, size_t *len)
@@ -565,6 +613,13 @@ int nkv_vfu_client_cfg_read(struct nkv_tr *tr, uint32_t off, void *buf, uint32_t
 	if (len == 0 || len > NKV_PCI_CFG_SIZE || off > NKV_PCI_CFG_SIZE - len)
 		return -EINVAL;
 	return nkv_vfu_region_read(tr, NKV_VFU_CONFIG, off, buf, len);
+}
+
+int nkv_vfu_client_cfg_write(struct nkv_tr *tr, uint32_t off, const void *buf, uint32_t len)
+{
+	if (len == 0 || len > 8 || len > NKV_PCI_CFG_SIZE || off > NKV_PCI_CFG_SIZE - len)
+		return -EINVAL;
+	return nkv_vfu_region_write(tr, NKV_VFU_CONFIG, off, buf, len);
 }
 
 const char *nkv_vfu_client_last_error(struct nkv_tr *tr)

@@ -20,8 +20,12 @@ static uint16_t nkv_tgt_reply(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 
 	if (st)
 		return (uint16_t)st;
-	nkv_tgt_iov_copy_to(cmd->iov, cmd->iovcnt, buf, len);
+	st = nkv_guard_scatter(cmd->iov, cmd->iovcnt, buf, len);
 	cmd->iovcnt = 0;	/* transfer done: memory no longer busy */
+	if (st) {
+		nkv_tgt_mem_lost(c);
+		return nkv_tgt_sc(NKV_SC_DATA_XFER_ERROR);
+	}
 	return 0;
 }
 
@@ -127,6 +131,8 @@ static void nkv_tgt_id_desc(struct nkv_tgt_ctrl *c, uint32_t nsid,
 	p[4 + 6] = (uint8_t)((p[4 + 6] & 0x0f) | 0x80);	/* a name-based UUID */
 	p[4 + 8] = (uint8_t)((p[4 + 8] & 0x3f) | 0x80);	/* RFC 4122 variant */
 	p += 20;
+	if (be->csi == NKV_CSI_NVM && (c->quirks & NKV_TGT_QUIRK_NO_CSI_DESC))
+		return;
 	p[0] = NKV_NIDT_CSI;
 	p[1] = 1;
 	p[4] = be->csi;
@@ -430,5 +436,8 @@ void nkv_tgt_admin_exec(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 {
 	cmd->status = nkv_tgt_admin_dispatch(c, cmd);
 	cmd->iovcnt = 0;
+	if ((c->quirks & NKV_TGT_QUIRK_FAIL_ON_CREATE_SQ) &&
+	    nkv_sqe_opc(&cmd->sqe) == NKV_ADM_CREATE_SQ)
+		c->csts |= NKV_CSTS_CFS;	/* and goes on answering */
 	nkv_tgt_complete(c, cmd);
 }

@@ -37,11 +37,27 @@ struct nkv_be_op {
 	const struct iovec *iov;
 	int iovcnt;
 	uint64_t len;
+	/*
+	 * Every segment lies in memory whose pages cannot vanish (a sealed,
+	 * non-hugetlb shmem region): threads the target does not own (a
+	 * client library's callbacks) may touch it. Otherwise only the
+	 * target's own threads may, through memguard.h, and a backend whose
+	 * library works in its own threads bounces through op->out.
+	 */
+	uint8_t stable;
 	uint64_t slba;		/* NVM Read/Write only */
 
 	/* Results, set by the backend before done(). */
 	uint16_t status;	/* NKV_STATUS(sct, sc); 0 = success */
 	uint32_t dw0;		/* Retrieve: full stored value size */
+	/* Set (with status Data Transfer Error) when a page of the client's
+	 * vanished under a copy (memguard.h): the core then drops the client. */
+	uint8_t fault;
+	/* Retrieve / List data the backend left in its own buffer (malloc'd;
+	 * the core owns it after done()): the core copies out_len bytes into
+	 * the segments on its poll thread, through memguard, and frees it. */
+	void *out;
+	uint64_t out_len;
 
 	void (*done)(struct nkv_be_op *op);
 	void *ctx;		/* the core's */

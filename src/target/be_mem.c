@@ -16,6 +16,7 @@
 
 #include "be_mem.h"
 #include "kvmap.h"
+#include "memguard.h"
 
 /* The map's value: the stored bytes (the key lives in the map). */
 struct nkv_mem_ent {
@@ -44,30 +45,22 @@ static uint16_t nkv_mem_st(uint8_t sc)
 	return NKV_STATUS(NKV_SCT_GENERIC, sc);
 }
 
-static void nkv_mem_gather(uint8_t *dst, const struct nkv_be_op *op, uint64_t len)
+/* Client memory through memguard: a vanished page fails the op with
+ * Data Transfer Error instead of killing the target (op->fault). */
+static uint16_t nkv_mem_fault(struct nkv_be_op *op)
 {
-	uint64_t done = 0;
-	int i;
-
-	for (i = 0; i < op->iovcnt && done < len; i++) {
-		uint64_t n = op->iov[i].iov_len < len - done ? op->iov[i].iov_len : len - done;
-
-		memcpy(dst + done, op->iov[i].iov_base, n);
-		done += n;
-	}
+	op->fault = 1;
+	return nkv_mem_st(NKV_SC_DATA_XFER_ERROR);
 }
 
-static void nkv_mem_scatter(const struct nkv_be_op *op, const uint8_t *src, uint64_t len)
+static int nkv_mem_gather(uint8_t *dst, const struct nkv_be_op *op, uint64_t len)
 {
-	uint64_t done = 0;
-	int i;
+	return nkv_guard_gather(dst, op->iov, op->iovcnt, len);
+}
 
-	for (i = 0; i < op->iovcnt && done < len; i++) {
-		uint64_t n = op->iov[i].iov_len < len - done ? op->iov[i].iov_len : len - done;
-
-		memcpy(op->iov[i].iov_base, src + done, n);
-		done += n;
-	}
+static int nkv_mem_scatter(const struct nkv_be_op *op, const uint8_t *src, uint64_t len)
+{
+	return nkv_guard_scatter(op->iov, op->iovcnt, src, len);
 }
 
 /* Store under the write lock; e is consumed on success (*old, the
@@ -105,7 +98,10 @@ static uint16_t nkv_mem_store(struct nkv_be_mem *m, struct nkv_be_op *op)
 	if (!e)
 		return nkv_mem_st(NKV_SC_INTERNAL);
 	e->size = (uint32_t)op->len;
-	nkv_mem_gather(e->val, op, op->len);
+	if (nkv_mem_gather(e->val, op, op->len)) {
+		free(e);
+		return nkv_mem_fault(op);
+	}
 	pthread_rwlock_wrlock(&m->lock);
 	st = nkv_mem_store_locked(m, op, e, &old);
 	pthread_rwlock_unlock(&m->lock);
@@ -122,7 +118,8 @@ static uint16_t nkv_mem_retrieve(struct nkv_be_mem *m, struct nkv_be_op *op)
 	e = nkv_kvmap_find(&m->map, op->key, op->klen);
 	if (e) {
 		op->dw0 = e->size;	/* the full size, even when truncated */
-		nkv_mem_scatter(op, e->val, e->size < op->len ? e->size : op->len);
+		if (nkv_mem_scatter(op, e->val, e->size < op->len ? e->size : op->len))
+			st = nkv_mem_fault(op);
 	} else {
 		st = nkv_mem_st(NKV_SC_KV_KEY_NOT_EXISTS);
 	}
@@ -161,7 +158,7 @@ static uint16_t nkv_mem_list(struct nkv_be_mem *m, struct nkv_be_op *op)
 	uint8_t *buf = calloc(1, op->len);
 	uint32_t count = 0, off = NKV_LIST_HDR_SIZE;
 	struct nkv_kvmap_cursor c;
-	int more;
+	int more, rc;
 
 	if (!buf)
 		return nkv_mem_st(NKV_SC_INTERNAL);
@@ -180,14 +177,15 @@ static uint16_t nkv_mem_list(struct nkv_be_mem *m, struct nkv_be_op *op)
 	pthread_rwlock_unlock(&m->lock);
 	memcpy(buf, &count, 4);
 	op->dw0 = count;
-	nkv_mem_scatter(op, buf, off);
+	rc = nkv_mem_scatter(op, buf, off);
 	free(buf);
-	return 0;
+	return rc ? nkv_mem_fault(op) : 0;
 }
 
 static uint16_t nkv_mem_nvm(struct nkv_be_mem *m, struct nkv_be_op *op)
 {
 	uint8_t *p = m->blocks + op->slba * m->be.block_size;
+	int rc;
 
 	if (op->opc == NKV_NVM_FLUSH)
 		return 0;
@@ -196,15 +194,15 @@ static uint16_t nkv_mem_nvm(struct nkv_be_mem *m, struct nkv_be_op *op)
 		return nkv_mem_st(NKV_SC_LBA_OUT_OF_RANGE);
 	if (op->opc == NKV_NVM_WRITE) {
 		pthread_rwlock_wrlock(&m->lock);
-		nkv_mem_gather(p, op, op->len);
+		rc = nkv_mem_gather(p, op, op->len);
 	} else if (op->opc == NKV_NVM_READ) {
 		pthread_rwlock_rdlock(&m->lock);
-		nkv_mem_scatter(op, p, op->len);
+		rc = nkv_mem_scatter(op, p, op->len);
 	} else {
 		return nkv_mem_st(NKV_SC_INVALID_OPCODE);
 	}
 	pthread_rwlock_unlock(&m->lock);
-	return 0;
+	return rc ? nkv_mem_fault(op) : 0;
 }
 
 static uint16_t nkv_mem_exec(struct nkv_be_mem *m, struct nkv_be_op *op)

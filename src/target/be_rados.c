@@ -9,6 +9,7 @@
  * synchronous and the core's poll thread must never block.
  */
 #include "be_rados.h"
+#include "memguard.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -235,6 +236,7 @@ static uint16_t nkv_rados_status(int rv)
 	case E2BIG: sc = NKV_SC_KV_INVALID_VALUE_SIZE; break;
 	case ENOSPC:
 	case EDQUOT: sc = NKV_SC_CAPACITY_EXCEEDED; break;
+	case EFAULT: sc = NKV_SC_DATA_XFER_ERROR; break;	/* client page vanished */
 	default: sc = NKV_SC_KV_UNRECOVERED_ERROR; break;	/* ETIMEDOUT too */
 	}
 	return NKV_STATUS(NKV_SCT_GENERIC, sc);
@@ -286,17 +288,17 @@ static void nkv_rados_finish(struct nkv_rados_req *r, bool was_issued)
 		nkv_rados_finish(w, true);
 }
 
-static void nkv_rados_scatter(struct nkv_be_op *op, const char *src, size_t n)
+/*
+ * librados reads and writes a buffer in its own threads, which the
+ * target does not own and cannot guard: it gets client memory directly
+ * only when that is one stable segment (op->stable: sealed, non-hugetlb
+ * shmem, whose pages cannot vanish). Otherwise a Store is gathered into a
+ * bounce buffer on the submitting (poll) thread through memguard, and
+ * Retrieve / List data comes back in op->out for the core to copy in.
+ */
+static int nkv_rados_direct(const struct nkv_be_op *op)
 {
-	int i;
-
-	for (i = 0; i < op->iovcnt && n; i++) {
-		size_t c = op->iov[i].iov_len < n ? op->iov[i].iov_len : n;
-
-		memcpy(op->iov[i].iov_base, src, c);
-		src += c;
-		n -= c;
-	}
+	return op->stable && op->iovcnt == 1;
 }
 
 static void nkv_rados_account(struct nkv_rados_req *r)
@@ -329,8 +331,12 @@ static void nkv_rados_complete(rados_completion_t c, void *arg)
 	op->status = nkv_rados_status(rv);
 	if (op->opc == NKV_KV_RETRIEVE && rv >= 0) {
 		op->dw0 = r->size > UINT32_MAX ? UINT32_MAX : (uint32_t)r->size;
-		if (r->bounce)
-			nkv_rados_scatter(op, r->bounce, r->bytes_read);
+		if (r->bounce) {
+			/* The core copies it in, on its own thread. */
+			op->out = r->bounce;
+			op->out_len = r->bytes_read;
+			r->bounce = NULL;
+		}
 	}
 	if (rv >= 0)
 		nkv_rados_account(r);
@@ -344,28 +350,11 @@ static void nkv_rados_complete(rados_completion_t c, void *arg)
 static int nkv_rados_prep_store(struct nkv_rados_req *r)
 {
 	struct nkv_be_op *op = r->op;
-	const char *buf = op->iovcnt > 0 ? op->iov[0].iov_base : "";
-	size_t off = 0;
-	int i;
+	const char *buf = r->bounce ? r->bounce : op->iovcnt > 0 ? op->iov[0].iov_base : "";
 
 	r->wop = rados_create_write_op();
 	if (!r->wop)
 		return -ENOMEM;
-	if (op->iovcnt > 1) {
-		/* write_full takes one buffer: gather the segments. */
-		r->bounce = malloc(op->len ? op->len : 1);
-		if (!r->bounce)
-			return -ENOMEM;
-		for (i = 0; i < op->iovcnt && off < op->len; i++) {
-			size_t c = op->iov[i].iov_len;
-
-			if (c > op->len - off)
-				c = op->len - off;
-			memcpy(r->bounce + off, op->iov[i].iov_base, c);
-			off += c;
-		}
-		buf = r->bounce;
-	}
 	if (op->options & NKV_STORE_MUST_EXIST)
 		rados_write_op_assert_exists(r->wop);
 	if (op->options & NKV_STORE_MUST_NOT_EXIST)
@@ -385,7 +374,7 @@ static int nkv_rados_prep_retrieve(struct nkv_rados_req *r)
 	rados_read_op_stat(r->rop, &r->size, &r->mtime, &r->stat_rv);
 	/* A read of length 0 means "everything" to RADOS: stat only then. */
 	if (op->len) {
-		if (op->iovcnt == 1) {
+		if (nkv_rados_direct(op)) {
 			buf = op->iov[0].iov_base;
 		} else {
 			r->bounce = malloc(op->len);
@@ -648,7 +637,7 @@ static int nkv_rados_list(struct nkv_be_rados *rb, struct nkv_be_op *op)
 		return -EINVAL;
 	o.cap = op->len;
 	o.used = NKV_LIST_HDR_SIZE;
-	o.buf = op->iovcnt == 1 ? op->iov[0].iov_base : calloc(1, op->len);
+	o.buf = nkv_rados_direct(op) ? op->iov[0].iov_base : calloc(1, op->len);
 	if (!o.buf)
 		return -ENOMEM;
 	slot = op->klen ? nkv_rados_cursor_find(rb, op) : -1;
@@ -668,9 +657,9 @@ static int nkv_rados_list(struct nkv_be_rados *rb, struct nkv_be_op *op)
 	o.buf[1] = (uint8_t)(o.count >> 8);
 	o.buf[2] = (uint8_t)(o.count >> 16);
 	o.buf[3] = (uint8_t)(o.count >> 24);
-	if (op->iovcnt != 1) {
-		nkv_rados_scatter(op, (const char *)o.buf, o.used);
-		free(o.buf);
+	if (!nkv_rados_direct(op)) {
+		op->out = o.buf;	/* the core copies it in */
+		op->out_len = o.used;
 	}
 	op->dw0 = (uint32_t)o.used;
 	return rv;
@@ -707,6 +696,22 @@ static void *nkv_rados_lister(void *arg)
 /* Backend ops                                                         */
 /* ------------------------------------------------------------------ */
 
+/* A Store's value into a bounce buffer, on the submitting thread (the
+ * core's poll thread) through memguard. 0 or an NVMe status. */
+static uint16_t nkv_rados_gather(struct nkv_rados_req *r)
+{
+	struct nkv_be_op *op = r->op;
+
+	r->bounce = malloc(op->len ? op->len : 1);
+	if (!r->bounce)
+		return NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_INTERNAL);
+	if (nkv_guard_gather(r->bounce, op->iov, op->iovcnt, op->len)) {
+		op->fault = 1;
+		return NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_DATA_XFER_ERROR);
+	}
+	return 0;
+}
+
 static int nkv_rados_submit(struct nkv_be *be, struct nkv_be_op *op)
 {
 	struct nkv_be_rados *rb = (struct nkv_be_rados *)be;
@@ -726,9 +731,14 @@ static int nkv_rados_submit(struct nkv_be *be, struct nkv_be_op *op)
 	nkv_rados_key_to_oid(op->key, op->klen, r->oid);
 	op->status = 0;
 	op->dw0 = 0;
-	if (op->opc == NKV_KV_STORE && op->len > be->max_value) {
+	op->out = NULL;
+	op->out_len = 0;
+	if (op->opc == NKV_KV_STORE && op->len <= be->max_value && !nkv_rados_direct(op))
+		op->status = nkv_rados_gather(r);
+	if (op->opc == NKV_KV_STORE && op->len > be->max_value)
 		/* Checked here too, so a core that forgot cannot fill the OSD. */
 		op->status = NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_KV_INVALID_VALUE_SIZE);
+	if (op->status) {
 		pthread_mutex_lock(&rb->lock);
 		rb->queued++;
 		pthread_mutex_unlock(&rb->lock);
@@ -738,7 +748,7 @@ static int nkv_rados_submit(struct nkv_be *be, struct nkv_be_op *op)
 	pthread_mutex_lock(&rb->lock);
 	if (rb->stopping) {
 		pthread_mutex_unlock(&rb->lock);
-		free(r);
+		nkv_rados_req_free(r);
 		return -ESHUTDOWN;
 	}
 	rb->queued++;

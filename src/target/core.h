@@ -18,6 +18,7 @@
 #include "backend.h"
 #include "ctrl.h"
 #include "dma.h"
+#include "memguard.h"
 #include "stats.h"
 
 #define NKV_TGT_BURST 32u	/* SQEs fetched from one SQ per pass (fairness) */
@@ -89,6 +90,7 @@ struct nkv_tgt_ctrl {
 	uint16_t cntlid;
 	uint32_t max_iov;
 	uint64_t max_xfer;		/* bytes */
+	uint32_t quirks;		/* NKV_TGT_QUIRK_* */
 
 	/* Register file. */
 	uint64_t cap;
@@ -99,6 +101,9 @@ struct nkv_tgt_ctrl {
 	uint64_t acq;
 	uint32_t page_size;
 	int shutting_down;
+	int bus_master;			/* PCI Bus Master Enable: may DMA */
+	const char *failed;		/* why CSTS.CFS was set, NULL if not */
+	int mem_lost;			/* a client page vanished (SIGBUS caught) */
 
 	/* Queues: index = qid, 0 = admin. */
 	struct nkv_tgt_sq *sq;
@@ -158,10 +163,7 @@ void nkv_tgt_cmd_put(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd);
 void nkv_tgt_complete(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd);
 int nkv_tgt_cmd_prps(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 		     uint64_t len, uint32_t prot);
-uint64_t nkv_tgt_iov_copy_to(const struct iovec *iov, int cnt,
-			     const void *src, uint64_t len);
-uint64_t nkv_tgt_iov_copy_from(void *dst, const struct iovec *iov, int cnt,
-			       uint64_t len);
+void nkv_tgt_mem_lost(struct nkv_tgt_ctrl *c);
 
 /* admin.c */
 void nkv_tgt_admin_exec(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd);

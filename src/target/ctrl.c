@@ -80,6 +80,7 @@ static int nkv_tgt_opts(struct nkv_tgt_ctrl *c, const struct nkv_tgt_ctrl_opts *
 	c->to = d.to ? d.to : 20;
 	c->cntlid = d.cntlid;
 	c->trace = d.trace;
+	c->quirks = d.quirks;
 	if (c->mqes < 2 || c->mqes > 65536 || c->max_ioq > 65534 ||
 	    c->mdts > 12 || c->to > 255)
 		return -EINVAL;
@@ -114,6 +115,9 @@ struct nkv_tgt_ctrl *nkv_tgt_ctrl_create(struct nkv_subsys *ss,
 	c->qstats = calloc(nq, sizeof(*c->qstats));
 	c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (!c->sq || !c->cq || !c->qstats || c->wake_fd < 0)
+		goto fail;
+	c->bus_master = 1;
+	if (nkv_guard_init())
 		goto fail;
 	nkv_tgt_regs_init(c);
 	return c;
@@ -234,48 +238,33 @@ void nkv_tgt_cmd_put(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 int nkv_tgt_cmd_prps(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 		     uint64_t len, uint32_t prot)
 {
-	int n;
+	int n, stable = 0;
 
 	if (len > c->max_xfer)
 		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
 	n = nkv_dma_prp_to_iov(c->dma, cmd->sqe.prp1, cmd->sqe.prp2, len,
-			       c->page_size, prot, cmd->iov, (int)c->max_iov);
+			       c->page_size, prot, cmd->iov, (int)c->max_iov, &stable);
+	if (n < 0 && nkv_dma_faulted(c->dma))
+		nkv_tgt_mem_lost(c);
 	if (n < 0)
 		return -n;
 	cmd->iovcnt = n;
+	cmd->op.stable = (uint8_t)stable;
 	return 0;
 }
 
-uint64_t nkv_tgt_iov_copy_to(const struct iovec *iov, int cnt,
-			     const void *src, uint64_t len)
+/* A page of the client's vanished under an access (memguard.h): the
+ * controller's client is dropped by the transport after this pass. */
+void nkv_tgt_mem_lost(struct nkv_tgt_ctrl *c)
 {
-	const uint8_t *s = src;
-	uint64_t done = 0;
-	int i;
-
-	for (i = 0; i < cnt && done < len; i++) {
-		uint64_t n = iov[i].iov_len < len - done ? iov[i].iov_len : len - done;
-
-		memcpy(iov[i].iov_base, s + done, n);
-		done += n;
-	}
-	return done;
+	if (!c->mem_lost)
+		NKV_TGT_TRACE(c, "client memory vanished (SIGBUS caught)");
+	c->mem_lost = 1;
 }
 
-uint64_t nkv_tgt_iov_copy_from(void *dst, const struct iovec *iov, int cnt,
-			       uint64_t len)
+int nkv_tgt_ctrl_lost_memory(const struct nkv_tgt_ctrl *c)
 {
-	uint8_t *d = dst;
-	uint64_t done = 0;
-	int i;
-
-	for (i = 0; i < cnt && done < len; i++) {
-		uint64_t n = iov[i].iov_len < len - done ? iov[i].iov_len : len - done;
-
-		memcpy(d + done, iov[i].iov_base, n);
-		done += n;
-	}
-	return done;
+	return c->mem_lost;
 }
 
 /*
@@ -308,7 +297,7 @@ int nkv_tgt_ctrl_poll(struct nkv_tgt_ctrl *c)
 {
 	int work = nkv_tgt_handoff_drain(c);
 
-	if (!(c->csts & NKV_CSTS_RDY))
+	if (!(c->csts & NKV_CSTS_RDY) || c->failed)
 		return work;
 	work += nkv_tgt_queues_poll(c);
 	/* Inline backends complete during submit: post those now. */
@@ -320,6 +309,24 @@ int nkv_tgt_ctrl_poll(struct nkv_tgt_ctrl *c)
 		NKV_TGT_TRACE(c, "shutdown complete");
 	}
 	return work;
+}
+
+void nkv_tgt_ctrl_set_bus_master(struct nkv_tgt_ctrl *c, int on)
+{
+	c->bus_master = !!on;
+}
+
+void nkv_tgt_ctrl_fail(struct nkv_tgt_ctrl *c, const char *why)
+{
+	if (!c->failed)
+		c->failed = why;
+	c->csts |= NKV_CSTS_CFS;
+	NKV_TGT_TRACE(c, "controller fatal status: %s", why);
+}
+
+const char *nkv_tgt_ctrl_failed(const struct nkv_tgt_ctrl *c)
+{
+	return c->failed;
 }
 
 uint32_t nkv_tgt_ctrl_inflight(const struct nkv_tgt_ctrl *c)

@@ -46,7 +46,23 @@ struct nkv_tgt_ctrl_opts {
 	uint32_t to;		/* CAP.TO in 500 ms units; 0: 20 (10 s) */
 	uint16_t cntlid;
 	int trace;		/* log SQEs, doorbells, CQEs */
+	uint32_t quirks;	/* NKV_TGT_QUIRK_*: 0 for a well-behaved controller */
 };
+
+/*
+ * Misbehaviours of controllers met in the field, reproduced on request so
+ * that clients can be tested against them (tests/host does).
+ * NO_CSI_DESC: the Namespace Identification Descriptor list of an NVM
+ * namespace leaves out the Command Set Identifier descriptor.
+ * FAIL_ON_READY: enabling sets CSTS.RDY and CSTS.CFS together and the
+ * controller goes on serving commands, as one that failed for a cause it
+ * does not stop for (issue 19: CSTS 0x3 on every connect).
+ * FAIL_ON_CREATE_SQ: the same, set while completing (successfully) a
+ * Create I/O Submission Queue: a controller that fails in use.
+ */
+#define NKV_TGT_QUIRK_NO_CSI_DESC (1u << 0)
+#define NKV_TGT_QUIRK_FAIL_ON_READY (1u << 1)
+#define NKV_TGT_QUIRK_FAIL_ON_CREATE_SQ (1u << 2)
 
 /*
  * doorbells: the doorbell page(s) at BAR0 + 0x1000, 2 * (max_ioq + 1)
@@ -65,6 +81,29 @@ void nkv_tgt_ctrl_destroy(struct nkv_tgt_ctrl *c);
  * size is 4 or 8. Unknown offsets read as 0 and ignore writes. */
 uint64_t nkv_tgt_ctrl_reg_read(struct nkv_tgt_ctrl *c, uint32_t off, unsigned size);
 void nkv_tgt_ctrl_reg_write(struct nkv_tgt_ctrl *c, uint32_t off, uint64_t val, unsigned size);
+/*
+ * The PCI function's Bus Master Enable, as the transport's config space
+ * holds it (on at create: a transport without PCI semantics never clears
+ * it). While it is clear the controller makes no memory request: an SQE
+ * to fetch or a CQE to post fails the controller instead (CSTS.CFS), as a
+ * device whose DMA is refused does. Data of commands a backend already
+ * holds is not stopped.
+ */
+void nkv_tgt_ctrl_set_bus_master(struct nkv_tgt_ctrl *c, int on);
+/* Fail the controller: CSTS.CFS set, no fetching and no posting until a
+ * reset (CC.EN 1->0). why (a string that outlives the controller) is kept
+ * for the transport's log. */
+void nkv_tgt_ctrl_fail(struct nkv_tgt_ctrl *c, const char *why);
+/* Why the controller failed since its last reset, or NULL. */
+const char *nkv_tgt_ctrl_failed(const struct nkv_tgt_ctrl *c);
+/*
+ * Did a page of the client's memory vanish under one of the controller's
+ * accesses (a truncated or hole-punched DMA fd: SIGBUS, caught by
+ * memguard.h)? The command that touched it completes with Data Transfer
+ * Error, if its CQ is still reachable; the transport should then drop the
+ * client: its memory cannot be trusted to be there.
+ */
+int nkv_tgt_ctrl_lost_memory(const struct nkv_tgt_ctrl *c);
 /* Size of BAR0 the transport should expose (registers + doorbells). */
 uint32_t nkv_tgt_ctrl_bar0_size(const struct nkv_tgt_ctrl *c);
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "dma.h"
+#include "memguard.h"
 #include "nkv_wire.h"
 
 struct nkv_dma_region {
@@ -24,6 +25,7 @@ struct nkv_dma_region {
 
 struct nkv_dma {
 	pthread_rwlock_t lock;
+	int faulted;		/* a PRP list page vanished (atomic) */
 	struct nkv_dma_region *r;
 	size_t n;
 	size_t cap;
@@ -120,8 +122,8 @@ int nkv_dma_unmap(struct nkv_dma *dma, uint64_t iova, uint64_t len)
 }
 
 /* Caller holds the lock (either mode). */
-static void *nkv_dma_ptr_locked(struct nkv_dma *dma, uint64_t iova,
-				uint64_t len, uint32_t prot)
+static void *nkv_dma_ptr_attr(struct nkv_dma *dma, uint64_t iova, uint64_t len,
+			      uint32_t prot, uint32_t *attr)
 {
 	size_t i = nkv_dma_lower(dma, iova);
 	const struct nkv_dma_region *r;
@@ -132,7 +134,16 @@ static void *nkv_dma_ptr_locked(struct nkv_dma *dma, uint64_t iova,
 	if (iova < r->iova || iova + len > r->iova + r->len ||
 	    (r->prot & prot) != prot)
 		return NULL;
+	*attr = r->prot;
 	return r->ptr + (iova - r->iova);
+}
+
+static void *nkv_dma_ptr_locked(struct nkv_dma *dma, uint64_t iova,
+				uint64_t len, uint32_t prot)
+{
+	uint32_t attr;
+
+	return nkv_dma_ptr_attr(dma, iova, len, prot, &attr);
 }
 
 void *nkv_dma_ptr(struct nkv_dma *dma, uint64_t iova, uint64_t len,
@@ -155,6 +166,7 @@ struct nkv_prp_walk {
 	int max;
 	int n;
 	uint64_t left;
+	uint32_t attr;		/* AND of the segments' region attributes */
 };
 
 static int nkv_prp_err(uint8_t sc)
@@ -165,7 +177,8 @@ static int nkv_prp_err(uint8_t sc)
 /* Add one data segment, merging with the previous one when contiguous. */
 static int nkv_prp_add(struct nkv_prp_walk *w, uint64_t iova, uint64_t len)
 {
-	uint8_t *p = nkv_dma_ptr_locked(w->dma, iova, len, w->prot);
+	uint32_t attr = 0;
+	uint8_t *p = nkv_dma_ptr_attr(w->dma, iova, len, w->prot, &attr);
 
 	if (!p)
 		return nkv_prp_err(NKV_SC_DATA_XFER_ERROR);
@@ -179,6 +192,7 @@ static int nkv_prp_add(struct nkv_prp_walk *w, uint64_t iova, uint64_t len)
 		w->iov[w->n].iov_len = len;
 		w->n++;
 	}
+	w->attr &= attr;
 	w->left -= len;
 	return 0;
 }
@@ -214,7 +228,10 @@ static int nkv_prp_list(struct nkv_prp_walk *w, uint64_t lp)
 		if (!page)
 			return nkv_prp_err(NKV_SC_DATA_XFER_ERROR);
 		for (i = 0; i < nent && w->left; i++) {
-			memcpy(&e, page + i * 8, 8);
+			if (nkv_guard_copy(&e, page + i * 8, 8)) {
+				__atomic_store_n(&w->dma->faulted, 1, __ATOMIC_RELAXED);
+				return nkv_prp_err(NKV_SC_DATA_XFER_ERROR);
+			}
 			if (i == nent - 1 && need > 1)
 				break;	/* chain entry */
 			rc = nkv_prp_page(w, e);
@@ -233,13 +250,15 @@ static int nkv_prp_list(struct nkv_prp_walk *w, uint64_t lp)
 
 int nkv_dma_prp_to_iov(struct nkv_dma *dma, uint64_t prp1, uint64_t prp2,
 		       uint64_t len, uint32_t page_size, uint32_t prot,
-		       struct iovec *iov, int max_iov)
+		       struct iovec *iov, int max_iov, int *stable)
 {
-	struct nkv_prp_walk w = { dma, page_size, prot, iov, max_iov, 0, len };
+	struct nkv_prp_walk w = { dma, page_size, prot, iov, max_iov, 0, len, ~0u };
 	uint64_t off = prp1 & (page_size - 1);
 	uint64_t first;
 	int rc;
 
+	if (stable)
+		*stable = 1;	/* no data: nothing to touch */
 	if (!len)
 		return 0;
 	if (!page_size || (page_size & (page_size - 1)) || max_iov < 1)
@@ -256,5 +275,12 @@ int nkv_dma_prp_to_iov(struct nkv_dma *dma, uint64_t prp1, uint64_t prp2,
 			rc = nkv_prp_list(&w, prp2);
 	}
 	pthread_rwlock_unlock(&dma->lock);
+	if (stable)
+		*stable = !rc && (w.attr & NKV_DMA_STABLE);
 	return rc ? rc : w.n;
+}
+
+int nkv_dma_faulted(struct nkv_dma *dma)
+{
+	return __atomic_load_n(&dma->faulted, __ATOMIC_RELAXED);
 }

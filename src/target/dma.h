@@ -16,14 +16,17 @@
 
 #define NKV_DMA_READ 0x1	/* controller may read (host -> device) */
 #define NKV_DMA_WRITE 0x2	/* controller may write (device -> host) */
+#define NKV_DMA_STABLE 0x4	/* region attribute: its pages cannot vanish
+				 * (sealed, non-hugetlb shmem) */
 
 struct nkv_dma;
 
 struct nkv_dma *nkv_dma_create(void);
 void nkv_dma_destroy(struct nkv_dma *dma);
 
-/* Register [iova, iova + len) backed by ptr. Overlap with an existing
- * region: -EEXIST. Zero length or wrap-around: -EINVAL. */
+/* Register [iova, iova + len) backed by ptr with prot (NKV_DMA_READ,
+ * _WRITE, and _STABLE when its pages cannot vanish). Overlap with an
+ * existing region: -EEXIST. Zero length or wrap-around: -EINVAL. */
 int nkv_dma_map(struct nkv_dma *dma, uint64_t iova, uint64_t len, void *ptr,
 		uint32_t prot);
 /* Remove exactly a registered region (not registered: -ENOENT). Whether
@@ -40,9 +43,15 @@ void *nkv_dma_ptr(struct nkv_dma *dma, uint64_t iova, uint64_t len,
  * bytes into at most max_iov local segments. Returns the number of
  * segments, or a negative NVMe status code value (-(int)NKV_STATUS(...))
  * for a misaligned entry, memory outside registered regions, or a list
- * longer than max_iov. page_size is the controller's CC.MPS page size. */
+ * longer than max_iov. page_size is the controller's CC.MPS page size.
+ * *stable (if not NULL) says whether every segment lies in a region
+ * registered NKV_DMA_STABLE. */
 int nkv_dma_prp_to_iov(struct nkv_dma *dma, uint64_t prp1, uint64_t prp2,
 		       uint64_t len, uint32_t page_size, uint32_t prot,
-		       struct iovec *iov, int max_iov);
+		       struct iovec *iov, int max_iov, int *stable);
+
+/* Did a PRP list page vanish under the walk (SIGBUS caught by memguard.h;
+ * the walk answered Data Transfer Error)? Sticky. */
+int nkv_dma_faulted(struct nkv_dma *dma);
 
 #endif /* NKV_TGT_DMA_H */

@@ -9,6 +9,7 @@
  * poll thread asleep (nkv_tgt_ctrl_sleep_begin) is woken by an eventfd
  * write, so waiting on a slow backend costs no CPU.
  */
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -46,6 +47,23 @@ void nkv_tgt_be_done(struct nkv_be_op *op)
 	nkv_tgt_handoff_push(cmd->ctrl, cmd);
 }
 
+/* Data a backend returned in its own buffer goes into the client's
+ * segments here, on the poll thread, through memguard. */
+static void nkv_tgt_handoff_out(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
+{
+	struct nkv_be_op *op = &cmd->op;
+
+	(void)c;
+	if (!op->out)
+		return;
+	if (!op->status && nkv_guard_scatter(op->iov, op->iovcnt, op->out, op->out_len)) {
+		op->fault = 1;
+		op->status = nkv_tgt_sc(NKV_SC_DATA_XFER_ERROR);
+	}
+	free(op->out);
+	op->out = NULL;
+}
+
 int nkv_tgt_handoff_drain(struct nkv_tgt_ctrl *c)
 {
 	struct nkv_tgt_cmd *list, *rev = NULL, *next;
@@ -62,8 +80,11 @@ int nkv_tgt_handoff_drain(struct nkv_tgt_ctrl *c)
 	}
 	while (rev) {
 		next = rev->next;
+		nkv_tgt_handoff_out(c, rev);
 		rev->status = rev->op.status;
 		rev->dw0 = rev->op.dw0;
+		if (rev->op.fault)
+			nkv_tgt_mem_lost(c);
 		nkv_tgt_io_finish(c, rev);
 		nkv_tgt_complete(c, rev);
 		rev = next;

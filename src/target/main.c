@@ -29,7 +29,6 @@ struct nkv_target_args {
 	uint64_t poll_ns;
 	uint64_t max_conns;
 	int no_sparse;
-	int allow_unsealed;
 	int trace;
 	int log_level;
 	/* --backend rados */
@@ -58,9 +57,8 @@ static void nkv_target_usage(FILE *f)
 	      "  --poll-interval-ns N   idle sleep between controller polls (default 100000)\n"
 	      "  --max-conns N          concurrent clients (default 16)\n"
 	      "  --no-sparse-mmap       doorbells only by REGION_WRITE messages\n"
-	      "  --allow-unsealed-dma   accept DMA memory the client could shrink (memfds\n"
-	      "                         without F_SEAL_SHRINK, files); a client that shrinks\n"
-	      "                         it then crashes the target. Default: refused\n"
+	      "  --allow-unsealed-dma   no effect, kept for old command lines: unsealed\n"
+	      "                         memfds and files are accepted (docs/target.md)\n"
 	      "  --trace                log SQEs, doorbells and CQEs (also NKV_TRACE=1)\n"
 	      "  --log-level LEVEL      error|warn|info|debug (default info)\n"
 	      "  -h, --help             this text\n\n"
@@ -162,7 +160,7 @@ static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 		case OPT_POLL: rc = nkv_target_size(optarg, &a->poll_ns); break;
 		case OPT_MAX_CONNS: rc = nkv_target_size(optarg, &a->max_conns); break;
 		case OPT_NO_SPARSE: a->no_sparse = 1; break;
-		case OPT_ALLOW_UNSEALED: a->allow_unsealed = 1; break;
+		case OPT_ALLOW_UNSEALED: break;	/* the default now */
 		case OPT_TRACE: a->trace = 1; break;
 		case OPT_LOG:
 			a->log_level = nkv_target_level(optarg);
@@ -349,8 +347,6 @@ int main(int argc, char **argv)
 	so.no_sparse_mmap = a.no_sparse;
 	so.max_conns = (int)a.max_conns;
 	so.log_level = a.log_level;
-	/* Clients are not trusted: a shrinkable DMA fd could SIGBUS us. */
-	so.allow_unsealed_dma = a.allow_unsealed;
 	rc = nkv_vfu_server_start(&so, &srv);
 	if (rc) {
 		fprintf(stderr, "nkv-target: cannot listen on %s: %s\n", a.socket, strerror(-rc));

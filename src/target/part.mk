@@ -2,7 +2,7 @@
 NKV_TGT_CORE := src/target/dma.c src/target/ctrl.c src/target/regs.c \
 	src/target/queue.c src/target/handoff.c src/target/admin.c \
 	src/target/io_kv.c src/target/io_nvm.c src/target/stats.c \
-	src/target/be_mem.c src/target/kvmap.c
+	src/target/be_mem.c src/target/kvmap.c src/target/memguard.c
 TARGET_SRCS += $(NKV_TGT_CORE)
 
 # Tests link the core's objects directly, so a half-written file of
@@ -11,7 +11,7 @@ NKV_TGT_TEST_LDLIBS := -lcriterion
 NKV_TGT_HOST := tests/target/host.c tests/target/delay_be.c
 
 TESTS += test_tgt_dma
-test_tgt_dma_SRCS := tests/target/test_dma.c src/target/dma.c
+test_tgt_dma_SRCS := tests/target/test_dma.c src/target/dma.c src/target/memguard.c
 test_tgt_dma_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 
 TESTS += test_tgt_regs
@@ -38,8 +38,13 @@ test_tgt_cpu_waves_SRCS := tests/target/test_cpu_waves.c $(NKV_TGT_HOST) \
 	$(NKV_TGT_CORE) src/device/cpu/engine.c src/device/cpu/fiber.c src/device/cpu/ctx_switch.c
 test_tgt_cpu_waves_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 
+TESTS += test_tgt_memguard
+test_tgt_memguard_SRCS := tests/target/test_memguard.c src/target/memguard.c
+test_tgt_memguard_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
+
 TESTS += test_tgt_be_mem
-test_tgt_be_mem_SRCS := tests/target/test_be_mem.c src/target/be_mem.c src/target/kvmap.c
+test_tgt_be_mem_SRCS := tests/target/test_be_mem.c src/target/be_mem.c src/target/kvmap.c \
+	src/target/memguard.c
 test_tgt_be_mem_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 
 TESTS += test_tgt_kvmap

@@ -95,11 +95,15 @@ static void nkv_tgt_cqe_write(struct nkv_tgt_ctrl *c, struct nkv_tgt_cq *cq,
 	struct nkv_cqe *e = &cq->ring[cq->tail];
 	uint32_t dw2 = nkv_cqe_dw2((uint16_t)c->sq[cmd->sqid].head, cmd->sqid);
 	uint32_t dw3 = nkv_cqe_dw3(nkv_sqe_cid(&cmd->sqe), cq->phase, cmd->status);
+	uint32_t dw[3] = { cmd->dw0, 0, dw2 };
 
-	__atomic_store_n(&e->dw0, cmd->dw0, __ATOMIC_RELAXED);
-	__atomic_store_n(&e->dw1, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&e->dw2, dw2, __ATOMIC_RELAXED);
-	__atomic_store_n(&e->dw3, dw3, __ATOMIC_RELEASE);
+	/* Through memguard: the CQ may sit in a page the client took away. */
+	if (nkv_guard_copy(e, dw, sizeof(dw)) ||
+	    nkv_guard_store32_release(&e->dw3, dw3)) {
+		nkv_tgt_mem_lost(c);
+		nkv_tgt_ctrl_fail(c, "completion_queue_memory_vanished(SIGBUS)");
+		return;
+	}
 	NKV_TGT_TRACE(c, "cqe cq %u slot %u: sq %u sqhd %u cid %u status %#x dw0 %#x p %u",
 		      cmd->cqid, cq->tail, cmd->sqid, c->sq[cmd->sqid].head,
 		      nkv_sqe_cid(&cmd->sqe), cmd->status, cmd->dw0, cq->phase);
@@ -117,16 +121,24 @@ int nkv_tgt_cq_flush(struct nkv_tgt_ctrl *c, uint16_t cqid)
 	struct nkv_tgt_cmd *cmd;
 	int n = 0;
 
+	if (c->failed)
+		return 0;	/* a failed controller posts nothing */
+	if (cq->pend_head && !c->bus_master) {
+		nkv_tgt_ctrl_fail(c, "completion_to_post_with_bus_master_enable_clear");
+		return 0;
+	}
 	while ((cmd = cq->pend_head)) {
 		if ((cq->tail + 1) % cq->size == cq->head) {
 			nkv_tgt_cq_head(c, cqid);
 			if ((cq->tail + 1) % cq->size == cq->head)
 				break;
 		}
+		nkv_tgt_cqe_write(c, cq, cmd);
+		if (c->failed)
+			break;	/* the CQ's memory vanished: cmd stays pending */
 		cq->pend_head = cmd->next;
 		if (!cq->pend_head)
 			cq->pend_tail = NULL;
-		nkv_tgt_cqe_write(c, cq, cmd);
 		cq->outstanding--;
 		nkv_tgt_cmd_put(c, cmd);
 		n++;
@@ -163,12 +175,22 @@ static int nkv_tgt_sq_fetch(struct nkv_tgt_ctrl *c, uint16_t qid)
 	uint32_t n = 0;
 
 	nkv_tgt_sq_tail(c, qid);
+	if (sq->live && sq->head != sq->tail && !c->bus_master) {
+		nkv_tgt_ctrl_fail(c, "command_fetch_with_bus_master_enable_clear");
+		return 0;
+	}
 	while (sq->live && sq->head != sq->tail && n < NKV_TGT_BURST &&
 	       cq->outstanding < cq->size) {
 		cmd = nkv_tgt_cmd_get(c);
 		if (!cmd)
 			break;	/* out of memory: retry next pass */
-		memcpy(&cmd->sqe, &sq->ring[sq->head], sizeof(cmd->sqe));
+		if (nkv_guard_copy(&cmd->sqe, &sq->ring[sq->head], sizeof(cmd->sqe))) {
+			/* The SQ's page vanished: no command to answer. */
+			nkv_tgt_cmd_put(c, cmd);
+			nkv_tgt_mem_lost(c);
+			nkv_tgt_ctrl_fail(c, "submission_queue_memory_vanished(SIGBUS)");
+			break;
+		}
 		sq->head = (sq->head + 1) % sq->size;
 		cmd->sqid = qid;
 		cmd->cqid = sq->cqid;
@@ -191,6 +213,8 @@ int nkv_tgt_queues_poll(struct nkv_tgt_ctrl *c)
 	uint32_t q, i, nq = c->max_ioq;
 	int work = 0;
 
+	if (c->failed)
+		return 0;
 	for (q = 0; q <= nq; q++)
 		if (c->cq[q].live && c->cq[q].pend_head)
 			work += nkv_tgt_cq_flush(c, (uint16_t)q);

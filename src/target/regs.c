@@ -41,6 +41,7 @@ void nkv_tgt_ctrl_reset(struct nkv_tgt_ctrl *c)
 			nkv_tgt_cq_delete(c, (uint16_t)q);
 	c->csts = 0;
 	c->cc = 0;
+	c->failed = NULL;
 	c->shutting_down = 0;
 	c->nsq_granted = c->max_ioq;
 	c->ncq_granted = c->max_ioq;
@@ -92,12 +93,14 @@ static void nkv_tgt_enable(struct nkv_tgt_ctrl *c, uint32_t cc)
 {
 	if (!nkv_tgt_cc_valid(c, cc) || !nkv_tgt_admin_create(c)) {
 		c->cc = cc;	/* EN reads back 1; RDY stays 0 */
-		c->csts |= NKV_CSTS_CFS;
 		NKV_TGT_TRACE(c, "enable refused: cc %#x aqa %#x", cc, c->aqa);
+		nkv_tgt_ctrl_fail(c, "enable_refused(CC_or_admin_queue_registers_invalid)");
 		return;
 	}
 	c->cc = cc;
 	c->csts = NKV_CSTS_RDY;
+	if (c->quirks & NKV_TGT_QUIRK_FAIL_ON_READY)
+		c->csts |= NKV_CSTS_CFS;
 	NKV_TGT_TRACE(c, "enabled: cc %#x", cc);
 }
 

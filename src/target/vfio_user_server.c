@@ -27,7 +27,9 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/un.h>
+#include <linux/magic.h>
 
 #include "target/vfio_user_server.h"
 #include "vfio-user/msg.h"
@@ -72,6 +74,7 @@ struct nkv_vfu_conn {
 	uint64_t bar_size;		/* power of two, as a PCI BAR */
 	uint8_t cfg[NKV_PCI_CFG_SIZE];
 	uint32_t bar_lo, bar_hi;	/* BAR0 as programmed by the client */
+	const char *failed_logged;	/* the controller failure last logged */
 	struct nkv_vfu_map *maps;
 	uint32_t nmaps;
 	/* The reply being built. */
@@ -126,6 +129,7 @@ static void nkv_vfu_cfg_init(struct nkv_vfu_conn *c)
 	nkv_vfu_put16(p + NKV_PCI_SUBSYS_VENDOR, NKV_VFU_PCI_VENDOR);
 	nkv_vfu_put16(p + NKV_PCI_SUBSYS_ID, NKV_VFU_PCI_DEVICE);
 	p[NKV_PCI_CAP_PTR] = NKV_VFU_PCIE_CAP;
+	p[NKV_PCI_INTERRUPT_PIN] = 1;		/* INTA#: see nkv_vfu_check_intx */
 	p[NKV_VFU_PCIE_CAP] = 0x10;		/* cap id: PCI Express */
 	p[NKV_VFU_PCIE_CAP + 1] = 0;		/* last capability */
 	nkv_vfu_put16(p + NKV_VFU_PCIE_CAP + 2, 0x0002);	/* v2, endpoint */
@@ -144,6 +148,54 @@ static void nkv_vfu_cfg_view(const struct nkv_vfu_conn *c, uint8_t *out)
 	nkv_vfu_put32(out + NKV_PCI_BAR0 + 4, c->bar_hi);
 }
 
+/*
+ * The Command register bits a PCI Express endpoint with one memory BAR
+ * implements (PCIe Base 7.5.1.1.3): Memory Space, Bus Master, Parity
+ * Error Response, SERR# Enable, Interrupt Disable. I/O Space is 0 with
+ * no I/O BAR; Special Cycles, MWI, VGA snoop, IDSEL and fast
+ * back-to-back are hardwired 0 on PCI Express.
+ */
+#define NKV_VFU_CMD_RW (NKV_PCI_CMD_MEMORY | NKV_PCI_CMD_MASTER | NKV_PCI_CMD_PARITY | \
+			NKV_PCI_CMD_SERR | NKV_PCI_CMD_INTX_DISABLE)
+
+static uint16_t nkv_vfu_command(const struct nkv_vfu_conn *c)
+{
+	uint16_t v;
+
+	memcpy(&v, c->cfg + NKV_PCI_COMMAND, 2);
+	return v;
+}
+
+/* A controller failure (the core's, or ours below) gets one log line. */
+static void nkv_vfu_log_failed(struct nkv_vfu_conn *c)
+{
+	const char *why = c->ctrl ? nkv_tgt_ctrl_failed(c->ctrl) : NULL;
+
+	if (why && why != c->failed_logged)
+		nkv_vfu_log(c->s, NKV_VFU_LOG_WARN,
+			    "event=controller_fatal conn=%u csts=%#x pci_command=%#x reason=%s",
+			    c->id, (uint32_t)nkv_tgt_ctrl_reg_read(c->ctrl, NKV_REG_CSTS, 4),
+			    nkv_vfu_command(c), why);
+	c->failed_logged = why;
+}
+
+/*
+ * An enabled controller whose function has Interrupt Disable clear (and
+ * no MSI/MSI-X: none is offered) signals completions with INTx. vfio-user
+ * delivers interrupts only through an eventfd the client hands over with
+ * SET_IRQS, and this server takes none: it cannot raise INTx, so it fails
+ * the controller (CSTS.CFS) rather than leave a driver waiting for
+ * interrupts that never come. Drivers that poll set Interrupt Disable.
+ */
+static void nkv_vfu_check_intx(struct nkv_vfu_conn *c)
+{
+	if (!c->ctrl || nkv_tgt_ctrl_failed(c->ctrl) ||
+	    (nkv_vfu_command(c) & NKV_PCI_CMD_INTX_DISABLE) ||
+	    !(nkv_tgt_ctrl_reg_read(c->ctrl, NKV_REG_CSTS, 4) & NKV_CSTS_RDY))
+		return;
+	nkv_tgt_ctrl_fail(c->ctrl, "intx_needed_but_not_deliverable(set_Interrupt_Disable_in_the_PCI_Command_register)");
+}
+
 /* Writable: the command register and BAR0/BAR1; the rest is read-only. */
 static void nkv_vfu_cfg_write(struct nkv_vfu_conn *c, uint32_t off, const uint8_t *d,
 			      uint32_t len)
@@ -155,13 +207,15 @@ static void nkv_vfu_cfg_write(struct nkv_vfu_conn *c, uint32_t off, const uint8_
 	for (i = 0; i < len; i++) {
 		uint32_t o = off + i;
 
-		if (o == NKV_PCI_COMMAND)
-			c->cfg[o] = d[i] & 0x06;	/* memory space, bus master */
+		if (o == NKV_PCI_COMMAND || o == NKV_PCI_COMMAND + 1)
+			c->cfg[o] = d[i] & (uint8_t)(NKV_VFU_CMD_RW >> (8 * (o - NKV_PCI_COMMAND)));
 		else if (o >= NKV_PCI_BAR0 && o < NKV_PCI_BAR0 + 8)
 			view[o] = d[i];
 	}
 	memcpy(&c->bar_lo, view + NKV_PCI_BAR0, 4);
 	memcpy(&c->bar_hi, view + NKV_PCI_BAR0 + 4, 4);
+	if (c->ctrl)
+		nkv_tgt_ctrl_set_bus_master(c->ctrl, nkv_vfu_command(c) & NKV_PCI_CMD_MASTER);
 }
 
 /* ---------------------------------------------------------------- */
@@ -196,6 +250,8 @@ static int nkv_vfu_ctrl_new(struct nkv_vfu_conn *c)
 		c->ctrl = NULL;
 		return -EINVAL;
 	}
+	nkv_tgt_ctrl_set_bus_master(c->ctrl, nkv_vfu_command(c) & NKV_PCI_CMD_MASTER);
+	c->failed_logged = NULL;
 	return 0;
 }
 
@@ -480,6 +536,8 @@ static int nkv_vfu_h_region_write(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 	} else {
 		nkv_vfu_cfg_write(c, (uint32_t)rw.offset, data, rw.count);
 	}
+	nkv_vfu_check_intx(c);
+	nkv_vfu_log_failed(c);
 	rc = nkv_vfu_reply_alloc(c, sizeof(rw));
 	if (!rc)
 		memcpy(c->rbuf, &rw, sizeof(rw));
@@ -496,8 +554,9 @@ static struct nkv_vfu_map *nkv_vfu_find_map(struct nkv_vfu_conn *c, uint64_t iov
 	return NULL;
 }
 
-/* The fd must really hold [offset, offset + size): touching a memfd past
- * its end would kill the whole target with SIGBUS. */
+/* The fd must really hold [offset, offset + size) now: a range past its
+ * end could never be used. (Pages that vanish later, by a truncate or a
+ * punched hole, are survived: memguard.h.) */
 static int nkv_vfu_fd_covers(int fd, uint64_t offset, uint64_t size)
 {
 	struct stat st;
@@ -512,28 +571,20 @@ static int nkv_vfu_fd_covers(int fd, uint64_t offset, uint64_t size)
 }
 
 /*
- * Can the client shrink this fd after we mapped it? A memfd (or any
- * shmem/hugetlbfs file: they answer F_GET_SEALS) is safe only with
- * F_SEAL_SHRINK; an on-disk file can always be truncated by a writer;
- * objects without seals and without a file size (dma-buf, devices) have
- * a size fixed for their lifetime.
+ * Can the pages of this fd never vanish under our mapping? Only shmem
+ * (a memfd) sealed against shrinking: a hole punched in it reads back
+ * zeros, never SIGBUS. hugetlbfs raises SIGBUS at a hole when its pool is
+ * empty, seals or not. Such regions are NKV_DMA_STABLE: threads the
+ * target does not own (librados') may touch them.
  */
-static int nkv_vfu_fd_sealed(struct nkv_vfu_conn *c, int fd)
+static int nkv_vfu_fd_stable(int fd)
 {
-	struct stat st;
+	struct statfs sf;
 	int seals = fcntl(fd, F_GET_SEALS);
 
-	if (c->s->o.allow_unsealed_dma)
+	if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstatfs(fd, &sf) < 0)
 		return 0;
-	if (seals >= 0 && (seals & F_SEAL_SHRINK))
-		return 0;
-	if (seals < 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode))
-		return 0;
-	nkv_vfu_log(c->s, NKV_VFU_LOG_WARN,
-		    "event=dma_map_refused conn=%u reason=%s", c->id,
-		    seals >= 0 ? "memfd_not_sealed_against_shrink(F_SEAL_SHRINK)"
-			       : "regular_file_can_be_truncated(use_a_sealed_memfd)");
-	return -EPERM;
+	return sf.f_type != HUGETLBFS_MAGIC;
 }
 
 static int nkv_vfu_h_dma_map(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
@@ -559,8 +610,6 @@ static int nkv_vfu_h_dma_map(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 		return -ENOSPC;
 	fd = m->fds[0];
 	rc = nkv_vfu_fd_covers(fd, dm.offset, dm.size);
-	if (!rc)
-		rc = nkv_vfu_fd_sealed(c, fd);
 	if (rc)
 		return rc;
 	if (dm.flags & NKV_VFU_DMA_F_READ) {
@@ -571,6 +620,13 @@ static int nkv_vfu_h_dma_map(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 		prot |= NKV_DMA_WRITE;
 		mprot |= PROT_READ | PROT_WRITE;
 	}
+	/* Unsealed memfds and files are accepted too: their pages may vanish,
+	 * which memguard.h survives; sealed shmem stays the fast path. */
+	if (nkv_vfu_fd_stable(fd))
+		prot |= NKV_DMA_STABLE;
+	nkv_vfu_log(c->s, NKV_VFU_LOG_DEBUG, "event=dma_map conn=%u iova=%#llx size=%#llx stable=%d",
+		    c->id, (unsigned long long)dm.addr, (unsigned long long)dm.size,
+		    !!(prot & NKV_DMA_STABLE));
 	nm = realloc(c->maps, (c->nmaps + 1) * sizeof(*c->maps));
 	if (!nm)
 		return -ENOMEM;
@@ -782,6 +838,14 @@ static void nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 		int work = c->ctrl ? nkv_tgt_ctrl_poll(c->ctrl) : 0;
 		int n;
 
+		if (c->ctrl && nkv_tgt_ctrl_failed(c->ctrl) != c->failed_logged)
+			nkv_vfu_log_failed(c);
+		if (c->ctrl && nkv_tgt_ctrl_lost_memory(c->ctrl)) {
+			nkv_vfu_log(s, NKV_VFU_LOG_WARN,
+				    "event=conn_end conn=%u reason=client_memory_vanished(SIGBUS_caught:truncated_or_hole_punched_dma_fd)",
+				    c->id);
+			return;
+		}
 		if (work)
 			idle_passes = 0;
 		else if (idle_passes < NKV_VFU_IDLE_SPINS)

@@ -32,15 +32,6 @@ struct nkv_vfu_server_opts {
 	int max_conns;			/* 0: 16; more are closed at once */
 	int log_level;			/* NKV_VFU_LOG_*; default ERROR (0) */
 	FILE *log;			/* NULL: stderr */
-	/*
-	 * By default DMA_MAP refuses fds the client could shrink behind our
-	 * back (touching a truncated mapping kills the target with SIGBUS):
-	 * a memfd must carry F_SEAL_SHRINK, other shmem/hugetlbfs and on-disk
-	 * files are refused; fixed-size objects (dma-buf, devices) pass. Set
-	 * this only for clients whose memory cannot be sealed (e.g. QEMU's
-	 * memory-backend-file), accepting that risk. See docs/fuzzing.md.
-	 */
-	int allow_unsealed_dma;
 };
 
 struct nkv_vfu_server;

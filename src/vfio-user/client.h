@@ -41,6 +41,8 @@ struct nkv_vfu_client_info {
 void nkv_vfu_client_info(struct nkv_tr *tr, struct nkv_vfu_client_info *out);
 /* Read len bytes (<= 256) of PCI config space. 0 or a negative errno. */
 int nkv_vfu_client_cfg_read(struct nkv_tr *tr, uint32_t off, void *buf, uint32_t len);
+/* Write len bytes (1..8) of PCI config space. 0 or a negative errno. */
+int nkv_vfu_client_cfg_write(struct nkv_tr *tr, uint32_t off, const void *buf, uint32_t len);
 /* One line saying why the last call on tr failed ("" if none did). */
 const char *nkv_vfu_client_last_error(struct nkv_tr *tr);
 

@@ -169,7 +169,14 @@ NKV_ASSERT_OFF(struct nkv_vfu_region_rw, count, 12);
 #define NKV_PCI_SUBSYS_VENDOR 0x2c
 #define NKV_PCI_SUBSYS_ID 0x2e
 #define NKV_PCI_CAP_PTR 0x34
+#define NKV_PCI_INTERRUPT_PIN 0x3d	/* 0: no INTx, 1..4: INTA#..INTD# */
 #define NKV_PCI_STATUS_CAP_LIST (1u << 4)
+/* Command register bits (PCI Local Bus 3.0 6.2.2; PCIe Base 7.5.1.1.3). */
+#define NKV_PCI_CMD_MEMORY (1u << 1)		/* Memory Space Enable */
+#define NKV_PCI_CMD_MASTER (1u << 2)		/* Bus Master Enable: may DMA */
+#define NKV_PCI_CMD_PARITY (1u << 6)		/* Parity Error Response */
+#define NKV_PCI_CMD_SERR (1u << 8)		/* SERR# Enable */
+#define NKV_PCI_CMD_INTX_DISABLE (1u << 10)	/* Interrupt Disable: no INTx */
 #define NKV_PCI_CLASS_NVME 0x010802u	/* mass storage, NVM, NVMe I/O */
 #define NKV_PCI_CFG_SIZE 256u
 

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "nkv_host.h"
+#include "target/ctrl.h"
 
 struct ht_server_opts {
 	int no_sparse;		/* doorbells by REGION_WRITE only */
@@ -21,6 +22,7 @@ struct ht_server_opts {
 	unsigned delay_hold_us;	/* > 0: hold each op this long */
 	int nvm_only;		/* namespace 1 is an NVM one */
 	int lie_retrieve;	/* Retrieve answers length 0 and junk (liar_be.h) */
+	uint32_t quirks;	/* NKV_TGT_QUIRK_* of the controllers */
 };
 
 struct ht_server {

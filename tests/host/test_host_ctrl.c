@@ -104,6 +104,67 @@ Test(host_ctrl, nvm_namespace)
 	ht_server_stop(&s);
 }
 
+/* A controller whose descriptor list leaves out the CSI descriptor of an
+ * NVM namespace: Identify Namespace tells the command set instead. */
+Test(host_ctrl, nvm_namespace_without_csi_descriptor)
+{
+	struct ht_server_opts so = { .nvm_only = 1, .capacity = 1u << 24,
+				     .quirks = NKV_TGT_QUIRK_NO_CSI_DESC };
+	struct ht_server s;
+	struct nkv_ctrl_info in;
+	struct nkv_ns_info ns[4];
+	struct nkv_ctrl *c;
+	char err[200] = "";
+
+	cr_assert_eq(ht_server_start(&s, &so), 0);
+	cr_assert_eq(ht_connect(&s, 0, 1, &c, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(nkv_ctrl_get_info(c, &in), 0);
+	cr_expect_eq(in.nsid, 1);
+	cr_expect_eq(in.csi, 0, "Identify Namespace should have said NVM");
+	cr_expect_eq(in.block_size, 4096);
+	cr_assert_eq(nkv_ctrl_namespaces(c, ns, 4), 1);
+	cr_expect_eq(ns[0].csi, 0);
+	nkv_ctrl_close(c);
+	ht_server_stop(&s);
+}
+
+/* A controller that fails (CSTS.CFS) but goes on completing commands, as
+ * the one in issue 19 did: connect says so instead of carrying on. */
+Test(host_ctrl, failed_controller_refused)
+{
+	struct ht_server_opts so = { .quirks = NKV_TGT_QUIRK_FAIL_ON_READY };
+	struct ht_server s;
+	struct nkv_ctrl *c = NULL;
+	char err[200] = "";
+
+	cr_assert_eq(ht_server_start(&s, &so), 0);
+	cr_expect_eq(ht_connect(&s, 0, 1, &c, err, sizeof(err)), -EIO, "%s", err);
+	cr_expect_null(c);
+	cr_expect(strstr(err, "CSTS 0x3") && strstr(err, "CFS"), "error names CSTS: %s", err);
+	ht_server_stop(&s);
+}
+
+/* A controller that fails in use while still completing commands: the
+ * admin command whose completion comes with CFS fails with -EIO (CSTS is
+ * read after every completion), and the controller is dead from then on. */
+Test(host_ctrl, controller_failing_in_use)
+{
+	struct ht_server_opts so = { .quirks = NKV_TGT_QUIRK_FAIL_ON_CREATE_SQ };
+	struct ht_server s;
+	struct nkv_ctrl *c = NULL;
+	struct nkv_qpair *q = NULL;
+	struct nkv_ns_info ns[2];
+	char err[200] = "";
+
+	cr_assert_eq(ht_server_start(&s, &so), 0);
+	cr_assert_eq(ht_connect(&s, 0, 1, &c, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(nkv_qpair_create(c, NULL, &q), -EIO, "the completion came with CFS");
+	cr_expect_null(q);
+	cr_expect_eq(nkv_ctrl_namespaces(c, ns, 2), -ENOTCONN, "dead from then on");
+	nkv_ctrl_close(c);
+	ht_server_stop(&s);
+}
+
 /* Discovery lists every namespace with its own command set and limits. */
 Test(host_ctrl, namespaces_listed)
 {

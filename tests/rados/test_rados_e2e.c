@@ -25,6 +25,7 @@
 
 #include "../host/host_util.h"
 #include "../target/ceph_cluster.h"
+#include "../vfio-user/vfu_util.h"
 #include "e2e_util.h"
 #include "nkv_dev.h"
 
@@ -733,4 +734,27 @@ Test(e2e, frozen_osd_bounded_and_durable)
 int main(int argc, char *argv[])
 {
 	return nkv_test_cluster_main(argc, argv, "test_rados_e2e");
+}
+
+/*
+ * A client that does not seal its DMA memory (QEMU's memory-backend-file,
+ * SPDK) gets every command byte for byte from the rados backend: its
+ * buffers are not stable, so librados' threads never touch them (values
+ * bounce through target memory); a sealing client goes direct.
+ */
+Test(e2e, unsealed_client_every_op)
+{
+	const char *cf = conf();
+	static struct e2e_tgt t;	/* static: the fini may still need it */
+	struct vt_nvme n;
+	char why[160] = "";
+
+	start(&t, cf, "1=e2e_unsealed", 10);
+	cr_assert_eq(vt_nvme_up_mem(&n, t.sock, VT_MEM_UNSEALED), 0, "unsealed memory refused");
+	cr_expect_eq(vt_every_op(&n, "uns", why, sizeof(why)), 0, "unsealed: %s", why);
+	vt_nvme_down(&n);
+	cr_assert_eq(vt_nvme_up(&n, t.sock), 0);
+	cr_expect_eq(vt_every_op(&n, "sea", why, sizeof(why)), 0, "sealed: %s", why);
+	vt_nvme_down(&n);
+	stop(&t);
 }

@@ -16,9 +16,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #include "ceph_cluster.h"
 #include "target/be_rados.h"
+#include "target/memguard.h"
 
 #define ST(sc) NKV_STATUS(NKV_SCT_GENERIC, (sc))
 #define ST_87 ST(NKV_SC_KV_KEY_NOT_EXISTS)
@@ -66,6 +68,25 @@ struct top {
 };
 
 static void top_done(struct nkv_be_op *op)
+{
+	struct top *t = op->ctx;
+
+	/* As the core does: data left in op->out goes into the segments. */
+	if (op->out) {
+		if (!op->status)
+			nkv_guard_scatter(op->iov, op->iovcnt, op->out, op->out_len);
+		free(op->out);
+		op->out = NULL;
+	}
+	pthread_mutex_lock(&t->m);
+	t->t_done = now_s();
+	t->done++;
+	pthread_cond_broadcast(&t->c);
+	pthread_mutex_unlock(&t->m);
+}
+
+/* done() that leaves op->out to the test. */
+static void top_done_keep(struct nkv_be_op *op)
 {
 	struct top *t = op->ctx;
 
@@ -655,4 +676,73 @@ Test(rados, frozen_osd_ops_complete_in_time, .timeout = 90)
 int main(int argc, char *argv[])
 {
 	return nkv_test_cluster_main(argc, argv, "test_be_rados");
+}
+
+/*
+ * librados works in its own threads, which nkv-target cannot guard: it
+ * must touch client memory only when the op says it is stable. Here the
+ * client's buffer is PROT_NONE, so a librados thread writing a Retrieve
+ * or List result into it would crash the test; the result must come back
+ * in op->out instead. A Store from memory that vanished (truncated memfd)
+ * fails with Data Transfer Error on the submitting thread.
+ */
+Test(rados, unstable_memory_bounces)
+{
+	struct nkv_be *be = open_be(conf(), "t_bounce", 0);
+	uint8_t v[3000], *none, *half;
+	struct top t;
+	int fd;
+
+	fill(v, sizeof(v), 9);
+	cr_assert_eq(store(be, "bounce01", v, sizeof(v), 0), 0);
+	none = mmap(NULL, 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert_neq(none, MAP_FAILED);
+	top_init(&t, NKV_KV_RETRIEVE, "bounce01", 0, none, 8192);
+	t.op.done = top_done_keep;
+	top_submit(be, &t);
+	top_wait(&t, 20);
+	cr_assert_eq(t.op.status, 0);
+	cr_assert_eq(t.op.dw0, sizeof(v));
+	cr_assert_not_null(t.op.out, "an unstable buffer must be bounced");
+	cr_assert_eq(t.op.out_len, sizeof(v));
+	cr_expect_arr_eq(t.op.out, v, sizeof(v));
+	free(t.op.out);
+	top_init(&t, NKV_KV_LIST, "", 0, none, 8192);	/* from the start */
+	t.op.done = top_done_keep;
+	top_submit(be, &t);
+	top_wait(&t, 20);
+	cr_assert_eq(t.op.status, 0);
+	cr_assert_not_null(t.op.out);
+	cr_expect_geq(t.op.out_len, NKV_LIST_HDR_SIZE + 2 + 8);
+	cr_expect_geq(((uint8_t *)t.op.out)[0], 1);
+	free(t.op.out);
+	munmap(none, 8192);
+
+	/* Stable memory goes to librados directly: no bounce. */
+	top_init(&t, NKV_KV_RETRIEVE, "bounce01", 0, v, sizeof(v));
+	t.op.stable = 1;
+	t.op.done = top_done_keep;
+	memset(v, 0, sizeof(v));
+	top_submit(be, &t);
+	top_wait(&t, 20);
+	cr_expect_eq(t.op.status, 0);
+	cr_expect_null(t.op.out);
+	cr_expect_eq(v[1], (uint8_t)((131 + 63) ^ 9));
+
+	/* A value in a page that is gone. */
+	fd = memfd_create("bounce", MFD_CLOEXEC);
+	cr_assert_eq(ftruncate(fd, 8192), 0);
+	half = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	cr_assert_neq(half, MAP_FAILED);
+	cr_assert_eq(ftruncate(fd, 4096), 0);
+	cr_assert_eq(nkv_guard_init(), 0);
+	top_init(&t, NKV_KV_STORE, "bounce02", 0, half + 4096, 100);
+	top_submit(be, &t);
+	top_wait(&t, 20);
+	cr_expect_eq(t.op.status, ST(NKV_SC_DATA_XFER_ERROR));
+	cr_expect_eq(t.op.fault, 1);
+	cr_expect_eq(run(be, NKV_KV_EXIST, "bounce02", 0, NULL, 0, NULL), ST_87, "nothing stored");
+	munmap(half, 8192);
+	close(fd);
+	be->ops->destroy(be);
 }

@@ -35,7 +35,7 @@ TestSuite(dma, .init = setup, .fini = teardown, .timeout = 10);
 
 static int prp(uint64_t p1, uint64_t p2, uint64_t len, int max)
 {
-	return nkv_dma_prp_to_iov(dma, p1, p2, len, PS, NKV_DMA_WRITE, iov, max);
+	return nkv_dma_prp_to_iov(dma, p1, p2, len, PS, NKV_DMA_WRITE, iov, max, NULL);
 }
 
 Test(dma, map_rules)
@@ -201,4 +201,27 @@ Test(dma, prp_cyclic_chain_terminates)
 	cr_assert_eq(prp(0x100000, 0x100000 + 2 * PS, 600 * PS, 300),
 		     ERR(NKV_SC_INVALID_FIELD));
 	cr_assert_eq(prp(0x100000, 0x100000 + 2 * PS, 200 * PS, 300), 200);
+}
+
+/* A command's segments are stable only when every one of them lies in a
+ * region registered NKV_DMA_STABLE. */
+Test(dma, stable_only_when_every_segment_is)
+{
+	uint8_t *s = aligned_alloc(PS, 4 * PS);
+	int st = -1;
+
+	cr_assert_eq(nkv_dma_map(dma, 0x200000, 4 * PS, s,
+				 NKV_DMA_READ | NKV_DMA_WRITE | NKV_DMA_STABLE), 0);
+	cr_expect_eq(nkv_dma_prp_to_iov(dma, 0x200000, 0x201000, 2 * PS, PS, NKV_DMA_WRITE,
+					iov, 8, &st), 1);
+	cr_expect_eq(st, 1);
+	cr_expect_eq(nkv_dma_prp_to_iov(dma, 0x100000, 0x201000, 2 * PS, PS, NKV_DMA_WRITE,
+					iov, 8, &st), 2);
+	cr_expect_eq(st, 0, "one segment in an unstable region");
+	cr_expect_eq(nkv_dma_prp_to_iov(dma, 0x201000, 0x100000, 2 * PS, PS, NKV_DMA_WRITE,
+					iov, 8, &st), 2);
+	cr_expect_eq(st, 0);
+	cr_expect_lt(nkv_dma_prp_to_iov(dma, 0x300000, 0, 64, PS, NKV_DMA_WRITE, iov, 8, &st), 0);
+	cr_expect_eq(st, 0, "an error is never stable");
+	free(s);
 }

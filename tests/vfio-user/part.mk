@@ -5,12 +5,15 @@ VFU_TEST_LDLIBS = -lcriterion $(TARGET_LDLIBS)
 VFU_TEST_COMMON := tests/vfio-user/vfu_util.c src/host/vfio_user_client.c \
 	src/host/doorbell_fwd.c
 
-TESTS += test_vfu_proto test_vfu_e2e
+TESTS += test_vfu_proto test_vfu_e2e test_vfu_sigbus
 test_vfu_proto_SRCS := tests/vfio-user/test_vfu_proto.c $(VFU_TEST_COMMON)
 test_vfu_proto_LIBS := $(VFU_TEST_LIBS)
 test_vfu_proto_LDLIBS = $(VFU_TEST_LDLIBS)
 test_vfu_e2e_SRCS := tests/vfio-user/test_vfu_e2e.c $(VFU_TEST_COMMON)
 test_vfu_e2e_LIBS := $(VFU_TEST_LIBS)
 test_vfu_e2e_LDLIBS = $(VFU_TEST_LDLIBS)
+test_vfu_sigbus_SRCS := tests/vfio-user/test_vfu_sigbus.c $(VFU_TEST_COMMON)
+test_vfu_sigbus_LIBS := $(VFU_TEST_LIBS)
+test_vfu_sigbus_LDLIBS = $(VFU_TEST_LDLIBS)
 # The probe test runs the built program (order-only: not linked in).
 $(B)/tests/test_vfu_e2e: | $(B)/bin/nkv-probe

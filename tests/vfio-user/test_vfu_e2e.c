@@ -80,6 +80,8 @@ Test(vfu_e2e, negotiation_regions_registers, .init = up_sparse, .fini = down)
 	cr_expect_eq(cfg[0x0b], 0x01);
 	cr_expect_eq(cfg[0x0a], 0x08);
 	cr_expect_eq(cfg[0x09], 0x02);
+	/* Opening set the function up as a driver does: Bus Master Enable. */
+	cr_expect(cfg[NKV_PCI_COMMAND] & NKV_PCI_CMD_MASTER, "PCI Command %#x", cfg[NKV_PCI_COMMAND]);
 	cr_expect_eq(ops->alive(tr), 0);
 	ops->close(tr);
 }
@@ -111,6 +113,110 @@ Test(vfu_e2e, kv_through_the_doorbell_forwarder, .init = up_nosparse, .fini = do
 	cr_expect_eq(kv_flow(&n, "fwd", 8), 0);
 	cr_expect_gt(nkv_dbfwd_count(n.fwd), 16);
 	cr_expect_eq(nkv_dbfwd_error(n.fwd), 0);
+	vt_nvme_down(&n);
+}
+
+/* A client that does not seal its memory (QEMU's memory-backend-file,
+ * SPDK) is served by default, every command byte for byte, as is one
+ * that seals (the fast path). */
+Test(vfu_e2e, unsealed_client_every_op, .init = up_sparse, .fini = down)
+{
+	struct vt_nvme n;
+	char why[160] = "";
+
+	cr_assert_eq(vt_nvme_up_mem(&n, srv.path, VT_MEM_UNSEALED), 0, "unsealed memory refused");
+	cr_expect_eq(vt_every_op(&n, "uns", why, sizeof(why)), 0, "%s", why);
+	vt_nvme_down(&n);
+	cr_assert_eq(vt_nvme_up(&n, srv.path), 0);
+	cr_expect_eq(vt_every_op(&n, "sea", why, sizeof(why)), 0, "%s", why);
+	vt_nvme_down(&n);
+}
+
+static uint16_t pci_command(struct vt_nvme *n)
+{
+	uint16_t v = 0xffff;
+
+	cr_assert_eq(nkv_vfu_client_cfg_read(n->tr, NKV_PCI_COMMAND, &v, 2), 0);
+	return v;
+}
+
+static void set_pci_command(struct vt_nvme *n, uint16_t v)
+{
+	cr_assert_eq(nkv_vfu_client_cfg_write(n->tr, NKV_PCI_COMMAND, &v, 2), 0);
+}
+
+static uint32_t csts(struct vt_nvme *n)
+{
+	uint64_t v = 0;
+
+	cr_assert_eq(n->ops->reg_read(n->tr, NKV_REG_CSTS, 4, &v), 0);
+	return (uint32_t)v;
+}
+
+/* The Command register keeps exactly the bits a PCIe endpoint with one
+ * memory BAR implements, and INTA# is the function's interrupt pin. */
+Test(vfu_e2e, pci_command_register_bits, .init = up_sparse, .fini = down)
+{
+	struct vt_nvme n;
+	uint8_t pin = 0;
+
+	cr_assert_eq(vt_nvme_up(&n, srv.path), 0);
+	cr_expect_eq(pci_command(&n), NKV_PCI_CMD_MEMORY | NKV_PCI_CMD_MASTER |
+		     NKV_PCI_CMD_INTX_DISABLE, "the client's open set these: %#x", pci_command(&n));
+	set_pci_command(&n, 0xffff);
+	cr_expect_eq(pci_command(&n), 0x0546, "writable: MSE, BME, PER, SERR, ID; got %#x",
+		     pci_command(&n));
+	cr_assert_eq(nkv_vfu_client_cfg_read(n.tr, NKV_PCI_INTERRUPT_PIN, &pin, 1), 0);
+	cr_expect_eq(pin, 1);
+	vt_nvme_down(&n);
+}
+
+/* No DMA while Bus Master Enable is clear: the command is not fetched,
+ * the controller fails (CFS), nothing lands in memory. */
+Test(vfu_e2e, no_dma_without_bus_master, .init = up_sparse, .fini = down)
+{
+	struct vt_nvme n;
+	struct nkv_sqe s;
+	uint8_t *page;
+
+	cr_assert_eq(vt_nvme_up(&n, srv.path), 0);
+	cr_assert_eq(kv_flow(&n, "bm", 1), 0);
+	set_pci_command(&n, pci_command(&n) & ~NKV_PCI_CMD_MASTER);
+	page = vt_page(&n, VT_DATA + 1);
+	memset(page, 0xa5, 64);
+	vt_kv_sqe(&s, NKV_KV_RETRIEVE, "bm00", vt_iova(&n, VT_DATA + 1), 4096);
+	cr_expect_eq(vt_cmd(&n, 1, &s, NULL), -1, "no completion may be posted");
+	cr_expect(csts(&n) & NKV_CSTS_CFS, "CSTS %#x", csts(&n));
+	cr_expect_eq(page[0], 0xa5, "no data may be written");
+	/* Bus master on again does not revive a failed controller (a reset
+	 * does, see below); the next connection's controller is unharmed. */
+	set_pci_command(&n, pci_command(&n) | NKV_PCI_CMD_MASTER);
+	cr_expect(csts(&n) & NKV_CSTS_CFS);
+	vt_nvme_down(&n);
+	cr_assert_eq(vt_nvme_up(&n, srv.path), 0);
+	cr_expect_eq(csts(&n) & NKV_CSTS_CFS, 0);
+	cr_expect_eq(kv_flow(&n, "bm", 2), 0);
+	vt_nvme_down(&n);
+}
+
+/* A client that leaves Interrupt Disable clear would be waiting for INTx,
+ * which vfio-user cannot deliver without an eventfd: CFS, at enable or
+ * as soon as the bit is cleared on an enabled controller. */
+Test(vfu_e2e, intx_expected_fails_the_controller, .init = up_sparse, .fini = down)
+{
+	struct vt_nvme n;
+
+	cr_assert_eq(vt_nvme_up(&n, srv.path), 0);
+	cr_expect_eq(csts(&n), NKV_CSTS_RDY);
+	set_pci_command(&n, pci_command(&n) & ~NKV_PCI_CMD_INTX_DISABLE);
+	cr_expect_eq(csts(&n), NKV_CSTS_RDY | NKV_CSTS_CFS, "CSTS %#x", csts(&n));
+	/* Disable clears CFS; enabling again with the bit still clear fails
+	 * again, at once. */
+	cr_assert_eq(n.ops->reg_write(n.tr, NKV_REG_CC, 0, 4), 0);
+	cr_expect_eq(csts(&n), 0);
+	cr_assert_eq(n.ops->reg_write(n.tr, NKV_REG_CC, 1u | NKV_CC_CSS_IOCS << NKV_CC_CSS_SHIFT |
+				      6u << NKV_CC_IOSQES_SHIFT | 4u << NKV_CC_IOCQES_SHIFT, 4), 0);
+	cr_expect_eq(csts(&n), NKV_CSTS_RDY | NKV_CSTS_CFS, "CSTS %#x", csts(&n));
 	vt_nvme_down(&n);
 }
 

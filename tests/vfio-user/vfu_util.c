@@ -134,13 +134,18 @@ static int vt_wait_rdy(struct vt_nvme *n, uint32_t want)
 	return -ETIMEDOUT;
 }
 
-static int vt_mem(struct vt_nvme *n)
+static int vt_mem(struct vt_nvme *n, unsigned flags)
 {
-	n->mem.len = VT_PAGES * NKV_PAGE_SIZE;
-	n->mem.fd = memfd_create("vt-dma", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	/* The target maps only memory that cannot shrink under it. */
+	unsigned mfd = MFD_CLOEXEC | MFD_ALLOW_SEALING;
+
+	n->mem.len = (size_t)vt_mem_pages(flags) * NKV_PAGE_SIZE;
+	if (flags & VT_MEM_HUGETLB)
+		mfd |= MFD_HUGETLB;
+	n->mem.fd = memfd_create("vt-dma", mfd);
+	/* Sealed unless asked: memory that cannot shrink under the target. */
 	if (n->mem.fd < 0 || ftruncate(n->mem.fd, (off_t)n->mem.len) ||
-	    fcntl(n->mem.fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW))
+	    (!(flags & VT_MEM_UNSEALED) &&
+	     fcntl(n->mem.fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW)))
 		return -errno;
 	n->mem.va = mmap(NULL, n->mem.len, PROT_READ | PROT_WRITE, MAP_SHARED, n->mem.fd, 0);
 	if (n->mem.va == MAP_FAILED)
@@ -181,7 +186,17 @@ static int vt_admin(struct vt_nvme *n, uint8_t opc, uint32_t cdw10, uint32_t cdw
 	return vt_cmd(n, 0, &s, NULL);
 }
 
+unsigned vt_mem_pages(unsigned flags)
+{
+	return flags & VT_MEM_HUGETLB ? 1024 : VT_PAGES;	/* 2 huge pages */
+}
+
 int vt_nvme_up(struct vt_nvme *n, const char *path)
+{
+	return vt_nvme_up_mem(n, path, 0);
+}
+
+int vt_nvme_up_mem(struct vt_nvme *n, const char *path, unsigned flags)
 {
 	char err[256];
 	uint32_t cc;
@@ -196,7 +211,7 @@ int vt_nvme_up(struct vt_nvme *n, const char *path)
 		fprintf(stderr, "open: %s\n", err);
 		return rc;
 	}
-	if ((rc = vt_mem(n)) || (rc = vt_doorbells(n)))
+	if ((rc = vt_mem(n, flags)) || (rc = vt_doorbells(n)))
 		return rc;
 	if (n->ops->reg_write(n->tr, NKV_REG_CC, 0, 4) || vt_wait_rdy(n, 0))
 		return -EIO;
@@ -235,4 +250,118 @@ void vt_nvme_down(struct vt_nvme *n)
 		munmap(n->mem.va, n->mem.len);
 	if (n->mem.fd >= 0)
 		close(n->mem.fd);
+}
+
+/* PRP1/PRP2 for len bytes from data page first; a PRP list in list_page
+ * when more than two pages. */
+static void vt_prps(struct vt_nvme *n, struct nkv_sqe *s, unsigned first, uint32_t len,
+		    unsigned list_page)
+{
+	uint32_t pages = (len + NKV_PAGE_SIZE - 1) / NKV_PAGE_SIZE, i;
+	uint64_t *l = vt_page(n, list_page);
+
+	s->prp1 = vt_iova(n, first);
+	s->prp2 = 0;
+	if (pages == 2)
+		s->prp2 = vt_iova(n, first + 1);
+	if (pages > 2) {
+		for (i = 1; i < pages; i++)
+			l[i - 1] = vt_iova(n, first + i);
+		s->prp2 = vt_iova(n, list_page);
+	}
+}
+
+static void vt_pattern(uint8_t *p, uint32_t len, uint32_t seed)
+{
+	uint32_t i, x = seed * 2654435761u + 1;
+
+	for (i = 0; i < len; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		p[i] = (uint8_t)x;
+	}
+}
+
+/* Is key (kl bytes) in the List payload at p? */
+static int vt_listed(const uint8_t *p, uint32_t len, const char *key)
+{
+	uint32_t count, off = NKV_LIST_HDR_SIZE, i;
+
+	memcpy(&count, p, 4);
+	for (i = 0; i < count && off + 2 <= len; i++) {
+		uint16_t kl;
+
+		memcpy(&kl, p + off, 2);
+		if (kl == strlen(key) && off + 2 + kl <= len && !memcmp(p + off + 2, key, kl))
+			return 1;
+		off += nkv_list_entry_size(kl);
+	}
+	return 0;
+}
+
+#define VT_EO_SRC (VT_DATA + 2)		/* value pages (4) + list page */
+#define VT_EO_DST (VT_DATA + 8)		/* read-back pages (4) + list page */
+
+int vt_every_op(struct vt_nvme *n, const char *tag, char *why, size_t whylen)
+{
+	static const uint32_t sizes[] = { 1, 100, 4096, 5000, 4 * 4096 - 9 };
+	const unsigned nsz = sizeof(sizes) / sizeof(sizes[0]);
+	uint8_t want[4 * 4096];
+	char key[17];
+	struct nkv_sqe s;
+	uint32_t dw0;
+	unsigned i;
+	int st;
+
+#define VT_FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); return -1; } while (0)
+	for (i = 0; i < nsz; i++) {
+		snprintf(key, sizeof(key), "%s%u", tag, i);
+		vt_pattern(vt_page(n, VT_EO_SRC), sizes[i], i + 1);
+		vt_kv_sqe(&s, NKV_KV_STORE, key, 0, sizes[i]);
+		vt_prps(n, &s, VT_EO_SRC, sizes[i], VT_EO_SRC + 4);
+		if ((st = vt_cmd(n, 1, &s, NULL)))
+			VT_FAIL("store %s (%u bytes): status %#x", key, sizes[i], st);
+		vt_kv_sqe(&s, NKV_KV_EXIST, key, 0, 0);
+		if ((st = vt_cmd(n, 1, &s, NULL)))
+			VT_FAIL("exist %s: status %#x", key, st);
+	}
+	for (i = 0; i < nsz; i++) {
+		snprintf(key, sizeof(key), "%s%u", tag, i);
+		vt_pattern(want, sizes[i], i + 1);
+		memset(vt_page(n, VT_EO_DST), 0, 4 * NKV_PAGE_SIZE);
+		vt_kv_sqe(&s, NKV_KV_RETRIEVE, key, 0, 4 * NKV_PAGE_SIZE);
+		vt_prps(n, &s, VT_EO_DST, 4 * NKV_PAGE_SIZE, VT_EO_DST + 4);
+		dw0 = 0;
+		if ((st = vt_cmd(n, 1, &s, &dw0)) || dw0 != sizes[i])
+			VT_FAIL("retrieve %s: status %#x size %u of %u", key, st, dw0, sizes[i]);
+		if (memcmp(vt_page(n, VT_EO_DST), want, sizes[i]))
+			VT_FAIL("retrieve %s: bytes differ", key);
+		/* A short buffer gets the first bytes, DW0 the full size. */
+		memset(vt_page(n, VT_EO_DST), 0, NKV_PAGE_SIZE);
+		vt_kv_sqe(&s, NKV_KV_RETRIEVE, key, vt_iova(n, VT_EO_DST), 64);
+		if ((st = vt_cmd(n, 1, &s, &dw0)) || dw0 != sizes[i] ||
+		    memcmp(vt_page(n, VT_EO_DST), want, sizes[i] < 64 ? sizes[i] : 64))
+			VT_FAIL("short retrieve %s: status %#x size %u", key, st, dw0);
+	}
+	memset(vt_page(n, VT_EO_DST), 0, NKV_PAGE_SIZE);
+	vt_kv_sqe(&s, NKV_KV_LIST, "", vt_iova(n, VT_EO_DST), NKV_PAGE_SIZE);
+	if ((st = vt_cmd(n, 1, &s, NULL)))
+		VT_FAIL("list: status %#x", st);
+	for (i = 0; i < nsz; i++) {
+		snprintf(key, sizeof(key), "%s%u", tag, i);
+		if (!vt_listed(vt_page(n, VT_EO_DST), NKV_PAGE_SIZE, key))
+			VT_FAIL("list: %s missing", key);
+	}
+	for (i = 0; i < nsz; i++) {
+		snprintf(key, sizeof(key), "%s%u", tag, i);
+		vt_kv_sqe(&s, NKV_KV_DELETE, key, 0, 0);
+		if ((st = vt_cmd(n, 1, &s, NULL)))
+			VT_FAIL("delete %s: status %#x", key, st);
+		vt_kv_sqe(&s, NKV_KV_EXIST, key, 0, 0);
+		if ((st = vt_cmd(n, 1, &s, NULL)) != NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_KV_KEY_NOT_EXISTS))
+			VT_FAIL("exist after delete %s: status %#x", key, st);
+	}
+#undef VT_FAIL
+	return 0;
 }

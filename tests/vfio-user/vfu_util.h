@@ -40,6 +40,13 @@ struct vt_nvme {
 
 /* Open, map memory, enable the controller, create I/O queue pair 1. */
 int vt_nvme_up(struct vt_nvme *n, const char *path);
+/* The same with other DMA memory: VT_MEM_UNSEALED (no seals: the test may
+ * truncate it), VT_MEM_HUGETLB (a sealed hugetlb memfd of 2 huge pages). */
+#define VT_MEM_UNSEALED 0x1u
+#define VT_MEM_HUGETLB 0x2u
+int vt_nvme_up_mem(struct vt_nvme *n, const char *path, unsigned flags);
+/* Pages of DMA memory vt_nvme_up_mem maps for flags. */
+unsigned vt_mem_pages(unsigned flags);
 void vt_nvme_down(struct vt_nvme *n);
 void *vt_page(struct vt_nvme *n, unsigned page);
 uint64_t vt_iova(struct vt_nvme *n, unsigned page);
@@ -49,5 +56,9 @@ int vt_cmd(struct vt_nvme *n, uint16_t qid, struct nkv_sqe *sqe, uint32_t *dw0);
 /* Submit only (no wait). */
 void vt_submit(struct vt_nvme *n, uint16_t qid, struct nkv_sqe *sqe);
 void vt_kv_sqe(struct nkv_sqe *s, uint8_t opc, const char *key, uint64_t prp, uint32_t len);
+/* Every KV command byte for byte: Store (1 B to 4 pages, PRP lists
+ * included), Exist, Retrieve (whole and short), List, Delete, on keys
+ * tag0..tag4 (tag: at most 14 bytes). 0, or -1 with the reason in why. */
+int vt_every_op(struct vt_nvme *n, const char *tag, char *why, size_t whylen);
 
 #endif
