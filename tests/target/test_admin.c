@@ -386,6 +386,23 @@ Test(admin, log_pages)
 	cr_assert_eq(get_log(0xc0, 512, 0, buf), CS(NKV_SC_LOG_PAGE_INVALID));
 }
 
+/* NUMDL = NUMDU = 0xffff asks for 2^32 dwords (16 GiB): more than any
+ * transfer, so Invalid Field; a 32-bit NUMD + 1 wrapped to 0 and the
+ * command "succeeded" with no data. */
+Test(admin, log_numd_max_is_invalid_field)
+{
+	uint64_t iova = h_alloc(&H, 4096);
+	struct nkv_sqe s = { 0 };
+
+	s.cdw0 = NKV_ADM_GET_LOG_PAGE;
+	s.nsid = 0xffffffff;
+	s.cdw10 = NKV_LID_SMART | (0xffffu << 16);
+	s.cdw11 = 0xffff;
+	h_prp(&H, &s, iova, 4096);
+	cr_assert_eq(h_cmd(&H, 0, &s, NULL), SC(NKV_SC_INVALID_FIELD));
+	cr_assert_eq(nkv_log_numd(0xffff0000u, 0xffff), 1ull << 32);
+}
+
 Test(admin, abort_and_unknown_opcodes)
 {
 	struct nkv_sqe s = { 0 };
