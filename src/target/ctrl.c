@@ -189,13 +189,17 @@ int nkv_tgt_ctrl_sleep_begin(struct nkv_tgt_ctrl *c)
 	return 1;
 }
 
+/* errno is kept: the caller reads the errno of the ppoll it slept in, and
+ * the drain below always ends with EAGAIN. */
 void nkv_tgt_ctrl_sleep_end(struct nkv_tgt_ctrl *c)
 {
+	int e = errno;
 	uint64_t v;
 
 	__atomic_store_n(&c->sleeping, 0, __ATOMIC_RELAXED);
 	while (read(c->wake_fd, &v, sizeof(v)) > 0)
 		;
+	errno = e;
 }
 
 struct nkv_tgt_cmd *nkv_tgt_cmd_get(struct nkv_tgt_ctrl *c)

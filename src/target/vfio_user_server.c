@@ -741,7 +741,8 @@ static int nkv_vfu_handle_one(struct nkv_vfu_conn *c)
 
 /*
  * Wait for the socket (and, while asleep, for a backend completion) at
- * most *to. Returns ppoll's result for the socket entry.
+ * most *to. Returns ppoll's result for the socket entry, or -errno of the
+ * ppoll itself (read before anything else can overwrite errno).
  */
 static int nkv_vfu_conn_wait(struct nkv_vfu_conn *c, struct pollfd *p,
 			     const struct timespec *to, int sleep)
@@ -754,10 +755,31 @@ static int nkv_vfu_conn_wait(struct nkv_vfu_conn *c, struct pollfd *p,
 	else
 		sleep = 0;
 	n = ppoll(fds, 2, sleep ? to : &(struct timespec){ 0, 0 }, NULL);
+	if (n < 0)
+		n = -errno;
 	if (sleep)
 		nkv_tgt_ctrl_sleep_end(c->ctrl);
 	p->revents = fds[0].revents;
 	return n < 0 ? n : !!fds[0].revents;
+}
+
+/* Why a connection ended: the client's doing (info) or ours (warn, and
+ * counted as dropped). rc 0 is a server stop. */
+static void nkv_vfu_conn_end(struct nkv_vfu_conn *c, int rc)
+{
+	struct nkv_vfu_server *s = c->s;
+	int by_client = rc == -ECONNRESET || rc == -EPIPE;
+
+	if (!rc)
+		return;
+	nkv_vfu_log(s, by_client ? NKV_VFU_LOG_INFO : NKV_VFU_LOG_WARN,
+		    "event=conn_end conn=%u reason=%s", c->id,
+		    rc == -ECONNRESET ? "client_closed" : rc == -EPIPE ? "hangup" : strerror(-rc));
+	if (by_client)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->st.dropped++;
+	pthread_mutex_unlock(&s->lock);
 }
 
 /*
@@ -768,7 +790,7 @@ static int nkv_vfu_conn_wait(struct nkv_vfu_conn *c, struct pollfd *p,
  * backend completion. Doorbells in shared memory wake nobody: the poll
  * interval bounds how late a doorbell rung after a quiet spell is seen.
  */
-static void nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
+static int nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 {
 	struct nkv_vfu_server *s = c->s;
 	uint64_t ns = s->o.poll_interval_ns ? s->o.poll_interval_ns : 100000;
@@ -790,25 +812,22 @@ static void nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 			continue;
 		busy_passes = 0;
 		n = nkv_vfu_conn_wait(c, &p, &idle, idle_passes >= NKV_VFU_IDLE_SPINS);
-		if (n < 0 && errno != EINTR)
-			return;
-		if (n <= 0)
+		/* A signal for an embedding program is not the client's doing. */
+		if (n == -EINTR || n == 0)
 			continue;
+		if (n < 0)
+			return n;
 		idle_passes = 0;
 		if (p.revents & POLLIN) {
 			int rc = nkv_vfu_handle_one(c);
 
-			if (rc) {
-				nkv_vfu_log(s, rc == -ECONNRESET ? NKV_VFU_LOG_INFO : NKV_VFU_LOG_WARN,
-					    "event=conn_end conn=%u reason=%s", c->id,
-					    rc == -ECONNRESET ? "client_closed" : strerror(-rc));
-				return;
-			}
+			if (rc)
+				return rc;
 		} else if (p.revents & (POLLHUP | POLLERR | POLLNVAL)) {
-			nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=conn_end conn=%u reason=hangup", c->id);
-			return;
+			return -EPIPE;
 		}
 	}
+	return 0;
 }
 
 static void *nkv_vfu_conn_main(void *arg)
@@ -818,10 +837,14 @@ static void *nkv_vfu_conn_main(void *arg)
 	int rc;
 
 	rc = nkv_vfu_conn_setup(c);
-	if (rc)
+	if (rc) {
 		nkv_vfu_log(s, NKV_VFU_LOG_ERROR, "event=conn_setup_failed conn=%u errno=%d", c->id, -rc);
-	else
-		nkv_vfu_conn_loop(c);
+		pthread_mutex_lock(&s->lock);
+		s->st.failed++;
+		pthread_mutex_unlock(&s->lock);
+	} else {
+		nkv_vfu_conn_end(c, nkv_vfu_conn_loop(c));
+	}
 	nkv_vfu_conn_teardown(c);
 	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=conn_closed conn=%u", c->id);
 	free(c);
@@ -842,17 +865,36 @@ static void nkv_vfu_sock_timeouts(int fd)
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
+/* A client we accepted but cannot serve (no memory, no thread): closed,
+ * logged and counted, never silently. Called with s->lock held. */
+static void nkv_vfu_accept_failed(struct nkv_vfu_server *s, int fd, const char *why, int err)
+{
+	s->st.failed++;
+	pthread_mutex_unlock(&s->lock);
+	nkv_vfu_log(s, NKV_VFU_LOG_ERROR, "event=conn_failed reason=%s errno=%d", why, err);
+	if (fd >= 0)
+		close(fd);
+}
+
 static void nkv_vfu_accept_one(struct nkv_vfu_server *s)
 {
 	struct nkv_vfu_conn *c;
 	pthread_attr_t at;
 	pthread_t t;
 	uint32_t id;
-	int fd, max = s->o.max_conns > 0 ? s->o.max_conns : 16;
+	int fd, rc, max = s->o.max_conns > 0 ? s->o.max_conns : 16;
 
 	fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		rc = errno;
+		if (rc == EAGAIN || rc == EINTR || rc == ECONNABORTED)
+			return;
+		/* Out of fds or memory: the client stays queued; do not spin. */
+		pthread_mutex_lock(&s->lock);
+		nkv_vfu_accept_failed(s, -1, "accept", rc);
+		usleep(10000);
 		return;
+	}
 	pthread_mutex_lock(&s->lock);
 	if (s->nconns >= (uint32_t)max) {
 		s->st.refused++;
@@ -863,8 +905,7 @@ static void nkv_vfu_accept_one(struct nkv_vfu_server *s)
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
-		pthread_mutex_unlock(&s->lock);
-		close(fd);
+		nkv_vfu_accept_failed(s, fd, "no_memory", ENOMEM);
 		return;
 	}
 	c->s = s;
@@ -878,11 +919,11 @@ static void nkv_vfu_accept_one(struct nkv_vfu_server *s)
 	id = c->id;
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &at, nkv_vfu_conn_main, c)) {
+	rc = pthread_create(&t, &at, nkv_vfu_conn_main, c);
+	if (rc) {
 		pthread_attr_destroy(&at);
-		pthread_mutex_unlock(&s->lock);
-		close(fd);
 		free(c);
+		nkv_vfu_accept_failed(s, fd, "thread_create", rc);
 		return;
 	}
 	pthread_attr_destroy(&at);
@@ -989,8 +1030,11 @@ void nkv_vfu_server_stop(struct nkv_vfu_server *s)
 	while (s->nconns)
 		pthread_cond_wait(&s->cond, &s->lock);
 	pthread_mutex_unlock(&s->lock);
-	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=stopped accepted=%llu closed=%llu",
-		    (unsigned long long)s->st.accepted, (unsigned long long)s->st.closed);
+	nkv_vfu_log(s, NKV_VFU_LOG_INFO,
+		    "event=stopped accepted=%llu closed=%llu refused=%llu failed=%llu dropped=%llu",
+		    (unsigned long long)s->st.accepted, (unsigned long long)s->st.closed,
+		    (unsigned long long)s->st.refused, (unsigned long long)s->st.failed,
+		    (unsigned long long)s->st.dropped);
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
 	free(s);

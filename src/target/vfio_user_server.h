@@ -59,6 +59,8 @@ struct nkv_vfu_server_stats {
 	uint64_t refused;		/* over max_conns */
 	uint64_t closed;		/* connections whose controller was freed */
 	uint64_t errors;		/* error replies sent */
+	uint64_t failed;		/* accepted but not served (no memory, no thread) */
+	uint64_t dropped;		/* ended by the server (bad stream, timeout), not the client */
 };
 void nkv_vfu_server_stats(struct nkv_vfu_server *s, struct nkv_vfu_server_stats *st);
 

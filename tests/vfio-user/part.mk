@@ -14,3 +14,10 @@ test_vfu_e2e_LIBS := $(VFU_TEST_LIBS)
 test_vfu_e2e_LDLIBS = $(VFU_TEST_LDLIBS)
 # The probe test runs the built program (order-only: not linked in).
 $(B)/tests/test_vfu_e2e: | $(B)/bin/nkv-probe
+
+# Hostile clients beside good ones (issue 18). --wrap lets a test fail or
+# delay the server's pthread_create (see the file's header).
+TESTS += test_vfu_hostile
+test_vfu_hostile_SRCS := tests/vfio-user/test_vfu_hostile.c $(VFU_TEST_COMMON)
+test_vfu_hostile_LIBS := $(VFU_TEST_LIBS)
+test_vfu_hostile_LDLIBS = -Wl,--wrap=pthread_create $(VFU_TEST_LDLIBS)

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_vfu_hostile.c - clients that misbehave against a live server
+ * (issue 18), each beside a good client that must keep being served.
+ *
+ * Linked with -Wl,--wrap=pthread_create (tests/vfio-user/part.mk), so a
+ * test can fail, or delay the return of, the creation of the server's
+ * connection threads: races and failures that chance would rarely show
+ * become certain.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "vfio-user/msg.h"
+#include "vfu_util.h"
+
+/* ---- the pthread_create hook (the linker's __wrap_ / __real_ names) ---- */
+static int hook_fail;		/* atomic: creations fail with EAGAIN */
+static unsigned hook_delay_us;	/* atomic: sleep after a creation */
+static unsigned hook_created;	/* atomic: creations so far (release) */
+static pthread_t hook_last;	/* the latest, published by hook_created */
+
+int __real_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg);
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg);
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg)
+{
+	unsigned us = __atomic_load_n(&hook_delay_us, __ATOMIC_ACQUIRE);
+	int rc;
+
+	if (__atomic_load_n(&hook_fail, __ATOMIC_ACQUIRE))
+		return EAGAIN;
+	rc = __real_pthread_create(t, a, fn, arg);
+	if (rc)
+		return rc;
+	hook_last = *t;
+	__atomic_add_fetch(&hook_created, 1, __ATOMIC_RELEASE);
+	if (us)
+		usleep(us);
+	return 0;
+}
+
+/* ---- server, raw client ---- */
+static struct vt_server srv;
+static FILE *srv_log;
+
+static void log_to_file(struct nkv_vfu_server_opts *o)
+{
+	srv_log = tmpfile();
+	o->log = srv_log;
+	o->log_level = NKV_VFU_LOG_INFO;
+}
+
+static void up(void) { cr_assert_eq(vt_server_start_with(&srv, 0, log_to_file), 0); }
+static void down(void)
+{
+	vt_server_stop(&srv);
+	fclose(srv_log);
+}
+
+/* Whether the server's log holds a line with s. */
+static int logged(const char *s)
+{
+	char line[512];
+	int found = 0;
+
+	fflush(srv_log);
+	rewind(srv_log);
+	while (!found && fgets(line, sizeof(line), srv_log))
+		found = strstr(line, s) != NULL;
+	fseek(srv_log, 0, SEEK_END);
+	return found;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static struct nkv_vfu_server_stats stats(void)
+{
+	struct nkv_vfu_server_stats st;
+
+	nkv_vfu_server_stats(srv.srv, &st);
+	return st;
+}
+
+/* Wait (bounded) until `closed` connections have been freed. */
+static void wait_closed(uint64_t closed)
+{
+	uint64_t t0 = now_ms();
+
+	while (stats().closed < closed && now_ms() - t0 < 3000)
+		usleep(1000);
+	cr_assert_eq(stats().closed, closed);
+}
+
+static int raw_connect(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { 3, 0 };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	strcpy(sa.sun_path, srv.path);
+	cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/* A good client: up, one Store and Retrieve of 4 KiB, down. */
+static void good_client_served(void)
+{
+	struct vt_nvme n;
+	struct nkv_sqe s;
+
+	cr_assert_eq(vt_nvme_up(&n, srv.path), 0);
+	memset(vt_page(&n, VT_DATA), 0x5a, 4096);
+	vt_kv_sqe(&s, NKV_KV_STORE, "good", vt_iova(&n, VT_DATA), 4096);
+	cr_assert_eq(vt_cmd(&n, 1, &s, NULL), 0);
+	vt_kv_sqe(&s, NKV_KV_RETRIEVE, "good", vt_iova(&n, VT_DATA + 1), 4096);
+	cr_assert_eq(vt_cmd(&n, 1, &s, NULL), 0);
+	cr_assert_eq(memcmp(vt_page(&n, VT_DATA), vt_page(&n, VT_DATA + 1), 4096), 0);
+	vt_nvme_down(&n);
+}
+
+/* ---- finding 9: signals, refused and dropped clients ---- */
+static void on_signal(int sig) { (void)sig; }
+
+/* An embedding program's signal handler (no SA_RESTART) interrupts the
+ * connection thread's ppoll: the connection must carry on. The eventfd
+ * drain after the sleep used to overwrite errno (EINTR -> EAGAIN), and
+ * the connection ended with no log line. */
+Test(vfu_hostile, signals_never_end_a_connection, .init = up, .fini = down)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	unsigned before = __atomic_load_n(&hook_created, __ATOMIC_ACQUIRE);
+	struct vt_nvme n;
+	struct nkv_sqe s;
+	pthread_t conn;
+	int i;
+
+	cr_assert_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	cr_assert_eq(vt_nvme_up(&n, srv.path), 0);
+	cr_assert_eq(__atomic_load_n(&hook_created, __ATOMIC_ACQUIRE), before + 1,
+		     "one thread: the connection's");
+	conn = hook_last;
+	/* The idle thread sleeps in ppoll most of the time: 200 signals
+	 * land there many times over. */
+	for (i = 0; i < 200; i++) {
+		cr_assert_eq(pthread_kill(conn, SIGUSR1), 0);
+		usleep(500);
+	}
+	memset(vt_page(&n, VT_DATA), 7, 4096);
+	vt_kv_sqe(&s, NKV_KV_STORE, "sig", vt_iova(&n, VT_DATA), 4096);
+	cr_assert_eq(vt_cmd(&n, 1, &s, NULL), 0, "the connection survived the signals");
+	cr_assert_eq(stats().closed, 0);
+	cr_assert_eq(stats().dropped, 0);
+	vt_nvme_down(&n);
+}
+
+Test(vfu_hostile, failed_thread_is_logged_and_counted, .init = up, .fini = down)
+{
+	char b;
+	int fd;
+
+	__atomic_store_n(&hook_fail, 1, __ATOMIC_RELEASE);
+	fd = raw_connect();
+	cr_assert_eq(read(fd, &b, 1), 0, "closed by the server");
+	__atomic_store_n(&hook_fail, 0, __ATOMIC_RELEASE);
+	close(fd);
+	cr_assert_eq(stats().failed, 1);
+	cr_assert_eq(stats().accepted, 0);
+	cr_assert(logged("event=conn_failed reason=thread_create errno=11"));
+	good_client_served();
+}
+
+Test(vfu_hostile, dropped_client_is_logged_and_counted, .init = up, .fini = down)
+{
+	struct nkv_vfu_hdr h = { .cmd = NKV_VFU_VERSION, .size = 0x7fffffff };
+	int fd = raw_connect();
+
+	cr_assert_eq(write(fd, &h, sizeof(h)), (ssize_t)sizeof(h));
+	wait_closed(1);
+	close(fd);
+	cr_assert_eq(stats().dropped, 1);
+	cr_assert(logged("event=conn_end conn=1 reason=Message too long"));
+	good_client_served();
+	cr_assert_eq(stats().dropped, 1, "a client's own close is not a drop");
+}
