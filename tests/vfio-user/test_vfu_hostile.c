@@ -197,3 +197,26 @@ Test(vfu_hostile, dropped_client_is_logged_and_counted, .init = up, .fini = down
 	good_client_served();
 	cr_assert_eq(stats().dropped, 1, "a client's own close is not a drop");
 }
+
+/* ---- finding 1: a connection that ends before pthread_create returns ---- */
+
+/* The hook holds the accept thread in pthread_create for 50 ms while the
+ * new connection's client has already gone: its thread ends and frees
+ * its struct before the accept thread goes on. Reading the struct after
+ * pthread_create (the bug) is a use after free that ASan reports every
+ * time (build/asan/tests/test_vfu_hostile); without ASan the stale read
+ * usually passes unnoticed. */
+Test(vfu_hostile, conn_ends_before_its_thread_create_returns, .init = up, .fini = down)
+{
+	int i;
+
+	__atomic_store_n(&hook_delay_us, 50000, __ATOMIC_RELEASE);
+	for (i = 1; i <= 3; i++) {
+		close(raw_connect());
+		wait_closed((uint64_t)i);
+	}
+	__atomic_store_n(&hook_delay_us, 0, __ATOMIC_RELEASE);
+	cr_assert_eq(stats().accepted, 3);
+	cr_assert(logged("event=conn_open conn=3"), "the id logged is the right one");
+	good_client_served();
+}
