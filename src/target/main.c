@@ -40,6 +40,10 @@ struct nkv_target_args {
 	const char *ns_map;	/* "1=gpukv,3=other" */
 	uint64_t op_timeout;
 	uint64_t mount_timeout;
+	/* time limits on a client, ms; 0: the server's defaults */
+	uint64_t handshake_ms;
+	uint64_t idle_ms;
+	uint64_t msg_ms;
 };
 
 static void nkv_target_usage(FILE *f)
@@ -63,6 +67,12 @@ static void nkv_target_usage(FILE *f)
 	      "                         it then crashes the target. Default: refused\n"
 	      "  --trace                log SQEs, doorbells and CQEs (also NKV_TRACE=1)\n"
 	      "  --log-level LEVEL      error|warn|info|debug (default info)\n"
+	      "  --handshake-timeout-ms N  a client must send VERSION within N ms of\n"
+	      "                         connecting (default 10000)\n"
+	      "  --idle-timeout-ms N    close a connection whose controller is not enabled\n"
+	      "                         after N ms without a message (default 60000)\n"
+	      "  --msg-timeout-ms N     one whole message in and its reply out within N ms\n"
+	      "                         of its first byte, however slow (default 5000)\n"
 	      "  -h, --help             this text\n\n"
 	      "rados backend (pool = subsystem, NVMe namespace = RADOS namespace,\n"
 	      "object name = lowercase hex of the key):\n"
@@ -72,7 +82,8 @@ static void nkv_target_usage(FILE *f)
 	      "  --keyring PATH         keyring (default: from the conf)\n"
 	      "  --ns-map MAP           NSID=RADOS_NS[,NSID=RADOS_NS...] (default 1=gpukv)\n"
 	      "  --op-timeout SEC       rados_osd_op_timeout: a command fails (88h) after it\n"
-	      "                         (default 10)\n"
+	      "                         (default 10); SIGTERM waits at most this for\n"
+	      "                         operations in flight (mem backend: 2 s at most)\n"
 	      "  --mount-timeout SEC    give up connecting after it (default 10)\n\n"
 	      "SIZE takes K, M, G suffixes (powers of 1024).\n\n"
 	      "examples:\n"
@@ -120,6 +131,7 @@ enum {
 	OPT_SOCKET = 256, OPT_BACKEND, OPT_CAPACITY, OPT_MAX_VALUE, OPT_MAX_KEYS,
 	OPT_NVM_NS, OPT_QD, OPT_POLL, OPT_MAX_CONNS, OPT_NO_SPARSE, OPT_TRACE, OPT_LOG,
 	OPT_ALLOW_UNSEALED, OPT_POOL, OPT_CONF, OPT_ID, OPT_KEYRING, OPT_NS_MAP, OPT_OP_TIMEOUT, OPT_MOUNT_TIMEOUT,
+	OPT_HANDSHAKE_MS, OPT_IDLE_MS, OPT_MSG_MS,
 };
 
 static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
@@ -145,6 +157,9 @@ static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 		{ "ns-map", required_argument, NULL, OPT_NS_MAP },
 		{ "op-timeout", required_argument, NULL, OPT_OP_TIMEOUT },
 		{ "mount-timeout", required_argument, NULL, OPT_MOUNT_TIMEOUT },
+		{ "handshake-timeout-ms", required_argument, NULL, OPT_HANDSHAKE_MS },
+		{ "idle-timeout-ms", required_argument, NULL, OPT_IDLE_MS },
+		{ "msg-timeout-ms", required_argument, NULL, OPT_MSG_MS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -175,6 +190,9 @@ static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 		case OPT_NS_MAP: a->ns_map = optarg; break;
 		case OPT_OP_TIMEOUT: rc = nkv_target_size(optarg, &a->op_timeout); break;
 		case OPT_MOUNT_TIMEOUT: rc = nkv_target_size(optarg, &a->mount_timeout); break;
+		case OPT_HANDSHAKE_MS: rc = nkv_target_size(optarg, &a->handshake_ms); break;
+		case OPT_IDLE_MS: rc = nkv_target_size(optarg, &a->idle_ms); break;
+		case OPT_MSG_MS: rc = nkv_target_size(optarg, &a->msg_ms); break;
 		case 'h': nkv_target_usage(stdout); exit(0);
 		default: return -EINVAL;
 		}
@@ -190,6 +208,10 @@ static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 	}
 	if (a->queue_depth && (a->queue_depth < 2 || a->queue_depth > 65536)) {
 		fprintf(stderr, "nkv-target: --queue-depth must be 2..65536\n");
+		return -EINVAL;
+	}
+	if (a->handshake_ms > UINT32_MAX || a->idle_ms > UINT32_MAX || a->msg_ms > UINT32_MAX) {
+		fprintf(stderr, "nkv-target: a --*-timeout-ms value is too large\n");
 		return -EINVAL;
 	}
 	if (a->max_value > UINT32_MAX || a->max_keys > UINT32_MAX) {
@@ -351,6 +373,9 @@ int main(int argc, char **argv)
 	so.log_level = a.log_level;
 	/* Clients are not trusted: a shrinkable DMA fd could SIGBUS us. */
 	so.allow_unsealed_dma = a.allow_unsealed;
+	so.handshake_ms = (uint32_t)a.handshake_ms;
+	so.idle_ms = (uint32_t)a.idle_ms;
+	so.msg_ms = (uint32_t)a.msg_ms;
 	rc = nkv_vfu_server_start(&so, &srv);
 	if (rc) {
 		fprintf(stderr, "nkv-target: cannot listen on %s: %s\n", a.socket, strerror(-rc));

@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -38,7 +39,10 @@
 #define NKV_VFU_NUM_IRQS (VFIO_PCI_ERR_IRQ_INDEX + 2)	/* INTx..REQ */
 #define NKV_VFU_IDLE_SPINS 256		/* passes without work before sleeping */
 #define NKV_VFU_BUSY_PASSES 16	/* busy controller passes per socket check */
-#define NKV_VFU_SOCK_TIMEOUT_S 5	/* a torn message or a stuck peer */
+#define NKV_VFU_HANDSHAKE_MS 10000	/* defaults of the time limits (opts) */
+#define NKV_VFU_IDLE_MS 60000
+#define NKV_VFU_MSG_MS 5000
+#define NKV_VFU_MS 1000000ull		/* ns per ms */
 
 struct nkv_vfu_server {
 	struct nkv_vfu_server_opts o;
@@ -46,6 +50,7 @@ struct nkv_vfu_server {
 	int lfd;
 	pthread_t accept_thr;
 	int stop;			/* atomic */
+	int stop_fd;			/* eventfd, readable once stopping; or -1 */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	uint32_t nconns;		/* under lock */
@@ -74,6 +79,9 @@ struct nkv_vfu_conn {
 	uint32_t bar_lo, bar_hi;	/* BAR0 as programmed by the client */
 	struct nkv_vfu_map *maps;
 	uint32_t nmaps;
+	uint64_t opened_ns;		/* CLOCK_MONOTONIC */
+	uint64_t last_msg_ns;
+	const char *end_reason;		/* a time limit that ended it, or NULL */
 	/* The reply being built. */
 	uint8_t *rbuf;
 	size_t rlen;
@@ -690,7 +698,8 @@ static int nkv_vfu_dispatch(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 	}
 }
 
-static int nkv_vfu_send_error(struct nkv_vfu_conn *c, const struct nkv_vfu_hdr *req, int err)
+static int nkv_vfu_send_error(struct nkv_vfu_conn *c, const struct nkv_vfu_hdr *req, int err,
+			      const struct nkv_vfu_bounds *b)
 {
 	struct nkv_vfu_hdr h = { req->msg_id, req->cmd, 0, NKV_VFU_TYPE_REPLY | NKV_VFU_F_ERROR,
 				 (uint32_t)err };
@@ -700,20 +709,32 @@ static int nkv_vfu_send_error(struct nkv_vfu_conn *c, const struct nkv_vfu_hdr *
 	pthread_mutex_unlock(&c->s->lock);
 	nkv_vfu_log(c->s, NKV_VFU_LOG_WARN, "event=msg_error conn=%u cmd=%s id=%u size=%u errno=%d",
 		    c->id, nkv_vfu_cmd_name(req->cmd), req->msg_id, req->size, err);
-	return nkv_vfu_send(c->fd, &h, NULL, 0, NULL, 0);
+	return nkv_vfu_send_bounded(c->fd, &h, NULL, 0, NULL, 0, b);
+}
+
+static uint64_t nkv_vfu_ms(uint32_t v, uint32_t def)
+{
+	return (uint64_t)(v ? v : def) * NKV_VFU_MS;
 }
 
 /* One message in, one reply out. Non-zero: close the connection. */
 static int nkv_vfu_handle_one(struct nkv_vfu_conn *c)
 {
+	struct nkv_vfu_bounds b = { .stop_fd = c->s->stop_fd };
 	struct nkv_vfu_msg m;
 	struct nkv_vfu_hdr h;
 	int rc;
 
-	rc = nkv_vfu_recv(c->fd, &m, NKV_VFU_MAX_MSG);
+	/* The whole message and its reply, from the first byte: a deadline
+	 * per recv would restart with every byte a slow client drips. */
+	c->last_msg_ns = nkv_vfu_now_ns();
+	b.deadline_ns = c->last_msg_ns + nkv_vfu_ms(c->s->o.msg_ms, NKV_VFU_MSG_MS);
+	rc = nkv_vfu_recv_bounded(c->fd, &m, NKV_VFU_MAX_MSG, &b);
+	if (rc == -ETIMEDOUT)
+		c->end_reason = "message_timeout";
 	if (rc == -EMSGSIZE) {
 		/* The rest of the stream cannot be trusted: say why, close. */
-		nkv_vfu_send_error(c, &m.hdr, m.hdr.size < sizeof(m.hdr) ? EINVAL : E2BIG);
+		nkv_vfu_send_error(c, &m.hdr, m.hdr.size < sizeof(m.hdr) ? EINVAL : E2BIG, &b);
 		nkv_vfu_msg_free(&m);
 		return rc;
 	}
@@ -727,15 +748,18 @@ static int nkv_vfu_handle_one(struct nkv_vfu_conn *c)
 	c->rfd = -1;
 	rc = nkv_vfu_dispatch(c, &m);
 	if (rc) {
-		rc = nkv_vfu_send_error(c, &m.hdr, -rc);
+		rc = nkv_vfu_send_error(c, &m.hdr, -rc, &b);
 		/* A major version we do not speak: nothing else can follow. */
 		if (!rc && m.hdr.cmd == NKV_VFU_VERSION && !c->negotiated)
 			rc = -EPROTO;
 	} else if (!(m.hdr.flags & NKV_VFU_F_NO_REPLY)) {
 		h = (struct nkv_vfu_hdr){ m.hdr.msg_id, m.hdr.cmd, 0, NKV_VFU_TYPE_REPLY, 0 };
-		rc = nkv_vfu_send(c->fd, &h, c->rbuf, c->rlen, &c->rfd, c->rfd >= 0 ? 1 : 0);
+		rc = nkv_vfu_send_bounded(c->fd, &h, c->rbuf, c->rlen, &c->rfd,
+					  c->rfd >= 0 ? 1 : 0, &b);
 	}
 	nkv_vfu_msg_free(&m);
+	if (rc == -ETIMEDOUT && !c->end_reason)
+		c->end_reason = "reply_timeout";
 	return rc;
 }
 
@@ -747,14 +771,15 @@ static int nkv_vfu_handle_one(struct nkv_vfu_conn *c)
 static int nkv_vfu_conn_wait(struct nkv_vfu_conn *c, struct pollfd *p,
 			     const struct timespec *to, int sleep)
 {
-	struct pollfd fds[2] = { *p, { .fd = -1, .events = POLLIN } };
+	struct pollfd fds[3] = { *p, { .fd = -1, .events = POLLIN },
+				 { .fd = c->s->stop_fd, .events = POLLIN } };
 	int n;
 
 	if (sleep && c->ctrl && nkv_tgt_ctrl_sleep_begin(c->ctrl))
 		fds[1].fd = nkv_tgt_ctrl_wake_fd(c->ctrl);
 	else
 		sleep = 0;
-	n = ppoll(fds, 2, sleep ? to : &(struct timespec){ 0, 0 }, NULL);
+	n = ppoll(fds, 3, sleep ? to : &(struct timespec){ 0, 0 }, NULL);
 	if (n < 0)
 		n = -errno;
 	if (sleep)
@@ -770,16 +795,39 @@ static void nkv_vfu_conn_end(struct nkv_vfu_conn *c, int rc)
 	struct nkv_vfu_server *s = c->s;
 	int by_client = rc == -ECONNRESET || rc == -EPIPE;
 
-	if (!rc)
-		return;
+	if (!rc || rc == -ECANCELED)
+		return;		/* the server is stopping */
 	nkv_vfu_log(s, by_client ? NKV_VFU_LOG_INFO : NKV_VFU_LOG_WARN,
 		    "event=conn_end conn=%u reason=%s", c->id,
+		    c->end_reason ? c->end_reason :
 		    rc == -ECONNRESET ? "client_closed" : rc == -EPIPE ? "hangup" : strerror(-rc));
 	if (by_client)
 		return;
 	pthread_mutex_lock(&s->lock);
 	s->st.dropped++;
 	pthread_mutex_unlock(&s->lock);
+}
+
+/* A connection that never says VERSION, or whose controller stays
+ * disabled with no message, holds one of max_conns: past its limit it
+ * ends (-ETIMEDOUT, with end_reason set). */
+static int nkv_vfu_conn_expired(struct nkv_vfu_conn *c)
+{
+	const struct nkv_vfu_server_opts *o = &c->s->o;
+	uint64_t now = nkv_vfu_now_ns();
+
+	if (!c->negotiated) {
+		if (now - c->opened_ns < nkv_vfu_ms(o->handshake_ms, NKV_VFU_HANDSHAKE_MS))
+			return 0;
+		c->end_reason = "handshake_timeout";
+		return -ETIMEDOUT;
+	}
+	if (now - c->last_msg_ns < nkv_vfu_ms(o->idle_ms, NKV_VFU_IDLE_MS))
+		return 0;
+	if (c->ctrl && (nkv_tgt_ctrl_reg_read(c->ctrl, NKV_REG_CSTS, 4) & NKV_CSTS_RDY))
+		return 0;
+	c->end_reason = "idle_timeout_controller_disabled";
+	return -ETIMEDOUT;
 }
 
 /*
@@ -813,14 +861,20 @@ static int nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 		busy_passes = 0;
 		n = nkv_vfu_conn_wait(c, &p, &idle, idle_passes >= NKV_VFU_IDLE_SPINS);
 		/* A signal for an embedding program is not the client's doing. */
-		if (n == -EINTR || n == 0)
+		if (n == -EINTR || n == 0) {
+			n = nkv_vfu_conn_expired(c);
+			if (n)
+				return n;
 			continue;
+		}
 		if (n < 0)
 			return n;
 		idle_passes = 0;
 		if (p.revents & POLLIN) {
 			int rc = nkv_vfu_handle_one(c);
 
+			if (rc == -ECANCELED)
+				return 0;
 			if (rc)
 				return rc;
 		} else if (p.revents & (POLLHUP | POLLERR | POLLNVAL)) {
@@ -854,15 +908,6 @@ static void *nkv_vfu_conn_main(void *arg)
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);	/* nothing touches s after this */
 	return NULL;
-}
-
-/* A torn message or a peer that stops reading cannot block us for ever. */
-static void nkv_vfu_sock_timeouts(int fd)
-{
-	struct timeval tv = { NKV_VFU_SOCK_TIMEOUT_S, 0 };
-
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
 /* A client we accepted but cannot serve (no memory, no thread): closed,
@@ -913,7 +958,7 @@ static void nkv_vfu_accept_one(struct nkv_vfu_server *s)
 	c->id = ++s->next_id;
 	if (!c->id)
 		c->id = ++s->next_id;	/* cntlid 0 is avoided */
-	nkv_vfu_sock_timeouts(fd);
+	c->opened_ns = c->last_msg_ns = nkv_vfu_now_ns();
 	/* The connection thread frees c when it ends, which can be before
 	 * pthread_create returns here: nothing reads c after it starts. */
 	id = c->id;
@@ -991,8 +1036,9 @@ int nkv_vfu_server_start(const struct nkv_vfu_server_opts *opts, struct nkv_vfu_
 	strcpy(s->path, opts->socket_path);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
+	s->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s->lfd < 0) {
+	if (s->lfd < 0 || s->stop_fd < 0) {
 		rc = -errno;
 		goto fail;
 	}
@@ -1011,6 +1057,8 @@ int nkv_vfu_server_start(const struct nkv_vfu_server_opts *opts, struct nkv_vfu_
 fail:
 	if (s->lfd >= 0)
 		close(s->lfd);
+	if (s->stop_fd >= 0)
+		close(s->stop_fd);
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
@@ -1022,6 +1070,9 @@ void nkv_vfu_server_stop(struct nkv_vfu_server *s)
 	if (!s)
 		return;
 	__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
+	/* Never read: stays readable, so every wait of every connection
+	 * (asleep, or mid-message with a slow client) ends at once. */
+	(void)!write(s->stop_fd, &(uint64_t){ 1 }, sizeof(uint64_t));
 	pthread_join(s->accept_thr, NULL);
 	close(s->lfd);
 	unlink(s->path);
@@ -1035,6 +1086,7 @@ void nkv_vfu_server_stop(struct nkv_vfu_server *s)
 		    (unsigned long long)s->st.accepted, (unsigned long long)s->st.closed,
 		    (unsigned long long)s->st.refused, (unsigned long long)s->st.failed,
 		    (unsigned long long)s->st.dropped);
+	close(s->stop_fd);
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
@@ -1068,6 +1120,7 @@ int nkv_vfu_serve_fd(const struct nkv_vfu_server_opts *opts, int fd)
 	}
 	s->o = *opts;
 	s->lfd = -1;
+	s->stop_fd = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	s->nconns = 1;		/* the connection below, as if accepted */
@@ -1075,7 +1128,7 @@ int nkv_vfu_serve_fd(const struct nkv_vfu_server_opts *opts, int fd)
 	c->s = s;
 	c->fd = fd;
 	c->id = 1;
-	nkv_vfu_sock_timeouts(fd);
+	c->opened_ns = c->last_msg_ns = nkv_vfu_now_ns();
 	nkv_vfu_conn_main(c);	/* frees c, closes fd */
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);

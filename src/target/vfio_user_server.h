@@ -41,6 +41,18 @@ struct nkv_vfu_server_opts {
 	 * memory-backend-file), accepting that risk. See docs/fuzzing.md.
 	 */
 	int allow_unsealed_dma;
+	/*
+	 * Time limits on a client, in ms (0 takes the default). A connection
+	 * past one is closed, logged and counted as dropped.
+	 * handshake_ms: VERSION must arrive this soon after connecting
+	 * (default 10000). idle_ms: a connection whose controller is not
+	 * enabled (CSTS.RDY 0) and that sends no message for this long
+	 * (default 60000). msg_ms: one whole message in and its reply out,
+	 * from its first byte, however slowly the bytes drip (default 5000).
+	 */
+	uint32_t handshake_ms;
+	uint32_t idle_ms;
+	uint32_t msg_ms;
 };
 
 struct nkv_vfu_server;

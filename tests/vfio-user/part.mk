@@ -21,3 +21,5 @@ TESTS += test_vfu_hostile
 test_vfu_hostile_SRCS := tests/vfio-user/test_vfu_hostile.c $(VFU_TEST_COMMON)
 test_vfu_hostile_LIBS := $(VFU_TEST_LIBS)
 test_vfu_hostile_LDLIBS = -Wl,--wrap=pthread_create $(VFU_TEST_LDLIBS)
+# The SIGTERM test runs the built program.
+$(B)/tests/test_vfu_hostile: | $(B)/bin/nkv-target

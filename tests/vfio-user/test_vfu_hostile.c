@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 
 #include "vfio-user/msg.h"
 #include "vfu_util.h"
@@ -59,6 +60,17 @@ static void log_to_file(struct nkv_vfu_server_opts *o)
 }
 
 static void up(void) { cr_assert_eq(vt_server_start_with(&srv, 0, log_to_file), 0); }
+
+/* Short time limits, so that a test sees each one pass. */
+static void short_limits(struct nkv_vfu_server_opts *o)
+{
+	log_to_file(o);
+	o->handshake_ms = 300;
+	o->idle_ms = 300;
+	o->msg_ms = 500;
+}
+
+static void up_short(void) { cr_assert_eq(vt_server_start_with(&srv, 0, short_limits), 0); }
 static void down(void)
 {
 	vt_server_stop(&srv);
@@ -219,4 +231,168 @@ Test(vfu_hostile, conn_ends_before_its_thread_create_returns, .init = up, .fini 
 	cr_assert_eq(stats().accepted, 3);
 	cr_assert(logged("event=conn_open conn=3"), "the id logged is the right one");
 	good_client_served();
+}
+
+/* ---- findings 4 and 5: time limits ---- */
+
+static int raw_negotiated(void)
+{
+	struct nkv_vfu_hdr h = { .msg_id = 1, .cmd = NKV_VFU_VERSION };
+	struct nkv_vfu_version v = { 0, 1 };
+	struct nkv_vfu_msg m;
+	int fd = raw_connect();
+
+	cr_assert_eq(nkv_vfu_send(fd, &h, &v, sizeof(v), NULL, 0), 0);
+	cr_assert_eq(nkv_vfu_recv(fd, &m, NKV_VFU_MAX_MSG), 0);
+	cr_assert_eq(m.hdr.flags & NKV_VFU_F_ERROR, 0);
+	nkv_vfu_msg_free(&m);
+	return fd;
+}
+
+/* ms until the server closes fd (reads see EOF), at most 3000. */
+static uint64_t ms_until_closed(int fd)
+{
+	uint64_t t0 = now_ms();
+	char b;
+
+	while (read(fd, &b, 1) != 0 && now_ms() - t0 < 3000)
+		;
+	return now_ms() - t0;
+}
+
+/* max_conns (4) connections that never say VERSION used to lock every
+ * other client out for ever; each now goes after handshake_ms. */
+Test(vfu_hostile, silent_connections_cannot_hold_max_conns, .init = up_short, .fini = down)
+{
+	int fd[4], i;
+
+	for (i = 0; i < 4; i++)
+		fd[i] = raw_connect();
+	for (i = 0; i < 4; i++) {
+		cr_assert_lt(ms_until_closed(fd[i]), 2000, "closed after the handshake limit");
+		close(fd[i]);
+	}
+	wait_closed(4);
+	cr_assert_eq(stats().dropped, 4);
+	cr_assert(logged("reason=handshake_timeout"));
+	good_client_served();
+}
+
+Test(vfu_hostile, disabled_controller_idle_limit, .init = up_short, .fini = down)
+{
+	int fd = raw_negotiated();
+
+	cr_assert_lt(ms_until_closed(fd), 2000);
+	close(fd);
+	wait_closed(1);
+	cr_assert_eq(stats().dropped, 1);
+	cr_assert(logged("reason=idle_timeout_controller_disabled"));
+	good_client_served();
+}
+
+/* An enabled controller is not idle however long the client is silent:
+ * doorbells in shared memory are not messages. */
+Test(vfu_hostile, enabled_controller_has_no_idle_limit, .init = up_short, .fini = down)
+{
+	struct vt_nvme n;
+	struct nkv_sqe s;
+
+	cr_assert_eq(vt_nvme_up(&n, srv.path), 0);
+	usleep(800000);
+	vt_kv_sqe(&s, NKV_KV_STORE, "late", vt_iova(&n, VT_DATA), 4096);
+	cr_assert_eq(vt_cmd(&n, 1, &s, NULL), 0);
+	cr_assert_eq(stats().dropped, 0);
+	vt_nvme_down(&n);
+}
+
+/* One byte every 100 ms: each recv sees progress, so a per-recv timeout
+ * never fires; the whole-message limit (500 ms) does. */
+static uint64_t drip_until_closed(int fd, const void *msg, size_t len, unsigned gap_ms)
+{
+	uint64_t t0 = now_ms();
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (send(fd, (const char *)msg + i, 1, MSG_NOSIGNAL) != 1)
+			break;
+		usleep(gap_ms * 1000);
+	}
+	return now_ms() - t0;
+}
+
+Test(vfu_hostile, slow_drip_hits_the_whole_message_limit, .init = up_short, .fini = down)
+{
+	struct {
+		struct nkv_vfu_hdr h;
+		struct nkv_vfu_region_rw rw;
+	} msg = { { 2, NKV_VFU_REGION_READ, sizeof(msg), 0, 0 }, { 0, NKV_VFU_BAR0, 4 } };
+	int fd = raw_negotiated();
+	uint64_t ms = drip_until_closed(fd, &msg, sizeof(msg), 100);
+
+	close(fd);
+	cr_assert_lt(ms, 2000, "closed mid-message after %llu ms", (unsigned long long)ms);
+	wait_closed(1);
+	cr_assert(logged("reason=message_timeout"));
+	good_client_served();
+}
+
+/* nkv-target with the mem backend ends within 2 s of SIGTERM whatever a
+ * client does: here one drips a 1 MiB message a byte at a time, so its
+ * thread is mid-recv, and another is idle. (A correctness bound.) */
+static pid_t spawn_target(const char *sock)
+{
+	char exe[512], bin[600];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	pid_t pid;
+
+	cr_assert_gt(n, 0);
+	exe[n] = 0;
+	*strrchr(exe, '/') = 0;	/* .../tests */
+	snprintf(bin, sizeof(bin), "%s/../bin/nkv-target", exe);
+	pid = fork();
+	if (pid == 0) {
+		execl(bin, bin, "--socket", sock, "--log-level", "error", (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+Test(vfu_hostile, sigterm_ends_target_within_2s_despite_a_drip)
+{
+	struct nkv_vfu_hdr h = { 3, NKV_VFU_REGION_WRITE, 1u << 20, 0, 0 };
+	struct nkv_vfu_version v = { 0, 1 };
+	struct nkv_vfu_msg m;
+	uint64_t t0, i;
+	pid_t pid;
+	int st = 0, fd, idle;
+
+	snprintf(srv.path, sizeof(srv.path), "/tmp/nkv-hostile-%d.sock", (int)getpid());
+	pid = spawn_target(srv.path);
+	cr_assert_gt(pid, 0);
+	for (i = 0; i < 300 && access(srv.path, F_OK); i++)
+		usleep(10000);
+	fd = raw_connect();
+	idle = raw_connect();
+	cr_assert_eq(nkv_vfu_send(fd, &(struct nkv_vfu_hdr){ .msg_id = 1, .cmd = NKV_VFU_VERSION },
+				  &v, sizeof(v), NULL, 0), 0);
+	cr_assert_eq(nkv_vfu_recv(fd, &m, NKV_VFU_MAX_MSG), 0);
+	nkv_vfu_msg_free(&m);
+	cr_assert_eq(send(fd, &h, sizeof(h), MSG_NOSIGNAL), (ssize_t)sizeof(h));
+	usleep(300000);
+	t0 = now_ms();
+	cr_assert_eq(kill(pid, SIGTERM), 0);
+	/* Keep dripping: every byte would restart a per-recv timeout. */
+	while (waitpid(pid, &st, WNOHANG) == 0 && now_ms() - t0 < 5000) {
+		(void)!send(fd, "x", 1, MSG_NOSIGNAL);
+		usleep(50000);
+	}
+	i = now_ms() - t0;
+	if (i >= 5000) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	close(fd);
+	close(idle);
+	cr_assert_lt(i, 2000, "nkv-target took %llu ms after SIGTERM", (unsigned long long)i);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
