@@ -51,6 +51,7 @@ struct nkv_vfu_server {
 	pthread_t accept_thr;
 	int stop;			/* atomic */
 	int stop_fd;			/* eventfd, readable once stopping; or -1 */
+	uint64_t sleeps;		/* atomic (relaxed): idle sleeps begun */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	uint32_t nconns;		/* under lock */
@@ -771,21 +772,49 @@ static int nkv_vfu_handle_one(struct nkv_vfu_conn *c)
 static int nkv_vfu_conn_wait(struct nkv_vfu_conn *c, struct pollfd *p,
 			     const struct timespec *to, int sleep)
 {
+	static const struct timespec zero = { 0, 0 };
 	struct pollfd fds[3] = { *p, { .fd = -1, .events = POLLIN },
 				 { .fd = c->s->stop_fd, .events = POLLIN } };
-	int n;
+	int n, armed = 0;
 
-	if (sleep && c->ctrl && nkv_tgt_ctrl_sleep_begin(c->ctrl))
-		fds[1].fd = nkv_tgt_ctrl_wake_fd(c->ctrl);
-	else
-		sleep = 0;
-	n = ppoll(fds, 3, sleep ? to : &(struct timespec){ 0, 0 }, NULL);
+	/* No controller (a failed reset): nothing to wake for but messages. */
+	if (sleep && c->ctrl) {
+		armed = nkv_tgt_ctrl_sleep_begin(c->ctrl);
+		sleep = armed;
+		if (armed)
+			fds[1].fd = nkv_tgt_ctrl_wake_fd(c->ctrl);
+	}
+	if (sleep)
+		__atomic_add_fetch(&c->s->sleeps, 1, __ATOMIC_RELAXED);
+	n = ppoll(fds, 3, sleep ? to : &zero, NULL);
 	if (n < 0)
 		n = -errno;
-	if (sleep)
+	if (armed)
 		nkv_tgt_ctrl_sleep_end(c->ctrl);
 	p->revents = fds[0].revents;
 	return n < 0 ? n : !!fds[0].revents;
+}
+
+/*
+ * How long an idle connection sleeps: the poll interval while its
+ * controller is ready (doorbells in shared memory wake nobody). A
+ * controller that is not ready has no queues to poll: only a message
+ * (register writes included) or a backend completion can give it work,
+ * and both wake the ppoll, so it sleeps until its next time limit.
+ */
+static struct timespec nkv_vfu_sleep_for(const struct nkv_vfu_conn *c, uint64_t interval_ns)
+{
+	const struct nkv_vfu_server_opts *o = &c->s->o;
+	uint64_t ns = interval_ns, now, end;
+
+	if (!c->ctrl || !(nkv_tgt_ctrl_reg_read(c->ctrl, NKV_REG_CSTS, 4) & NKV_CSTS_RDY)) {
+		now = nkv_vfu_now_ns();
+		end = c->negotiated ? c->last_msg_ns + nkv_vfu_ms(o->idle_ms, NKV_VFU_IDLE_MS)
+				    : c->opened_ns + nkv_vfu_ms(o->handshake_ms, NKV_VFU_HANDSHAKE_MS);
+		/* 1 ms past the limit, so the wake-up finds it passed. */
+		ns = (end > now ? end - now : 0) + NKV_VFU_MS;
+	}
+	return (struct timespec){ (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
 }
 
 /* Why a connection ended: the client's doing (info) or ours (warn, and
@@ -842,7 +871,6 @@ static int nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 {
 	struct nkv_vfu_server *s = c->s;
 	uint64_t ns = s->o.poll_interval_ns ? s->o.poll_interval_ns : 100000;
-	struct timespec idle = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
 	unsigned idle_passes = 0, busy_passes = 0;
 
 	/* Short poll intervals mean it: no 50 us default timer slack. */
@@ -850,7 +878,8 @@ static int nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
 		struct pollfd p = { .fd = c->fd, .events = POLLIN };
 		int work = c->ctrl ? nkv_tgt_ctrl_poll(c->ctrl) : 0;
-		int n;
+		struct timespec to;
+		int n, sleep;
 
 		if (work)
 			idle_passes = 0;
@@ -859,7 +888,10 @@ static int nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 		if (work && ++busy_passes < NKV_VFU_BUSY_PASSES)
 			continue;
 		busy_passes = 0;
-		n = nkv_vfu_conn_wait(c, &p, &idle, idle_passes >= NKV_VFU_IDLE_SPINS);
+		sleep = idle_passes >= NKV_VFU_IDLE_SPINS;
+		if (sleep)
+			to = nkv_vfu_sleep_for(c, ns);
+		n = nkv_vfu_conn_wait(c, &p, &to, sleep);
 		/* A signal for an embedding program is not the client's doing. */
 		if (n == -EINTR || n == 0) {
 			n = nkv_vfu_conn_expired(c);
@@ -1097,6 +1129,7 @@ void nkv_vfu_server_stats(struct nkv_vfu_server *s, struct nkv_vfu_server_stats 
 	pthread_mutex_lock(&s->lock);
 	*st = s->st;
 	st->conns = s->nconns;
+	st->sleeps = __atomic_load_n(&s->sleeps, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&s->lock);
 }
 

@@ -73,6 +73,7 @@ struct nkv_vfu_server_stats {
 	uint64_t errors;		/* error replies sent */
 	uint64_t failed;		/* accepted but not served (no memory, no thread) */
 	uint64_t dropped;		/* ended by the server (bad stream, timeout), not the client */
+	uint64_t sleeps;		/* idle sleeps of connection threads (each ends in a wake-up) */
 };
 void nkv_vfu_server_stats(struct nkv_vfu_server *s, struct nkv_vfu_server_stats *st);
 

@@ -396,3 +396,39 @@ Test(vfu_hostile, sigterm_ends_target_within_2s_despite_a_drip)
 	cr_assert_lt(i, 2000, "nkv-target took %llu ms after SIGTERM", (unsigned long long)i);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
+
+/* ---- finding 8: an idle disabled controller sleeps ---- */
+
+/* A connection whose controller is not enabled has nothing to poll: it
+ * used to wake every poll interval (20 us here: ~25000 times in 0.5 s);
+ * it now sleeps until a message, a completion or its time limit. An
+ * enabled one still polls its doorbells every interval. */
+Test(vfu_hostile, disabled_controller_sleeps_without_wakeups, .init = up, .fini = down)
+{
+	struct nkv_vfu_region_rw rw = { NKV_REG_CSTS, NKV_VFU_BAR0, 4 };
+	struct nkv_vfu_hdr h = { .msg_id = 5, .cmd = NKV_VFU_REGION_READ };
+	struct nkv_vfu_msg m;
+	uint64_t before, t0;
+	struct vt_nvme n;
+	int fd = raw_negotiated();
+
+	usleep(100000);	/* past the spins after VERSION */
+	before = stats().sleeps;
+	usleep(500000);
+	cr_assert_leq(stats().sleeps - before, 3, "%llu wake-ups in 0.5 s",
+		      (unsigned long long)(stats().sleeps - before));
+	/* A message still wakes it at once. */
+	t0 = now_ms();
+	cr_assert_eq(nkv_vfu_send(fd, &h, &rw, sizeof(rw), NULL, 0), 0);
+	cr_assert_eq(nkv_vfu_recv(fd, &m, NKV_VFU_MAX_MSG), 0);
+	cr_assert_eq(m.hdr.flags & NKV_VFU_F_ERROR, 0);
+	nkv_vfu_msg_free(&m);
+	cr_assert_lt(now_ms() - t0, 1000);
+	close(fd);
+	wait_closed(1);
+	cr_assert_eq(vt_nvme_up(&n, srv.path), 0);
+	before = stats().sleeps;
+	usleep(100000);
+	cr_assert_gt(stats().sleeps - before, 10, "an enabled controller polls");
+	vt_nvme_down(&n);
+}
