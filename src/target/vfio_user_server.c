@@ -43,6 +43,8 @@
 #define NKV_VFU_IDLE_MS 60000
 #define NKV_VFU_MSG_MS 5000
 #define NKV_VFU_MS 1000000ull		/* ns per ms */
+#define NKV_VFU_LOG_BURST 50		/* lines one connection may log at once */
+#define NKV_VFU_LOG_PER_S 10		/* then this many a second; the rest counted */
 
 struct nkv_vfu_server {
 	struct nkv_vfu_server_opts o;
@@ -83,20 +85,23 @@ struct nkv_vfu_conn {
 	uint64_t opened_ns;		/* CLOCK_MONOTONIC */
 	uint64_t last_msg_ns;
 	const char *end_reason;		/* a time limit that ended it, or NULL */
+	uint32_t log_tokens;		/* lines it may still log now */
+	uint64_t log_refill_ns;
+	uint64_t log_dropped;		/* lines not logged since the last one */
+	uint64_t log_dropped_total;
 	/* The reply being built. */
 	uint8_t *rbuf;
 	size_t rlen;
 	int rfd;
 };
 
-static void nkv_vfu_log(struct nkv_vfu_server *s, int level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void nkv_vfu_log(struct nkv_vfu_server *s, int level, const char *fmt, ...)
+static void nkv_vfu_vlog(struct nkv_vfu_server *s, int level, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+static void nkv_vfu_vlog(struct nkv_vfu_server *s, int level, const char *fmt, va_list ap)
 {
 	static const char *const lv[] = { "error", "warn", "info", "debug" };
 	char line[512];
 	struct timespec ts;
-	va_list ap;
 	int n;
 
 	if (level > s->o.log_level)
@@ -104,12 +109,67 @@ static void nkv_vfu_log(struct nkv_vfu_server *s, int level, const char *fmt, ..
 	clock_gettime(CLOCK_REALTIME, &ts);
 	n = snprintf(line, sizeof(line), "ts=%lld.%06ld level=%s ", (long long)ts.tv_sec,
 		     ts.tv_nsec / 1000, lv[level]);
-	va_start(ap, fmt);
 	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
-	va_end(ap);
 	/* One write per line keeps concurrent connections' lines whole. */
 	fprintf(s->o.log ? s->o.log : stderr, "%s\n", line);
 	fflush(s->o.log ? s->o.log : stderr);
+}
+
+static void nkv_vfu_log(struct nkv_vfu_server *s, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void nkv_vfu_log(struct nkv_vfu_server *s, int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	nkv_vfu_vlog(s, level, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * A line caused by what one client sends: a token bucket per connection
+ * (NKV_VFU_LOG_BURST, refilled NKV_VFU_LOG_PER_S a second) keeps a client
+ * that repeats bad messages from filling the disk; lines over it are
+ * counted, reported when logging resumes and when the connection closes.
+ * Debug lines pass: whoever asks for every message gets them.
+ */
+static int nkv_vfu_log_ok(struct nkv_vfu_conn *c, int level)
+{
+	uint64_t now, add;
+
+	if (level > c->s->o.log_level || level == NKV_VFU_LOG_DEBUG)
+		return level <= c->s->o.log_level;
+	now = nkv_vfu_now_ns();
+	add = (now - c->log_refill_ns) * NKV_VFU_LOG_PER_S / 1000000000ull;
+	if (add) {
+		c->log_tokens = add >= NKV_VFU_LOG_BURST - c->log_tokens ? NKV_VFU_LOG_BURST
+									 : c->log_tokens + (uint32_t)add;
+		c->log_refill_ns = now;
+	}
+	if (!c->log_tokens) {
+		c->log_dropped++;
+		c->log_dropped_total++;
+		return 0;
+	}
+	c->log_tokens--;
+	if (c->log_dropped)
+		nkv_vfu_log(c->s, NKV_VFU_LOG_WARN, "event=log_suppressed conn=%u lines=%llu",
+			    c->id, (unsigned long long)c->log_dropped);
+	c->log_dropped = 0;
+	return 1;
+}
+
+static void nkv_vfu_clog(struct nkv_vfu_conn *c, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void nkv_vfu_clog(struct nkv_vfu_conn *c, int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!nkv_vfu_log_ok(c, level))
+		return;
+	va_start(ap, fmt);
+	nkv_vfu_vlog(c->s, level, fmt, ap);
+	va_end(ap);
 }
 
 /* ---------------------------------------------------------------- */
@@ -198,7 +258,7 @@ static int nkv_vfu_ctrl_new(struct nkv_vfu_conn *c)
 	if (!c->ctrl)
 		return -ENOMEM;
 	if (nkv_tgt_ctrl_bar0_size(c->ctrl) > c->bar_size) {
-		nkv_vfu_log(c->s, NKV_VFU_LOG_ERROR, "event=bar0_too_small conn=%u need=%u have=%llu",
+		nkv_vfu_clog(c, NKV_VFU_LOG_ERROR, "event=bar0_too_small conn=%u need=%u have=%llu",
 			    c->id, nkv_tgt_ctrl_bar0_size(c->ctrl),
 			    (unsigned long long)c->bar_size);
 		nkv_tgt_ctrl_destroy(c->ctrl);
@@ -524,8 +584,8 @@ static int nkv_vfu_fd_covers(int fd, uint64_t offset, uint64_t size)
  * Can the client shrink this fd after we mapped it? A memfd (or any
  * shmem/hugetlbfs file: they answer F_GET_SEALS) is safe only with
  * F_SEAL_SHRINK; an on-disk file can always be truncated by a writer;
- * objects without seals and without a file size (dma-buf, devices) have
- * a size fixed for their lifetime.
+ * objects without seals and without a file size (dma-buf) have a size
+ * fixed for their lifetime.
  */
 static int nkv_vfu_fd_sealed(struct nkv_vfu_conn *c, int fd)
 {
@@ -538,10 +598,28 @@ static int nkv_vfu_fd_sealed(struct nkv_vfu_conn *c, int fd)
 		return 0;
 	if (seals < 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode))
 		return 0;
-	nkv_vfu_log(c->s, NKV_VFU_LOG_WARN,
+	nkv_vfu_clog(c, NKV_VFU_LOG_WARN,
 		    "event=dma_map_refused conn=%u reason=%s", c->id,
 		    seals >= 0 ? "memfd_not_sealed_against_shrink(F_SEAL_SHRINK)"
 			       : "regular_file_can_be_truncated(use_a_sealed_memfd)");
+	return -EPERM;
+}
+
+/* Character and block devices are not memory the client shares with us:
+ * /dev/zero maps as fresh anonymous memory the client never sees (every
+ * transfer silently lost), others reach hardware. A dma-buf is an
+ * anonymous inode, not a device. */
+static int nkv_vfu_fd_not_device(struct nkv_vfu_conn *c, int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
+		return 0;
+	nkv_vfu_clog(c, NKV_VFU_LOG_WARN,
+		     "event=dma_map_refused conn=%u reason=device_fd_is_not_dma_memory(use_a_sealed_memfd_or_dma-buf)",
+		     c->id);
 	return -EPERM;
 }
 
@@ -568,6 +646,8 @@ static int nkv_vfu_h_dma_map(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 		return -ENOSPC;
 	fd = m->fds[0];
 	rc = nkv_vfu_fd_covers(fd, dm.offset, dm.size);
+	if (!rc)
+		rc = nkv_vfu_fd_not_device(c, fd);
 	if (!rc)
 		rc = nkv_vfu_fd_sealed(c, fd);
 	if (rc)
@@ -708,7 +788,7 @@ static int nkv_vfu_send_error(struct nkv_vfu_conn *c, const struct nkv_vfu_hdr *
 	pthread_mutex_lock(&c->s->lock);
 	c->s->st.errors++;
 	pthread_mutex_unlock(&c->s->lock);
-	nkv_vfu_log(c->s, NKV_VFU_LOG_WARN, "event=msg_error conn=%u cmd=%s id=%u size=%u errno=%d",
+	nkv_vfu_clog(c, NKV_VFU_LOG_WARN, "event=msg_error conn=%u cmd=%s id=%u size=%u errno=%d",
 		    c->id, nkv_vfu_cmd_name(req->cmd), req->msg_id, req->size, err);
 	return nkv_vfu_send_bounded(c->fd, &h, NULL, 0, NULL, 0, b);
 }
@@ -743,7 +823,7 @@ static int nkv_vfu_handle_one(struct nkv_vfu_conn *c)
 		nkv_vfu_msg_free(&m);
 		return rc;
 	}
-	nkv_vfu_log(c->s, NKV_VFU_LOG_DEBUG, "event=msg conn=%u cmd=%s id=%u size=%u fds=%d",
+	nkv_vfu_clog(c, NKV_VFU_LOG_DEBUG, "event=msg conn=%u cmd=%s id=%u size=%u fds=%d",
 		    c->id, nkv_vfu_cmd_name(m.hdr.cmd), m.hdr.msg_id, m.hdr.size, m.nfds);
 	c->rlen = 0;
 	c->rfd = -1;
@@ -889,6 +969,8 @@ static int nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 			continue;
 		busy_passes = 0;
 		sleep = idle_passes >= NKV_VFU_IDLE_SPINS;
+		if (sleep && c->ctrl)	/* idle: give a burst's objects back */
+			nkv_tgt_ctrl_trim(c->ctrl, NKV_TGT_CMD_KEEP);
 		if (sleep)
 			to = nkv_vfu_sleep_for(c, ns);
 		n = nkv_vfu_conn_wait(c, &p, &to, sleep);
@@ -932,7 +1014,8 @@ static void *nkv_vfu_conn_main(void *arg)
 		nkv_vfu_conn_end(c, nkv_vfu_conn_loop(c));
 	}
 	nkv_vfu_conn_teardown(c);
-	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=conn_closed conn=%u", c->id);
+	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=conn_closed conn=%u log_suppressed=%llu", c->id,
+		    (unsigned long long)c->log_dropped_total);
 	free(c);
 	pthread_mutex_lock(&s->lock);
 	s->nconns--;
@@ -990,7 +1073,8 @@ static void nkv_vfu_accept_one(struct nkv_vfu_server *s)
 	c->id = ++s->next_id;
 	if (!c->id)
 		c->id = ++s->next_id;	/* cntlid 0 is avoided */
-	c->opened_ns = c->last_msg_ns = nkv_vfu_now_ns();
+	c->opened_ns = c->last_msg_ns = c->log_refill_ns = nkv_vfu_now_ns();
+	c->log_tokens = NKV_VFU_LOG_BURST;
 	/* The connection thread frees c when it ends, which can be before
 	 * pthread_create returns here: nothing reads c after it starts. */
 	id = c->id;
@@ -1161,7 +1245,8 @@ int nkv_vfu_serve_fd(const struct nkv_vfu_server_opts *opts, int fd)
 	c->s = s;
 	c->fd = fd;
 	c->id = 1;
-	c->opened_ns = c->last_msg_ns = nkv_vfu_now_ns();
+	c->opened_ns = c->last_msg_ns = c->log_refill_ns = nkv_vfu_now_ns();
+	c->log_tokens = NKV_VFU_LOG_BURST;
 	nkv_vfu_conn_main(c);	/* frees c, closes fd */
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);

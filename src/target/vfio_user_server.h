@@ -36,7 +36,8 @@ struct nkv_vfu_server_opts {
 	 * By default DMA_MAP refuses fds the client could shrink behind our
 	 * back (touching a truncated mapping kills the target with SIGBUS):
 	 * a memfd must carry F_SEAL_SHRINK, other shmem/hugetlbfs and on-disk
-	 * files are refused; fixed-size objects (dma-buf, devices) pass. Set
+	 * files are refused; dma-bufs pass; character and block devices
+	 * (/dev/zero) are always refused. Set
 	 * this only for clients whose memory cannot be sealed (e.g. QEMU's
 	 * memory-backend-file), accepting that risk. See docs/fuzzing.md.
 	 */

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -431,4 +432,51 @@ Test(vfu_hostile, disabled_controller_sleeps_without_wakeups, .init = up, .fini 
 	usleep(100000);
 	cr_assert_gt(stats().sleeps - before, 10, "an enabled controller polls");
 	vt_nvme_down(&n);
+}
+
+/* ---- finding 7: per-connection log lines are rate-limited ---- */
+
+static int count_logged(const char *s)
+{
+	char line[512];
+	int n = 0;
+
+	fflush(srv_log);
+	rewind(srv_log);
+	while (fgets(line, sizeof(line), srv_log))
+		n += strstr(line, s) != NULL;
+	fseek(srv_log, 0, SEEK_END);
+	return n;
+}
+
+/* 300 bad messages: each gets its error reply, but at most the burst of
+ * lines (plus what the refill allows meanwhile) reaches the log; every
+ * other line is counted, so logged + suppressed = 300 exactly. */
+Test(vfu_hostile, log_lines_per_connection_are_rate_limited, .init = up, .fini = down)
+{
+	struct nkv_vfu_hdr h = { .cmd = 99 };
+	unsigned long long suppressed = 0;
+	char line[512], *p;
+	struct nkv_vfu_msg m;
+	int fd = raw_negotiated(), i, lines;
+
+	for (i = 0; i < 300; i++) {
+		h.msg_id = (uint16_t)i;
+		cr_assert_eq(nkv_vfu_send(fd, &h, NULL, 0, NULL, 0), 0);
+		cr_assert_eq(nkv_vfu_recv(fd, &m, NKV_VFU_MAX_MSG), 0);
+		cr_assert_eq(m.hdr.error, ENOSYS);
+		nkv_vfu_msg_free(&m);
+	}
+	close(fd);
+	wait_closed(1);
+	lines = count_logged("event=msg_error conn=1 ");
+	cr_assert_leq(lines, 100, "%d lines logged", lines);
+	fflush(srv_log);
+	rewind(srv_log);
+	while (fgets(line, sizeof(line), srv_log))
+		if ((p = strstr(line, "event=conn_closed conn=1 log_suppressed=")))
+			cr_assert_eq(sscanf(p, "event=conn_closed conn=1 log_suppressed=%llu",
+					    &suppressed), 1);
+	cr_assert_eq((unsigned long long)lines + suppressed, 300, "%d logged, %llu suppressed",
+		     lines, suppressed);
 }
