@@ -44,6 +44,10 @@ struct nkv_target_args {
 	uint64_t handshake_ms;
 	uint64_t idle_ms;
 	uint64_t msg_ms;
+	/* budgets per connection; 0: the server's defaults */
+	uint64_t max_dma_maps;
+	uint64_t max_dma_bytes;
+	uint64_t max_qpairs;
 };
 
 static void nkv_target_usage(FILE *f)
@@ -73,6 +77,9 @@ static void nkv_target_usage(FILE *f)
 	      "                         after N ms without a message (default 60000)\n"
 	      "  --msg-timeout-ms N     one whole message in and its reply out within N ms\n"
 	      "                         of its first byte, however slow (default 5000)\n"
+	      "  --max-dma-maps N       DMA regions per client (default 256, at most 1024)\n"
+	      "  --max-dma-bytes SIZE   bytes of DMA memory mapped per client (default 64G)\n"
+	      "  --max-queue-pairs N    I/O queue pairs per client (default 64)\n"
 	      "  -h, --help             this text\n\n"
 	      "rados backend (pool = subsystem, NVMe namespace = RADOS namespace,\n"
 	      "object name = lowercase hex of the key):\n"
@@ -131,7 +138,7 @@ enum {
 	OPT_SOCKET = 256, OPT_BACKEND, OPT_CAPACITY, OPT_MAX_VALUE, OPT_MAX_KEYS,
 	OPT_NVM_NS, OPT_QD, OPT_POLL, OPT_MAX_CONNS, OPT_NO_SPARSE, OPT_TRACE, OPT_LOG,
 	OPT_ALLOW_UNSEALED, OPT_POOL, OPT_CONF, OPT_ID, OPT_KEYRING, OPT_NS_MAP, OPT_OP_TIMEOUT, OPT_MOUNT_TIMEOUT,
-	OPT_HANDSHAKE_MS, OPT_IDLE_MS, OPT_MSG_MS,
+	OPT_HANDSHAKE_MS, OPT_IDLE_MS, OPT_MSG_MS, OPT_MAX_DMA_MAPS, OPT_MAX_DMA_BYTES, OPT_MAX_QPAIRS,
 };
 
 static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
@@ -160,6 +167,9 @@ static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 		{ "handshake-timeout-ms", required_argument, NULL, OPT_HANDSHAKE_MS },
 		{ "idle-timeout-ms", required_argument, NULL, OPT_IDLE_MS },
 		{ "msg-timeout-ms", required_argument, NULL, OPT_MSG_MS },
+		{ "max-dma-maps", required_argument, NULL, OPT_MAX_DMA_MAPS },
+		{ "max-dma-bytes", required_argument, NULL, OPT_MAX_DMA_BYTES },
+		{ "max-queue-pairs", required_argument, NULL, OPT_MAX_QPAIRS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -193,6 +203,9 @@ static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 		case OPT_HANDSHAKE_MS: rc = nkv_target_size(optarg, &a->handshake_ms); break;
 		case OPT_IDLE_MS: rc = nkv_target_size(optarg, &a->idle_ms); break;
 		case OPT_MSG_MS: rc = nkv_target_size(optarg, &a->msg_ms); break;
+		case OPT_MAX_DMA_MAPS: rc = nkv_target_size(optarg, &a->max_dma_maps); break;
+		case OPT_MAX_DMA_BYTES: rc = nkv_target_size(optarg, &a->max_dma_bytes); break;
+		case OPT_MAX_QPAIRS: rc = nkv_target_size(optarg, &a->max_qpairs); break;
 		case 'h': nkv_target_usage(stdout); exit(0);
 		default: return -EINVAL;
 		}
@@ -212,6 +225,10 @@ static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 	}
 	if (a->handshake_ms > UINT32_MAX || a->idle_ms > UINT32_MAX || a->msg_ms > UINT32_MAX) {
 		fprintf(stderr, "nkv-target: a --*-timeout-ms value is too large\n");
+		return -EINVAL;
+	}
+	if (a->max_dma_maps > 1024 || a->max_qpairs > 65534) {
+		fprintf(stderr, "nkv-target: --max-dma-maps is at most 1024, --max-queue-pairs 65534\n");
 		return -EINVAL;
 	}
 	if (a->max_value > UINT32_MAX || a->max_keys > UINT32_MAX) {
@@ -376,6 +393,9 @@ int main(int argc, char **argv)
 	so.handshake_ms = (uint32_t)a.handshake_ms;
 	so.idle_ms = (uint32_t)a.idle_ms;
 	so.msg_ms = (uint32_t)a.msg_ms;
+	so.max_dma_maps = (uint32_t)a.max_dma_maps;
+	so.max_dma_bytes = a.max_dma_bytes;
+	so.ctrl.max_ioq = (uint32_t)a.max_qpairs;
 	rc = nkv_vfu_server_start(&so, &srv);
 	if (rc) {
 		fprintf(stderr, "nkv-target: cannot listen on %s: %s\n", a.socket, strerror(-rc));

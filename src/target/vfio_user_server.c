@@ -43,6 +43,8 @@
 #define NKV_VFU_IDLE_MS 60000
 #define NKV_VFU_MSG_MS 5000
 #define NKV_VFU_MS 1000000ull		/* ns per ms */
+#define NKV_VFU_DMA_MAPS 256		/* default budgets (opts) */
+#define NKV_VFU_DMA_BYTES (64ull << 30)
 #define NKV_VFU_LOG_BURST 50		/* lines one connection may log at once */
 #define NKV_VFU_LOG_PER_S 10		/* then this many a second; the rest counted */
 
@@ -82,6 +84,7 @@ struct nkv_vfu_conn {
 	uint32_t bar_lo, bar_hi;	/* BAR0 as programmed by the client */
 	struct nkv_vfu_map *maps;
 	uint32_t nmaps;
+	uint64_t mapped;		/* bytes in maps */
 	uint64_t opened_ns;		/* CLOCK_MONOTONIC */
 	uint64_t last_msg_ns;
 	const char *end_reason;		/* a time limit that ended it, or NULL */
@@ -329,13 +332,33 @@ static int nkv_vfu_reply_alloc(struct nkv_vfu_conn *c, size_t len)
 	return c->rbuf ? 0 : -ENOMEM;
 }
 
+static uint32_t nkv_vfu_max_maps(const struct nkv_vfu_server *s)
+{
+	uint32_t v = s->o.max_dma_maps ? s->o.max_dma_maps : NKV_VFU_DMA_MAPS;
+
+	return v < NKV_VFU_MAX_DMA_MAPS ? v : NKV_VFU_MAX_DMA_MAPS;
+}
+
+/* Would one more region of size bytes exceed the connection's budget? */
+static int nkv_vfu_dma_budget(struct nkv_vfu_conn *c, uint64_t size)
+{
+	const struct nkv_vfu_server *s = c->s;
+	uint64_t max = s->o.max_dma_bytes ? s->o.max_dma_bytes : NKV_VFU_DMA_BYTES;
+
+	if (c->nmaps < nkv_vfu_max_maps(s) && size <= max && c->mapped <= max - size)
+		return 0;
+	nkv_vfu_clog(c, NKV_VFU_LOG_WARN,
+		     "event=dma_map_refused conn=%u reason=budget maps=%u/%u bytes=%llu+%llu/%llu",
+		     c->id, c->nmaps, nkv_vfu_max_maps(s), (unsigned long long)c->mapped,
+		     (unsigned long long)size, (unsigned long long)max);
+	return -ENOSPC;
+}
+
 static int nkv_vfu_h_version(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 {
-	static const char caps[] =
-		"{\"capabilities\":{\"max_msg_fds\":8,\"max_data_xfer_size\":1048576,"
-		"\"pgsizes\":4096,\"max_dma_maps\":1024}}";
+	char caps[160];
 	struct nkv_vfu_version v;
-	int rc;
+	int rc, n;
 
 	if (c->negotiated)
 		return -EINVAL;
@@ -355,13 +378,16 @@ static int nkv_vfu_h_version(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 		    x >= 8 && x < c->max_xfer)
 			c->max_xfer = x;
 	}
-	rc = nkv_vfu_reply_alloc(c, sizeof(v) + sizeof(caps));
+	n = snprintf(caps, sizeof(caps),
+		     "{\"capabilities\":{\"max_msg_fds\":8,\"max_data_xfer_size\":1048576,"
+		     "\"pgsizes\":4096,\"max_dma_maps\":%u}}", nkv_vfu_max_maps(c->s));
+	rc = nkv_vfu_reply_alloc(c, sizeof(v) + (size_t)n + 1);
 	if (rc)
 		return rc;
 	if (v.minor > NKV_VFU_MINOR)
 		v.minor = NKV_VFU_MINOR;
 	memcpy(c->rbuf, &v, sizeof(v));
-	memcpy(c->rbuf + sizeof(v), caps, sizeof(caps));
+	memcpy(c->rbuf + sizeof(v), caps, (size_t)n + 1);
 	c->negotiated = 1;
 	return 0;
 }
@@ -642,8 +668,9 @@ static int nkv_vfu_h_dma_map(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 		return -EINVAL;
 	if (m->nfds == 0)
 		return -ENOTSUP;	/* DMA_READ/WRITE messages: not implemented */
-	if (c->nmaps >= NKV_VFU_MAX_DMA_MAPS)
-		return -ENOSPC;
+	rc = nkv_vfu_dma_budget(c, dm.size);
+	if (rc)
+		return rc;
 	fd = m->fds[0];
 	rc = nkv_vfu_fd_covers(fd, dm.offset, dm.size);
 	if (!rc)
@@ -676,6 +703,7 @@ static int nkv_vfu_h_dma_map(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 	c->maps[c->nmaps].len = dm.size;
 	c->maps[c->nmaps].ptr = p;
 	c->nmaps++;
+	c->mapped += dm.size;
 	return nkv_vfu_reply_alloc(c, 0);
 }
 
@@ -689,6 +717,7 @@ static int nkv_vfu_unmap_one(struct nkv_vfu_conn *c, struct nkv_vfu_map *mp)
 	if (rc)
 		return rc;
 	munmap(mp->ptr, mp->len);
+	c->mapped -= mp->len;
 	*mp = c->maps[--c->nmaps];
 	return 0;
 }

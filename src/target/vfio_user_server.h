@@ -54,6 +54,14 @@ struct nkv_vfu_server_opts {
 	uint32_t handshake_ms;
 	uint32_t idle_ms;
 	uint32_t msg_ms;
+	/*
+	 * Budgets per connection, so that one client cannot use up the
+	 * target's address space (a sparse 1 TiB memfd maps for free): DMA
+	 * regions (0: 256, at most 1024; also announced as max_dma_maps) and
+	 * bytes mapped (0: 64 GiB). DMA_MAP past either: ENOSPC and a log line.
+	 */
+	uint32_t max_dma_maps;
+	uint64_t max_dma_bytes;
 };
 
 struct nkv_vfu_server;

@@ -10,6 +10,7 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -479,4 +481,78 @@ Test(vfu_hostile, log_lines_per_connection_are_rate_limited, .init = up, .fini =
 					    &suppressed), 1);
 	cr_assert_eq((unsigned long long)lines + suppressed, 300, "%d logged, %llu suppressed",
 		     lines, suppressed);
+}
+
+/* ---- finding 2: DMA budgets per connection ---- */
+
+/* DMA_MAP of [0, size) of mfd at iova: the reply's errno, 0 = mapped. */
+static int raw_map(int fd, int mfd, uint64_t iova, uint64_t size)
+{
+	struct nkv_vfu_dma_map dm = { sizeof(dm), 3, 0, iova, size };
+	struct nkv_vfu_hdr h = { .msg_id = 9, .cmd = NKV_VFU_DMA_MAP };
+	struct nkv_vfu_msg m;
+	int rc;
+
+	cr_assert_eq(nkv_vfu_send(fd, &h, &dm, sizeof(dm), &mfd, 1), 0);
+	cr_assert_eq(nkv_vfu_recv(fd, &m, NKV_VFU_MAX_MSG), 0);
+	rc = (m.hdr.flags & NKV_VFU_F_ERROR) ? (int)m.hdr.error : 0;
+	nkv_vfu_msg_free(&m);
+	return rc;
+}
+
+/* A sealed sparse memfd of len bytes: costs nothing until touched. */
+static int sparse_memfd(uint64_t len)
+{
+	int mfd = memfd_create("sparse", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	cr_assert_geq(mfd, 0);
+	cr_assert_eq(ftruncate(mfd, (off_t)len), 0);
+	cr_assert_eq(fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
+	return mfd;
+}
+
+/* With the defaults (64 GiB, 256 regions), a 1 TiB sparse memfd used to
+ * map 200 times over, exhausting the target's address space. */
+Test(vfu_hostile, dma_budget_defaults_refuse_a_huge_sparse_map, .init = up, .fini = down)
+{
+	int fd = raw_negotiated(), mfd = sparse_memfd(1ull << 40);
+
+	cr_assert_eq(raw_map(fd, mfd, 0, 1ull << 40), ENOSPC);
+	cr_assert_eq(raw_map(fd, mfd, 0, 32ull << 30), 0, "within the budget");
+	cr_assert_eq(raw_map(fd, mfd, 1ull << 40, 32ull << 30), 0);
+	cr_assert_eq(raw_map(fd, mfd, 2ull << 40, 4096), ENOSPC, "64 GiB used");
+	cr_assert(logged("event=dma_map_refused conn=1 reason=budget"));
+	close(mfd);
+	good_client_served();
+	close(fd);
+}
+
+static void small_budgets(struct nkv_vfu_server_opts *o)
+{
+	log_to_file(o);
+	o->max_dma_maps = 3;
+	o->max_dma_bytes = 1u << 20;
+}
+
+static void up_small(void) { cr_assert_eq(vt_server_start_with(&srv, 0, small_budgets), 0); }
+
+Test(vfu_hostile, dma_budgets_are_options_and_unmap_gives_back, .init = up_small, .fini = down)
+{
+	struct nkv_vfu_dma_unmap du = { sizeof(du), 0, 0, 1u << 20 };
+	struct nkv_vfu_hdr h = { .msg_id = 10, .cmd = NKV_VFU_DMA_UNMAP };
+	struct nkv_vfu_msg m;
+	int fd = raw_negotiated(), mfd = sparse_memfd(4u << 20);
+
+	cr_assert_eq(raw_map(fd, mfd, 0, 1u << 20), 0);
+	cr_assert_eq(raw_map(fd, mfd, 1u << 20, 4096), ENOSPC, "1 MiB mapped");
+	cr_assert_eq(nkv_vfu_send(fd, &h, &du, sizeof(du), NULL, 0), 0);
+	cr_assert_eq(nkv_vfu_recv(fd, &m, NKV_VFU_MAX_MSG), 0);
+	cr_assert_eq(m.hdr.flags & NKV_VFU_F_ERROR, 0, "unmap gives the bytes back");
+	nkv_vfu_msg_free(&m);
+	cr_assert_eq(raw_map(fd, mfd, 0, 4096), 0);
+	cr_assert_eq(raw_map(fd, mfd, 1u << 20, 4096), 0);
+	cr_assert_eq(raw_map(fd, mfd, 2u << 20, 4096), 0);
+	cr_assert_eq(raw_map(fd, mfd, 3u << 20, 4096), ENOSPC, "3 regions");
+	close(mfd);
+	close(fd);
 }
