@@ -39,6 +39,21 @@ struct nkv_be_mem {
 	int stop;
 };
 
+/* glibc's malloc: an 8-byte header, 16-byte granules, 32 bytes at least;
+ * from 128 KiB on, whole pages of their own mapping. */
+static uint64_t nkv_mem_chunk(uint64_t n)
+{
+	if (n >= (128u << 10))
+		return (n + 16 + 4095) & ~4095ull;
+	n = (n + 8 + 15) & ~15ull;
+	return n < 32 ? 32 : n;
+}
+
+uint64_t nkv_be_mem_key_cost(uint64_t len)
+{
+	return nkv_mem_chunk(sizeof(struct nkv_mem_ent) + len) + nkv_kvmap_key_bytes();
+}
+
 static uint16_t nkv_mem_st(uint8_t sc)
 {
 	return NKV_STATUS(NKV_SCT_GENERIC, sc);
@@ -77,13 +92,14 @@ static uint16_t nkv_mem_store_locked(struct nkv_be_mem *m, struct nkv_be_op *op,
 {
 	void **slot = nkv_kvmap_slot(&m->map, op->key, op->klen);
 	const struct nkv_mem_ent *cur = slot ? *slot : NULL;
-	uint64_t osize = cur ? cur->size : 0;
+	uint64_t ocost = cur ? nkv_be_mem_key_cost(cur->size) : 0;
+	uint64_t cost = nkv_be_mem_key_cost(op->len);
 
 	if ((op->options & NKV_STORE_MUST_EXIST) && !cur)
 		return nkv_mem_st(NKV_SC_KV_KEY_NOT_EXISTS);
 	if ((op->options & NKV_STORE_MUST_NOT_EXIST) && cur)
 		return nkv_mem_st(NKV_SC_KV_KEY_EXISTS);
-	if (m->bytes - osize + op->len > m->be.capacity ||
+	if (m->bytes - ocost + cost > m->be.capacity ||
 	    (!cur && m->be.max_keys && m->map.count >= m->be.max_keys))
 		return nkv_mem_st(NKV_SC_CAPACITY_EXCEEDED);
 	if (slot) {
@@ -92,7 +108,7 @@ static uint16_t nkv_mem_store_locked(struct nkv_be_mem *m, struct nkv_be_op *op,
 	} else if (nkv_kvmap_insert(&m->map, op->key, op->klen, e, old) < 0) {
 		return nkv_mem_st(NKV_SC_INTERNAL);
 	}
-	m->bytes = m->bytes - osize + op->len;
+	m->bytes = m->bytes - ocost + cost;
 	return 0;
 }
 
@@ -137,7 +153,7 @@ static uint16_t nkv_mem_delete(struct nkv_be_mem *m, struct nkv_be_op *op)
 	pthread_rwlock_wrlock(&m->lock);
 	e = nkv_kvmap_delete(&m->map, op->key, op->klen);
 	if (e)
-		m->bytes -= e->size;
+		m->bytes -= nkv_be_mem_key_cost(e->size);
 	pthread_rwlock_unlock(&m->lock);
 	if (!e)
 		return nkv_mem_st(NKV_SC_KV_KEY_NOT_EXISTS);

@@ -172,7 +172,7 @@ Test(admin, identify_kv_namespace)
 	cr_assert_eq(h_create_qpair(&H, 1, 8), 0);
 	cr_assert_eq(h_store(&H, 1, "abc", 3, "0123456789", 10, 0), 0);
 	cr_assert_eq(h_identify(&H, NKV_CNS_IOCS_NS, 1, NKV_CSI_KV, id), 0);
-	cr_assert_eq(k->nuse, 10);
+	cr_assert_eq(k->nuse, nkv_be_mem_key_cost(10), "a key's real cost");
 	/* Wrong or unknown CSI; NVM-specific page of the NVM namespace. */
 	cr_assert_eq(h_identify(&H, NKV_CNS_IOCS_NS, 1, NKV_CSI_NVM, id),
 		     SC(NKV_SC_INVALID_FIELD));
