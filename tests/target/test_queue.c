@@ -91,7 +91,7 @@ Test(queue, out_of_order_completions)
  * used to stay for the controller's life: up to 274 MB per connection). */
 Test(queue, idle_returns_command_objects)
 {
-	struct nkv_be *d = delay_be_create(mem_kv(0), 128, 20000);
+	struct nkv_be *d = delay_be_create(mem_kv(0), 128, 200000);
 	struct nkv_tgt_poller p;
 	uint64_t bufs;
 	uint32_t i;
@@ -107,7 +107,9 @@ Test(queue, idle_returns_command_objects)
 		cr_assert_eq(h_reap(&H, 1, &e), 0);
 		cr_assert_eq(nkv_cqe_status(e.dw3), 0);
 	}
-	cr_assert_geq(nkv_tgt_ctrl_trim(H.c, UINT32_MAX), 100, "the burst's objects cached");
+	/* Held together by the delaying backend (however slow this machine
+	 * is, more than the objects kept). */
+	cr_assert_gt(nkv_tgt_ctrl_trim(H.c, UINT32_MAX), NKV_TGT_CMD_KEEP, "the burst's objects cached");
 	nkv_tgt_poller_init(&p, 500);
 	while (!nkv_tgt_poller_step(&p, H.c))
 		;
