@@ -5,7 +5,8 @@
  * Size classes: multiples of 16 up to 256 bytes, then four per power of
  * two (at most 25 % rounding). A class's free blocks form a list through
  * their first word; new blocks come from a bump front in the reservation.
- * The helper thread keeps NKV_VALLOC_AHEAD bytes past the front populated
+ * The helper thread keeps NKV_VALLOC_AHEAD bytes (an eighth of a small
+ * reservation) past the front populated
  * with MADV_POPULATE_WRITE, which faults pages in without touching their
  * contents, so it may run beside Stores writing just below it. Kernels
  * before 5.14 lack it: the helper then stops and pages fault on first
@@ -27,6 +28,7 @@ struct nkv_valloc {
 	pthread_cond_t cond;		/* the helper waits here */
 	uint8_t *base;
 	uint64_t size;			/* reserved */
+	uint64_t ahead;			/* populated past the front */
 	uint64_t front;			/* under lock */
 	uint64_t faulted;		/* under lock */
 	uint64_t caught_up;		/* under lock */
@@ -71,7 +73,7 @@ static void *nkv_valloc_helper(void *arg)
 
 	pthread_mutex_lock(&a->lock);
 	while (!a->stop) {
-		uint64_t want = a->front + NKV_VALLOC_AHEAD, from = a->faulted;
+		uint64_t want = a->front + a->ahead, from = a->faulted;
 
 		if (want > a->size)
 			want = a->size;
@@ -108,6 +110,9 @@ struct nkv_valloc *nkv_valloc_create(uint64_t capacity, uint64_t max_block)
 		return NULL;
 	}
 	a->size = size;
+	/* A small namespace needs no 8 MiB lead: an eighth of it will do. */
+	a->ahead = size / 8 < NKV_VALLOC_AHEAD ? (size / 8 + NKV_VALLOC_PAGE - 1) & ~(NKV_VALLOC_PAGE - 1)
+					       : NKV_VALLOC_AHEAD;
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_cond_init(&a->cond, NULL);
 	rc = pthread_create(&a->helper, NULL, nkv_valloc_helper, a);
@@ -155,7 +160,7 @@ void *nkv_valloc_get(struct nkv_valloc *a, uint64_t len)
 		if (a->front > a->faulted)
 			a->caught_up++;
 		/* Wake the helper once half its lead is used. */
-		if (a->front + NKV_VALLOC_AHEAD / 2 > a->faulted)
+		if (a->front + a->ahead / 2 > a->faulted)
 			pthread_cond_signal(&a->cond);
 	}
 	pthread_mutex_unlock(&a->lock);

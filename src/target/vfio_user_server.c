@@ -1128,9 +1128,11 @@ static void *nkv_vfu_accept_main(void *arg)
 	struct nkv_vfu_server *s = arg;
 
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
-		struct pollfd p = { .fd = s->lfd, .events = POLLIN };
+		struct pollfd p[2] = { { .fd = s->lfd, .events = POLLIN },
+				       { .fd = s->stop_fd, .events = POLLIN } };
 
-		if (poll(&p, 1, 50) > 0 && (p.revents & POLLIN))
+		/* The stop eventfd ends the wait at once. */
+		if (poll(p, 2, 50) > 0 && (p[0].revents & POLLIN))
 			nkv_vfu_accept_one(s);
 	}
 	return NULL;
