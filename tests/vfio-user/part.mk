@@ -23,3 +23,4 @@ test_vfu_hostile_LIBS := $(VFU_TEST_LIBS)
 test_vfu_hostile_LDLIBS = -Wl,--wrap=pthread_create $(VFU_TEST_LDLIBS)
 # The SIGTERM test runs the built program.
 $(B)/tests/test_vfu_hostile: | $(B)/bin/nkv-target
+TSAN_TESTS += test_vfu_hostile

@@ -556,3 +556,81 @@ Test(vfu_hostile, dma_budgets_are_options_and_unmap_gives_back, .init = up_small
 	close(mfd);
 	close(fd);
 }
+
+/* ---- a connect/close storm beside good clients (ASan and TSan stages) ---- */
+
+struct good_arg {
+	int id;
+	int rounds;		/* Store + Retrieve pairs that matched */
+	int bad;		/* lost or wrong values, failed commands */
+	int stop;		/* atomic */
+};
+
+/* A good client: 4 KiB Store/Retrieve of a value naming the round. */
+static void *good_loop(void *p)
+{
+	struct good_arg *g = p;
+	struct vt_nvme n;
+	struct nkv_sqe s;
+	char key[16];
+
+	if (vt_nvme_up(&n, srv.path)) {
+		g->bad++;
+		return NULL;
+	}
+	while (!__atomic_load_n(&g->stop, __ATOMIC_ACQUIRE)) {
+		snprintf(key, sizeof(key), "g%d-%d", g->id, g->rounds % 64);
+		memset(vt_page(&n, VT_DATA), g->rounds & 0xff, 4096);
+		vt_kv_sqe(&s, NKV_KV_STORE, key, vt_iova(&n, VT_DATA), 4096);
+		if (vt_cmd(&n, 1, &s, NULL))
+			g->bad++;
+		memset(vt_page(&n, VT_DATA + 1), 0, 4096);
+		vt_kv_sqe(&s, NKV_KV_RETRIEVE, key, vt_iova(&n, VT_DATA + 1), 4096);
+		if (vt_cmd(&n, 1, &s, NULL) ||
+		    memcmp(vt_page(&n, VT_DATA), vt_page(&n, VT_DATA + 1), 4096))
+			g->bad++;
+		g->rounds++;
+	}
+	vt_nvme_down(&n);
+	return NULL;
+}
+
+static void storm_limits(struct nkv_vfu_server_opts *o)
+{
+	log_to_file(o);
+	o->log_level = NKV_VFU_LOG_ERROR;
+	o->max_conns = 64;
+}
+
+static void up_storm(void) { cr_assert_eq(vt_server_start_with(&srv, 0, storm_limits), 0); }
+
+/* 300 clients that connect and go: at once, after VERSION, or after a
+ * torn header; none may disturb the two good clients. */
+Test(vfu_hostile, connect_close_storm_beside_good_clients, .init = up_storm, .fini = down,
+     .timeout = 120)
+{
+	struct nkv_vfu_hdr torn = { .cmd = NKV_VFU_VERSION, .size = 64 };
+	struct good_arg g[2] = { { .id = 0 }, { .id = 1 } };
+	struct nkv_vfu_server_stats st;
+	pthread_t t[2];
+	int i, fd;
+
+	for (i = 0; i < 2; i++)
+		cr_assert_eq(pthread_create(&t[i], NULL, good_loop, &g[i]), 0);
+	for (i = 0; i < 300; i++) {
+		fd = i % 3 == 1 ? raw_negotiated() : raw_connect();
+		if (i % 3 == 2)
+			(void)!write(fd, &torn, 8);
+		close(fd);
+	}
+	for (i = 0; i < 2; i++) {
+		__atomic_store_n(&g[i].stop, 1, __ATOMIC_RELEASE);
+		pthread_join(t[i], NULL);
+		cr_assert_eq(g[i].bad, 0, "good client %d: %d bad of %d", i, g[i].bad, g[i].rounds);
+		cr_assert_gt(g[i].rounds, 0);
+	}
+	wait_closed(302);
+	st = stats();
+	cr_assert_eq(st.accepted, 302);
+	cr_assert_eq(st.failed + st.refused, 0);
+}
