@@ -30,7 +30,7 @@
 static int hook_fail;		/* atomic: creations fail with EAGAIN */
 static unsigned hook_delay_us;	/* atomic: sleep after a creation */
 static unsigned hook_created;	/* atomic: creations so far (release) */
-static pthread_t hook_last;	/* the latest, published by hook_created */
+static pthread_t hook_last;	/* atomic: the latest created */
 
 int __real_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg);
 int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg);
@@ -44,7 +44,7 @@ int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(voi
 	rc = __real_pthread_create(t, a, fn, arg);
 	if (rc)
 		return rc;
-	hook_last = *t;
+	__atomic_store(&hook_last, t, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&hook_created, 1, __ATOMIC_RELEASE);
 	if (us)
 		usleep(us);
@@ -168,7 +168,7 @@ Test(vfu_hostile, signals_never_end_a_connection, .init = up, .fini = down)
 	cr_assert_eq(vt_nvme_up(&n, srv.path), 0);
 	cr_assert_eq(__atomic_load_n(&hook_created, __ATOMIC_ACQUIRE), before + 1,
 		     "one thread: the connection's");
-	conn = hook_last;
+	__atomic_load(&hook_last, &conn, __ATOMIC_ACQUIRE);
 	/* The idle thread sleeps in ppoll most of the time: 200 signals
 	 * land there many times over. */
 	for (i = 0; i < 200; i++) {
