@@ -314,9 +314,11 @@ enum nkv_lid {
 	NKV_LID_SMART = 0x02,
 };
 NKV_HD uint32_t nkv_log_lid(uint32_t cdw10) { return (uint32_t)NKV_GET(cdw10, 0, 8); }
-NKV_HD uint32_t nkv_log_numd(uint32_t cdw10, uint32_t cdw11)
+/* 64-bit: NUMDL = NUMDU = 0xffff means 2^32 dwords, which a 32-bit sum
+ * would wrap to 0 (a zero-length transfer instead of Invalid Field). */
+NKV_HD uint64_t nkv_log_numd(uint32_t cdw10, uint32_t cdw11)
 {
-	return ((uint32_t)NKV_GET(cdw10, 16, 16) | ((uint32_t)NKV_GET(cdw11, 0, 16) << 16)) + 1u;
+	return ((uint64_t)NKV_GET(cdw10, 16, 16) | ((uint64_t)NKV_GET(cdw11, 0, 16) << 16)) + 1u;
 }
 
 /* Error Information log entry (64 bytes). */

@@ -379,7 +379,7 @@ static void nkv_tgt_log_smart(struct nkv_tgt_ctrl *c, struct nkv_smart_log *l)
 static uint16_t nkv_tgt_get_log(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 {
 	const struct nkv_sqe *s = &cmd->sqe;
-	uint64_t len = (uint64_t)nkv_log_numd(s->cdw10, s->cdw11) * 4;
+	uint64_t len = nkv_log_numd(s->cdw10, s->cdw11) * 4;
 	uint64_t off = s->cdw12 | ((uint64_t)s->cdw13 << 32), size;
 	uint8_t page[NKV_TGT_ERRLOG * 64];
 	uint8_t *out;

@@ -6,8 +6,9 @@
  * and List seek in O(log n) and share the lock; Store and Delete take it
  * exclusively, also O(log n), so keys arriving in random order (content
  * hashes, as an LLM KV cache makes them) cost the same as sorted ones.
- * Each entry is one allocation (size + value bytes), filled from the
- * client's segments before the lock and freed after it.
+ * Each entry is one block (size + value bytes) of the namespace's value
+ * allocator (valloc.h: no heap growth on the poll thread), filled from
+ * the client's segments before the lock and given back after it.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -17,6 +18,7 @@
 #include "be_mem.h"
 #include "kvmap.h"
 #include "memguard.h"
+#include "valloc.h"
 
 /* The map's value: the stored bytes (the key lives in the map). */
 struct nkv_mem_ent {
@@ -28,6 +30,7 @@ struct nkv_be_mem {
 	struct nkv_be be;
 	pthread_rwlock_t lock;
 	struct nkv_kvmap map;		/* key -> struct nkv_mem_ent */
+	struct nkv_valloc *va;		/* KV: where entries live */
 	uint64_t bytes;
 	uint8_t *blocks;		/* NVM flavour */
 	/* Worker mode: FIFO of ops. */
@@ -39,6 +42,17 @@ struct nkv_be_mem {
 	size_t qhead, qlen, qcap;
 	int stop;
 };
+
+uint64_t nkv_be_mem_key_cost(uint64_t len)
+{
+	return nkv_valloc_block(sizeof(struct nkv_mem_ent) + len) + nkv_kvmap_key_bytes();
+}
+
+static void nkv_mem_ent_put(struct nkv_be_mem *m, struct nkv_mem_ent *e)
+{
+	if (e)
+		nkv_valloc_put(m->va, e, sizeof(*e) + e->size);
+}
 
 static uint16_t nkv_mem_st(uint8_t sc)
 {
@@ -70,13 +84,14 @@ static uint16_t nkv_mem_store_locked(struct nkv_be_mem *m, struct nkv_be_op *op,
 {
 	void **slot = nkv_kvmap_slot(&m->map, op->key, op->klen);
 	const struct nkv_mem_ent *cur = slot ? *slot : NULL;
-	uint64_t osize = cur ? cur->size : 0;
+	uint64_t ocost = cur ? nkv_be_mem_key_cost(cur->size) : 0;
+	uint64_t cost = nkv_be_mem_key_cost(op->len);
 
 	if ((op->options & NKV_STORE_MUST_EXIST) && !cur)
 		return nkv_mem_st(NKV_SC_KV_KEY_NOT_EXISTS);
 	if ((op->options & NKV_STORE_MUST_NOT_EXIST) && cur)
 		return nkv_mem_st(NKV_SC_KV_KEY_EXISTS);
-	if (m->bytes - osize + op->len > m->be.capacity ||
+	if (m->bytes - ocost + cost > m->be.capacity ||
 	    (!cur && m->be.max_keys && m->map.count >= m->be.max_keys))
 		return nkv_mem_st(NKV_SC_CAPACITY_EXCEEDED);
 	if (slot) {
@@ -85,27 +100,29 @@ static uint16_t nkv_mem_store_locked(struct nkv_be_mem *m, struct nkv_be_op *op,
 	} else if (nkv_kvmap_insert(&m->map, op->key, op->klen, e, old) < 0) {
 		return nkv_mem_st(NKV_SC_INTERNAL);
 	}
-	m->bytes = m->bytes - osize + op->len;
+	m->bytes = m->bytes - ocost + cost;
 	return 0;
 }
 
 static uint16_t nkv_mem_store(struct nkv_be_mem *m, struct nkv_be_op *op)
 {
-	struct nkv_mem_ent *e = malloc(sizeof(*e) + op->len);
+	struct nkv_mem_ent *e = nkv_valloc_get(m->va, sizeof(*e) + op->len);
 	void *old = NULL;
 	uint16_t st;
 
+	/* The reservation is twice the capacity: out of it only when freed
+	 * blocks of other sizes fill it. */
 	if (!e)
-		return nkv_mem_st(NKV_SC_INTERNAL);
+		return nkv_mem_st(NKV_SC_CAPACITY_EXCEEDED);
 	e->size = (uint32_t)op->len;
 	if (nkv_mem_gather(e->val, op, op->len)) {
-		free(e);
+		nkv_mem_ent_put(m, e);
 		return nkv_mem_fault(op);
 	}
 	pthread_rwlock_wrlock(&m->lock);
 	st = nkv_mem_store_locked(m, op, e, &old);
 	pthread_rwlock_unlock(&m->lock);
-	free(st ? e : old);
+	nkv_mem_ent_put(m, st ? e : old);
 	return st;
 }
 
@@ -134,11 +151,11 @@ static uint16_t nkv_mem_delete(struct nkv_be_mem *m, struct nkv_be_op *op)
 	pthread_rwlock_wrlock(&m->lock);
 	e = nkv_kvmap_delete(&m->map, op->key, op->klen);
 	if (e)
-		m->bytes -= e->size;
+		m->bytes -= nkv_be_mem_key_cost(e->size);
 	pthread_rwlock_unlock(&m->lock);
 	if (!e)
 		return nkv_mem_st(NKV_SC_KV_KEY_NOT_EXISTS);
-	free(e);
+	nkv_mem_ent_put(m, e);
 	return 0;
 }
 
@@ -318,7 +335,8 @@ static void nkv_mem_destroy(struct nkv_be *be)
 		pthread_mutex_destroy(&m->qlock);
 		pthread_cond_destroy(&m->qcond);
 	}
-	nkv_kvmap_fini(&m->map, free);
+	nkv_kvmap_fini(&m->map, NULL);	/* the entries go with the allocator */
+	nkv_valloc_destroy(m->va);
 	pthread_rwlock_destroy(&m->lock);
 	free(m->q);
 	free(m->blocks);
@@ -344,7 +362,8 @@ static int nkv_mem_setup(struct nkv_be_mem *m, const struct nkv_be_mem_opts *o)
 		m->be.capacity = cap;
 		m->be.max_keys = o->max_keys;
 		m->be.max_value = o->max_value ? o->max_value : 1u << 20;
-		return 0;
+		m->va = nkv_valloc_create(cap, sizeof(struct nkv_mem_ent) + m->be.max_value);
+		return m->va ? 0 : -ENOMEM;
 	}
 	if (bs < 512 || (bs & (bs - 1)) || cap < bs)
 		return -EINVAL;

@@ -118,6 +118,7 @@ struct nkv_tgt_ctrl {
 
 	/* Commands. */
 	struct nkv_tgt_cmd *free_cmds;
+	uint32_t nfree;			/* on free_cmds */
 	struct nkv_tgt_cmd *inflight_head;
 	uint32_t inflight;
 	struct nkv_tgt_cmd *handoff;	/* lock-free stack, any thread pushes */

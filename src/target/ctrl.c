@@ -193,13 +193,17 @@ int nkv_tgt_ctrl_sleep_begin(struct nkv_tgt_ctrl *c)
 	return 1;
 }
 
+/* errno is kept: the caller reads the errno of the ppoll it slept in, and
+ * the drain below always ends with EAGAIN. */
 void nkv_tgt_ctrl_sleep_end(struct nkv_tgt_ctrl *c)
 {
+	int e = errno;
 	uint64_t v;
 
 	__atomic_store_n(&c->sleeping, 0, __ATOMIC_RELAXED);
 	while (read(c->wake_fd, &v, sizeof(v)) > 0)
 		;
+	errno = e;
 }
 
 struct nkv_tgt_cmd *nkv_tgt_cmd_get(struct nkv_tgt_ctrl *c)
@@ -207,10 +211,12 @@ struct nkv_tgt_cmd *nkv_tgt_cmd_get(struct nkv_tgt_ctrl *c)
 	struct nkv_tgt_cmd *cmd = c->free_cmds;
 	size_t sz = sizeof(*cmd) + c->max_iov * sizeof(struct iovec);
 
-	if (cmd)
+	if (cmd) {
 		c->free_cmds = cmd->next;
-	else if (!(cmd = malloc(sz)))
+		c->nfree--;
+	} else if (!(cmd = malloc(sz))) {
 		return NULL;
+	}
 	memset(cmd, 0, sizeof(*cmd));
 	cmd->ctrl = c;
 	cmd->inext = c->inflight_head;
@@ -232,6 +238,20 @@ void nkv_tgt_cmd_put(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 	c->inflight--;
 	cmd->next = c->free_cmds;
 	c->free_cmds = cmd;
+	c->nfree++;
+}
+
+uint32_t nkv_tgt_ctrl_trim(struct nkv_tgt_ctrl *c, uint32_t keep)
+{
+	struct nkv_tgt_cmd *cmd;
+
+	while (c->nfree > keep) {
+		cmd = c->free_cmds;
+		c->free_cmds = cmd->next;
+		c->nfree--;
+		free(cmd);
+	}
+	return c->nfree;
 }
 
 /* Resolve the command's data pointer into cmd->iov. 0 or an NVMe status. */

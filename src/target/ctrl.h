@@ -124,6 +124,16 @@ int nkv_tgt_ctrl_wake_fd(const struct nkv_tgt_ctrl *c);
 int nkv_tgt_ctrl_sleep_begin(struct nkv_tgt_ctrl *c);
 void nkv_tgt_ctrl_sleep_end(struct nkv_tgt_ctrl *c);
 
+/*
+ * Command objects are cached for reuse, so a burst leaves its high-water
+ * mark behind (each object holds max_iov iovecs: 4 KiB at the default
+ * MDTS; 64 queue pairs of 1024 entries could keep 270 MB). Free all but
+ * keep of them; returns how many stay cached. The poll thread calls it
+ * when it goes idle (nkv_tgt_poller_step and the vfio-user server do).
+ */
+#define NKV_TGT_CMD_KEEP 32
+uint32_t nkv_tgt_ctrl_trim(struct nkv_tgt_ctrl *c, uint32_t keep);
+
 /* Commands fetched whose completion is not yet posted. */
 uint32_t nkv_tgt_ctrl_inflight(const struct nkv_tgt_ctrl *c);
 /* Is [iova, iova+len) used by a queue or an in-flight command? The

@@ -48,6 +48,14 @@ struct nkv_kvmap_inner {
 	void *child[NKV_KVMAP_FAN];	/* leaves at level 1, inner nodes above */
 };
 
+size_t nkv_kvmap_key_bytes(void)
+{
+	size_t leaf = sizeof(struct nkv_kvmap_leaf) + 16, inner = sizeof(struct nkv_kvmap_inner) + 16;
+
+	return (leaf + NKV_KVMAP_MIN - 1) / NKV_KVMAP_MIN +
+	       (inner + NKV_KVMAP_MIN * NKV_KVMAP_MIN - 1) / (NKV_KVMAP_MIN * NKV_KVMAP_MIN);
+}
+
 int nkv_kvmap_cmp(const uint8_t *a, uint8_t al, const uint8_t *b, uint8_t bl)
 {
 	uint8_t n = al < bl ? al : bl;

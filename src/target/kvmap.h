@@ -77,6 +77,11 @@ int nkv_kvmap_seek(const struct nkv_kvmap *m, struct nkv_kvmap_cursor *c, const 
 /* Step to the next key. 1: at an entry; 0: past the end. */
 int nkv_kvmap_next(struct nkv_kvmap_cursor *c);
 
+/* Index bytes one key may cost at most: every node but the root is at
+ * least half full, so a key's share of its leaf and of the inner nodes
+ * above (with their allocation headers) is bounded by this. */
+size_t nkv_kvmap_key_bytes(void);
+
 /* The key order (negative, 0, positive), exported for callers and tests. */
 int nkv_kvmap_cmp(const uint8_t *a, uint8_t al, const uint8_t *b, uint8_t bl);
 

@@ -39,6 +39,14 @@ struct nkv_target_args {
 	const char *ns_map;	/* "1=gpukv,3=other" */
 	uint64_t op_timeout;
 	uint64_t mount_timeout;
+	/* time limits on a client, ms; 0: the server's defaults */
+	uint64_t handshake_ms;
+	uint64_t idle_ms;
+	uint64_t msg_ms;
+	/* budgets per connection; 0: the server's defaults */
+	uint64_t max_dma_maps;
+	uint64_t max_dma_bytes;
+	uint64_t max_qpairs;
 };
 
 static void nkv_target_usage(FILE *f)
@@ -49,9 +57,11 @@ static void nkv_target_usage(FILE *f)
 	      "  --socket PATH          socket to listen on (default ./nkv-target.sock)\n"
 	      "  --backend mem|rados    KV namespace backend (mem: in memory, lost at exit;\n"
 	      "                         rados: one RADOS object per key, see below)\n"
-	      "  --capacity SIZE        KV namespace capacity in bytes (default 1G)\n"
+	      "  --capacity SIZE        KV namespace capacity in bytes, each key's real cost\n"
+	      "                         counted (value, allocation, index); shared by all\n"
+	      "                         clients (default 1G)\n"
 	      "  --max-value SIZE       largest value accepted (default 1M)\n"
-	      "  --max-keys N           most keys stored (default 0 = no limit)\n"
+	      "  --max-keys N           most keys stored (default 0 = capacity only)\n"
 	      "  --nvm-ns SIZE          add an NVM block namespace (nsid 2) of SIZE bytes\n"
 	      "  --queue-depth N        max queue entries, CAP.MQES+1 (default 1024)\n"
 	      "  --poll-interval-ns N   idle sleep between controller polls (default 100000)\n"
@@ -61,6 +71,15 @@ static void nkv_target_usage(FILE *f)
 	      "                         memfds and files are accepted (docs/target.md)\n"
 	      "  --trace                log SQEs, doorbells and CQEs (also NKV_TRACE=1)\n"
 	      "  --log-level LEVEL      error|warn|info|debug (default info)\n"
+	      "  --handshake-timeout-ms N  a client must send VERSION within N ms of\n"
+	      "                         connecting (default 10000)\n"
+	      "  --idle-timeout-ms N    close a connection whose controller is not enabled\n"
+	      "                         after N ms without a message (default 60000)\n"
+	      "  --msg-timeout-ms N     one whole message in and its reply out within N ms\n"
+	      "                         of its first byte, however slow (default 5000)\n"
+	      "  --max-dma-maps N       DMA regions per client (default 256, at most 1024)\n"
+	      "  --max-dma-bytes SIZE   bytes of DMA memory mapped per client (default 64G)\n"
+	      "  --max-queue-pairs N    I/O queue pairs per client (default 64)\n"
 	      "  -h, --help             this text\n\n"
 	      "rados backend (pool = subsystem, NVMe namespace = RADOS namespace,\n"
 	      "object name = lowercase hex of the key):\n"
@@ -69,8 +88,11 @@ static void nkv_target_usage(FILE *f)
 	      "  --id NAME              client name, e.g. nkv for client.nkv (default admin)\n"
 	      "  --keyring PATH         keyring (default: from the conf)\n"
 	      "  --ns-map MAP           NSID=RADOS_NS[,NSID=RADOS_NS...] (default 1=gpukv)\n"
-	      "  --op-timeout SEC       rados_osd_op_timeout: a command fails (88h) after it\n"
-	      "                         (default 10)\n"
+	      "  --op-timeout SEC       rados_osd_op_timeout: a command fails (88h) after it,\n"
+	      "                         though a Store may still be applied later (retry\n"
+	      "                         with the same value, or check with Exist)\n"
+	      "                         (default 10); SIGTERM waits at most this for\n"
+	      "                         operations in flight (mem backend: 2 s at most)\n"
 	      "  --mount-timeout SEC    give up connecting after it (default 10)\n\n"
 	      "SIZE takes K, M, G suffixes (powers of 1024).\n\n"
 	      "examples:\n"
@@ -118,6 +140,7 @@ enum {
 	OPT_SOCKET = 256, OPT_BACKEND, OPT_CAPACITY, OPT_MAX_VALUE, OPT_MAX_KEYS,
 	OPT_NVM_NS, OPT_QD, OPT_POLL, OPT_MAX_CONNS, OPT_NO_SPARSE, OPT_TRACE, OPT_LOG,
 	OPT_ALLOW_UNSEALED, OPT_POOL, OPT_CONF, OPT_ID, OPT_KEYRING, OPT_NS_MAP, OPT_OP_TIMEOUT, OPT_MOUNT_TIMEOUT,
+	OPT_HANDSHAKE_MS, OPT_IDLE_MS, OPT_MSG_MS, OPT_MAX_DMA_MAPS, OPT_MAX_DMA_BYTES, OPT_MAX_QPAIRS,
 };
 
 static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
@@ -143,6 +166,12 @@ static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 		{ "ns-map", required_argument, NULL, OPT_NS_MAP },
 		{ "op-timeout", required_argument, NULL, OPT_OP_TIMEOUT },
 		{ "mount-timeout", required_argument, NULL, OPT_MOUNT_TIMEOUT },
+		{ "handshake-timeout-ms", required_argument, NULL, OPT_HANDSHAKE_MS },
+		{ "idle-timeout-ms", required_argument, NULL, OPT_IDLE_MS },
+		{ "msg-timeout-ms", required_argument, NULL, OPT_MSG_MS },
+		{ "max-dma-maps", required_argument, NULL, OPT_MAX_DMA_MAPS },
+		{ "max-dma-bytes", required_argument, NULL, OPT_MAX_DMA_BYTES },
+		{ "max-queue-pairs", required_argument, NULL, OPT_MAX_QPAIRS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -173,6 +202,12 @@ static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 		case OPT_NS_MAP: a->ns_map = optarg; break;
 		case OPT_OP_TIMEOUT: rc = nkv_target_size(optarg, &a->op_timeout); break;
 		case OPT_MOUNT_TIMEOUT: rc = nkv_target_size(optarg, &a->mount_timeout); break;
+		case OPT_HANDSHAKE_MS: rc = nkv_target_size(optarg, &a->handshake_ms); break;
+		case OPT_IDLE_MS: rc = nkv_target_size(optarg, &a->idle_ms); break;
+		case OPT_MSG_MS: rc = nkv_target_size(optarg, &a->msg_ms); break;
+		case OPT_MAX_DMA_MAPS: rc = nkv_target_size(optarg, &a->max_dma_maps); break;
+		case OPT_MAX_DMA_BYTES: rc = nkv_target_size(optarg, &a->max_dma_bytes); break;
+		case OPT_MAX_QPAIRS: rc = nkv_target_size(optarg, &a->max_qpairs); break;
 		case 'h': nkv_target_usage(stdout); exit(0);
 		default: return -EINVAL;
 		}
@@ -188,6 +223,14 @@ static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 	}
 	if (a->queue_depth && (a->queue_depth < 2 || a->queue_depth > 65536)) {
 		fprintf(stderr, "nkv-target: --queue-depth must be 2..65536\n");
+		return -EINVAL;
+	}
+	if (a->handshake_ms > UINT32_MAX || a->idle_ms > UINT32_MAX || a->msg_ms > UINT32_MAX) {
+		fprintf(stderr, "nkv-target: a --*-timeout-ms value is too large\n");
+		return -EINVAL;
+	}
+	if (a->max_dma_maps > 1024 || a->max_qpairs > 65534) {
+		fprintf(stderr, "nkv-target: --max-dma-maps is at most 1024, --max-queue-pairs 65534\n");
 		return -EINVAL;
 	}
 	if (a->max_value > UINT32_MAX || a->max_keys > UINT32_MAX) {
@@ -347,6 +390,12 @@ int main(int argc, char **argv)
 	so.no_sparse_mmap = a.no_sparse;
 	so.max_conns = (int)a.max_conns;
 	so.log_level = a.log_level;
+	so.handshake_ms = (uint32_t)a.handshake_ms;
+	so.idle_ms = (uint32_t)a.idle_ms;
+	so.msg_ms = (uint32_t)a.msg_ms;
+	so.max_dma_maps = (uint32_t)a.max_dma_maps;
+	so.max_dma_bytes = a.max_dma_bytes;
+	so.ctrl.max_ioq = (uint32_t)a.max_qpairs;
 	rc = nkv_vfu_server_start(&so, &srv);
 	if (rc) {
 		fprintf(stderr, "nkv-target: cannot listen on %s: %s\n", a.socket, strerror(-rc));

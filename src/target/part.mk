@@ -2,7 +2,7 @@
 NKV_TGT_CORE := src/target/dma.c src/target/ctrl.c src/target/regs.c \
 	src/target/queue.c src/target/handoff.c src/target/admin.c \
 	src/target/io_kv.c src/target/io_nvm.c src/target/stats.c \
-	src/target/be_mem.c src/target/kvmap.c src/target/memguard.c
+	src/target/be_mem.c src/target/kvmap.c src/target/memguard.c src/target/valloc.c
 TARGET_SRCS += $(NKV_TGT_CORE)
 
 # Tests link the core's objects directly, so a half-written file of
@@ -44,8 +44,13 @@ test_tgt_memguard_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 
 TESTS += test_tgt_be_mem
 test_tgt_be_mem_SRCS := tests/target/test_be_mem.c src/target/be_mem.c src/target/kvmap.c \
-	src/target/memguard.c
-test_tgt_be_mem_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
+	src/target/memguard.c src/target/valloc.c
+# --wrap=malloc: the test counts the backend's mallocs.
+test_tgt_be_mem_LDLIBS := -Wl,--wrap=malloc $(NKV_TGT_TEST_LDLIBS)
+
+TESTS += test_tgt_valloc
+test_tgt_valloc_SRCS := tests/target/test_valloc.c src/target/valloc.c
+test_tgt_valloc_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 
 TESTS += test_tgt_kvmap
 test_tgt_kvmap_SRCS := tests/target/test_kvmap.c src/target/kvmap.c

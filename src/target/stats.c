@@ -91,6 +91,8 @@ uint32_t nkv_tgt_poller_step(struct nkv_tgt_poller *p, struct nkv_tgt_ctrl *c)
 	}
 	if (!p->interval_us || ++p->idle < p->idle_spins)
 		return 0;
+	if (!p->sleep_us)	/* going idle: give a burst's objects back */
+		nkv_tgt_ctrl_trim(c, NKV_TGT_CMD_KEEP);
 	/* Idle: back off exponentially up to the interval. */
 	p->sleep_us = p->sleep_us ? p->sleep_us * 2 : 1;
 	if (p->sleep_us > p->interval_us)

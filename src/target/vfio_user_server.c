@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -40,7 +41,14 @@
 #define NKV_VFU_NUM_IRQS (VFIO_PCI_ERR_IRQ_INDEX + 2)	/* INTx..REQ */
 #define NKV_VFU_IDLE_SPINS 256		/* passes without work before sleeping */
 #define NKV_VFU_BUSY_PASSES 16	/* busy controller passes per socket check */
-#define NKV_VFU_SOCK_TIMEOUT_S 5	/* a torn message or a stuck peer */
+#define NKV_VFU_HANDSHAKE_MS 10000	/* defaults of the time limits (opts) */
+#define NKV_VFU_IDLE_MS 60000
+#define NKV_VFU_MSG_MS 5000
+#define NKV_VFU_MS 1000000ull		/* ns per ms */
+#define NKV_VFU_DMA_MAPS 256		/* default budgets (opts) */
+#define NKV_VFU_DMA_BYTES (64ull << 30)
+#define NKV_VFU_LOG_BURST 50		/* lines one connection may log at once */
+#define NKV_VFU_LOG_PER_S 10		/* then this many a second; the rest counted */
 
 struct nkv_vfu_server {
 	struct nkv_vfu_server_opts o;
@@ -48,6 +56,8 @@ struct nkv_vfu_server {
 	int lfd;
 	pthread_t accept_thr;
 	int stop;			/* atomic */
+	int stop_fd;			/* eventfd, readable once stopping; or -1 */
+	uint64_t sleeps;		/* atomic (relaxed): idle sleeps begun */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	uint32_t nconns;		/* under lock */
@@ -77,20 +87,27 @@ struct nkv_vfu_conn {
 	const char *failed_logged;	/* the controller failure last logged */
 	struct nkv_vfu_map *maps;
 	uint32_t nmaps;
+	uint64_t mapped;		/* bytes in maps */
+	uint64_t opened_ns;		/* CLOCK_MONOTONIC */
+	uint64_t last_msg_ns;
+	const char *end_reason;		/* a time limit that ended it, or NULL */
+	uint32_t log_tokens;		/* lines it may still log now */
+	uint64_t log_refill_ns;
+	uint64_t log_dropped;		/* lines not logged since the last one */
+	uint64_t log_dropped_total;
 	/* The reply being built. */
 	uint8_t *rbuf;
 	size_t rlen;
 	int rfd;
 };
 
-static void nkv_vfu_log(struct nkv_vfu_server *s, int level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void nkv_vfu_log(struct nkv_vfu_server *s, int level, const char *fmt, ...)
+static void nkv_vfu_vlog(struct nkv_vfu_server *s, int level, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+static void nkv_vfu_vlog(struct nkv_vfu_server *s, int level, const char *fmt, va_list ap)
 {
 	static const char *const lv[] = { "error", "warn", "info", "debug" };
 	char line[512];
 	struct timespec ts;
-	va_list ap;
 	int n;
 
 	if (level > s->o.log_level)
@@ -98,12 +115,67 @@ static void nkv_vfu_log(struct nkv_vfu_server *s, int level, const char *fmt, ..
 	clock_gettime(CLOCK_REALTIME, &ts);
 	n = snprintf(line, sizeof(line), "ts=%lld.%06ld level=%s ", (long long)ts.tv_sec,
 		     ts.tv_nsec / 1000, lv[level]);
-	va_start(ap, fmt);
 	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
-	va_end(ap);
 	/* One write per line keeps concurrent connections' lines whole. */
 	fprintf(s->o.log ? s->o.log : stderr, "%s\n", line);
 	fflush(s->o.log ? s->o.log : stderr);
+}
+
+static void nkv_vfu_log(struct nkv_vfu_server *s, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void nkv_vfu_log(struct nkv_vfu_server *s, int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	nkv_vfu_vlog(s, level, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * A line caused by what one client sends: a token bucket per connection
+ * (NKV_VFU_LOG_BURST, refilled NKV_VFU_LOG_PER_S a second) keeps a client
+ * that repeats bad messages from filling the disk; lines over it are
+ * counted, reported when logging resumes and when the connection closes.
+ * Debug lines pass: whoever asks for every message gets them.
+ */
+static int nkv_vfu_log_ok(struct nkv_vfu_conn *c, int level)
+{
+	uint64_t now, add;
+
+	if (level > c->s->o.log_level || level == NKV_VFU_LOG_DEBUG)
+		return level <= c->s->o.log_level;
+	now = nkv_vfu_now_ns();
+	add = (now - c->log_refill_ns) * NKV_VFU_LOG_PER_S / 1000000000ull;
+	if (add) {
+		c->log_tokens = add >= NKV_VFU_LOG_BURST - c->log_tokens ? NKV_VFU_LOG_BURST
+									 : c->log_tokens + (uint32_t)add;
+		c->log_refill_ns = now;
+	}
+	if (!c->log_tokens) {
+		c->log_dropped++;
+		c->log_dropped_total++;
+		return 0;
+	}
+	c->log_tokens--;
+	if (c->log_dropped)
+		nkv_vfu_log(c->s, NKV_VFU_LOG_WARN, "event=log_suppressed conn=%u lines=%llu",
+			    c->id, (unsigned long long)c->log_dropped);
+	c->log_dropped = 0;
+	return 1;
+}
+
+static void nkv_vfu_clog(struct nkv_vfu_conn *c, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void nkv_vfu_clog(struct nkv_vfu_conn *c, int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!nkv_vfu_log_ok(c, level))
+		return;
+	va_start(ap, fmt);
+	nkv_vfu_vlog(c->s, level, fmt, ap);
+	va_end(ap);
 }
 
 /* ---------------------------------------------------------------- */
@@ -243,7 +315,7 @@ static int nkv_vfu_ctrl_new(struct nkv_vfu_conn *c)
 	if (!c->ctrl)
 		return -ENOMEM;
 	if (nkv_tgt_ctrl_bar0_size(c->ctrl) > c->bar_size) {
-		nkv_vfu_log(c->s, NKV_VFU_LOG_ERROR, "event=bar0_too_small conn=%u need=%u have=%llu",
+		nkv_vfu_clog(c, NKV_VFU_LOG_ERROR, "event=bar0_too_small conn=%u need=%u have=%llu",
 			    c->id, nkv_tgt_ctrl_bar0_size(c->ctrl),
 			    (unsigned long long)c->bar_size);
 		nkv_tgt_ctrl_destroy(c->ctrl);
@@ -316,13 +388,33 @@ static int nkv_vfu_reply_alloc(struct nkv_vfu_conn *c, size_t len)
 	return c->rbuf ? 0 : -ENOMEM;
 }
 
+static uint32_t nkv_vfu_max_maps(const struct nkv_vfu_server *s)
+{
+	uint32_t v = s->o.max_dma_maps ? s->o.max_dma_maps : NKV_VFU_DMA_MAPS;
+
+	return v < NKV_VFU_MAX_DMA_MAPS ? v : NKV_VFU_MAX_DMA_MAPS;
+}
+
+/* Would one more region of size bytes exceed the connection's budget? */
+static int nkv_vfu_dma_budget(struct nkv_vfu_conn *c, uint64_t size)
+{
+	const struct nkv_vfu_server *s = c->s;
+	uint64_t max = s->o.max_dma_bytes ? s->o.max_dma_bytes : NKV_VFU_DMA_BYTES;
+
+	if (c->nmaps < nkv_vfu_max_maps(s) && size <= max && c->mapped <= max - size)
+		return 0;
+	nkv_vfu_clog(c, NKV_VFU_LOG_WARN,
+		     "event=dma_map_refused conn=%u reason=budget maps=%u/%u bytes=%llu+%llu/%llu",
+		     c->id, c->nmaps, nkv_vfu_max_maps(s), (unsigned long long)c->mapped,
+		     (unsigned long long)size, (unsigned long long)max);
+	return -ENOSPC;
+}
+
 static int nkv_vfu_h_version(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 {
-	static const char caps[] =
-		"{\"capabilities\":{\"max_msg_fds\":8,\"max_data_xfer_size\":1048576,"
-		"\"pgsizes\":4096,\"max_dma_maps\":1024}}";
+	char caps[160];
 	struct nkv_vfu_version v;
-	int rc;
+	int rc, n;
 
 	if (c->negotiated)
 		return -EINVAL;
@@ -342,13 +434,16 @@ static int nkv_vfu_h_version(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 		    x >= 8 && x < c->max_xfer)
 			c->max_xfer = x;
 	}
-	rc = nkv_vfu_reply_alloc(c, sizeof(v) + sizeof(caps));
+	n = snprintf(caps, sizeof(caps),
+		     "{\"capabilities\":{\"max_msg_fds\":8,\"max_data_xfer_size\":1048576,"
+		     "\"pgsizes\":4096,\"max_dma_maps\":%u}}", nkv_vfu_max_maps(c->s));
+	rc = nkv_vfu_reply_alloc(c, sizeof(v) + (size_t)n + 1);
 	if (rc)
 		return rc;
 	if (v.minor > NKV_VFU_MINOR)
 		v.minor = NKV_VFU_MINOR;
 	memcpy(c->rbuf, &v, sizeof(v));
-	memcpy(c->rbuf + sizeof(v), caps, sizeof(caps));
+	memcpy(c->rbuf + sizeof(v), caps, (size_t)n + 1);
 	c->negotiated = 1;
 	return 0;
 }
@@ -587,6 +682,24 @@ static int nkv_vfu_fd_stable(int fd)
 	return sf.f_type != HUGETLBFS_MAGIC;
 }
 
+/* Character and block devices are not memory the client shares with us:
+ * /dev/zero maps as fresh anonymous memory the client never sees (every
+ * transfer silently lost), others reach hardware. A dma-buf is an
+ * anonymous inode, not a device. */
+static int nkv_vfu_fd_not_device(struct nkv_vfu_conn *c, int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
+		return 0;
+	nkv_vfu_clog(c, NKV_VFU_LOG_WARN,
+		     "event=dma_map_refused conn=%u reason=device_fd_is_not_dma_memory(use_a_sealed_memfd_or_dma-buf)",
+		     c->id);
+	return -EPERM;
+}
+
 static int nkv_vfu_h_dma_map(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 {
 	struct nkv_vfu_dma_map dm;
@@ -606,10 +719,13 @@ static int nkv_vfu_h_dma_map(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 		return -EINVAL;
 	if (m->nfds == 0)
 		return -ENOTSUP;	/* DMA_READ/WRITE messages: not implemented */
-	if (c->nmaps >= NKV_VFU_MAX_DMA_MAPS)
-		return -ENOSPC;
+	rc = nkv_vfu_dma_budget(c, dm.size);
+	if (rc)
+		return rc;
 	fd = m->fds[0];
 	rc = nkv_vfu_fd_covers(fd, dm.offset, dm.size);
+	if (!rc)
+		rc = nkv_vfu_fd_not_device(c, fd);
 	if (rc)
 		return rc;
 	if (dm.flags & NKV_VFU_DMA_F_READ) {
@@ -643,6 +759,7 @@ static int nkv_vfu_h_dma_map(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 	c->maps[c->nmaps].len = dm.size;
 	c->maps[c->nmaps].ptr = p;
 	c->nmaps++;
+	c->mapped += dm.size;
 	return nkv_vfu_reply_alloc(c, 0);
 }
 
@@ -656,6 +773,7 @@ static int nkv_vfu_unmap_one(struct nkv_vfu_conn *c, struct nkv_vfu_map *mp)
 	if (rc)
 		return rc;
 	munmap(mp->ptr, mp->len);
+	c->mapped -= mp->len;
 	*mp = c->maps[--c->nmaps];
 	return 0;
 }
@@ -746,7 +864,8 @@ static int nkv_vfu_dispatch(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 	}
 }
 
-static int nkv_vfu_send_error(struct nkv_vfu_conn *c, const struct nkv_vfu_hdr *req, int err)
+static int nkv_vfu_send_error(struct nkv_vfu_conn *c, const struct nkv_vfu_hdr *req, int err,
+			      const struct nkv_vfu_bounds *b)
 {
 	struct nkv_vfu_hdr h = { req->msg_id, req->cmd, 0, NKV_VFU_TYPE_REPLY | NKV_VFU_F_ERROR,
 				 (uint32_t)err };
@@ -754,22 +873,34 @@ static int nkv_vfu_send_error(struct nkv_vfu_conn *c, const struct nkv_vfu_hdr *
 	pthread_mutex_lock(&c->s->lock);
 	c->s->st.errors++;
 	pthread_mutex_unlock(&c->s->lock);
-	nkv_vfu_log(c->s, NKV_VFU_LOG_WARN, "event=msg_error conn=%u cmd=%s id=%u size=%u errno=%d",
+	nkv_vfu_clog(c, NKV_VFU_LOG_WARN, "event=msg_error conn=%u cmd=%s id=%u size=%u errno=%d",
 		    c->id, nkv_vfu_cmd_name(req->cmd), req->msg_id, req->size, err);
-	return nkv_vfu_send(c->fd, &h, NULL, 0, NULL, 0);
+	return nkv_vfu_send_bounded(c->fd, &h, NULL, 0, NULL, 0, b);
+}
+
+static uint64_t nkv_vfu_ms(uint32_t v, uint32_t def)
+{
+	return (uint64_t)(v ? v : def) * NKV_VFU_MS;
 }
 
 /* One message in, one reply out. Non-zero: close the connection. */
 static int nkv_vfu_handle_one(struct nkv_vfu_conn *c)
 {
+	struct nkv_vfu_bounds b = { .stop_fd = c->s->stop_fd };
 	struct nkv_vfu_msg m;
 	struct nkv_vfu_hdr h;
 	int rc;
 
-	rc = nkv_vfu_recv(c->fd, &m, NKV_VFU_MAX_MSG);
+	/* The whole message and its reply, from the first byte: a deadline
+	 * per recv would restart with every byte a slow client drips. */
+	c->last_msg_ns = nkv_vfu_now_ns();
+	b.deadline_ns = c->last_msg_ns + nkv_vfu_ms(c->s->o.msg_ms, NKV_VFU_MSG_MS);
+	rc = nkv_vfu_recv_bounded(c->fd, &m, NKV_VFU_MAX_MSG, &b);
+	if (rc == -ETIMEDOUT)
+		c->end_reason = "message_timeout";
 	if (rc == -EMSGSIZE) {
 		/* The rest of the stream cannot be trusted: say why, close. */
-		nkv_vfu_send_error(c, &m.hdr, m.hdr.size < sizeof(m.hdr) ? EINVAL : E2BIG);
+		nkv_vfu_send_error(c, &m.hdr, m.hdr.size < sizeof(m.hdr) ? EINVAL : E2BIG, &b);
 		nkv_vfu_msg_free(&m);
 		return rc;
 	}
@@ -777,43 +908,120 @@ static int nkv_vfu_handle_one(struct nkv_vfu_conn *c)
 		nkv_vfu_msg_free(&m);
 		return rc;
 	}
-	nkv_vfu_log(c->s, NKV_VFU_LOG_DEBUG, "event=msg conn=%u cmd=%s id=%u size=%u fds=%d",
+	nkv_vfu_clog(c, NKV_VFU_LOG_DEBUG, "event=msg conn=%u cmd=%s id=%u size=%u fds=%d",
 		    c->id, nkv_vfu_cmd_name(m.hdr.cmd), m.hdr.msg_id, m.hdr.size, m.nfds);
 	c->rlen = 0;
 	c->rfd = -1;
 	rc = nkv_vfu_dispatch(c, &m);
 	if (rc) {
-		rc = nkv_vfu_send_error(c, &m.hdr, -rc);
+		rc = nkv_vfu_send_error(c, &m.hdr, -rc, &b);
 		/* A major version we do not speak: nothing else can follow. */
 		if (!rc && m.hdr.cmd == NKV_VFU_VERSION && !c->negotiated)
 			rc = -EPROTO;
 	} else if (!(m.hdr.flags & NKV_VFU_F_NO_REPLY)) {
 		h = (struct nkv_vfu_hdr){ m.hdr.msg_id, m.hdr.cmd, 0, NKV_VFU_TYPE_REPLY, 0 };
-		rc = nkv_vfu_send(c->fd, &h, c->rbuf, c->rlen, &c->rfd, c->rfd >= 0 ? 1 : 0);
+		rc = nkv_vfu_send_bounded(c->fd, &h, c->rbuf, c->rlen, &c->rfd,
+					  c->rfd >= 0 ? 1 : 0, &b);
 	}
 	nkv_vfu_msg_free(&m);
+	if (rc == -ETIMEDOUT && !c->end_reason)
+		c->end_reason = "reply_timeout";
 	return rc;
 }
 
 /*
  * Wait for the socket (and, while asleep, for a backend completion) at
- * most *to. Returns ppoll's result for the socket entry.
+ * most *to. Returns ppoll's result for the socket entry, or -errno of the
+ * ppoll itself (read before anything else can overwrite errno).
  */
 static int nkv_vfu_conn_wait(struct nkv_vfu_conn *c, struct pollfd *p,
 			     const struct timespec *to, int sleep)
 {
-	struct pollfd fds[2] = { *p, { .fd = -1, .events = POLLIN } };
-	int n;
+	static const struct timespec zero = { 0, 0 };
+	struct pollfd fds[3] = { *p, { .fd = -1, .events = POLLIN },
+				 { .fd = c->s->stop_fd, .events = POLLIN } };
+	int n, armed = 0;
 
-	if (sleep && c->ctrl && nkv_tgt_ctrl_sleep_begin(c->ctrl))
-		fds[1].fd = nkv_tgt_ctrl_wake_fd(c->ctrl);
-	else
-		sleep = 0;
-	n = ppoll(fds, 2, sleep ? to : &(struct timespec){ 0, 0 }, NULL);
+	/* No controller (a failed reset): nothing to wake for but messages. */
+	if (sleep && c->ctrl) {
+		armed = nkv_tgt_ctrl_sleep_begin(c->ctrl);
+		sleep = armed;
+		if (armed)
+			fds[1].fd = nkv_tgt_ctrl_wake_fd(c->ctrl);
+	}
 	if (sleep)
+		__atomic_add_fetch(&c->s->sleeps, 1, __ATOMIC_RELAXED);
+	n = ppoll(fds, 3, sleep ? to : &zero, NULL);
+	if (n < 0)
+		n = -errno;
+	if (armed)
 		nkv_tgt_ctrl_sleep_end(c->ctrl);
 	p->revents = fds[0].revents;
 	return n < 0 ? n : !!fds[0].revents;
+}
+
+/*
+ * How long an idle connection sleeps: the poll interval while its
+ * controller is ready (doorbells in shared memory wake nobody). A
+ * controller that is not ready has no queues to poll: only a message
+ * (register writes included) or a backend completion can give it work,
+ * and both wake the ppoll, so it sleeps until its next time limit.
+ */
+static struct timespec nkv_vfu_sleep_for(const struct nkv_vfu_conn *c, uint64_t interval_ns)
+{
+	const struct nkv_vfu_server_opts *o = &c->s->o;
+	uint64_t ns = interval_ns, now, end;
+
+	if (!c->ctrl || !(nkv_tgt_ctrl_reg_read(c->ctrl, NKV_REG_CSTS, 4) & NKV_CSTS_RDY)) {
+		now = nkv_vfu_now_ns();
+		end = c->negotiated ? c->last_msg_ns + nkv_vfu_ms(o->idle_ms, NKV_VFU_IDLE_MS)
+				    : c->opened_ns + nkv_vfu_ms(o->handshake_ms, NKV_VFU_HANDSHAKE_MS);
+		/* 1 ms past the limit, so the wake-up finds it passed. */
+		ns = (end > now ? end - now : 0) + NKV_VFU_MS;
+	}
+	return (struct timespec){ (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+}
+
+/* Why a connection ended: the client's doing (info) or ours (warn, and
+ * counted as dropped). rc 0 is a server stop. */
+static void nkv_vfu_conn_end(struct nkv_vfu_conn *c, int rc)
+{
+	struct nkv_vfu_server *s = c->s;
+	int by_client = rc == -ECONNRESET || rc == -EPIPE;
+
+	if (!rc || rc == -ECANCELED)
+		return;		/* the server is stopping */
+	nkv_vfu_log(s, by_client ? NKV_VFU_LOG_INFO : NKV_VFU_LOG_WARN,
+		    "event=conn_end conn=%u reason=%s", c->id,
+		    c->end_reason ? c->end_reason :
+		    rc == -ECONNRESET ? "client_closed" : rc == -EPIPE ? "hangup" : strerror(-rc));
+	if (by_client)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->st.dropped++;
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* A connection that never says VERSION, or whose controller stays
+ * disabled with no message, holds one of max_conns: past its limit it
+ * ends (-ETIMEDOUT, with end_reason set). */
+static int nkv_vfu_conn_expired(struct nkv_vfu_conn *c)
+{
+	const struct nkv_vfu_server_opts *o = &c->s->o;
+	uint64_t now = nkv_vfu_now_ns();
+
+	if (!c->negotiated) {
+		if (now - c->opened_ns < nkv_vfu_ms(o->handshake_ms, NKV_VFU_HANDSHAKE_MS))
+			return 0;
+		c->end_reason = "handshake_timeout";
+		return -ETIMEDOUT;
+	}
+	if (now - c->last_msg_ns < nkv_vfu_ms(o->idle_ms, NKV_VFU_IDLE_MS))
+		return 0;
+	if (c->ctrl && (nkv_tgt_ctrl_reg_read(c->ctrl, NKV_REG_CSTS, 4) & NKV_CSTS_RDY))
+		return 0;
+	c->end_reason = "idle_timeout_controller_disabled";
+	return -ETIMEDOUT;
 }
 
 /*
@@ -824,11 +1032,10 @@ static int nkv_vfu_conn_wait(struct nkv_vfu_conn *c, struct pollfd *p,
  * backend completion. Doorbells in shared memory wake nobody: the poll
  * interval bounds how late a doorbell rung after a quiet spell is seen.
  */
-static void nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
+static int nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 {
 	struct nkv_vfu_server *s = c->s;
 	uint64_t ns = s->o.poll_interval_ns ? s->o.poll_interval_ns : 100000;
-	struct timespec idle = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
 	unsigned idle_passes = 0, busy_passes = 0;
 
 	/* Short poll intervals mean it: no 50 us default timer slack. */
@@ -836,15 +1043,15 @@ static void nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
 		struct pollfd p = { .fd = c->fd, .events = POLLIN };
 		int work = c->ctrl ? nkv_tgt_ctrl_poll(c->ctrl) : 0;
-		int n;
+		struct timespec to;
+		int n, sleep;
 
 		if (c->ctrl && nkv_tgt_ctrl_failed(c->ctrl) != c->failed_logged)
 			nkv_vfu_log_failed(c);
 		if (c->ctrl && nkv_tgt_ctrl_lost_memory(c->ctrl)) {
-			nkv_vfu_log(s, NKV_VFU_LOG_WARN,
-				    "event=conn_end conn=%u reason=client_memory_vanished(SIGBUS_caught:truncated_or_hole_punched_dma_fd)",
-				    c->id);
-			return;
+			/* Logged and counted as dropped by nkv_vfu_conn_end(). */
+			c->end_reason = "client_memory_vanished(SIGBUS_caught:truncated_or_hole_punched_dma_fd)";
+			return -EFAULT;
 		}
 		if (work)
 			idle_passes = 0;
@@ -853,26 +1060,34 @@ static void nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 		if (work && ++busy_passes < NKV_VFU_BUSY_PASSES)
 			continue;
 		busy_passes = 0;
-		n = nkv_vfu_conn_wait(c, &p, &idle, idle_passes >= NKV_VFU_IDLE_SPINS);
-		if (n < 0 && errno != EINTR)
-			return;
-		if (n <= 0)
+		sleep = idle_passes >= NKV_VFU_IDLE_SPINS;
+		if (sleep && c->ctrl)	/* idle: give a burst's objects back */
+			nkv_tgt_ctrl_trim(c->ctrl, NKV_TGT_CMD_KEEP);
+		if (sleep)
+			to = nkv_vfu_sleep_for(c, ns);
+		n = nkv_vfu_conn_wait(c, &p, &to, sleep);
+		/* A signal for an embedding program is not the client's doing. */
+		if (n == -EINTR || n == 0) {
+			n = nkv_vfu_conn_expired(c);
+			if (n)
+				return n;
 			continue;
+		}
+		if (n < 0)
+			return n;
 		idle_passes = 0;
 		if (p.revents & POLLIN) {
 			int rc = nkv_vfu_handle_one(c);
 
-			if (rc) {
-				nkv_vfu_log(s, rc == -ECONNRESET ? NKV_VFU_LOG_INFO : NKV_VFU_LOG_WARN,
-					    "event=conn_end conn=%u reason=%s", c->id,
-					    rc == -ECONNRESET ? "client_closed" : strerror(-rc));
-				return;
-			}
+			if (rc == -ECANCELED)
+				return 0;
+			if (rc)
+				return rc;
 		} else if (p.revents & (POLLHUP | POLLERR | POLLNVAL)) {
-			nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=conn_end conn=%u reason=hangup", c->id);
-			return;
+			return -EPIPE;
 		}
 	}
+	return 0;
 }
 
 static void *nkv_vfu_conn_main(void *arg)
@@ -882,12 +1097,17 @@ static void *nkv_vfu_conn_main(void *arg)
 	int rc;
 
 	rc = nkv_vfu_conn_setup(c);
-	if (rc)
+	if (rc) {
 		nkv_vfu_log(s, NKV_VFU_LOG_ERROR, "event=conn_setup_failed conn=%u errno=%d", c->id, -rc);
-	else
-		nkv_vfu_conn_loop(c);
+		pthread_mutex_lock(&s->lock);
+		s->st.failed++;
+		pthread_mutex_unlock(&s->lock);
+	} else {
+		nkv_vfu_conn_end(c, nkv_vfu_conn_loop(c));
+	}
 	nkv_vfu_conn_teardown(c);
-	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=conn_closed conn=%u", c->id);
+	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=conn_closed conn=%u log_suppressed=%llu", c->id,
+		    (unsigned long long)c->log_dropped_total);
 	free(c);
 	pthread_mutex_lock(&s->lock);
 	s->nconns--;
@@ -897,13 +1117,15 @@ static void *nkv_vfu_conn_main(void *arg)
 	return NULL;
 }
 
-/* A torn message or a peer that stops reading cannot block us for ever. */
-static void nkv_vfu_sock_timeouts(int fd)
+/* A client we accepted but cannot serve (no memory, no thread): closed,
+ * logged and counted, never silently. Called with s->lock held. */
+static void nkv_vfu_accept_failed(struct nkv_vfu_server *s, int fd, const char *why, int err)
 {
-	struct timeval tv = { NKV_VFU_SOCK_TIMEOUT_S, 0 };
-
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	s->st.failed++;
+	pthread_mutex_unlock(&s->lock);
+	nkv_vfu_log(s, NKV_VFU_LOG_ERROR, "event=conn_failed reason=%s errno=%d", why, err);
+	if (fd >= 0)
+		close(fd);
 }
 
 static void nkv_vfu_accept_one(struct nkv_vfu_server *s)
@@ -912,11 +1134,19 @@ static void nkv_vfu_accept_one(struct nkv_vfu_server *s)
 	pthread_attr_t at;
 	pthread_t t;
 	uint32_t id;
-	int fd, max = s->o.max_conns > 0 ? s->o.max_conns : 16;
+	int fd, rc, max = s->o.max_conns > 0 ? s->o.max_conns : 16;
 
 	fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		rc = errno;
+		if (rc == EAGAIN || rc == EINTR || rc == ECONNABORTED)
+			return;
+		/* Out of fds or memory: the client stays queued; do not spin. */
+		pthread_mutex_lock(&s->lock);
+		nkv_vfu_accept_failed(s, -1, "accept", rc);
+		usleep(10000);
 		return;
+	}
 	pthread_mutex_lock(&s->lock);
 	if (s->nconns >= (uint32_t)max) {
 		s->st.refused++;
@@ -927,8 +1157,7 @@ static void nkv_vfu_accept_one(struct nkv_vfu_server *s)
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
-		pthread_mutex_unlock(&s->lock);
-		close(fd);
+		nkv_vfu_accept_failed(s, fd, "no_memory", ENOMEM);
 		return;
 	}
 	c->s = s;
@@ -936,17 +1165,18 @@ static void nkv_vfu_accept_one(struct nkv_vfu_server *s)
 	c->id = ++s->next_id;
 	if (!c->id)
 		c->id = ++s->next_id;	/* cntlid 0 is avoided */
-	nkv_vfu_sock_timeouts(fd);
+	c->opened_ns = c->last_msg_ns = c->log_refill_ns = nkv_vfu_now_ns();
+	c->log_tokens = NKV_VFU_LOG_BURST;
 	/* The connection thread frees c when it ends, which can be before
 	 * pthread_create returns here: nothing reads c after it starts. */
 	id = c->id;
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &at, nkv_vfu_conn_main, c)) {
+	rc = pthread_create(&t, &at, nkv_vfu_conn_main, c);
+	if (rc) {
 		pthread_attr_destroy(&at);
-		pthread_mutex_unlock(&s->lock);
-		close(fd);
 		free(c);
+		nkv_vfu_accept_failed(s, fd, "thread_create", rc);
 		return;
 	}
 	pthread_attr_destroy(&at);
@@ -961,9 +1191,11 @@ static void *nkv_vfu_accept_main(void *arg)
 	struct nkv_vfu_server *s = arg;
 
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
-		struct pollfd p = { .fd = s->lfd, .events = POLLIN };
+		struct pollfd p[2] = { { .fd = s->lfd, .events = POLLIN },
+				       { .fd = s->stop_fd, .events = POLLIN } };
 
-		if (poll(&p, 1, 50) > 0 && (p.revents & POLLIN))
+		/* The stop eventfd ends the wait at once. */
+		if (poll(p, 2, 50) > 0 && (p[0].revents & POLLIN))
 			nkv_vfu_accept_one(s);
 	}
 	return NULL;
@@ -1014,8 +1246,9 @@ int nkv_vfu_server_start(const struct nkv_vfu_server_opts *opts, struct nkv_vfu_
 	strcpy(s->path, opts->socket_path);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
+	s->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s->lfd < 0) {
+	if (s->lfd < 0 || s->stop_fd < 0) {
 		rc = -errno;
 		goto fail;
 	}
@@ -1034,6 +1267,8 @@ int nkv_vfu_server_start(const struct nkv_vfu_server_opts *opts, struct nkv_vfu_
 fail:
 	if (s->lfd >= 0)
 		close(s->lfd);
+	if (s->stop_fd >= 0)
+		close(s->stop_fd);
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
@@ -1045,6 +1280,9 @@ void nkv_vfu_server_stop(struct nkv_vfu_server *s)
 	if (!s)
 		return;
 	__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
+	/* Never read: stays readable, so every wait of every connection
+	 * (asleep, or mid-message with a slow client) ends at once. */
+	(void)!write(s->stop_fd, &(uint64_t){ 1 }, sizeof(uint64_t));
 	pthread_join(s->accept_thr, NULL);
 	close(s->lfd);
 	unlink(s->path);
@@ -1053,8 +1291,12 @@ void nkv_vfu_server_stop(struct nkv_vfu_server *s)
 	while (s->nconns)
 		pthread_cond_wait(&s->cond, &s->lock);
 	pthread_mutex_unlock(&s->lock);
-	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=stopped accepted=%llu closed=%llu",
-		    (unsigned long long)s->st.accepted, (unsigned long long)s->st.closed);
+	nkv_vfu_log(s, NKV_VFU_LOG_INFO,
+		    "event=stopped accepted=%llu closed=%llu refused=%llu failed=%llu dropped=%llu",
+		    (unsigned long long)s->st.accepted, (unsigned long long)s->st.closed,
+		    (unsigned long long)s->st.refused, (unsigned long long)s->st.failed,
+		    (unsigned long long)s->st.dropped);
+	close(s->stop_fd);
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
@@ -1065,6 +1307,7 @@ void nkv_vfu_server_stats(struct nkv_vfu_server *s, struct nkv_vfu_server_stats 
 	pthread_mutex_lock(&s->lock);
 	*st = s->st;
 	st->conns = s->nconns;
+	st->sleeps = __atomic_load_n(&s->sleeps, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -1088,6 +1331,7 @@ int nkv_vfu_serve_fd(const struct nkv_vfu_server_opts *opts, int fd)
 	}
 	s->o = *opts;
 	s->lfd = -1;
+	s->stop_fd = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	s->nconns = 1;		/* the connection below, as if accepted */
@@ -1095,7 +1339,8 @@ int nkv_vfu_serve_fd(const struct nkv_vfu_server_opts *opts, int fd)
 	c->s = s;
 	c->fd = fd;
 	c->id = 1;
-	nkv_vfu_sock_timeouts(fd);
+	c->opened_ns = c->last_msg_ns = c->log_refill_ns = nkv_vfu_now_ns();
+	c->log_tokens = NKV_VFU_LOG_BURST;
 	nkv_vfu_conn_main(c);	/* frees c, closes fd */
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);

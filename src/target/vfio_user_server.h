@@ -32,6 +32,26 @@ struct nkv_vfu_server_opts {
 	int max_conns;			/* 0: 16; more are closed at once */
 	int log_level;			/* NKV_VFU_LOG_*; default ERROR (0) */
 	FILE *log;			/* NULL: stderr */
+	/*
+	 * Time limits on a client, in ms (0 takes the default). A connection
+	 * past one is closed, logged and counted as dropped.
+	 * handshake_ms: VERSION must arrive this soon after connecting
+	 * (default 10000). idle_ms: a connection whose controller is not
+	 * enabled (CSTS.RDY 0) and that sends no message for this long
+	 * (default 60000). msg_ms: one whole message in and its reply out,
+	 * from its first byte, however slowly the bytes drip (default 5000).
+	 */
+	uint32_t handshake_ms;
+	uint32_t idle_ms;
+	uint32_t msg_ms;
+	/*
+	 * Budgets per connection, so that one client cannot use up the
+	 * target's address space (a sparse 1 TiB memfd maps for free): DMA
+	 * regions (0: 256, at most 1024; also announced as max_dma_maps) and
+	 * bytes mapped (0: 64 GiB). DMA_MAP past either: ENOSPC and a log line.
+	 */
+	uint32_t max_dma_maps;
+	uint64_t max_dma_bytes;
 };
 
 struct nkv_vfu_server;
@@ -50,6 +70,9 @@ struct nkv_vfu_server_stats {
 	uint64_t refused;		/* over max_conns */
 	uint64_t closed;		/* connections whose controller was freed */
 	uint64_t errors;		/* error replies sent */
+	uint64_t failed;		/* accepted but not served (no memory, no thread) */
+	uint64_t dropped;		/* ended by the server (bad stream, timeout), not the client */
+	uint64_t sleeps;		/* idle sleeps of connection threads (each ends in a wake-up) */
 };
 void nkv_vfu_server_stats(struct nkv_vfu_server *s, struct nkv_vfu_server_stats *st);
 

@@ -4,7 +4,9 @@
  * out, fds collected from whichever segment carried them.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
@@ -14,8 +16,57 @@
 
 #define NKV_VFU_CMSG_SPACE CMSG_SPACE(sizeof(int) * NKV_VFU_MAX_FDS)
 
+uint64_t nkv_vfu_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * With bounds: wait until fd is ready for events, the deadline passes
+ * (-ETIMEDOUT) or stop_fd is readable (-ECANCELED). Returns the flags
+ * for the following recvmsg/sendmsg: MSG_DONTWAIT under bounds (a
+ * spurious wake-up then gives EAGAIN and another wait, never a block).
+ */
+static int nkv_vfu_wait(int fd, short events, const struct nkv_vfu_bounds *b)
+{
+	struct pollfd p[2] = { { .fd = fd, .events = events },
+			       { .fd = b ? b->stop_fd : -1, .events = POLLIN } };
+	int ms = -1;
+
+	if (!b)
+		return 0;
+	for (;;) {
+		if (b->deadline_ns) {
+			uint64_t now = nkv_vfu_now_ns();
+
+			if (now >= b->deadline_ns)
+				return -ETIMEDOUT;
+			ms = (int)((b->deadline_ns - now + 999999) / 1000000);
+		}
+		if (poll(p, 2, ms) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (p[1].revents)
+			return -ECANCELED;
+		if (p[0].revents)
+			return MSG_DONTWAIT;
+	}
+}
+
 int nkv_vfu_send(int fd, struct nkv_vfu_hdr *h, const void *payload,
 		 size_t len, const int *fds, int nfds)
+{
+	return nkv_vfu_send_bounded(fd, h, payload, len, fds, nfds, NULL);
+}
+
+int nkv_vfu_send_bounded(int fd, struct nkv_vfu_hdr *h, const void *payload,
+			 size_t len, const int *fds, int nfds,
+			 const struct nkv_vfu_bounds *b)
 {
 	union {
 		char buf[NKV_VFU_CMSG_SPACE];
@@ -30,7 +81,7 @@ int nkv_vfu_send(int fd, struct nkv_vfu_hdr *h, const void *payload,
 	h->size = (uint32_t)(sizeof(*h) + len);
 	total = h->size;
 	while (sent < total) {
-		int n = 0;
+		int n = 0, flags;
 		ssize_t r;
 
 		memset(&mh, 0, sizeof(mh));
@@ -60,9 +111,12 @@ int nkv_vfu_send(int fd, struct nkv_vfu_hdr *h, const void *payload,
 			c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
 			memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
 		}
-		r = sendmsg(fd, &mh, MSG_NOSIGNAL);
+		flags = nkv_vfu_wait(fd, POLLOUT, b);
+		if (flags < 0)
+			return flags;
+		r = sendmsg(fd, &mh, MSG_NOSIGNAL | flags);
 		if (r < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR || (b && errno == EAGAIN))
 				continue;
 			return -errno;
 		}
@@ -98,7 +152,7 @@ static void nkv_vfu_collect_fds(struct nkv_vfu_msg *m, struct msghdr *mh)
 
 /* Read exactly len bytes. first: an EOF before any byte is a clean close. */
 static int nkv_vfu_read_full(int fd, struct nkv_vfu_msg *m, void *buf,
-			     size_t len, int first)
+			     size_t len, int first, const struct nkv_vfu_bounds *b)
 {
 	union {
 		char buf[NKV_VFU_CMSG_SPACE];
@@ -110,15 +164,18 @@ static int nkv_vfu_read_full(int fd, struct nkv_vfu_msg *m, void *buf,
 		struct iovec iov = { (char *)buf + got, len - got };
 		struct msghdr mh;
 		ssize_t r;
+		int flags = nkv_vfu_wait(fd, POLLIN, b);
 
+		if (flags < 0)
+			return flags;
 		memset(&mh, 0, sizeof(mh));
 		mh.msg_iov = &iov;
 		mh.msg_iovlen = 1;
 		mh.msg_control = ctl.buf;
 		mh.msg_controllen = sizeof(ctl.buf);
-		r = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+		r = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | flags);
 		if (r < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR || (b && errno == EAGAIN))
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return -ETIMEDOUT;
@@ -134,12 +191,18 @@ static int nkv_vfu_read_full(int fd, struct nkv_vfu_msg *m, void *buf,
 
 int nkv_vfu_recv(int fd, struct nkv_vfu_msg *m, uint32_t max_size)
 {
+	return nkv_vfu_recv_bounded(fd, m, max_size, NULL);
+}
+
+int nkv_vfu_recv_bounded(int fd, struct nkv_vfu_msg *m, uint32_t max_size,
+			 const struct nkv_vfu_bounds *b)
+{
 	int rc, i;
 
 	memset(m, 0, sizeof(*m));
 	for (i = 0; i < NKV_VFU_MAX_FDS; i++)
 		m->fds[i] = -1;
-	rc = nkv_vfu_read_full(fd, m, &m->hdr, sizeof(m->hdr), 1);
+	rc = nkv_vfu_read_full(fd, m, &m->hdr, sizeof(m->hdr), 1, b);
 	if (rc)
 		return rc;
 	if (m->hdr.size < sizeof(m->hdr) || m->hdr.size > max_size)
@@ -150,7 +213,7 @@ int nkv_vfu_recv(int fd, struct nkv_vfu_msg *m, uint32_t max_size)
 	m->payload = malloc(m->len);
 	if (!m->payload)
 		return -ENOMEM;
-	return nkv_vfu_read_full(fd, m, m->payload, m->len, 0);
+	return nkv_vfu_read_full(fd, m, m->payload, m->len, 0, b);
 }
 
 void nkv_vfu_msg_free(struct nkv_vfu_msg *m)

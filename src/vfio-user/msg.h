@@ -36,6 +36,29 @@ int nkv_vfu_send(int fd, struct nkv_vfu_hdr *h, const void *payload,
  * timeout, other negative errnos from recvmsg.
  */
 int nkv_vfu_recv(int fd, struct nkv_vfu_msg *m, uint32_t max_size);
+
+/*
+ * Bounds on one whole message, for a peer that is not trusted: a socket
+ * timeout restarts with every byte, so a peer dripping one byte at a time
+ * could hold a message open for ever. deadline_ns: CLOCK_MONOTONIC time
+ * by which the whole message must be in (or out); 0: none. stop_fd: an fd
+ * whose readability abandons the wait (a server stopping); -1: none.
+ * The socket is only read or written once poll() says it is ready.
+ */
+struct nkv_vfu_bounds {
+	uint64_t deadline_ns;
+	int stop_fd;
+};
+/* As nkv_vfu_recv / nkv_vfu_send, and also -ETIMEDOUT past the deadline
+ * (mid-message: the stream is out of sync), -ECANCELED when stop_fd
+ * became readable. */
+int nkv_vfu_recv_bounded(int fd, struct nkv_vfu_msg *m, uint32_t max_size,
+			 const struct nkv_vfu_bounds *b);
+int nkv_vfu_send_bounded(int fd, struct nkv_vfu_hdr *h, const void *payload,
+			 size_t len, const int *fds, int nfds,
+			 const struct nkv_vfu_bounds *b);
+/* CLOCK_MONOTONIC now, in ns. */
+uint64_t nkv_vfu_now_ns(void);
 void nkv_vfu_msg_free(struct nkv_vfu_msg *m);
 
 /* Take fd i out of the message (the caller now owns it); -1 if absent. */

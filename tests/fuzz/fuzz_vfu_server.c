@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_vfu_server.c - nkv-target's vfio-user server on arbitrary message
- * streams: nkv_vfu_serve_fd() answers one connection over a socketpair,
- * against a real subsystem (mem backends), in strict DMA mode as
- * nkv-target runs. It must answer errors or close, never crash, hang or
- * leak (memory: LeakSanitizer; fds: checked here after every input).
+ * streams: per input, a whole server (nkv_vfu_server_start) on a private
+ * socket, reached as a client reaches it, through its accept thread and a
+ * connection thread, against a real subsystem (mem backends), in strict
+ * DMA mode as nkv-target runs. It must answer errors or close, never
+ * crash, hang or leak (memory: LeakSanitizer; fds: checked here after
+ * every input, once the server has stopped).
  *
  * Input: byte 0 = options (bit 0: no sparse mmap); the rest is a stream
  * of vfio-user messages, split at the sizes their headers announce (a
@@ -25,8 +27,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <stdio.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 
 #include "target/be_mem.h"
 #include "target/vfio_user_server.h"
@@ -38,11 +42,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define FZ_MAX_MEMFDS 16
 #define FZ_CMD_SHRINK 0xff00u
 #define FZ_CMD_POKE 0xff01u
-
-struct fz_srv {
-	struct nkv_vfu_server_opts o;
-	int fd;
-};
 
 struct fz_drain {
 	int fd;
@@ -65,12 +64,18 @@ static void *fz_drain_main(void *arg)
 	return NULL;
 }
 
-static void *fz_srv_main(void *arg)
+/* A client's socket connected to the server at path. */
+static int fz_connect(const char *path)
 {
-	struct fz_srv *s = arg;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
-	nkv_vfu_serve_fd(&s->o, s->fd);
-	return NULL;
+	if (fd < 0 || strlen(path) >= sizeof(sa.sun_path))
+		abort();
+	strcpy(sa.sun_path, path);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		abort();
+	return fd;
 }
 
 /* Bounded wait for the server to have answered `want` messages. */
@@ -211,35 +216,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct nkv_be_mem_opts kv = { sizeof(kv), .capacity = 4u << 20, .max_value = 1u << 20 };
 	struct nkv_be_mem_opts nvm = { sizeof(nvm), .nvm = 1, .capacity = 256u << 10,
 				       .block_size = 512 };
-	struct fz_srv s = { { .size = sizeof(s.o) } };
+	struct nkv_vfu_server_opts o = { .size = sizeof(o) };
 	struct fz_drain d = { 0 };
-	pthread_t srv, drain;
-	int sv[2], fd0 = fz_lowest_fd();
+	struct nkv_vfu_server *srv;
+	char path[64];
+	pthread_t drain;
+	int fd0 = fz_lowest_fd();
 
 	if (size < 1)
 		return 0;
-	s.o.ss = nkv_subsys_create(NULL);
-	nkv_subsys_add_ns(s.o.ss, 1, nkv_be_mem_create(&kv));
-	nkv_subsys_add_ns(s.o.ss, 2, nkv_be_mem_create(&nvm));
-	s.o.ctrl.size = sizeof(s.o.ctrl);
-	s.o.ctrl.max_ioq = 4;
-	s.o.ctrl.mqes = 64;
-	s.o.no_sparse_mmap = data[0] & 1;
-	s.o.poll_interval_ns = 10000;
-	s.o.log_level = -1;	/* quiet: errors are the point here */
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+	snprintf(path, sizeof(path), "/tmp/nkv-fuzz-%d.sock", (int)getpid());
+	o.socket_path = path;
+	o.ss = nkv_subsys_create(NULL);
+	nkv_subsys_add_ns(o.ss, 1, nkv_be_mem_create(&kv));
+	nkv_subsys_add_ns(o.ss, 2, nkv_be_mem_create(&nvm));
+	o.ctrl.size = sizeof(o.ctrl);
+	o.ctrl.max_ioq = 4;
+	o.ctrl.mqes = 64;
+	o.no_sparse_mmap = data[0] & 1;
+	o.poll_interval_ns = 10000;
+	o.log_level = -1;	/* quiet: errors are the point here */
+	if (nkv_vfu_server_start(&o, &srv))
 		abort();
-	s.fd = sv[1];
-	d.fd = sv[0];
-	if (pthread_create(&srv, NULL, fz_srv_main, &s) ||
-	    pthread_create(&drain, NULL, fz_drain_main, &d))
+	d.fd = fz_connect(path);
+	if (pthread_create(&drain, NULL, fz_drain_main, &d))
 		abort();
-	fz_send_all(sv[0], &d, data + 1, size - 1);
-	shutdown(sv[0], SHUT_WR);	/* EOF: the server finishes and closes */
-	pthread_join(srv, NULL);
+	fz_send_all(d.fd, &d, data + 1, size - 1);
+	shutdown(d.fd, SHUT_WR);	/* EOF: the server finishes and closes */
 	pthread_join(drain, NULL);
-	close(sv[0]);
-	nkv_subsys_destroy(s.o.ss);
+	close(d.fd);
+	nkv_vfu_server_stop(srv);	/* waits for the connection thread */
+	nkv_subsys_destroy(o.ss);
 	if (fz_lowest_fd() != fd0)
 		abort();	/* an fd leaked */
 	return 0;

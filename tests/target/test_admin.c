@@ -172,7 +172,7 @@ Test(admin, identify_kv_namespace)
 	cr_assert_eq(h_create_qpair(&H, 1, 8), 0);
 	cr_assert_eq(h_store(&H, 1, "abc", 3, "0123456789", 10, 0), 0);
 	cr_assert_eq(h_identify(&H, NKV_CNS_IOCS_NS, 1, NKV_CSI_KV, id), 0);
-	cr_assert_eq(k->nuse, 10);
+	cr_assert_eq(k->nuse, nkv_be_mem_key_cost(10), "a key's real cost");
 	/* Wrong or unknown CSI; NVM-specific page of the NVM namespace. */
 	cr_assert_eq(h_identify(&H, NKV_CNS_IOCS_NS, 1, NKV_CSI_NVM, id),
 		     SC(NKV_SC_INVALID_FIELD));
@@ -384,6 +384,23 @@ Test(admin, log_pages)
 	cr_assert_eq(get_log(NKV_LID_SMART, 16, 512, buf), SC(NKV_SC_INVALID_FIELD));
 	cr_assert_eq(get_log(0x03, 512, 0, buf), CS(NKV_SC_LOG_PAGE_INVALID));
 	cr_assert_eq(get_log(0xc0, 512, 0, buf), CS(NKV_SC_LOG_PAGE_INVALID));
+}
+
+/* NUMDL = NUMDU = 0xffff asks for 2^32 dwords (16 GiB): more than any
+ * transfer, so Invalid Field; a 32-bit NUMD + 1 wrapped to 0 and the
+ * command "succeeded" with no data. */
+Test(admin, log_numd_max_is_invalid_field)
+{
+	uint64_t iova = h_alloc(&H, 4096);
+	struct nkv_sqe s = { 0 };
+
+	s.cdw0 = NKV_ADM_GET_LOG_PAGE;
+	s.nsid = 0xffffffff;
+	s.cdw10 = NKV_LID_SMART | (0xffffu << 16);
+	s.cdw11 = 0xffff;
+	h_prp(&H, &s, iova, 4096);
+	cr_assert_eq(h_cmd(&H, 0, &s, NULL), SC(NKV_SC_INVALID_FIELD));
+	cr_assert_eq(nkv_log_numd(0xffff0000u, 0xffff), 1ull << 32);
 }
 
 Test(admin, abort_and_unknown_opcodes)

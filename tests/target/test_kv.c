@@ -155,23 +155,39 @@ Test(kv, namespaces_and_opcodes)
 	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_INVALID_FIELD));
 }
 
+/* The shortest value whose key costs more than room. */
+static uint32_t kv_over(uint64_t room)
+{
+	uint32_t len = 0;
+
+	while (nkv_be_mem_key_cost(len) <= room)
+		len++;
+	return len;
+}
+
+/* Capacity counts each key's real cost (nkv_be_mem_key_cost: value,
+ * allocation, index), not only its value bytes; max_keys on its own. */
 Test(kv, capacity_bytes_and_keys)
 {
-	struct nkv_be_mem_opts kv = { sizeof(kv), .capacity = 100, .max_keys = 3 };
+	uint64_t one = nkv_be_mem_key_cost(1);
+	struct nkv_be_mem_opts kv = { sizeof(kv), .max_keys = 3 };
 	struct h h2;
 	struct nkv_sqe s;
-	uint8_t v[100] = { 0 };
+	static uint8_t v[4096];
 
+	kv.capacity = nkv_be_mem_key_cost(60) + nkv_be_mem_key_cost(40) + 2 * one;
 	h_init(&h2, NULL, &kv);
 	cr_assert_eq(h_enable(&h2, 16), NKV_CSTS_RDY);
 	cr_assert_eq(h_create_qpair(&h2, 1, 16), 0);
 	cr_assert_eq(h_store(&h2, 1, "a", 1, v, 60, 0), 0);
-	cr_assert_eq(h_store(&h2, 1, "b", 1, v, 41, 0), SC(NKV_SC_CAPACITY_EXCEEDED));
+	cr_assert_eq(h_store(&h2, 1, "b", 1, v, kv_over(kv.capacity - nkv_be_mem_key_cost(60)), 0),
+		     SC(NKV_SC_CAPACITY_EXCEEDED));
 	cr_assert_eq(h_store(&h2, 1, "b", 1, v, 40, 0), 0);
-	cr_assert_eq(h_store(&h2, 1, "a", 1, v, 61, 0), SC(NKV_SC_CAPACITY_EXCEEDED));
+	cr_assert_eq(h_store(&h2, 1, "a", 1, v, kv_over(kv.capacity - nkv_be_mem_key_cost(40)), 0),
+		     SC(NKV_SC_CAPACITY_EXCEEDED));
 	cr_assert_eq(h_store(&h2, 1, "a", 1, v, 10, 0), 0, "replacing frees the old");
 	cr_assert_eq(h_store(&h2, 1, "c", 1, v, 1, 0), 0);
-	cr_assert_eq(h_store(&h2, 1, "d", 1, v, 1, 0), SC(NKV_SC_CAPACITY_EXCEEDED));
+	cr_assert_eq(h_store(&h2, 1, "d", 1, v, 1, 0), SC(NKV_SC_CAPACITY_EXCEEDED), "max_keys");
 	h_kv(&s, NKV_KV_DELETE, 1, "c", 1, 0, 0);
 	cr_assert_eq(h_cmd(&h2, 1, &s, NULL), 0);
 	cr_assert_eq(h_store(&h2, 1, "d", 1, v, 1, 0), 0);

@@ -17,3 +17,23 @@ test_vfu_sigbus_LIBS := $(VFU_TEST_LIBS)
 test_vfu_sigbus_LDLIBS = $(VFU_TEST_LDLIBS)
 # The probe test runs the built program (order-only: not linked in).
 $(B)/tests/test_vfu_e2e: | $(B)/bin/nkv-probe
+
+# Hostile clients beside good ones (issue 18). --wrap lets a test fail or
+# delay the server's pthread_create (see the file's header).
+TESTS += test_vfu_hostile
+test_vfu_hostile_SRCS := tests/vfio-user/test_vfu_hostile.c $(VFU_TEST_COMMON)
+test_vfu_hostile_LIBS := $(VFU_TEST_LIBS)
+test_vfu_hostile_LDLIBS = -Wl,--wrap=pthread_create $(VFU_TEST_LDLIBS)
+# The SIGTERM test runs the built program.
+$(B)/tests/test_vfu_hostile: | $(B)/bin/nkv-target
+TSAN_TESTS += test_vfu_hostile
+
+# Not a test: the figure of docs/bench.md "One good client beside hostile
+# ones" (make bench-hostile; build/bench/bench_hostile [seconds]).
+BENCH_HOSTILE_OBJS := $(addprefix $(B)/obj/,tests/vfio-user/bench_hostile.o \
+	tests/vfio-user/vfu_util.o src/host/vfio_user_client.o src/host/doorbell_fwd.o)
+$(B)/bench/bench_hostile: $(BENCH_HOSTILE_OBJS) $(LIBNKVTGT)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ $(TARGET_LDLIBS) -o $@
+.PHONY: bench-hostile
+bench-hostile: $(B)/bench/bench_hostile

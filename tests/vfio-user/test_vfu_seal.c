@@ -159,6 +159,20 @@ Test(vfu_seal, regular_file_is_accepted)
 	close(fd);
 }
 
+/* /dev/zero maps as private anonymous memory: every transfer would be
+ * silently lost, so a character device is refused (issue 18). */
+Test(vfu_seal, device_is_refused)
+{
+	struct seal_srv s;
+	int zero = open("/dev/zero", O_RDWR | O_CLOEXEC);
+
+	cr_assert_geq(zero, 0);
+	seal_up(&s);
+	cr_expect_eq(seal_map(&s, zero, 0x400000), EPERM, "/dev/zero is not shared memory");
+	seal_down(&s);
+	close(zero);
+}
+
 /* nkv's own registered memory (host RAM and the device arena) is sealed,
  * so it is the target's fast path and nobody can shrink it. */
 Test(vfu_seal, own_memory_is_sealed)

@@ -16,6 +16,12 @@
 
 int vt_server_start(struct vt_server *s, int no_sparse)
 {
+	return vt_server_start_with(s, no_sparse, NULL);
+}
+
+int vt_server_start_with(struct vt_server *s, int no_sparse,
+			 void (*tweak)(struct nkv_vfu_server_opts *o))
+{
 	static int seq;
 	struct nkv_subsys_opts so = { .size = sizeof(so) };
 	struct nkv_be_mem_opts mo = { .size = sizeof(mo) };
@@ -35,6 +41,8 @@ int vt_server_start(struct vt_server *s, int no_sparse)
 	vo.no_sparse_mmap = no_sparse;
 	vo.max_conns = 4;
 	vo.log_level = getenv("NKV_TEST_LOG") ? NKV_VFU_LOG_DEBUG : NKV_VFU_LOG_ERROR;
+	if (tweak)
+		tweak(&vo);
 	return nkv_vfu_server_start(&vo, &s->srv);
 }
 

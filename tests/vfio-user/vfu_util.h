@@ -17,6 +17,9 @@ struct vt_server {
 };
 
 int vt_server_start(struct vt_server *s, int no_sparse);
+/* The same, with tweak(opts) called last (limits, log file). */
+int vt_server_start_with(struct vt_server *s, int no_sparse,
+			 void (*tweak)(struct nkv_vfu_server_opts *o));
 void vt_server_stop(struct vt_server *s);
 
 struct vt_nvme {
