@@ -343,22 +343,38 @@ Test(vfu_hostile, slow_drip_hits_the_whole_message_limit, .init = up_short, .fin
 /* nkv-target with the mem backend ends within 2 s of SIGTERM whatever a
  * client does: here one drips a 1 MiB message a byte at a time, so its
  * thread is mid-recv, and another is idle. (A correctness bound.) */
-static pid_t spawn_target(const char *sock)
+/* nkv-target on sock with the options in extra (NULL-terminated, at most
+ * 8; NULL: none). */
+static pid_t spawn_target(const char *sock, const char *const *extra)
 {
 	char exe[512], bin[600];
+	const char *argv[16] = { bin, "--socket", sock, "--log-level", "error" };
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	pid_t pid;
+	int i;
 
 	cr_assert_gt(n, 0);
 	exe[n] = 0;
 	*strrchr(exe, '/') = 0;	/* .../tests */
 	snprintf(bin, sizeof(bin), "%s/../bin/nkv-target", exe);
+	for (i = 0; extra && extra[i] && i < 8; i++)
+		argv[5 + i] = extra[i];
 	pid = fork();
 	if (pid == 0) {
-		execl(bin, bin, "--socket", sock, "--log-level", "error", (char *)NULL);
+		execv(bin, (char *const *)argv);
 		_exit(127);
 	}
 	return pid;
+}
+
+/* Wait (bounded) for the socket file of a spawned target. */
+static void wait_socket(const char *sock)
+{
+	int i;
+
+	for (i = 0; i < 300 && access(sock, F_OK); i++)
+		usleep(10000);
+	cr_assert_eq(access(sock, F_OK), 0, "nkv-target listens");
 }
 
 Test(vfu_hostile, sigterm_ends_target_within_2s_despite_a_drip)
@@ -371,10 +387,9 @@ Test(vfu_hostile, sigterm_ends_target_within_2s_despite_a_drip)
 	int st = 0, fd, idle;
 
 	snprintf(srv.path, sizeof(srv.path), "/tmp/nkv-hostile-%d.sock", (int)getpid());
-	pid = spawn_target(srv.path);
+	pid = spawn_target(srv.path, NULL);
 	cr_assert_gt(pid, 0);
-	for (i = 0; i < 300 && access(srv.path, F_OK); i++)
-		usleep(10000);
+	wait_socket(srv.path);
 	fd = raw_connect();
 	idle = raw_connect();
 	cr_assert_eq(nkv_vfu_send(fd, &(struct nkv_vfu_hdr){ .msg_id = 1, .cmd = NKV_VFU_VERSION },
@@ -634,4 +649,44 @@ Test(vfu_hostile, connect_close_storm_beside_good_clients, .init = up_storm, .fi
 	st = stats();
 	cr_assert_eq(st.accepted, 302);
 	cr_assert_eq(st.failed + st.refused, 0);
+}
+
+/* The limits are nkv-target options: the budget announced in the VERSION
+ * reply and enforced, the handshake limit, out-of-range values refused. */
+Test(vfu_hostile, nkv_target_limit_options)
+{
+	static const char *const opts[] = { "--max-dma-maps", "2", "--max-dma-bytes", "8K",
+					    "--handshake-timeout-ms", "200", NULL };
+	static const char *const bad[] = { "--max-dma-maps", "2000", NULL };
+	struct nkv_vfu_hdr h = { .msg_id = 1, .cmd = NKV_VFU_VERSION };
+	struct nkv_vfu_version v = { 0, 1 };
+	struct nkv_vfu_msg m;
+	int st = 0, fd, mfd = sparse_memfd(1u << 20), silent;
+	pid_t pid;
+
+	snprintf(srv.path, sizeof(srv.path), "/tmp/nkv-hostile-opt-%d.sock", (int)getpid());
+	pid = spawn_target(srv.path, opts);
+	wait_socket(srv.path);
+	silent = raw_connect();
+	fd = raw_connect();
+	cr_assert_eq(nkv_vfu_send(fd, &h, &v, sizeof(v), NULL, 0), 0);
+	cr_assert_eq(nkv_vfu_recv(fd, &m, NKV_VFU_MAX_MSG), 0);
+	cr_assert_gt(m.len, sizeof(v));
+	cr_assert(strstr((const char *)m.payload + sizeof(v), "\"max_dma_maps\":2}"), "%s",
+		  (const char *)m.payload + sizeof(v));
+	nkv_vfu_msg_free(&m);
+	cr_assert_eq(raw_map(fd, mfd, 0, 4096), 0);
+	cr_assert_eq(raw_map(fd, mfd, 1u << 20, 8192), ENOSPC, "8K budget");
+	cr_assert_eq(raw_map(fd, mfd, 2u << 20, 4096), 0);
+	cr_assert_eq(raw_map(fd, mfd, 3u << 20, 4096), ENOSPC, "2 regions");
+	cr_assert_lt(ms_until_closed(silent), 2000, "--handshake-timeout-ms");
+	close(silent);
+	close(fd);
+	close(mfd);
+	kill(pid, SIGTERM);
+	waitpid(pid, &st, 0);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	pid = spawn_target(srv.path, bad);
+	waitpid(pid, &st, 0);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "--max-dma-maps 2000 is refused");
 }
