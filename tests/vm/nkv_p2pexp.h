@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * nkv_p2pexp.h - the ioctl of tests/vm/nkv_p2pexp.ko (test-only dma-buf
+ * exporter of QEMU's ivshmem BAR), shared with the guest test program.
+ */
+#ifndef NKV_P2PEXP_H
+#define NKV_P2PEXP_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+/* NKV_P2PEXP_EXPORT: a dma-buf fd for [offset, offset + len) of BAR2. */
+struct nkv_p2pexp_req {
+	__u64 offset;	/* in: bytes into BAR2, page aligned */
+	__u64 len;	/* in: bytes, page multiple */
+	__s32 fd;	/* out: the dma-buf, O_CLOEXEC */
+	__u32 rsvd;	/* in: 0 */
+};
+
+#define NKV_P2PEXP_EXPORT _IOWR('N', 0xb0, struct nkv_p2pexp_req)
+
+#endif
