@@ -1064,8 +1064,8 @@ static long nkv_ioc_dmabuf_import(struct nkv_file *nf, void __user *uarg)
 		req.len, m->dmabuf->exp_name, flags & NKV_KMOD_MAP_CONTIGUOUS ? ", contiguous" : "");
 	req.handle = handle;
 	req.flags = flags;
-	strscpy(req.exporter, m->dmabuf->exp_name ? m->dmabuf->exp_name : "",
-		sizeof(req.exporter));
+	strscpy_pad(req.exporter, m->dmabuf->exp_name ? m->dmabuf->exp_name : "",
+		    sizeof(req.exporter));
 	if (copy_to_user(u64_to_user_ptr(req.iova_ptr), iova, req.npages * sizeof(*iova)) ||
 	    copy_to_user(uarg, &req, sizeof(req))) {
 		nkv_retire(nf, handle);
