@@ -19,8 +19,8 @@
  *   nkv_vmtest p2p URI [iommu]
  *       one queue pair writes 1 MiB of LFSR data at disk offset 16 MiB from
  *       host memory, then NVM Reads it into a dma-buf of QEMU's ivshmem
- *       BAR (tests/vm/nkv_p2pexp.ko) imported through
- *       NKV_IOC_DMABUF_IMPORT, at BAR offset 1 MiB; run.sh compares the
+ *       BAR (tests/vm/nkv_p2pexp.ko) imported by the pcie transport
+ *       (NKV_IOC_DMABUF_IMPORT), at BAR offset 1 MiB; run.sh compares the
  *       host file behind the BAR with the disk image after the boot
  *   nkv_vmtest p2pimport DEV ERRNO|0   one import must give ERRNO
  *   nkv_vmtest p2pteardown DEV PCIADDR close / unbind with an import held
@@ -38,15 +38,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "nkv_cpu.h"
 #include "nkv_dev.h"
 #include "nkv_host.h"
-#include "nkv_kmod.h"
 #include "host/host.h"
-#include "host/pcie.h"
 #include "vmtest.h"
 
 #define VT_QPS 2u		/* queue pairs, one wave each */
@@ -479,24 +476,29 @@ static int vt_p2p_where(const uint64_t *iova, int iommu)
 	return 0;
 }
 
-/* The dma-buf covers BAR [0, 2 MiB); the import takes its second MiB. */
-static int vt_p2p_read(struct vt_job *j, int fd, int dfd, int iommu)
+/*
+ * The dma-buf covers BAR [0, 2 MiB); the library's pcie transport imports
+ * its second MiB (a dma-buf nkv_dmamem, as the GPU runtime's VRAM would
+ * come), and the Reads' PRPs name those addresses.
+ */
+static int vt_p2p_read(struct vt_lib *l, struct vt_job *j, int dfd, int iommu)
 {
-	static uint64_t iova[VT_P2P_LEN / NKV_PAGE_SIZE];
-	struct nkv_kmod_dmabuf d;
-	struct nkv_kmod_unmap u;
-	int ret = vp_import(fd, dfd, VT_P2P_BAR, VT_P2P_LEN, iova, &d);
+	struct nkv_dmamem mem = { .fd = dfd, .fd_offset = VT_P2P_BAR, .len = VT_P2P_LEN,
+				  .dmabuf = 1 };
+	int ret = l->c->ops->dma_map(l->c->tr, &mem);
 
 	if (ret)
-		FAIL("import: %s", strerror(ret));
-	if (vp_check_import(&d, iova) || vt_p2p_where(iova, iommu))
+		FAIL("transport import of the dma-buf: %s", strerror(-ret));
+	printf("p2p: transport imported %zu pages, contiguous %d\n", mem.npages, mem.contiguous);
+	if (mem.npages != VT_P2P_LEN / NKV_PAGE_SIZE || vt_p2p_where(mem.iova, iommu)) {
+		l->c->ops->dma_unmap(l->c->tr, &mem);
 		return -1;
-	j->dst_iova = iova;
+	}
+	j->dst_iova = mem.iova;
 	ret = vt_launch(j, VT_READ, 1);
 	j->dst_iova = NULL;
-	u.handle = d.handle;
-	if (ioctl(fd, NKV_IOC_UNMAP, &u))
-		FAIL("unmap of the import: %s", strerror(errno));
+	if (l->c->ops->dma_unmap(l->c->tr, &mem))
+		FAIL("transport unmap of the import");
 	if (!ret)
 		printf("p2p: %u reads of %u KiB into the dma-buf completed\n", VT_CMDS,
 		       VT_CMD_BYTES / 1024u);
@@ -518,7 +520,7 @@ static int vt_mode_p2p(const char *uri, int iommu)
 	ret = vt_launch(&j, VT_WRITE, 1);
 	dfd = ret ? -1 : vp_export(0, 2 * VT_P2P_LEN);
 	if (dfd >= 0) {
-		ret = vt_p2p_read(&j, nkv_pcie_fd(l.c->tr), dfd, iommu);
+		ret = vt_p2p_read(&l, &j, dfd, iommu);
 		close(dfd);
 	}
 	vt_lib_close(&l);
