@@ -250,6 +250,11 @@ case_p2p_refuse() {
 	$T p2pimport /dev/nkv0 0
 }
 
+# The exporter revokes an imported buffer: DMA stops at once, EIO after.
+case_p2p_revoke() {
+	$T p2prevoke /dev/nkv0 "$PCI" && dmesg | grep -q "dma-buf of nkv_p2pexp moves away"
+}
+
 # Close and unbind with an import held; nkv binds again afterwards.
 case_p2p_teardown() {
 	$T p2pteardown /dev/nkv0 "$PCI" || return 1
@@ -279,6 +284,7 @@ run_boot() {
 		done
 		run_case p2p-read case_p2p_read
 		run_case p2p-refuse case_p2p_refuse
+		run_case p2p-revoke case_p2p_revoke
 		run_case p2p-teardown case_p2p_teardown
 		run_case kill case_kill
 		run_case unbind case_unbind

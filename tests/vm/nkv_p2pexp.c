@@ -9,7 +9,8 @@
  * it, each importer's device address of the BAR from dma_map_resource(),
  * a scatterlist that carries DMA addresses only, and attachments refused
  * unless the importer can take peer-to-peer addresses. /dev/nkv_p2pexp's
- * one ioctl makes a dma-buf fd for (offset, len) of the BAR.
+ * ioctls make a dma-buf fd for (offset, len) of the BAR, and revoke one
+ * (move_notify to its importers, as on a GPU reset).
  *
  * Two switches (module parameters, writable at run time) make it
  * misbehave the ways an importer must survive:
@@ -22,6 +23,7 @@
 
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
+#include <linux/dma-resv.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -239,12 +241,32 @@ static long pe_export(struct pe_dev *pd, struct nkv_p2pexp_req *req)
 	return 0;
 }
 
+/* Only this exporter's own buffers; move_notify under their lock. */
+static long pe_revoke(int fd)
+{
+	struct dma_buf *buf = dma_buf_get(fd);
+
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	if (buf->ops != &pe_ops) {
+		dma_buf_put(buf);
+		return -EINVAL;
+	}
+	dma_resv_lock(buf->resv, NULL);
+	dma_buf_move_notify(buf);
+	dma_resv_unlock(buf->resv);
+	dma_buf_put(buf);
+	return 0;
+}
+
 static long pe_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct pe_dev *pd = container_of(file->private_data, struct pe_dev, misc);
 	struct nkv_p2pexp_req req;
 	long ret;
 
+	if (cmd == NKV_P2PEXP_REVOKE)
+		return pe_revoke((int)arg);
 	if (cmd != NKV_P2PEXP_EXPORT)
 		return -ENOTTY;
 	if (copy_from_user(&req, (void __user *)arg, sizeof(req)))

@@ -19,4 +19,8 @@ struct nkv_p2pexp_req {
 
 #define NKV_P2PEXP_EXPORT _IOWR('N', 0xb0, struct nkv_p2pexp_req)
 
+/* NKV_P2PEXP_REVOKE: tell every importer of the dma-buf fd (an int) that
+ * it moves away (dma_buf_move_notify), as a GPU driver does on reset. */
+#define NKV_P2PEXP_REVOKE _IOW('N', 0xb1, int)
+
 #endif

@@ -24,6 +24,7 @@
  *       host file behind the BAR with the disk image after the boot
  *   nkv_vmtest p2pimport DEV ERRNO|0   one import must give ERRNO
  *   nkv_vmtest p2pteardown DEV PCIADDR close / unbind with an import held
+ *   nkv_vmtest p2prevoke DEV PCIADDR   the exporter revokes an import
  *   nkv_vmtest badargs DEV        every ioctl/mmap error path (vm_kmod.c)
  *   nkv_vmtest unbind DEV PCIADDR unbind nkv while the file is open
  *   nkv_vmtest open|retain|uffd|filepin|fork|msix|reset ...
@@ -553,6 +554,8 @@ int main(int argc, char **argv)
 		ret = vp_mode_import(argv[2], argv[3]);
 	} else if (argc == 4 && !strcmp(argv[1], "p2pteardown")) {
 		ret = vp_mode_teardown(argv[2], argv[3]);
+	} else if (argc == 4 && !strcmp(argv[1], "p2prevoke")) {
+		ret = vp_mode_revoke(argv[2], argv[3]);
 	} else if (argc == 3 && !strcmp(argv[1], "hammer")) {
 		ret = vt_mode_hammer(argv[2]);
 	} else if (argc == 3 && !strcmp(argv[1], "badargs")) {
@@ -577,7 +580,7 @@ int main(int argc, char **argv)
 		ret = vs_mode_reset(argv[2], argv[3]);
 	} else {
 		fprintf(stderr, "usage: %s rw URI EXPECT MODE [iommu] | hammer URI | "
-			"p2p URI [iommu] | p2pimport DEV ERRNO|0 | p2pteardown DEV PCIADDR | "
+			"p2p URI [iommu] | p2pimport DEV ERRNO|0 | p2pteardown|p2prevoke DEV PCIADDR | "
 			"badargs DEV | unbind DEV PCIADDR | libunbind URI PCIADDR | "
 			"open DEV ERRNO|0 FLAGS [norawio] | retain DEV | uffd DEV | "
 			"filepin DEV FILE | fork DEV | msix DEV PCIADDR | reset DEV PCIADDR\n",

@@ -34,7 +34,7 @@ BOOTS=("$@")
 PASSED=0 FAILED=0 SKIPPED=0
 
 declare -A CASES=(
-	[noiommu]="modules bind refuse-noiommu unsafe-taint admin refuse badargs rw-m0 rw-m8 rw-m4 rw-mf p2p-read p2p-refuse p2p-teardown kill unbind libunbind handback admin-nvme closelog dmesg p2p-host"
+	[noiommu]="modules bind refuse-noiommu unsafe-taint admin refuse badargs rw-m0 rw-m8 rw-m4 rw-mf p2p-read p2p-refuse p2p-revoke p2p-teardown kill unbind libunbind handback admin-nvme closelog dmesg p2p-host"
 	[iommu]="modules bind intx safe-open rw-m0 rw-m8 rw-m4 p2p-read retain uffd filepin fork msix params reset kill handback closelog dmesg p2p-host"
 	[swiotlb]="modules bind bounce dmesg"
 )

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -185,6 +186,63 @@ int vp_mode_teardown(const char *dev, const char *pciaddr)
 		FAIL("info after unbind is not ENODEV");
 	printf("ok: unbind with an import held detached it; info -> ENODEV\n");
 	close(fd);
+	close(dfd);
+	return 0;
+}
+
+/* The PCI command register's bus master bit (2) of pciaddr: 1, 0, -1. */
+static int vp_bus_master(const char *pciaddr)
+{
+	char path[96];
+	uint8_t cmd;
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", pciaddr);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = (int)pread(fd, &cmd, 1, 4);
+	close(fd);
+	return n == 1 ? !!(cmd & 4) : -1;
+}
+
+/*
+ * p2prevoke DEV PCIADDR: the exporter revokes a buffer nkv imported
+ * (move_notify): bus mastering must be off when the call returns and the
+ * owner's calls answer EIO; close is clean and the next owner starts
+ * afresh with bus mastering on.
+ */
+int vp_mode_revoke(const char *dev, const char *pciaddr)
+{
+	static uint64_t iova[VP_LEN / NKV_KMOD_PAGE_SIZE];
+	struct nkv_kmod_dmabuf d;
+	struct nkv_kmod_info info;
+	int fd, dfd, efd, ret;
+
+	dfd = vp_export(0, VP_LEN);
+	fd = open(dev, O_RDWR);
+	efd = open(VP_EXPORTER, O_RDWR | O_CLOEXEC);
+	if (dfd < 0 || fd < 0 || efd < 0)
+		FAIL("open %s / %s: %s", dev, VP_EXPORTER, strerror(errno));
+	ret = vp_import(fd, dfd, 0, VP_LEN, iova, &d);
+	if (ret || vp_bus_master(pciaddr) != 1)
+		FAIL("import: %s, bus master %d", strerror(ret), vp_bus_master(pciaddr));
+	if (ioctl(efd, NKV_P2PEXP_REVOKE, dfd))
+		FAIL("revoke: %s", strerror(errno));
+	if (vp_bus_master(pciaddr) != 0)
+		FAIL("bus mastering still on after the exporter revoked the buffer");
+	if (!ioctl(fd, NKV_IOC_INFO, &info) || errno != EIO)
+		FAIL("info after the revoke is not EIO");
+	printf("ok: revoke stopped DMA (bus master off), owner gets EIO\n");
+	close(fd);
+	if (vp_attached() != 0)
+		FAIL("close after the revoke left %d attached", vp_attached());
+	fd = open(dev, O_RDWR);
+	if (fd < 0 || ioctl(fd, NKV_IOC_INFO, &info) || vp_bus_master(pciaddr) != 1)
+		FAIL("next owner: %s, bus master %d", strerror(errno), vp_bus_master(pciaddr));
+	printf("ok: the next owner opens with bus mastering on\n");
+	close(fd);
+	close(efd);
 	close(dfd);
 	return 0;
 }

@@ -40,5 +40,6 @@ int vp_check_import(const struct nkv_kmod_dmabuf *d, const uint64_t *iova);
 int vp_bar2(uint64_t *start);
 int vp_mode_import(const char *dev, const char *want);
 int vp_mode_teardown(const char *dev, const char *pciaddr);
+int vp_mode_revoke(const char *dev, const char *pciaddr);
 
 #endif
