@@ -812,6 +812,9 @@ static void nkv_dmabuf_move_notify(struct dma_buf_attachment *attach)
 	struct nkv_map *m = attach->importer_priv;
 	struct nkv_dev *nd = m->nd;
 
+	/* Unbound: remove stopped the device, which may have a new driver. */
+	if (READ_ONCE(nd->gone))
+		return;
 	WRITE_ONCE(nd->broken, true);
 	pci_clear_master(nd->pdev);
 	dev_warn(&nd->pdev->dev, "dma-buf of %s moves away: DMA stopped, owner gets EIO\n",
