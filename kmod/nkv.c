@@ -1011,6 +1011,16 @@ static int nkv_dmabuf_usable(struct nkv_map *m, const struct nkv_kmod_dmabuf *re
 	struct device *dev = &m->nd->pdev->dev;
 	int ret;
 
+	/*
+	 * CONFIG_DMABUF_DEBUG scrambles the page side of every exporter's
+	 * table to catch importers that read it: its pages can be neither
+	 * trusted nor dereferenced, so RAM cannot be told from device memory.
+	 */
+	if (IS_ENABLED(CONFIG_DMABUF_DEBUG)) {
+		dev_warn_ratelimited(dev, "dma-buf of %s refused: CONFIG_DMABUF_DEBUG hides whether it is system memory\n",
+				     m->dmabuf->exp_name);
+		return -EOPNOTSUPP;
+	}
 	if (nkv_sgt_has_ram(m->dsgt)) {
 		dev_warn_ratelimited(dev, "dma-buf of %s refused: it is system memory, not device memory reached peer-to-peer\n",
 				     m->dmabuf->exp_name);
