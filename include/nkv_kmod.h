@@ -3,7 +3,7 @@
  * nkv_kmod.h - user-space interface of kmod/nkv.ko (the "pcie" transport).
  *
  * Shared by the kernel module and the host library. Every field is __u64 or
- * __u32, naturally aligned, with no pointers (user addresses travel as
+ * __u32 (or a char array for a name), naturally aligned, with no pointers (user addresses travel as
  * __u64), so the layout is the same for 32- and 64-bit callers; the static
  * asserts below run in both the kernel and the user build.
  *
@@ -35,8 +35,10 @@
 
 /* Bumped on any incompatible change; NKV_IOC_INFO reports it. 2: UNMAP
  * drops the handle but the pages stay pinned and charged until the
- * controller is quiesced; NKV_KMOD_INFO_IOMMU means a translating domain. */
-#define NKV_KMOD_ABI 2
+ * controller is quiesced; NKV_KMOD_INFO_IOMMU means a translating domain.
+ * 3: NKV_IOC_DMABUF_IMPORT implemented, its structure reports the
+ * exporter's name. */
+#define NKV_KMOD_ABI 3
 
 /* The page granule of NKV_IOC_MAP: one DMA address per 4 KiB. */
 #define NKV_KMOD_PAGE_SHIFT 12
@@ -128,10 +130,26 @@ struct nkv_kmod_unmap {
 NKV_KMOD_ASSERT(sizeof(struct nkv_kmod_unmap) == 8, "nkv_kmod_unmap size");
 
 /*
- * NKV_IOC_DMABUF_IMPORT: reserved for importing a dma-buf fd (VRAM) and
- * returning its peer-to-peer DMA addresses, same output as NKV_IOC_MAP.
- * Not implemented yet: returns EOPNOTSUPP. The layout is fixed now so the
- * library can probe for it.
+ * NKV_IOC_DMABUF_IMPORT: import [offset, offset + len) of a dma-buf (a
+ * GPU's VRAM, another device's BAR) for the controller to reach
+ * peer-to-peer, with the same output as NKV_IOC_MAP: one device address
+ * per 4 KiB unit into iova_ptr, a handle for NKV_IOC_UNMAP. The module
+ * attaches dynamically with peer-to-peer allowed, pins the buffer and
+ * takes the addresses from the DMA side of the exporter's scatterlist.
+ * It refuses memory the exporter backs with system RAM (struct pages that
+ * are not PCI P2PDMA pages): the caller asked for device memory.
+ * exporter receives the exporter's name (dma_buf->exp_name, e.g.
+ * "amdgpu"), so the caller can tell whose memory it got. Like NKV_IOC_MAP,
+ * UNMAP drops the handle and the buffer stays attached until the
+ * controller is quiesced (close, reset, unbind). Should the exporter move
+ * or revoke the buffer anyway, the module stops the controller first and
+ * the owner's calls return EIO.
+ * Errors: EINVAL (alignment, zero length, count mismatch, unknown flags,
+ * range past the buffer's end, fd not a dma-buf), EBADF (not an open fd),
+ * EOPNOTSUPP (the exporter refused a peer-to-peer attachment or handed
+ * back system memory: the kernel log names the exporter), E2BIG (more
+ * than NKV_KMOD_MAX_IMPORTS live and retired imports), EPERM, ENODEV, EIO
+ * as for NKV_IOC_MAP, or what the exporter's map returned.
  */
 struct nkv_kmod_dmabuf {
 	__u32 fd;		/* in: dma-buf file descriptor */
@@ -141,12 +159,20 @@ struct nkv_kmod_dmabuf {
 	__u64 iova_ptr;		/* in: user address of __u64[npages] */
 	__u64 npages;		/* in: len / 4096 */
 	__u64 handle;		/* out: for NKV_IOC_UNMAP */
+	char exporter[32];	/* out: exporter's name, NUL-terminated */
 };
 
-NKV_KMOD_ASSERT(sizeof(struct nkv_kmod_dmabuf) == 48, "nkv_kmod_dmabuf size");
+/* out: the addresses are device memory reached peer-to-peer. */
+#define NKV_KMOD_MAP_P2P (1u << 1)
+
+/* Imports one open file may hold, live and retired together. */
+#define NKV_KMOD_MAX_IMPORTS 256
+
+NKV_KMOD_ASSERT(sizeof(struct nkv_kmod_dmabuf) == 80, "nkv_kmod_dmabuf size");
 NKV_KMOD_ASSERT(offsetof(struct nkv_kmod_dmabuf, offset) == 8, "dmabuf.offset");
 NKV_KMOD_ASSERT(offsetof(struct nkv_kmod_dmabuf, iova_ptr) == 24, "dmabuf.iova_ptr");
 NKV_KMOD_ASSERT(offsetof(struct nkv_kmod_dmabuf, handle) == 40, "dmabuf.handle");
+NKV_KMOD_ASSERT(offsetof(struct nkv_kmod_dmabuf, exporter) == 48, "dmabuf.exporter");
 
 /* 'N' 0xa0-0xaf: free in Documentation/userspace-api/ioctl/ioctl-number.rst. */
 #define NKV_IOC_MAGIC 'N'

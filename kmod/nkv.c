@@ -7,6 +7,7 @@
  * controller it creates /dev/nkv<N>, through which one process at a time
  *  - mmaps BAR0 uncached (registers and the doorbells at 0x1000+),
  *  - pins and DMA-maps its memory, receiving one device address per 4 KiB,
+ *  - imports dma-bufs of device memory (VRAM) for peer-to-peer DMA,
  *  - and, by closing the file or dying, gets the controller disabled and
  *    bus mastering turned off before any of its pages is unpinned, so the
  *    device can never DMA into memory that was given back to the system.
@@ -16,6 +17,8 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/delay.h>
+#include <linux/dma-buf.h>
+#include <linux/dma-resv.h>
 #include <linux/dma-map-ops.h>
 #include <linux/dma-mapping.h>
 #include <linux/fs.h>
@@ -32,6 +35,7 @@
 #include <linux/capability.h>
 #include <linux/hugetlb.h>
 #include <linux/list.h>
+#include <linux/memremap.h>
 #include <linux/scatterlist.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
@@ -87,6 +91,14 @@ MODULE_PARM_DESC(allow_unsafe_dma,
 
 static DEFINE_IDA(nkv_ida);
 
+/* The dma-buf symbols live in a namespace, named by a string from 6.13. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#define NKV_IMPORT_NS_DMA_BUF() MODULE_IMPORT_NS("DMA_BUF")
+#else
+#define NKV_IMPORT_NS_DMA_BUF() MODULE_IMPORT_NS(DMA_BUF)
+#endif
+NKV_IMPORT_NS_DMA_BUF();
+
 /* vm_flags became read-only in 6.3; vm_flags_set() replaced the |=. */
 static inline void nkv_vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
 {
@@ -131,12 +143,17 @@ struct nkv_dev {
 	struct nkv_file *file;	/* the one open file, or NULL */
 };
 
-/* One pinned and DMA-mapped range. */
+/* One pinned and DMA-mapped range: user pages, or an imported dma-buf. */
 struct nkv_map {
 	struct list_head retired;	/* on nkv_file.retired after UNMAP */
 	struct page **pages;
 	unsigned long npages;
 	struct sg_table sgt;
+	/* Imports only (pages is NULL): attached, pinned and mapped. */
+	struct nkv_dev *nd;
+	struct dma_buf *dmabuf;
+	struct dma_buf_attachment *attach;
+	struct sg_table *dsgt;
 };
 
 struct nkv_file {
@@ -152,6 +169,7 @@ struct nkv_file {
 	 */
 	struct list_head retired;
 	u64 pinned;			/* bytes, live and retired */
+	unsigned int imports;		/* dma-buf imports, live and retired */
 	u32 flags;			/* NKV_KMOD_INFO_* found at open */
 };
 
@@ -251,8 +269,31 @@ static void nkv_unaccount(struct mm_struct *mm, unsigned long npages)
 	}
 }
 
+/*
+ * Give an import back: unmap and unpin under the buffer's reservation
+ * lock, then detach. Taken inside nd->lock by release and remove, so the
+ * exporter's move_notify (called with that reservation lock held) must
+ * never take nd->lock.
+ */
+static void nkv_dmabuf_release(struct nkv_map *m)
+{
+	struct dma_resv *resv = m->dmabuf->resv;
+
+	dma_resv_lock(resv, NULL);
+	dma_buf_unmap_attachment(m->attach, m->dsgt, DMA_BIDIRECTIONAL);
+	dma_buf_unpin(m->attach);
+	dma_resv_unlock(resv);
+	dma_buf_detach(m->dmabuf, m->attach);
+	dma_buf_put(m->dmabuf);
+	kfree(m);
+}
+
 static void nkv_map_release(struct nkv_dev *nd, struct nkv_map *m)
 {
+	if (m->dmabuf) {
+		nkv_dmabuf_release(m);
+		return;
+	}
 	dma_unmap_sgtable(&nd->pdev->dev, &m->sgt, DMA_BIDIRECTIONAL, 0);
 	sg_free_table(&m->sgt);
 	unpin_user_pages_dirty_lock(m->pages, m->npages, true);
@@ -279,6 +320,7 @@ static void nkv_file_release_maps(struct nkv_file *nf)
 	list_splice_init(&nf->retired, &dead);
 	bytes = nf->pinned;
 	nf->pinned = 0;
+	nf->imports = 0;
 	mutex_unlock(&nf->lock);
 	list_for_each_entry_safe(m, tmp, &dead, retired)
 		nkv_map_release(nf->nd, m);
@@ -757,17 +799,300 @@ static long nkv_ioc_unmap(struct nkv_file *nf, void __user *uarg)
 }
 
 /*
- * Seam for importing a dma-buf (VRAM) as DMA memory: attach dynamically
- * with peer-to-peer allowed, check the attachment really is peer-to-peer
- * (an exporter may silently fall back to system memory), map it and export
- * the addresses like nkv_map_export(). Debian's kernel has no
- * CONFIG_PCI_P2PDMA, so this is not built yet.
+ * The exporter is about to move or revoke a buffer the controller may be
+ * using. The import pinned it, so only a revoke (device reset, driver
+ * unbind on the exporter's side) gets here. Called with the buffer's
+ * reservation lock held, so no nkv lock may be taken: turning bus
+ * mastering off stops the controller's DMA at once, before the memory
+ * goes; the owner's calls then return EIO and close disables the
+ * controller as usual.
+ */
+static void nkv_dmabuf_move_notify(struct dma_buf_attachment *attach)
+{
+	struct nkv_map *m = attach->importer_priv;
+	struct nkv_dev *nd = m->nd;
+
+	/* Unbound: remove stopped the device, which may have a new driver. */
+	if (READ_ONCE(nd->gone))
+		return;
+	WRITE_ONCE(nd->broken, true);
+	pci_clear_master(nd->pdev);
+	dev_warn(&nd->pdev->dev, "dma-buf of %s moves away: DMA stopped, owner gets EIO\n",
+		 m->dmabuf->exp_name);
+}
+
+static const struct dma_buf_attach_ops nkv_importer_ops = {
+	.allow_peer2peer = true,
+	.move_notify = nkv_dmabuf_move_notify,
+};
+
+static int nkv_dmabuf_check(const struct nkv_kmod_dmabuf *req)
+{
+	if (req->flags || !req->len || !req->iova_ptr)
+		return -EINVAL;
+	if (!IS_ALIGNED(req->offset | req->len, NKV_KMOD_PAGE_SIZE))
+		return -EINVAL;
+	if (req->npages != req->len >> NKV_KMOD_PAGE_SHIFT)
+		return -EINVAL;
+	if (req->offset + req->len < req->offset)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Attach to the dma-buf behind @req->fd with peer-to-peer allowed, pin it
+ * (so it cannot move under the controller) and map it, with the
+ * reservation lock held as dynamic importers must on every kernel (6.1
+ * asserts it for dynamic attachments, 6.2 on for every map). No nkv lock
+ * is held here.
+ */
+static struct nkv_map *nkv_dmabuf_attach(struct nkv_dev *nd, const struct nkv_kmod_dmabuf *req)
+{
+	struct device *dev = &nd->pdev->dev;
+	struct sg_table *sgt;
+	struct nkv_map *m;
+	int ret;
+
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m)
+		return ERR_PTR(-ENOMEM);
+	INIT_LIST_HEAD(&m->retired);
+	m->nd = nd;
+	m->dmabuf = dma_buf_get((int)req->fd);
+	if (IS_ERR(m->dmabuf)) {
+		ret = PTR_ERR(m->dmabuf);	/* EBADF, or EINVAL: not a dma-buf */
+		goto free;
+	}
+	ret = -EINVAL;
+	if (req->offset + req->len > m->dmabuf->size)
+		goto put;
+	m->attach = dma_buf_dynamic_attach(m->dmabuf, dev, &nkv_importer_ops, m);
+	if (IS_ERR(m->attach)) {
+		ret = PTR_ERR(m->attach);
+		dev_warn_ratelimited(dev, "dma-buf of %s: exporter refused a peer-to-peer attachment (%d)\n",
+				     m->dmabuf->exp_name, ret);
+		goto put;
+	}
+	dma_resv_lock(m->dmabuf->resv, NULL);
+	ret = dma_buf_pin(m->attach);
+	if (!ret) {
+		sgt = dma_buf_map_attachment(m->attach, DMA_BIDIRECTIONAL);
+		if (IS_ERR(sgt)) {
+			ret = PTR_ERR(sgt);
+			dma_buf_unpin(m->attach);
+		} else {
+			m->dsgt = sgt;
+		}
+	}
+	dma_resv_unlock(m->dmabuf->resv);
+	if (ret) {
+		dev_warn_ratelimited(dev, "dma-buf of %s: pin or map failed (%d)\n",
+				     m->dmabuf->exp_name, ret);
+		goto detach;
+	}
+	return m;
+
+detach:
+	dma_buf_detach(m->dmabuf, m->attach);
+put:
+	dma_buf_put(m->dmabuf);
+free:
+	kfree(m);
+	return ERR_PTR(ret);
+}
+
+/*
+ * Device memory only: an entry backed by a struct page that is not a PCI
+ * P2PDMA page is system RAM, which an exporter may hand back silently
+ * (a GPU driver migrating VRAM to system memory when peer-to-peer is not
+ * possible). Without CONFIG_PCI_P2PDMA every page-backed entry is RAM.
+ */
+static bool nkv_sgt_has_ram(struct sg_table *sgt)
+{
+	struct scatterlist *sg;
+	int i;
+
+	for_each_sgtable_sg(sgt, sg, i) {
+		struct page *pg = sg_page(sg);
+
+		if (pg && !is_pci_p2pdma_page(pg))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The device address of each 4 KiB unit of [offset, offset + len), from
+ * the DMA side of the scatterlist only (an exporter of device memory
+ * fills no CPU side). Segments must be whole 4 KiB units.
+ */
+static int nkv_dmabuf_export(struct sg_table *sgt, u64 offset, u64 len, u64 *iova, u32 *flags)
+{
+	unsigned long units = len >> NKV_KMOD_PAGE_SHIFT, n = 0;
+	struct scatterlist *sg;
+	bool contig = true;
+	u64 skip = offset;
+	int i;
+
+	for_each_sgtable_dma_sg(sgt, sg, i) {
+		dma_addr_t a = sg_dma_address(sg);
+		u64 l = sg_dma_len(sg), off;
+
+		if (!IS_ALIGNED(a | l, NKV_KMOD_PAGE_SIZE))
+			return -EOPNOTSUPP;
+		if (skip >= l) {
+			skip -= l;
+			continue;
+		}
+		for (off = skip; off < l && n < units; off += NKV_KMOD_PAGE_SIZE) {
+			iova[n] = a + off;
+			if (n && iova[n] != iova[0] + ((u64)n << NKV_KMOD_PAGE_SHIFT))
+				contig = false;
+			n++;
+		}
+		skip = 0;
+		if (n == units)
+			break;
+	}
+	if (n != units)
+		return -EINVAL;	/* the mapping is shorter than the buffer */
+	*flags = NKV_KMOD_MAP_P2P | (contig ? NKV_KMOD_MAP_CONTIGUOUS : 0);
+	return 0;
+}
+
+/* Count one more import against NKV_KMOD_MAX_IMPORTS. */
+static int nkv_import_budget(struct nkv_file *nf)
+{
+	int ret;
+
+	mutex_lock(&nf->lock);
+	ret = READ_ONCE(nf->nd->gone) ? -ENODEV : -EIO;
+	if (!READ_ONCE(nf->nd->gone) && !READ_ONCE(nf->nd->broken))
+		ret = nf->imports < NKV_KMOD_MAX_IMPORTS ? 0 : -E2BIG;
+	if (!ret)
+		nf->imports++;
+	mutex_unlock(&nf->lock);
+	return ret;
+}
+
+static void nkv_import_unbudget(struct nkv_file *nf)
+{
+	mutex_lock(&nf->lock);
+	nf->imports--;
+	mutex_unlock(&nf->lock);
+}
+
+/*
+ * Give @m a handle under the device lock (read), so remove or reset
+ * cannot run in between. -EAGAIN after remove or reset released the
+ * file's imports (@m and its count are the caller's to drop).
+ */
+static int nkv_dmabuf_publish(struct nkv_file *nf, struct nkv_map *m, u32 *handle)
+{
+	struct nkv_dev *nd = nf->nd;
+	int ret;
+
+	down_read(&nd->lock);
+	if (nd->gone || nd->broken) {
+		up_read(&nd->lock);
+		return -EAGAIN;
+	}
+	mutex_lock(&nf->lock);
+	ret = xa_alloc(&nf->maps, handle, m, xa_limit_31b, GFP_KERNEL);
+	mutex_unlock(&nf->lock);
+	up_read(&nd->lock);
+	return ret;
+}
+
+/* Refuse what is not device memory; fill @iova and @flags from @m. */
+static int nkv_dmabuf_usable(struct nkv_map *m, const struct nkv_kmod_dmabuf *req, u64 *iova,
+			     u32 *flags)
+{
+	struct device *dev = &m->nd->pdev->dev;
+	int ret;
+
+	/*
+	 * CONFIG_DMABUF_DEBUG scrambles the page side of every exporter's
+	 * table to catch importers that read it: its pages can be neither
+	 * trusted nor dereferenced, so RAM cannot be told from device memory.
+	 */
+	if (IS_ENABLED(CONFIG_DMABUF_DEBUG)) {
+		dev_warn_ratelimited(dev, "dma-buf of %s refused: CONFIG_DMABUF_DEBUG hides whether it is system memory\n",
+				     m->dmabuf->exp_name);
+		return -EOPNOTSUPP;
+	}
+	if (nkv_sgt_has_ram(m->dsgt)) {
+		dev_warn_ratelimited(dev, "dma-buf of %s refused: it is system memory, not device memory reached peer-to-peer\n",
+				     m->dmabuf->exp_name);
+		return -EOPNOTSUPP;
+	}
+	ret = nkv_dmabuf_export(m->dsgt, req->offset, req->len, iova, flags);
+	if (ret == -EOPNOTSUPP)
+		dev_warn_ratelimited(dev, "dma-buf of %s refused: DMA segments not in 4 KiB units\n",
+				     m->dmabuf->exp_name);
+	return ret;
+}
+
+/*
+ * NKV_IOC_DMABUF_IMPORT: a dma-buf of device memory for peer-to-peer DMA.
+ * Like NKV_IOC_MAP, an import is only ever retired, never detached,
+ * before the controller is quiesced, once the caller has its addresses.
  */
 static long nkv_ioc_dmabuf_import(struct nkv_file *nf, void __user *uarg)
 {
-	return -EOPNOTSUPP;
-}
+	struct nkv_dev *nd = nf->nd;
+	struct nkv_kmod_dmabuf req;
+	struct nkv_map *m;
+	u32 handle, flags = 0;
+	u64 *iova;
+	int ret;
 
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	ret = nkv_dmabuf_check(&req);
+	if (ret)
+		return ret;
+	if (current->mm != nf->mm)
+		return -EPERM;
+	ret = nkv_import_budget(nf);
+	if (ret)
+		return ret;
+	iova = kvmalloc_array(req.npages, sizeof(*iova), GFP_KERNEL);
+	m = iova ? nkv_dmabuf_attach(nd, &req) : ERR_PTR(-ENOMEM);
+	if (IS_ERR(m)) {
+		ret = PTR_ERR(m);
+		goto unbudget;
+	}
+	ret = nkv_dmabuf_usable(m, &req, iova, &flags);
+	if (!ret)
+		ret = nkv_dmabuf_publish(nf, m, &handle);
+	if (ret) {
+		nkv_dmabuf_release(m);	/* the controller never saw it */
+		if (ret != -EAGAIN)
+			goto unbudget;
+		ret = nd->gone ? -ENODEV : -EIO;	/* the count went with the file's maps */
+		goto out;
+	}
+	dev_dbg(&nd->pdev->dev, "imported %llu bytes of a dma-buf of %s, peer-to-peer%s\n",
+		req.len, m->dmabuf->exp_name, flags & NKV_KMOD_MAP_CONTIGUOUS ? ", contiguous" : "");
+	req.handle = handle;
+	req.flags = flags;
+	strscpy_pad(req.exporter, m->dmabuf->exp_name ? m->dmabuf->exp_name : "",
+		    sizeof(req.exporter));
+	if (copy_to_user(u64_to_user_ptr(req.iova_ptr), iova, req.npages * sizeof(*iova)) ||
+	    copy_to_user(uarg, &req, sizeof(req))) {
+		nkv_retire(nf, handle);
+		ret = -EFAULT;
+	}
+out:
+	kvfree(iova);
+	return ret;
+
+unbudget:
+	kvfree(iova);
+	nkv_import_unbudget(nf);
+	return ret;
+}
 static long nkv_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct nkv_file *nf = file->private_data;

@@ -67,6 +67,7 @@ static int nkv_h_host_alloc(struct nkv_h_memsrc *s, size_t len, struct nkv_dmame
 	m->len = len;
 	m->fd = fd;
 	m->fd_offset = 0;
+	m->dmabuf = 0;
 	return 0;
 }
 
@@ -161,6 +162,7 @@ static int nkv_h_arena_alloc(struct nkv_h_memsrc *s, size_t len, struct nkv_dmam
 		m->len = len;
 		m->fd = a->fd;
 		m->fd_offset = off;
+		m->dmabuf = 0;	/* the arena is a memfd, even standing in for VRAM */
 	}
 	pthread_mutex_unlock(&a->lock);
 	return rc;

@@ -12,14 +12,32 @@
 #include "host/gpu.h"
 #include "nkv_host.h"
 
+/*
+ * Values in VRAM over pcie: nkv.ko imports a dma-buf of VRAM and the pcie
+ * transport maps one (struct nkv_dmamem.dmabuf), proven in the VM with an
+ * exporter of a PCIe BAR; what is missing is the runtime's side, VRAM
+ * exported as a dma-buf, and a GPU to prove the whole path.
+ */
+static const char *nkv_h_gpu_data_pcie(const struct nkv_gpu_caps *caps)
+{
+	if (!strcmp(caps->name, "hip"))
+		return "values in GPU memory over PCIe: nkv.ko and the pcie transport import "
+		       "a dma-buf of VRAM, but this build does not yet export VRAM as one "
+		       "(hsa_amd_portable_export_dmabuf) and no GPU has proven the path";
+	return "values in GPU memory over PCIe: nkv.ko and the pcie transport import a "
+	       "dma-buf of VRAM, but this build does not yet export VRAM as one "
+	       "(cuMemGetHandleForAddressRange, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD) and "
+	       "no GPU has proven the path";
+}
+
 /* Why bit @bit cannot be honoured, or NULL when it can. */
 static const char *nkv_h_gpu_refusal(const struct nkv_gpu_caps *caps, int pcie, uint32_t bit)
 {
 	switch (bit) {
 	case NKV_MEM_SQ:
 	case NKV_MEM_CQ:
-		return pcie ? "the controller would DMA the ring in GPU memory: that needs a "
-			      "peer-to-peer dma-buf import in nkv.ko, which this build lacks"
+		return pcie ? "the controller would DMA the ring in GPU memory: nkv.ko imports "
+			      "VRAM as a dma-buf, but the library places no ring there yet"
 			    : "the controller is another process (vfio-user): it cannot map "
 			      "GPU memory to read the SQ or write the CQ";
 	case NKV_MEM_DB:
@@ -29,8 +47,7 @@ static const char *nkv_h_gpu_refusal(const struct nkv_gpu_caps *caps, int pcie, 
 			       : "the doorbell forwarder would poll a shadow page in GPU memory, "
 				 "and this GPU gives user space no CPU mapping of its memory";
 	case NKV_MEM_DATA:
-		return pcie ? "values in GPU memory over PCIe need a peer-to-peer dma-buf "
-			      "import in nkv.ko, which this build lacks"
+		return pcie ? nkv_h_gpu_data_pcie(caps)
 			    : "values in GPU memory over vfio-user need a target that reaches "
 			      "them by DMA messages, which this build lacks";
 	default:

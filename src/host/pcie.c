@@ -311,18 +311,70 @@ static volatile uint32_t *nkv_pcie_doorbells(struct nkv_tr *tr, size_t *len)
 /*
  * m->iova may be supplied by the caller (npages entries at least) or left
  * NULL for the transport to allocate, as the vfio-user transport does.
+ * Host memory is pinned (NKV_IOC_MAP), a dma-buf (m->dmabuf) imported.
  * tr_priv keeps the module's handle shifted left by one, bit 0 set when
  * the iova array is ours to free.
  */
+/*
+ * A dma-buf of device memory: NKV_IOC_DMABUF_IMPORT. The module refuses
+ * one the exporter backs with system RAM (EOPNOTSUPP); a success must say
+ * peer-to-peer, so the library never takes RAM for VRAM.
+ */
+static int nkv_pcie_import(struct nkv_pcie *p, struct nkv_dmamem *m, size_t npages,
+			   uint64_t *handle, uint32_t *flags)
+{
+	struct nkv_kmod_dmabuf req = { 0 };
+	struct nkv_kmod_unmap u;
+
+	if (m->fd < 0)
+		return -EBADF;
+	req.fd = (uint32_t)m->fd;
+	req.offset = m->fd_offset;
+	req.len = m->len;
+	req.npages = npages;
+	req.iova_ptr = (uintptr_t)m->iova;
+	if (ioctl(p->fd, NKV_IOC_DMABUF_IMPORT, &req))
+		return -errno;
+	if (!(req.flags & NKV_KMOD_MAP_P2P)) {
+		u.handle = req.handle;
+		(void)ioctl(p->fd, NKV_IOC_UNMAP, &u);
+		return -EOPNOTSUPP;
+	}
+	nkv_h_trace("imported %zu bytes of a dma-buf of %.32s, peer-to-peer", m->len,
+		    req.exporter);
+	*handle = req.handle;
+	*flags = req.flags;
+	return 0;
+}
+
+/* Host memory: NKV_IOC_MAP pins and maps it. */
+static int nkv_pcie_pin(struct nkv_pcie *p, struct nkv_dmamem *m, size_t npages,
+			uint64_t *handle, uint32_t *flags)
+{
+	struct nkv_kmod_map req = { 0 };
+
+	if (!m->va || (uintptr_t)m->va % NKV_PAGE_SIZE)
+		return -EINVAL;
+	req.addr = (uintptr_t)m->va;
+	req.len = m->len;
+	req.npages = npages;
+	req.iova_ptr = (uintptr_t)m->iova;
+	if (ioctl(p->fd, NKV_IOC_MAP, &req))
+		return -errno;
+	*handle = req.handle;
+	*flags = req.flags;
+	return 0;
+}
+
 static int nkv_pcie_dma_map(struct nkv_tr *tr, struct nkv_dmamem *m)
 {
 	struct nkv_pcie *p = nkv_pcie_of(tr);
-	struct nkv_kmod_map req = { 0 };
+	uint64_t handle = 0;
+	uint32_t flags = 0;
 	size_t npages;
-	int owned;
+	int owned, rc;
 
-	if (!m || !m->va || !m->len || m->len % NKV_PAGE_SIZE ||
-	    (uintptr_t)m->va % NKV_PAGE_SIZE)
+	if (!m || !m->len || m->len % NKV_PAGE_SIZE)
 		return -EINVAL;
 	npages = m->len / NKV_PAGE_SIZE;
 	if (m->iova && m->npages < npages)
@@ -333,22 +385,18 @@ static int nkv_pcie_dma_map(struct nkv_tr *tr, struct nkv_dmamem *m)
 		if (!m->iova)
 			return -ENOMEM;
 	}
-	req.addr = (uintptr_t)m->va;
-	req.len = m->len;
-	req.npages = npages;
-	req.iova_ptr = (uintptr_t)m->iova;
-	if (ioctl(p->fd, NKV_IOC_MAP, &req)) {
-		int e = errno;
-
+	rc = m->dmabuf ? nkv_pcie_import(p, m, npages, &handle, &flags)
+		       : nkv_pcie_pin(p, m, npages, &handle, &flags);
+	if (rc) {
 		if (owned) {
 			free(m->iova);
 			m->iova = NULL;
 		}
-		return -e;
+		return rc;
 	}
 	m->npages = npages;
-	m->contiguous = !!(req.flags & NKV_KMOD_MAP_CONTIGUOUS);
-	m->tr_priv = (void *)(uintptr_t)((req.handle << 1) | (uint64_t)owned);
+	m->contiguous = !!(flags & NKV_KMOD_MAP_CONTIGUOUS);
+	m->tr_priv = (void *)(uintptr_t)((handle << 1) | (uint64_t)owned);
 	return 0;
 }
 

@@ -25,6 +25,10 @@ struct nkv_dmamem {
 	size_t len;		/* multiple of the 4 KiB page */
 	int fd;			/* backing fd (memfd / dma-buf), -1 if none */
 	uint64_t fd_offset;	/* offset of va within fd */
+	/* fd is a dma-buf of device memory (VRAM from the GPU runtime): the
+	 * pcie transport imports [fd_offset, fd_offset + len) of it for
+	 * peer-to-peer DMA and va is not used; vfio-user refuses it. */
+	int dmabuf;
 	/* Filled by the transport's dma_map: the controller-visible address
 	 * of page i is iova[i] (npages entries); contiguous is set when
 	 * iova[i] == iova[0] + i * 4096 for all i. */

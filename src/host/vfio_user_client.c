@@ -534,6 +534,11 @@ static int nkv_vfu_dma_map(struct nkv_tr *tr, struct nkv_dmamem *m)
 	size_t i, npages;
 	int rc;
 
+	if (m->dmabuf) {
+		nkv_vfu_seterr(tr, "vfio-user: a dma-buf of device memory cannot be shared with "
+			       "the target process");
+		return -EOPNOTSUPP;
+	}
 	if (m->fd < 0 || !m->len || (m->len & (NKV_PAGE_SIZE - 1)) ||
 	    ((uintptr_t)m->va & (NKV_PAGE_SIZE - 1))) {
 		nkv_vfu_seterr(tr, "vfio-user: DMA memory must be fd-backed and page aligned");

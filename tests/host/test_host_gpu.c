@@ -49,8 +49,15 @@ Test(host_gpu, memory_mode_table)
 	/* The reasons a user can act on. */
 	nkv_h_gpu_mode_check(&nvidia, "vfio-user", NKV_MEM_DATA, why, sizeof(why));
 	cr_expect(strstr(why, "DMA messages") != NULL, "%s", why);
+	/* Over pcie the import exists; what is missing is the runtime's export. */
 	nkv_h_gpu_mode_check(&nvidia, "pcie", NKV_MEM_DATA, why, sizeof(why));
-	cr_expect(strstr(why, "dma-buf") != NULL, "%s", why);
+	cr_expect(strstr(why, "import a dma-buf") && strstr(why, "cuMemGetHandleForAddressRange"),
+		  "%s", why);
+	nkv_h_gpu_mode_check(&amd, "pcie", NKV_MEM_DATA, why, sizeof(why));
+	cr_expect(strstr(why, "import a dma-buf") && strstr(why, "hsa_amd_portable_export_dmabuf"),
+		  "%s", why);
+	nkv_h_gpu_mode_check(&amd, "pcie", NKV_MEM_SQ, why, sizeof(why));
+	cr_expect(strstr(why, "no ring there yet") != NULL, "%s", why);
 	nkv_h_gpu_mode_check(&nvidia, "vfio-user", NKV_MEM_DB, why, sizeof(why));
 	cr_expect(strstr(why, "no CPU mapping") != NULL, "%s", why);
 	nkv_h_gpu_mode_check(&amd, "vfio-user", NKV_MEM_DB, why, sizeof(why));

@@ -43,7 +43,7 @@ Test(kmod_uapi, map_layout)
 
 Test(kmod_uapi, dmabuf_layout)
 {
-	cr_assert_eq(sizeof(struct nkv_kmod_dmabuf), 48);
+	cr_assert_eq(sizeof(struct nkv_kmod_dmabuf), 80);
 	cr_assert_eq(offsetof(struct nkv_kmod_dmabuf, fd), 0);
 	cr_assert_eq(offsetof(struct nkv_kmod_dmabuf, flags), 4);
 	cr_assert_eq(offsetof(struct nkv_kmod_dmabuf, offset), 8);
@@ -51,6 +51,10 @@ Test(kmod_uapi, dmabuf_layout)
 	cr_assert_eq(offsetof(struct nkv_kmod_dmabuf, iova_ptr), 24);
 	cr_assert_eq(offsetof(struct nkv_kmod_dmabuf, npages), 32);
 	cr_assert_eq(offsetof(struct nkv_kmod_dmabuf, handle), 40);
+	cr_assert_eq(offsetof(struct nkv_kmod_dmabuf, exporter), 48);
+	cr_assert_eq(sizeof(((struct nkv_kmod_dmabuf *)0)->exporter), 32);
+	/* The flags an import reports are distinct from MAP's. */
+	cr_assert_eq(NKV_KMOD_MAP_P2P & NKV_KMOD_MAP_CONTIGUOUS, 0);
 }
 
 /* Every field is 8-byte aligned where 64-bit, so 32-bit callers agree. */
@@ -86,7 +90,8 @@ Test(kmod_uapi, ioctl_numbers)
 Test(kmod_uapi, constants)
 {
 	cr_assert_eq(NKV_KMOD_PAGE_SIZE, 4096u);
-	cr_assert_eq(NKV_KMOD_ABI, 2);
+	cr_assert_eq(NKV_KMOD_ABI, 3);
 	cr_assert_eq(NKV_KMOD_INFO_IOMMU, 1u);
 	cr_assert_eq(NKV_KMOD_MAP_CONTIGUOUS, 1u);
+	cr_assert_eq(NKV_KMOD_MAP_P2P, 2u);
 }

@@ -86,6 +86,20 @@ Test(vfu_e2e, negotiation_regions_registers, .init = up_sparse, .fini = down)
 	ops->close(tr);
 }
 
+/* A dma-buf of device memory cannot travel to the target process. */
+Test(vfu_e2e, dmabuf_memory_refused, .init = up_sparse, .fini = down)
+{
+	const struct nkv_transport_ops *ops = &nkv_transport_vfio_user;
+	struct nkv_dmamem m = { .fd = 0, .len = 4096, .dmabuf = 1 };
+	struct nkv_tr *tr;
+	char err[256];
+
+	cr_assert_eq(ops->open(srv.path, &tr, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(ops->dma_map(tr, &m), -EOPNOTSUPP);
+	cr_expect_null(m.iova);
+	ops->close(tr);
+}
+
 Test(vfu_e2e, kv_with_sparse_mmap_doorbells, .init = up_sparse, .fini = down)
 {
 	struct vt_nvme n;

@@ -37,6 +37,8 @@ load_modules() {
 	done
 	# A small pin limit so the limit case needs little memory.
 	insmod $NKV/nkv.ko max_pinned_mb=8 || return 1
+	# The test-only dma-buf exporter; it binds the ivshmem device if any.
+	insmod $NKV/nkv_p2pexp.ko || return 1
 	# The module logs quiesce at debug level; the cases count those lines.
 	mount -t debugfs none /sys/kernel/debug &&
 		echo "module nkv +p" > /sys/kernel/debug/dynamic_debug/control
@@ -194,8 +196,10 @@ case_kill() {
 }
 
 case_unbind() {
+	n=$(dmesg | grep -c "unbound while open")
 	$T unbind /dev/nkv0 "$PCI" || return 1
-	[ -z "$(driver_of "$PCI")" ] && [ ! -e /dev/nkv0 ] && dmesg | grep -q "unbound while open"
+	[ -z "$(driver_of "$PCI")" ] && [ ! -e /dev/nkv0 ] &&
+		[ "$(dmesg | grep -c "unbound while open")" -gt "$n" ]
 }
 
 # Bound to nkv again, opened through the library, then unbound under it:
@@ -219,6 +223,45 @@ case_handback() {
 	cmp /tmp/expect /tmp/got
 }
 
+PE=/sys/module/nkv_p2pexp/parameters
+
+# An NVMe Read lands in the ivshmem BAR through an imported dma-buf; the
+# host checks the bytes in the file behind the BAR after the boot.
+case_p2p_read() {
+	wait_for /dev/nkv_p2pexp || return 1
+	$T p2p pcie:/dev/nkv0 $IOMMU
+}
+
+# Both misbehaving exporters are refused, EOPNOTSUPP and a log line naming
+# the exporter; the well-behaved one is taken.
+case_p2p_refuse() {
+	echo 1 > $PE/refuse_p2p
+	$T p2pimport /dev/nkv0 EOPNOTSUPP
+	r=$?
+	echo 0 > $PE/refuse_p2p
+	[ $r -eq 0 ] || return 1
+	dmesg | grep -q "dma-buf of nkv_p2pexp: exporter refused a peer-to-peer attachment" || return 1
+	echo 1 > $PE/sysmem
+	$T p2pimport /dev/nkv0 EOPNOTSUPP
+	r=$?
+	echo 0 > $PE/sysmem
+	[ $r -eq 0 ] || return 1
+	dmesg | grep -q "dma-buf of nkv_p2pexp refused: it is system memory" || return 1
+	$T p2pimport /dev/nkv0 0
+}
+
+# The exporter revokes an imported buffer: DMA stops at once, EIO after.
+case_p2p_revoke() {
+	$T p2prevoke /dev/nkv0 "$PCI" && dmesg | grep -q "dma-buf of nkv_p2pexp moves away"
+}
+
+# Close and unbind with an import held; nkv binds again afterwards.
+case_p2p_teardown() {
+	$T p2pteardown /dev/nkv0 "$PCI" || return 1
+	echo "$PCI" > /sys/bus/pci/drivers_probe
+	wait_for /dev/nkv0
+}
+
 case_dmesg() {
 	! dmesg | grep -E "WARNING:|BUG:|Oops|general protection|Call Trace|DMAR:.*[Ff]ault|nkv.*did not stop"
 }
@@ -239,6 +282,10 @@ run_boot() {
 		for m in 0 8 4 f; do
 			run_case rw-m$m case_rw 0x$m
 		done
+		run_case p2p-read case_p2p_read
+		run_case p2p-refuse case_p2p_refuse
+		run_case p2p-revoke case_p2p_revoke
+		run_case p2p-teardown case_p2p_teardown
 		run_case kill case_kill
 		run_case unbind case_unbind
 		run_case libunbind case_libunbind
@@ -255,6 +302,7 @@ run_boot() {
 		for m in 0 8 4; do
 			run_case rw-m$m case_rw 0x$m
 		done
+		run_case p2p-read case_p2p_read
 		run_case retain $T retain /dev/nkv0
 		run_case uffd $T uffd /dev/nkv0
 		run_case filepin case_filepin

@@ -16,6 +16,15 @@
  *       doorbell forwarder). EXPECT gets the data last written, for a
  *       compare through /dev/nvme0n1 after the handback.
  *   nkv_vmtest hammer URI         the same writes until killed
+ *   nkv_vmtest p2p URI [iommu]
+ *       one queue pair writes 1 MiB of LFSR data at disk offset 16 MiB from
+ *       host memory, then NVM Reads it into a dma-buf of QEMU's ivshmem
+ *       BAR (tests/vm/nkv_p2pexp.ko) imported by the pcie transport
+ *       (NKV_IOC_DMABUF_IMPORT), at BAR offset 1 MiB; run.sh compares the
+ *       host file behind the BAR with the disk image after the boot
+ *   nkv_vmtest p2pimport DEV ERRNO|0   one import must give ERRNO
+ *   nkv_vmtest p2pteardown DEV PCIADDR close / unbind with an import held
+ *   nkv_vmtest p2prevoke DEV PCIADDR   the exporter revokes an import
  *   nkv_vmtest badargs DEV        every ioctl/mmap error path (vm_kmod.c)
  *   nkv_vmtest unbind DEV PCIADDR unbind nkv while the file is open
  *   nkv_vmtest open|retain|uffd|filepin|fork|msix|reset ...
@@ -35,6 +44,7 @@
 #include "nkv_cpu.h"
 #include "nkv_dev.h"
 #include "nkv_host.h"
+#include "host/host.h"
 #include "vmtest.h"
 
 #define VT_QPS 2u		/* queue pairs, one wave each */
@@ -63,6 +73,9 @@ struct vt_job {
 	uint32_t salt;		/* per pass: the data differs every pass */
 	uint32_t block;		/* bytes per block */
 	uint32_t nsid;
+	uint64_t disk_off;	/* bytes: where command 0's data lives */
+	/* p2p reads: command g's two pages are dst_iova[2g], [2g + 1] */
+	const uint64_t *dst_iova;
 	uint64_t deadline_ms;	/* hammer: stop here; else 0 = one pass */
 	uint64_t ok, bad, errs;	/* lanes add with atomics */
 	int last_err;
@@ -138,8 +151,12 @@ static int vt_prep(struct vt_job *j, struct nkv_dev_qp *qp, uint32_t g, struct n
 {
 	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, nkv_cpu_lane_id());
 	uint8_t *buf = (uint8_t *)(uintptr_t)s->addr;
-	uint64_t slba = (VT_SLBA_BYTES + (uint64_t)g * VT_CMD_BYTES) / j->block;
+	uint64_t slba = (j->disk_off + (uint64_t)g * VT_CMD_BYTES) / j->block;
 	uint8_t opc = j->op == VT_WRITE ? NKV_NVM_WRITE : NKV_NVM_READ;
+
+	if (j->op == VT_READ && j->dst_iova)	/* into the imported dma-buf */
+		return nkv_prep_nvm_rw(sqe, opc, j->nsid, 0, slba, VT_CMD_BYTES / j->block,
+				       j->dst_iova[2 * g], j->dst_iova[2 * g + 1]);
 
 	if (j->op == VT_WRITE)
 		vt_fill(buf, VT_CMD_BYTES, vt_seed(j->salt, g));
@@ -161,7 +178,7 @@ static void vt_result(struct vt_job *j, struct nkv_dev_qp *qp, uint32_t g,
 		VT_ADD(&j->bad, 1);
 		return;
 	}
-	if (j->op == VT_READ) {
+	if (j->op == VT_READ && !j->dst_iova) {
 		at = vt_check((const uint8_t *)(uintptr_t)s->addr, VT_CMD_BYTES, vt_seed(j->salt, g));
 		if (at >= 0) {
 			printf("rw: command %u: data differs at dword %ld\n", g, at);
@@ -326,6 +343,7 @@ static int vt_lib_open(struct vt_lib *l, struct vt_job *j, const char *uri, uint
 		j->w[i].qp = nkv_qpair_dev(l->qp[i]);
 	j->block = l->info.block_size;
 	j->nsid = l->info.nsid;
+	j->disk_off = VT_SLBA_BYTES;
 	return 0;
 }
 
@@ -440,6 +458,76 @@ static int vt_mode_libunbind(const char *uri, const char *pciaddr)
 	return 0;
 }
 
+/* run.sh's P2P_DISK_OFF, P2P_BAR_OFF and P2P_LEN: keep them equal. */
+#define VT_P2P_DISK (16u << 20)
+#define VT_P2P_BAR (1u << 20)
+#define VT_P2P_LEN ((size_t)VT_CMDS * VT_CMD_BYTES)
+
+/* Where the import's addresses point: without an IOMMU, at the BAR itself. */
+static int vt_p2p_where(const uint64_t *iova, int iommu)
+{
+	uint64_t bar;
+
+	if (vp_bar2(&bar))
+		return -1;
+	printf("p2p: BAR2 at 0x%llx, import iova[0] 0x%llx\n", (unsigned long long)bar,
+	       (unsigned long long)iova[0]);
+	if (!iommu && iova[0] != bar + VT_P2P_BAR)
+		FAIL("without an IOMMU the address is not the BAR's own");
+	return 0;
+}
+
+/*
+ * The dma-buf covers BAR [0, 2 MiB); the library's pcie transport imports
+ * its second MiB (a dma-buf nkv_dmamem, as the GPU runtime's VRAM would
+ * come), and the Reads' PRPs name those addresses.
+ */
+static int vt_p2p_read(struct vt_lib *l, struct vt_job *j, int dfd, int iommu)
+{
+	struct nkv_dmamem mem = { .fd = dfd, .fd_offset = VT_P2P_BAR, .len = VT_P2P_LEN,
+				  .dmabuf = 1 };
+	int ret = l->c->ops->dma_map(l->c->tr, &mem);
+
+	if (ret)
+		FAIL("transport import of the dma-buf: %s", strerror(-ret));
+	printf("p2p: transport imported %zu pages, contiguous %d\n", mem.npages, mem.contiguous);
+	if (mem.npages != VT_P2P_LEN / NKV_PAGE_SIZE || vt_p2p_where(mem.iova, iommu)) {
+		l->c->ops->dma_unmap(l->c->tr, &mem);
+		return -1;
+	}
+	j->dst_iova = mem.iova;
+	ret = vt_launch(j, VT_READ, 1);
+	j->dst_iova = NULL;
+	if (l->c->ops->dma_unmap(l->c->tr, &mem))
+		FAIL("transport unmap of the import");
+	if (!ret)
+		printf("p2p: %u reads of %u KiB into the dma-buf completed\n", VT_CMDS,
+		       VT_CMD_BYTES / 1024u);
+	return ret;
+}
+
+static int vt_mode_p2p(const char *uri, int iommu)
+{
+	struct vt_lib l;
+	struct vt_job j;
+	int dfd, ret;
+
+	if (strncmp(uri, "pcie:", 5) || vt_check_iommu(uri + 5, iommu))
+		return -1;
+	if (vt_lib_open(&l, &j, uri, 0))
+		return -1;
+	j.disk_off = VT_P2P_DISK;
+	j.salt = 0x9292;
+	ret = vt_launch(&j, VT_WRITE, 1);
+	dfd = ret ? -1 : vp_export(0, 2 * VT_P2P_LEN);
+	if (dfd >= 0) {
+		ret = vt_p2p_read(&l, &j, dfd, iommu);
+		close(dfd);
+	}
+	vt_lib_close(&l);
+	return ret || dfd < 0 ? -1 : 0;
+}
+
 static int vt_parse_mode(const char *s, uint32_t *mode)
 {
 	char *end;
@@ -460,6 +548,14 @@ int main(int argc, char **argv)
 	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "rw")) {
 		if (!vt_parse_mode(argv[4], &mode))
 			ret = vt_mode_rw(argv[2], argv[3], mode, argc == 6 && !strcmp(argv[5], "iommu"));
+	} else if ((argc == 3 || argc == 4) && !strcmp(argv[1], "p2p")) {
+		ret = vt_mode_p2p(argv[2], argc == 4 && !strcmp(argv[3], "iommu"));
+	} else if (argc == 4 && !strcmp(argv[1], "p2pimport")) {
+		ret = vp_mode_import(argv[2], argv[3]);
+	} else if (argc == 4 && !strcmp(argv[1], "p2pteardown")) {
+		ret = vp_mode_teardown(argv[2], argv[3]);
+	} else if (argc == 4 && !strcmp(argv[1], "p2prevoke")) {
+		ret = vp_mode_revoke(argv[2], argv[3]);
 	} else if (argc == 3 && !strcmp(argv[1], "hammer")) {
 		ret = vt_mode_hammer(argv[2]);
 	} else if (argc == 3 && !strcmp(argv[1], "badargs")) {
@@ -484,6 +580,7 @@ int main(int argc, char **argv)
 		ret = vs_mode_reset(argv[2], argv[3]);
 	} else {
 		fprintf(stderr, "usage: %s rw URI EXPECT MODE [iommu] | hammer URI | "
+			"p2p URI [iommu] | p2pimport DEV ERRNO|0 | p2pteardown|p2prevoke DEV PCIADDR | "
 			"badargs DEV | unbind DEV PCIADDR | libunbind URI PCIADDR | "
 			"open DEV ERRNO|0 FLAGS [norawio] | retain DEV | uffd DEV | "
 			"filepin DEV FILE | fork DEV | msix DEV PCIADDR | reset DEV PCIADDR\n",

@@ -8,7 +8,12 @@
 # IOMMU (open refused by default; the cases run through the tainting
 # allow_unsafe_dma opt-in), with an emulated translating IOMMU with
 # interrupt remapping (intel-iommu, the default-safe open), and with
-# swiotlb=force (bouncing DMA refused). Each guest case
+# swiotlb=force (bouncing DMA refused). The noiommu and iommu boots also
+# get QEMU's ivshmem-plain device, its BAR2 backed by a host file filled
+# with 0xa5: the test-only exporter tests/vm/nkv_p2pexp.ko exports it as
+# dma-bufs, nkv.ko imports one, and an NVMe Read lands in the BAR; after
+# the boot, case p2p-host compares that host file with the disk image,
+# byte for byte. Each guest case
 # prints "NKV-CASE name PASS|FAIL"; this prints one line per case:
 #   NKV-VM <boot>-<case> PASS|FAIL|SKIP [reason]
 # and ends "N passed, N failed, N skipped". Exit 0 only if nothing failed.
@@ -29,8 +34,8 @@ BOOTS=("$@")
 PASSED=0 FAILED=0 SKIPPED=0
 
 declare -A CASES=(
-	[noiommu]="modules bind refuse-noiommu unsafe-taint admin refuse badargs rw-m0 rw-m8 rw-m4 rw-mf kill unbind libunbind handback admin-nvme closelog dmesg"
-	[iommu]="modules bind intx safe-open rw-m0 rw-m8 rw-m4 retain uffd filepin fork msix params reset kill handback closelog dmesg"
+	[noiommu]="modules bind refuse-noiommu unsafe-taint admin refuse badargs rw-m0 rw-m8 rw-m4 rw-mf p2p-read p2p-refuse p2p-revoke p2p-teardown kill unbind libunbind handback admin-nvme closelog dmesg p2p-host"
+	[iommu]="modules bind intx safe-open rw-m0 rw-m8 rw-m4 p2p-read retain uffd filepin fork msix params reset kill handback closelog dmesg p2p-host"
 	[swiotlb]="modules bind bounce dmesg"
 )
 
@@ -109,6 +114,18 @@ build_all() {
 		modinfo -F parm "$BUILD/kmod-$KVER/nkv.ko"
 		return 1
 	fi
+	# The test-only dma-buf exporter, for the same kernel, never installed.
+	mkdir -p "$BUILD/vmkmod-$KVER"
+	cp -p tests/vm/nkv_p2pexp.c tests/vm/nkv_p2pexp.h tests/vm/Kbuild "$BUILD/vmkmod-$KVER/"
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "/lib/modules/$KVER/build" \
+		M="$PWD/$BUILD/vmkmod-$KVER" W=1 modules >"$OUT/p2pexp.log" 2>&1 || {
+		cat "$OUT/p2pexp.log"
+		return 1
+	}
+	if grep -q "warning:" "$OUT/p2pexp.log"; then
+		cat "$OUT/p2pexp.log"
+		return 1
+	fi
 	# Static guest programs on the host library (tests/vm/vm.mk).
 	make -s -j2 BUILD="$BUILD" vm-guest >"$OUT/guest.log" 2>&1 || {
 		cat "$OUT/guest.log"
@@ -145,14 +162,42 @@ make_initramfs() {
 	cp tests/vm/init tests/vm/cases.sh "$BUILD/vm/nkv_vmtest" "$root/"
 	cp "$BUILD/vm/nkv-admin" "$root/bin/"
 	chmod +x "$root/init"
-	cp "$BUILD/kmod-$KVER/nkv.ko" "$root/lib/nkv/"
+	cp "$BUILD/kmod-$KVER/nkv.ko" "$BUILD/vmkmod-$KVER/nkv_p2pexp.ko" "$root/lib/nkv/"
 	copy_modules "$root/lib/nkv" || return 1
 	python3 tests/vm/mkcpio.py "$root" "$OUT/initramfs.cpio"
 }
 
+# The p2p case's ranges, as tests/vm/nkv_vmtest.c has them (VT_P2P_*): the
+# guest writes P2P_LEN bytes at disk offset P2P_DISK_OFF, then reads them
+# into the ivshmem BAR at P2P_BAR_OFF.
+P2P_DISK_OFF=$((16 << 20))
+P2P_BAR_OFF=$((1 << 20))
+P2P_LEN=$((1 << 20))
+SHM_SIZE=$((4 << 20))
+
+# p2p-host NAME: after the boot, the host file behind the BAR holds the
+# disk's bytes exactly where the import pointed, and its 0xa5 fill
+# everywhere else; the disk's bytes are the guest's data, not the fill.
+check_p2p_host() {
+	local name=$1 shm=$OUT/$1.shm disk=$OUT/$1.img
+	if ! tr -d '\r' <"$OUT/$name.log" | grep -q "^NKV-CASE p2p-read PASS$"; then
+		report "$name-p2p-host" FAIL "p2p-read did not pass"
+	elif ! cmp -s -n "$P2P_LEN" -i "$P2P_BAR_OFF:$P2P_DISK_OFF" "$shm" "$disk"; then
+		report "$name-p2p-host" FAIL "BAR at $P2P_BAR_OFF differs from disk at $P2P_DISK_OFF"
+	elif cmp -s -n "$P2P_LEN" -i "$P2P_DISK_OFF:0" "$disk" "$OUT/fill.bin" ||
+		cmp -s -n "$P2P_LEN" -i "$P2P_DISK_OFF:0" "$disk" /dev/zero; then
+		report "$name-p2p-host" FAIL "the disk holds no written data"
+	elif ! cmp -s -n "$P2P_BAR_OFF" "$shm" "$OUT/fill.bin" ||
+		! cmp -s -i "$((P2P_BAR_OFF + P2P_LEN)):$((P2P_BAR_OFF + P2P_LEN))" "$shm" "$OUT/fill.bin"; then
+		report "$name-p2p-host" FAIL "the BAR changed outside the imported range"
+	else
+		report "$name-p2p-host" PASS
+	fi
+}
+
 # boot NAME: run one VM with a hard timeout (killed by PID), log to a file.
 boot() {
-	local name=$1 log=$OUT/$1.log disk=$OUT/$1.img machine append pid t0
+	local name=$1 log=$OUT/$1.log disk=$OUT/$1.img machine append pid t0 shm=()
 	machine=(-machine pc)
 	append="console=ttyS0 quiet panic=-1 nkv_mode=$name"
 	if [ "$name" = iommu ]; then
@@ -163,12 +208,17 @@ boot() {
 	elif [ "$name" = swiotlb ]; then
 		append="$append swiotlb=force"
 	fi
+	if [ "$name" != swiotlb ]; then
+		cp "$OUT/fill.bin" "$OUT/$name.shm"
+		shm=(-object "memory-backend-file,id=hm,share=on,mem-path=$OUT/$name.shm,size=$SHM_SIZE"
+			-device ivshmem-plain,memdev=hm)
+	fi
 	rm -f "$disk" "$log"
 	truncate -s 64M "$disk"
 	t0=$(date +%s)
 	qemu-system-x86_64 -accel tcg -nographic -m 1G "${machine[@]}" \
 		-kernel "/boot/vmlinuz-$KVER" -initrd "$OUT/initramfs.cpio" -append "$append" \
-		-drive "file=$disk,if=none,id=d0,format=raw" -device nvme,serial=nkv0001,drive=d0 \
+		-drive "file=$disk,if=none,id=d0,format=raw" -device nvme,serial=nkv0001,drive=d0 "${shm[@]}" \
 		-serial "file:$log" -monitor none -no-reboot </dev/null >"$OUT/$name.qemu" 2>&1 &
 	pid=$!
 	while kill -0 "$pid" 2>/dev/null; do
@@ -190,6 +240,10 @@ parse() {
 	local name=$1 log=$OUT/$1.log c r
 	for c in ${CASES[$name]}; do
 		r=$(tr -d '\r' <"$log" 2>/dev/null | sed -n "s/^NKV-CASE $c \(PASS\|FAIL\)$/\1/p" | tail -1)
+		if [ "$c" = p2p-host ]; then
+			check_p2p_host "$name"
+			continue
+		fi
 		if [ "$c" = modules ] && [ -z "$r" ] && grep -aq "NKV-CASE bind" "$log"; then
 			r=PASS	# loading printed no failure and the cases ran
 		fi
@@ -214,10 +268,11 @@ if ! build_all; then
 	finish
 fi
 make_initramfs || { echo "initramfs failed"; exit 1; }
+head -c "$SHM_SIZE" /dev/zero | tr '\0' '\245' >"$OUT/fill.bin"
 for b in "${BOOTS[@]}"; do
 	[ -n "${CASES[$b]:-}" ] || { echo "unknown boot '$b'"; exit 2; }
 	boot "$b"
-	grep -a -E "^(--- case|FAIL:|ok:|NKV-|rw:|info:|identify:|admin:|timeout|nkv:)" "$OUT/$b.log" | tr -d '\r' |
+	grep -a -E "^(--- case|FAIL:|ok:|NKV-|rw:|p2p:|info:|identify:|admin:|timeout|nkv:)" "$OUT/$b.log" | tr -d '\r' |
 		sed "s/^/  [$b] /"
 	parse "$b"
 done

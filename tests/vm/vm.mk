@@ -1,7 +1,7 @@
 # The guest programs of tests/vm/run.sh, linked statically (the busybox
 # initramfs has no libc): `make vm-guest`. libpciaccess.a comes with
 # Debian's libpciaccess-dev; its static archive needs nothing more.
-VMTEST_SRCS := tests/vm/nkv_vmtest.c tests/vm/vm_kmod.c tests/vm/vm_safety.c
+VMTEST_SRCS := tests/vm/nkv_vmtest.c tests/vm/vm_kmod.c tests/vm/vm_safety.c tests/vm/vm_p2p.c
 # (obj is defined after the fragments are read: spell the objects out.)
 VM_STATIC_LDLIBS = $(LIBNKV_LDLIBS)
 

@@ -170,10 +170,34 @@ static int vt_bad_mmaps(int fd, uint64_t bar)
 	return ret;
 }
 
+/* NKV_IOC_DMABUF_IMPORT's argument checks, before any dma-buf is touched. */
+static int vt_bad_imports(int fd, uint64_t *iova)
+{
+	struct nkv_kmod_dmabuf db = { .fd = (uint32_t)fd, .len = NKV_PAGE_SIZE, .npages = 1,
+				      .iova_ptr = (uintptr_t)iova };
+	int ret = 0;
+
+	db.len = 0;
+	ret |= vt_expect_errno(ioctl(fd, NKV_IOC_DMABUF_IMPORT, &db), EINVAL, "import zero length");
+	db.len = NKV_PAGE_SIZE;
+	db.offset = 100;
+	ret |= vt_expect_errno(ioctl(fd, NKV_IOC_DMABUF_IMPORT, &db), EINVAL, "import unaligned offset");
+	db.offset = 0;
+	db.npages = 2;
+	ret |= vt_expect_errno(ioctl(fd, NKV_IOC_DMABUF_IMPORT, &db), EINVAL, "import count mismatch");
+	db.npages = 1;
+	db.flags = 1;
+	ret |= vt_expect_errno(ioctl(fd, NKV_IOC_DMABUF_IMPORT, &db), EINVAL, "import unknown flag");
+	db.flags = 0;
+	ret |= vt_expect_errno(ioctl(fd, NKV_IOC_DMABUF_IMPORT, &db), EINVAL, "import of a non-dma-buf fd");
+	db.fd = 999;
+	ret |= vt_expect_errno(ioctl(fd, NKV_IOC_DMABUF_IMPORT, &db), EBADF, "import of a closed fd");
+	return ret;
+}
+
 int vt_mode_badargs(const char *dev)
 {
 	struct nkv_kmod_info info;
-	struct nkv_kmod_dmabuf db = { 0 };
 	struct nkv_kmod_unmap u = { .handle = 12345 };
 	uint64_t iova[8];
 	uint8_t *p, *ro;
@@ -205,7 +229,7 @@ int vt_mode_badargs(const char *dev)
 	ret |= vt_expect_errno(ioctl(fd, NKV_IOC_UNMAP, &u), EINVAL, "unmap unknown handle");
 	u.handle = 0;
 	ret |= vt_expect_errno(ioctl(fd, NKV_IOC_UNMAP, &u), EINVAL, "unmap handle 0");
-	ret |= vt_expect_errno(ioctl(fd, NKV_IOC_DMABUF_IMPORT, &db), EOPNOTSUPP, "dma-buf import");
+	ret |= vt_bad_imports(fd, iova);
 	ret |= vt_expect_errno(ioctl(fd, _IO('N', 0xaf), 0), ENOTTY, "unknown ioctl");
 	ret |= vt_bad_mmaps(fd, info.bar0_size);
 	close(fd);
