@@ -216,6 +216,8 @@ boot() {
 	rm -f "$disk" "$log"
 	truncate -s 64M "$disk"
 	t0=$(date +%s)
+	# TCG even where /dev/kvm exists: on the nested VMs this runs on, a KVM
+	# guest sat in the firmware's boot for the whole timeout (tried).
 	qemu-system-x86_64 -accel tcg -nographic -m 1G "${machine[@]}" \
 		-kernel "/boot/vmlinuz-$KVER" -initrd "$OUT/initramfs.cpio" -append "$append" \
 		-drive "file=$disk,if=none,id=d0,format=raw" -device nvme,serial=nkv0001,drive=d0 "${shm[@]}" \
