@@ -1093,6 +1093,7 @@ unbudget:
 	nkv_import_unbudget(nf);
 	return ret;
 }
+
 static long nkv_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct nkv_file *nf = file->private_data;
