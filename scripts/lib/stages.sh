@@ -43,9 +43,12 @@ run_criterion() {
 			continue
 		fi
 		ran=$((ran + 1))
-		out=$("$t" --jobs 2 --short-filename 2>&1)
+		# --verbose=1: without it Criterion prints no [SKIP] line at all,
+		# and a skipped test would vanish from the counts.
+		out=$("$t" --jobs 2 --short-filename --verbose=1 2>&1)
 		[ $? -eq 0 ] || rc=1
-		echo "$out" | grep -vE '^\[RUN |^\[PASS\]' | sed "s|^|$(basename "$t"): |"
+		grep -vE '^\[RUN |^\[PASS\]|^\[----\] Criterion v|^\[====\] Running ' <<<"$out" |
+			sed "s|^|$(basename "$t"): |"
 		read -r tested passing failing crashing skipped < <(echo "$out" |
 			sed -n 's/.*Tested: \([0-9]*\) | Passing: \([0-9]*\) | Failing: \([0-9]*\) | Crashing: \([0-9]*\).*/\1 \2 \3 \4/p' | tail -1)
 		if [ -z "${tested:-}" ]; then
