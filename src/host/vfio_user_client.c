@@ -46,6 +46,11 @@ struct nkv_tr {
 	char last_err[160];
 };
 
+int nkv_vfu_client_fd(struct nkv_tr *tr)
+{
+	return tr->fd;
+}
+
 static void nkv_vfu_seterr(struct nkv_tr *tr, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void nkv_vfu_seterr(struct nkv_tr *tr, const char *fmt, ...)

@@ -138,12 +138,15 @@ static void *nkv_dma_ptr_attr(struct nkv_dma *dma, uint64_t iova, uint64_t len,
 	return r->ptr + (iova - r->iova);
 }
 
+/* Accesses other than data segments (queues, PRP lists) never reach a
+ * message-only region: the controller reads those in place. */
 static void *nkv_dma_ptr_locked(struct nkv_dma *dma, uint64_t iova,
 				uint64_t len, uint32_t prot)
 {
-	uint32_t attr;
+	uint32_t attr = 0;
+	void *p = nkv_dma_ptr_attr(dma, iova, len, prot, &attr);
 
-	return nkv_dma_ptr_attr(dma, iova, len, prot, &attr);
+	return p && prot && (attr & NKV_DMA_MSG) ? NULL : p;
 }
 
 void *nkv_dma_ptr(struct nkv_dma *dma, uint64_t iova, uint64_t len,
@@ -278,6 +281,29 @@ int nkv_dma_prp_to_iov(struct nkv_dma *dma, uint64_t prp1, uint64_t prp2,
 	if (stable)
 		*stable = !rc && (w.attr & NKV_DMA_STABLE);
 	return rc ? rc : w.n;
+}
+
+int nkv_dma_msg_range(struct nkv_dma *dma, const void *ptr, uint64_t len,
+		      uint64_t *iova, uint64_t *run)
+{
+	uintptr_t p = (uintptr_t)ptr;
+	int rc = -ENOENT;
+	size_t i;
+
+	pthread_rwlock_rdlock(&dma->lock);
+	for (i = 0; i < dma->n; i++) {
+		const struct nkv_dma_region *r = &dma->r[i];
+		uintptr_t b = (uintptr_t)r->ptr;
+
+		if (p < b || p - b >= r->len)
+			continue;
+		*iova = r->iova + (p - b);
+		*run = r->len - (p - b) < len ? r->len - (p - b) : len;
+		rc = !!(r->prot & NKV_DMA_MSG);
+		break;
+	}
+	pthread_rwlock_unlock(&dma->lock);
+	return rc;
 }
 
 int nkv_dma_faulted(struct nkv_dma *dma)
