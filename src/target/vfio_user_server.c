@@ -1052,6 +1052,10 @@ static int nkv_vfu_dma_msg(struct nkv_vfu_conn *c, uint64_t iova, void *buf,
 		if (!rc && !to_client)
 			memcpy(buf, r.payload + sizeof(rw), len);
 	}
+	pthread_mutex_lock(&c->s->lock);
+	c->s->st.dma_msgs++;
+	c->s->st.dma_bytes += rc ? 0 : len;
+	pthread_mutex_unlock(&c->s->lock);
 	if (rc)
 		nkv_vfu_clog(c, NKV_VFU_LOG_WARN,
 			     "event=dma_msg_failed conn=%u cmd=%s iova=%#llx count=%llu reply_len=%zu errno=%d",
