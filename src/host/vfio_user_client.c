@@ -129,7 +129,7 @@ static int nkv_vfu_call_locked(struct nkv_tr *tr, uint16_t cmd, const void *req,
 
 	memset(rep, 0, sizeof(*rep));
 	rep->nfds = 0;
-	if (tr->dead) {
+	if (__atomic_load_n(&tr->dead, __ATOMIC_ACQUIRE)) {
 		nkv_vfu_seterr(tr, "vfio-user: connection already failed");
 		return -ENOTCONN;
 	}
@@ -154,7 +154,7 @@ static int nkv_vfu_call_locked(struct nkv_tr *tr, uint16_t cmd, const void *req,
 	}
 	rc = tr->rd_on ? nkv_vfu_wait_reply(tr, rep) : nkv_vfu_recv(tr->fd, rep, NKV_VFU_MAX_MSG);
 	if (rc) {
-		tr->dead = 1;
+		__atomic_store_n(&tr->dead, 1, __ATOMIC_RELEASE);
 		nkv_vfu_msg_free(rep);
 		if (rc == -ETIMEDOUT)
 			nkv_vfu_seterr(tr, "vfio-user: no reply to %s within %d ms",
@@ -166,7 +166,7 @@ static int nkv_vfu_call_locked(struct nkv_tr *tr, uint16_t cmd, const void *req,
 	}
 	if (nkv_vfu_type(rep->hdr.flags) != NKV_VFU_TYPE_REPLY ||
 	    rep->hdr.msg_id != h.msg_id || rep->hdr.cmd != cmd) {
-		tr->dead = 1;
+		__atomic_store_n(&tr->dead, 1, __ATOMIC_RELEASE);
 		nkv_vfu_seterr(tr, "vfio-user: protocol mismatch: expected reply to %s id %u, got cmd %u id %u flags 0x%x",
 			       nkv_vfu_cmd_name(cmd), h.msg_id, rep->hdr.cmd,
 			       rep->hdr.msg_id, rep->hdr.flags);
@@ -603,6 +603,7 @@ static void nkv_vfu_close(struct nkv_tr *tr)
 		return;
 	if (tr->rd_on) {
 		__atomic_store_n(&tr->rd_stop, 1, __ATOMIC_RELEASE);
+		shutdown(tr->fd, SHUT_RDWR);	/* wakes the reader's poll at once */
 		pthread_join(tr->rd, NULL);
 		if (tr->have_reply)
 			nkv_vfu_msg_free(&tr->reply);
@@ -891,7 +892,7 @@ static int nkv_vfu_dma_unmap(struct nkv_tr *tr, struct nkv_dmamem *m)
 	if (!rc)
 		nkv_vfu_msg_free(&rep);
 	/* A server that is gone no longer holds the memory either. */
-	if (!rc || tr->dead) {
+	if (!rc || __atomic_load_n(&tr->dead, __ATOMIC_ACQUIRE)) {
 		if (m->by_messages)
 			nkv_vfu_mr_del(tr, m);
 		if (m->tr_priv && m->tr_priv == m->iova) {
@@ -907,10 +908,10 @@ static int nkv_vfu_alive(struct nkv_tr *tr)
 {
 	struct pollfd p = { .fd = tr->fd, .events = POLLRDHUP };
 
-	if (tr->dead)
+	if (__atomic_load_n(&tr->dead, __ATOMIC_ACQUIRE))
 		return -ENOTCONN;
 	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
-		tr->dead = 1;
+		__atomic_store_n(&tr->dead, 1, __ATOMIC_RELEASE);
 		nkv_vfu_seterr(tr, "vfio-user: server closed the connection");
 		return -ECONNRESET;
 	}

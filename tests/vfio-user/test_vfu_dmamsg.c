@@ -235,7 +235,7 @@ Test(vfu_dmamsg, every_op_byte_for_byte, .init = up, .fini = down)
 	cr_assert_neq(kv(NKV_KV_EXIST, "dm0", 0, 0, 0, NULL), 0);
 	cr_assert(__atomic_load_n(&pr.reads, __ATOMIC_RELAXED) >= 4);
 	cr_assert(__atomic_load_n(&pr.writes, __ATOMIC_RELAXED) >= 6);
-	cr_assert_eq(pr.bad, 0);
+	cr_assert_eq(__atomic_load_n(&pr.bad, __ATOMIC_RELAXED), 0);
 	peer_down();
 	free(want);
 }
@@ -258,7 +258,7 @@ static void bad_answer(int mode)
 	cr_assert_eq(st, NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_KV_KEY_NOT_EXISTS), "status %#x", st);
 	cr_assert_eq(kv(NKV_KV_RETRIEVE, "good", arena_iova(1), 0, 64, &dw0), 0);
 	cr_assert_eq(pr.arena[4096], 0x11);
-	cr_assert_eq(pr.bad, 0);
+	cr_assert_eq(__atomic_load_n(&pr.bad, __ATOMIC_RELAXED), 0);
 	peer_down();
 }
 
@@ -286,7 +286,7 @@ Test(vfu_dmamsg, client_request_during_dma_is_served, .init = up, .fini = down)
 	cr_assert_eq(pr.arena[4096 + 63], 0x22);
 	for (i = 0; i < 300 && __atomic_load_n(&pr.region_replies, __ATOMIC_RELAXED) < 2; i++)
 		usleep(10000);
-	cr_assert_eq(pr.region_replies, 2);
+	cr_assert_eq(__atomic_load_n(&pr.region_replies, __ATOMIC_RELAXED), 2);
 	peer_down();
 }
 
