@@ -891,10 +891,12 @@ static int nkv_vfu_dma_unmap(struct nkv_tr *tr, struct nkv_dmamem *m)
 	rc = nkv_vfu_call(tr, NKV_VFU_DMA_UNMAP, &du, sizeof(du), NULL, 0, &rep);
 	if (!rc)
 		nkv_vfu_msg_free(&rep);
+	/* The caller frees the memory whatever the server said: its later
+	 * DMA requests for it get EFAULT, never freed memory. */
+	if (m->by_messages)
+		nkv_vfu_mr_del(tr, m);
 	/* A server that is gone no longer holds the memory either. */
 	if (!rc || __atomic_load_n(&tr->dead, __ATOMIC_ACQUIRE)) {
-		if (m->by_messages)
-			nkv_vfu_mr_del(tr, m);
 		if (m->tr_priv && m->tr_priv == m->iova) {
 			free(m->iova);
 			m->iova = NULL;
