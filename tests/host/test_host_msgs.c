@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/host.h"
 #include "host_util.h"
 #include "nkv_dev.h"
 #include "target/vfio_user_server.h"
@@ -184,6 +185,59 @@ Test(host_msgs, requests_while_values_move, .init = up, .fini = down)
 	cr_assert_eq(w.fails, 0);
 	nkv_vfu_server_stats(srv.srv, &st);
 	cr_assert_geq(st.dma_msgs, 400);
+	nkv_qpair_destroy(qp);
+	nkv_ctrl_close(c);
+}
+
+/* The library's side failing: a copy that fails is answered with an
+ * error, and the command ends with Data Transfer Error, never success;
+ * a failed Store stores nothing. (The arena's ops are swapped for ones
+ * whose copy fails on request, before the slots are allocated.) */
+static int copy_fails;		/* atomic */
+
+static int flaky_copy(void *ctx, const struct nkv_dmamem *m, size_t off, void *host,
+		      size_t len, int to_mem)
+{
+	uint8_t *p = (uint8_t *)m->va + off;
+
+	(void)ctx;
+	if (__atomic_load_n(&copy_fails, __ATOMIC_ACQUIRE))
+		return -EIO;
+	memcpy(to_mem ? (void *)p : host, to_mem ? host : (void *)p, len);
+	return 0;
+}
+
+Test(host_msgs, failed_copy_is_data_transfer_error, .init = up, .fini = down)
+{
+	static struct nkv_h_memsrc_ops flaky;
+	const uint16_t dte = NKV_STATUS(0, NKV_SC_DATA_XFER_ERROR);
+	struct nkv_ctrl *c;
+	struct nkv_qpair *qp;
+	struct nkv_result r;
+	uint8_t v[100], back[100];
+	char err[256] = "";
+
+	cr_assert_eq(connect_flags(0x8, NKV_CTRL_VALUES_BY_MESSAGES, &c, err, sizeof(err)), 0, "%s", err);
+	cr_assert_not_null(c->dev_msg);
+	flaky = *c->dev_msg->ops;
+	flaky.copy = flaky_copy;
+	c->dev_msg->ops = &flaky;
+	cr_assert_eq(nkv_qpair_create(c, NULL, &qp), 0);
+	memset(v, 0x5a, sizeof(v));
+	cr_assert_eq(nkv_store(qp, "good", 4, v, sizeof(v), 0, &r), 0);
+	cr_assert_eq(r.status, 0);
+	__atomic_store_n(&copy_fails, 1, __ATOMIC_RELEASE);
+	cr_assert_eq(nkv_retrieve(qp, "good", 4, back, sizeof(back), &r), 0);
+	cr_assert_eq(r.status, dte, "retrieve: %s", nkv_status_str(r.status));
+	cr_assert_eq(nkv_store(qp, "bad", 3, v, sizeof(v), 0, &r), 0);
+	cr_assert_eq(r.status, dte, "store: %s", nkv_status_str(r.status));
+	__atomic_store_n(&copy_fails, 0, __ATOMIC_RELEASE);
+	cr_assert_eq(nkv_exist(qp, "bad", 3, &r), 0);
+	cr_assert_eq(r.status, NKV_STATUS(0, NKV_SC_KV_KEY_NOT_EXISTS));
+	memset(back, 0, sizeof(back));
+	cr_assert_eq(nkv_retrieve(qp, "good", 4, back, sizeof(back), &r), 0);
+	cr_assert_eq(r.status, 0);
+	cr_assert_eq(memcmp(back, v, sizeof(v)), 0);
 	nkv_qpair_destroy(qp);
 	nkv_ctrl_close(c);
 }

@@ -22,7 +22,7 @@
 #define ARENA_PAGES 16
 #define DTE NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_DATA_XFER_ERROR)
 
-enum peer_mode { PEER_OK, PEER_ERROR, PEER_SHORT, PEER_SILENT, PEER_INTERLEAVE };
+enum peer_mode { PEER_OK, PEER_ERROR, PEER_SHORT, PEER_SILENT, PEER_INTERLEAVE, PEER_SLOW };
 
 struct peer {
 	int fd;
@@ -89,6 +89,8 @@ static void peer_serve(struct peer *p, struct nkv_vfu_msg *m)
 	uint8_t *a = p->arena + (rw.addr - arena_iova(0));
 
 	if (m->hdr.cmd == NKV_VFU_DMA_WRITE) {
+		if (mode == PEER_SLOW)	/* data lands late: the CQE must wait */
+			usleep(50000);
 		__atomic_add_fetch(&p->writes, 1, __ATOMIC_RELAXED);
 		memcpy(a, m->payload + sizeof(rw), rw.count);
 		nkv_vfu_send(p->fd, &h, &rw, mode == PEER_SHORT ? 8 : sizeof(rw), NULL, 0);
@@ -238,6 +240,27 @@ Test(vfu_dmamsg, every_op_byte_for_byte, .init = up, .fini = down)
 	cr_assert_eq(__atomic_load_n(&pr.bad, __ATOMIC_RELAXED), 0);
 	peer_down();
 	free(want);
+}
+
+/* The CQE of a Retrieve is posted only after the DMA_WRITE's reply: a
+ * client whose copy is slow still finds the value when the CQE shows. */
+Test(vfu_dmamsg, completion_never_overtakes_its_data, .init = up, .fini = down)
+{
+	uint32_t dw0;
+	int i;
+
+	peer_up(PEER_OK);
+	for (i = 0; i < 3; i++) {
+		memset(pr.arena, 0x40 + i, 256);
+		cr_assert_eq(kv(NKV_KV_STORE, "slow", arena_iova(0), 0, 256, NULL), 0);
+		memset(pr.arena + 4096, 0, 256);
+		__atomic_store_n(&pr.mode, PEER_SLOW, __ATOMIC_RELEASE);
+		cr_assert_eq(kv(NKV_KV_RETRIEVE, "slow", arena_iova(1), 0, 256, &dw0), 0);
+		cr_assert_eq(((volatile uint8_t *)pr.arena)[4096 + 255], 0x40 + i,
+			     "CQE seen before its data");
+		__atomic_store_n(&pr.mode, PEER_OK, __ATOMIC_RELEASE);
+	}
+	peer_down();
 }
 
 /* A peer that answers badly: the command ends with Data Transfer Error,
