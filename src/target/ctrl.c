@@ -321,7 +321,7 @@ int nkv_tgt_cmd_prps(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 		return -n;
 	cmd->iovcnt = n;
 	cmd->op.stable = (uint8_t)stable;
-	if (!nkv_tgt_msg_any(c, cmd))
+	if (!nkv_dma_has_msg(c->dma) || !nkv_tgt_msg_any(c, cmd))
 		return 0;
 	if (prot & NKV_DMA_WRITE) {
 		cmd->msg_out = 1;	/* sent at completion */

@@ -66,6 +66,10 @@ int nkv_dma_prp_to_iov(struct nkv_dma *dma, uint64_t prp1, uint64_t prp2,
 int nkv_dma_msg_range(struct nkv_dma *dma, const void *ptr, uint64_t len,
 		      uint64_t *iova, uint64_t *run);
 
+/* Is any region reachable only by messages? (The common case, none,
+ * costs the command path one load.) */
+int nkv_dma_has_msg(struct nkv_dma *dma);
+
 /* Did a PRP list page vanish under the walk (SIGBUS caught by memguard.h;
  * the walk answered Data Transfer Error)? Sticky. */
 int nkv_dma_faulted(struct nkv_dma *dma);

@@ -234,8 +234,10 @@ Test(dma, message_only_region)
 	uint64_t iova = 0, run = 0;
 	uint64_t *l = (uint64_t *)sh;
 
+	cr_assert(!nkv_dma_has_msg(dma));
 	cr_assert_eq(nkv_dma_map(dma, 0x900000, 8 * PS, sh,
 				 NKV_DMA_READ | NKV_DMA_WRITE | NKV_DMA_MSG), 0);
+	cr_assert(nkv_dma_has_msg(dma));
 	cr_assert_null(nkv_dma_ptr(dma, 0x900000, 64, NKV_DMA_READ));
 	cr_assert_eq(nkv_dma_ptr(dma, 0x900000, 64, 0), sh);
 	cr_assert_eq(prp(0x900000 + PS, 0x900000 + 2 * PS, 2 * PS, 8), 1);
@@ -250,5 +252,7 @@ Test(dma, message_only_region)
 	l[0] = 0x100000 + 3 * PS;
 	l[1] = 0x100000 + 4 * PS;
 	cr_assert_eq(prp(0x100000, 0x900000, 3 * PS, 8), ERR(NKV_SC_DATA_XFER_ERROR));
+	cr_assert_eq(nkv_dma_unmap(dma, 0x900000, 8 * PS), 0);
+	cr_assert(!nkv_dma_has_msg(dma));
 	free(sh);
 }
