@@ -212,6 +212,24 @@ Test(vfu_dmamsg, every_op_byte_for_byte, .init = up, .fini = down)
 		cr_assert_eq(memcmp(pr.arena + 4 * 4096, want, len), 0, "retrieve %u", len);
 		cr_assert_eq(kv(NKV_KV_EXIST, key, 0, 0, 0, NULL), 0);
 	}
+	/* A buffer half mapped (PRP1 in the memfd), half message-only (PRP2):
+	 * a value wholly in the mapped half, then one across both. */
+	{
+		uint8_t *mapped = vt_page(&nv, VT_DATA + 1);
+
+		memset(mapped, 0, 4096);
+		memset(pr.arena + 10 * 4096, 0, 4096);
+		cr_assert_eq(kv(NKV_KV_RETRIEVE, "dm1", vt_iova(&nv, VT_DATA + 1), arena_iova(10),
+				8192, &dw0), 0);
+		fill(want, 100, 1);
+		cr_assert_eq(dw0, 100);
+		cr_assert_eq(memcmp(mapped, want, 100), 0);
+		cr_assert_eq(kv(NKV_KV_RETRIEVE, "dm3", vt_iova(&nv, VT_DATA + 1), arena_iova(10),
+				8192, &dw0), 0);
+		fill(want, sizes[3], 3);
+		cr_assert_eq(memcmp(mapped, want, 4096), 0);
+		cr_assert_eq(memcmp(pr.arena + 10 * 4096, want + 4096, 4096), 0);
+	}
 	/* Short Retrieve: only the buffer's bytes move, the rest untouched. */
 	memset(pr.arena + 8 * 4096, 0xab, 4096);
 	cr_assert_eq(kv(NKV_KV_RETRIEVE, "dm1", arena_iova(8), 0, 10, &dw0), 0);
