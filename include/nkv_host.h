@@ -195,7 +195,9 @@ struct nkv_qpair_info {
 				 * WRITE), not by mapping them: values under
 				 * NKV_CTRL_VALUES_BY_MESSAGES; 0: all mapped */
 };
-/* Say truthfully where each part lives (any thread). 0 or -EINVAL. */
+/* Say truthfully where each part lives (any thread). info->size as the
+ * caller was built: one built before by_messages existed gets the fields
+ * it knows. 0 or -EINVAL. */
 int nkv_qpair_get_info(struct nkv_qpair *q, struct nkv_qpair_info *info);
 /* Any thread, any time, also while a kernel runs: NKV_QP_OK (0), or why
  * device code or the synchronous API failed the queue pair (enum
