@@ -9,6 +9,7 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,16 @@ static void by_messages(uint32_t mode, uint32_t flags)
 	cr_assert_eq(nkv_qpair_create(c, &qo, &qp), 0);
 	cr_assert_eq(nkv_qpair_get_info(qp, &qi), 0);
 	cr_assert_eq(qi.by_messages, flags ? NKV_MEM_DATA : 0u);
+	/* A caller built before the field: its size is accepted, the field
+	 * it does not know left alone. */
+	{
+		struct nkv_qpair_info old = { .size = offsetof(struct nkv_qpair_info, by_messages) };
+
+		old.by_messages = 0xdead;
+		cr_assert_eq(nkv_qpair_get_info(qp, &old), 0);
+		cr_assert_eq(old.by_messages, 0xdead);
+		cr_assert_eq(old.values, qi.values);
+	}
 	every_op(qp);
 	nkv_vfu_server_stats(srv.srv, &st);
 	if (flags) {
