@@ -57,6 +57,7 @@ struct nkv_bench_opts {
 	uint32_t timeout_ms;		/* per batch on the cpu engine */
 	int cpu_device;			/* --cpus: device code's CPU, or -1 */
 	int cpu_target;			/* --cpus: the embedded target's, or -1 */
+	int values_by_messages;		/* NKV_CTRL_VALUES_BY_MESSAGES */
 };
 
 /* Parse argv into o. 0, or NKV_BENCH_EXIT_USAGE after printing why;

@@ -21,6 +21,9 @@ void nkv_bench_usage(FILE *f)
 	      "  --memory-mode X        hex mask 0-f, 0x optional (10 is refused): bits SQ 0x1,\n"
 	      "                         CQ 0x2, doorbell shadow 0x4,\n"
 	      "                         values 0x8 in VRAM (default 0)\n"
+	      "  --values-by-messages   the controller reaches values (mode bit 0x8) only by\n"
+	      "                         vfio-user DMA_READ/WRITE messages, as GPU memory it\n"
+	      "                         cannot map (no GPU: the device arena does)\n"
 	      "  --keys K[,K...] [K...] explicit keys (1..16 bytes each)\n"
 	      "  --num-keys N           generated keys PREFIX0..PREFIXn (default 1024)\n"
 	      "  --key-prefix P         prefix of generated keys (default nkvb-)\n"
@@ -50,6 +53,7 @@ void nkv_bench_usage(FILE *f)
 	      "1 verification failure or unexpected status, 2 bad flags, 3 setup failed.\n\n"
 	      "examples:\n"
 	      "  nkv-bench --kv-op retrieve --memory-mode 8\n"
+	      "  nkv-bench --kv-op retrieve --memory-mode 8 --values-by-messages\n"
 	      "  nkv-bench --kv-op store --num-keys 4096 --batch-size 32 --num-queues 2\n"
 	      "  nkv-bench --kv-op store --num-keys 200000 --value-size 64 --key-order hash\n"
 	      "  nkv-bench --kv-op exist --keys gpukey01,gpukey02 --batch-size 2\n"
@@ -234,6 +238,7 @@ enum {
 	OPT_OP = 256, OPT_MODE, OPT_KEYS, OPT_NUM_KEYS, OPT_PREFIX, OPT_BATCH, OPT_VSIZE,
 	OPT_BSIZE, OPT_QLEN, OPT_NQ, OPT_ITER, OPT_SEED, OPT_VERIFY, OPT_NO_VERIFY,
 	OPT_POLL, OPT_ENGINE, OPT_TARGET, OPT_TIMEOUT, OPT_JSON, OPT_QUIET, OPT_KEY_ORDER, OPT_CPUS,
+	OPT_BY_MSGS,
 };
 
 static const struct option nkv_bench_lopts[] = {
@@ -259,6 +264,7 @@ static const struct option nkv_bench_lopts[] = {
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "key-order", required_argument, NULL, OPT_KEY_ORDER },
 	{ "cpus", required_argument, NULL, OPT_CPUS },
+	{ "values-by-messages", no_argument, NULL, OPT_BY_MSGS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -386,6 +392,11 @@ static int nkv_bench_check(struct nkv_bench_opts *o, uint64_t num_keys)
 
 	if (!o->buf_size)
 		o->buf_size = (o->value_size + 4095u) & ~4095u;
+	if (o->values_by_messages && !(o->memory_mode & 0x8u)) {
+		fprintf(stderr, "nkv-bench: --values-by-messages needs --memory-mode with bit 8 "
+			"(values in device memory)\n");
+		return NKV_BENCH_EXIT_USAGE;
+	}
 	if (o->value_size > o->buf_size) {
 		fprintf(stderr, "nkv-bench: --value-size %u is larger than --data-buffer-size %u\n",
 			o->value_size, o->buf_size);
@@ -464,6 +475,7 @@ int nkv_bench_parse(int argc, char **argv, struct nkv_bench_opts *o)
 		case OPT_JSON: o->json = 1; break;
 		case OPT_QUIET: o->quiet = 1; break;
 		case OPT_CPUS: rc = nkv_bench_cpus(optarg, o); break;
+		case OPT_BY_MSGS: o->values_by_messages = 1; break;
 		case 'h': nkv_bench_usage(stdout); return -1;
 		case '?': rc = NKV_BENCH_EXIT_USAGE; break;
 		default: rc = nkv_bench_numeric(opt, optarg, o, &num_keys); break;

@@ -183,6 +183,8 @@ static void nkv_bench_text_setup(FILE *f, const struct nkv_bench_opts *o,
 		   "              values %s\n",
 		in->memory_mode, nkv_bench_where(in, NKV_MEM_SQ), nkv_bench_where(in, NKV_MEM_CQ),
 		db, nkv_bench_where(in, NKV_MEM_DATA));
+	if (o->values_by_messages)
+		fprintf(f, "              values reached by vfio-user DMA_READ/WRITE messages\n");
 	if (!o->keys_given && o->key_order == NKV_BENCH_KEYS_HASH)
 		fprintf(f, "  keys        16-byte hashes of (%s, index), in random order\n",
 			o->key_prefix);
@@ -289,10 +291,12 @@ void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
 
 	nkv_bench_lat_stats(ph, &l);
 	fprintf(f, "{\"op\":\"%s\",\"key_order\":\"%s\",\"engine\":\"%s\",\"memory_mode\":%u,"
-		"\"vram_emulated\":%s,\"doorbells_mapped\":%s,\"target\":", o->op_name,
+		"\"vram_emulated\":%s,\"doorbells_mapped\":%s,\"values_by_messages\":%s,"
+		"\"target\":", o->op_name,
 		o->keys_given ? "explicit" : nkv_bench_key_order_name(o->key_order),
 		o->engine == NKV_BENCH_ENGINE_GPU ? "gpu" : "cpu", in->memory_mode,
-		in->vram_is_emulated ? "true" : "false", in->doorbells_mapped ? "true" : "false");
+		in->vram_is_emulated ? "true" : "false", in->doorbells_mapped ? "true" : "false",
+		o->values_by_messages ? "true" : "false");
 	nkv_bench_json_str(f, s->target_desc);
 	fprintf(f, ",\"cpus\":{\"pinned\":%s,\"device\":", o->cpu_device >= 0 ? "true" : "false");
 	nkv_bench_json_str(f, s->device_cpus);

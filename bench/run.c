@@ -174,6 +174,7 @@ int nkv_bench_run_open(const struct nkv_bench_opts *o, const char *uri,
 	r->o = o;
 	r->nq = o->num_queues;
 	co.memory_mode = o->memory_mode;
+	co.flags = o->values_by_messages ? NKV_CTRL_VALUES_BY_MESSAGES : 0;
 	co.io_queues = o->num_queues;
 	co.err = err;
 	co.errlen = errlen;

@@ -47,7 +47,20 @@ struct nkv_ctrl_opts {
 	int trace;		/* log admin commands and doorbells to stderr */
 	char *err;		/* if set, a one-line reason on failure */
 	size_t errlen;
+	uint32_t flags;		/* NKV_CTRL_*; read when size covers it */
 };
+
+/*
+ * Value buffers (memory-mode bit 0x8) are registered without a file
+ * descriptor, and the controller reaches them through the transport's
+ * messages (vfio-user DMA_READ/WRITE, served by the library's socket
+ * thread) instead of mapping them: the path for device memory the
+ * controller's process cannot map. Without a GPU the device arena then
+ * behaves so, which lets CI drive the path. vfio-user only (pcie:
+ * -EOPNOTSUPP); needs bit 0x8 (-EINVAL). nkv_qpair_info.by_messages says
+ * which parts took it.
+ */
+#define NKV_CTRL_VALUES_BY_MESSAGES 0x1u
 
 /*
  * Connect to the controller at uri and bring it up:
@@ -177,8 +190,14 @@ struct nkv_qpair_info {
 	uint32_t doorbells;	/* the words device code writes */
 	uint32_t bookkeeping;	/* descriptor, CID bitmap, completion and slot tables */
 	int doorbells_mapped;	/* 1: the controller's own page; 0: a forwarded shadow */
+	uint32_t by_messages;	/* NKV_MEM_* bits of the parts the controller
+				 * reaches by messages (vfio-user DMA_READ/
+				 * WRITE), not by mapping them: values under
+				 * NKV_CTRL_VALUES_BY_MESSAGES; 0: all mapped */
 };
-/* Say truthfully where each part lives (any thread). 0 or -EINVAL. */
+/* Say truthfully where each part lives (any thread). info->size as the
+ * caller was built: one built before by_messages existed gets the fields
+ * it knows. 0 or -EINVAL. */
 int nkv_qpair_get_info(struct nkv_qpair *q, struct nkv_qpair_info *info);
 /* Any thread, any time, also while a kernel runs: NKV_QP_OK (0), or why
  * device code or the synchronous API failed the queue pair (enum

@@ -351,6 +351,16 @@ static int nkv_h_check_opts(const struct nkv_ctrl_opts *o, char *err, size_t err
 		nkv_h_err(err, errlen, "memory mode %#x has bits outside 0xf", o->memory_mode);
 		return -EINVAL;
 	}
+	if (o->size >= offsetof(struct nkv_ctrl_opts, flags) + sizeof(o->flags) &&
+	    (o->flags & ~NKV_CTRL_VALUES_BY_MESSAGES)) {
+		nkv_h_err(err, errlen, "nkv_ctrl_opts.flags %#x: unknown bits", o->flags);
+		return -EINVAL;
+	}
+	if (o->size >= offsetof(struct nkv_ctrl_opts, flags) + sizeof(o->flags) &&
+	    (o->flags & NKV_CTRL_VALUES_BY_MESSAGES) && !(o->memory_mode & NKV_MEM_DATA)) {
+		nkv_h_err(err, errlen, "values by messages needs memory mode bit 0x8 (values in device memory)");
+		return -EINVAL;
+	}
 	if (o->io_queues > 65535 || (o->admin_depth && (o->admin_depth < 2 || o->admin_depth > 4096))) {
 		nkv_h_err(err, errlen, "io_queues must be <= 65535, admin_depth 2..4096");
 		return -EINVAL;
@@ -499,6 +509,8 @@ int nkv_ctrl_connect(const char *uri, const struct nkv_ctrl_opts *opts,
 		return -ENOMEM;
 	pthread_mutex_init(&c->lock, NULL);
 	c->mode = o->memory_mode;
+	if (o->size >= offsetof(struct nkv_ctrl_opts, flags) + sizeof(o->flags))
+		c->flags = o->flags;
 	c->trace = o->trace;
 	if (o->trace)
 		nkv_set_trace(1);

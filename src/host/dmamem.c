@@ -233,6 +233,15 @@ fail:
 	return NULL;
 }
 
+struct nkv_h_memsrc *nkv_h_memsrc_arena_by_messages(size_t arena_len)
+{
+	struct nkv_h_memsrc *s = nkv_h_memsrc_arena(arena_len);
+
+	if (s)
+		s->by_messages = 1;
+	return s;
+}
+
 /* ---- registered buffers ---- */
 
 int nkv_h_buf_alloc(struct nkv_ctrl *c, struct nkv_h_memsrc *src, size_t len,
@@ -248,6 +257,9 @@ int nkv_h_buf_alloc(struct nkv_ctrl *c, struct nkv_h_memsrc *src, size_t len,
 	if (rc)
 		return rc;
 	b->src = src;
+	b->m.by_messages = src->by_messages;
+	b->m.copy = src->ops->copy;
+	b->m.copy_ctx = src;
 	memset(b->m.va, 0, b->m.len);
 	rc = c->ops->dma_map(c->tr, &b->m);
 	if (rc) {
@@ -256,9 +268,10 @@ int nkv_h_buf_alloc(struct nkv_ctrl *c, struct nkv_h_memsrc *src, size_t len,
 		return rc;
 	}
 	b->mapped = 1;
-	nkv_h_trace("registered %zu bytes of %s memory at iova %#llx%s", b->m.len,
+	nkv_h_trace("registered %zu bytes of %s memory at iova %#llx%s%s", b->m.len,
 		    src->ops->name, (unsigned long long)b->m.iova[0],
-		    b->m.contiguous ? "" : " (per-page addresses)");
+		    b->m.contiguous ? "" : " (per-page addresses)",
+		    b->m.by_messages ? ", reached by messages" : "");
 	return 0;
 }
 

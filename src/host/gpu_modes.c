@@ -48,8 +48,10 @@ static const char *nkv_h_gpu_refusal(const struct nkv_gpu_caps *caps, int pcie, 
 				 "and this GPU gives user space no CPU mapping of its memory";
 	case NKV_MEM_DATA:
 		return pcie ? nkv_h_gpu_data_pcie(caps)
-			    : "values in GPU memory over vfio-user need a target that reaches "
-			      "them by DMA messages, which this build lacks";
+			    : "values in GPU memory over vfio-user travel by DMA messages "
+			      "(NKV_CTRL_VALUES_BY_MESSAGES, proven on the emulated arena), "
+			      "but no GPU memory source copying with the runtime is written "
+			      "yet and no GPU has proven it";
 	default:
 		return "unknown memory-mode bit";
 	}

@@ -50,16 +50,25 @@ struct nkv_h_memsrc_ops {
 	int (*alloc)(struct nkv_h_memsrc *s, size_t len, struct nkv_dmamem *m);
 	void (*free)(struct nkv_h_memsrc *s, struct nkv_dmamem *m);
 	void (*destroy)(struct nkv_h_memsrc *s);
+	/* Optional: how the transport copies to and from a block of this
+	 * source that it reaches by messages (nkv_dmamem.copy); a GPU
+	 * runtime's synchronous memcpy goes here. NULL: memcpy at va. */
+	int (*copy)(void *ctx, const struct nkv_dmamem *m, size_t off, void *host,
+		    size_t len, int to_mem);
 };
 struct nkv_h_memsrc {
 	const struct nkv_h_memsrc_ops *ops;
 	int is_device;		/* counts as "VRAM" for the memory mode */
 	int emulated;		/* device memory that is really host RAM */
+	int by_messages;	/* registered without an fd, reached by messages */
 };
 
 struct nkv_h_memsrc *nkv_h_memsrc_host(void);
 /* The emulated device arena: one memfd of arena_len bytes (sparse). */
 struct nkv_h_memsrc *nkv_h_memsrc_arena(size_t arena_len);
+/* The same, registered without an fd: the controller reaches it only by
+ * messages, as it would device memory it cannot map. */
+struct nkv_h_memsrc *nkv_h_memsrc_arena_by_messages(size_t arena_len);
 
 /* A buffer from a memory source, registered with the transport. */
 struct nkv_h_buf {
@@ -127,6 +136,10 @@ struct nkv_ctrl {
 	uint16_t acid;
 	/* Memory sources by mode bit. */
 	struct nkv_h_memsrc *host, *dev;
+	/* Values under NKV_CTRL_VALUES_BY_MESSAGES: device memory the
+	 * controller reaches by messages (NULL otherwise). */
+	struct nkv_h_memsrc *dev_msg;
+	uint32_t flags;		/* NKV_CTRL_* */
 	uint32_t mode;
 	/* Doorbells: mapped page (BAR0 + 0x1000), or shadow + forwarder. */
 	volatile uint32_t *dbmap;

@@ -14,6 +14,10 @@ NKV_HOST_TEST_LIBS = $(LIBNKV) $(LIBNKVTGT)
 NKV_HOST_TEST_LDLIBS = -lcriterion -lm $(LIBNKV_LDLIBS) $(TARGET_LDLIBS)
 
 TESTS += test_host_sync
+TESTS += test_host_msgs
+test_host_msgs_SRCS := tests/host/test_host_msgs.c $(NKV_HOST_TEST_SRCS)
+test_host_msgs_LIBS = $(NKV_HOST_TEST_LIBS)
+test_host_msgs_LDLIBS = $(NKV_HOST_TEST_LDLIBS)
 test_host_sync_SRCS := tests/host/test_host_sync.c $(NKV_HOST_TEST_SRCS)
 test_host_sync_LIBS = $(NKV_HOST_TEST_LIBS)
 test_host_sync_LDLIBS = $(NKV_HOST_TEST_LDLIBS)

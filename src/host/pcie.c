@@ -376,6 +376,8 @@ static int nkv_pcie_dma_map(struct nkv_tr *tr, struct nkv_dmamem *m)
 
 	if (!m || !m->len || m->len % NKV_PAGE_SIZE)
 		return -EINVAL;
+	if (m->by_messages)
+		return -EOPNOTSUPP;	/* a device DMAs, it sends no messages */
 	npages = m->len / NKV_PAGE_SIZE;
 	if (m->iova && m->npages < npages)
 		return -EINVAL;

@@ -28,6 +28,8 @@
 
 struct nkv_h_memsrc *nkv_h_place(struct nkv_ctrl *c, uint32_t bit)
 {
+	if (bit == NKV_MEM_DATA && c->dev_msg && (c->mode & bit))
+		return c->dev_msg;
 	return (c->mode & bit) ? c->dev : c->host;
 }
 
@@ -66,6 +68,14 @@ int nkv_h_place_init(struct nkv_ctrl *c, char *err, size_t errlen)
 			  c->mode, arena >> 20);
 		return -ENOMEM;
 	}
+	if ((c->flags & NKV_CTRL_VALUES_BY_MESSAGES) && (c->mode & NKV_MEM_DATA)) {
+		c->dev_msg = nkv_h_memsrc_arena_by_messages(arena);
+		if (!c->dev_msg) {
+			nkv_h_err(err, errlen, "values by messages: cannot create the device arena");
+			return -ENOMEM;
+		}
+		nkv_h_log("values by messages: the controller reaches the value arena only through DMA_READ/WRITE messages");
+	}
 	c->info.vram_is_emulated = c->dev->emulated;
 	nkv_h_log("memory-mode %#x: no GPU (%s), device arena in host memory stands in for VRAM",
 		  c->mode, c->gpu_rc ? c->gpu_err : "built without a GPU runtime");
@@ -76,6 +86,9 @@ void nkv_h_place_fini(struct nkv_ctrl *c)
 {
 	if (c->dev)
 		c->dev->ops->destroy(c->dev);
+	if (c->dev_msg)
+		c->dev_msg->ops->destroy(c->dev_msg);
+	c->dev_msg = NULL;
 	if (c->host)
 		c->host->ops->destroy(c->host);
 	c->dev = c->host = NULL;

@@ -356,10 +356,11 @@ int nkv_qpair_get_info(struct nkv_qpair *q, struct nkv_qpair_info *info)
 {
 	struct nkv_qpair_info i;
 
-	if (!q || !info || info->size < sizeof(i))
+	/* Callers built before a field was added pass a smaller size. */
+	if (!q || !info || info->size < offsetof(struct nkv_qpair_info, by_messages))
 		return -EINVAL;
 	memset(&i, 0, sizeof(i));
-	i.size = sizeof(i);
+	i.size = info->size < sizeof(i) ? info->size : sizeof(i);
 	i.qid = q->qid;
 	i.depth = q->dev->sq_depth;
 	i.slots = q->dev->nr_slots;
@@ -376,7 +377,8 @@ int nkv_qpair_get_info(struct nkv_qpair *q, struct nkv_qpair_info *info)
 		i.bookkeeping = NKV_PLACE_HOST;
 	else
 		i.bookkeeping = q->c->gpu_caps.emulated ? NKV_PLACE_EMULATED : NKV_PLACE_DEVICE;
-	*info = i;
+	i.by_messages = q->c->dev_msg && (q->c->mode & NKV_MEM_DATA) ? NKV_MEM_DATA : 0;
+	memcpy(info, &i, i.size);
 	return 0;
 }
 

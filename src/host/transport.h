@@ -36,6 +36,21 @@ struct nkv_dmamem {
 	size_t npages;
 	int contiguous;
 	void *tr_priv;		/* the transport's */
+	/*
+	 * Memory the controller's process cannot map (a GPU's, or the
+	 * emulated arena in its "messages only" mode): registered without an
+	 * fd, and the controller reaches it through the transport's messages
+	 * (vfio-user DMA_READ/WRITE), which the transport serves with copy
+	 * when set, else memcpy at va. copy moves len bytes between host
+	 * memory and byte off of this block: to_mem 1 writes the block and
+	 * returns only once the bytes are visible to device code (a GPU
+	 * runtime's synchronous copy), 0 reads it. 0 or a negative errno.
+	 * Transports that can only share memory refuse it (-EOPNOTSUPP).
+	 */
+	int by_messages;
+	int (*copy)(void *ctx, const struct nkv_dmamem *m, size_t off, void *host,
+		    size_t len, int to_mem);
+	void *copy_ctx;
 };
 
 struct nkv_transport_ops {

@@ -11,6 +11,12 @@
  * wire at a time (a mutex), every receive has a socket timeout, and a
  * transport whose server went away stays failed: calls return -ENOTCONN
  * at once instead of hanging.
+ *
+ * Memory registered without an fd (nkv_dmamem.by_messages) is reached by
+ * the server's DMA_READ / DMA_WRITE requests. From the first such
+ * registration on, a reader thread owns the socket's receiving side: it
+ * hands replies to the one waiting caller and serves the server's
+ * requests (any time, also while a caller waits), sending under a lock.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +31,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 
 #include "host/transport.h"
 #include "vfio-user/client.h"
@@ -32,11 +39,31 @@
 
 #define NKV_VFU_TIMEOUT_MS_DEFAULT 5000
 
+/* A region the server reaches by messages. */
+struct nkv_vfu_mregion {
+	uint64_t iova;
+	const struct nkv_dmamem *m;
+};
+
 struct nkv_tr {
 	int fd;
 	pthread_mutex_t lock;	/* one request/reply on the wire at a time */
 	uint16_t next_id;
 	int dead;		/* the connection failed: every call errors */
+	/* The reader thread (started by the first region by messages). */
+	int rd_on;		/* under lock */
+	int rd_stop;		/* atomic */
+	pthread_t rd;
+	pthread_mutex_t send_lock;	/* whole messages out, one at a time */
+	pthread_mutex_t wlock;		/* the reply hand-off below */
+	pthread_cond_t wcond;
+	int waiting, have_reply;
+	uint16_t want_id;
+	struct nkv_vfu_msg reply;
+	pthread_mutex_t mlock;		/* mregions; held while serving one */
+	struct nkv_vfu_mregion *mr;
+	size_t nmr;
+	uint64_t dma_reads, dma_writes;	/* served (under mlock) */
 	int timeout_ms;
 	struct nkv_vfu_client_info info;
 	void *db_map;		/* the mmap()ed area holding the doorbells */
@@ -45,6 +72,11 @@ struct nkv_tr {
 	size_t db_len;
 	char last_err[160];
 };
+
+int nkv_vfu_client_fd(struct nkv_tr *tr)
+{
+	return tr->fd;
+}
 
 static void nkv_vfu_seterr(struct nkv_tr *tr, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -55,6 +87,35 @@ static void nkv_vfu_seterr(struct nkv_tr *tr, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(tr->last_err, sizeof(tr->last_err), fmt, ap);
 	va_end(ap);
+}
+
+/* With the reader thread on: wait (bounded) for it to hand the reply
+ * over. 0, or -ETIMEDOUT / -ECONNRESET. */
+static int nkv_vfu_wait_reply(struct nkv_tr *tr, struct nkv_vfu_msg *rep)
+{
+	struct timespec until;
+	int rc = 0;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += tr->timeout_ms / 1000;
+	until.tv_nsec += (long)(tr->timeout_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&tr->wlock);
+	while (!tr->have_reply && !__atomic_load_n(&tr->dead, __ATOMIC_ACQUIRE) && !rc)
+		rc = pthread_cond_timedwait(&tr->wcond, &tr->wlock, &until);
+	tr->waiting = 0;
+	if (tr->have_reply) {
+		*rep = tr->reply;
+		tr->have_reply = 0;
+		rc = 0;
+	} else {
+		rc = rc == ETIMEDOUT ? -ETIMEDOUT : -ECONNRESET;
+	}
+	pthread_mutex_unlock(&tr->wlock);
+	return rc;
 }
 
 /* Send one command and wait for its reply (caller holds tr->lock). The
@@ -68,23 +129,32 @@ static int nkv_vfu_call_locked(struct nkv_tr *tr, uint16_t cmd, const void *req,
 
 	memset(rep, 0, sizeof(*rep));
 	rep->nfds = 0;
-	if (tr->dead) {
+	if (__atomic_load_n(&tr->dead, __ATOMIC_ACQUIRE)) {
 		nkv_vfu_seterr(tr, "vfio-user: connection already failed");
 		return -ENOTCONN;
 	}
 	h.msg_id = tr->next_id++;
 	h.cmd = cmd;
 	h.flags = NKV_VFU_TYPE_COMMAND;
+	if (tr->rd_on) {
+		pthread_mutex_lock(&tr->wlock);
+		tr->waiting = 1;
+		tr->have_reply = 0;
+		tr->want_id = h.msg_id;
+		pthread_mutex_unlock(&tr->wlock);
+	}
+	pthread_mutex_lock(&tr->send_lock);
 	rc = nkv_vfu_send(tr->fd, &h, req, len, fds, nfds);
+	pthread_mutex_unlock(&tr->send_lock);
 	if (rc) {
-		tr->dead = 1;
+		__atomic_store_n(&tr->dead, 1, __ATOMIC_RELEASE);
 		nkv_vfu_seterr(tr, "vfio-user: sending %s failed: %s (server gone?)",
 			       nkv_vfu_cmd_name(cmd), strerror(-rc));
 		return rc == -EPIPE ? -ECONNRESET : rc;
 	}
-	rc = nkv_vfu_recv(tr->fd, rep, NKV_VFU_MAX_MSG);
+	rc = tr->rd_on ? nkv_vfu_wait_reply(tr, rep) : nkv_vfu_recv(tr->fd, rep, NKV_VFU_MAX_MSG);
 	if (rc) {
-		tr->dead = 1;
+		__atomic_store_n(&tr->dead, 1, __ATOMIC_RELEASE);
 		nkv_vfu_msg_free(rep);
 		if (rc == -ETIMEDOUT)
 			nkv_vfu_seterr(tr, "vfio-user: no reply to %s within %d ms",
@@ -96,7 +166,7 @@ static int nkv_vfu_call_locked(struct nkv_tr *tr, uint16_t cmd, const void *req,
 	}
 	if (nkv_vfu_type(rep->hdr.flags) != NKV_VFU_TYPE_REPLY ||
 	    rep->hdr.msg_id != h.msg_id || rep->hdr.cmd != cmd) {
-		tr->dead = 1;
+		__atomic_store_n(&tr->dead, 1, __ATOMIC_RELEASE);
 		nkv_vfu_seterr(tr, "vfio-user: protocol mismatch: expected reply to %s id %u, got cmd %u id %u flags 0x%x",
 			       nkv_vfu_cmd_name(cmd), h.msg_id, rep->hdr.cmd,
 			       rep->hdr.msg_id, rep->hdr.flags);
@@ -122,6 +192,160 @@ static int nkv_vfu_call(struct nkv_tr *tr, uint16_t cmd, const void *req,
 	rc = nkv_vfu_call_locked(tr, cmd, req, len, fds, nfds, rep);
 	pthread_mutex_unlock(&tr->lock);
 	return rc;
+}
+
+/* The region holding [addr, addr + count), under mlock; NULL if none. */
+static const struct nkv_dmamem *nkv_vfu_mregion(struct nkv_tr *tr, uint64_t addr,
+						uint64_t count, size_t *off)
+{
+	size_t i;
+
+	for (i = 0; i < tr->nmr; i++) {
+		uint64_t base = tr->mr[i].iova, len = tr->mr[i].m->len;
+
+		if (addr >= base && addr - base < len && count <= len - (addr - base)) {
+			*off = (size_t)(addr - base);
+			return tr->mr[i].m;
+		}
+	}
+	return NULL;
+}
+
+static int nkv_vfu_mcopy(const struct nkv_dmamem *m, size_t off, void *host, size_t len,
+			 int to_mem)
+{
+	uint8_t *p = (uint8_t *)m->va + off;
+
+	if (m->copy)
+		return m->copy(m->copy_ctx, m, off, host, len, to_mem);
+	if (to_mem)
+		memcpy(p, host, len);
+	else
+		memcpy(host, p, len);
+	return 0;
+}
+
+/* Serve one DMA_READ / DMA_WRITE of the server's: copy, then answer
+ * (a DMA_WRITE only once the copy is done, so the data is visible to
+ * device code before the server may post the command's completion). */
+static int nkv_vfu_serve_dma(struct nkv_tr *tr, const struct nkv_vfu_msg *m)
+{
+	struct nkv_vfu_hdr h = { m->hdr.msg_id, m->hdr.cmd, 0, NKV_VFU_TYPE_REPLY, 0 };
+	int wr = m->hdr.cmd == NKV_VFU_DMA_WRITE;
+	const struct nkv_dmamem *mem = NULL;
+	struct nkv_vfu_dma_rw rw = { 0, 0 };
+	uint8_t *out = NULL;
+	size_t off = 0, olen = 0;
+	int err = 0, rc;
+
+	if (m->len < sizeof(rw) || m->nfds)
+		err = EINVAL;
+	if (!err) {
+		memcpy(&rw, m->payload, sizeof(rw));
+		if (!rw.count || rw.count > NKV_VFU_MAX_XFER ||
+		    m->len != sizeof(rw) + (wr ? rw.count : 0))
+			err = EINVAL;
+	}
+	pthread_mutex_lock(&tr->mlock);
+	if (!err && !(mem = nkv_vfu_mregion(tr, rw.addr, rw.count, &off)))
+		err = EFAULT;
+	if (!err && !wr) {
+		olen = sizeof(rw) + rw.count;
+		out = malloc(olen);
+		if (!out)
+			err = ENOMEM;
+		else
+			memcpy(out, &rw, sizeof(rw));
+	}
+	if (!err) {
+		rc = nkv_vfu_mcopy(mem, off, wr ? m->payload + sizeof(rw) : out + sizeof(rw),
+				   rw.count, wr);
+		err = rc ? -rc : 0;
+	}
+	if (!err && wr)
+		tr->dma_writes++;
+	else if (!err)
+		tr->dma_reads++;
+	pthread_mutex_unlock(&tr->mlock);
+	if (err) {
+		h.flags |= NKV_VFU_F_ERROR;
+		h.error = (uint32_t)err;
+		olen = 0;
+	} else if (wr) {
+		out = NULL;
+		olen = sizeof(rw);
+	}
+	pthread_mutex_lock(&tr->send_lock);
+	rc = nkv_vfu_send(tr->fd, &h, out ? (const void *)out : (const void *)&rw, olen, NULL, 0);
+	pthread_mutex_unlock(&tr->send_lock);
+	free(out);
+	return rc;
+}
+
+/* The connection failed under the reader: wake the waiting caller. */
+static void nkv_vfu_reader_dead(struct nkv_tr *tr)
+{
+	pthread_mutex_lock(&tr->wlock);
+	__atomic_store_n(&tr->dead, 1, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&tr->wcond);
+	pthread_mutex_unlock(&tr->wlock);
+}
+
+/* Hand a reply to the waiting caller. 0, or -EPROTO: nobody asked. */
+static int nkv_vfu_reader_reply(struct nkv_tr *tr, struct nkv_vfu_msg *m)
+{
+	int rc = -EPROTO;
+
+	pthread_mutex_lock(&tr->wlock);
+	if (tr->waiting && !tr->have_reply && m->hdr.msg_id == tr->want_id) {
+		tr->reply = *m;
+		tr->have_reply = 1;
+		pthread_cond_broadcast(&tr->wcond);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&tr->wlock);
+	return rc;
+}
+
+static void *nkv_vfu_reader(void *arg)
+{
+	struct nkv_tr *tr = arg;
+
+	while (!__atomic_load_n(&tr->rd_stop, __ATOMIC_ACQUIRE)) {
+		struct pollfd p = { .fd = tr->fd, .events = POLLIN };
+		struct nkv_vfu_msg m;
+		int rc;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		rc = nkv_vfu_recv(tr->fd, &m, NKV_VFU_MAX_MSG);
+		if (rc) {
+			nkv_vfu_msg_free(&m);
+			break;
+		}
+		if (nkv_vfu_type(m.hdr.flags) == NKV_VFU_TYPE_REPLY) {
+			if (nkv_vfu_reader_reply(tr, &m)) {
+				nkv_vfu_msg_free(&m);
+				break;	/* a reply nobody waits for: out of sync */
+			}
+			continue;	/* the caller frees it */
+		}
+		if (m.hdr.cmd == NKV_VFU_DMA_READ || m.hdr.cmd == NKV_VFU_DMA_WRITE) {
+			rc = nkv_vfu_serve_dma(tr, &m);
+		} else {
+			struct nkv_vfu_hdr h = { m.hdr.msg_id, m.hdr.cmd, 0,
+						 NKV_VFU_TYPE_REPLY | NKV_VFU_F_ERROR, ENOSYS };
+
+			pthread_mutex_lock(&tr->send_lock);
+			rc = nkv_vfu_send(tr->fd, &h, NULL, 0, NULL, 0);
+			pthread_mutex_unlock(&tr->send_lock);
+		}
+		nkv_vfu_msg_free(&m);
+		if (rc)
+			break;
+	}
+	nkv_vfu_reader_dead(tr);
+	return NULL;
 }
 
 static int nkv_vfu_connect(struct nkv_tr *tr, const char *path)
@@ -377,6 +601,18 @@ static void nkv_vfu_close(struct nkv_tr *tr)
 {
 	if (!tr)
 		return;
+	if (tr->rd_on) {
+		__atomic_store_n(&tr->rd_stop, 1, __ATOMIC_RELEASE);
+		shutdown(tr->fd, SHUT_RDWR);	/* wakes the reader's poll at once */
+		pthread_join(tr->rd, NULL);
+		if (tr->have_reply)
+			nkv_vfu_msg_free(&tr->reply);
+	}
+	free(tr->mr);
+	pthread_mutex_destroy(&tr->send_lock);
+	pthread_mutex_destroy(&tr->wlock);
+	pthread_mutex_destroy(&tr->mlock);
+	pthread_cond_destroy(&tr->wcond);
 	if (tr->db_map)
 		munmap(tr->db_map, tr->db_map_len);
 	if (tr->fd >= 0)
@@ -402,6 +638,10 @@ static int nkv_vfu_open(const char *addr, struct nkv_tr **out, char *err, size_t
 	tr->fd = -1;
 	tr->timeout_ms = t && atoi(t) > 0 ? atoi(t) : NKV_VFU_TIMEOUT_MS_DEFAULT;
 	pthread_mutex_init(&tr->lock, NULL);
+	pthread_mutex_init(&tr->send_lock, NULL);
+	pthread_mutex_init(&tr->wlock, NULL);
+	pthread_mutex_init(&tr->mlock, NULL);
+	pthread_cond_init(&tr->wcond, NULL);
 	rc = nkv_vfu_connect(tr, addr);
 	if (!rc)
 		rc = nkv_vfu_negotiate(tr);
@@ -527,6 +767,68 @@ static volatile uint32_t *nkv_vfu_doorbells(struct nkv_tr *tr, size_t *len)
  * contiguous by construction. If m->iova is NULL we allocate the page
  * array (freed by dma_unmap); otherwise the caller's npages entries.
  */
+/* Add or drop a region reached by messages (the reader looks them up). */
+static int nkv_vfu_mr_add(struct nkv_tr *tr, const struct nkv_dmamem *m, uint64_t iova)
+{
+	struct nkv_vfu_mregion *n;
+	int rc = 0;
+
+	pthread_mutex_lock(&tr->mlock);
+	n = realloc(tr->mr, (tr->nmr + 1) * sizeof(*n));
+	if (n) {
+		tr->mr = n;
+		tr->mr[tr->nmr++] = (struct nkv_vfu_mregion){ iova, m };
+	} else {
+		rc = -ENOMEM;
+	}
+	pthread_mutex_unlock(&tr->mlock);
+	return rc;
+}
+
+static void nkv_vfu_mr_del(struct nkv_tr *tr, const struct nkv_dmamem *m)
+{
+	size_t i;
+
+	pthread_mutex_lock(&tr->mlock);
+	for (i = 0; i < tr->nmr; i++) {
+		if (tr->mr[i].m == m) {
+			tr->mr[i] = tr->mr[--tr->nmr];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&tr->mlock);
+}
+
+/* DMA_MAP without an fd; the reader thread starts with the first. */
+static int nkv_vfu_map_by_messages(struct nkv_tr *tr, struct nkv_dmamem *m,
+				   struct nkv_vfu_dma_map *dm)
+{
+	struct nkv_vfu_msg rep;
+	int rc = nkv_vfu_mr_add(tr, m, dm->addr);
+
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&tr->lock);
+	rc = nkv_vfu_call_locked(tr, NKV_VFU_DMA_MAP, dm, sizeof(*dm), NULL, 0, &rep);
+	if (!rc) {
+		nkv_vfu_msg_free(&rep);
+		if (!tr->rd_on && pthread_create(&tr->rd, NULL, nkv_vfu_reader, tr) == 0)
+			tr->rd_on = 1;
+		if (!tr->rd_on) {
+			struct nkv_vfu_dma_unmap du = { sizeof(du), 0, dm->addr, dm->size };
+
+			nkv_vfu_seterr(tr, "vfio-user: cannot start the thread serving DMA messages");
+			if (!nkv_vfu_call_locked(tr, NKV_VFU_DMA_UNMAP, &du, sizeof(du), NULL, 0, &rep))
+				nkv_vfu_msg_free(&rep);
+			rc = -EAGAIN;
+		}
+	}
+	pthread_mutex_unlock(&tr->lock);
+	if (rc)
+		nkv_vfu_mr_del(tr, m);
+	return rc;
+}
+
 static int nkv_vfu_dma_map(struct nkv_tr *tr, struct nkv_dmamem *m)
 {
 	struct nkv_vfu_dma_map dm;
@@ -534,14 +836,14 @@ static int nkv_vfu_dma_map(struct nkv_tr *tr, struct nkv_dmamem *m)
 	size_t i, npages;
 	int rc;
 
-	if (m->dmabuf) {
+	if (m->dmabuf && !m->by_messages) {
 		nkv_vfu_seterr(tr, "vfio-user: a dma-buf of device memory cannot be shared with "
 			       "the target process");
 		return -EOPNOTSUPP;
 	}
-	if (m->fd < 0 || !m->len || (m->len & (NKV_PAGE_SIZE - 1)) ||
+	if ((m->fd < 0 && !m->by_messages) || !m->len || (m->len & (NKV_PAGE_SIZE - 1)) ||
 	    ((uintptr_t)m->va & (NKV_PAGE_SIZE - 1))) {
-		nkv_vfu_seterr(tr, "vfio-user: DMA memory must be fd-backed and page aligned");
+		nkv_vfu_seterr(tr, "vfio-user: DMA memory must be fd-backed (or by messages) and page aligned");
 		return -EINVAL;
 	}
 	npages = m->len / NKV_PAGE_SIZE;
@@ -552,10 +854,16 @@ static int nkv_vfu_dma_map(struct nkv_tr *tr, struct nkv_dmamem *m)
 	dm.offset = m->fd_offset;
 	dm.addr = (uint64_t)(uintptr_t)m->va;
 	dm.size = m->len;
-	rc = nkv_vfu_call(tr, NKV_VFU_DMA_MAP, &dm, sizeof(dm), &m->fd, 1, &rep);
+	if (m->by_messages) {
+		dm.offset = 0;
+		rc = nkv_vfu_map_by_messages(tr, m, &dm);
+	} else {
+		rc = nkv_vfu_call(tr, NKV_VFU_DMA_MAP, &dm, sizeof(dm), &m->fd, 1, &rep);
+		if (!rc)
+			nkv_vfu_msg_free(&rep);
+	}
 	if (rc)
 		return rc;
-	nkv_vfu_msg_free(&rep);
 	if (!m->iova) {
 		m->iova = calloc(npages, sizeof(*m->iova));
 		if (!m->iova) {
@@ -583,8 +891,12 @@ static int nkv_vfu_dma_unmap(struct nkv_tr *tr, struct nkv_dmamem *m)
 	rc = nkv_vfu_call(tr, NKV_VFU_DMA_UNMAP, &du, sizeof(du), NULL, 0, &rep);
 	if (!rc)
 		nkv_vfu_msg_free(&rep);
+	/* The caller frees the memory whatever the server said: its later
+	 * DMA requests for it get EFAULT, never freed memory. */
+	if (m->by_messages)
+		nkv_vfu_mr_del(tr, m);
 	/* A server that is gone no longer holds the memory either. */
-	if (!rc || tr->dead) {
+	if (!rc || __atomic_load_n(&tr->dead, __ATOMIC_ACQUIRE)) {
 		if (m->tr_priv && m->tr_priv == m->iova) {
 			free(m->iova);
 			m->iova = NULL;
@@ -598,10 +910,10 @@ static int nkv_vfu_alive(struct nkv_tr *tr)
 {
 	struct pollfd p = { .fd = tr->fd, .events = POLLRDHUP };
 
-	if (tr->dead)
+	if (__atomic_load_n(&tr->dead, __ATOMIC_ACQUIRE))
 		return -ENOTCONN;
 	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
-		tr->dead = 1;
+		__atomic_store_n(&tr->dead, 1, __ATOMIC_RELEASE);
 		nkv_vfu_seterr(tr, "vfio-user: server closed the connection");
 		return -ECONNRESET;
 	}

@@ -46,6 +46,7 @@ struct nkv_tgt_cmd {
 	uint16_t cqid;
 	uint16_t status;
 	uint32_t dw0;
+	uint8_t msg_out;		/* data to send out by message at completion */
 	int iovcnt;
 	struct iovec iov[];		/* max_iov entries */
 };
@@ -104,6 +105,8 @@ struct nkv_tgt_ctrl {
 	int bus_master;			/* PCI Bus Master Enable: may DMA */
 	const char *failed;		/* why CSTS.CFS was set, NULL if not */
 	int mem_lost;			/* a client page vanished (SIGBUS caught) */
+	nkv_tgt_xfer_fn xfer;		/* moves data of NKV_DMA_MSG regions */
+	void *xfer_ctx;
 
 	/* Queues: index = qid, 0 = admin. */
 	struct nkv_tgt_sq *sq;

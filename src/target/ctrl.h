@@ -23,6 +23,10 @@
 struct nkv_subsys;
 struct nkv_tgt_ctrl;
 
+/* Moves data of a message-only region: nkv_tgt_ctrl_set_xfer(). */
+typedef int (*nkv_tgt_xfer_fn)(void *ctx, uint64_t iova, void *buf, uint64_t len,
+			       int to_client);
+
 struct nkv_subsys_opts {
 	size_t size;		/* sizeof(struct nkv_subsys_opts) */
 	const char *serial;	/* Identify SN; NULL: a default */
@@ -90,6 +94,19 @@ void nkv_tgt_ctrl_reg_write(struct nkv_tgt_ctrl *c, uint32_t off, uint64_t val, 
  * holds is not stopped.
  */
 void nkv_tgt_ctrl_set_bus_master(struct nkv_tgt_ctrl *c, int on);
+
+/*
+ * Data in client memory reachable only by messages (regions mapped
+ * NKV_DMA_MSG, dma.h). The controller works on the region's local shadow
+ * and calls fn on its poll thread to move bytes: to_client 0 fills
+ * [buf, buf + len) from the client's [iova, iova + len) before a command
+ * that reads host data is submitted (Store, Write); to_client 1 sends the
+ * bytes a command produced (Retrieve, List, Read, admin data) before its
+ * CQE is queued, so a completion never overtakes its data. fn returns 0
+ * or a negative errno; any failure ends the command with Data Transfer
+ * Error. Without fn such commands fail the same way.
+ */
+void nkv_tgt_ctrl_set_xfer(struct nkv_tgt_ctrl *c, nkv_tgt_xfer_fn fn, void *ctx);
 /* Fail the controller: CSTS.CFS set, no fetching and no posting until a
  * reset (CC.EN 1->0). why (a string that outlives the controller) is kept
  * for the transport's log. */

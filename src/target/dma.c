@@ -26,6 +26,7 @@ struct nkv_dma_region {
 struct nkv_dma {
 	pthread_rwlock_t lock;
 	int faulted;		/* a PRP list page vanished (atomic) */
+	int nmsg;		/* NKV_DMA_MSG regions (atomic reads) */
 	struct nkv_dma_region *r;
 	size_t n;
 	size_t cap;
@@ -99,6 +100,8 @@ int nkv_dma_map(struct nkv_dma *dma, uint64_t iova, uint64_t len, void *ptr,
 	memmove(&dma->r[i + 1], &dma->r[i], (dma->n - i) * sizeof(dma->r[0]));
 	dma->r[i] = (struct nkv_dma_region){ iova, len, ptr, prot };
 	dma->n++;
+	if (prot & NKV_DMA_MSG)
+		__atomic_add_fetch(&dma->nmsg, 1, __ATOMIC_RELAXED);
 out:
 	pthread_rwlock_unlock(&dma->lock);
 	return rc;
@@ -112,6 +115,8 @@ int nkv_dma_unmap(struct nkv_dma *dma, uint64_t iova, uint64_t len)
 	pthread_rwlock_wrlock(&dma->lock);
 	i = nkv_dma_lower(dma, iova);
 	if (i < dma->n && dma->r[i].iova == iova && dma->r[i].len == len) {
+		if (dma->r[i].prot & NKV_DMA_MSG)
+			__atomic_sub_fetch(&dma->nmsg, 1, __ATOMIC_RELAXED);
 		memmove(&dma->r[i], &dma->r[i + 1],
 			(dma->n - i - 1) * sizeof(dma->r[0]));
 		dma->n--;
@@ -138,12 +143,15 @@ static void *nkv_dma_ptr_attr(struct nkv_dma *dma, uint64_t iova, uint64_t len,
 	return r->ptr + (iova - r->iova);
 }
 
+/* Accesses other than data segments (queues, PRP lists) never reach a
+ * message-only region: the controller reads those in place. */
 static void *nkv_dma_ptr_locked(struct nkv_dma *dma, uint64_t iova,
 				uint64_t len, uint32_t prot)
 {
-	uint32_t attr;
+	uint32_t attr = 0;
+	void *p = nkv_dma_ptr_attr(dma, iova, len, prot, &attr);
 
-	return nkv_dma_ptr_attr(dma, iova, len, prot, &attr);
+	return p && prot && (attr & NKV_DMA_MSG) ? NULL : p;
 }
 
 void *nkv_dma_ptr(struct nkv_dma *dma, uint64_t iova, uint64_t len,
@@ -278,6 +286,34 @@ int nkv_dma_prp_to_iov(struct nkv_dma *dma, uint64_t prp1, uint64_t prp2,
 	if (stable)
 		*stable = !rc && (w.attr & NKV_DMA_STABLE);
 	return rc ? rc : w.n;
+}
+
+int nkv_dma_msg_range(struct nkv_dma *dma, const void *ptr, uint64_t len,
+		      uint64_t *iova, uint64_t *run)
+{
+	uintptr_t p = (uintptr_t)ptr;
+	int rc = -ENOENT;
+	size_t i;
+
+	pthread_rwlock_rdlock(&dma->lock);
+	for (i = 0; i < dma->n; i++) {
+		const struct nkv_dma_region *r = &dma->r[i];
+		uintptr_t b = (uintptr_t)r->ptr;
+
+		if (p < b || p - b >= r->len)
+			continue;
+		*iova = r->iova + (p - b);
+		*run = r->len - (p - b) < len ? r->len - (p - b) : len;
+		rc = !!(r->prot & NKV_DMA_MSG);
+		break;
+	}
+	pthread_rwlock_unlock(&dma->lock);
+	return rc;
+}
+
+int nkv_dma_has_msg(struct nkv_dma *dma)
+{
+	return __atomic_load_n(&dma->nmsg, __ATOMIC_RELAXED) != 0;
 }
 
 int nkv_dma_faulted(struct nkv_dma *dma)

@@ -18,6 +18,11 @@
 #define NKV_DMA_WRITE 0x2	/* controller may write (device -> host) */
 #define NKV_DMA_STABLE 0x4	/* region attribute: its pages cannot vanish
 				 * (sealed, non-hugetlb shmem) */
+#define NKV_DMA_MSG 0x8		/* region attribute: the client's memory is
+				 * reachable only by messages (vfio-user
+				 * DMA_READ/WRITE); ptr is the transport's
+				 * local shadow of it, which the controller
+				 * fills and drains around each command */
 
 struct nkv_dma;
 
@@ -35,7 +40,9 @@ int nkv_dma_map(struct nkv_dma *dma, uint64_t iova, uint64_t len, void *ptr,
 int nkv_dma_unmap(struct nkv_dma *dma, uint64_t iova, uint64_t len);
 
 /* Local pointer for [iova, iova + len) if it lies wholly inside one
- * region with the access rights asked for (NKV_DMA_*), else NULL. */
+ * region with the access rights asked for (NKV_DMA_*), else NULL. A
+ * region reachable only by messages (NKV_DMA_MSG) answers only prot 0
+ * (a lookup, never an access): queues and PRP lists cannot live there. */
 void *nkv_dma_ptr(struct nkv_dma *dma, uint64_t iova, uint64_t len,
 		  uint32_t prot);
 
@@ -49,6 +56,19 @@ void *nkv_dma_ptr(struct nkv_dma *dma, uint64_t iova, uint64_t len,
 int nkv_dma_prp_to_iov(struct nkv_dma *dma, uint64_t prp1, uint64_t prp2,
 		       uint64_t len, uint32_t page_size, uint32_t prot,
 		       struct iovec *iov, int max_iov, int *stable);
+
+/*
+ * Which part of the local range [ptr, ptr + len) (a segment from
+ * nkv_dma_prp_to_iov) lies in one region, starting at ptr: *run bytes
+ * at *iova. Returns 1 when that region is reachable only by messages
+ * (NKV_DMA_MSG), 0 when it is mapped, -ENOENT when ptr is in no region.
+ */
+int nkv_dma_msg_range(struct nkv_dma *dma, const void *ptr, uint64_t len,
+		      uint64_t *iova, uint64_t *run);
+
+/* Is any region reachable only by messages? (The common case, none,
+ * costs the command path one load.) */
+int nkv_dma_has_msg(struct nkv_dma *dma);
 
 /* Did a PRP list page vanish under the walk (SIGBUS caught by memguard.h;
  * the walk answered Data Transfer Error)? Sticky. */

@@ -65,6 +65,10 @@ struct nkv_vfu_server {
 	struct nkv_vfu_server_stats st;	/* under lock */
 };
 
+/* Requests a client may send while a DMA_READ/WRITE of ours waits for
+ * its reply; one more ends the connection. */
+#define NKV_VFU_HELD 8
+
 struct nkv_vfu_map {
 	uint64_t iova;
 	uint64_t len;
@@ -95,6 +99,12 @@ struct nkv_vfu_conn {
 	uint64_t log_refill_ns;
 	uint64_t log_dropped;		/* lines not logged since the last one */
 	uint64_t log_dropped_total;
+	/* Client requests that arrived while waiting for the reply to one of
+	 * ours (DMA_READ/WRITE): handled in order after the controller pass. */
+	struct nkv_vfu_msg held[NKV_VFU_HELD];
+	uint32_t nheld;
+	uint16_t next_req_id;		/* msg_id of our next DMA_READ/WRITE */
+	int dma_dead;			/* a DMA message failed the stream: end */
 	/* The reply being built. */
 	uint8_t *rbuf;
 	size_t rlen;
@@ -303,6 +313,8 @@ static uint64_t nkv_vfu_pow2(uint64_t v)
 	return p;
 }
 
+static int nkv_vfu_dma_xfer(void *ctx, uint64_t iova, void *buf, uint64_t len, int to_client);
+
 static int nkv_vfu_ctrl_new(struct nkv_vfu_conn *c)
 {
 	struct nkv_tgt_ctrl_opts co = c->s->o.ctrl;
@@ -323,6 +335,7 @@ static int nkv_vfu_ctrl_new(struct nkv_vfu_conn *c)
 		return -EINVAL;
 	}
 	nkv_tgt_ctrl_set_bus_master(c->ctrl, nkv_vfu_command(c) & NKV_PCI_CMD_MASTER);
+	nkv_tgt_ctrl_set_xfer(c->ctrl, nkv_vfu_dma_xfer, c);
 	c->failed_logged = NULL;
 	return 0;
 }
@@ -359,8 +372,11 @@ static void nkv_vfu_conn_teardown(struct nkv_vfu_conn *c)
 {
 	uint32_t i;
 
+	c->dma_dead = c->dma_dead ? c->dma_dead : -ECONNRESET;	/* no more messages */
 	if (c->ctrl)
 		nkv_tgt_ctrl_destroy(c->ctrl);
+	for (i = 0; i < c->nheld; i++)
+		nkv_vfu_msg_free(&c->held[i]);
 	for (i = 0; i < c->nmaps; i++) {
 		nkv_dma_unmap(c->dma, c->maps[i].iova, c->maps[i].len);
 		munmap(c->maps[i].ptr, c->maps[i].len);
@@ -717,14 +733,12 @@ static int nkv_vfu_h_dma_map(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 	    dm.addr + dm.size < dm.addr || dm.offset + dm.size < dm.offset ||
 	    dm.size > (1ull << 40))
 		return -EINVAL;
-	if (m->nfds == 0)
-		return -ENOTSUP;	/* DMA_READ/WRITE messages: not implemented */
 	rc = nkv_vfu_dma_budget(c, dm.size);
 	if (rc)
 		return rc;
-	fd = m->fds[0];
-	rc = nkv_vfu_fd_covers(fd, dm.offset, dm.size);
-	if (!rc)
+	fd = m->nfds ? m->fds[0] : -1;
+	rc = fd >= 0 ? nkv_vfu_fd_covers(fd, dm.offset, dm.size) : 0;
+	if (!rc && fd >= 0)
 		rc = nkv_vfu_fd_not_device(c, fd);
 	if (rc)
 		return rc;
@@ -738,16 +752,26 @@ static int nkv_vfu_h_dma_map(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 	}
 	/* Unsealed memfds and files are accepted too: their pages may vanish,
 	 * which memguard.h survives; sealed shmem stays the fast path. */
-	if (nkv_vfu_fd_stable(fd))
+	if (fd < 0 || nkv_vfu_fd_stable(fd))
 		prot |= NKV_DMA_STABLE;
-	nkv_vfu_log(c->s, NKV_VFU_LOG_DEBUG, "event=dma_map conn=%u iova=%#llx size=%#llx stable=%d",
+	/* No fd: memory we cannot map (a GPU's, say), reached with DMA_READ
+	 * and DMA_WRITE messages. The controller works on a local shadow,
+	 * reserved here and populated only where commands put data. */
+	if (fd < 0)
+		prot |= NKV_DMA_MSG;
+	nkv_vfu_log(c->s, NKV_VFU_LOG_DEBUG,
+		    "event=dma_map conn=%u iova=%#llx size=%#llx stable=%d path=%s",
 		    c->id, (unsigned long long)dm.addr, (unsigned long long)dm.size,
-		    !!(prot & NKV_DMA_STABLE));
+		    !!(prot & NKV_DMA_STABLE), fd < 0 ? "messages" : "fd");
 	nm = realloc(c->maps, (c->nmaps + 1) * sizeof(*c->maps));
 	if (!nm)
 		return -ENOMEM;
 	c->maps = nm;
-	p = mmap(NULL, dm.size, mprot, MAP_SHARED, fd, (off_t)dm.offset);
+	if (fd < 0)
+		p = mmap(NULL, dm.size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	else
+		p = mmap(NULL, dm.size, mprot, MAP_SHARED, fd, (off_t)dm.offset);
 	if (p == MAP_FAILED)
 		return -errno;
 	rc = nkv_dma_map(c->dma, dm.addr, dm.size, p, prot);
@@ -883,50 +907,185 @@ static uint64_t nkv_vfu_ms(uint32_t v, uint32_t def)
 	return (uint64_t)(v ? v : def) * NKV_VFU_MS;
 }
 
-/* One message in, one reply out. Non-zero: close the connection. */
+/* Receive one message against b's deadline. Non-zero: close. */
+static int nkv_vfu_recv_one(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m,
+			    const struct nkv_vfu_bounds *b)
+{
+	int rc = nkv_vfu_recv_bounded(c->fd, m, NKV_VFU_MAX_MSG, b);
+
+	if (rc == -ETIMEDOUT)
+		c->end_reason = "message_timeout";
+	if (rc == -EMSGSIZE)	/* the rest of the stream cannot be trusted */
+		nkv_vfu_send_error(c, &m->hdr, m->hdr.size < sizeof(m->hdr) ? EINVAL : E2BIG, b);
+	if (rc)
+		nkv_vfu_msg_free(m);
+	return rc;
+}
+
+static int nkv_vfu_process(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m,
+			   const struct nkv_vfu_bounds *b);
+
+/* One message in (held, or from the socket), one reply out. Non-zero:
+ * close the connection. */
 static int nkv_vfu_handle_one(struct nkv_vfu_conn *c)
 {
 	struct nkv_vfu_bounds b = { .stop_fd = c->s->stop_fd };
 	struct nkv_vfu_msg m;
-	struct nkv_vfu_hdr h;
 	int rc;
 
 	/* The whole message and its reply, from the first byte: a deadline
 	 * per recv would restart with every byte a slow client drips. */
 	c->last_msg_ns = nkv_vfu_now_ns();
 	b.deadline_ns = c->last_msg_ns + nkv_vfu_ms(c->s->o.msg_ms, NKV_VFU_MSG_MS);
-	rc = nkv_vfu_recv_bounded(c->fd, &m, NKV_VFU_MAX_MSG, &b);
-	if (rc == -ETIMEDOUT)
-		c->end_reason = "message_timeout";
-	if (rc == -EMSGSIZE) {
-		/* The rest of the stream cannot be trusted: say why, close. */
-		nkv_vfu_send_error(c, &m.hdr, m.hdr.size < sizeof(m.hdr) ? EINVAL : E2BIG, &b);
-		nkv_vfu_msg_free(&m);
-		return rc;
+	if (c->nheld) {
+		m = c->held[0];
+		memmove(&c->held[0], &c->held[1], --c->nheld * sizeof(c->held[0]));
+	} else {
+		rc = nkv_vfu_recv_one(c, &m, &b);
+		if (rc)
+			return rc;
 	}
-	if (rc) {
-		nkv_vfu_msg_free(&m);
-		return rc;
-	}
+	return nkv_vfu_process(c, &m, &b);
+}
+
+static int nkv_vfu_process(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m,
+			   const struct nkv_vfu_bounds *b)
+{
+	struct nkv_vfu_hdr h;
+	int rc;
+
 	nkv_vfu_clog(c, NKV_VFU_LOG_DEBUG, "event=msg conn=%u cmd=%s id=%u size=%u fds=%d",
-		    c->id, nkv_vfu_cmd_name(m.hdr.cmd), m.hdr.msg_id, m.hdr.size, m.nfds);
+		    c->id, nkv_vfu_cmd_name(m->hdr.cmd), m->hdr.msg_id, m->hdr.size, m->nfds);
 	c->rlen = 0;
 	c->rfd = -1;
-	rc = nkv_vfu_dispatch(c, &m);
-	if (rc) {
-		rc = nkv_vfu_send_error(c, &m.hdr, -rc, &b);
+	rc = nkv_vfu_dispatch(c, m);
+	if (c->dma_dead) {
+		rc = c->dma_dead;	/* a DMA message of ours broke the stream */
+	} else if (rc) {
+		rc = nkv_vfu_send_error(c, &m->hdr, -rc, b);
 		/* A major version we do not speak: nothing else can follow. */
-		if (!rc && m.hdr.cmd == NKV_VFU_VERSION && !c->negotiated)
+		if (!rc && m->hdr.cmd == NKV_VFU_VERSION && !c->negotiated)
 			rc = -EPROTO;
-	} else if (!(m.hdr.flags & NKV_VFU_F_NO_REPLY)) {
-		h = (struct nkv_vfu_hdr){ m.hdr.msg_id, m.hdr.cmd, 0, NKV_VFU_TYPE_REPLY, 0 };
+	} else if (!(m->hdr.flags & NKV_VFU_F_NO_REPLY)) {
+		h = (struct nkv_vfu_hdr){ m->hdr.msg_id, m->hdr.cmd, 0, NKV_VFU_TYPE_REPLY, 0 };
 		rc = nkv_vfu_send_bounded(c->fd, &h, c->rbuf, c->rlen, &c->rfd,
-					  c->rfd >= 0 ? 1 : 0, &b);
+					  c->rfd >= 0 ? 1 : 0, b);
 	}
-	nkv_vfu_msg_free(&m);
+	nkv_vfu_msg_free(m);
 	if (rc == -ETIMEDOUT && !c->end_reason)
 		c->end_reason = "reply_timeout";
 	return rc;
+}
+
+/* The DMA message path failed the stream: the connection ends. */
+static int nkv_vfu_dma_fail(struct nkv_vfu_conn *c, int rc, const char *why)
+{
+	c->dma_dead = rc;
+	c->end_reason = why;
+	return rc;
+}
+
+/* Wait for the reply to our request h, holding client requests that come
+ * first. 0 with the reply in *r, or a negative errno (the stream is lost). */
+static int nkv_vfu_dma_wait(struct nkv_vfu_conn *c, const struct nkv_vfu_hdr *h,
+			    struct nkv_vfu_msg *r, const struct nkv_vfu_bounds *b)
+{
+	for (;;) {
+		int rc = nkv_vfu_recv_bounded(c->fd, r, NKV_VFU_MAX_MSG, b);
+
+		if (rc == -ETIMEDOUT)
+			return nkv_vfu_dma_fail(c, rc, "dma_reply_timeout");
+		if (rc) {
+			nkv_vfu_msg_free(r);
+			return nkv_vfu_dma_fail(c, rc, rc == -ECANCELED ? NULL : "dma_reply_lost");
+		}
+		if (nkv_vfu_type(r->hdr.flags) == NKV_VFU_TYPE_REPLY) {
+			if (r->hdr.msg_id == h->msg_id && r->hdr.cmd == h->cmd && !r->nfds)
+				return 0;
+			nkv_vfu_msg_free(r);
+			return nkv_vfu_dma_fail(c, -EPROTO, "unexpected_reply");
+		}
+		if (c->nheld == NKV_VFU_HELD) {
+			nkv_vfu_msg_free(r);
+			return nkv_vfu_dma_fail(c, -ENOBUFS, "too_many_requests_during_dma");
+		}
+		c->held[c->nheld++] = *r;
+	}
+}
+
+/* One DMA_READ or DMA_WRITE of at most max_xfer bytes, and its reply. */
+static int nkv_vfu_dma_msg(struct nkv_vfu_conn *c, uint64_t iova, void *buf,
+			   uint64_t len, int to_client)
+{
+	struct nkv_vfu_bounds b = { .stop_fd = c->s->stop_fd };
+	struct nkv_vfu_dma_rw rw = { iova, len }, back;
+	struct nkv_vfu_hdr h = { c->next_req_id++, to_client ? NKV_VFU_DMA_WRITE : NKV_VFU_DMA_READ,
+				 0, NKV_VFU_TYPE_COMMAND, 0 };
+	size_t want = sizeof(rw) + (to_client ? 0 : len);
+	struct nkv_vfu_msg r;
+	uint8_t *out = NULL;
+	int rc;
+
+	b.deadline_ns = nkv_vfu_now_ns() + nkv_vfu_ms(c->s->o.msg_ms, NKV_VFU_MSG_MS);
+	if (to_client) {
+		out = malloc(sizeof(rw) + len);
+		if (!out)
+			return -ENOMEM;
+		memcpy(out, &rw, sizeof(rw));
+		memcpy(out + sizeof(rw), buf, len);
+	}
+	rc = nkv_vfu_send_bounded(c->fd, &h, to_client ? (void *)out : (void *)&rw,
+				  to_client ? sizeof(rw) + len : sizeof(rw), NULL, 0, &b);
+	free(out);
+	if (rc)
+		return nkv_vfu_dma_fail(c, rc, rc == -ETIMEDOUT ? "dma_request_timeout" : "dma_request_lost");
+	rc = nkv_vfu_dma_wait(c, &h, &r, &b);
+	if (rc)
+		return rc;
+	if (r.hdr.flags & NKV_VFU_F_ERROR) {
+		rc = r.hdr.error ? -(int)r.hdr.error : -EIO;
+	} else if (r.len != want) {
+		rc = -EIO;	/* short, or long */
+	} else {
+		memcpy(&back, r.payload, sizeof(back));
+		rc = back.addr == iova && back.count == len ? 0 : -EIO;
+		if (!rc && !to_client)
+			memcpy(buf, r.payload + sizeof(rw), len);
+	}
+	pthread_mutex_lock(&c->s->lock);
+	c->s->st.dma_msgs++;
+	c->s->st.dma_bytes += rc ? 0 : len;
+	pthread_mutex_unlock(&c->s->lock);
+	if (rc)
+		nkv_vfu_clog(c, NKV_VFU_LOG_WARN,
+			     "event=dma_msg_failed conn=%u cmd=%s iova=%#llx count=%llu reply_len=%zu errno=%d",
+			     c->id, nkv_vfu_cmd_name(h.cmd), (unsigned long long)iova,
+			     (unsigned long long)len, r.len, -rc);
+	nkv_vfu_msg_free(&r);
+	return rc;
+}
+
+/* nkv_tgt_xfer_fn: data of a region mapped without an fd, on the
+ * connection thread, in pieces the client accepts. */
+static int nkv_vfu_dma_xfer(void *ctx, uint64_t iova, void *buf, uint64_t len, int to_client)
+{
+	struct nkv_vfu_conn *c = ctx;
+	uint8_t *p = buf;
+	int rc;
+
+	while (len) {
+		uint64_t n = len < c->max_xfer ? len : c->max_xfer;
+
+		if (c->dma_dead)
+			return -EIO;
+		rc = nkv_vfu_dma_msg(c, iova, p, n, to_client);
+		if (rc)
+			return rc;
+		iova += n;
+		p += n;
+		len -= n;
+	}
+	return 0;
 }
 
 /*
@@ -1048,6 +1207,15 @@ static int nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 
 		if (c->ctrl && nkv_tgt_ctrl_failed(c->ctrl) != c->failed_logged)
 			nkv_vfu_log_failed(c);
+		if (c->dma_dead)	/* logged by nkv_vfu_conn_end() */
+			return c->dma_dead;
+		if (c->nheld) {	/* requests that came during a DMA message */
+			int rc = nkv_vfu_handle_one(c);
+
+			if (rc)
+				return rc == -ECANCELED ? 0 : rc;
+			continue;
+		}
 		if (c->ctrl && nkv_tgt_ctrl_lost_memory(c->ctrl)) {
 			/* Logged and counted as dropped by nkv_vfu_conn_end(). */
 			c->end_reason = "client_memory_vanished(SIGBUS_caught:truncated_or_hole_punched_dma_fd)";

@@ -73,6 +73,8 @@ struct nkv_vfu_server_stats {
 	uint64_t failed;		/* accepted but not served (no memory, no thread) */
 	uint64_t dropped;		/* ended by the server (bad stream, timeout), not the client */
 	uint64_t sleeps;		/* idle sleeps of connection threads (each ends in a wake-up) */
+	uint64_t dma_msgs;		/* DMA_READ/WRITE sent to clients (memory without an fd) */
+	uint64_t dma_bytes;		/* bytes they moved, answered OK */
 };
 void nkv_vfu_server_stats(struct nkv_vfu_server *s, struct nkv_vfu_server_stats *st);
 

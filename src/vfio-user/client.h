@@ -43,6 +43,9 @@ void nkv_vfu_client_info(struct nkv_tr *tr, struct nkv_vfu_client_info *out);
 int nkv_vfu_client_cfg_read(struct nkv_tr *tr, uint32_t off, void *buf, uint32_t len);
 /* Write len bytes (1..8) of PCI config space. 0 or a negative errno. */
 int nkv_vfu_client_cfg_write(struct nkv_tr *tr, uint32_t off, const void *buf, uint32_t len);
+/* The connection's socket, for tests that speak raw messages beside the
+ * transport while it is idle (doorbells mapped, no request in flight). */
+int nkv_vfu_client_fd(struct nkv_tr *tr);
 /* One line saying why the last call on tr failed ("" if none did). */
 const char *nkv_vfu_client_last_error(struct nkv_tr *tr);
 

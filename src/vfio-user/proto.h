@@ -147,6 +147,16 @@ NKV_ASSERT_SIZE(struct nkv_vfu_region_rw, 16);
 NKV_ASSERT_OFF(struct nkv_vfu_region_rw, region, 8);
 NKV_ASSERT_OFF(struct nkv_vfu_region_rw, count, 12);
 
+/* DMA_READ / DMA_WRITE, server to client, for a region mapped without an
+ * fd: this, then count data bytes (the DMA_READ reply and the DMA_WRITE
+ * request carry data; the others do not). */
+struct nkv_vfu_dma_rw {
+	uint64_t addr;		/* IOVA */
+	uint64_t count;
+};
+NKV_ASSERT_SIZE(struct nkv_vfu_dma_rw, 16);
+NKV_ASSERT_OFF(struct nkv_vfu_dma_rw, count, 8);
+
 /* PCI region indices (VFIO_PCI_*_REGION_INDEX) we use. */
 #define NKV_VFU_BAR0 VFIO_PCI_BAR0_REGION_INDEX
 #define NKV_VFU_CONFIG VFIO_PCI_CONFIG_REGION_INDEX

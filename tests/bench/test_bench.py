@@ -101,6 +101,13 @@ def embedded():
     for op in OPS:
         for mode in ("0", "0x8", "0x5", "f"):
             bench_json("embedded-%s-mode%s" % (op, mode), "--kv-op", op, "--memory-mode", mode)
+    # Values reached only by DMA_READ/WRITE messages (issue 14), every op.
+    for op in OPS:
+        for mode in ("8", "f"):
+            j = bench_json("embedded-%s-mode%s-by-messages" % (op, mode), "--kv-op", op,
+                           "--memory-mode", mode, "--values-by-messages")
+            check("embedded-%s-mode%s-by-messages-json" % (op, mode),
+                  j is not None and j["values_by_messages"] is True, str(j and j.get("values_by_messages")))
     j = bench_json("embedded-retrieve-3queues-batch1", "--kv-op", "retrieve", "--num-queues", "3",
                    keys=30, batch=1)
     j = bench_json("embedded-store-batch64-partial", "--kv-op", "store", keys=100, batch=64, iters=1)
@@ -239,6 +246,7 @@ def bad_flags():
         (["--cpus", "x"], "--cpus"), (["--cpus", "0,"], "--cpus"), (["--cpus", "0,0,0"], "--cpus"),
         (["--cpus", "-1"], "--cpus"), (["--cpus", "%d" % (os.cpu_count() + 64)], "may run on"),
         (["--cpus", "0,0", "--target", "vfio-user:/nonexistent.sock"], "taskset"),
+        (["--values-by-messages"], "bit 8"), (["--memory-mode", "7", "--values-by-messages"], "bit 8"),
     ]
     for args, word in cases:
         rc, out, err = bench(*args)

@@ -13,6 +13,14 @@
  *  ctl bit 2: an error reply, errno = ctl >> 3.
  * When the records run out, or no request comes within 20 ms (the
  * client waits for the rest of a torn reply), the server hangs up.
+ *
+ * A connected client then registers two pages without an fd (memory the
+ * server reaches by DMA_READ/WRITE messages). Once the fake has answered
+ * that DMA_MAP, the remaining records are requests of the server's own,
+ * served by the client's reader thread: {u8 ctl, u16 len, len bytes},
+ * ctl bit 0: a well-formed DMA_READ (bit 1: DMA_WRITE) header before the
+ * bytes as payload; else the bytes as they are. The client's answers
+ * are read and dropped.
  */
 #include <errno.h>
 #include <poll.h>
@@ -117,6 +125,39 @@ static int fz_reply(struct fz_fake *f, int fd, const struct nkv_vfu_msg *req)
 	return rc ? -1 : 0;
 }
 
+/* The server's own requests, from the remaining records. */
+static void fz_requests(struct fz_fake *f, int fd)
+{
+	uint16_t id = 0x100;
+
+	while (f->n >= 3) {
+		uint8_t ctl = f->p[0];
+		uint16_t len;
+		const uint8_t *b = f->p + 3;
+		struct nkv_vfu_msg junk;
+		int rc;
+
+		memcpy(&len, f->p + 1, 2);
+		if (len > f->n - 3)
+			len = (uint16_t)(f->n - 3);
+		f->p += 3 + len;
+		f->n -= 3 + (size_t)len;
+		if (ctl & 1) {
+			struct nkv_vfu_hdr h = { id++, ctl & 2 ? NKV_VFU_DMA_WRITE : NKV_VFU_DMA_READ,
+						 0, NKV_VFU_TYPE_COMMAND, 0 };
+
+			rc = nkv_vfu_send(fd, &h, b, len, NULL, 0);
+		} else {
+			rc = len && send(fd, b, len, MSG_NOSIGNAL) < 0 ? -errno : 0;
+		}
+		if (rc)
+			return;
+		/* An answer, if one comes (20 ms receive timeout). */
+		if (!nkv_vfu_recv(fd, &junk, NKV_VFU_MAX_MSG))
+			nkv_vfu_msg_free(&junk);
+	}
+}
+
 static void *fz_fake_main(void *arg)
 {
 	struct fz_fake *f = arg;
@@ -137,6 +178,11 @@ static void *fz_fake_main(void *arg)
 
 		if (!rc)
 			rc = fz_reply(f, fd, &req);
+		if (!rc && req.hdr.cmd == NKV_VFU_DMA_MAP && !req.nfds) {
+			nkv_vfu_msg_free(&req);
+			fz_requests(f, fd);
+			break;
+		}
 		nkv_vfu_msg_free(&req);
 		if (rc)
 			break;
@@ -145,14 +191,29 @@ static void *fz_fake_main(void *arg)
 	return NULL;
 }
 
-/* What a caller does with a connected transport: touch every doorbell. */
+/* What a caller does with a connected transport: touch every doorbell,
+ * register memory reached by messages, let the server's requests come. */
 static void fz_use(struct nkv_tr *tr)
 {
+	struct nkv_dmamem m = { 0 };
 	size_t len = 0, i;
 	volatile uint32_t *db = nkv_transport_vfio_user.doorbells(tr, &len);
 
 	for (i = 0; db && i < len / 4; i++)
 		db[i] = db[i] + 1;
+	m.len = 2 * 4096;
+	m.va = aligned_alloc(4096, m.len);
+	m.fd = -1;
+	m.by_messages = 1;
+	if (!m.va)
+		abort();
+	if (nkv_transport_vfio_user.dma_map(tr, &m) == 0) {
+		usleep(20000);	/* the fake's requests meanwhile */
+		nkv_transport_vfio_user.dma_unmap(tr, &m);
+		if (m.tr_priv == m.iova)
+			free(m.iova);
+	}
+	free(m.va);
 }
 
 static int fz_lowest_fd(void)

@@ -13,7 +13,8 @@
  * bad size sends the rest as it is). Per message:
  *  - DMA_MAP: the header's error field (unused in a command) picks the
  *    fds sent with it (fz_fds): a sealed memfd covering the request, an
- *    unsealed one, a too small one, none, two, a pipe.
+ *    unsealed one, a too small one, none (memory reached by DMA
+ *    messages, which this client never answers), two, a pipe.
  *  - cmd 0xff00 (not sent): wait until the server answered everything
  *    sent so far, then try to shrink every memfd sent: the attack the
  *    DMA seal requirement stops (a crash here is a SIGBUS in the target).
@@ -236,6 +237,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.no_sparse_mmap = data[0] & 1;
 	o.poll_interval_ns = 10000;
 	o.log_level = -1;	/* quiet: errors are the point here */
+	/* A DMA_MAP without fds maps memory reached by DMA_READ/WRITE
+	 * messages, which this fake client never answers: give up soon. */
+	o.msg_ms = 200;
 	if (nkv_vfu_server_start(&o, &srv))
 		abort();
 	d.fd = fz_connect(path);

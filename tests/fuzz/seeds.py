@@ -168,7 +168,14 @@ def client_seeds():
     bar0 = rec(3, bytes([2]) + struct.pack("<IIIIQQ", 64, 0xF, 0, 32, 0x2000, 0)[1:] + caps)
     bar0_big = rec(3, bytes([1]) + struct.pack("<IIIIQQ", 64, 0xF, 0, 32, 0x4000, 0)[1:] + caps)
     other = rec(1, struct.pack("<IIIIQQ", 32, 3, 1, 0, 256, 0))
+    # Connected (Command register already 0x406), DMA_MAP without an fd
+    # answered, then the server's DMA_READ / DMA_WRITE requests.
+    up = ver + info + bar0 + other * 8 + rec(1, struct.pack("<QII", 4, 7, 2) + struct.pack("<H", 0x406))
+    dma = (rec(1, b"") + rec(1, struct.pack("<QQ", 0x1000, 64)) +
+           rec(3, struct.pack("<QQ", 0x1000, 4) + b"abcd") + rec(1, struct.pack("<QQ", 0, 1 << 21)) +
+           rec(0, struct.pack("<HHIII", 7, 11, 32, 0, 0) + struct.pack("<QQ", 0, 8)))
     return {
+        "dma": up + dma,
         "good": ver + info + bar0 + other * 8,
         "small_fd": ver + info + bar0_big + other * 8,
         "error": ver + rec(1 | 4 | (22 << 3), b""),

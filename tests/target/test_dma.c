@@ -225,3 +225,34 @@ Test(dma, stable_only_when_every_segment_is)
 	cr_expect_eq(st, 0, "an error is never stable");
 	free(s);
 }
+
+/* A region reachable only by messages: data segments resolve to its
+ * shadow (and map back to their IOVA), queues and PRP lists never. */
+Test(dma, message_only_region)
+{
+	uint8_t *sh = aligned_alloc(PS, 8 * PS);
+	uint64_t iova = 0, run = 0;
+	uint64_t *l = (uint64_t *)sh;
+
+	cr_assert(!nkv_dma_has_msg(dma));
+	cr_assert_eq(nkv_dma_map(dma, 0x900000, 8 * PS, sh,
+				 NKV_DMA_READ | NKV_DMA_WRITE | NKV_DMA_MSG), 0);
+	cr_assert(nkv_dma_has_msg(dma));
+	cr_assert_null(nkv_dma_ptr(dma, 0x900000, 64, NKV_DMA_READ));
+	cr_assert_eq(nkv_dma_ptr(dma, 0x900000, 64, 0), sh);
+	cr_assert_eq(prp(0x900000 + PS, 0x900000 + 2 * PS, 2 * PS, 8), 1);
+	cr_assert_eq(iov[0].iov_base, sh + PS);
+	cr_assert_eq(nkv_dma_msg_range(dma, sh + PS + 8, 2 * PS, &iova, &run), 1);
+	cr_assert_eq(iova, 0x900000 + PS + 8);
+	cr_assert_eq(run, 2 * PS);
+	cr_assert_eq(nkv_dma_msg_range(dma, mem + 5, 64 * PS, &iova, &run), 0);
+	cr_assert_eq(run, 64 * PS - 5);
+	cr_assert_eq(nkv_dma_msg_range(dma, &iova, 1, &iova, &run), -ENOENT);
+	/* A PRP list in the message-only region: not read in place. */
+	l[0] = 0x100000 + 3 * PS;
+	l[1] = 0x100000 + 4 * PS;
+	cr_assert_eq(prp(0x100000, 0x900000, 3 * PS, 8), ERR(NKV_SC_DATA_XFER_ERROR));
+	cr_assert_eq(nkv_dma_unmap(dma, 0x900000, 8 * PS), 0);
+	cr_assert(!nkv_dma_has_msg(dma));
+	free(sh);
+}

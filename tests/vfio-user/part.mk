@@ -5,7 +5,10 @@ VFU_TEST_LDLIBS = -lcriterion $(TARGET_LDLIBS)
 VFU_TEST_COMMON := tests/vfio-user/vfu_util.c src/host/vfio_user_client.c \
 	src/host/doorbell_fwd.c
 
-TESTS += test_vfu_proto test_vfu_e2e test_vfu_sigbus
+TESTS += test_vfu_proto test_vfu_e2e test_vfu_sigbus test_vfu_dmamsg
+test_vfu_dmamsg_SRCS := tests/vfio-user/test_vfu_dmamsg.c $(VFU_TEST_COMMON)
+test_vfu_dmamsg_LIBS := $(VFU_TEST_LIBS)
+test_vfu_dmamsg_LDLIBS = $(VFU_TEST_LDLIBS)
 test_vfu_proto_SRCS := tests/vfio-user/test_vfu_proto.c $(VFU_TEST_COMMON)
 test_vfu_proto_LIBS := $(VFU_TEST_LIBS)
 test_vfu_proto_LDLIBS = $(VFU_TEST_LDLIBS)
