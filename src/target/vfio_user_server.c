@@ -40,6 +40,7 @@
 #define NKV_VFU_PCIE_CAP 0x40		/* PCI Express capability offset */
 #define NKV_VFU_NUM_IRQS (VFIO_PCI_ERR_IRQ_INDEX + 2)	/* INTx..REQ */
 #define NKV_VFU_SPIN_NS 200000ull	/* time without work before sleeping */
+#define NKV_VFU_WAIT_SPIN_NS 10000ull	/* the same, commands at the backend */
 #define NKV_VFU_SOCK_PASSES 16	/* controller passes per clock read */
 #define NKV_VFU_SOCK_NS 20000ull	/* time between socket checks while spinning */
 #define NKV_VFU_HANDSHAKE_MS 10000	/* defaults of the time limits (opts) */
@@ -1032,9 +1033,12 @@ static int nkv_vfu_conn_expired(struct nkv_vfu_conn *c)
  * ppoll costs ~1 us in a VM, more than a command, and checking it on every
  * pass put the thread in the kernel when the next doorbell came. After
  * NKV_VFU_SPIN_NS without work the thread sleeps up to the poll interval,
- * woken early by a message or a backend completion. Doorbells in shared
- * memory wake nobody: the poll interval bounds how late a doorbell rung
- * after a quiet spell is seen.
+ * woken early by a message or a backend completion. With commands at the
+ * backend it sleeps after NKV_VFU_WAIT_SPIN_NS already: their completions
+ * wake it, and a backend that takes hundreds of us (RADOS) shares the
+ * cores with its daemons, which a spinning thread slows. Doorbells in
+ * shared memory wake nobody: the poll interval bounds how late a doorbell
+ * rung after a quiet spell is seen.
  */
 static int nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 {
@@ -1068,7 +1072,8 @@ static int nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 		if (work)
 			work_ns = now;
 		work = 0;
-		sleep = now - work_ns >= NKV_VFU_SPIN_NS;
+		sleep = now - work_ns >= (c->ctrl && nkv_tgt_ctrl_inflight(c->ctrl) ?
+					  NKV_VFU_WAIT_SPIN_NS : NKV_VFU_SPIN_NS);
 		if (!sleep && now - sock_ns < NKV_VFU_SOCK_NS)
 			continue;
 		sock_ns = now;
