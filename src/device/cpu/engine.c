@@ -107,6 +107,7 @@ static void describe(char *buf, size_t len, const struct nkv_cpu_lane *l)
 static int coll_check(struct nkv_cpu_wave *w, const struct nkv_cpu_lane *l)
 {
 	char a[160], b[160];
+	uint64_t bits;
 	uint32_t j;
 
 	/* The lane is described only for a report: every collective of every
@@ -128,11 +129,19 @@ static int coll_check(struct nkv_cpu_wave *w, const struct nkv_cpu_lane *l)
 		nkv_cpu_violation(w, "%s: source lane %u is not in the mask", a, l->c_src);
 		return -1;
 	}
-	for (j = 0; j < w->size; j++) {
-		const struct nkv_cpu_lane *o = &w->lanes[j];
-		int mine = l->c_mask >> j & 1, theirs = o->pending && (o->c_mask >> l->id & 1);
+	/* Only lanes that can fail a check below: exited ones of my mask and
+	 * pending ones (a scan of every lane struct, each ~1 KiB apart, was a
+	 * quarter of a batch-32 wave's time). Same order, same reports. */
+	for (bits = ((l->c_mask & w->exited) | w->pend) & ~(1ull << l->id); bits;
+	     bits &= bits - 1) {
+		const struct nkv_cpu_lane *o;
+		int mine, theirs;
 
-		if (j == l->id || (!mine && !theirs))
+		j = (uint32_t)__builtin_ctzll(bits);
+		o = &w->lanes[j];
+		mine = l->c_mask >> j & 1;
+		theirs = o->pending && (o->c_mask >> l->id & 1);
+		if (!mine && !theirs)
 			continue;
 		if (mine && (w->exited >> j & 1)) {
 			describe(a, sizeof(a), l);
@@ -170,18 +179,14 @@ static void coll_complete(struct nkv_cpu_wave *w, uint64_t mask)
 			w->lanes[i].pending = 0;
 		}
 	}
+	w->pend &= ~mask;
 	if (threads_mode(w))
 		pthread_cond_broadcast(&w->cv);
 }
 
 static int coll_ready(const struct nkv_cpu_wave *w, uint64_t mask)
 {
-	uint32_t i;
-
-	for (i = 0; i < w->size; i++)
-		if ((mask >> i & 1) && !w->lanes[i].pending)
-			return 0;
-	return 1;
+	return !(mask & ~w->pend);
 }
 
 /* Outside a launch the caller is lane 0 of a one-lane wave. */
@@ -212,6 +217,7 @@ static uint64_t collective(uint32_t kind, uint64_t mask, uint64_t v, uint32_t sr
 	l->c_in = v;
 	l->c_site = site;
 	l->pending = 1;
+	w->pend |= 1ull << l->id;
 	if (coll_check(w, l)) {
 		unlock(w);
 		park_forever(l);
