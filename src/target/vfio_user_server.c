@@ -39,8 +39,10 @@
 #define NKV_VFU_PCI_DEVICE 0x0010
 #define NKV_VFU_PCIE_CAP 0x40		/* PCI Express capability offset */
 #define NKV_VFU_NUM_IRQS (VFIO_PCI_ERR_IRQ_INDEX + 2)	/* INTx..REQ */
-#define NKV_VFU_IDLE_SPINS 256		/* passes without work before sleeping */
-#define NKV_VFU_BUSY_PASSES 16	/* busy controller passes per socket check */
+#define NKV_VFU_SPIN_NS 200000ull	/* time without work before sleeping */
+#define NKV_VFU_WAIT_SPIN_NS 10000ull	/* the same, commands at the backend */
+#define NKV_VFU_SOCK_PASSES 16	/* controller passes per clock read */
+#define NKV_VFU_SOCK_NS 20000ull	/* time between socket checks while spinning */
 #define NKV_VFU_HANDSHAKE_MS 10000	/* defaults of the time limits (opts) */
 #define NKV_VFU_IDLE_MS 60000
 #define NKV_VFU_MSG_MS 5000
@@ -1184,27 +1186,37 @@ static int nkv_vfu_conn_expired(struct nkv_vfu_conn *c)
 }
 
 /*
- * One thread per connection: poll the controller, check the socket. Busy
- * passes look at the socket only every few passes (a system call costs
- * more than a command); after NKV_VFU_IDLE_SPINS passes without work the
- * thread sleeps up to the poll interval, woken early by a message or a
- * backend completion. Doorbells in shared memory wake nobody: the poll
- * interval bounds how late a doorbell rung after a quiet spell is seen.
+ * One thread per connection: poll the controller, check the socket. While
+ * spinning, busy or idle, the socket is looked at only every
+ * NKV_VFU_SOCK_NS (the clock is read every NKV_VFU_SOCK_PASSES passes): a
+ * ppoll costs ~1 us in a VM, more than a command, and checking it on every
+ * pass put the thread in the kernel when the next doorbell came. After
+ * NKV_VFU_SPIN_NS without work the thread sleeps up to the poll interval,
+ * woken early by a message or a backend completion. With commands at the
+ * backend it sleeps after NKV_VFU_WAIT_SPIN_NS already: their completions
+ * wake it, and a backend that takes hundreds of us (RADOS) shares the
+ * cores with its daemons, which a spinning thread slows. Doorbells in
+ * shared memory wake nobody: the poll interval bounds how late a doorbell
+ * rung after a quiet spell is seen.
  */
 static int nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 {
 	struct nkv_vfu_server *s = c->s;
 	uint64_t ns = s->o.poll_interval_ns ? s->o.poll_interval_ns : 100000;
-	unsigned idle_passes = 0, busy_passes = 0;
+	uint64_t work_ns = nkv_vfu_now_ns();	/* when work was last seen */
+	uint64_t sock_ns = 0;			/* when the socket was last checked */
+	unsigned passes = 0;
+	int work = 0;
 
 	/* Short poll intervals mean it: no 50 us default timer slack. */
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
 		struct pollfd p = { .fd = c->fd, .events = POLLIN };
-		int work = c->ctrl ? nkv_tgt_ctrl_poll(c->ctrl) : 0;
 		struct timespec to;
+		uint64_t now;
 		int n, sleep;
 
+		work |= c->ctrl ? nkv_tgt_ctrl_poll(c->ctrl) : 0;
 		if (c->ctrl && nkv_tgt_ctrl_failed(c->ctrl) != c->failed_logged)
 			nkv_vfu_log_failed(c);
 		if (c->dma_dead)	/* logged by nkv_vfu_conn_end() */
@@ -1221,14 +1233,18 @@ static int nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 			c->end_reason = "client_memory_vanished(SIGBUS_caught:truncated_or_hole_punched_dma_fd)";
 			return -EFAULT;
 		}
-		if (work)
-			idle_passes = 0;
-		else if (idle_passes < NKV_VFU_IDLE_SPINS)
-			idle_passes++;
-		if (work && ++busy_passes < NKV_VFU_BUSY_PASSES)
+		if (++passes < NKV_VFU_SOCK_PASSES)
 			continue;
-		busy_passes = 0;
-		sleep = idle_passes >= NKV_VFU_IDLE_SPINS;
+		passes = 0;
+		now = nkv_vfu_now_ns();
+		if (work)
+			work_ns = now;
+		work = 0;
+		sleep = now - work_ns >= (c->ctrl && nkv_tgt_ctrl_inflight(c->ctrl) ?
+					  NKV_VFU_WAIT_SPIN_NS : NKV_VFU_SPIN_NS);
+		if (!sleep && now - sock_ns < NKV_VFU_SOCK_NS)
+			continue;
+		sock_ns = now;
 		if (sleep && c->ctrl)	/* idle: give a burst's objects back */
 			nkv_tgt_ctrl_trim(c->ctrl, NKV_TGT_CMD_KEEP);
 		if (sleep)
@@ -1243,7 +1259,7 @@ static int nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 		}
 		if (n < 0)
 			return n;
-		idle_passes = 0;
+		work_ns = nkv_vfu_now_ns();
 		if (p.revents & POLLIN) {
 			int rc = nkv_vfu_handle_one(c);
 

@@ -200,3 +200,26 @@ Test(wave_check, caller_outside_its_mask)
 	cr_expect_eq(launch(NKV_CPU_FIBERS, 0, 4, caller_outside, NULL), -EPROTO);
 	cr_expect(strstr(diag, "leaves the caller out") != NULL, "%s", diag);
 }
+
+/*
+ * The engine skips the lane-by-lane scan when the first pending lane of
+ * the caller's mask made the same call (coll_clean). This misuse passes
+ * that test and must still be found: lane 0 waits in a ballot over lanes
+ * 0-1 while lane 1 calls one over itself alone (no pending lane in the
+ * caller's mask, but a lane outside it waits for the caller).
+ */
+static void waits_for_a_narrower_mask(void *arg)
+{
+	(void)arg;
+	if (nkv_cpu_lane_id() == 0)
+		nkv_cpu_ballot(0x3, 1);
+	else if (nkv_cpu_lane_id() == 1)
+		nkv_cpu_ballot(0x2, 1);
+}
+
+Test(wave_check, a_lane_outside_the_mask_waits_for_the_caller)
+{
+	cr_expect_eq(launch(NKV_CPU_FIBERS, 0, 2, waits_for_a_narrower_mask, NULL), -EPROTO);
+	cr_expect(strstr(diag, "different collectives") != NULL, "%s", diag);
+	cr_expect(strstr(diag, "lane 1 in ballot") && strstr(diag, "lane 0 in ballot"), "%s", diag);
+}

@@ -45,6 +45,7 @@ struct nkv_cpu_wave {
 	struct nkv_cpu_lane lanes[NKV_CPU_MAX_WAVE];
 	uint64_t all;		/* lanes launched */
 	uint64_t exited;	/* lanes whose function returned */
+	uint64_t pend;		/* lanes with pending = 1 (under the wave lock) */
 	int stopped;		/* a protocol error stopped the wave */
 	uint64_t rng;		/* NKV_CPU_CHECK: this wave's random stream */
 	/* threads mode */

@@ -46,11 +46,20 @@
 #include <sanitizer/tsan_interface.h>
 #endif
 
+/* Asked once: switch_in() needs it at every fiber switch, and sysconf()
+ * is a libc call (racing first callers store the same value). */
 static size_t sys_page_size(void)
 {
-	long p = sysconf(_SC_PAGESIZE);
+	static size_t pg;
+	size_t v = __atomic_load_n(&pg, __ATOMIC_RELAXED);
+	long p;
 
-	return p > 0 ? (size_t)p : 4096u;
+	if (v)
+		return v;
+	p = sysconf(_SC_PAGESIZE);
+	v = p > 0 ? (size_t)p : 4096u;
+	__atomic_store_n(&pg, v, __ATOMIC_RELAXED);
+	return v;
 }
 
 static void lane_entry(void)
