@@ -1280,6 +1280,7 @@ static void *nkv_vfu_conn_main(void *arg)
 	struct nkv_vfu_server *s = c->s;
 	int rc;
 
+	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=conn_open conn=%u", c->id);
 	rc = nkv_vfu_conn_setup(c);
 	if (rc) {
 		nkv_vfu_log(s, NKV_VFU_LOG_ERROR, "event=conn_setup_failed conn=%u errno=%d", c->id, -rc);
@@ -1317,7 +1318,6 @@ static void nkv_vfu_accept_one(struct nkv_vfu_server *s)
 	struct nkv_vfu_conn *c;
 	pthread_attr_t at;
 	pthread_t t;
-	uint32_t id;
 	int fd, rc, max = s->o.max_conns > 0 ? s->o.max_conns : 16;
 
 	fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -1352,8 +1352,8 @@ static void nkv_vfu_accept_one(struct nkv_vfu_server *s)
 	c->opened_ns = c->last_msg_ns = c->log_refill_ns = nkv_vfu_now_ns();
 	c->log_tokens = NKV_VFU_LOG_BURST;
 	/* The connection thread frees c when it ends, which can be before
-	 * pthread_create returns here: nothing reads c after it starts. */
-	id = c->id;
+	 * pthread_create returns here: nothing reads c after it starts (it
+	 * logs its own conn_open, so the log never shows a close first). */
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
 	rc = pthread_create(&t, &at, nkv_vfu_conn_main, c);
@@ -1367,7 +1367,6 @@ static void nkv_vfu_accept_one(struct nkv_vfu_server *s)
 	s->nconns++;
 	s->st.accepted++;
 	pthread_mutex_unlock(&s->lock);
-	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=conn_open conn=%u", id);
 }
 
 static void *nkv_vfu_accept_main(void *arg)
