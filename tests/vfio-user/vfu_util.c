@@ -8,6 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
 
 #include "target/be_mem.h"
 #include "vfu_util.h"
@@ -44,6 +47,27 @@ int vt_server_start_with(struct vt_server *s, int no_sparse,
 	if (tweak)
 		tweak(&vo);
 	return nkv_vfu_server_start(&vo, &s->srv);
+}
+
+/* A bare socket to the server at @path, replies bounded by a 3 s receive
+ * timeout: for tests that speak the protocol by hand. fd or -errno. */
+int vt_raw_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { 3, 0 };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
 }
 
 void vt_server_stop(struct vt_server *s)

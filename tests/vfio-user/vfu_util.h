@@ -21,6 +21,7 @@ int vt_server_start(struct vt_server *s, int no_sparse);
 int vt_server_start_with(struct vt_server *s, int no_sparse,
 			 void (*tweak)(struct nkv_vfu_server_opts *o));
 void vt_server_stop(struct vt_server *s);
+int vt_raw_connect(const char *path);
 
 struct vt_nvme {
 	const struct nkv_transport_ops *ops;
