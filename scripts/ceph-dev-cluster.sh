@@ -60,7 +60,8 @@ our_pid() {
 	local name=$1 pid
 	pid=$(cat "$DIR/run/$name.pid" 2>/dev/null) || return 1
 	[[ "$pid" =~ ^[0-9]+$ ]] || return 1
-	tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF -- "$DIR/ceph.conf" || return 1
+	# Read whole, not piped into grep -q (pipefail would see a SIGPIPE).
+	grep -qF -- "$DIR/ceph.conf" <<<"$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline")" || return 1
 	echo "$pid"
 }
 
@@ -92,7 +93,7 @@ free_port() {
 	local p i
 	for i in $(seq 50); do
 		p=$((20000 + RANDOM % 30000))
-		ss -Htln "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return 0; }
+		[ -n "$(ss -Htln "sport = :$p" 2>/dev/null)" ] || { echo "$p"; return 0; }
 	done
 	return 1
 }
@@ -234,12 +235,12 @@ cmd_start() {
 	done
 	if [ -z "$PORT" ]; then
 		PORT=$(free_port) || die "no free TCP port found"
-	elif ss -Htln "sport = :$PORT" 2>/dev/null | grep -q .; then
+	elif [ -n "$(ss -Htln "sport = :$PORT" 2>/dev/null)" ]; then
 		die "port $PORT is already in use"
 	fi
 	# Only ever wipe a directory that is empty or one of ours.
 	if [ -e "$DIR/ceph.conf" ]; then
-		head -n 1 "$DIR/ceph.conf" | grep -q 'ceph-dev-cluster.sh' \
+		grep -q 'ceph-dev-cluster.sh' <<<"$(head -n 1 "$DIR/ceph.conf")" \
 			|| die "$DIR/ceph.conf was not written by this script: refusing to reuse $DIR"
 	elif [ -d "$DIR" ] && [ -n "$(ls -A "$DIR")" ]; then
 		die "$DIR is not empty and holds no cluster of ours: refusing to use it"

@@ -108,8 +108,11 @@ build_all() {
 		echo "kmod/dkms.conf PACKAGE_VERSION is not the module's version '$v'"
 		return 1
 	fi
-	if command -v modinfo >/dev/null &&
-		modinfo -F parm "$BUILD/kmod-$KVER/nkv.ko" | grep -qv ':.\{10,\}'; then
+	# Outputs are read whole, never piped into grep -q: under pipefail its
+	# early exit can kill the writer with SIGPIPE and read as "no match".
+	local parms=""
+	command -v modinfo >/dev/null && parms=$(modinfo -F parm "$BUILD/kmod-$KVER/nkv.ko")
+	if [ -n "$parms" ] && grep -qv ':.\{10,\}' <<<"$parms"; then
 		echo "a module parameter has no description:"
 		modinfo -F parm "$BUILD/kmod-$KVER/nkv.ko"
 		return 1
@@ -180,7 +183,7 @@ SHM_SIZE=$((4 << 20))
 # everywhere else; the disk's bytes are the guest's data, not the fill.
 check_p2p_host() {
 	local name=$1 shm=$OUT/$1.shm disk=$OUT/$1.img
-	if ! tr -d '\r' <"$OUT/$name.log" | grep -q "^NKV-CASE p2p-read PASS$"; then
+	if ! grep -q "^NKV-CASE p2p-read PASS$" < <(tr -d '\r' <"$OUT/$name.log"); then
 		report "$name-p2p-host" FAIL "p2p-read did not pass"
 	elif ! cmp -s -n "$P2P_LEN" -i "$P2P_BAR_OFF:$P2P_DISK_OFF" "$shm" "$disk"; then
 		report "$name-p2p-host" FAIL "BAR at $P2P_BAR_OFF differs from disk at $P2P_DISK_OFF"
