@@ -69,6 +69,58 @@ static int nkv_kvmap_kcmp(const struct nkv_kvmap_key *a, const uint8_t *b, uint8
 	return nkv_kvmap_cmp(a->b, a->len, b, bl);
 }
 
+/*
+ * The key being looked for, as two big-endian 64-bit halves of its
+ * zero-padded bytes plus its length. Keys in nodes are zero-padded too
+ * (leaf_put clears them), so comparing the halves as integers and then
+ * the lengths orders keys exactly as nkv_kvmap_cmp does (bytes past the
+ * shorter key's end compare against zeros, and only equal padded bytes
+ * leave the length to decide): a lookup's ~15 compares become integer
+ * compares instead of memcmp calls, which were half the mem backend's
+ * time beside its value copies.
+ */
+struct nkv_kvmap_probe {
+	uint64_t hi, lo;
+	uint8_t len;
+};
+
+static uint64_t nkv_kvmap_be64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+
+static struct nkv_kvmap_probe nkv_kvmap_probe(const uint8_t *k, uint8_t kl)
+{
+	uint8_t b[NKV_KEY_MAX] = { 0 };
+	struct nkv_kvmap_probe p;
+
+	if (kl)
+		memcpy(b, k, kl);
+	p.hi = nkv_kvmap_be64(b);
+	p.lo = nkv_kvmap_be64(b + 8);
+	p.len = kl;
+	return p;
+}
+
+/* nkv_kvmap_kcmp(a, probe's key): <0, 0 or >0. */
+static int nkv_kvmap_pcmp(const struct nkv_kvmap_key *a, const struct nkv_kvmap_probe *p)
+{
+	uint64_t h = nkv_kvmap_be64(a->b), l;
+
+	if (h != p->hi)
+		return h < p->hi ? -1 : 1;
+	l = nkv_kvmap_be64(a->b + 8);
+	if (l != p->lo)
+		return l < p->lo ? -1 : 1;
+	return (int)a->len - (int)p->len;
+}
+
 /* Entries (leaf) or children (inner) of a node at @level (0 = leaf). */
 static unsigned nkv_kvmap_n(const void *node, unsigned level)
 {
@@ -77,14 +129,14 @@ static unsigned nkv_kvmap_n(const void *node, unsigned level)
 }
 
 /* First slot of the leaf whose key is >= the probe (n when none). */
-static unsigned nkv_kvmap_leaf_lb(const struct nkv_kvmap_leaf *l, const uint8_t *k, uint8_t kl)
+static unsigned nkv_kvmap_leaf_lb(const struct nkv_kvmap_leaf *l, const struct nkv_kvmap_probe *p)
 {
 	unsigned lo = 0, hi = l->n;
 
 	while (lo < hi) {
 		unsigned mid = lo + (hi - lo) / 2;
 
-		if (nkv_kvmap_kcmp(&l->key[mid], k, kl) < 0)
+		if (nkv_kvmap_pcmp(&l->key[mid], p) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -93,14 +145,14 @@ static unsigned nkv_kvmap_leaf_lb(const struct nkv_kvmap_leaf *l, const uint8_t 
 }
 
 /* The child whose range holds the probe: the count of separators <= it. */
-static unsigned nkv_kvmap_child(const struct nkv_kvmap_inner *in, const uint8_t *k, uint8_t kl)
+static unsigned nkv_kvmap_child(const struct nkv_kvmap_inner *in, const struct nkv_kvmap_probe *p)
 {
 	unsigned lo = 0, hi = in->n - 1;
 
 	while (lo < hi) {
 		unsigned mid = lo + (hi - lo) / 2;
 
-		if (nkv_kvmap_kcmp(&in->key[mid], k, kl) <= 0)
+		if (nkv_kvmap_pcmp(&in->key[mid], p) <= 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -109,7 +161,7 @@ static unsigned nkv_kvmap_child(const struct nkv_kvmap_inner *in, const uint8_t 
 }
 
 static const struct nkv_kvmap_leaf *nkv_kvmap_descend(const struct nkv_kvmap *m,
-							const uint8_t *k, uint8_t kl)
+							const struct nkv_kvmap_probe *p)
 {
 	const void *node = m->root;
 	unsigned h;
@@ -117,7 +169,7 @@ static const struct nkv_kvmap_leaf *nkv_kvmap_descend(const struct nkv_kvmap *m,
 	for (h = m->height; h; h--) {
 		const struct nkv_kvmap_inner *in = node;
 
-		node = in->child[nkv_kvmap_child(in, k, kl)];
+		node = in->child[nkv_kvmap_child(in, p)];
 	}
 	return node;
 }
@@ -154,14 +206,16 @@ void nkv_kvmap_fini(struct nkv_kvmap *m, void (*free_val)(void *val))
 
 void **nkv_kvmap_slot(struct nkv_kvmap *m, const uint8_t *key, uint8_t klen)
 {
+	struct nkv_kvmap_probe p;
 	struct nkv_kvmap_leaf *l;
 	unsigned i;
 
 	if (!m->root || !key || !klen || klen > NKV_KEY_MAX)
 		return NULL;
-	l = (struct nkv_kvmap_leaf *)nkv_kvmap_descend(m, key, klen);
-	i = nkv_kvmap_leaf_lb(l, key, klen);
-	return i < l->n && !nkv_kvmap_kcmp(&l->key[i], key, klen) ? &l->val[i] : NULL;
+	p = nkv_kvmap_probe(key, klen);
+	l = (struct nkv_kvmap_leaf *)nkv_kvmap_descend(m, &p);
+	i = nkv_kvmap_leaf_lb(l, &p);
+	return i < l->n && !nkv_kvmap_pcmp(&l->key[i], &p) ? &l->val[i] : NULL;
 }
 
 void *nkv_kvmap_find(const struct nkv_kvmap *m, const uint8_t *key, uint8_t klen)
@@ -233,11 +287,11 @@ static int nkv_kvmap_grow(struct nkv_kvmap *m)
 }
 
 static int nkv_kvmap_leaf_put(struct nkv_kvmap *m, struct nkv_kvmap_leaf *l, const uint8_t *k,
-			      uint8_t kl, void *val, void **old)
+			      const struct nkv_kvmap_probe *p, void *val, void **old)
 {
-	unsigned i = nkv_kvmap_leaf_lb(l, k, kl);
+	unsigned i = nkv_kvmap_leaf_lb(l, p);
 
-	if (i < l->n && !nkv_kvmap_kcmp(&l->key[i], k, kl)) {
+	if (i < l->n && !nkv_kvmap_pcmp(&l->key[i], p)) {
 		if (old)
 			*old = l->val[i];
 		l->val[i] = val;
@@ -246,8 +300,8 @@ static int nkv_kvmap_leaf_put(struct nkv_kvmap *m, struct nkv_kvmap_leaf *l, con
 	memmove(&l->key[i + 1], &l->key[i], (l->n - i) * sizeof(l->key[0]));
 	memmove(&l->val[i + 1], &l->val[i], (l->n - i) * sizeof(l->val[0]));
 	memset(&l->key[i], 0, sizeof(l->key[i]));
-	l->key[i].len = kl;
-	memcpy(l->key[i].b, k, kl);
+	l->key[i].len = p->len;
+	memcpy(l->key[i].b, k, p->len);
 	l->val[i] = val;
 	l->n++;
 	m->count++;
@@ -257,11 +311,13 @@ static int nkv_kvmap_leaf_put(struct nkv_kvmap *m, struct nkv_kvmap_leaf *l, con
 int nkv_kvmap_insert(struct nkv_kvmap *m, const uint8_t *key, uint8_t klen, void *val,
 		     void **old)
 {
+	struct nkv_kvmap_probe p;
 	void *node;
 	unsigned h;
 
 	if (!key || !klen || klen > NKV_KEY_MAX || !val)
 		return -EINVAL;
+	p = nkv_kvmap_probe(key, klen);
 	m->gen++;	/* even a split alone moves entries under cursors */
 	if (!m->root) {
 		m->root = calloc(1, sizeof(struct nkv_kvmap_leaf));
@@ -273,17 +329,17 @@ int nkv_kvmap_insert(struct nkv_kvmap *m, const uint8_t *key, uint8_t klen, void
 	node = m->root;
 	for (h = m->height; h; h--) {
 		struct nkv_kvmap_inner *in = node;
-		unsigned c = nkv_kvmap_child(in, key, klen);
+		unsigned c = nkv_kvmap_child(in, &p);
 
 		if (nkv_kvmap_n(in->child[c], h - 1) == NKV_KVMAP_FAN) {
 			if (nkv_kvmap_split(in, c, h - 1))
 				return -ENOMEM;
-			if (nkv_kvmap_kcmp(&in->key[c], key, klen) <= 0)
+			if (nkv_kvmap_pcmp(&in->key[c], &p) <= 0)
 				c++;
 		}
 		node = in->child[c];
 	}
-	return nkv_kvmap_leaf_put(m, node, key, klen, val, old);
+	return nkv_kvmap_leaf_put(m, node, key, &p, val, old);
 }
 
 /* ---- delete ---- */
@@ -386,17 +442,19 @@ static unsigned nkv_kvmap_refill(struct nkv_kvmap_inner *p, unsigned c, unsigned
 
 void *nkv_kvmap_delete(struct nkv_kvmap *m, const uint8_t *key, uint8_t klen)
 {
+	struct nkv_kvmap_probe p;
 	struct nkv_kvmap_leaf *l;
 	void *node, *val;
 	unsigned h, i;
 
 	if (!m->root || !key || !klen || klen > NKV_KEY_MAX)
 		return NULL;
+	p = nkv_kvmap_probe(key, klen);
 	m->gen++;
 	node = m->root;
 	for (h = m->height; h; h--) {
 		struct nkv_kvmap_inner *in = node;
-		unsigned c = nkv_kvmap_child(in, key, klen);
+		unsigned c = nkv_kvmap_child(in, &p);
 
 		if (nkv_kvmap_n(in->child[c], h - 1) <= NKV_KVMAP_MIN)
 			c = nkv_kvmap_refill(in, c, h - 1);
@@ -409,8 +467,8 @@ void *nkv_kvmap_delete(struct nkv_kvmap *m, const uint8_t *key, uint8_t klen)
 		}
 	}
 	l = node;
-	i = nkv_kvmap_leaf_lb(l, key, klen);
-	if (i >= l->n || nkv_kvmap_kcmp(&l->key[i], key, klen))
+	i = nkv_kvmap_leaf_lb(l, &p);
+	if (i >= l->n || nkv_kvmap_pcmp(&l->key[i], &p))
 		return NULL;
 	val = l->val[i];
 	l->n--;
@@ -458,10 +516,11 @@ int nkv_kvmap_seek(const struct nkv_kvmap *m, struct nkv_kvmap_cursor *c, const 
 		return -EINVAL;
 	}
 	if (m->root) {
-		const struct nkv_kvmap_leaf *l = nkv_kvmap_descend(m, key, klen);
+		struct nkv_kvmap_probe p = nkv_kvmap_probe(key, klen);
+		const struct nkv_kvmap_leaf *l = nkv_kvmap_descend(m, &p);
 
 		c->leaf = l;
-		c->idx = nkv_kvmap_leaf_lb(l, key, klen);
+		c->idx = nkv_kvmap_leaf_lb(l, &p);
 	}
 	return nkv_kvmap_load(c);
 }
