@@ -268,6 +268,7 @@ static uint16_t nkv_tgt_create_sq(struct nkv_tgt_ctrl *c, const struct nkv_sqe *
 	c->sq[qid] = (struct nkv_tgt_sq){ .live = 1, .cqid = cqid, .size = n,
 		.iova = s->prp1, .epoch = ++c->next_epoch, .ring = p };
 	c->cq[cqid].nsq++;
+	nkv_tgt_sq_live_add(c, qid);
 	__atomic_store_n(&c->db[2u * qid], 0, __ATOMIC_RELAXED);
 	return 0;
 }

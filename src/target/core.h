@@ -114,6 +114,9 @@ struct nkv_tgt_ctrl {
 	uint32_t nsq_granted;
 	uint32_t ncq_granted;
 	uint32_t rr;			/* next I/O SQ for round robin */
+	uint16_t *ioq_live;		/* qids of the live I/O SQs, any order */
+	uint32_t nioq_live;
+	uint32_t npend;			/* results on the CQs' pending lists */
 	uint64_t next_epoch;
 
 	/* Features. */
@@ -125,6 +128,8 @@ struct nkv_tgt_ctrl {
 	struct nkv_tgt_cmd *inflight_head;
 	uint32_t inflight;
 	struct nkv_tgt_cmd *handoff;	/* lock-free stack, any thread pushes */
+	struct nkv_tgt_cmd *done_head;	/* completed inline during submit, in */
+	struct nkv_tgt_cmd *done_tail;	/* order: the poll thread's own list */
 	int wake_fd;			/* eventfd: a completion for a sleeping poller */
 	int sleeping;			/* the poll thread is (about to be) asleep */
 	int pushers;			/* done() calls still touching this struct */
@@ -149,6 +154,7 @@ void nkv_tgt_regs_init(struct nkv_tgt_ctrl *c);
 void nkv_tgt_ctrl_reset(struct nkv_tgt_ctrl *c);
 
 /* queue.c */
+void nkv_tgt_sq_live_add(struct nkv_tgt_ctrl *c, uint16_t qid);
 int nkv_tgt_queues_poll(struct nkv_tgt_ctrl *c);
 int nkv_tgt_cq_flush(struct nkv_tgt_ctrl *c, uint16_t cqid);
 void nkv_tgt_cq_delete(struct nkv_tgt_ctrl *c, uint16_t qid);
@@ -160,6 +166,8 @@ int nkv_tgt_queue_mem(struct nkv_tgt_ctrl *c, uint64_t iova, uint64_t bytes,
 void nkv_tgt_handoff_push(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd);
 int nkv_tgt_handoff_drain(struct nkv_tgt_ctrl *c);
 void nkv_tgt_be_done(struct nkv_be_op *op);
+/* nkv_be_submit from the poll thread: a done() during it stays local. */
+int nkv_tgt_be_submit(struct nkv_tgt_ctrl *c, struct nkv_be *be, struct nkv_be_op *op);
 
 /* ctrl.c: command lifetime */
 struct nkv_tgt_cmd *nkv_tgt_cmd_get(struct nkv_tgt_ctrl *c);

@@ -113,8 +113,9 @@ struct nkv_tgt_ctrl *nkv_tgt_ctrl_create(struct nkv_subsys *ss,
 	c->sq = calloc(nq, sizeof(*c->sq));
 	c->cq = calloc(nq, sizeof(*c->cq));
 	c->qstats = calloc(nq, sizeof(*c->qstats));
+	c->ioq_live = calloc(nq, sizeof(*c->ioq_live));
 	c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (!c->sq || !c->cq || !c->qstats || c->wake_fd < 0)
+	if (!c->sq || !c->cq || !c->qstats || !c->ioq_live || c->wake_fd < 0)
 		goto fail;
 	c->bus_master = 1;
 	if (nkv_guard_init())
@@ -127,6 +128,7 @@ fail:
 	free(c->sq);
 	free(c->cq);
 	free(c->qstats);
+	free(c->ioq_live);
 	free(c);
 	return NULL;
 }
@@ -168,6 +170,7 @@ void nkv_tgt_ctrl_destroy(struct nkv_tgt_ctrl *c)
 	free(c->sq);
 	free(c->cq);
 	free(c->qstats);
+	free(c->ioq_live);
 	free(c);
 }
 
@@ -434,6 +437,7 @@ void nkv_tgt_complete(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 	else
 		cq->pend_head = cmd;
 	cq->pend_tail = cmd;
+	c->npend++;
 	nkv_tgt_cq_flush(c, cmd->cqid);
 }
 

@@ -112,7 +112,7 @@ void nkv_tgt_io_exec(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 		cmd->op.iovcnt = cmd->iovcnt;
 		cmd->op.done = nkv_tgt_be_done;
 		cmd->op.ctx = c;
-		if (!nkv_be_submit(be, &cmd->op))
+		if (!nkv_tgt_be_submit(c, be, &cmd->op))
 			return;	/* done() brings it back */
 		st = nkv_tgt_sc(NKV_SC_INTERNAL);
 	}

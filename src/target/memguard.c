@@ -124,15 +124,20 @@ int nkv_guard_copy(void *dst, const void *src, size_t n)
 	return 0;
 }
 
-int nkv_guard_store32_release(uint32_t *p, uint32_t v)
+int nkv_guard_copy_publish(void *dst, const void *src, size_t n, uint32_t *flag, uint32_t v)
 {
 	struct nkv_guard *g = &nkv_guard_tls;
+	uintptr_t lo = (uintptr_t)dst < (uintptr_t)flag ? (uintptr_t)dst : (uintptr_t)flag;
+	uintptr_t hi = (uintptr_t)dst + n > (uintptr_t)(flag + 1) ? (uintptr_t)dst + n
+								    : (uintptr_t)(flag + 1);
 	sigjmp_buf jb;
 
 	if (sigsetjmp(jb, 0))
 		return -EFAULT;
-	nkv_guard_arm(g, &jb, p, sizeof(*p), p, sizeof(*p));
-	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+	/* One range covering both writes, the source as the other. */
+	nkv_guard_arm(g, &jb, (const void *)lo, hi - lo, src, n);
+	memcpy(dst, src, n);
+	__atomic_store_n(flag, v, __ATOMIC_RELEASE);
 	nkv_guard_disarm(g);
 	return 0;
 }

@@ -30,8 +30,12 @@ int nkv_guard_init(void);
  * either range vanished: dst may hold part of the data). */
 int nkv_guard_copy(void *dst, const void *src, size_t n);
 
-/* Store v at p (client memory) with release ordering. 0 or -EFAULT. */
-int nkv_guard_store32_release(uint32_t *p, uint32_t v);
+/* Copy n bytes to dst, then store v at flag with release ordering (a
+ * CQE: DW0-DW2, then the dword with the phase), under one recovery
+ * point. Either side may be client memory. 0 or -EFAULT (dst may hold
+ * part of the data; flag is written last, so a fault leaves it as it
+ * was unless the fault was in the store itself). */
+int nkv_guard_copy_publish(void *dst, const void *src, size_t n, uint32_t *flag, uint32_t v);
 
 /* Gather len bytes of iov into dst / scatter len bytes of src into iov
  * (segments in order, stopping at len). 0 or -EFAULT. */

@@ -50,15 +50,21 @@ Test(memguard, vanished_page_is_efault)
 		cr_expect_eq(nkv_guard_copy(buf, p + PG, sizeof(buf)), -EFAULT);
 		cr_expect_eq(nkv_guard_copy(p + PG + 8, buf, sizeof(buf)), -EFAULT);
 	}
-	cr_expect_eq(nkv_guard_store32_release((uint32_t *)(p + PG), 1), -EFAULT);
-	cr_expect_eq(nkv_guard_store32_release((uint32_t *)p, 7), 0);
-	cr_expect_eq(*(uint32_t *)p, 7);
+	cr_expect_eq(nkv_guard_copy_publish(p + PG, buf, 12, (uint32_t *)(p + PG + 12), 1),
+		     -EFAULT);
+	/* The payload fits, the flag lies past the end: fails, payload in. */
+	cr_expect_eq(nkv_guard_copy_publish(p + PG - 12, buf, 12, (uint32_t *)(p + PG), 1),
+		     -EFAULT);
+	cr_expect_eq(memcmp(p + PG - 12, buf, 12), 0);
+	cr_expect_eq(nkv_guard_copy_publish(p, buf, 12, (uint32_t *)(p + 12), 7), 0);
+	cr_expect_eq(*(uint32_t *)(p + 12), 7);
+	cr_expect_eq(memcmp(p, buf, 12), 0);
 	/* A copy that straddles the end fails as a whole. */
 	iov[0] = (struct iovec){ p + PG - 16, 16 };
 	iov[1] = (struct iovec){ p + PG, 16 };
 	cr_expect_eq(nkv_guard_gather(buf, iov, 2, 32), -EFAULT);
 	cr_expect_eq(nkv_guard_scatter(iov, 1, buf, 16), 0);
-	cr_expect_eq(nkv_guard_faults() - f0, 8);
+	cr_expect_eq(nkv_guard_faults() - f0, 9);
 	munmap(p, 2 * PG);
 	close(fd);
 }
