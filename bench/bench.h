@@ -77,6 +77,9 @@ int nkv_bench_target_start(const struct nkv_bench_opts *o, struct nkv_bench_targ
 const char *nkv_bench_target_uri(const struct nkv_bench_target *t);
 const char *nkv_bench_target_socket(const struct nkv_bench_target *t);
 void nkv_bench_target_stop(struct nkv_bench_target *t);
+/* Time its connection threads spent in controller passes that found
+ * work (nkv_vfu_server_stats.busy_ns), so far. */
+uint64_t nkv_bench_target_busy_ns(struct nkv_bench_target *t);
 
 /* Everything one launch (a phase) measured. */
 struct nkv_bench_phase {
@@ -147,6 +150,8 @@ struct nkv_bench_setup {
 	const struct nkv_ctrl_info *info;
 	char device_cpus[64];		/* CPUs device code may run on (a list) */
 	char target_cpus[64];		/* the embedded target's, or "" */
+	int64_t target_busy_ns;		/* embedded target's busy time in the
+					 * measured phase, or -1 (external) */
 };
 void nkv_bench_report_text(FILE *f, const struct nkv_bench_opts *o,
 			   const struct nkv_bench_setup *s, const struct nkv_bench_phase *ph);

@@ -227,8 +227,11 @@ static int nkv_bench_main(struct nkv_bench_opts *o)
 	nkv_bench_run_info(r, &info);
 	s.info = &info;
 	rc = nkv_bench_prepare(r, o, &s);
+	s.target_busy_ns = t ? -(int64_t)nkv_bench_target_busy_ns(t) : -1;
 	if (!rc)
 		rc = nkv_bench_measure(r, o, &ph);
+	if (t)
+		s.target_busy_ns += (int64_t)nkv_bench_target_busy_ns(t);
 	if (rc) {
 		fprintf(stderr, "nkv-bench: the run failed: %s\n", nkv_bench_run_why(r, rc));
 		rc = NKV_BENCH_EXIT_FAIL;

@@ -264,6 +264,9 @@ void nkv_bench_report_text(FILE *f, const struct nkv_bench_opts *o,
 		fprintf(f, "; forwarder delivered %llu SQ writes",
 			(unsigned long long)ph->fwd_sq_doorbells);
 	fputc('\n', f);
+	if (s->target_busy_ns >= 0)
+		fprintf(f, "  target      %.0f ns of its poll thread per command (time in passes "
+			"that found work)\n", (double)s->target_busy_ns / cmds);
 	nkv_bench_text_status(f, ph);
 	nkv_bench_text_verify(f, o, ph);
 }
@@ -319,6 +322,12 @@ void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
 		(unsigned long long)ph->wall_ns, (unsigned long long)ph->busy_ns,
 		nkv_bench_rate(ph->commands, ph->wall_ns), nkv_bench_rate(ph->commands, ph->wall_ns),
 		nkv_bench_rate(ph->commands, ph->busy_ns), nkv_bench_rate(ph->bytes, ph->wall_ns));
+	if (s->target_busy_ns >= 0)
+		fprintf(f, "\"target_busy_ns\":%lld,\"target_busy_ns_per_cmd\":%.1f,",
+			(long long)s->target_busy_ns, ph->commands ?
+			(double)s->target_busy_ns / (double)ph->commands : 0.0);
+	else
+		fprintf(f, "\"target_busy_ns\":null,\"target_busy_ns_per_cmd\":null,");
 	fprintf(f, "\"latency_ns\":{\"min\":%.0f,\"avg\":%.0f,\"p50\":%.0f,\"p99\":%.0f,\"max\":%.0f},",
 		l.min, l.avg, l.p50, l.p99, l.max);
 	fprintf(f, "\"sq_doorbells\":%llu,\"cq_doorbells\":%llu,\"fwd_sq_doorbells\":%llu,"

@@ -102,6 +102,14 @@ const char *nkv_bench_target_socket(const struct nkv_bench_target *t)
 	return t->sock;
 }
 
+uint64_t nkv_bench_target_busy_ns(struct nkv_bench_target *t)
+{
+	struct nkv_vfu_server_stats st;
+
+	nkv_vfu_server_stats(t->srv, &st);
+	return st.busy_ns;
+}
+
 void nkv_bench_target_stop(struct nkv_bench_target *t)
 {
 	if (!t)

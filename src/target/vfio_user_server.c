@@ -52,6 +52,18 @@
 #define NKV_VFU_LOG_BURST 50		/* lines one connection may log at once */
 #define NKV_VFU_LOG_PER_S 10		/* then this many a second; the rest counted */
 
+/* A cheap clock for the busy time of connection threads, read at every
+ * pass: the TSC where there is one (a few cycles, no system call; it is
+ * converted to ns against CLOCK_MONOTONIC over the server's life). */
+static inline uint64_t nkv_vfu_ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __builtin_ia32_rdtsc();
+#else
+	return nkv_vfu_now_ns();
+#endif
+}
+
 struct nkv_vfu_server {
 	struct nkv_vfu_server_opts o;
 	char path[108];
@@ -60,6 +72,8 @@ struct nkv_vfu_server {
 	int stop;			/* atomic */
 	int stop_fd;			/* eventfd, readable once stopping; or -1 */
 	uint64_t sleeps;		/* atomic (relaxed): idle sleeps begun */
+	uint64_t busy_ticks;		/* atomic (relaxed): passes that found work */
+	uint64_t tick0, ns0;		/* at start: ticks to ns (stats) */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	uint32_t nconns;		/* under lock */
@@ -107,6 +121,7 @@ struct nkv_vfu_conn {
 	uint32_t nheld;
 	uint16_t next_req_id;		/* msg_id of our next DMA_READ/WRITE */
 	int dma_dead;			/* a DMA message failed the stream: end */
+	uint64_t busy_ticks;		/* passes with work, not yet in the server's */
 	/* The reply being built. */
 	uint8_t *rbuf;
 	size_t rlen;
@@ -1185,6 +1200,13 @@ static int nkv_vfu_conn_expired(struct nkv_vfu_conn *c)
 	return -ETIMEDOUT;
 }
 
+/* A connection's busy ticks into the server's total (stats). */
+static void nkv_vfu_busy_flush(struct nkv_vfu_conn *c)
+{
+	__atomic_add_fetch(&c->s->busy_ticks, c->busy_ticks, __ATOMIC_RELAXED);
+	c->busy_ticks = 0;
+}
+
 /*
  * One thread per connection: poll the controller, check the socket. While
  * spinning, busy or idle, the socket is looked at only every
@@ -1205,6 +1227,8 @@ static int nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 	uint64_t ns = s->o.poll_interval_ns ? s->o.poll_interval_ns : 100000;
 	uint64_t work_ns = nkv_vfu_now_ns();	/* when work was last seen */
 	uint64_t sock_ns = 0;			/* when the socket was last checked */
+	uint64_t pass_end = 0;			/* when the last pass ended; 0: the
+						 * loop did something else since */
 	unsigned passes = 0;
 	int work = 0;
 
@@ -1213,10 +1237,21 @@ static int nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
 		struct pollfd p = { .fd = c->fd, .events = POLLIN };
 		struct timespec to;
-		uint64_t now;
-		int n, sleep;
+		uint64_t now, t;
+		int n, sleep, w;
 
-		work |= c->ctrl ? nkv_tgt_ctrl_poll(c->ctrl) : 0;
+		/* One clock read a pass: a pass with work counts from the end
+		 * of the one before (the loop's own checks included), unless
+		 * the loop did something else in between (a message, a socket
+		 * check, a sleep): then it reads the clock before the pass. */
+		if (!pass_end)
+			pass_end = nkv_vfu_ticks();
+		w = c->ctrl ? nkv_tgt_ctrl_poll(c->ctrl) : 0;
+		t = nkv_vfu_ticks();
+		if (w)
+			c->busy_ticks += t - pass_end;
+		pass_end = t;
+		work |= w;
 		if (c->ctrl && nkv_tgt_ctrl_failed(c->ctrl) != c->failed_logged)
 			nkv_vfu_log_failed(c);
 		if (c->dma_dead)	/* logged by nkv_vfu_conn_end() */
@@ -1224,6 +1259,7 @@ static int nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 		if (c->nheld) {	/* requests that came during a DMA message */
 			int rc = nkv_vfu_handle_one(c);
 
+			pass_end = 0;
 			if (rc)
 				return rc == -ECANCELED ? 0 : rc;
 			continue;
@@ -1245,6 +1281,8 @@ static int nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 		if (!sleep && now - sock_ns < NKV_VFU_SOCK_NS)
 			continue;
 		sock_ns = now;
+		pass_end = 0;
+		nkv_vfu_busy_flush(c);
 		if (sleep && c->ctrl)	/* idle: give a burst's objects back */
 			nkv_tgt_ctrl_trim(c->ctrl, NKV_TGT_CMD_KEEP);
 		if (sleep)
@@ -1289,6 +1327,7 @@ static void *nkv_vfu_conn_main(void *arg)
 		pthread_mutex_unlock(&s->lock);
 	} else {
 		nkv_vfu_conn_end(c, nkv_vfu_conn_loop(c));
+		nkv_vfu_busy_flush(c);
 	}
 	nkv_vfu_conn_teardown(c);
 	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=conn_closed conn=%u log_suppressed=%llu", c->id,
@@ -1426,6 +1465,8 @@ int nkv_vfu_server_start(const struct nkv_vfu_server_opts *opts, struct nkv_vfu_
 	if (!s)
 		return -ENOMEM;
 	s->o = *opts;
+	s->tick0 = nkv_vfu_ticks();
+	s->ns0 = nkv_vfu_now_ns();
 	strcpy(s->path, opts->socket_path);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
@@ -1485,6 +1526,14 @@ void nkv_vfu_server_stop(struct nkv_vfu_server *s)
 	free(s);
 }
 
+/* Ticks to ns at the rate measured since the server started. */
+static uint64_t nkv_vfu_ticks_ns(const struct nkv_vfu_server *s, uint64_t ticks)
+{
+	uint64_t dt = nkv_vfu_ticks() - s->tick0, dns = nkv_vfu_now_ns() - s->ns0;
+
+	return dt ? (uint64_t)((double)ticks * (double)dns / (double)dt) : ticks;
+}
+
 void nkv_vfu_server_stats(struct nkv_vfu_server *s, struct nkv_vfu_server_stats *st)
 {
 	pthread_mutex_lock(&s->lock);
@@ -1492,6 +1541,7 @@ void nkv_vfu_server_stats(struct nkv_vfu_server *s, struct nkv_vfu_server_stats 
 	st->conns = s->nconns;
 	st->sleeps = __atomic_load_n(&s->sleeps, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&s->lock);
+	st->busy_ns = nkv_vfu_ticks_ns(s, __atomic_load_n(&s->busy_ticks, __ATOMIC_RELAXED));
 }
 
 int nkv_vfu_serve_fd(const struct nkv_vfu_server_opts *opts, int fd)

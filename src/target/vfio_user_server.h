@@ -75,6 +75,9 @@ struct nkv_vfu_server_stats {
 	uint64_t sleeps;		/* idle sleeps of connection threads (each ends in a wake-up) */
 	uint64_t dma_msgs;		/* DMA_READ/WRITE sent to clients (memory without an fd) */
 	uint64_t dma_bytes;		/* bytes they moved, answered OK */
+	uint64_t busy_ns;		/* connection threads' time in controller passes
+					 * that found work (commands fetched, run,
+					 * completed): CPU time of the data path */
 };
 void nkv_vfu_server_stats(struct nkv_vfu_server *s, struct nkv_vfu_server_stats *st);
 

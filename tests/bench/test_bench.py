@@ -115,7 +115,20 @@ def embedded():
                    "gpukey03", keys=3, batch=3)
     check("embedded-explicit-keys-order", j is not None and j["key_order"] == "explicit",
           str(j and j["key_order"]))
+    target_busy()
     key_order()
+
+
+def target_busy():
+    """The embedded target's poll-thread time per command: measured (a
+    Retrieve moves a value, so it cannot be free), consistent with the
+    total, and within the run's wall time."""
+    j = bench_json("embedded-target-busy", "--kv-op", "retrieve", "--value-size", "4096")
+    ok = j is not None and j["target_busy_ns"] is not None and j["target_busy_ns"] > 0 and \
+        abs(j["target_busy_ns_per_cmd"] * j["commands"] - j["target_busy_ns"]) <= \
+        0.01 * j["target_busy_ns"] + 1 and j["target_busy_ns"] <= j["wall_ns"]
+    check("embedded-target-busy-per-cmd", ok,
+          str(j and (j["target_busy_ns"], j["target_busy_ns_per_cmd"], j["wall_ns"])))
 
 
 def key_order():
@@ -200,6 +213,8 @@ def iops_headline(uri):
     if j is None:
         return
     wall = j["commands"] / (j["wall_ns"] / 1e9)
+    check("external-target-busy-null", j["target_busy_ns"] is None and
+          j["target_busy_ns_per_cmd"] is None, str((j["target_busy_ns"], j["target_busy_ns_per_cmd"])))
     check("iops-headline-over-wall-time", abs(j["iops"] - wall) <= 0.01 * wall and
           abs(j["iops_busy"] - j["commands"] / (j["busy_ns"] / 1e9)) <= 0.01 * j["iops_busy"],
           "iops %r, wall rate %r, busy %r" % (j["iops"], wall, j["iops_busy"]))
