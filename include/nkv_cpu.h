@@ -108,9 +108,10 @@ void nkv_cpu_barrier_at(uint64_t mask, const char *site);
 #define nkv_cpu_bcast(mask, v, src) nkv_cpu_bcast_at((mask), (v), (src), NKV_CPU_SITE)
 #define nkv_cpu_barrier(mask) nkv_cpu_barrier_at((mask), NKV_CPU_SITE)
 
-/* Called by a spinning poller on its @n-th poll: a CPU pause, and a
- * sched_yield() every 64 polls so an oversubscribed controller thread
- * runs. NKV_CPU_CHECK: also a seeded random fiber switch or short sleep. */
+/* Called by a spinning poller on its @n-th poll (0 starts a wait): a CPU
+ * pause; after 20 us of waiting also a sched_yield() every 64 polls, so
+ * a controller thread or a backend's daemons sharing the core run.
+ * NKV_CPU_CHECK: instead a seeded random fiber switch or short sleep. */
 void nkv_cpu_poll_pause(uint64_t n);
 
 /*

@@ -97,6 +97,38 @@ Test(cpu_engine, fibers_32x2) { run_coll(NKV_CPU_FIBERS, 2, 32); }
 Test(cpu_engine, fibers_1) { run_coll(NKV_CPU_FIBERS, 1, 1); }
 Test(cpu_engine, threads_8x2) { run_coll(NKV_CPU_THREADS, 2, 8); }
 
+/* Every lane of a wave in collectives of its own (a batch of one each:
+ * the engine's short path on fibers): every result as if they had met.
+ * (A lane alone while another waits for it in a collective of both is a
+ * violation: test_wave_check.c.) */
+static void alone_lane(void *p)
+{
+	struct coll *c = p;
+	uint32_t lane = nkv_cpu_lane_id(), i;
+	uint64_t self = 1ull << lane;
+
+	for (i = 0; i < 10; i++) {
+		int bad = nkv_cpu_ballot(self, i & 1) != ((i & 1) ? self : 0) ||
+			  nkv_cpu_bcast(self, lane + i, lane) != lane + i;
+
+		nkv_cpu_barrier(self);
+		if (bad)
+			__atomic_fetch_add(&c->bad, 1, __ATOMIC_RELAXED);
+	}
+}
+
+static void run_alone(uint32_t mode, uint32_t ws)
+{
+	struct nkv_cpu_cfg cfg = { sizeof(cfg), mode, 1, ws, 0 };
+	struct coll c = { ws, 0, 0, 0 };
+
+	cr_assert_eq(nkv_cpu_launch(&cfg, alone_lane, &c), 0);
+	cr_expect_eq(c.bad, 0);
+}
+
+Test(cpu_engine, lanes_alone_fibers) { run_alone(NKV_CPU_FIBERS, 8); }
+Test(cpu_engine, lanes_alone_threads) { run_alone(NKV_CPU_THREADS, 4); }
+
 Test(cpu_engine, outside_a_launch)
 {
 	cr_expect_eq(nkv_cpu_lane_id(), 0u);

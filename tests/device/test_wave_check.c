@@ -166,6 +166,24 @@ static void src_outside(void *arg)
 		nkv_cpu_bcast(0x3, 5, 2);
 }
 
+/* Collectives of a lane alone take the engine's short path; these must
+ * still be reported: a source outside the one-lane mask, and a lane
+ * alone while another lane waits for it in a collective of both. */
+static void alone_src_outside(void *arg)
+{
+	(void)arg;
+	nkv_cpu_bcast(0x1, 5, 1);
+}
+
+static void alone_while_waited_for(void *arg)
+{
+	(void)arg;
+	if (nkv_cpu_lane_id() == 0)
+		nkv_cpu_ballot(0x3, 1);
+	else
+		nkv_cpu_ballot(0x2, 1);
+}
+
 static void caller_outside(void *arg)
 {
 	(void)arg;
@@ -193,6 +211,18 @@ Test(wave_check, broadcast_source_outside_the_mask)
 {
 	cr_expect_eq(launch(NKV_CPU_CHECK, 3, 4, src_outside, NULL), -EPROTO);
 	cr_expect(strstr(diag, "source lane 2") != NULL, "%s", diag);
+}
+
+Test(wave_check, lone_lane_broadcast_source_outside_the_mask)
+{
+	cr_expect_eq(launch(NKV_CPU_FIBERS, 0, 1, alone_src_outside, NULL), -EPROTO);
+	cr_expect(strstr(diag, "source lane 1") != NULL, "%s", diag);
+}
+
+Test(wave_check, lone_lane_while_another_waits_for_it)
+{
+	cr_expect_eq(launch(NKV_CPU_FIBERS, 0, 2, alone_while_waited_for, NULL), -EPROTO);
+	cr_expect(strstr(diag, "different collectives") != NULL, "%s", diag);
 }
 
 Test(wave_check, caller_outside_its_mask)
