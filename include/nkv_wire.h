@@ -540,8 +540,15 @@ NKV_HD uint32_t nkv_kv_key_get(const struct nkv_sqe *s, uint8_t key[NKV_KEY_MAX]
 	w[1] = s->cdw3;
 	w[2] = s->cdw14;
 	w[3] = s->cdw15;
-	for (i = 0; i < NKV_KEY_MAX; i++)
-		key[i] = (uint8_t)(w[i / 4] >> (8 * (i % 4)));
+	/* Four bytes of one dword at a time: compilers merge these into one
+	 * 32-bit store on a little-endian CPU (a byte loop was ~180
+	 * instructions, a tenth of nkv-target's work for an Exist). */
+	for (i = 0; i < 4; i++) {
+		key[4 * i] = (uint8_t)w[i];
+		key[4 * i + 1] = (uint8_t)(w[i] >> 8);
+		key[4 * i + 2] = (uint8_t)(w[i] >> 16);
+		key[4 * i + 3] = (uint8_t)(w[i] >> 24);
+	}
 	return nkv_kv_key_len(s);
 }
 
