@@ -4,11 +4,13 @@
 
   cpu part    the cpu engine (nkv-bench, embedded nkv-target) against
               bench/pingpong: a batch-1 Exist and a batch-1 4 KiB Retrieve
-              round trip against a cache-line ping-pong round trip, and
+              round trip against a cache-line ping-pong round trip (the
+              Retrieve also against 3 ping-pongs + one 4 KiB memcpy), and
               batch-32 4 KiB Retrieve IOPS against a single-core memcpy of
-              4 KiB blocks. Threads pinned (--cpus A,B): device code and
-              ping-pong thread 1 on A, the target and ping-pong thread 2
-              on B, memcpy on A.
+              4 KiB blocks, its target CPU time per command against one
+              4 KiB memcpy on the target's CPU. Threads pinned (--cpus
+              A,B): device code and ping-pong thread 1 on A, the target
+              and ping-pong thread 2 on B, memcpy on A and on B.
   rados part  nkv-target --backend rados (nkv-bench --no-verify, so both
               sides do the same work) against bench/rados/rados_loop
               --batch (librados aio, batches of N), at depths 1, 8, 32, 64
@@ -218,12 +220,20 @@ def cpu_part(book, run, tools, cpus, plan, mode):
     book.add("cpu.pingpong.p99_ns", run, rtt["p99_ns"], "ns", "cache-line ping-pong round trip p99")
     say("run %d cpu pingpong rtt CPUs %d<->%d: p50 %d ns, p99 %d ns (%.1f s)" %
         (run + 1, a, b, rtt["p50_ns"], rtt["p99_ns"], time.time() - t))
-    t = time.time()
-    mc = run_json([tools["pingpong"], "memcpy", "4096", str(a)], 120, "pingpong memcpy")
-    book.add("cpu.memcpy_4k.blocks_per_s", run, mc["blocks_per_s"], "blocks/s",
-             "single-core memcpy of 4 KiB blocks")
-    say("run %d cpu memcpy 4 KiB on CPU %d: %.0f blocks/s (%.1f s)" %
-        (run + 1, a, mc["blocks_per_s"], time.time() - t))
+    for cpu, key, where in ((a, "cpu.memcpy_4k", ""), (b, "cpu.memcpy_4k_target", " (target's CPU)")):
+        t = time.time()
+        mc = run_json([tools["pingpong"], "memcpy", "4096", str(cpu)], 120, "pingpong memcpy")
+        book.add(key + ".blocks_per_s", run, mc["blocks_per_s"], "blocks/s",
+                 "single-core memcpy of 4 KiB blocks" + where)
+        book.add(key + ".ns", run, 1e9 / mc["blocks_per_s"], "ns",
+                 "one 4 KiB memcpy" + where)
+        say("run %d cpu memcpy 4 KiB on CPU %d: %.0f blocks/s (%.1f s)" %
+            (run + 1, cpu, mc["blocks_per_s"], time.time() - t))
+    # Issue 21's yardstick for a batch-1 Retrieve: three cache-line round
+    # trips (doorbell + SQE there, CQE back) plus the value's copy.
+    book.add("cpu.goal_retrieve_b1.ns", run,
+             3 * rtt["p50_ns"] + book.fig["cpu.memcpy_4k_target.ns"]["runs"][run], "ns",
+             "3 x ping-pong p50 + one 4 KiB memcpy (target's CPU)")
     for op, batch, keys in (("exist", 1, plan["b1_keys"]), ("retrieve", 1, plan["b1_keys"]),
                             ("retrieve", 32, plan["b32_keys"])):
         t = time.time()
@@ -238,6 +248,8 @@ def cpu_part(book, run, tools, cpus, plan, mode):
             book.add(key + ".p99_ns", run, j["latency_ns"]["p99"], "ns", name + " round trip p99")
         else:
             book.add(key + ".iops", run, j["iops"], "IOPS", name + " IOPS")
+            book.add(key + ".target_ns", run, j["target_busy_ns_per_cmd"], "ns",
+                     name + ": target poll thread's busy time per command")
         say("run %d cpu nkv-bench %s batch %d (device CPU %s, target CPU %s): %.0f IOPS, "
             "p50 %.0f ns, p99 %.0f ns (%.1f s)" % (run + 1, op, batch, j["cpus"]["device"],
                                                    j["cpus"]["target"], j["iops"],
@@ -252,9 +264,16 @@ def cpu_ratios(book):
                        "%s batch 1%s round trip %s / ping-pong %s" %
                        (op.capitalize(), " 4 KiB" if op == "retrieve" else "", p, p),
                        "cpu.%s_b1.%s_ns" % (op, p), "cpu.pingpong.%s_ns" % p, "cpu")
+    book.ratio("cpu.retrieve_b1.p50_vs_goal",
+               "Retrieve batch 1 4 KiB round trip p50 / (3 x ping-pong p50 + one 4 KiB memcpy)",
+               "cpu.retrieve_b1.p50_ns", "cpu.goal_retrieve_b1.ns", "cpu")
     book.ratio("cpu.retrieve_b32.iops_vs_memcpy",
                "Retrieve batch 32 4 KiB IOPS / memcpy 4 KiB blocks/s",
                "cpu.retrieve_b32.iops", "cpu.memcpy_4k.blocks_per_s", "cpu")
+    book.ratio("cpu.retrieve_b32.target_vs_memcpy",
+               "Retrieve batch 32 4 KiB: target CPU time per command / one 4 KiB memcpy "
+               "(target's CPU)",
+               "cpu.retrieve_b32.target_ns", "cpu.memcpy_4k_target.ns", "cpu")
 
 
 # ---- rados part ----------------------------------------------------------
@@ -649,7 +668,7 @@ def args_parse(argv):
                     help="CI: tiny counts, one run; a check that it runs, never a speed")
     ap.add_argument("--cpus", default=None,
                     help="A,B: device code / ping-pong thread 1 / memcpy on A, target / "
-                         "ping-pong thread 2 on B (default: the first two allowed CPUs)")
+                         "ping-pong thread 2 / memcpy on B (default: the first two allowed CPUs)")
     ap.add_argument("--memory-mode", default="8", help="nkv-bench memory mode, cpu part (default 8)")
     ap.add_argument("--memstore-mb", type=int, default=2048,
                     help="the dev cluster's memstore size (default 2048)")
@@ -704,8 +723,8 @@ def main(argv):
         book = Book(a.runs)
         gone = missing_ceph()
         parts = {"cpu": {"status": "ran", "placement":
-                         "device code, ping-pong thread 1 and memcpy on CPU %d; embedded target "
-                         "and ping-pong thread 2 on CPU %d" % tuple(a.cpus)}}
+                         "device code, ping-pong thread 1 and memcpy on CPU %d; embedded target, "
+                         "ping-pong thread 2 and memcpy on CPU %d" % tuple(a.cpus)}}
         if gone:
             why = "%s not found in PATH (scripts/install-deps.sh installs Ceph)" % ", ".join(gone)
             parts["rados"] = {"status": "skipped", "why": why}

@@ -130,14 +130,16 @@ def want_cpu(j):
         if not m.get(k):
             why.append("machine.%s empty" % k)
     for f in ("cpu.pingpong.p50_ns", "cpu.pingpong.p99_ns", "cpu.memcpy_4k.blocks_per_s",
+              "cpu.memcpy_4k_target.ns", "cpu.goal_retrieve_b1.ns",
               "cpu.exist_b1.p50_ns", "cpu.exist_b1.p99_ns", "cpu.retrieve_b1.p50_ns",
-              "cpu.retrieve_b1.p99_ns", "cpu.retrieve_b32.iops"):
+              "cpu.retrieve_b1.p99_ns", "cpu.retrieve_b32.iops", "cpu.retrieve_b32.target_ns"):
         v = j["figures"].get(f)
         if not v or len(v["runs"]) != j["runs"] or not v["median"] or v["median"] <= 0 or \
                 not v["min"] <= v["median"] <= v["max"]:
             why.append("figure %s: %r" % (f, v))
     for r in ("cpu.exist_b1.p50_vs_pingpong", "cpu.retrieve_b1.p99_vs_pingpong",
-              "cpu.retrieve_b32.iops_vs_memcpy"):
+              "cpu.retrieve_b1.p50_vs_goal", "cpu.retrieve_b32.iops_vs_memcpy",
+              "cpu.retrieve_b32.target_vs_memcpy"):
         v = j["ratios"].get(r)
         if not v or not v["median"] or v["median"] <= 0:
             why.append("ratio %s: %r" % (r, v))
