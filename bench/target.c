@@ -78,6 +78,7 @@ int nkv_bench_target_start(const struct nkv_bench_opts *o, struct nkv_bench_targ
 	vo.ctrl.size = sizeof(vo.ctrl);
 	vo.ctrl.max_ioq = o->num_queues > 8 ? o->num_queues : 8;
 	vo.ctrl.mqes = o->queue_length > 1024 ? o->queue_length : 1024;
+	vo.ctrl.dstrd = NKV_TGT_DSTRD_LINE;
 	vo.poll_interval_ns = o->poll_ns;
 	vo.max_conns = 4;
 	vo.log_level = NKV_VFU_LOG_ERROR;

@@ -245,7 +245,7 @@ static uint16_t nkv_tgt_create_cq(struct nkv_tgt_ctrl *c, const struct nkv_sqe *
 		return st;
 	c->cq[qid] = (struct nkv_tgt_cq){ .live = 1, .size = n, .phase = 1,
 		.iova = s->prp1, .epoch = ++c->next_epoch, .ring = p };
-	__atomic_store_n(&c->db[2u * qid + 1], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(nkv_tgt_dbp(c, 2u * qid + 1), 0, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -269,7 +269,7 @@ static uint16_t nkv_tgt_create_sq(struct nkv_tgt_ctrl *c, const struct nkv_sqe *
 		.iova = s->prp1, .epoch = ++c->next_epoch, .ring = p };
 	c->cq[cqid].nsq++;
 	nkv_tgt_sq_live_add(c, qid);
-	__atomic_store_n(&c->db[2u * qid], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(nkv_tgt_dbp(c, 2u * qid), 0, __ATOMIC_RELAXED);
 	return 0;
 }
 

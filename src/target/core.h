@@ -83,7 +83,8 @@ struct nkv_tgt_ctrl {
 	struct nkv_subsys *ss;
 	struct nkv_dma *dma;
 	volatile uint32_t *db;
-	uint32_t ndb;			/* doorbell dwords */
+	uint32_t ndb;			/* doorbells (2 per queue pair) */
+	uint32_t dstrd;			/* CAP.DSTRD: doorbell i is db[i << dstrd] */
 	uint32_t mqes;			/* entries, not 0's based */
 	uint32_t max_ioq;
 	uint32_t mdts;
@@ -198,6 +199,12 @@ void nkv_tgt_tracef(struct nkv_tgt_ctrl *c, const char *fmt, ...)
 		if ((c)->trace)					\
 			nkv_tgt_tracef((c), __VA_ARGS__);	\
 	} while (0)
+
+/* Doorbell @idx (2 qid: SQ tail, 2 qid + 1: CQ head) in the page. */
+static inline volatile uint32_t *nkv_tgt_dbp(const struct nkv_tgt_ctrl *c, uint32_t idx)
+{
+	return &c->db[(size_t)idx << c->dstrd];
+}
 
 static inline uint16_t nkv_tgt_sc(uint8_t sc)
 {

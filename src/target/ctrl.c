@@ -81,8 +81,9 @@ static int nkv_tgt_opts(struct nkv_tgt_ctrl *c, const struct nkv_tgt_ctrl_opts *
 	c->cntlid = d.cntlid;
 	c->trace = d.trace;
 	c->quirks = d.quirks;
+	c->dstrd = d.dstrd;
 	if (c->mqes < 2 || c->mqes > 65536 || c->max_ioq > 65534 ||
-	    c->mdts > 12 || c->to > 255)
+	    c->mdts > 12 || c->to > 255 || c->dstrd > 4)
 		return -EINVAL;
 	c->max_xfer = (uint64_t)NKV_PAGE_SIZE << c->mdts;
 	c->max_iov = (1u << c->mdts) + 1;

@@ -51,7 +51,16 @@ struct nkv_tgt_ctrl_opts {
 	uint16_t cntlid;
 	int trace;		/* log SQEs, doorbells, CQEs */
 	uint32_t quirks;	/* NKV_TGT_QUIRK_*: 0 for a well-behaved controller */
+	/* CAP.DSTRD, 0..4: doorbells 4 << dstrd bytes apart. 0 packs them
+	 * (16 to a cache line); 4 gives each a 64-byte line of its own, so
+	 * the client's CQ head writes never pull the line the controller
+	 * polls for SQ tails (docs/target.md). The doorbell page passed to
+	 * create holds 2 * (max_ioq + 1) << dstrd dwords. */
+	uint32_t dstrd;
 };
+/* The DSTRD that gives each doorbell a 64-byte cache line of its own: what
+ * nkv-target and nkv-bench's embedded target use. */
+#define NKV_TGT_DSTRD_LINE 4u
 
 /*
  * Misbehaviours of controllers met in the field, reproduced on request so

@@ -47,6 +47,7 @@ struct nkv_target_args {
 	uint64_t max_dma_maps;
 	uint64_t max_dma_bytes;
 	uint64_t max_qpairs;
+	uint32_t dstrd;		/* CAP.DSTRD (--doorbell-stride) */
 };
 
 static void nkv_target_usage(FILE *f)
@@ -80,6 +81,10 @@ static void nkv_target_usage(FILE *f)
 	      "  --max-dma-maps N       DMA regions per client (default 256, at most 1024)\n"
 	      "  --max-dma-bytes SIZE   bytes of DMA memory mapped per client (default 64G)\n"
 	      "  --max-queue-pairs N    I/O queue pairs per client (default 64)\n"
+	      "  --doorbell-stride B    bytes between doorbells, CAP.DSTRD: 4, 8, 16, 32 or\n"
+	      "                         64 (default 64: each doorbell in a cache line of\n"
+	      "                         its own, so CQ head writes never take the line the\n"
+	      "                         controller polls for SQ tails)\n"
 	      "  -h, --help             this text\n\n"
 	      "rados backend (pool = subsystem, NVMe namespace = RADOS namespace,\n"
 	      "object name = lowercase hex of the key):\n"
@@ -125,6 +130,22 @@ static int nkv_target_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* --doorbell-stride BYTES: 4, 8, 16, 32 or 64, as CAP.DSTRD 0..4. */
+static int nkv_target_stride(const char *s, uint32_t *dstrd)
+{
+	uint64_t v;
+	uint32_t d;
+
+	if (nkv_target_size(s, &v))
+		return -EINVAL;
+	for (d = 0; d <= 4; d++)
+		if (v == 4ull << d) {
+			*dstrd = d;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 static int nkv_target_level(const char *s)
 {
 	static const char *const names[] = { "error", "warn", "info", "debug" };
@@ -141,7 +162,17 @@ enum {
 	OPT_NVM_NS, OPT_QD, OPT_POLL, OPT_MAX_CONNS, OPT_NO_SPARSE, OPT_TRACE, OPT_LOG,
 	OPT_ALLOW_UNSEALED, OPT_POOL, OPT_CONF, OPT_ID, OPT_KEYRING, OPT_NS_MAP, OPT_OP_TIMEOUT, OPT_MOUNT_TIMEOUT,
 	OPT_HANDSHAKE_MS, OPT_IDLE_MS, OPT_MSG_MS, OPT_MAX_DMA_MAPS, OPT_MAX_DMA_BYTES, OPT_MAX_QPAIRS,
+	OPT_DB_STRIDE,
 };
+
+/* The long name of option @val, for messages. */
+static const char *nkv_target_optname(const struct option *lo, int val)
+{
+	for (; lo->name; lo++)
+		if (lo->val == val)
+			return lo->name;
+	return "?";
+}
 
 static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 {
@@ -172,6 +203,7 @@ static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 		{ "max-dma-maps", required_argument, NULL, OPT_MAX_DMA_MAPS },
 		{ "max-dma-bytes", required_argument, NULL, OPT_MAX_DMA_BYTES },
 		{ "max-queue-pairs", required_argument, NULL, OPT_MAX_QPAIRS },
+		{ "doorbell-stride", required_argument, NULL, OPT_DB_STRIDE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -208,12 +240,13 @@ static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 		case OPT_MAX_DMA_MAPS: rc = nkv_target_size(optarg, &a->max_dma_maps); break;
 		case OPT_MAX_DMA_BYTES: rc = nkv_target_size(optarg, &a->max_dma_bytes); break;
 		case OPT_MAX_QPAIRS: rc = nkv_target_size(optarg, &a->max_qpairs); break;
+		case OPT_DB_STRIDE: rc = nkv_target_stride(optarg, &a->dstrd); break;
 		case 'h': nkv_target_usage(stdout); exit(0);
 		default: return -EINVAL;
 		}
 		if (rc) {
 			fprintf(stderr, "nkv-target: bad value '%s' for --%s\n", optarg,
-				lo[o - OPT_SOCKET].name);
+				nkv_target_optname(lo, o));
 			return rc;
 		}
 	}
@@ -360,6 +393,7 @@ int main(int argc, char **argv)
 	struct nkv_target_args a = {
 		.socket = "nkv-target.sock", .backend = "mem", .capacity = 1ull << 30,
 		.max_value = 1u << 20, .log_level = NKV_VFU_LOG_INFO,
+		.dstrd = NKV_TGT_DSTRD_LINE,
 	};
 	struct nkv_vfu_server_opts so = { .size = sizeof(so) };
 	struct nkv_vfu_server *srv;
@@ -396,6 +430,7 @@ int main(int argc, char **argv)
 	so.max_dma_maps = (uint32_t)a.max_dma_maps;
 	so.max_dma_bytes = a.max_dma_bytes;
 	so.ctrl.max_ioq = (uint32_t)a.max_qpairs;
+	so.ctrl.dstrd = a.dstrd;
 	rc = nkv_vfu_server_start(&so, &srv);
 	if (rc) {
 		fprintf(stderr, "nkv-target: cannot listen on %s: %s\n", a.socket, strerror(-rc));

@@ -90,7 +90,7 @@ static uint32_t nkv_tgt_db(struct nkv_tgt_ctrl *c, uint32_t idx)
 {
 	/* Acquire: pairs with the client's release before its doorbell
 	 * store, so the SQEs (or its CQ reads) are ordered before. */
-	return __atomic_load_n(&c->db[idx], __ATOMIC_ACQUIRE);
+	return __atomic_load_n(nkv_tgt_dbp(c, idx), __ATOMIC_ACQUIRE);
 }
 
 static void nkv_tgt_cq_head(struct nkv_tgt_ctrl *c, uint16_t qid)

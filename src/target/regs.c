@@ -17,7 +17,7 @@ void nkv_tgt_regs_init(struct nkv_tgt_ctrl *c)
 	cap = NKV_SET(cap, 0, 16, c->mqes - 1);		/* MQES, 0's based */
 	cap = NKV_SET(cap, 16, 1, 1);			/* CQR: contiguous only */
 	cap = NKV_SET(cap, 24, 8, c->to);		/* TO */
-	cap = NKV_SET(cap, 32, 4, 0);			/* DSTRD = 0 */
+	cap = NKV_SET(cap, 32, 4, c->dstrd);		/* DSTRD */
 	cap = NKV_SET(cap, 37, 8, NKV_CAP_CSS_NVM | NKV_CAP_CSS_IOCS);
 	cap = NKV_SET(cap, 48, 4, 0);			/* MPSMIN: 4 KiB */
 	cap = NKV_SET(cap, 52, 4, 0);			/* MPSMAX: 4 KiB */
@@ -84,8 +84,8 @@ static int nkv_tgt_admin_create(struct nkv_tgt_ctrl *c)
 	*sq = (struct nkv_tgt_sq){ .live = 1, .size = nkv_aqa_asqs(c->aqa),
 		.iova = c->asq, .epoch = ++c->next_epoch, .ring = sp };
 	/* A fresh queue starts at 0: so must the client's doorbells. */
-	__atomic_store_n(&c->db[0], 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&c->db[1], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(nkv_tgt_dbp(c, 0), 0, __ATOMIC_RELAXED);
+	__atomic_store_n(nkv_tgt_dbp(c, 1), 0, __ATOMIC_RELAXED);
 	return 1;
 }
 
@@ -165,12 +165,13 @@ static void nkv_tgt_half(uint64_t *reg, uint32_t hi, uint32_t v)
 static void nkv_tgt_reg_write32(struct nkv_tgt_ctrl *c, uint32_t off, uint32_t v)
 {
 	if (off >= NKV_REG_DBS) {
-		uint32_t i = (off - NKV_REG_DBS) / 4;
+		uint32_t stride = 4u << c->dstrd, i = (off - NKV_REG_DBS) / stride;
 
 		/* A doorbell that came as a message: store it where the
-		 * client's mapped writes land, ordered like theirs. */
-		if (!(off & 3) && i < c->ndb)
-			__atomic_store_n(&c->db[i], v, __ATOMIC_RELEASE);
+		 * client's mapped writes land, ordered like theirs. Writes
+		 * between doorbells (the stride's padding) are ignored. */
+		if (!((off - NKV_REG_DBS) & (stride - 1)) && i < c->ndb)
+			__atomic_store_n(nkv_tgt_dbp(c, i), v, __ATOMIC_RELEASE);
 		return;
 	}
 	NKV_TGT_TRACE(c, "reg write %#x = %#x", off, v);
@@ -195,7 +196,7 @@ void nkv_tgt_ctrl_reg_write(struct nkv_tgt_ctrl *c, uint32_t off, uint64_t val,
 
 uint32_t nkv_tgt_ctrl_bar0_size(const struct nkv_tgt_ctrl *c)
 {
-	uint32_t need = NKV_REG_DBS + c->ndb * 4, sz = 0x2000;
+	uint32_t need = NKV_REG_DBS + (c->ndb << (2 + c->dstrd)), sz = 0x2000;
 
 	while (sz < need)	/* PCI BARs are powers of two */
 		sz <<= 1;

@@ -360,7 +360,7 @@ static int nkv_vfu_ctrl_new(struct nkv_vfu_conn *c)
 static int nkv_vfu_conn_setup(struct nkv_vfu_conn *c)
 {
 	uint32_t max_ioq = c->s->o.ctrl.max_ioq ? c->s->o.ctrl.max_ioq : 64;
-	uint64_t db_bytes = 2ull * (max_ioq + 1) * 4;
+	uint64_t db_bytes = (2ull * (max_ioq + 1)) << (2 + (c->s->o.ctrl.dstrd & 7));
 
 	c->bar_fd = -1;
 	c->bar_size = nkv_vfu_pow2(NKV_REG_DBS + ((db_bytes + NKV_PAGE_SIZE - 1) & ~(uint64_t)(NKV_PAGE_SIZE - 1)));
@@ -1457,7 +1457,8 @@ int nkv_vfu_server_start(const struct nkv_vfu_server_opts *opts, struct nkv_vfu_
 	int rc;
 
 	*out = NULL;
-	if (!opts || opts->size < sizeof(*opts) || !opts->socket_path || !opts->ss)
+	if (!opts || opts->size < sizeof(*opts) || !opts->socket_path || !opts->ss ||
+	    opts->ctrl.dstrd > 4)
 		return -EINVAL;
 	if (strlen(opts->socket_path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;

@@ -48,6 +48,7 @@ static int ht_serve(struct ht_server *s, const struct ht_server_opts *o)
 	vo.ctrl.max_ioq = o->max_ioq ? o->max_ioq : 8;
 	vo.ctrl.mqes = o->mqes;
 	vo.ctrl.quirks = o->quirks;
+	vo.ctrl.dstrd = o->dstrd;
 	vo.ctrl.to = 6;		/* CAP.TO 3 s: keeps failure cases short */
 	vo.poll_interval_ns = 20000;
 	vo.no_sparse_mmap = o->no_sparse;

@@ -23,6 +23,7 @@ struct ht_server_opts {
 	int nvm_only;		/* namespace 1 is an NVM one */
 	int lie_retrieve;	/* Retrieve answers length 0 and junk (liar_be.h) */
 	uint32_t quirks;	/* NKV_TGT_QUIRK_* of the controllers */
+	uint32_t dstrd;		/* CAP.DSTRD of the controllers */
 };
 
 struct ht_server {

@@ -12,14 +12,15 @@
 
 #include "host_util.h"
 #include "nkv_dev.h"
+#include "target/ctrl.h"
 
 static struct ht_server srv;
 static struct nkv_ctrl *ctrl;
 static struct nkv_qpair *qp;
 
-static void up(int no_sparse, uint32_t mode)
+static void up_with(int no_sparse, uint32_t mode, uint32_t dstrd)
 {
-	struct ht_server_opts o = { .no_sparse = no_sparse };
+	struct ht_server_opts o = { .no_sparse = no_sparse, .dstrd = dstrd };
 	char err[256] = "";
 
 	cr_assert_eq(ht_server_start(&srv, &o), 0);
@@ -34,8 +35,12 @@ static void down(void)
 	ht_server_stop(&srv);
 }
 
+static void up(int no_sparse, uint32_t mode) { up_with(no_sparse, mode, 0); }
 static void setup(void) { up(0, 0); }
 static void setup_fwd(void) { up(1, 0); }
+/* Doorbells a cache line apart (CAP.DSTRD 4, nkv-target's default). */
+static void setup_stride(void) { up_with(0, 0, NKV_TGT_DSTRD_LINE); }
+static void setup_stride_fwd(void) { up_with(1, 0, NKV_TGT_DSTRD_LINE); }
 
 static void roundtrip(uint32_t n, uint32_t salt)
 {
@@ -83,6 +88,45 @@ Test(host_sync, info_after_connect, .init = setup, .fini = down)
 }
 
 Test(host_sync, roundtrip_sizes, .init = setup, .fini = down) { roundtrip(150, 1); }
+
+/* Two queue pairs on a controller whose doorbells are 64 bytes apart,
+ * written in the mapped page or through the forwarder: every value comes
+ * back (a client that took them 4 bytes apart would ring the wrong
+ * queue's doorbells, or none). */
+static void roundtrip_two_queues(void)
+{
+	struct nkv_qpair *qp2;
+	struct nkv_result r;
+	uint8_t key[16], v[64];
+	uint32_t i, kl;
+
+	cr_assert_eq(nkv_qpair_create(ctrl, NULL, &qp2), 0);
+	for (i = 0; i < 32; i++) {
+		kl = ht_key(i, 7, key);
+		ht_fill(v, sizeof(v), i);
+		cr_assert_eq(nkv_store(i & 1 ? qp2 : qp, key, kl, v, sizeof(v), 0, &r), 0);
+		cr_assert_eq(r.status, 0);
+	}
+	for (i = 0; i < 32; i++) {
+		kl = ht_key(i, 7, key);
+		memset(v, 0, sizeof(v));
+		cr_assert_eq(nkv_retrieve(i & 1 ? qp : qp2, key, kl, v, sizeof(v), &r), 0);
+		cr_assert_eq(r.status, 0);
+		cr_assert_eq(ht_check(v, sizeof(v), i), -1, "key %u", i);
+	}
+	nkv_qpair_destroy(qp2);
+}
+
+Test(host_sync, doorbell_stride_mapped, .init = setup_stride, .fini = down)
+{
+	roundtrip_two_queues();
+	roundtrip(20, 3);
+}
+
+Test(host_sync, doorbell_stride_forwarded, .init = setup_stride_fwd, .fini = down)
+{
+	roundtrip_two_queues();
+}
 Test(host_sync, roundtrip_forwarded, .init = setup_fwd, .fini = down)
 {
 	struct nkv_ctrl_info in;

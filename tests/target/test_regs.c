@@ -64,6 +64,48 @@ Test(regs, cap_honest_opts)
 	h_fini(&h2);
 }
 
+/* Doorbells a cache line apart (CAP.DSTRD 4): CAP says so, BAR0 grows,
+ * a doorbell message lands on its line, writes between doorbells do
+ * nothing, and the admin queue works (its SQ tail is at offset 0). */
+Test(regs, doorbell_stride)
+{
+	struct h h2;
+	struct nkv_tgt_ctrl_opts o = { sizeof(o), .max_ioq = 4, .dstrd = NKV_TGT_DSTRD_LINE };
+	uint8_t id[4096];
+
+	h_init(&h2, &o, NULL);
+	cr_assert_eq(nkv_cap_dstrd(nkv_tgt_ctrl_reg_read(h2.c, NKV_REG_CAP, 8)), 4);
+	cr_assert_geq(nkv_tgt_ctrl_bar0_size(h2.c), 0x1000 + 10 * 64);
+	cr_assert_eq(h_enable(&h2, 16), NKV_CSTS_RDY);
+	nkv_tgt_ctrl_reg_write(h2.c, NKV_REG_DBS + 3 * 64, 5, 4);	/* CQ 1 head */
+	cr_assert_eq(h2.db[3 * 16], 5);
+	nkv_tgt_ctrl_reg_write(h2.c, NKV_REG_DBS + 3 * 64 + 4, 6, 4);	/* padding */
+	nkv_tgt_ctrl_reg_write(h2.c, NKV_REG_DBS + 4, 6, 4);		/* padding */
+	cr_assert_eq(h2.db[3 * 16 + 1], 0);
+	cr_assert_eq(h2.db[1], 0);
+	cr_assert_eq(h_identify(&h2, NKV_CNS_CTRL, 0, 0, id), 0);
+	h_fini(&h2);
+}
+
+Test(regs, doorbell_stride_out_of_range_refused)
+{
+	struct nkv_tgt_ctrl_opts o = { sizeof(o), .dstrd = 5 };
+	struct nkv_subsys *ss = nkv_subsys_create(NULL);
+	struct nkv_dma *dma = nkv_dma_create();
+	static uint32_t db[4096];
+
+	cr_assert_null(nkv_tgt_ctrl_create(ss, dma, db, &o));
+	o.dstrd = 4;
+	{
+		struct nkv_tgt_ctrl *c = nkv_tgt_ctrl_create(ss, dma, db, &o);
+
+		cr_assert_not_null(c);
+		nkv_tgt_ctrl_destroy(c);
+	}
+	nkv_dma_destroy(dma);
+	nkv_subsys_destroy(ss);
+}
+
 Test(regs, enable_and_registers_read_back)
 {
 	cr_assert_eq(h_enable(&H, 32), NKV_CSTS_RDY);
