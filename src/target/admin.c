@@ -235,16 +235,17 @@ static uint16_t nkv_tgt_create_cq(struct nkv_tgt_ctrl *c, const struct nkv_sqe *
 	uint32_t n = nkv_queue_entries(s->cdw10);
 	int live = qid <= c->max_ioq && c->cq[qid].live;
 	uint16_t st = nkv_tgt_qcheck(c, s, c->ncq_granted, live);
+	int stable;
 	void *p;
 
 	if (st)
 		return st;
 	st = (uint16_t)nkv_tgt_queue_mem(c, s->prp1, (uint64_t)n * 16,
-					 NKV_DMA_WRITE, &p);
+					 NKV_DMA_WRITE, &p, &stable);
 	if (st)
 		return st;
 	c->cq[qid] = (struct nkv_tgt_cq){ .live = 1, .size = n, .phase = 1,
-		.iova = s->prp1, .epoch = ++c->next_epoch, .ring = p };
+		.iova = s->prp1, .epoch = ++c->next_epoch, .ring = p, .stable = stable };
 	__atomic_store_n(nkv_tgt_dbp(c, 2u * qid + 1), 0, __ATOMIC_RELAXED);
 	return 0;
 }
@@ -255,6 +256,7 @@ static uint16_t nkv_tgt_create_sq(struct nkv_tgt_ctrl *c, const struct nkv_sqe *
 	uint32_t n = nkv_queue_entries(s->cdw10);
 	int live = qid <= c->max_ioq && c->sq[qid].live;
 	uint16_t st = nkv_tgt_qcheck(c, s, c->nsq_granted, live);
+	int stable;
 	void *p;
 
 	if (st)
@@ -262,11 +264,11 @@ static uint16_t nkv_tgt_create_sq(struct nkv_tgt_ctrl *c, const struct nkv_sqe *
 	if (!cqid || cqid > c->max_ioq || !c->cq[cqid].live)
 		return nkv_tgt_cs(NKV_SC_CQ_INVALID);
 	st = (uint16_t)nkv_tgt_queue_mem(c, s->prp1, (uint64_t)n * 64,
-					 NKV_DMA_READ, &p);
+					 NKV_DMA_READ, &p, &stable);
 	if (st)
 		return st;
 	c->sq[qid] = (struct nkv_tgt_sq){ .live = 1, .cqid = cqid, .size = n,
-		.iova = s->prp1, .epoch = ++c->next_epoch, .ring = p };
+		.iova = s->prp1, .epoch = ++c->next_epoch, .ring = p, .stable = stable };
 	c->cq[cqid].nsq++;
 	nkv_tgt_sq_live_add(c, qid);
 	__atomic_store_n(nkv_tgt_dbp(c, 2u * qid), 0, __ATOMIC_RELAXED);

@@ -61,6 +61,7 @@ struct nkv_tgt_sq {
 	uint64_t iova;
 	uint64_t epoch;			/* unique per creation: stale completions drop */
 	struct nkv_sqe *ring;
+	int stable;			/* ring in NKV_DMA_STABLE memory: no guard */
 };
 
 struct nkv_tgt_cq {
@@ -75,6 +76,7 @@ struct nkv_tgt_cq {
 	uint64_t iova;
 	uint64_t epoch;
 	struct nkv_cqe *ring;
+	int stable;			/* ring in NKV_DMA_STABLE memory: no guard */
 	struct nkv_tgt_cmd *pend_head;	/* completions waiting for a free slot */
 	struct nkv_tgt_cmd *pend_tail;
 };
@@ -161,7 +163,7 @@ int nkv_tgt_cq_flush(struct nkv_tgt_ctrl *c, uint16_t cqid);
 void nkv_tgt_cq_delete(struct nkv_tgt_ctrl *c, uint16_t qid);
 void nkv_tgt_sq_delete(struct nkv_tgt_ctrl *c, uint16_t qid);
 int nkv_tgt_queue_mem(struct nkv_tgt_ctrl *c, uint64_t iova, uint64_t bytes,
-		      uint32_t prot, void **ptr);
+		      uint32_t prot, void **ptr, int *stable);
 
 /* handoff.c */
 void nkv_tgt_handoff_push(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd);

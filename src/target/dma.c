@@ -146,23 +146,32 @@ static void *nkv_dma_ptr_attr(struct nkv_dma *dma, uint64_t iova, uint64_t len,
 /* Accesses other than data segments (queues, PRP lists) never reach a
  * message-only region: the controller reads those in place. */
 static void *nkv_dma_ptr_locked(struct nkv_dma *dma, uint64_t iova,
-				uint64_t len, uint32_t prot)
+				uint64_t len, uint32_t prot, uint32_t *attr)
+{
+	void *p = nkv_dma_ptr_attr(dma, iova, len, prot, attr);
+
+	return p && prot && (*attr & NKV_DMA_MSG) ? NULL : p;
+}
+
+void *nkv_dma_ptr_stable(struct nkv_dma *dma, uint64_t iova, uint64_t len,
+			 uint32_t prot, int *stable)
 {
 	uint32_t attr = 0;
-	void *p = nkv_dma_ptr_attr(dma, iova, len, prot, &attr);
+	void *p;
 
-	return p && prot && (attr & NKV_DMA_MSG) ? NULL : p;
+	pthread_rwlock_rdlock(&dma->lock);
+	p = nkv_dma_ptr_locked(dma, iova, len, prot, &attr);
+	pthread_rwlock_unlock(&dma->lock);
+	*stable = p && (attr & NKV_DMA_STABLE);
+	return p;
 }
 
 void *nkv_dma_ptr(struct nkv_dma *dma, uint64_t iova, uint64_t len,
 		  uint32_t prot)
 {
-	void *p;
+	int stable;
 
-	pthread_rwlock_rdlock(&dma->lock);
-	p = nkv_dma_ptr_locked(dma, iova, len, prot);
-	pthread_rwlock_unlock(&dma->lock);
-	return p;
+	return nkv_dma_ptr_stable(dma, iova, len, prot, &stable);
 }
 
 /* State of one PRP walk. */
@@ -227,12 +236,13 @@ static int nkv_prp_list(struct nkv_prp_walk *w, uint64_t lp)
 		uint64_t nent = (w->ps - (lp & (w->ps - 1))) / 8;
 		uint64_t need = (w->left + w->ps - 1) / w->ps;
 		const uint8_t *page;
+		uint32_t attr = 0;
 		uint64_t i, e;
 		int rc;
 
 		if (!nent)
 			return nkv_prp_err(NKV_SC_PRP_OFFSET_INVALID);
-		page = nkv_dma_ptr_locked(w->dma, lp, nent * 8, NKV_DMA_READ);
+		page = nkv_dma_ptr_locked(w->dma, lp, nent * 8, NKV_DMA_READ, &attr);
 		if (!page)
 			return nkv_prp_err(NKV_SC_DATA_XFER_ERROR);
 		for (i = 0; i < nent && w->left; i++) {

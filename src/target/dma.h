@@ -45,6 +45,9 @@ int nkv_dma_unmap(struct nkv_dma *dma, uint64_t iova, uint64_t len);
  * (a lookup, never an access): queues and PRP lists cannot live there. */
 void *nkv_dma_ptr(struct nkv_dma *dma, uint64_t iova, uint64_t len,
 		  uint32_t prot);
+/* The same; *stable says whether the region is NKV_DMA_STABLE. */
+void *nkv_dma_ptr_stable(struct nkv_dma *dma, uint64_t iova, uint64_t len,
+			 uint32_t prot, int *stable);
 
 /* Resolve a command's PRP1/PRP2 (and PRP lists, chained) describing len
  * bytes into at most max_iov local segments. Returns the number of

@@ -14,11 +14,11 @@
 #include "core.h"
 
 int nkv_tgt_queue_mem(struct nkv_tgt_ctrl *c, uint64_t iova, uint64_t bytes,
-		      uint32_t prot, void **ptr)
+		      uint32_t prot, void **ptr, int *stable)
 {
 	if (iova & (c->page_size - 1))
 		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
-	*ptr = nkv_dma_ptr(c->dma, iova, bytes, prot);
+	*ptr = nkv_dma_ptr_stable(c->dma, iova, bytes, prot, stable);
 	return *ptr ? 0 : nkv_tgt_sc(NKV_SC_DATA_XFER_ERROR);
 }
 
@@ -121,8 +121,12 @@ static void nkv_tgt_cqe_write(struct nkv_tgt_ctrl *c, struct nkv_tgt_cq *cq,
 	uint32_t dw3 = nkv_cqe_dw3(nkv_sqe_cid(&cmd->sqe), cq->phase, cmd->status);
 	uint32_t dw[3] = { cmd->dw0, 0, dw2 };
 
-	/* Through memguard: the CQ may sit in a page the client took away. */
-	if (nkv_guard_copy_publish(e, dw, sizeof(dw), &e->dw3, dw3)) {
+	/* Through memguard: the CQ may sit in a page the client took away
+	 * (unless its region is stable: sealed, its pages cannot vanish). */
+	if (cq->stable) {
+		memcpy(e, dw, sizeof(dw));
+		__atomic_store_n(&e->dw3, dw3, __ATOMIC_RELEASE);
+	} else if (nkv_guard_copy_publish(e, dw, sizeof(dw), &e->dw3, dw3)) {
 		nkv_tgt_mem_lost(c);
 		nkv_tgt_ctrl_fail(c, "completion_queue_memory_vanished(SIGBUS)");
 		return;
@@ -223,7 +227,9 @@ static int nkv_tgt_sq_fetch(struct nkv_tgt_ctrl *c, uint16_t qid)
 		cmd = nkv_tgt_cmd_get(c);
 		if (!cmd)
 			break;	/* out of memory: retry next pass */
-		if (nkv_guard_copy(&cmd->sqe, &sq->ring[sq->head], sizeof(cmd->sqe))) {
+		if (sq->stable)
+			memcpy(&cmd->sqe, &sq->ring[sq->head], sizeof(cmd->sqe));
+		else if (nkv_guard_copy(&cmd->sqe, &sq->ring[sq->head], sizeof(cmd->sqe))) {
 			/* The SQ's page vanished: no command to answer. */
 			nkv_tgt_cmd_put(c, cmd);
 			nkv_tgt_mem_lost(c);

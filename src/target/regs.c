@@ -71,18 +71,19 @@ static int nkv_tgt_admin_create(struct nkv_tgt_ctrl *c)
 {
 	struct nkv_tgt_sq *sq = &c->sq[0];
 	struct nkv_tgt_cq *cq = &c->cq[0];
+	int sst, cst;
 	void *sp, *cp;
 
 	if (nkv_tgt_queue_mem(c, c->asq, (uint64_t)nkv_aqa_asqs(c->aqa) * 64,
-			      NKV_DMA_READ, &sp) ||
+			      NKV_DMA_READ, &sp, &sst) ||
 	    nkv_tgt_queue_mem(c, c->acq, (uint64_t)nkv_aqa_acqs(c->aqa) * 16,
-			      NKV_DMA_WRITE, &cp))
+			      NKV_DMA_WRITE, &cp, &cst))
 		return 0;
 	*cq = (struct nkv_tgt_cq){ .live = 1, .size = nkv_aqa_acqs(c->aqa),
 		.phase = 1, .iova = c->acq, .epoch = ++c->next_epoch,
-		.ring = cp, .nsq = 1 };
+		.ring = cp, .nsq = 1, .stable = cst };
 	*sq = (struct nkv_tgt_sq){ .live = 1, .size = nkv_aqa_asqs(c->aqa),
-		.iova = c->asq, .epoch = ++c->next_epoch, .ring = sp };
+		.iova = c->asq, .epoch = ++c->next_epoch, .ring = sp, .stable = sst };
 	/* A fresh queue starts at 0: so must the client's doorbells. */
 	__atomic_store_n(nkv_tgt_dbp(c, 0), 0, __ATOMIC_RELAXED);
 	__atomic_store_n(nkv_tgt_dbp(c, 1), 0, __ATOMIC_RELAXED);
