@@ -360,7 +360,7 @@ static int nkv_vfu_ctrl_new(struct nkv_vfu_conn *c)
 static int nkv_vfu_conn_setup(struct nkv_vfu_conn *c)
 {
 	uint32_t max_ioq = c->s->o.ctrl.max_ioq ? c->s->o.ctrl.max_ioq : 64;
-	uint64_t db_bytes = (2ull * (max_ioq + 1)) << (2 + (c->s->o.ctrl.dstrd & 7));
+	uint64_t db_bytes = (2ull * (max_ioq + 1)) << (2 + c->s->o.ctrl.dstrd);
 
 	c->bar_fd = -1;
 	c->bar_size = nkv_vfu_pow2(NKV_REG_DBS + ((db_bytes + NKV_PAGE_SIZE - 1) & ~(uint64_t)(NKV_PAGE_SIZE - 1)));
@@ -1550,7 +1550,7 @@ int nkv_vfu_serve_fd(const struct nkv_vfu_server_opts *opts, int fd)
 	struct nkv_vfu_server *s;
 	struct nkv_vfu_conn *c;
 
-	if (!opts || opts->size < sizeof(*opts) || !opts->ss || fd < 0) {
+	if (!opts || opts->size < sizeof(*opts) || !opts->ss || fd < 0 || opts->ctrl.dstrd > 4) {
 		if (fd >= 0)
 			close(fd);
 		return -EINVAL;

@@ -130,6 +130,26 @@ Test(vfu_e2e, kv_through_the_doorbell_forwarder, .init = up_nosparse, .fini = do
 	vt_nvme_down(&n);
 }
 
+/* Doorbells a cache line apart (CAP.DSTRD 4, nkv-target's default): a
+ * client that reads CAP.DSTRD rings them, mapped or forwarded. */
+static void stride(struct nkv_vfu_server_opts *o) { o->ctrl.dstrd = NKV_TGT_DSTRD_LINE; }
+
+Test(vfu_e2e, kv_with_doorbells_a_cache_line_apart)
+{
+	int no_sparse;
+
+	for (no_sparse = 0; no_sparse <= 1; no_sparse++) {
+		struct vt_nvme n;
+
+		cr_assert_eq(vt_server_start_with(&srv, no_sparse, stride), 0);
+		cr_assert_eq(vt_nvme_up(&n, srv.path), 0);
+		cr_expect_eq(n.dstrd, 4);
+		cr_expect_eq(kv_flow(&n, no_sparse ? "sfwd" : "smap", 8), 0);
+		vt_nvme_down(&n);
+		vt_server_stop(&srv);
+	}
+}
+
 /* A client that does not seal its memory (QEMU's memory-backend-file,
  * SPDK) is served by default, every command byte for byte, as is one
  * that seals (the fast path). */

@@ -129,7 +129,7 @@ Test(vfu_sigbus, truncated_queue_memory, .init = up, .fini = down)
 	/* Truncate to nothing: rings and data go. Ring the SQ doorbell as
 	 * if a command had been written (it cannot be: the page is gone). */
 	cr_assert_eq(ftruncate(a.mem.fd, 0), 0);
-	a.db[2] = 1;
+	a.db[2u << a.dstrd] = 1;
 	cr_expect(dropped(&a), "the client must be dropped");
 	vt_nvme_down(&a);
 	bystander_check(&b);

@@ -96,7 +96,7 @@ uint64_t vt_iova(struct vt_nvme *n, unsigned page)
 
 static void vt_db(struct vt_nvme *n, unsigned idx, uint32_t v)
 {
-	__atomic_store_n(&n->db[idx], v, __ATOMIC_RELEASE);
+	__atomic_store_n(&n->db[(size_t)idx << n->dstrd], v, __ATOMIC_RELEASE);
 }
 
 void vt_submit(struct vt_nvme *n, uint16_t qid, struct nkv_sqe *sqe)
@@ -200,7 +200,7 @@ static int vt_doorbells(struct vt_nvme *n)
 	n->fwd_tr.ops = n->ops;
 	n->fwd_tr.tr = n->tr;
 	fo.shadow = n->shadow;
-	fo.len = 64;
+	fo.len = 4u << (2 + n->dstrd);	/* qid 0 and 1: four doorbells */
 	fo.write = nkv_dbfwd_transport_write;
 	fo.arg = &n->fwd_tr;
 	n->db = n->shadow;
@@ -231,6 +231,7 @@ int vt_nvme_up(struct vt_nvme *n, const char *path)
 int vt_nvme_up_mem(struct vt_nvme *n, const char *path, unsigned flags)
 {
 	char err[256];
+	uint64_t cap;
 	uint32_t cc;
 	int rc;
 
@@ -243,6 +244,10 @@ int vt_nvme_up_mem(struct vt_nvme *n, const char *path, unsigned flags)
 		fprintf(stderr, "open: %s\n", err);
 		return rc;
 	}
+	/* Doorbells are CAP.DSTRD apart (nkv-target: a cache line). */
+	if (n->ops->reg_read(n->tr, NKV_REG_CAP, 8, &cap))
+		return -EIO;
+	n->dstrd = nkv_cap_dstrd(cap);
 	if ((rc = vt_mem(n, flags)) || (rc = vt_doorbells(n)))
 		return rc;
 	if (n->ops->reg_write(n->tr, NKV_REG_CC, 0, 4) || vt_wait_rdy(n, 0))

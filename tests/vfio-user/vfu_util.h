@@ -28,6 +28,7 @@ struct vt_nvme {
 	struct nkv_tr *tr;
 	struct nkv_dmamem mem;		/* 64 pages of memfd */
 	volatile uint32_t *db;		/* real doorbells or the shadow page */
+	uint32_t dstrd;			/* CAP.DSTRD: doorbell i at db[i << dstrd] */
 	uint32_t *shadow;
 	struct nkv_dbfwd_tr fwd_tr;
 	struct nkv_dbfwd *fwd;
