@@ -59,9 +59,9 @@ int nkv_tgt_be_submit(struct nkv_tgt_ctrl *c, struct nkv_be *be, struct nkv_be_o
  * A backend that completes during submit (the mem backend) calls done()
  * on the poll thread itself: the command goes on the poll thread's own
  * list, with no atomic, and is completed with the others at the end of
- * the pass (so a burst's CQEs are still written together). Four atomic
- * operations per command, two of them sequentially consistent, were a
- * visible part of a batch-1 round trip.
+ * the pass (so a burst's CQEs are still written together): none of the
+ * push's four atomic operations (two sequentially consistent), which
+ * only a completion from another thread needs.
  */
 void nkv_tgt_be_done(struct nkv_be_op *op)
 {
