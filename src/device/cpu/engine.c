@@ -215,17 +215,6 @@ static int coll_ready(const struct nkv_cpu_wave *w, uint64_t mask)
 	return !(mask & ~w->pend);
 }
 
-/* Outside a launch the caller is lane 0 of a one-lane wave. */
-static uint64_t coll_alone(uint32_t kind, uint64_t mask, uint64_t v, uint32_t src)
-{
-	if (mask != 1 || (kind == COLL_BCAST && src != 0)) {
-		fprintf(stderr, "nkv cpu engine: %s outside a launch with mask %#llx\n",
-			coll_name[kind], (unsigned long long)mask);
-		abort();
-	}
-	return kind == COLL_BALLOT ? (v != 0) : v;
-}
-
 /*
  * A collective of the calling lane alone (a batch of one), on fibers with
  * no other lane waiting: nothing to meet and nothing to check against
@@ -238,6 +227,17 @@ static uint64_t coll_self(uint32_t kind, uint64_t v, uint32_t id)
 	if (kind == COLL_BALLOT)
 		return v ? 1ull << id : 0;
 	return kind == COLL_BCAST ? v : 0;
+}
+
+/* Outside a launch the caller is lane 0 of a one-lane wave. */
+static uint64_t coll_alone(uint32_t kind, uint64_t mask, uint64_t v, uint32_t src)
+{
+	if (mask != 1 || (kind == COLL_BCAST && src != 0)) {
+		fprintf(stderr, "nkv cpu engine: %s outside a launch with mask %#llx\n",
+			coll_name[kind], (unsigned long long)mask);
+		abort();
+	}
+	return coll_self(kind, v, 0);
 }
 
 static uint64_t collective(uint32_t kind, uint64_t mask, uint64_t v, uint32_t src,
