@@ -57,6 +57,7 @@ struct nkv_bench_opts {
 	uint32_t timeout_ms;		/* per batch on the cpu engine */
 	int cpu_device;			/* --cpus: device code's CPU, or -1 */
 	int cpu_target;			/* --cpus: the embedded target's, or -1 */
+	uint32_t poll_sched;		/* --poll-sched: enum nkv_cpu_sched */
 	int values_by_messages;		/* NKV_CTRL_VALUES_BY_MESSAGES */
 };
 

@@ -46,6 +46,10 @@ void nkv_bench_usage(FILE *f)
 	      "                         before the queue pair fails (default 10000)\n"
 	      "  --cpus D[,T]           pin device code (cpu engine waves) to CPU D and the\n"
 	      "                         embedded target's threads to CPU T (default: unpinned)\n"
+	      "  --poll-sched CLASS     normal|idle: the cpu engine's wave threads' scheduling\n"
+	      "                         class (default normal); idle (SCHED_IDLE) gives the\n"
+	      "                         CPU at once to any thread that wakes, e.g. a Ceph\n"
+	      "                         OSD on the same cores\n"
 	      "  --json                 one JSON object on stdout instead of the text report\n"
 	      "  --quiet                no progress line\n"
 	      "  -h, --help             this text\n\n"
@@ -238,7 +242,7 @@ enum {
 	OPT_OP = 256, OPT_MODE, OPT_KEYS, OPT_NUM_KEYS, OPT_PREFIX, OPT_BATCH, OPT_VSIZE,
 	OPT_BSIZE, OPT_QLEN, OPT_NQ, OPT_ITER, OPT_SEED, OPT_VERIFY, OPT_NO_VERIFY,
 	OPT_POLL, OPT_ENGINE, OPT_TARGET, OPT_TIMEOUT, OPT_JSON, OPT_QUIET, OPT_KEY_ORDER, OPT_CPUS,
-	OPT_BY_MSGS,
+	OPT_BY_MSGS, OPT_POLL_SCHED,
 };
 
 static const struct option nkv_bench_lopts[] = {
@@ -265,6 +269,7 @@ static const struct option nkv_bench_lopts[] = {
 	{ "key-order", required_argument, NULL, OPT_KEY_ORDER },
 	{ "cpus", required_argument, NULL, OPT_CPUS },
 	{ "values-by-messages", no_argument, NULL, OPT_BY_MSGS },
+	{ "poll-sched", required_argument, NULL, OPT_POLL_SCHED },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -337,6 +342,14 @@ static int nkv_bench_word(int opt, const char *arg, struct nkv_bench_opts *o)
 			return 0;
 		}
 		fprintf(stderr, "nkv-bench: bad --key-order '%s': seq|hash\n", arg);
+		return NKV_BENCH_EXIT_USAGE;
+	}
+	if (opt == OPT_POLL_SCHED) {
+		if (!strcmp(arg, "normal") || !strcmp(arg, "idle")) {
+			o->poll_sched = arg[0] == 'i' ? NKV_CPU_SCHED_IDLE : NKV_CPU_SCHED_NORMAL;
+			return 0;
+		}
+		fprintf(stderr, "nkv-bench: bad --poll-sched '%s': normal|idle\n", arg);
 		return NKV_BENCH_EXIT_USAGE;
 	}
 	if (!strcmp(arg, "cpu") || !strcmp(arg, "gpu")) {
@@ -459,7 +472,7 @@ int nkv_bench_parse(int argc, char **argv, struct nkv_bench_opts *o)
 	/* '+': stop at the first non-option, so --keys can take several words. */
 	while (!rc && (opt = getopt_long(argc, argv, "+h", nkv_bench_lopts, NULL)) != -1) {
 		switch (opt) {
-		case OPT_OP: case OPT_ENGINE: case OPT_KEY_ORDER:
+		case OPT_OP: case OPT_ENGINE: case OPT_KEY_ORDER: case OPT_POLL_SCHED:
 			rc = nkv_bench_word(opt, optarg, o);
 			break;
 		case OPT_KEYS:

@@ -170,9 +170,10 @@ static void nkv_bench_text_setup(FILE *f, const struct nkv_bench_opts *o,
 		o->num_queues, o->num_queues > 1 ? "s" : "", o->batch,
 		s->engine_note ? "\n              " : "", s->engine_note ? s->engine_note : "");
 	fprintf(f, "  target      %s\n", s->target_desc);
-	fprintf(f, "  placement   device code on CPU%s %s%s, target %s%s%s\n",
+	fprintf(f, "  placement   device code on CPU%s %s%s%s, target %s%s%s\n",
 		strpbrk(s->device_cpus, ",-") ? "s" : "", s->device_cpus,
 		o->cpu_device >= 0 ? " (--cpus)" : "",
+		o->poll_sched == NKV_CPU_SCHED_IDLE ? " at SCHED_IDLE" : "",
 		!s->target_cpus[0] ? "another process" : "on CPU",
 		!s->target_cpus[0] ? "" : strpbrk(s->target_cpus, ",-") ? "s " : " ", s->target_cpus);
 	fprintf(f, "  controller  %s \"%s\", KV nsid %u, max value %u B, %u I/O queues granted\n",
@@ -301,7 +302,9 @@ void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
 		in->vram_is_emulated ? "true" : "false", in->doorbells_mapped ? "true" : "false",
 		o->values_by_messages ? "true" : "false");
 	nkv_bench_json_str(f, s->target_desc);
-	fprintf(f, ",\"cpus\":{\"pinned\":%s,\"device\":", o->cpu_device >= 0 ? "true" : "false");
+	fprintf(f, ",\"cpus\":{\"pinned\":%s,\"sched\":\"%s\",\"device\":",
+		o->cpu_device >= 0 ? "true" : "false",
+		o->poll_sched == NKV_CPU_SCHED_IDLE ? "idle" : "normal");
 	nkv_bench_json_str(f, s->device_cpus);
 	fprintf(f, ",\"target\":");
 	if (s->target_cpus[0])

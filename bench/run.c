@@ -269,6 +269,7 @@ static void *nkv_bench_launch_thread(void *arg)
 	cfg.mode = NKV_CPU_FIBERS;
 	cfg.waves = r->nq;
 	cfg.wave_size = r->o->batch;
+	cfg.sched = r->o->poll_sched;
 	r->launch_rc = nkv_cpu_launch(&cfg, nkv_bench_lane_main, r);
 	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
 	return NULL;

@@ -40,6 +40,17 @@ enum nkv_cpu_mode {
 	NKV_CPU_CHECK = 2,	/* fibers, adversarial order, checked collectives */
 };
 
+/* The lane threads' scheduling class (nkv_cpu_cfg.sched). */
+enum nkv_cpu_sched {
+	NKV_CPU_SCHED_NORMAL = 0,	/* inherited from the launching thread */
+	/*
+	 * SCHED_IDLE: a lane polling for a completion gives its CPU at once
+	 * to any other thread that wakes there (a storage daemon on the same
+	 * cores, the controller's own threads); other busy work starves it.
+	 */
+	NKV_CPU_SCHED_IDLE = 1,
+};
+
 #define NKV_CPU_MAX_WAVE 64u		/* lanes per wave (a 64-bit ballot) */
 #define NKV_CPU_THREADS_MAX_WAVE 8u	/* lanes per wave in NKV_CPU_THREADS */
 #define NKV_CPU_MAX_WAVES 1024u
@@ -60,6 +71,7 @@ struct nkv_cpu_cfg {
 	uint64_t seed;		/* NKV_CPU_CHECK: the run's random choices */
 	char *diag;		/* NULL, or where a protocol error is described */
 	size_t diag_len;
+	uint32_t sched;		/* enum nkv_cpu_sched */
 };
 
 typedef void (*nkv_cpu_fn)(void *arg);
@@ -67,7 +79,8 @@ typedef void (*nkv_cpu_fn)(void *arg);
 /*
  * Run @fn(@arg) on every lane of every wave and return when all have
  * returned. Returns 0, -EINVAL for bad parameters (NULL, zero or too many
- * waves/lanes, a too small stack, an unknown mode), -EDEADLK when called
+ * waves/lanes, a too small stack, an unknown mode or sched), -EPERM when
+ * the scheduling class is refused, -EDEADLK when called
  * from inside a lane, -EPROTO when a wave broke the collective rules
  * (fibers and check modes; that wave's lanes were stopped where they
  * stood), or -ENOMEM / -EAGAIN when resources run out.

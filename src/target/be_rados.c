@@ -352,6 +352,10 @@ static int nkv_rados_prep_store(struct nkv_rados_req *r)
 	struct nkv_be_op *op = r->op;
 	const char *buf = r->bounce ? r->bounce : op->iovcnt > 0 ? op->iov[0].iov_base : "";
 
+	/* A plain Store is one write_full: librados' own call for it costs the
+	 * OSD less than a compound write op (measured in docs/ceph.md). */
+	if (!(op->options & (NKV_STORE_MUST_EXIST | NKV_STORE_MUST_NOT_EXIST)))
+		return rados_aio_write_full(r->rb->io, r->oid, r->comp, buf, op->len);
 	r->wop = rados_create_write_op();
 	if (!r->wop)
 		return -ENOMEM;

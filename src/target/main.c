@@ -48,6 +48,7 @@ struct nkv_target_args {
 	uint64_t max_dma_bytes;
 	uint64_t max_qpairs;
 	uint32_t dstrd;		/* CAP.DSTRD (--doorbell-stride) */
+	int poll_sched;		/* enum nkv_vfu_sched (--poll-sched) */
 };
 
 static void nkv_target_usage(FILE *f)
@@ -85,6 +86,11 @@ static void nkv_target_usage(FILE *f)
 	      "                         64 (default 64: each doorbell in a cache line of\n"
 	      "                         its own, so CQ head writes never take the line the\n"
 	      "                         controller polls for SQ tails)\n"
+	      "  --poll-sched CLASS     normal|idle: the connection threads' scheduling\n"
+	      "                         class (default normal). idle (SCHED_IDLE) gives\n"
+	      "                         the CPU at once to any other thread that wakes:\n"
+	      "                         for a target sharing its cores with the OSDs it\n"
+	      "                         serves; other busy work starves it\n"
 	      "  -h, --help             this text\n\n"
 	      "rados backend (pool = subsystem, NVMe namespace = RADOS namespace,\n"
 	      "object name = lowercase hex of the key):\n"
@@ -162,8 +168,19 @@ enum {
 	OPT_NVM_NS, OPT_QD, OPT_POLL, OPT_MAX_CONNS, OPT_NO_SPARSE, OPT_TRACE, OPT_LOG,
 	OPT_ALLOW_UNSEALED, OPT_POOL, OPT_CONF, OPT_ID, OPT_KEYRING, OPT_NS_MAP, OPT_OP_TIMEOUT, OPT_MOUNT_TIMEOUT,
 	OPT_HANDSHAKE_MS, OPT_IDLE_MS, OPT_MSG_MS, OPT_MAX_DMA_MAPS, OPT_MAX_DMA_BYTES, OPT_MAX_QPAIRS,
-	OPT_DB_STRIDE,
+	OPT_DB_STRIDE, OPT_POLL_SCHED,
 };
+
+static int nkv_target_sched(const char *s, int *out)
+{
+	if (!strcmp(s, "normal"))
+		*out = NKV_VFU_SCHED_NORMAL;
+	else if (!strcmp(s, "idle"))
+		*out = NKV_VFU_SCHED_IDLE;
+	else
+		return -EINVAL;
+	return 0;
+}
 
 /* The long name of option @val, for messages. */
 static const char *nkv_target_optname(const struct option *lo, int val)
@@ -204,6 +221,7 @@ static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 		{ "max-dma-bytes", required_argument, NULL, OPT_MAX_DMA_BYTES },
 		{ "max-queue-pairs", required_argument, NULL, OPT_MAX_QPAIRS },
 		{ "doorbell-stride", required_argument, NULL, OPT_DB_STRIDE },
+		{ "poll-sched", required_argument, NULL, OPT_POLL_SCHED },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -241,6 +259,7 @@ static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 		case OPT_MAX_DMA_BYTES: rc = nkv_target_size(optarg, &a->max_dma_bytes); break;
 		case OPT_MAX_QPAIRS: rc = nkv_target_size(optarg, &a->max_qpairs); break;
 		case OPT_DB_STRIDE: rc = nkv_target_stride(optarg, &a->dstrd); break;
+		case OPT_POLL_SCHED: rc = nkv_target_sched(optarg, &a->poll_sched); break;
 		case 'h': nkv_target_usage(stdout); exit(0);
 		default: return -EINVAL;
 		}
@@ -421,6 +440,7 @@ int main(int argc, char **argv)
 	so.ctrl.mqes = (uint32_t)a.queue_depth;
 	so.ctrl.trace = a.trace;
 	so.poll_interval_ns = a.poll_ns;
+	so.poll_sched = a.poll_sched;
 	so.no_sparse_mmap = a.no_sparse;
 	so.max_conns = (int)a.max_conns;
 	so.log_level = a.log_level;

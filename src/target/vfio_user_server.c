@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1312,6 +1313,23 @@ static int nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 	return 0;
 }
 
+/*
+ * SCHED_IDLE takes no privilege; a failure (a seccomp filter, say) leaves
+ * the thread as it was, which still works, so it is logged, not fatal.
+ */
+static void nkv_vfu_conn_sched(struct nkv_vfu_conn *c)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+	int rc;
+
+	if (c->s->o.poll_sched != NKV_VFU_SCHED_IDLE)
+		return;
+	rc = pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+	if (rc)
+		nkv_vfu_log(c->s, NKV_VFU_LOG_WARN, "event=sched_idle_failed conn=%u errno=%d",
+			    c->id, rc);
+}
+
 static void *nkv_vfu_conn_main(void *arg)
 {
 	struct nkv_vfu_conn *c = arg;
@@ -1319,6 +1337,7 @@ static void *nkv_vfu_conn_main(void *arg)
 	int rc;
 
 	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=conn_open conn=%u", c->id);
+	nkv_vfu_conn_sched(c);
 	rc = nkv_vfu_conn_setup(c);
 	if (rc) {
 		nkv_vfu_log(s, NKV_VFU_LOG_ERROR, "event=conn_setup_failed conn=%u errno=%d", c->id, -rc);
@@ -1458,7 +1477,7 @@ int nkv_vfu_server_start(const struct nkv_vfu_server_opts *opts, struct nkv_vfu_
 
 	*out = NULL;
 	if (!opts || opts->size < sizeof(*opts) || !opts->socket_path || !opts->ss ||
-	    opts->ctrl.dstrd > 4)
+	    opts->ctrl.dstrd > 4 || (unsigned)opts->poll_sched > NKV_VFU_SCHED_IDLE)
 		return -EINVAL;
 	if (strlen(opts->socket_path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;

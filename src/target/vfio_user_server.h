@@ -22,6 +22,18 @@ enum nkv_vfu_log_level {
 	NKV_VFU_LOG_DEBUG = 3,
 };
 
+/* The connection threads' scheduling class (nkv_vfu_server_opts.poll_sched). */
+enum nkv_vfu_sched {
+	NKV_VFU_SCHED_NORMAL = 0,	/* SCHED_OTHER, as created */
+	/*
+	 * SCHED_IDLE: any ordinary thread that wakes on the thread's CPU
+	 * takes it at once. For a target sharing cores with the storage it
+	 * forwards to (a local Ceph OSD): its polling then costs the OSD
+	 * almost nothing, but other busy work starves it.
+	 */
+	NKV_VFU_SCHED_IDLE = 1,
+};
+
 struct nkv_vfu_server_opts {
 	size_t size;			/* sizeof(struct nkv_vfu_server_opts) */
 	const char *socket_path;	/* created (an old socket file is replaced) */
@@ -52,6 +64,7 @@ struct nkv_vfu_server_opts {
 	 */
 	uint32_t max_dma_maps;
 	uint64_t max_dma_bytes;
+	int poll_sched;			/* enum nkv_vfu_sched; serve_fd ignores it */
 };
 
 struct nkv_vfu_server;

@@ -262,6 +262,7 @@ def bad_flags():
         (["--cpus", "-1"], "--cpus"), (["--cpus", "%d" % (os.cpu_count() + 64)], "may run on"),
         (["--cpus", "0,0", "--target", "vfio-user:/nonexistent.sock"], "taskset"),
         (["--values-by-messages"], "bit 8"), (["--memory-mode", "7", "--values-by-messages"], "bit 8"),
+        (["--poll-sched", "fifo"], "--poll-sched"),
     ]
     for args, word in cases:
         rc, out, err = bench(*args)
@@ -289,14 +290,22 @@ def placement():
     d, t = allowed[-1], allowed[0]
     j = bench_json("cpus-pinned", "--kv-op", "retrieve", "--cpus", "%d,%d" % (d, t), keys=64,
                    iters=1)
-    check("cpus-pinned-json", j is not None and j["cpus"] == {"pinned": True, "device": str(d),
-                                                               "target": str(t)},
+    check("cpus-pinned-json", j is not None and j["cpus"] == {"pinned": True, "sched": "normal",
+                                                               "device": str(d), "target": str(t)},
           str(j and j["cpus"]))
     j = bench_json("cpus-unpinned", "--kv-op", "exist", keys=16, batch=16, iters=1)
     check("cpus-unpinned-json", j is not None and not j["cpus"]["pinned"] and
           j["cpus"]["device"] == j["cpus"]["target"] != "", str(j and j["cpus"]))
     rc, out, err = bench("--kv-op", "exist", "--num-keys", "16", "--cpus", str(d))
     check("cpus-text-report", rc == 0 and "device code on CPU %d (--cpus)" % d in out,
+          "exit %d: %s" % (rc, out))
+    # --poll-sched idle: the waves poll at SCHED_IDLE, every value still checked.
+    j = bench_json("poll-sched-idle", "--kv-op", "retrieve", "--poll-sched", "idle", keys=64,
+                   iters=1)
+    check("poll-sched-idle-json", j is not None and j["cpus"]["sched"] == "idle" and
+          j["errors"]["verify_failures"] == 0, str(j and j["cpus"]))
+    rc, out, err = bench("--kv-op", "exist", "--num-keys", "16", "--poll-sched", "idle")
+    check("poll-sched-idle-text", rc == 0 and " at SCHED_IDLE, target" in out,
           "exit %d: %s" % (rc, out))
 
 

@@ -3,6 +3,7 @@
  * and real threads, lanes leaving early. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <sched.h>
 
 #include "nkv_cpu.h"
 
@@ -34,6 +35,9 @@ Test(cpu_engine, bad_parameters)
 	cr_expect_eq(nkv_cpu_launch(&c, nop, NULL), -EINVAL);
 	c.mode = NKV_CPU_THREADS;
 	c.wave_size = 9;
+	cr_expect_eq(nkv_cpu_launch(&c, nop, NULL), -EINVAL);
+	c.wave_size = 8;
+	c.sched = NKV_CPU_SCHED_IDLE + 1;
 	cr_expect_eq(nkv_cpu_launch(&c, nop, NULL), -EINVAL);
 }
 
@@ -138,3 +142,35 @@ Test(cpu_engine, outside_a_launch)
 	cr_expect_eq(nkv_cpu_ballot(1, 1), 1u);
 	cr_expect_eq(nkv_cpu_bcast(1, 42, 0), 42u);
 }
+
+/* The scheduling class a launch asks for is the one its lanes run at,
+ * and the launching thread keeps its own. */
+struct sched_seen {
+	uint32_t lanes, other;
+	int want;
+};
+
+static void sched_lane(void *p)
+{
+	struct sched_seen *s = p;
+
+	__atomic_fetch_add(&s->lanes, 1, __ATOMIC_RELAXED);
+	if (sched_getscheduler(0) != s->want)
+		__atomic_fetch_add(&s->other, 1, __ATOMIC_RELAXED);
+}
+
+static void run_sched(uint32_t mode, uint32_t sched, int want)
+{
+	struct nkv_cpu_cfg cfg = { sizeof(cfg), mode, 2, 4, 0 };
+	struct sched_seen s = { 0, 0, want };
+
+	cfg.sched = sched;
+	cr_assert_eq(nkv_cpu_launch(&cfg, sched_lane, &s), 0);
+	cr_expect_eq(s.lanes, 8);
+	cr_expect_eq(s.other, 0, "%u of 8 lanes not at policy %d", s.other, want);
+	cr_expect_eq(sched_getscheduler(0), SCHED_OTHER);
+}
+
+Test(cpu_engine, sched_idle_fibers) { run_sched(NKV_CPU_FIBERS, NKV_CPU_SCHED_IDLE, SCHED_IDLE); }
+Test(cpu_engine, sched_idle_threads) { run_sched(NKV_CPU_THREADS, NKV_CPU_SCHED_IDLE, SCHED_IDLE); }
+Test(cpu_engine, sched_normal) { run_sched(NKV_CPU_FIBERS, NKV_CPU_SCHED_NORMAL, SCHED_OTHER); }

@@ -4,7 +4,9 @@
  * KV commands with both doorbell styles, several processes, a client
  * killed mid-batch, a server that goes away, and nkv-probe. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,6 +150,48 @@ Test(vfu_e2e, kv_with_doorbells_a_cache_line_apart)
 		vt_nvme_down(&n);
 		vt_server_stop(&srv);
 	}
+}
+
+/* This process's threads at SCHED_IDLE. */
+static int idle_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	cr_assert_not_null(d);
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.' && sched_getscheduler(atoi(e->d_name)) == SCHED_IDLE)
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* --poll-sched idle: the connection's thread, and only it, polls at
+ * SCHED_IDLE and serves as before; an unknown class is refused. */
+static void idle_sched(struct nkv_vfu_server_opts *o) { o->poll_sched = NKV_VFU_SCHED_IDLE; }
+
+Test(vfu_e2e, connection_thread_at_sched_idle)
+{
+	struct nkv_vfu_server_opts o = { .size = sizeof(o), .socket_path = "/tmp/nkv-vfu-unused.sock" };
+	struct nkv_subsys_opts so = { .size = sizeof(so) };
+	struct nkv_vfu_server *bad = NULL;
+	struct vt_nvme n;
+
+	o.ss = nkv_subsys_create(&so);
+	cr_assert_not_null(o.ss);
+	o.poll_sched = NKV_VFU_SCHED_IDLE + 1;
+	cr_expect_eq(nkv_vfu_server_start(&o, &bad), -EINVAL);
+	cr_expect_null(bad);
+	nkv_subsys_destroy(o.ss);
+
+	cr_assert_eq(vt_server_start_with(&srv, 0, idle_sched), 0);
+	cr_expect_eq(idle_threads(), 0);
+	cr_assert_eq(vt_nvme_up(&n, srv.path), 0);
+	cr_expect_eq(idle_threads(), 1);
+	cr_expect_eq(kv_flow(&n, "idle", 8), 0);
+	vt_nvme_down(&n);
+	vt_server_stop(&srv);
 }
 
 /* A client that does not seal its memory (QEMU's memory-backend-file,

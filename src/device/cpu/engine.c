@@ -394,6 +394,9 @@ static int check_cfg(const struct nkv_cpu_cfg *c, nkv_cpu_fn fn)
 		return -EINVAL;
 	if (c->waves == 0 || c->waves > NKV_CPU_MAX_WAVES || c->wave_size == 0)
 		return -EINVAL;
+	if (c->size >= offsetof(struct nkv_cpu_cfg, sched) + sizeof(c->sched) &&
+	    c->sched > NKV_CPU_SCHED_IDLE)
+		return -EINVAL;
 	if (c->mode == NKV_CPU_FIBERS || c->mode == NKV_CPU_CHECK)
 		return c->wave_size <= NKV_CPU_MAX_WAVE &&
 		       (c->stack_size == 0 || c->stack_size >= 16384) ? 0 : -EINVAL;
@@ -436,30 +439,51 @@ static int wave_setup(struct nkv_cpu_run *r, struct nkv_cpu_wave *w, uint32_t id
 	return 0;
 }
 
-static int start_threads(struct nkv_cpu_run *r)
+/*
+ * The scheduling class the launch asked for, set from here on a thread
+ * still waiting at the gate (glibc's thread attributes take no SCHED_IDLE).
+ */
+static int thread_sched(const struct nkv_cpu_run *r, pthread_t th)
 {
-	uint32_t i, j;
+	struct sched_param sp = { .sched_priority = 0 };
+
+	if (r->cfg.sched != NKV_CPU_SCHED_IDLE)
+		return 0;
+	return -pthread_setschedparam(th, SCHED_IDLE, &sp);
+}
+
+static int start_wave(struct nkv_cpu_run *r, struct nkv_cpu_wave *w)
+{
+	uint32_t j;
 	int err;
 
-	for (i = 0; i < r->cfg.waves; i++) {
-		struct nkv_cpu_wave *w = &r->waves[i];
-
-		if (!threads_mode(w)) {
-			err = pthread_create(&w->th, NULL, wave_thread, w);
-			if (err)
-				return -err;
-			w->started = 1;
-			continue;
-		}
-		for (j = 0; j < w->size; j++) {
-			err = pthread_create(&w->lanes[j].th, NULL, lane_thread,
-					     &w->lanes[j]);
-			if (err)
-				return -err;
-			w->lanes[j].started = 1;
-		}
+	if (!threads_mode(w)) {
+		err = pthread_create(&w->th, NULL, wave_thread, w);
+		if (err)
+			return -err;
+		w->started = 1;
+		return thread_sched(r, w->th);
+	}
+	for (j = 0; j < w->size; j++) {
+		err = pthread_create(&w->lanes[j].th, NULL, lane_thread, &w->lanes[j]);
+		if (err)
+			return -err;
+		w->lanes[j].started = 1;
+		err = thread_sched(r, w->lanes[j].th);
+		if (err)
+			return err;
 	}
 	return 0;
+}
+
+static int start_threads(struct nkv_cpu_run *r)
+{
+	uint32_t i;
+	int err = 0;
+
+	for (i = 0; i < r->cfg.waves && !err; i++)
+		err = start_wave(r, &r->waves[i]);
+	return err;
 }
 
 static void join_and_free(struct nkv_cpu_run *r)
