@@ -28,8 +28,8 @@ enum nkv_vfu_sched {
 	/*
 	 * SCHED_IDLE: any ordinary thread that wakes on the thread's CPU
 	 * takes it at once. For a target sharing cores with the storage it
-	 * forwards to (a local Ceph OSD): its polling then costs the OSD
-	 * almost nothing, but other busy work starves it.
+	 * forwards to (a local Ceph OSD), so that its polling gives way to
+	 * it; other busy work starves it.
 	 */
 	NKV_VFU_SCHED_IDLE = 1,
 };
