@@ -4,9 +4,7 @@
  * KV commands with both doorbell styles, several processes, a client
  * killed mid-batch, a server that goes away, and nkv-probe. */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,21 +150,6 @@ Test(vfu_e2e, kv_with_doorbells_a_cache_line_apart)
 	}
 }
 
-/* This process's threads at SCHED_IDLE. */
-static int idle_threads(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-
-	cr_assert_not_null(d);
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.' && sched_getscheduler(atoi(e->d_name)) == SCHED_IDLE)
-			n++;
-	closedir(d);
-	return n;
-}
-
 /* --poll-sched idle: the connection's thread, and only it, polls at
  * SCHED_IDLE and serves as before; an unknown class is refused. */
 static void idle_sched(struct nkv_vfu_server_opts *o) { o->poll_sched = NKV_VFU_SCHED_IDLE; }
@@ -186,9 +169,9 @@ Test(vfu_e2e, connection_thread_at_sched_idle)
 	nkv_subsys_destroy(o.ss);
 
 	cr_assert_eq(vt_server_start_with(&srv, 0, idle_sched), 0);
-	cr_expect_eq(idle_threads(), 0);
+	cr_expect_eq(vt_idle_threads(0), 0);
 	cr_assert_eq(vt_nvme_up(&n, srv.path), 0);
-	cr_expect_eq(idle_threads(), 1);
+	cr_expect_eq(vt_idle_threads(0), 1);
 	cr_expect_eq(kv_flow(&n, "idle", 8), 0);
 	vt_nvme_down(&n);
 	vt_server_stop(&srv);

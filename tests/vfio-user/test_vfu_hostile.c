@@ -9,11 +9,9 @@
  * become certain.
  */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -689,24 +687,6 @@ Test(vfu_hostile, nkv_target_limit_options)
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "--max-dma-maps 2000 is refused");
 }
 
-/* Threads of process @pid at SCHED_IDLE. */
-static int idle_threads_of(pid_t pid)
-{
-	char dir[64];
-	struct dirent *e;
-	DIR *d;
-	int n = 0;
-
-	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
-	d = opendir(dir);
-	cr_assert_not_null(d);
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.' && sched_getscheduler(atoi(e->d_name)) == SCHED_IDLE)
-			n++;
-	closedir(d);
-	return n;
-}
-
 /* --poll-sched idle: a client's connection thread polls at SCHED_IDLE
  * (no other thread of the target does); an unknown class is refused. */
 Test(vfu_hostile, nkv_target_poll_sched_option)
@@ -722,12 +702,12 @@ Test(vfu_hostile, nkv_target_poll_sched_option)
 	snprintf(srv.path, sizeof(srv.path), "/tmp/nkv-hostile-sched-%d.sock", (int)getpid());
 	pid = spawn_target(srv.path, opts);
 	wait_socket(srv.path);
-	cr_expect_eq(idle_threads_of(pid), 0);
+	cr_expect_eq(vt_idle_threads(pid), 0);
 	fd = raw_connect();
 	cr_assert_eq(nkv_vfu_send(fd, &h, &v, sizeof(v), NULL, 0), 0);
 	cr_assert_eq(nkv_vfu_recv(fd, &m, NKV_VFU_MAX_MSG), 0);
 	nkv_vfu_msg_free(&m);
-	cr_expect_eq(idle_threads_of(pid), 1);
+	cr_expect_eq(vt_idle_threads(pid), 1);
 	close(fd);
 	kill(pid, SIGTERM);
 	waitpid(pid, &st, 0);

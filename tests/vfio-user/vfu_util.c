@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* vfu_util.c - see vfu_util.h. Every wait here is bounded. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +49,24 @@ int vt_server_start_with(struct vt_server *s, int no_sparse,
 	if (tweak)
 		tweak(&vo);
 	return nkv_vfu_server_start(&vo, &s->srv);
+}
+
+int vt_idle_threads(int pid)
+{
+	char dir[64];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", pid ? pid : (int)getpid());
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.' && sched_getscheduler(atoi(e->d_name)) == SCHED_IDLE)
+			n++;
+	closedir(d);
+	return n;
 }
 
 /* A bare socket to the server at @path, replies bounded by a 3 s receive

@@ -22,6 +22,8 @@ int vt_server_start_with(struct vt_server *s, int no_sparse,
 			 void (*tweak)(struct nkv_vfu_server_opts *o));
 void vt_server_stop(struct vt_server *s);
 int vt_raw_connect(const char *path);
+/* Threads of process @pid (0: this one) at SCHED_IDLE, or -errno. */
+int vt_idle_threads(int pid);
 
 struct vt_nvme {
 	const struct nkv_transport_ops *ops;
