@@ -202,6 +202,18 @@ void nkv_tgt_tracef(struct nkv_tgt_ctrl *c, const char *fmt, ...)
 			nkv_tgt_tracef((c), __VA_ARGS__);	\
 	} while (0)
 
+/* Append @cmd to the list *head..*tail (the poll thread's own lists). */
+static inline void nkv_tgt_cmd_append(struct nkv_tgt_cmd **head, struct nkv_tgt_cmd **tail,
+				      struct nkv_tgt_cmd *cmd)
+{
+	cmd->next = NULL;
+	if (*tail)
+		(*tail)->next = cmd;
+	else
+		*head = cmd;
+	*tail = cmd;
+}
+
 /* Doorbell @idx (2 qid: SQ tail, 2 qid + 1: CQ head) in the page. */
 static inline volatile uint32_t *nkv_tgt_dbp(const struct nkv_tgt_ctrl *c, uint32_t idx)
 {

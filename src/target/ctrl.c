@@ -432,12 +432,7 @@ void nkv_tgt_complete(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 	nkv_tgt_stat_cmd(c, cmd);
 	if (cmd->status)
 		nkv_tgt_errlog_add(c, cmd);
-	cmd->next = NULL;
-	if (cq->pend_tail)
-		cq->pend_tail->next = cmd;
-	else
-		cq->pend_head = cmd;
-	cq->pend_tail = cmd;
+	nkv_tgt_cmd_append(&cq->pend_head, &cq->pend_tail, cmd);
 	c->npend++;
 	nkv_tgt_cq_flush(c, cmd->cqid);
 }

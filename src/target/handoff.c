@@ -72,12 +72,7 @@ void nkv_tgt_be_done(struct nkv_be_op *op)
 		nkv_tgt_handoff_push(c, cmd);
 		return;
 	}
-	cmd->next = NULL;
-	if (c->done_tail)
-		c->done_tail->next = cmd;
-	else
-		c->done_head = cmd;
-	c->done_tail = cmd;
+	nkv_tgt_cmd_append(&c->done_head, &c->done_tail, cmd);
 }
 
 /* Data a backend returned in its own buffer goes into the client's
