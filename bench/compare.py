@@ -17,7 +17,9 @@
               --batch (librados aio, batches of N), at depths 1, 8, 32, 64
               and two queue pairs of 32 (two rados_loop processes), 4 KiB
               and 1 MiB, Store and Retrieve; a verifying Retrieve beside
-              each. On a throwaway cluster (scripts/ceph-dev-cluster.sh)
+              each, and nkv-target's RADOS backend alone (rados_loop --via
+              backend: no NVMe-KV hop), which splits the gap into the
+              backend's share and the hop's. On a throwaway cluster (scripts/ceph-dev-cluster.sh)
               in a temp dir, stopped at the end, on error and on Ctrl-C;
               skipped by name when Ceph is not installed.
 
@@ -354,16 +356,18 @@ class Cluster:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def loop_point(tools, cl, op, size, batch, queues, keys, iters):
+def loop_point(tools, cl, op, size, batch, queues, keys, iters, via="librados"):
     """rados_loop --batch; two queue pairs = two processes at once, each
-    in its own RADOS namespace (nkv's waves take disjoint keys too)."""
+    in its own RADOS namespace (nkv's waves take disjoint keys too).
+    via="backend": through nkv-target's RADOS backend, in namespaces of
+    its own."""
     ops = keys * iters // queues
     procs = []
     for q in range(queues):
-        ns = "cmp_loop%d_%d" % (queues, q)
+        ns = "cmp_%s%d_%d" % ("loop" if via == "librados" else "be", queues, q)
         cmd = [tools["rados_loop"], "-c", cl.conf, "-p", "kvpool", "-N", ns, "--op", op,
                "--size", str(size), "--inflight", str(batch), "--ops", str(ops),
-               "--objects", str(keys // queues), "--batch", "--json"]
+               "--objects", str(keys // queues), "--batch", "--via", via, "--json"]
         procs.append((cmd, spawn(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
     res = []
     try:
@@ -395,12 +399,15 @@ def rados_part(book, run, tools, cl, quick):
                       "--timeout-ms", "60000", "--poll-sched", "idle"]
             where = "%s depth %s" % (size_name(size), d)
             for op, lop in (("store", "write"), ("retrieve", "read")):
-                for tool, verify in (("nkv", False), ("loop", False)) + \
+                for tool, verify in (("nkv", False), ("loop", False), ("backend", False)) + \
                         ((("nkv_verify", True),) if op == "retrieve" else ()):
                     t = time.time()
-                    if tool == "loop":
-                        iops, p50 = loop_point(tools, cl, lop, size, batch, queues, keys, iters)
-                        name = "rados_loop --batch %s" % lop
+                    if tool in ("loop", "backend"):
+                        via = "librados" if tool == "loop" else "backend"
+                        iops, p50 = loop_point(tools, cl, lop, size, batch, queues, keys, iters,
+                                               via)
+                        name = "rados_loop --batch %s%s" % (lop, " --via backend"
+                                                            if tool == "backend" else "")
                     else:
                         j = nkv_bench(tools, "nkv-bench %s %s" % (op, where),
                                       common + ["--kv-op", op, "--verify" if verify else "--no-verify"],
@@ -429,6 +436,16 @@ def rados_ratios(book):
                                "%s IOPS, %s / rados_loop --batch" % (where, what),
                                "%s.%s.%s.iops" % (base, op, tool), "%s.%s.loop.iops" % (base, op),
                                "rados")
+                # The gap in two: nkv-target's backend alone against
+                # librados, and nkv against that backend alone (the hop).
+                book.ratio("%s.%s.backend.iops_vs_loop" % (base, op),
+                           "%s IOPS, the backend alone / rados_loop --batch" % where,
+                           "%s.%s.backend.iops" % (base, op), "%s.%s.loop.iops" % (base, op),
+                           "rados")
+                book.ratio("%s.%s.nkv.iops_vs_backend" % (base, op),
+                           "%s IOPS, nkv --no-verify / the backend alone" % where,
+                           "%s.%s.nkv.iops" % (base, op), "%s.%s.backend.iops" % (base, op),
+                           "rados")
                 book.ratio("%s.%s.nkv.p50_vs_loop" % (base, op),
                            "%s p50 latency, nkv --no-verify / rados_loop --batch" % where,
                            "%s.%s.nkv.p50_us" % (base, op), "%s.%s.loop.p50_us" % (base, op),
@@ -505,7 +522,10 @@ READING = {
              "(--poll-sched idle): a busy poller that gives way to the OSD at once, as a GPU's "
              "polling would not take the OSD's cores at all. Two queue pairs of 32: nkv-bench "
              "--num-queues 2, and two rados_loop processes at once (IOPS summed over the longer "
-             "wall time, p50 the mean of the two)."}
+             "wall time, p50 the mean of the two). The backend alone: rados_loop --via backend "
+             "drives nkv-target's RADOS backend in its own process, with no queue pair, "
+             "transport or polling thread: the backend / rados_loop row is what the backend's "
+             "own librados calls cost, the nkv / backend row what the NVMe-KV hop costs."}
 
 
 def rados_matrix(res):
@@ -514,6 +534,10 @@ def rados_matrix(res):
     for what, tool, unit in (("IOPS, nkv --no-verify / rados_loop --batch", "nkv", "iops_vs_loop"),
                              ("IOPS, nkv --verify / rados_loop --batch", "nkv_verify",
                               "iops_vs_loop"),
+                             ("IOPS, the backend alone / rados_loop --batch", "backend",
+                              "iops_vs_loop"),
+                             ("IOPS, nkv --no-verify / the backend alone", "nkv",
+                              "iops_vs_backend"),
                              ("p50 latency, nkv --no-verify / rados_loop --batch", "nkv",
                               "p50_vs_loop")):
         out += ["", "| %s | %s |" % (what, " | ".join("depth " + depth_name(b, q) for b, q in DEPTHS)),

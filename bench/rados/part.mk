@@ -1,8 +1,9 @@
 # bench/rados: the direct librados reference loop that bench/rados/run.sh
 # sets beside nkv-bench through nkv-target --backend rados and `rados
-# bench`. A measuring aid, not installed (make bench-rados).
-$(B)/bench/rados_loop: bench/rados/rados_loop.c
+# bench`; --via backend drives nkv-target's RADOS backend itself, hence
+# libnkvtarget. A measuring aid, not installed (make bench-rados).
+$(B)/bench/rados_loop: bench/rados/rados_loop.c $(LIBNKVTGT)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LDFLAGS) -lrados
+	$(CC) $(CPPFLAGS) $(CFLAGS) $< $(LIBNKVTGT) -o $@ $(LDFLAGS) $(TARGET_LDLIBS)
 .PHONY: bench-rados
 bench-rados: $(B)/bench/rados_loop $(B)/bin/nkv-bench $(B)/bin/nkv-target

@@ -7,7 +7,15 @@
  * it beside nkv-bench and `rados bench`.
  *
  *   rados_loop -c ceph.conf -p kvpool [-N ns] --op write|read
- *              --size BYTES --inflight N --ops N [--objects N] [--batch] [--json]
+ *              --size BYTES --inflight N --ops N [--objects N] [--batch]
+ *              [--via librados|backend] [--json]
+ *
+ * --via backend issues each operation through nkv-target's own RADOS
+ * backend (src/target/be_rados.c: a Store as write_full, a Retrieve as a
+ * read op with a stat, completions from librados' threads), in this
+ * process, with no queue pair, transport or polling thread in between:
+ * nkv-bench's figure over this one is what the NVMe-KV hop costs, this
+ * one over plain librados what the backend's own calls cost.
  *
  * --batch issues N, waits for all N, then the next N, as a wave batch of
  * nkv-bench does; each op's latency is then its batch's (submit -> last
@@ -27,11 +35,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "target/be_rados.h"
+
 struct rl_opts {
 	const char *conf, *pool, *ns, *op;
 	size_t size;
 	unsigned inflight, ops, objects;
 	int json, batch;
+	int via_backend;	/* --via backend: through be_rados */
 };
 
 struct rl_slot {
@@ -39,11 +50,14 @@ struct rl_slot {
 	uint64_t t_submit;	/* submit time; the latency once done */
 	char *buf;
 	unsigned idx;		/* which operation */
+	struct nkv_be_op op;	/* --via backend: the operation */
+	struct iovec iov;
 };
 
 struct rl_state {
 	struct rl_opts o;
 	rados_ioctx_t io;
+	struct nkv_be *be;	/* --via backend */
 	struct rl_slot *slots;
 	uint64_t *lat;		/* per operation, ns */
 	pthread_mutex_t m;
@@ -81,11 +95,9 @@ static struct rl_cb *rl_cbs;
 
 /* librados' callback thread: stamp the latency, queue the slot for the
  * main loop to reissue. */
-static void rl_cb_fn(rados_completion_t c, void *arg)
+static void rl_done(struct rl_cb *cb, int rv)
 {
-	struct rl_cb *cb = arg;
 	struct rl_state *st = cb->st;
-	int rv = rados_aio_get_return_value(c);
 
 	st->slots[cb->slot].t_submit = rl_ns() - st->slots[cb->slot].t_submit;
 	pthread_mutex_lock(&st->m);
@@ -96,14 +108,55 @@ static void rl_cb_fn(rados_completion_t c, void *arg)
 	pthread_mutex_unlock(&st->m);
 }
 
+static void rl_cb_fn(rados_completion_t c, void *arg)
+{
+	rl_done(arg, rados_aio_get_return_value(c));
+}
+
+/* The backend's done(), on the same librados thread: an NVMe status is
+ * a failed op (Key Not Exists reads as ENOENT, the rest as EIO). */
+static void rl_be_done(struct nkv_be_op *op)
+{
+	int rv = op->status == NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_KV_KEY_NOT_EXISTS) ? -ENOENT :
+		 op->status ? -EIO : 0;
+
+	rl_done(op->ctx, rv);
+}
+
+/* Slot s's operation on object obj, keyed so that its object name is
+ * rl_oid()'s: the key is the bytes "rl%06u". */
+static void rl_be_op(struct rl_state *st, struct rl_slot *s, unsigned slot, unsigned obj)
+{
+	struct nkv_be_op *op = &s->op;
+	char key[16];
+
+	memset(op, 0, sizeof(*op));
+	op->opc = strcmp(st->o.op, "write") ? NKV_KV_RETRIEVE : NKV_KV_STORE;
+	op->klen = (uint8_t)snprintf(key, sizeof(key), "rl%06u", obj);
+	memcpy(op->key, key, op->klen);
+	s->iov.iov_base = s->buf;
+	s->iov.iov_len = st->o.size;
+	op->iov = &s->iov;
+	op->iovcnt = 1;
+	op->len = st->o.size;
+	op->stable = 1;		/* our own heap: librados may fill it directly */
+	op->done = rl_be_done;
+	op->ctx = &rl_cbs[slot];
+}
+
 static int rl_issue(struct rl_state *st, unsigned slot, unsigned idx)
 {
 	struct rl_slot *s = &st->slots[slot];
 	char oid[40];
 	int rv;
 
-	rl_oid(idx % st->o.objects, oid);
 	s->idx = idx;
+	if (st->be) {
+		rl_be_op(st, s, slot, idx % st->o.objects);
+		s->t_submit = rl_ns();
+		return st->be->ops->submit(st->be, &s->op);
+	}
+	rl_oid(idx % st->o.objects, oid);
 	rv = rados_aio_create_completion2(&rl_cbs[slot], rl_cb_fn, &s->comp);
 	if (rv < 0)
 		return rv;
@@ -124,7 +177,8 @@ static unsigned rl_reap(struct rl_state *st)
 	slot = st->doneq[--st->ndone];
 	pthread_mutex_unlock(&st->m);
 	st->lat[st->slots[slot].idx] = st->slots[slot].t_submit;
-	rados_aio_release(st->slots[slot].comp);
+	if (!st->be)
+		rados_aio_release(st->slots[slot].comp);
 	return slot;
 }
 
@@ -202,18 +256,21 @@ static void rl_report(const struct rl_state *st, uint64_t wall)
 		avg += (double)st->lat[i];
 	avg /= n;
 	if (st->o.json) {
-		printf("{\"tool\":\"rados_loop\",\"op\":\"%s\",\"batch\":%d,\"size\":%zu,\"inflight\":%u,"
+		printf("{\"tool\":\"rados_loop\",\"via\":\"%s\",\"op\":\"%s\",\"batch\":%d,"
+		       "\"size\":%zu,\"inflight\":%u,"
 		       "\"ops\":%u,\"errors\":%u,\"wall_ns\":%llu,\"iops\":%.1f,"
 		       "\"latency_ns\":{\"min\":%llu,\"avg\":%.0f,\"p50\":%llu,\"p99\":%llu,"
-		       "\"max\":%llu}}\n", st->o.op, st->o.batch, st->o.size, st->o.inflight, n, st->errors,
+		       "\"max\":%llu}}\n", st->be ? "backend" : "librados", st->o.op, st->o.batch,
+		       st->o.size, st->o.inflight, n, st->errors,
 		       (unsigned long long)wall, iops, (unsigned long long)st->lat[0], avg,
 		       (unsigned long long)st->lat[n / 2],
 		       (unsigned long long)st->lat[(size_t)n * 99 / 100],
 		       (unsigned long long)st->lat[n - 1]);
 		return;
 	}
-	printf("rados_loop %s%s %zu B x %u in flight: %u ops, %u errors, %.0f IOPS, "
-	       "latency us p50 %.1f p99 %.1f avg %.1f\n", st->o.op, st->o.batch ? " (batches)" : "", st->o.size,
+	printf("rados_loop %s%s%s %zu B x %u in flight: %u ops, %u errors, %.0f IOPS, "
+	       "latency us p50 %.1f p99 %.1f avg %.1f\n", st->o.op, st->o.batch ? " (batches)" : "",
+	       st->be ? " via nkv-target's backend" : "", st->o.size,
 	       st->o.inflight, n, st->errors, iops, st->lat[n / 2] / 1e3,
 	       st->lat[(size_t)n * 99 / 100] / 1e3, avg / 1e3);
 }
@@ -221,8 +278,12 @@ static void rl_report(const struct rl_state *st, uint64_t wall)
 static void rl_usage(FILE *f)
 {
 	fputs("usage: rados_loop -c CONF -p POOL [-N NS] --op write|read --size BYTES\n"
-	      "                  --inflight N --ops N [--objects N] [--batch] [--json]\n"
+	      "                  --inflight N --ops N [--objects N] [--batch]\n"
+	      "                  [--via librados|backend] [--json]\n"
 	      "Keep N librados aio writes (write_full) or reads in flight; time each op.\n"
+	      "--batch: issue N, wait for all N, then the next N (each op's latency = its batch's).\n"
+	      "--via backend: through nkv-target's RADOS backend in this process (a Store\n"
+	      "  as write_full, a Retrieve as a read op with a stat), no NVMe-KV hop.\n"
 	      "Objects: hex of \"rl000000\".. (--objects of them, default --ops).\n", f);
 }
 
@@ -232,7 +293,7 @@ static int rl_parse(int argc, char **argv, struct rl_opts *o)
 		{ "op", required_argument, NULL, 'o' }, { "size", required_argument, NULL, 's' },
 		{ "inflight", required_argument, NULL, 'i' }, { "ops", required_argument, NULL, 'n' },
 		{ "objects", required_argument, NULL, 'O' }, { "json", no_argument, NULL, 'j' },
-		{ "batch", no_argument, NULL, 'b' },
+		{ "batch", no_argument, NULL, 'b' }, { "via", required_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -249,6 +310,13 @@ static int rl_parse(int argc, char **argv, struct rl_opts *o)
 		case 'O': o->objects = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'j': o->json = 1; break;
 		case 'b': o->batch = 1; break;
+		case 'v':
+			if (strcmp(optarg, "librados") && strcmp(optarg, "backend")) {
+				fprintf(stderr, "rados_loop: --via librados|backend, not %s\n", optarg);
+				return -1;
+			}
+			o->via_backend = !strcmp(optarg, "backend");
+			break;
 		case 'h': rl_usage(stdout); exit(0);
 		default: return -1;
 		}
@@ -265,11 +333,33 @@ static int rl_parse(int argc, char **argv, struct rl_opts *o)
 	return 0;
 }
 
-static int rl_setup(struct rl_state *st, rados_t *cl)
+/* --via backend: nkv-target's backend, with the timeouts set below. */
+static int rl_connect_backend(struct rl_state *st)
 {
-	unsigned i;
+	struct nkv_be_rados_opts o = { .size = sizeof(o) };
+	char err[256] = "";
+
+	o.conf = st->o.conf;
+	o.pool = st->o.pool;
+	o.rados_ns = st->o.ns;
+	o.op_timeout_s = 30;
+	o.mount_timeout_s = 10;
+	o.max_value = st->o.size > (1u << 20) ? (uint32_t)st->o.size : 0;
+	o.max_inflight = st->o.inflight > 128 ? st->o.inflight : 0;
+	st->be = nkv_be_rados_create(&o, err, sizeof(err));
+	if (!st->be) {
+		fprintf(stderr, "rados_loop: nkv-target's RADOS backend: %s\n", err);
+		return -ENOTCONN;
+	}
+	return 0;
+}
+
+static int rl_connect(struct rl_state *st, rados_t *cl)
+{
 	int rv;
 
+	if (st->o.via_backend)
+		return rl_connect_backend(st);
 	if ((rv = rados_create(cl, NULL)) < 0 || (rv = rados_conf_read_file(*cl, st->o.conf)) < 0 ||
 	    (rv = rados_conf_set(*cl, "rados_osd_op_timeout", "30")) < 0 ||
 	    (rv = rados_conf_set(*cl, "client_mount_timeout", "10")) < 0 ||
@@ -283,6 +373,16 @@ static int rl_setup(struct rl_state *st, rados_t *cl)
 		return rv;
 	}
 	rados_ioctx_set_namespace(st->io, st->o.ns);
+	return 0;
+}
+
+static int rl_setup(struct rl_state *st, rados_t *cl)
+{
+	unsigned i;
+	int rv = rl_connect(st, cl);
+
+	if (rv < 0)
+		return rv;
 	st->slots = calloc(st->o.inflight, sizeof(*st->slots));
 	rl_cbs = calloc(st->o.inflight, sizeof(*rl_cbs));
 	st->doneq = calloc(st->o.inflight, sizeof(*st->doneq));
@@ -324,7 +424,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rados_loop: %u ops failed (first: %s)\n", st.errors,
 			strerror(-st.first_err));
 	rl_report(&st, wall);
-	rados_ioctx_destroy(st.io);
-	rados_shutdown(cl);
+	if (st.be) {
+		st.be->ops->destroy(st.be);
+	} else {
+		rados_ioctx_destroy(st.io);
+		rados_shutdown(cl);
+	}
 	return st.errors ? 1 : 0;
 }

@@ -5,7 +5,8 @@ cleanup, never its speed.
 
   - the median and spread of a figure, ratios paired within a run (not a
     ratio of medians), the table's number format;
-  - bad arguments: exit 2 and a line naming the argument;
+  - bad arguments: exit 2 and a line naming the argument (rados_loop's
+    --via too, and its backend without a config: exit 1 naming it);
   - a quick run with Ceph taken out of PATH: exit 0, the rados part
     skipped by name on stderr, in the JSON and in the table; the JSON
     holds the machine and every cpu figure and ratio;
@@ -105,6 +106,21 @@ def bad_args(tmp):
           "an output directory was made")
 
 
+def rados_loop_args(tmp):
+    """rados_loop's --via: a bad value exits 2 naming the option; the
+    backend with a config that is not there exits 1 naming the backend."""
+    exe = os.path.join(BUILD, "bench", "rados_loop")
+    base = [exe, "-p", "kvpool", "--op", "read", "--size", "4096", "--inflight", "1", "--ops", "1"]
+    p = subprocess.run(base + ["--via", "sideways"], capture_output=True, text=True, timeout=30)
+    check("rados-loop-bad-via", p.returncode == 2 and "--via librados|backend" in p.stderr,
+          "exit %d: %s" % (p.returncode, p.stderr.strip()[-300:]))
+    p = subprocess.run(base + ["--via", "backend", "-c", os.path.join(tmp, "no-such.conf")],
+                       capture_output=True, text=True, timeout=30)
+    check("rados-loop-backend-no-conf", p.returncode == 1 and
+          "nkv-target's RADOS backend" in p.stderr and "no-such.conf" in p.stderr,
+          "exit %d: %s" % (p.returncode, p.stderr.strip()[-300:]))
+
+
 def no_ceph_path(tmp):
     """A PATH with gnuplot (when installed) and nothing of Ceph."""
     d = os.path.join(tmp, "bin")
@@ -198,15 +214,16 @@ def quick_output():
             for b, q in c.DEPTHS:
                 base = "rados.%s.%s" % ("%dk" % (size >> 10) if size < 1 << 20 else
                                         "%dm" % (size >> 20), c.depth_name(b, q))
-                for op, tools in (("store", ("nkv", "loop")),
-                                  ("retrieve", ("nkv", "loop", "nkv_verify"))):
+                for op, tools in (("store", ("nkv", "loop", "backend")),
+                                  ("retrieve", ("nkv", "loop", "backend", "nkv_verify"))):
                     for tool in tools:
                         for unit in ("iops", "p50_us"):
                             v = j["figures"].get("%s.%s.%s.%s" % (base, op, tool, unit))
                             if not v or not v["median"] or v["median"] <= 0:
                                 why.append("%s.%s.%s.%s: %r" % (base, op, tool, unit, v))
-                    if "%s.%s.nkv.iops_vs_loop" % (base, op) not in j["ratios"]:
-                        why.append("no ratio %s.%s.nkv.iops_vs_loop" % (base, op))
+                    for r in ("nkv.iops_vs_loop", "backend.iops_vs_loop", "nkv.iops_vs_backend"):
+                        if "%s.%s.%s" % (base, op, r) not in j["ratios"]:
+                            why.append("no ratio %s.%s.%s" % (base, op, r))
     elif "not found" not in j["parts"]["rados"].get("why", ""):
         why.append("rados part neither ran nor skipped by name: %r" % j["parts"]["rados"])
     check("quick-json-schema (rados %s)" % j["parts"]["rados"]["status"], not why,
@@ -316,6 +333,7 @@ def main():
     try:
         arithmetic(load())
         bad_args(tmp)
+        rados_loop_args(tmp)
         quick_without_ceph(tmp)
         quick_output()
         interrupt_stops_cluster(tmp)
