@@ -19,9 +19,10 @@
               and 1 MiB, Store and Retrieve; a verifying Retrieve beside
               each, and nkv-target's RADOS backend alone (rados_loop --via
               backend: no NVMe-KV hop), which splits the gap into the
-              backend's share and the hop's. On a throwaway cluster (scripts/ceph-dev-cluster.sh)
-              in a temp dir, stopped at the end, on error and on Ctrl-C;
-              skipped by name when Ceph is not installed.
+              backend's share and the hop's. On a throwaway cluster
+              (scripts/ceph-dev-cluster.sh) in a temp dir, stopped at the
+              end, on error and on Ctrl-C; skipped by name when Ceph is
+              not installed.
 
 Every figure is measured --runs times (interleaved, so drift hits nkv and
 its reference alike); the report gives the median and the spread
