@@ -4,7 +4,8 @@
 cleanup, never its speed.
 
   - the median and spread of a figure, ratios paired within a run (not a
-    ratio of medians), the table's number format;
+    ratio of medians), the table's number format, each run's placement
+    (one core or two, from its ping-pong) beside its goal ratios;
   - bad arguments: exit 2 and a line naming the argument (rados_loop's
     --via too, and its backend without a config: exit 1 naming it);
   - a quick run with Ceph taken out of PATH: exit 0, the rados part
@@ -84,6 +85,19 @@ def arithmetic(c):
            c.fmt(1.23e6, "blocks/s"), c.fmt(4321, "IOPS"), c.fmt(25000, "us"))
     check("table-format", got == ("2.00x (1.00x-3.00x)", "2.5 us", "1.23 M/s", "4.32 k", "25 ms"),
           str(got))
+    # Each run's placement from its own ping-pong, beside its own ratios.
+    b = c.Book(2)
+    for run, (pp, ex) in enumerate(((120, 480), (451, 400))):
+        b.add("cpu.pingpong.p50_ns", run, pp, "ns", "pp")
+        b.add("cpu.exist_b1.p50_ns", run, ex, "ns", "exist")
+    b.ratio("cpu.exist_b1.p50_vs_pingpong", "x", "cpu.exist_b1.p50_ns", "cpu.pingpong.p50_ns",
+            "cpu")
+    runs = c.cpu_runs(b)
+    got = [(r["cores"], r["cpu.exist_b1.p50_vs_pingpong"], r["cpu.retrieve_b1.p50_vs_goal"])
+           for r in runs]
+    check("placement-by-run", got == [("shared", 4.0, None), ("separate", 0.887, None)] and
+          "run 1 one core (120 ns): 4.00x, -, -; run 2 separate cores (451 ns): 0.89x, -, -" in
+          c.cpu_runs_line(runs), "%r %s" % (got, c.cpu_runs_line(runs)))
 
 
 def compare(*args, env=None, timeout=300):
@@ -161,6 +175,13 @@ def want_cpu(j):
             why.append("ratio %s: %r" % (r, v))
     if "placement" not in j["parts"].get("cpu", {}):
         why.append("no cpu placement")
+    runs = j["parts"].get("cpu", {}).get("runs", [])
+    pp = j["figures"].get("cpu.pingpong.p50_ns", {}).get("runs", [])
+    if len(runs) != j["runs"] or any(
+            r["pingpong_p50_ns"] != pp[i] or
+            r["cores"] != ("shared" if pp[i] < 250 else "separate") or
+            not r.get("cpu.exist_b1.p50_vs_pingpong") for i, r in enumerate(runs)):
+        why.append("cpu runs %r (ping-pong %r)" % (runs, pp))
     return why
 
 
