@@ -76,13 +76,22 @@ static uint64_t rl_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Object i's key, the bytes "rl%06u"; returns its length. */
+static uint8_t rl_key(unsigned i, uint8_t key[NKV_KEY_MAX])
+{
+	char buf[NKV_KEY_MAX + 1];
+	int n = snprintf(buf, sizeof(buf), "rl%06u", i);
+
+	memcpy(key, buf, (size_t)n);
+	return (uint8_t)n;
+}
+
+/* Its object name, as nkv-target names a key's object (33 bytes). */
 static void rl_oid(unsigned i, char *out)
 {
-	char key[16];
-	int n = snprintf(key, sizeof(key), "rl%06u", i), k;
+	uint8_t key[NKV_KEY_MAX];
 
-	for (k = 0; k < n; k++)
-		sprintf(out + 2 * k, "%02x", (unsigned char)key[k]);
+	nkv_rados_key_to_oid(key, rl_key(i, key), out);
 }
 
 /* Each slot's callback argument: the state and the slot's index. */
@@ -123,17 +132,15 @@ static void rl_be_done(struct nkv_be_op *op)
 	rl_done(op->ctx, rv);
 }
 
-/* Slot s's operation on object obj, keyed so that its object name is
- * rl_oid()'s: the key is the bytes "rl%06u". */
+/* Slot s's operation on object obj: rl_key() as its key, so the backend
+ * names its object as rl_oid() does. */
 static void rl_be_op(struct rl_state *st, struct rl_slot *s, unsigned slot, unsigned obj)
 {
 	struct nkv_be_op *op = &s->op;
-	char key[16];
 
 	memset(op, 0, sizeof(*op));
 	op->opc = strcmp(st->o.op, "write") ? NKV_KV_RETRIEVE : NKV_KV_STORE;
-	op->klen = (uint8_t)snprintf(key, sizeof(key), "rl%06u", obj);
-	memcpy(op->key, key, op->klen);
+	op->klen = rl_key(obj, op->key);
 	s->iov.iov_base = s->buf;
 	s->iov.iov_len = st->o.size;
 	op->iov = &s->iov;

@@ -177,9 +177,10 @@ def want_cpu(j):
         why.append("no cpu placement")
     runs = j["parts"].get("cpu", {}).get("runs", [])
     pp = j["figures"].get("cpu.pingpong.p50_ns", {}).get("runs", [])
+    one_core = load().SHARED_CORE_NS
     if len(runs) != j["runs"] or any(
             r["pingpong_p50_ns"] != pp[i] or
-            r["cores"] != ("shared" if pp[i] < 250 else "separate") or
+            r["cores"] != ("shared" if pp[i] < one_core else "separate") or
             not r.get("cpu.exist_b1.p50_vs_pingpong") for i, r in enumerate(runs)):
         why.append("cpu runs %r (ping-pong %r)" % (runs, pp))
     return why
