@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "target/be_mem.h"
-#include "target/vfio_user_server.h"
+#include "target/backends/mem.h"
+#include "target/vfio-user/server.h"
 
 struct nkv_bench_target {
 	char dir[64];

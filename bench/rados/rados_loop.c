@@ -35,7 +35,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "target/be_rados.h"
+#include "target/backends/rados.h"
 
 struct rl_opts {
 	const char *conf, *pool, *ns, *op;

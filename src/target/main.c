@@ -14,9 +14,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "target/be_mem.h"
-#include "target/be_rados.h"
-#include "target/vfio_user_server.h"
+#include "target/backends/mem.h"
+#include "target/backends/rados.h"
+#include "target/vfio-user/server.h"
 
 struct nkv_target_args {
 	const char *socket;

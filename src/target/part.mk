@@ -1,8 +1,8 @@
 # nkv-target controller core (src/target), built into libnkvtarget.a.
-NKV_TGT_CORE := src/target/dma.c src/target/ctrl.c src/target/regs.c \
-	src/target/queue.c src/target/handoff.c src/target/admin.c \
-	src/target/io_kv.c src/target/io_nvm.c src/target/stats.c \
-	src/target/be_mem.c src/target/kvmap.c src/target/memguard.c src/target/valloc.c
+NKV_TGT_CORE := src/target/core/dma.c src/target/core/ctrl.c src/target/core/regs.c \
+	src/target/core/queue.c src/target/core/handoff.c src/target/core/admin.c \
+	src/target/core/io_kv.c src/target/core/io_nvm.c src/target/core/stats.c \
+	src/target/backends/mem.c src/target/backends/kvmap.c src/target/core/memguard.c src/target/backends/valloc.c
 TARGET_SRCS += $(NKV_TGT_CORE)
 
 # Tests link the core's objects directly, so a half-written file of
@@ -11,7 +11,7 @@ NKV_TGT_TEST_LDLIBS := -lcriterion
 NKV_TGT_HOST := tests/target/host.c tests/target/delay_be.c
 
 TESTS += test_tgt_dma
-test_tgt_dma_SRCS := tests/target/test_dma.c src/target/dma.c src/target/memguard.c
+test_tgt_dma_SRCS := tests/target/test_dma.c src/target/core/dma.c src/target/core/memguard.c
 test_tgt_dma_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 
 TESTS += test_tgt_regs
@@ -39,19 +39,19 @@ test_tgt_cpu_waves_SRCS := tests/target/test_cpu_waves.c $(NKV_TGT_HOST) \
 test_tgt_cpu_waves_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 
 TESTS += test_tgt_memguard
-test_tgt_memguard_SRCS := tests/target/test_memguard.c src/target/memguard.c
+test_tgt_memguard_SRCS := tests/target/test_memguard.c src/target/core/memguard.c
 test_tgt_memguard_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 
 TESTS += test_tgt_be_mem
-test_tgt_be_mem_SRCS := tests/target/test_be_mem.c src/target/be_mem.c src/target/kvmap.c \
-	src/target/memguard.c src/target/valloc.c
+test_tgt_be_mem_SRCS := tests/target/test_be_mem.c src/target/backends/mem.c src/target/backends/kvmap.c \
+	src/target/core/memguard.c src/target/backends/valloc.c
 # --wrap=malloc: the test counts the backend's mallocs.
 test_tgt_be_mem_LDLIBS := -Wl,--wrap=malloc $(NKV_TGT_TEST_LDLIBS)
 
 TESTS += test_tgt_valloc
-test_tgt_valloc_SRCS := tests/target/test_valloc.c src/target/valloc.c
+test_tgt_valloc_SRCS := tests/target/test_valloc.c src/target/backends/valloc.c
 test_tgt_valloc_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 
 TESTS += test_tgt_kvmap
-test_tgt_kvmap_SRCS := tests/target/test_kvmap.c src/target/kvmap.c
+test_tgt_kvmap_SRCS := tests/target/test_kvmap.c src/target/backends/kvmap.c
 test_tgt_kvmap_LDLIBS := $(NKV_TGT_TEST_LDLIBS)

@@ -18,9 +18,9 @@
 #include <sanitizer/asan_interface.h>
 
 #include "nkv_wire.h"
-#include "target/be_mem.h"
-#include "target/ctrl.h"
-#include "target/dma.h"
+#include "target/backends/mem.h"
+#include "target/core/ctrl.h"
+#include "target/core/dma.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -33,8 +33,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "target/be_mem.h"
-#include "target/vfio_user_server.h"
+#include "target/backends/mem.h"
+#include "target/vfio-user/server.h"
 #include "vfio-user/msg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -12,8 +12,8 @@
 #include <sys/wait.h>
 
 #include "host_util.h"
-#include "target/be_mem.h"
-#include "target/vfio_user_server.h"
+#include "target/backends/mem.h"
+#include "target/vfio-user/server.h"
 #include "../target/delay_be.h"
 #include "../target/liar_be.h"
 

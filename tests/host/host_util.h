@@ -12,7 +12,7 @@
 #include <sys/types.h>
 
 #include "nkv_host.h"
-#include "target/ctrl.h"
+#include "target/core/ctrl.h"
 
 struct ht_server_opts {
 	int no_sparse;		/* doorbells by REGION_WRITE only */

@@ -17,7 +17,7 @@
 #include "host/host.h"
 #include "host_util.h"
 #include "nkv_dev.h"
-#include "target/vfio_user_server.h"
+#include "target/vfio-user/server.h"
 
 #define NKEYS 40
 #define MAXV (1u << 20)

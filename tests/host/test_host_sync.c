@@ -12,7 +12,7 @@
 
 #include "host_util.h"
 #include "nkv_dev.h"
-#include "target/ctrl.h"
+#include "target/core/ctrl.h"
 
 static struct ht_server srv;
 static struct nkv_ctrl *ctrl;

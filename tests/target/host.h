@@ -10,11 +10,11 @@
 #include <stdint.h>
 
 #include "nkv_wire.h"
-#include "target/backend.h"
-#include "target/be_mem.h"
-#include "target/ctrl.h"
-#include "target/dma.h"
-#include "target/stats.h"
+#include "target/backends/backend.h"
+#include "target/backends/mem.h"
+#include "target/core/ctrl.h"
+#include "target/core/dma.h"
+#include "target/core/stats.h"
 
 #define H_IOVA 0x10000000ull	/* arena's IOVA: deliberately not its address */
 #define H_ARENA (48u << 20)

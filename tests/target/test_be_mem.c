@@ -7,7 +7,7 @@
 
 #include <criterion/criterion.h>
 
-#include "target/be_mem.h"
+#include "target/backends/mem.h"
 
 TestSuite(be_mem, .timeout = 20);
 

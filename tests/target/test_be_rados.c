@@ -19,8 +19,8 @@
 #include <sys/mman.h>
 
 #include "ceph_cluster.h"
-#include "target/be_rados.h"
-#include "target/memguard.h"
+#include "target/backends/rados.h"
+#include "target/core/memguard.h"
 
 #define ST(sc) NKV_STATUS(NKV_SCT_GENERIC, (sc))
 #define ST_87 ST(NKV_SC_KV_KEY_NOT_EXISTS)

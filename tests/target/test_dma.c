@@ -7,7 +7,7 @@
 #include <criterion/criterion.h>
 
 #include "nkv_wire.h"
-#include "target/dma.h"
+#include "target/core/dma.h"
 
 #define PS 4096u
 #define ERR(sc) (-(int)NKV_STATUS(NKV_SCT_GENERIC, (sc)))

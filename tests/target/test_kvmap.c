@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "target/kvmap.h"
+#include "target/backends/kvmap.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define NKV_TEST_BIG_KEYS 200000u

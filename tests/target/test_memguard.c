@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 
-#include "target/memguard.h"
+#include "target/core/memguard.h"
 
 #define PG 4096u
 

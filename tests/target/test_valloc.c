@@ -9,7 +9,7 @@
 
 #include <criterion/criterion.h>
 
-#include "target/valloc.h"
+#include "target/backends/valloc.h"
 
 TestSuite(valloc, .timeout = 20);
 

@@ -18,8 +18,8 @@
 
 #include "host/host.h"
 #include "host/transport.h"
-#include "target/be_mem.h"
-#include "target/vfio_user_server.h"
+#include "target/backends/mem.h"
+#include "target/vfio-user/server.h"
 #include "vfio-user/msg.h"
 
 #define SEAL_LEN 0x4000u

@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
-#include "target/memguard.h"
+#include "target/core/memguard.h"
 #include "vfio-user/client.h"
 #include "vfu_util.h"
 

@@ -14,7 +14,7 @@
 #include <sys/time.h>
 #include <sys/un.h>
 
-#include "target/be_mem.h"
+#include "target/backends/mem.h"
 #include "vfu_util.h"
 
 #define VT_PAGES 64

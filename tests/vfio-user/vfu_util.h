@@ -8,7 +8,7 @@
 
 #include "host/doorbell_fwd.h"
 #include "host/transport.h"
-#include "target/vfio_user_server.h"
+#include "target/vfio-user/server.h"
 
 struct vt_server {
 	char path[108];

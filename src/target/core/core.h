@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "backend.h"
+#include "target/backends/backend.h"
 #include "ctrl.h"
 #include "dma.h"
 #include "memguard.h"

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "ctrl.h"
+#include "target/core/ctrl.h"
 
 enum nkv_vfu_log_level {
 	NKV_VFU_LOG_ERROR = 0,

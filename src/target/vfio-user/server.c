@@ -33,7 +33,7 @@
 #include <sys/un.h>
 #include <linux/magic.h>
 
-#include "target/vfio_user_server.h"
+#include "target/vfio-user/server.h"
 #include "vfio-user/msg.h"
 
 #define NKV_VFU_PCI_VENDOR 0x1b36	/* the Identify VID the core reports */

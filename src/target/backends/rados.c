@@ -8,8 +8,8 @@
  * per-backend worker thread, because librados' object listing is
  * synchronous and the core's poll thread must never block.
  */
-#include "be_rados.h"
-#include "memguard.h"
+#include "rados.h"
+#include "target/core/memguard.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -14,8 +14,8 @@
  * Threading: submit() may be called from any thread; ops complete inline
  * (inside submit) or, with .worker = 1, in order from a worker thread.
  */
-#ifndef NKV_TGT_BE_MEM_H
-#define NKV_TGT_BE_MEM_H
+#ifndef NKV_TGT_BACKENDS_MEM_H
+#define NKV_TGT_BACKENDS_MEM_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -40,4 +40,4 @@ uint64_t nkv_be_mem_key_cost(uint64_t len);
 /* NULL on bad options (-EINVAL) or no memory; errno says which. */
 struct nkv_be *nkv_be_mem_create(const struct nkv_be_mem_opts *o);
 
-#endif /* NKV_TGT_BE_MEM_H */
+#endif /* NKV_TGT_BACKENDS_MEM_H */

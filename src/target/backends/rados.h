@@ -13,8 +13,8 @@
  * I/O context. Operations run on librados' asynchronous API and complete
  * from librados' threads (List from one worker thread per backend).
  */
-#ifndef NKV_TGT_BE_RADOS_H
-#define NKV_TGT_BE_RADOS_H
+#ifndef NKV_TGT_BACKENDS_RADOS_H
+#define NKV_TGT_BACKENDS_RADOS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -55,4 +55,4 @@ int nkv_rados_oid_to_key(const char *oid, size_t len, uint8_t key[NKV_KEY_MAX]);
  * default): what orders List. Exposed for the tests. */
 uint32_t nkv_rados_obj_hash(const char *ns, const char *oid, size_t len);
 
-#endif /* NKV_TGT_BE_RADOS_H */
+#endif /* NKV_TGT_BACKENDS_RADOS_H */

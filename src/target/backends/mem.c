@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "be_mem.h"
+#include "mem.h"
 #include "kvmap.h"
-#include "memguard.h"
+#include "target/core/memguard.h"
 #include "valloc.h"
 
 /* The map's value: the stored bytes (the key lives in the map). */
