@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * registry.h - the backends nkv-target can put behind a namespace, by name.
+ *
+ * Every backend is one file that defines one struct nkv_be_type (its name,
+ * a line of help, the options it takes with their help text, and its one
+ * create function) and one line in registry.c's table. nkv-target's
+ * options and --help, the embedded target, the tests and the fuzzers all
+ * create backends here, so none of them wires a backend by hand.
+ *
+ * Threading: the table is constant; create may be called from any thread.
+ */
+#ifndef NKV_TGT_BACKENDS_REGISTRY_H
+#define NKV_TGT_BACKENDS_REGISTRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "target/backends/backend.h"
+
+/* One backend-specific option as given ("pool" -> "kvpool"). */
+struct nkv_be_param {
+	const char *name;	/* the option's name, without "--" */
+	const char *value;
+};
+
+/* What a namespace asks of its backend. Zero fields take the backend's
+ * defaults. */
+struct nkv_be_conf {
+	size_t size;		/* sizeof(struct nkv_be_conf) */
+	uint8_t csi;		/* NKV_CSI_KV (0 means KV too) or NKV_CSI_NVM */
+	const char *ns_name;	/* the namespace's name (--ns-map): the RADOS
+				 * namespace on rados, a label on mem; NULL */
+	uint64_t capacity;	/* bytes */
+	uint32_t max_value;	/* KV: largest value */
+	uint32_t max_keys;	/* KV: 0 = no limit */
+	uint32_t block_size;	/* NVM */
+	int worker;		/* complete from a worker thread (mem) */
+	const struct nkv_be_param *params;	/* backend-specific options */
+	size_t nparams;
+};
+
+/* An option a backend takes (nkv-target --NAME VALUE). */
+struct nkv_be_optdesc {
+	const char *name;	/* NULL ends the table */
+	const char *metavar;	/* "NAME", "SEC", ... */
+	const char *help;	/* one or more lines, no leading spaces */
+};
+
+struct nkv_be_type {
+	const char *name;	/* "mem", "rados" */
+	const char *summary;	/* one line for --help */
+	const struct nkv_be_optdesc *opts;	/* NULL or a table ended by a NULL name */
+	/* NULL with a one-line reason in err (bad option, no memory,
+	 * unreachable store); never blocks longer than the backend's own
+	 * connect timeout. */
+	struct nkv_be *(*create)(const struct nkv_be_conf *conf, char *err, size_t errlen);
+};
+
+/* Every registered backend, NULL-terminated, in table order. */
+const struct nkv_be_type *const *nkv_be_types(void);
+/* The backend called name, or NULL. */
+const struct nkv_be_type *nkv_be_type_find(const char *name);
+/*
+ * Create a backend of type name. NULL with a reason in err: an unknown
+ * type (naming the ones there are), an option the type does not take, or
+ * the type's own failure.
+ */
+struct nkv_be *nkv_be_create(const char *name, const struct nkv_be_conf *conf,
+			     char *err, size_t errlen);
+/* The value of option name in conf, or NULL (the last one given wins). */
+const char *nkv_be_conf_get(const struct nkv_be_conf *conf, const char *name);
+
+#endif /* NKV_TGT_BACKENDS_REGISTRY_H */
