@@ -18,9 +18,3 @@ $(B)/examples/%_cpu: examples/%_cpu.c examples/ex_host.h examples/kv_kernels.h $
 examples-cpu: $(EXAMPLES_CPU)
 examples-hip: $(patsubst %,build/hip/%.o,$(EXAMPLES_GPU_SRCS))
 examples: examples-cpu $(if $(shell command -v $(HIPCC) 2>/dev/null),examples-hip)
-
-# The examples' checks against a controller that lies (tests/examples).
-TESTS += test_ex_check
-test_ex_check_SRCS = tests/examples/test_ex_check.c $(NKV_HOST_TEST_SRCS)
-test_ex_check_LIBS = $(NKV_HOST_TEST_LIBS)
-test_ex_check_LDLIBS = $(NKV_HOST_TEST_LDLIBS)

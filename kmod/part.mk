@@ -39,8 +39,3 @@ install-kmod: kmod
 		echo "install-kmod: nkv.ko for $(KMOD_VER); /dev/nkvN for group $(NKV_GROUP)"; \
 	fi
 .PHONY: install-kmod
-
-# Host-side layout test of the uapi header.
-TESTS += test_kmod_uapi
-test_kmod_uapi_SRCS := tests/kmod/test_kmod_uapi.c
-test_kmod_uapi_LDLIBS := -lcriterion

@@ -2,8 +2,3 @@
 # libnkvtarget.a add $(TARGET_LDLIBS).
 TARGET_SRCS += src/target/backends/rados.c
 TARGET_LDLIBS += -lrados
-
-TESTS += test_be_rados
-test_be_rados_SRCS := tests/target/test_be_rados.c tests/target/ceph_cluster.c
-test_be_rados_LIBS = $(LIBNKVTGT)
-test_be_rados_LDLIBS = $(TARGET_LDLIBS) -lcriterion

@@ -4,11 +4,3 @@ PROGRAMS += nkv-admin
 nkv-admin_SRCS := src/tools/nkv_admin.c
 nkv-admin_LIBS = $(LIBNKV)
 nkv-admin_LDLIBS = $(LIBNKV_LDLIBS)
-
-# The program run as a user runs it, against an in-process nkv-target.
-TESTS += test_nkv_admin
-test_nkv_admin_SRCS := tests/tools/test_nkv_admin.c tests/host/host_util.c tests/target/delay_be.c tests/target/liar_be.c
-test_nkv_admin_LIBS = $(LIBNKV) $(LIBNKVTGT)
-test_nkv_admin_LDLIBS = -lcriterion -lm $(LIBNKV_LDLIBS) $(TARGET_LDLIBS)
-# It execs BUILD/bin/nkv-admin: built first (order-only, not linked in).
-$(B)/tests/test_nkv_admin: | $(B)/bin/nkv-admin

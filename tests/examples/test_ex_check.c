@@ -11,7 +11,7 @@
 #include <criterion/redirect.h>
 
 #include "../../examples/ex_host.h"
-#include "../host/host_util.h"
+#include "host_util.h"
 
 #define KEYS 64u
 

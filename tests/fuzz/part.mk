@@ -34,9 +34,3 @@ $(foreach f,$(FUZZ_TARGETS),$(eval $(call fuzz_template,$(f))))
 fuzz: $(addprefix $(FUZZ_B)/,$(FUZZ_TARGETS))
 
 -include $(shell find $(FUZZ_B)/obj -name '*.d' 2>/dev/null)
-
-# DMA fd sealing (vfio-user server hardening).
-TESTS += test_vfu_seal
-test_vfu_seal_SRCS := tests/vfio-user/test_vfu_seal.c src/host/dmamem.c \
-	src/host/log.c src/target/vfio-user/server.c src/vfio-user/msg.c $(NKV_TGT_CORE)
-test_vfu_seal_LDLIBS := -lcriterion

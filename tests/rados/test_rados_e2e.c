@@ -23,9 +23,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../host/host_util.h"
-#include "../target/ceph_cluster.h"
-#include "../vfio-user/vfu_util.h"
+#include "host_util.h"
+#include "ceph_cluster.h"
+#include "vfu_util.h"
 #include "e2e_util.h"
 #include "nkv_dev.h"
 

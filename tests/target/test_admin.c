@@ -5,7 +5,7 @@
 
 #include <criterion/criterion.h>
 
-#include "host.h"
+#include "tgt_host.h"
 
 static struct h H;
 static uint8_t id[4096];

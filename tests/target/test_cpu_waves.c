@@ -11,7 +11,7 @@
 
 #include <criterion/criterion.h>
 
-#include "host.h"
+#include "tgt_host.h"
 #include "nkv_cpu.h"
 #include "nkv_dev.h"
 

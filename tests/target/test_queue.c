@@ -9,7 +9,7 @@
 #include <criterion/criterion.h>
 
 #include "delay_be.h"
-#include "host.h"
+#include "tgt_host.h"
 
 static struct h H;
 

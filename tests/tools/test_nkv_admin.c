@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../host/host_util.h"
+#include "host_util.h"
 
 #define ADM_OUT_MAX 16384
 #define ADM_TIMEOUT_MS 20000

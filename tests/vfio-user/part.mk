@@ -2,8 +2,7 @@
 # messages from a raw socket, nkv-probe.
 VFU_TEST_LIBS := $(LIBNKVTGT)
 VFU_TEST_LDLIBS = -lcriterion $(TARGET_LDLIBS)
-VFU_TEST_COMMON := tests/vfio-user/vfu_util.c src/host/vfio_user_client.c \
-	src/host/doorbell_fwd.c
+VFU_TEST_COMMON = $(TL_VFU)
 
 TESTS += test_vfu_proto test_vfu_e2e test_vfu_sigbus test_vfu_dmamsg
 test_vfu_dmamsg_SRCS := tests/vfio-user/test_vfu_dmamsg.c $(VFU_TEST_COMMON)
@@ -31,10 +30,15 @@ test_vfu_hostile_LDLIBS = -Wl,--wrap=pthread_create $(VFU_TEST_LDLIBS)
 $(B)/tests/test_vfu_hostile: | $(B)/bin/nkv-target
 TSAN_TESTS += test_vfu_hostile
 
+# DMA fd sealing (vfio-user server hardening).
+TESTS += test_vfu_seal
+test_vfu_seal_SRCS := tests/vfio-user/test_vfu_seal.c src/host/dmamem.c \
+	src/host/log.c src/target/vfio-user/server.c src/vfio-user/msg.c $(NKV_TGT_CORE)
+test_vfu_seal_LDLIBS := -lcriterion
+
 # Not a test: the figure of docs/bench.md "One good client beside hostile
 # ones" (make bench-hostile; build/bench/bench_hostile [seconds]).
-BENCH_HOSTILE_OBJS := $(addprefix $(B)/obj/,tests/vfio-user/bench_hostile.o \
-	tests/vfio-user/vfu_util.o src/host/vfio_user_client.o src/host/doorbell_fwd.o)
+BENCH_HOSTILE_OBJS = $(patsubst %.c,$(B)/obj/%.o,tests/vfio-user/bench_hostile.c $(TL_VFU))
 $(B)/bench/bench_hostile: $(BENCH_HOSTILE_OBJS) $(LIBNKVTGT)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ $(TARGET_LDLIBS) -o $@

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
+/* tgt_host.c - see tgt_host.h. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <criterion/criterion.h>
 
-#include "host.h"
+#include "tgt_host.h"
 
 void h_init(struct h *h, const struct nkv_tgt_ctrl_opts *co,
 	    const struct nkv_be_mem_opts *kv)

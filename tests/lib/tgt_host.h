@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * host.h - a test acting as nkv-target's host, in-process: SQEs written to
+ * tgt_host.h - a test acting as nkv-target's host, in-process: SQEs written to
  * registered memory, doorbells rung by plain stores to the doorbell page,
  * the controller polled by the test thread (or a poller thread).
  */

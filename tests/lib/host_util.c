@@ -14,8 +14,8 @@
 #include "host_util.h"
 #include "target/backends/mem.h"
 #include "target/vfio-user/server.h"
-#include "../target/delay_be.h"
-#include "../target/liar_be.h"
+#include "delay_be.h"
+#include "liar_be.h"
 
 uint64_t ht_now_ms(void)
 {

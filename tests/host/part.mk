@@ -1,0 +1,46 @@
+# Host library suites: real vfio-user conversations with an in-process
+# nkv-target (tests/lib), the library's units, the pcie transport.
+TESTS += test_host_sync
+TESTS += test_host_msgs
+test_host_msgs_SRCS = tests/host/test_host_msgs.c $(TL_HOST)
+test_host_msgs_LIBS = $(TL_HOST_LIBS)
+test_host_msgs_LDLIBS = $(TL_HOST_LDLIBS)
+test_host_sync_SRCS = tests/host/test_host_sync.c $(TL_HOST)
+test_host_sync_LIBS = $(TL_HOST_LIBS)
+test_host_sync_LDLIBS = $(TL_HOST_LDLIBS)
+
+TESTS += test_host_waves
+test_host_waves_SRCS = tests/host/test_host_waves.c tests/host/wave_util.c $(TL_HOST)
+test_host_waves_LIBS = $(TL_HOST_LIBS)
+test_host_waves_LDLIBS = $(TL_HOST_LDLIBS)
+
+TESTS += test_host_units
+test_host_units_SRCS := tests/host/test_host_units.c
+test_host_units_LIBS = $(LIBNKV)
+test_host_units_LDLIBS = -lcriterion $(LIBNKV_LDLIBS)
+
+TESTS += test_host_ctrl
+test_host_ctrl_SRCS = tests/host/test_host_ctrl.c $(TL_HOST)
+test_host_ctrl_LIBS = $(TL_HOST_LIBS)
+test_host_ctrl_LDLIBS = $(TL_HOST_LDLIBS)
+
+TESTS += test_host_threads
+test_host_threads_SRCS = tests/host/test_host_threads.c tests/host/wave_util.c $(TL_HOST)
+test_host_threads_LIBS = $(TL_HOST_LIBS)
+test_host_threads_LDLIBS = $(TL_HOST_LDLIBS)
+TSAN_TESTS += test_host_threads
+
+TESTS += test_host_procs
+test_host_procs_SRCS = tests/host/test_host_procs.c tests/host/wave_util.c $(TL_HOST)
+test_host_procs_LIBS = $(TL_HOST_LIBS)
+test_host_procs_LDLIBS = $(TL_HOST_LDLIBS)
+
+TESTS += test_host_gpu
+test_host_gpu_SRCS = tests/host/test_host_gpu.c $(TL_HOST)
+test_host_gpu_LIBS = $(TL_HOST_LIBS)
+test_host_gpu_LDLIBS = $(TL_HOST_LDLIBS)
+
+# The pcie transport (kmod/nkv.ko) against fake sysfs trees.
+TESTS += test_pcie
+test_pcie_SRCS := tests/host/test_pcie.c src/host/pcie.c src/host/log.c
+test_pcie_LDLIBS := -lcriterion -lpciaccess

@@ -1,0 +1,18 @@
+# tests/lib: test support shared by the suites, never linked from src/.
+# Every test object finds these headers by name (-Itests/lib).
+$(B)/obj/tests/%.o: CPPFLAGS += -Itests/lib
+$(FUZZ_B)/obj/tests/%.o: CPPFLAGS += -Itests/lib
+
+# Host-library suites: the target as a client's peer, with backends
+# that delay or lie; LFSR values, log-uniform sizes.
+TL_HOST := tests/lib/host_util.c tests/lib/delay_be.c tests/lib/liar_be.c
+TL_HOST_LIBS = $(LIBNKV) $(LIBNKVTGT)
+TL_HOST_LDLIBS = -lcriterion -lm $(LIBNKV_LDLIBS) $(TARGET_LDLIBS)
+# vfio-user suites: the target, and a tiny NVMe driver over the transport.
+TL_VFU := tests/lib/vfu_util.c src/host/vfio_user_client.c src/host/doorbell_fwd.c
+# Controller-core suites: the test acts as the host, in-process.
+TL_TGT_HOST := tests/lib/tgt_host.c tests/lib/delay_be.c
+# Device-side suites: controllers faked in memory.
+TL_FAKE_CTRL := tests/lib/fake_ctrl.c
+# A throwaway Ceph cluster on 127.0.0.1.
+TL_CEPH := tests/lib/ceph_cluster.c

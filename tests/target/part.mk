@@ -1,0 +1,56 @@
+# Controller-core and backend suites. They link the core's objects
+# directly, so a half-written file of another part in TARGET_SRCS cannot
+# break them.
+NKV_TGT_TEST_LDLIBS := -lcriterion
+
+TESTS += test_tgt_dma
+test_tgt_dma_SRCS := tests/target/test_dma.c src/target/core/dma.c src/target/core/memguard.c
+test_tgt_dma_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
+
+TESTS += test_tgt_regs
+test_tgt_regs_SRCS = tests/target/test_regs.c $(TL_TGT_HOST) $(NKV_TGT_CORE)
+test_tgt_regs_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
+
+TESTS += test_tgt_admin
+test_tgt_admin_SRCS = tests/target/test_admin.c $(TL_TGT_HOST) $(NKV_TGT_CORE)
+test_tgt_admin_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
+
+TESTS += test_tgt_kv
+test_tgt_kv_SRCS = tests/target/test_kv.c $(TL_TGT_HOST) $(NKV_TGT_CORE)
+test_tgt_kv_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
+
+TESTS += test_tgt_queue
+test_tgt_queue_SRCS = tests/target/test_queue.c $(TL_TGT_HOST) $(NKV_TGT_CORE)
+test_tgt_queue_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
+TSAN_TESTS += test_tgt_queue
+
+# cpu-engine waves (nkv_dev.h) against the core; the engine's sources are
+# the device part's, compiled here only.
+TESTS += test_tgt_cpu_waves
+test_tgt_cpu_waves_SRCS = tests/target/test_cpu_waves.c $(TL_TGT_HOST) \
+	$(NKV_TGT_CORE) src/device/cpu/engine.c src/device/cpu/fiber.c src/device/cpu/ctx_switch.c
+test_tgt_cpu_waves_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
+
+TESTS += test_tgt_memguard
+test_tgt_memguard_SRCS := tests/target/test_memguard.c src/target/core/memguard.c
+test_tgt_memguard_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
+
+TESTS += test_tgt_be_mem
+test_tgt_be_mem_SRCS := tests/target/test_be_mem.c src/target/backends/mem.c src/target/backends/kvmap.c \
+	src/target/core/memguard.c src/target/backends/valloc.c
+# --wrap=malloc: the test counts the backend's mallocs.
+test_tgt_be_mem_LDLIBS := -Wl,--wrap=malloc $(NKV_TGT_TEST_LDLIBS)
+
+TESTS += test_tgt_valloc
+test_tgt_valloc_SRCS := tests/target/test_valloc.c src/target/backends/valloc.c
+test_tgt_valloc_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
+
+TESTS += test_tgt_kvmap
+test_tgt_kvmap_SRCS := tests/target/test_kvmap.c src/target/backends/kvmap.c
+test_tgt_kvmap_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
+
+# The RADOS backend against a throwaway cluster.
+TESTS += test_be_rados
+test_be_rados_SRCS = tests/target/test_be_rados.c $(TL_CEPH)
+test_be_rados_LIBS = $(LIBNKVTGT)
+test_be_rados_LDLIBS = $(TARGET_LDLIBS) -lcriterion
