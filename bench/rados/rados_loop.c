@@ -11,7 +11,7 @@
  *              [--via librados|backend] [--json]
  *
  * --via backend issues each operation through nkv-target's own RADOS
- * backend (src/target/be_rados.c: a Store as write_full, a Retrieve as a
+ * backend (src/target/backends/rados.c, created through the registry: a Store as write_full, a Retrieve as a
  * read op with a stat, completions from librados' threads), in this
  * process, with no queue pair, transport or polling thread in between:
  * nkv-bench's figure over this one is what the NVMe-KV hop costs, this
@@ -36,6 +36,7 @@
 #include <time.h>
 
 #include "target/backends/rados.h"
+#include "target/backends/registry.h"
 
 struct rl_opts {
 	const char *conf, *pool, *ns, *op;
@@ -343,17 +344,19 @@ static int rl_parse(int argc, char **argv, struct rl_opts *o)
 /* --via backend: nkv-target's backend, with the timeouts set below. */
 static int rl_connect_backend(struct rl_state *st)
 {
-	struct nkv_be_rados_opts o = { .size = sizeof(o) };
+	char inflight[16];
+	struct nkv_be_param p[5] = {
+		{ "pool", st->o.pool }, { "op-timeout", "30" }, { "mount-timeout", "10" },
+		{ "max-inflight", inflight },
+	};
+	struct nkv_be_conf c = { .size = sizeof(c), .ns_name = st->o.ns, .params = p, .nparams = 4 };
 	char err[256] = "";
 
-	o.conf = st->o.conf;
-	o.pool = st->o.pool;
-	o.rados_ns = st->o.ns;
-	o.op_timeout_s = 30;
-	o.mount_timeout_s = 10;
-	o.max_value = st->o.size > (1u << 20) ? (uint32_t)st->o.size : 0;
-	o.max_inflight = st->o.inflight > 128 ? st->o.inflight : 0;
-	st->be = nkv_be_rados_create(&o, err, sizeof(err));
+	if (st->o.conf)
+		p[c.nparams++] = (struct nkv_be_param){ "conf", st->o.conf };
+	snprintf(inflight, sizeof(inflight), "%u", st->o.inflight > 128 ? st->o.inflight : 0);
+	c.max_value = st->o.size > (1u << 20) ? (uint32_t)st->o.size : 0;
+	st->be = nkv_be_create("rados", &c, err, sizeof(err));
 	if (!st->be) {
 		fprintf(stderr, "rados_loop: nkv-target's RADOS backend: %s\n", err);
 		return -ENOTCONN;

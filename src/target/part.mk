@@ -3,4 +3,8 @@ NKV_TGT_CORE := src/target/core/dma.c src/target/core/ctrl.c src/target/core/reg
 	src/target/core/queue.c src/target/core/handoff.c src/target/core/admin.c \
 	src/target/core/io_kv.c src/target/core/io_nvm.c src/target/core/stats.c \
 	src/target/backends/mem.c src/target/backends/kvmap.c src/target/core/memguard.c src/target/backends/valloc.c
-TARGET_SRCS += $(NKV_TGT_CORE)
+# Every backend: one file each (with its helpers), and the registry that
+# lists them (registry.c: one line per backend). registry.c names the
+# rados type, so it stays out of NKV_TGT_CORE: what needs the registry
+# links libnkvtarget.a and $(TARGET_LDLIBS).
+TARGET_SRCS += $(sort $(NKV_TGT_CORE) $(wildcard src/target/backends/*.c))

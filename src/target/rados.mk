@@ -1,4 +1,3 @@
-# RADOS backend of nkv-target (librados). Programs and tests that link
-# libnkvtarget.a add $(TARGET_LDLIBS).
-TARGET_SRCS += src/target/backends/rados.c
+# RADOS backend of nkv-target (librados; its source is in part.mk's
+# backends). Programs and tests that link libnkvtarget.a add $(TARGET_LDLIBS).
 TARGET_LDLIBS += -lrados

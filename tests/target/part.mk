@@ -49,6 +49,12 @@ TESTS += test_tgt_kvmap
 test_tgt_kvmap_SRCS := tests/target/test_kvmap.c src/target/backends/kvmap.c
 test_tgt_kvmap_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 
+# The backend registry: every backend by name, its options.
+TESTS += test_registry
+test_registry_SRCS := tests/target/test_registry.c
+test_registry_LIBS = $(LIBNKVTGT)
+test_registry_LDLIBS = $(TARGET_LDLIBS) $(NKV_TGT_TEST_LDLIBS)
+
 # The RADOS backend against a throwaway cluster.
 TESTS += test_be_rados
 test_be_rados_SRCS = tests/target/test_be_rados.c $(TL_CEPH)

@@ -12,11 +12,13 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mem.h"
 #include "kvmap.h"
+#include "registry.h"
 #include "target/core/memguard.h"
 #include "valloc.h"
 
@@ -351,11 +353,22 @@ static const struct nkv_be_ops nkv_mem_ops = {
 	.destroy = nkv_mem_destroy,
 };
 
-static int nkv_mem_setup(struct nkv_be_mem *m, const struct nkv_be_mem_opts *o)
-{
-	uint64_t cap = o->capacity ? o->capacity : 64ull << 20;
-	uint32_t bs = o->block_size ? o->block_size : 4096;
+/* valloc reserves about twice capacity + one value of address space. */
+#define NKV_MEM_MAX_CAPACITY (1ull << 60)
 
+/* Why o cannot be a namespace, or NULL. */
+static const char *nkv_mem_check(const struct nkv_be_mem_opts *o, uint64_t cap, uint32_t bs)
+{
+	if (!o->nvm)
+		return cap > NKV_MEM_MAX_CAPACITY ? "capacity is larger than 2^60 bytes" : NULL;
+	if (bs < 512 || (bs & (bs - 1)))
+		return "block size is not a power of two of at least 512";
+	return cap < bs ? "capacity is less than one block" : NULL;
+}
+
+static int nkv_mem_setup(struct nkv_be_mem *m, const struct nkv_be_mem_opts *o, uint64_t cap,
+			 uint32_t bs)
+{
 	m->be.ops = &nkv_mem_ops;
 	if (!o->nvm) {
 		m->be.csi = NKV_CSI_KV;
@@ -365,8 +378,6 @@ static int nkv_mem_setup(struct nkv_be_mem *m, const struct nkv_be_mem_opts *o)
 		m->va = nkv_valloc_create(cap, sizeof(struct nkv_mem_ent) + m->be.max_value);
 		return m->va ? 0 : -ENOMEM;
 	}
-	if (bs < 512 || (bs & (bs - 1)) || cap < bs)
-		return -EINVAL;
 	m->be.csi = NKV_CSI_NVM;
 	m->be.block_size = bs;
 	m->be.capacity = cap / bs;
@@ -374,21 +385,31 @@ static int nkv_mem_setup(struct nkv_be_mem *m, const struct nkv_be_mem_opts *o)
 	return m->blocks ? 0 : -ENOMEM;
 }
 
-struct nkv_be *nkv_be_mem_create(const struct nkv_be_mem_opts *o)
+/* The one way a mem backend is made: NULL, errno and a reason in err. */
+static struct nkv_be *nkv_mem_new(const struct nkv_be_mem_opts *o, char *err, size_t errlen)
 {
+	uint64_t cap = o->capacity ? o->capacity : 64ull << 20;
+	uint32_t bs = o->block_size ? o->block_size : 4096;
+	const char *why = nkv_mem_check(o, cap, bs);
 	struct nkv_be_mem *m;
 	int rc;
 
-	if (!o || o->size < sizeof(*o)) {
+	if (why) {
+		snprintf(err, errlen, "mem backend: %s (capacity %llu, %s %u)", why,
+			 (unsigned long long)cap, o->nvm ? "block size" : "max value",
+			 o->nvm ? bs : o->max_value ? o->max_value : 1u << 20);
 		errno = EINVAL;
 		return NULL;
 	}
 	m = calloc(1, sizeof(*m));
-	if (!m)
+	if (!m) {
+		snprintf(err, errlen, "mem backend: %s", strerror(ENOMEM));
+		errno = ENOMEM;
 		return NULL;
+	}
 	pthread_rwlock_init(&m->lock, NULL);
 	nkv_kvmap_init(&m->map);
-	rc = nkv_mem_setup(m, o);
+	rc = nkv_mem_setup(m, o, cap, bs);
 	if (!rc && o->worker) {
 		pthread_mutex_init(&m->qlock, NULL);
 		pthread_cond_init(&m->qcond, NULL);
@@ -399,8 +420,42 @@ struct nkv_be *nkv_be_mem_create(const struct nkv_be_mem_opts *o)
 	}
 	if (rc) {
 		nkv_mem_destroy(&m->be);
+		snprintf(err, errlen, "mem backend: %s", strerror(-rc));
 		errno = -rc;
 		return NULL;
 	}
 	return &m->be;
 }
+
+struct nkv_be *nkv_be_mem_create(const struct nkv_be_mem_opts *o)
+{
+	char err[160];
+
+	if (!o || o->size < sizeof(*o)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return nkv_mem_new(o, err, sizeof(err));
+}
+
+static struct nkv_be *nkv_mem_create_conf(const struct nkv_be_conf *conf, char *err, size_t errlen)
+{
+	struct nkv_be_mem_opts o = { .size = sizeof(o) };
+
+	o.nvm = conf->nvm;
+	o.capacity = conf->capacity;
+	o.max_keys = conf->max_keys;
+	o.max_value = conf->max_value;
+	o.block_size = conf->block_size;
+	o.worker = conf->worker;
+	return nkv_mem_new(&o, err, errlen);
+}
+
+/* No options of its own: --capacity, --max-value, --max-keys and --nvm-ns
+ * are the namespace's (struct nkv_be_conf); its name is a label only. */
+const struct nkv_be_type nkv_be_type_mem = {
+	.name = "mem",
+	.summary = "in memory, lost at exit; a KV namespace of --capacity bytes, or an\n"
+		   "NVM block namespace (--nvm-ns)",
+	.create = nkv_mem_create_conf,
+};

@@ -9,6 +9,7 @@
  * synchronous and the core's poll thread must never block.
  */
 #include "rados.h"
+#include "registry.h"
 #include "target/core/memguard.h"
 
 #include <errno.h>
@@ -1048,3 +1049,92 @@ fail:
 	free(rb);
 	return NULL;
 }
+
+/* An integer option of the rados backend: decimal (or 0x hex), 0 for the
+ * default; the message names the option as nkv-target takes it. */
+static int nkv_rados_uint(const struct nkv_be_conf *conf, const char *name, uint32_t *out,
+			  char *err, size_t errlen)
+{
+	const char *s = nkv_be_conf_get(conf, name);
+	unsigned long long v;
+	char *end;
+
+	if (!s)
+		return 0;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *end || *s == '-' || v > UINT32_MAX) {
+		nkv_rados_err(err, errlen, "bad value '%s' for --%s", s, name);
+		return -EINVAL;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* conf as the options of nkv_be_rados_create (the strings stay conf's). */
+static int nkv_rados_conf_opts(const struct nkv_be_conf *conf, struct nkv_be_rados_opts *o,
+			       char *err, size_t errlen)
+{
+	*o = (struct nkv_be_rados_opts){ .size = sizeof(*o) };
+	o->pool = nkv_be_conf_get(conf, "pool");
+	o->conf = nkv_be_conf_get(conf, "conf");
+	o->client = nkv_be_conf_get(conf, "id");
+	o->keyring = nkv_be_conf_get(conf, "keyring");
+	o->rados_ns = conf->ns_name;
+	o->max_value = conf->max_value;
+	if (nkv_rados_uint(conf, "op-timeout", &o->op_timeout_s, err, errlen) ||
+	    nkv_rados_uint(conf, "mount-timeout", &o->mount_timeout_s, err, errlen) ||
+	    nkv_rados_uint(conf, "max-inflight", &o->max_inflight, err, errlen))
+		return -EINVAL;
+	return 0;
+}
+
+static int nkv_rados_check_conf(const struct nkv_be_conf *conf, char *err, size_t errlen)
+{
+	struct nkv_be_rados_opts o;
+
+	if (conf->nvm) {
+		nkv_rados_err(err, errlen, "rados backend: KV namespaces only, not NVM");
+		return -EINVAL;
+	}
+	return nkv_rados_conf_opts(conf, &o, err, errlen);
+}
+
+/* The options parsed before anything connects, so a typo costs no
+ * mount timeout. conf->capacity and max_keys are not the backend's: the
+ * pool's quotas bound it, and NSZE reports 1 TiB. */
+static struct nkv_be *nkv_rados_create_conf(const struct nkv_be_conf *conf, char *err, size_t errlen)
+{
+	struct nkv_be_rados_opts o;
+
+	if (nkv_rados_check_conf(conf, err, errlen))
+		return NULL;
+	nkv_rados_conf_opts(conf, &o, err, errlen);
+	return nkv_be_rados_create(&o, err, errlen);
+}
+
+static const struct nkv_be_optdesc nkv_rados_optdesc[] = {
+	{ "pool", "NAME", "pool (default kvpool)" },
+	{ "conf", "PATH", "ceph.conf (default: librados' search path)" },
+	{ "id", "NAME", "client name, e.g. nkv for client.nkv (default admin)" },
+	{ "keyring", "PATH", "keyring (default: from the conf)" },
+	{ "op-timeout", "SEC",
+	  "rados_osd_op_timeout: a command fails (88h) after it,\n"
+	  "though a Store may still be applied later (retry\n"
+	  "with the same value, or check with Exist)\n"
+	  "(default 10); SIGTERM waits at most this for\n"
+	  "operations in flight (mem backend: 2 s at most)" },
+	{ "mount-timeout", "SEC", "give up connecting after it (default 10)" },
+	{ "max-inflight", "N", "librados operations in flight per namespace, more\n"
+	  "wait in a queue (default 128)" },
+	{ NULL, NULL, NULL },
+};
+
+const struct nkv_be_type nkv_be_type_rados = {
+	.name = "rados",
+	.summary = "one RADOS object per key (pool = subsystem, NVMe namespace =\n"
+		   "RADOS namespace named by --ns-map, object name = lowercase hex of the key)",
+	.opts = nkv_rados_optdesc,
+	.create = nkv_rados_create_conf,
+	.check = nkv_rados_check_conf,
+};

@@ -28,7 +28,9 @@ struct nkv_be_param {
  * defaults. */
 struct nkv_be_conf {
 	size_t size;		/* sizeof(struct nkv_be_conf) */
-	uint8_t csi;		/* NKV_CSI_KV (0 means KV too) or NKV_CSI_NVM */
+	/* 0: a KV namespace; 1: an NVM block namespace. (Not a csi field:
+	 * NKV_CSI_NVM is 0, so a zeroed conf would have meant NVM.) */
+	int nvm;
 	const char *ns_name;	/* the namespace's name (--ns-map): the RADOS
 				 * namespace on rados, a label on mem; NULL */
 	uint64_t capacity;	/* bytes */
@@ -49,12 +51,15 @@ struct nkv_be_optdesc {
 
 struct nkv_be_type {
 	const char *name;	/* "mem", "rados" */
-	const char *summary;	/* one line for --help */
+	const char *summary;	/* for --help: a line or two, no leading spaces */
 	const struct nkv_be_optdesc *opts;	/* NULL or a table ended by a NULL name */
 	/* NULL with a one-line reason in err (bad option, no memory,
 	 * unreachable store); never blocks longer than the backend's own
 	 * connect timeout. */
 	struct nkv_be *(*create)(const struct nkv_be_conf *conf, char *err, size_t errlen);
+	/* NULL, or: 0, or -EINVAL with a one-line reason in err when a value
+	 * in conf->params is malformed. Creates nothing, connects nowhere. */
+	int (*check)(const struct nkv_be_conf *conf, char *err, size_t errlen);
 };
 
 /* Every registered backend, NULL-terminated, in table order. */
@@ -68,7 +73,19 @@ const struct nkv_be_type *nkv_be_type_find(const char *name);
  */
 struct nkv_be *nkv_be_create(const char *name, const struct nkv_be_conf *conf,
 			     char *err, size_t errlen);
+/*
+ * Check conf against type name without creating anything, so a program
+ * can refuse a command line before it starts: 0, or with a reason in err
+ * -ENOENT (an unknown type, naming the ones there are) or -EINVAL (an
+ * option the type does not take, or a value it cannot parse).
+ */
+int nkv_be_conf_check(const char *name, const struct nkv_be_conf *conf,
+		      char *err, size_t errlen);
 /* The value of option name in conf, or NULL (the last one given wins). */
 const char *nkv_be_conf_get(const struct nkv_be_conf *conf, const char *name);
+
+/* The types in registry.c's table, each defined in its backend's file. */
+extern const struct nkv_be_type nkv_be_type_mem;
+extern const struct nkv_be_type nkv_be_type_rados;
 
 #endif /* NKV_TGT_BACKENDS_REGISTRY_H */
