@@ -37,7 +37,7 @@ static int round_trip(int lie, struct ex_out *out)
 	struct ex_key *keys = ex_keys("chk", 0, KEYS);
 	struct lane_args l = { 0 };
 	struct nkv_ctrl_info info;
-	struct ht_server s;
+	struct tl_server s;
 	struct nkv_ctrl *c;
 	struct nkv_qpair *q;
 	int rc;
@@ -57,7 +57,7 @@ static int round_trip(int lie, struct ex_out *out)
 	rc = ex_check("retrieve", out, KEYS, NULL);
 	nkv_qpair_destroy(q);
 	nkv_ctrl_close(c);
-	ht_server_stop(&s);
+	tl_server_stop(&s);
 	free(keys);
 	return rc;
 }

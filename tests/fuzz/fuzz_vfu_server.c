@@ -2,8 +2,9 @@
 /*
  * fuzz_vfu_server.c - nkv-target's vfio-user server on arbitrary message
  * streams: per input, a whole server (nkv_vfu_server_start) on a private
- * socket, reached as a client reaches it, through its accept thread and a
- * connection thread, against a real subsystem (mem backends), in strict
+ * socket (the embedded target, src/target/embed.h), reached as a client
+ * reaches it, through its accept thread and a connection thread, against a
+ * real subsystem (mem backends of the registry), in strict
  * DMA mode as nkv-target runs. It must answer errors or close, never
  * crash, hang or leak (memory: LeakSanitizer; fds: checked here after
  * every input, once the server has stopped).
@@ -33,8 +34,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "target/backends/mem.h"
-#include "target/vfio-user/server.h"
+#include "target/embed.h"
 #include "vfio-user/msg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -214,33 +214,33 @@ static int fz_lowest_fd(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct nkv_be_mem_opts kv = { sizeof(kv), .capacity = 4u << 20, .max_value = 1u << 20 };
-	struct nkv_be_mem_opts nvm = { sizeof(nvm), .nvm = 1, .capacity = 256u << 10,
-				       .block_size = 512 };
-	struct nkv_vfu_server_opts o = { .size = sizeof(o) };
+	static const struct nkv_tgt_embed_ns ns[2] = {
+		{ "mem", { sizeof(struct nkv_be_conf), .capacity = 4u << 20, .max_value = 1u << 20 } },
+		{ "mem", { sizeof(struct nkv_be_conf), .nvm = 1, .capacity = 256u << 10,
+			   .block_size = 512 } },
+	};
+	struct nkv_tgt_embed_opts o = { .size = sizeof(o), .ns = ns, .nns = 2 };
 	struct fz_drain d = { 0 };
-	struct nkv_vfu_server *srv;
-	char path[64];
+	struct nkv_tgt_embed *tgt;
+	char path[64], err[256];
 	pthread_t drain;
 	int fd0 = fz_lowest_fd();
 
 	if (size < 1)
 		return 0;
 	snprintf(path, sizeof(path), "/tmp/nkv-fuzz-%d.sock", (int)getpid());
-	o.socket_path = path;
-	o.ss = nkv_subsys_create(NULL);
-	nkv_subsys_add_ns(o.ss, 1, nkv_be_mem_create(&kv));
-	nkv_subsys_add_ns(o.ss, 2, nkv_be_mem_create(&nvm));
-	o.ctrl.size = sizeof(o.ctrl);
-	o.ctrl.max_ioq = 4;
-	o.ctrl.mqes = 64;
-	o.no_sparse_mmap = data[0] & 1;
-	o.poll_interval_ns = 10000;
-	o.log_level = -1;	/* quiet: errors are the point here */
+	o.server.size = sizeof(o.server);
+	o.server.socket_path = path;
+	o.server.ctrl.size = sizeof(o.server.ctrl);
+	o.server.ctrl.max_ioq = 4;
+	o.server.ctrl.mqes = 64;
+	o.server.no_sparse_mmap = data[0] & 1;
+	o.server.poll_interval_ns = 10000;
+	o.server.log_level = -1;	/* quiet: errors are the point here */
 	/* A DMA_MAP without fds maps memory reached by DMA_READ/WRITE
 	 * messages, which this fake client never answers: give up soon. */
-	o.msg_ms = 200;
-	if (nkv_vfu_server_start(&o, &srv))
+	o.server.msg_ms = 200;
+	if (nkv_tgt_embed_start(&o, &tgt, err, sizeof(err)))
 		abort();
 	d.fd = fz_connect(path);
 	if (pthread_create(&drain, NULL, fz_drain_main, &d))
@@ -249,8 +249,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	shutdown(d.fd, SHUT_WR);	/* EOF: the server finishes and closes */
 	pthread_join(drain, NULL);
 	close(d.fd);
-	nkv_vfu_server_stop(srv);	/* waits for the connection thread */
-	nkv_subsys_destroy(o.ss);
+	nkv_tgt_embed_stop(tgt);	/* waits for the connection thread */
 	if (fz_lowest_fd() != fd0)
 		abort();	/* an fd leaked */
 	return 0;

@@ -12,8 +12,10 @@ FUZZ_TARGETS := fuzz_list_decode fuzz_ctrl_cmds fuzz_vfu_server fuzz_vfu_client
 
 fuzz_list_decode_FSRCS := tests/fuzz/fuzz_list_decode.c
 fuzz_ctrl_cmds_FSRCS = tests/fuzz/fuzz_ctrl_cmds.c $(NKV_TGT_CORE)
-fuzz_vfu_server_FSRCS = tests/fuzz/fuzz_vfu_server.c $(NKV_TGT_CORE) \
-	src/target/vfio-user/server.c src/vfio-user/msg.c
+# The whole target as libnkvtarget.a holds it (embedded target, registry,
+# every backend), instrumented; hence the backends' libraries.
+fuzz_vfu_server_FSRCS = tests/fuzz/fuzz_vfu_server.c $(sort $(TARGET_SRCS))
+fuzz_vfu_server_FLDLIBS = $(TARGET_LDLIBS)
 fuzz_vfu_client_FSRCS := tests/fuzz/fuzz_vfu_client.c src/host/vfio_user_client.c \
 	src/vfio-user/msg.c
 
@@ -26,7 +28,7 @@ $(FUZZ_B)/obj/%.o: %.c
 define fuzz_template
 $(FUZZ_B)/$(1): $$(call fuzz_obj,$$($(1)_FSRCS))
 	@mkdir -p $$(@D)
-	$$(FUZZ_CC) $$(FUZZ_LDFLAGS) $$^ -o $$@
+	$$(FUZZ_CC) $$(FUZZ_LDFLAGS) $$^ $$($(1)_FLDLIBS) -o $$@
 endef
 $(foreach f,$(FUZZ_TARGETS),$(eval $(call fuzz_template,$(f))))
 

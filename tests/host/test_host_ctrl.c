@@ -56,7 +56,7 @@ Test(host_ctrl, nobody_listening)
 	struct nkv_ctrl_opts o = { .size = sizeof(o) };
 	struct nkv_ctrl *c;
 	char err[200] = "";
-	uint64_t t0 = ht_now_ms();
+	uint64_t t0 = tl_now_ms();
 	int fd;
 
 	o.err = err;
@@ -76,13 +76,13 @@ Test(host_ctrl, nobody_listening)
 	}
 	close(fd);
 	unlink(sa.sun_path);
-	cr_expect_lt(ht_now_ms() - t0, 2000, "refused at once");
+	cr_expect_lt(tl_now_ms() - t0, 2000, "refused at once");
 }
 
 Test(host_ctrl, nvm_namespace)
 {
 	struct ht_server_opts so = { .nvm_only = 1, .capacity = 1u << 24 };
-	struct ht_server s;
+	struct tl_server s;
 	struct nkv_ctrl_info in;
 	struct nkv_ctrl *c;
 	struct nkv_qpair *q;
@@ -101,7 +101,7 @@ Test(host_ctrl, nvm_namespace)
 	cr_expect_neq(r.status, 0);
 	nkv_qpair_destroy(q);
 	nkv_ctrl_close(c);
-	ht_server_stop(&s);
+	tl_server_stop(&s);
 }
 
 /* A controller whose descriptor list leaves out the CSI descriptor of an
@@ -110,7 +110,7 @@ Test(host_ctrl, nvm_namespace_without_csi_descriptor)
 {
 	struct ht_server_opts so = { .nvm_only = 1, .capacity = 1u << 24,
 				     .quirks = NKV_TGT_QUIRK_NO_CSI_DESC };
-	struct ht_server s;
+	struct tl_server s;
 	struct nkv_ctrl_info in;
 	struct nkv_ns_info ns[4];
 	struct nkv_ctrl *c;
@@ -125,7 +125,7 @@ Test(host_ctrl, nvm_namespace_without_csi_descriptor)
 	cr_assert_eq(nkv_ctrl_namespaces(c, ns, 4), 1);
 	cr_expect_eq(ns[0].csi, 0);
 	nkv_ctrl_close(c);
-	ht_server_stop(&s);
+	tl_server_stop(&s);
 }
 
 /* A controller that fails (CSTS.CFS) but goes on completing commands, as
@@ -133,7 +133,7 @@ Test(host_ctrl, nvm_namespace_without_csi_descriptor)
 Test(host_ctrl, failed_controller_refused)
 {
 	struct ht_server_opts so = { .quirks = NKV_TGT_QUIRK_FAIL_ON_READY };
-	struct ht_server s;
+	struct tl_server s;
 	struct nkv_ctrl *c = NULL;
 	char err[200] = "";
 
@@ -141,7 +141,7 @@ Test(host_ctrl, failed_controller_refused)
 	cr_expect_eq(ht_connect(&s, 0, 1, &c, err, sizeof(err)), -EIO, "%s", err);
 	cr_expect_null(c);
 	cr_expect(strstr(err, "CSTS 0x3") && strstr(err, "CFS"), "error names CSTS: %s", err);
-	ht_server_stop(&s);
+	tl_server_stop(&s);
 }
 
 /* A controller that fails in use while still completing commands: the
@@ -150,7 +150,7 @@ Test(host_ctrl, failed_controller_refused)
 Test(host_ctrl, controller_failing_in_use)
 {
 	struct ht_server_opts so = { .quirks = NKV_TGT_QUIRK_FAIL_ON_CREATE_SQ };
-	struct ht_server s;
+	struct tl_server s;
 	struct nkv_ctrl *c = NULL;
 	struct nkv_qpair *q = NULL;
 	struct nkv_ns_info ns[2];
@@ -162,13 +162,13 @@ Test(host_ctrl, controller_failing_in_use)
 	cr_expect_null(q);
 	cr_expect_eq(nkv_ctrl_namespaces(c, ns, 2), -ENOTCONN, "dead from then on");
 	nkv_ctrl_close(c);
-	ht_server_stop(&s);
+	tl_server_stop(&s);
 }
 
 /* Discovery lists every namespace with its own command set and limits. */
 Test(host_ctrl, namespaces_listed)
 {
-	struct ht_server s;
+	struct tl_server s;
 	struct nkv_ns_info ns[4];
 	struct nkv_ctrl_info in;
 	struct nkv_ctrl *c;
@@ -189,14 +189,14 @@ Test(host_ctrl, namespaces_listed)
 	cr_expect_eq(nkv_ctrl_namespaces(c, NULL, 0), 1);
 	cr_expect_eq(nkv_ctrl_namespaces(c, NULL, 4), -EINVAL);
 	nkv_ctrl_close(c);
-	ht_server_stop(&s);
+	tl_server_stop(&s);
 }
 
 Test(host_ctrl, queue_limits)
 {
 	struct ht_server_opts so = { .max_ioq = 2, .mqes = 64 };
 	struct nkv_qpair_opts qo = { .size = sizeof(qo) };
-	struct ht_server s;
+	struct tl_server s;
 	struct nkv_ctrl_info in;
 	struct nkv_ctrl *c;
 	struct nkv_qpair *q[3];
@@ -224,7 +224,7 @@ Test(host_ctrl, queue_limits)
 	cr_assert_eq(nkv_qpair_create(c, &qo, &q[2]), 0, "a freed queue id is reused");
 	cr_expect_eq(nkv_qpair_dev(q[2])->qid, 1);
 	nkv_ctrl_close(c);	/* destroys q[1], q[2] */
-	ht_server_stop(&s);
+	tl_server_stop(&s);
 }
 
 /* A stopped controller process: an admin command times out, then the
@@ -233,7 +233,7 @@ Test(host_ctrl, paused_controller)
 {
 	alarm(20);	/* a hang becomes a crash, not a stuck suite */
 	struct nkv_ctrl_opts o = { .size = sizeof(o) };
-	struct ht_server s;
+	struct tl_server s;
 	struct nkv_ctrl *c;
 	struct nkv_qpair *q, *q2;
 	uint64_t t0;
@@ -253,18 +253,18 @@ Test(host_ctrl, paused_controller)
 	/* Stopped for sure before the next command goes out. */
 	cr_assert_eq(waitpid(s.pid, &rc, WUNTRACED), s.pid);
 	cr_assert(WIFSTOPPED(rc));
-	t0 = ht_now_ms();
+	t0 = tl_now_ms();
 	rc = nkv_qpair_reset(q);
 	cr_expect(rc == -ETIMEDOUT || rc == -ENOTCONN, "reset against a stopped controller: %d", rc);
-	cr_expect_lt(ht_now_ms() - t0, 3000);
-	t0 = ht_now_ms();
+	cr_expect_lt(tl_now_ms() - t0, 3000);
+	t0 = tl_now_ms();
 	cr_expect_eq(nkv_qpair_create(c, NULL, &q2), -ENOTCONN, "dead afterwards");
-	cr_expect_lt(ht_now_ms() - t0, 100);
+	cr_expect_lt(tl_now_ms() - t0, 100);
 	kill(s.pid, SIGCONT);
-	t0 = ht_now_ms();
+	t0 = tl_now_ms();
 	nkv_ctrl_close(c);
-	cr_expect_lt(ht_now_ms() - t0, 3000, "close is bounded");
-	ht_server_kill(&s);
+	cr_expect_lt(tl_now_ms() - t0, 3000, "close is bounded");
+	tl_server_kill(&s);
 }
 
 struct store_lane {
@@ -318,7 +318,7 @@ Test(host_ctrl, device_timeout_is_wall_clock)
 	struct ht_server_opts so = { .delay_hold_us = 600000 };
 	struct nkv_qpair_opts qo = { .size = sizeof(qo), .poll_budget = 0, .timeout_ms = 100 };
 	struct store_lane a;
-	struct ht_server s;
+	struct tl_server s;
 	struct nkv_ctrl *c;
 	struct nkv_qpair *q;
 	double t0, dt;
@@ -338,7 +338,7 @@ Test(host_ctrl, device_timeout_is_wall_clock)
 	cr_expect_eq(nkv_qpair_failed(q), NKV_QP_FAILED_TIMEOUT);
 	usleep(700000);
 	nkv_ctrl_close(c);
-	ht_server_stop(&s);
+	tl_server_stop(&s);
 }
 
 /* The server dies mid-run: calls fail in bounded time, nothing hangs. */
@@ -347,7 +347,7 @@ Test(host_ctrl, server_killed)
 	alarm(30);	/* a hang becomes a crash, not a stuck suite */
 	struct nkv_qpair_opts qo = { .size = sizeof(qo), .poll_budget = 200000 };
 	struct store_lane a;
-	struct ht_server s;
+	struct tl_server s;
 	struct nkv_ctrl *c;
 	struct nkv_qpair *q, *q2;
 	struct nkv_result r;
@@ -362,25 +362,25 @@ Test(host_ctrl, server_killed)
 		cr_assert_eq(nkv_store(q, "alive", 5, &i, sizeof(i), 0, &r), 0);
 		cr_assert_eq(r.status, 0);
 	}
-	ht_server_kill(&s);
-	t0 = ht_now_ms();
+	tl_server_kill(&s);
+	t0 = tl_now_ms();
 	rc = nkv_store(q, "dead", 4, "x", 1, 0, &r);
 	cr_expect(rc == -ENOTCONN || rc == -ETIMEDOUT, "store after the kill: %d", rc);
-	cr_expect_lt(ht_now_ms() - t0, 2000);
+	cr_expect_lt(tl_now_ms() - t0, 2000);
 	cr_expect_eq(nkv_retrieve(q, "dead", 4, &i, 4, &r), -EIO, "the queue pair stays failed");
 	/* Device code on the other queue pair: a poll timeout, not a hang. */
-	t0 = ht_now_ms();
+	t0 = tl_now_ms();
 	launch_store(q2, &a, 8);
 	for (i = 0; i < 8; i++)
 		cr_expect_eq(a.err[i], NKV_ETIMEDOUT, "lane %d: %d", i, a.err[i]);
 	cr_expect_eq(nkv_dev_qp_failed(nkv_qpair_dev(q2)), NKV_QP_FAILED_TIMEOUT);
-	cr_expect_lt(ht_now_ms() - t0, 10000);
-	t0 = ht_now_ms();
+	cr_expect_lt(tl_now_ms() - t0, 10000);
+	t0 = tl_now_ms();
 	rc = nkv_qpair_reset(q2);
 	cr_expect(rc == -ENOTCONN || rc == -ETIMEDOUT, "reset without a controller: %d", rc);
 	cr_expect_neq(nkv_dev_qp_failed(nkv_qpair_dev(q2)), 0, "still failed");
 	nkv_ctrl_close(c);
-	cr_expect_lt(ht_now_ms() - t0, 5000, "reset and close are bounded");
+	cr_expect_lt(tl_now_ms() - t0, 5000, "reset and close are bounded");
 }
 
 /* A controller whose backend holds every op 300 ms: a tiny poll budget
@@ -393,7 +393,7 @@ Test(host_ctrl, reset_after_timeout)
 	struct nkv_qpair_opts qo = { .size = sizeof(qo), .poll_budget = 2000, .timeout_ms = 50 };
 	struct nkv_qpair_stats st;
 	struct store_lane a;
-	struct ht_server s;
+	struct tl_server s;
 	struct nkv_ctrl *c;
 	struct nkv_qpair *q;
 	struct nkv_result r;
@@ -437,5 +437,5 @@ Test(host_ctrl, reset_after_timeout)
 	cr_expect_eq(r.status, 0);
 	cr_expect_eq(r.dw0, 100, "the store after the reset landed");
 	nkv_ctrl_close(c);
-	ht_server_stop(&s);
+	tl_server_stop(&s);
 }

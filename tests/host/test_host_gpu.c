@@ -106,7 +106,7 @@ static void device_qpair(uint32_t mode)
 	struct nkv_qpair_stats st;
 	struct nkv_qpair_info qi = { .size = sizeof(qi) };
 	struct nkv_ctrl_info ci;
-	struct ht_server s;
+	struct tl_server s;
 	struct nkv_ctrl *c;
 	struct nkv_qpair *q;
 	struct nkv_result r;
@@ -166,7 +166,7 @@ static void device_qpair(uint32_t mode)
 	cr_expect_eq(out[0].status, NKV_STATUS(0, NKV_SC_KV_KEY_NOT_EXISTS));
 	nkv_qpair_destroy(q);
 	nkv_ctrl_close(c);
-	ht_server_stop(&s);
+	tl_server_stop(&s);
 }
 
 Test(host_gpu, device_queue_pair_mode_0) { device_qpair(0); }
@@ -175,7 +175,7 @@ Test(host_gpu, device_queue_pair_mode_f) { device_qpair(0xf); }
 Test(host_gpu, bad_flags_refused)
 {
 	struct nkv_qpair_opts qo = { .size = sizeof(qo), .flags = 0x80 };
-	struct ht_server s;
+	struct tl_server s;
 	struct nkv_ctrl *c;
 	struct nkv_qpair *q;
 
@@ -183,5 +183,5 @@ Test(host_gpu, bad_flags_refused)
 	cr_assert_eq(ht_connect(&s, 0, 1, &c, NULL, 0), 0);
 	cr_expect_eq(nkv_qpair_create(c, &qo, &q), -EINVAL);
 	nkv_ctrl_close(c);
-	ht_server_stop(&s);
+	tl_server_stop(&s);
 }

@@ -22,7 +22,7 @@
 #define NKEYS 40
 #define MAXV (1u << 20)
 
-static struct ht_server srv;
+static struct tl_server srv;
 
 static void up(void)
 {
@@ -31,7 +31,7 @@ static void up(void)
 	cr_assert_eq(ht_server_start(&srv, &o), 0);
 }
 
-static void down(void) { ht_server_stop(&srv); }
+static void down(void) { tl_server_stop(&srv); }
 
 static int connect_flags(uint32_t mode, uint32_t flags, struct nkv_ctrl **c, char *err, size_t el)
 {

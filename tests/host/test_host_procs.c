@@ -20,7 +20,7 @@ Test(host_waves, two_processes)
 {
 	alarm(60);	/* a hang becomes a crash, not a stuck suite */
 	struct ht_server_opts o = { .max_ioq = 8 };
-	struct ht_server s;
+	struct tl_server s;
 	pid_t pid[2];
 	int i;
 
@@ -56,5 +56,5 @@ Test(host_waves, two_processes)
 		cr_assert_eq(waitpid(pid[i], &st, 0), pid[i]);
 		cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %d: status %#x", i, st);
 	}
-	ht_server_stop(&s);
+	tl_server_stop(&s);
 }

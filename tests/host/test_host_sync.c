@@ -14,7 +14,7 @@
 #include "nkv_dev.h"
 #include "target/core/ctrl.h"
 
-static struct ht_server srv;
+static struct tl_server srv;
 static struct nkv_ctrl *ctrl;
 static struct nkv_qpair *qp;
 
@@ -32,7 +32,7 @@ static void down(void)
 {
 	nkv_qpair_destroy(qp);
 	nkv_ctrl_close(ctrl);
-	ht_server_stop(&srv);
+	tl_server_stop(&srv);
 }
 
 static void up(int no_sparse, uint32_t mode) { up_with(no_sparse, mode, 0); }

@@ -20,7 +20,7 @@ static void threads_run(int no_sparse, uint32_t mode)
 			    .max_size = 65536, .wave = 4, .mode = NKV_CPU_THREADS, .nsid = 1 };
 	struct nkv_qpair_stats st;
 	struct wu_result res;
-	struct ht_server s;
+	struct tl_server s;
 	struct nkv_ctrl *c;
 	char err[200] = "";
 
@@ -37,7 +37,7 @@ static void threads_run(int no_sparse, uint32_t mode)
 		cr_expect_eq(st.fwd_submitted, st.fwd_completed);
 	wu_qpairs_free(&r);
 	nkv_ctrl_close(c);
-	ht_server_stop(&s);
+	tl_server_stop(&s);
 }
 
 Test(host_threads, mapped_doorbells) { alarm(60); threads_run(0, 0x0); }

@@ -35,7 +35,7 @@ static void check_result(const struct wu_run *r, const struct wu_result *res)
 }
 
 /* Connect in mode, run a full cycle on nqp queue pairs, check. */
-static void mode_run(struct ht_server *s, uint32_t mode, uint32_t nqp, uint32_t wave,
+static void mode_run(struct tl_server *s, uint32_t mode, uint32_t nqp, uint32_t wave,
 		     uint32_t keys, uint32_t salt)
 {
 	struct wu_run r = { .nqp = nqp, .keys = keys, .salt = salt, .max_size = 1u << 20,
@@ -72,7 +72,7 @@ static void mode_run(struct ht_server *s, uint32_t mode, uint32_t nqp, uint32_t 
 	nkv_ctrl_close(c);
 }
 
-static void server(struct ht_server *s, int no_sparse)
+static void server(struct tl_server *s, int no_sparse)
 {
 	struct ht_server_opts o = { .no_sparse = no_sparse, .max_ioq = 8 };
 
@@ -83,48 +83,48 @@ static void server(struct ht_server *s, int no_sparse)
 Test(host_waves, mode_0x0_full)
 {
 	alarm(120);	/* a hang becomes a crash, not a stuck suite */
-	struct ht_server s;
+	struct tl_server s;
 
 	server(&s, 0);
 	mode_run(&s, 0x0, 4, 64, 500, 1);
-	ht_server_stop(&s);
+	tl_server_stop(&s);
 }
 
 Test(host_waves, mode_0x8_full)
 {
 	alarm(120);	/* a hang becomes a crash, not a stuck suite */
-	struct ht_server s;
+	struct tl_server s;
 
 	server(&s, 0);
 	mode_run(&s, 0x8, 2, 32, 1000, 2);
-	ht_server_stop(&s);
+	tl_server_stop(&s);
 }
 
 /* Every other mode with a smaller key set and varied wave widths. */
 Test(host_waves, every_mode)
 {
 	alarm(120);	/* a hang becomes a crash, not a stuck suite */
-	struct ht_server s;
+	struct tl_server s;
 	uint32_t m;
 
 	server(&s, 0);
 	for (m = 0x1; m <= 0xf; m++)
 		if (m != 0x8)
 			mode_run(&s, m, 2, 8u << (m % 4), 96, 16 + m);
-	ht_server_stop(&s);
+	tl_server_stop(&s);
 }
 
 /* Doorbells only by message: the forwarder carries every device doorbell. */
 Test(host_waves, forwarded_doorbells)
 {
 	alarm(120);	/* a hang becomes a crash, not a stuck suite */
-	struct ht_server s;
+	struct tl_server s;
 
 	server(&s, 1);
 	mode_run(&s, 0x0, 2, 16, 200, 40);
 	mode_run(&s, 0x8, 2, 64, 200, 41);
 	mode_run(&s, 0xf, 1, 32, 100, 42);
-	ht_server_stop(&s);
+	tl_server_stop(&s);
 }
 
 /* Mapped doorbells but bit 0x4: device code writes the shadow, the
@@ -132,7 +132,7 @@ Test(host_waves, forwarded_doorbells)
 Test(host_waves, shadow_over_mapped_page)
 {
 	alarm(120);	/* a hang becomes a crash, not a stuck suite */
-	struct ht_server s;
+	struct tl_server s;
 	struct nkv_ctrl_info in;
 	struct nkv_ctrl *c;
 
@@ -142,5 +142,5 @@ Test(host_waves, shadow_over_mapped_page)
 	cr_expect_eq(in.doorbells_mapped, 0, "0x4 always forwards");
 	nkv_ctrl_close(c);
 	mode_run(&s, NKV_MEM_DB, 1, 16, 100, 43);
-	ht_server_stop(&s);
+	tl_server_stop(&s);
 }

@@ -1,127 +1,64 @@
 /* SPDX-License-Identifier: MIT */
-/* host_util.c - see host_util.h. Every wait here is bounded. */
-#include <errno.h>
+/* host_util.c - see host_util.h. */
 #include <math.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 
-#include "host_util.h"
-#include "target/backends/mem.h"
-#include "target/vfio-user/server.h"
 #include "delay_be.h"
+#include "host_util.h"
 #include "liar_be.h"
 
-uint64_t ht_now_ms(void)
+/* The backends a test asked for in front of the mem one. */
+static struct nkv_be *ht_wrap(void *arg, uint32_t nsid, struct nkv_be *be)
 {
-	struct timespec ts;
+	const struct ht_server_opts *o = arg;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static int ht_serve(struct ht_server *s, const struct ht_server_opts *o)
-{
-	struct nkv_subsys_opts so = { .size = sizeof(so), .model = "nkv-host-test" };
-	struct nkv_be_mem_opts mo = { .size = sizeof(mo) };
-	struct nkv_vfu_server_opts vo = { .size = sizeof(vo) };
-	struct nkv_be *be;
-
-	mo.capacity = o->capacity ? o->capacity : (1ull << 30);
-	mo.nvm = o->nvm_only;
-	s->ss = nkv_subsys_create(&so);
-	be = nkv_be_mem_create(&mo);
+	(void)nsid;
 	if (be && o->delay_hold_us)
 		be = delay_be_create(be, 4000, o->delay_hold_us);
 	if (be && o->lie_retrieve)
 		be = liar_be_create(be);
-	if (!s->ss || !be || nkv_subsys_add_ns(s->ss, 1, be))
-		return -ENOMEM;
-	vo.socket_path = s->path;
-	vo.ss = s->ss;
-	vo.ctrl.size = sizeof(vo.ctrl);
-	vo.ctrl.max_ioq = o->max_ioq ? o->max_ioq : 8;
-	vo.ctrl.mqes = o->mqes;
-	vo.ctrl.quirks = o->quirks;
-	vo.ctrl.dstrd = o->dstrd;
-	vo.ctrl.to = 6;		/* CAP.TO 3 s: keeps failure cases short */
-	vo.poll_interval_ns = 20000;
-	vo.no_sparse_mmap = o->no_sparse;
-	vo.max_conns = 8;
-	vo.log_level = getenv("NKV_TEST_LOG") ? NKV_VFU_LOG_DEBUG : NKV_VFU_LOG_ERROR;
-	return nkv_vfu_server_start(&vo, &s->srv);
+	return be;
 }
 
-static void ht_names(struct ht_server *s)
+/* The host suites' target: namespace 1 of the mem backend (KV, or NVM),
+ * CAP.TO 3 s to keep failure cases short, eight connections. */
+static int ht_serve(struct tl_server *s, const struct ht_server_opts *o, int forked)
 {
-	static int seq;
+	static const struct ht_server_opts def;
+	struct nkv_tgt_embed_ns ns = { .backend = "mem", .conf = { .size = sizeof(ns.conf) } };
+	struct nkv_tgt_embed_opts eo;
 
-	memset(s, 0, sizeof(*s));
-	snprintf(s->path, sizeof(s->path), "/tmp/nkv-host-test-%d-%d.sock", (int)getpid(), seq++);
-	snprintf(s->uri, sizeof(s->uri), "vfio-user:%s", s->path);
+	o = o ? o : &def;
+	tl_server_opts(&eo);
+	eo.model = "nkv-host-test";
+	ns.conf.nvm = o->nvm_only;
+	ns.conf.capacity = o->capacity ? o->capacity : (1ull << 30);
+	eo.ns = &ns;
+	eo.nns = 1;
+	eo.wrap = ht_wrap;
+	eo.wrap_arg = (void *)o;
+	eo.server.ctrl.max_ioq = o->max_ioq ? o->max_ioq : 8;
+	eo.server.ctrl.mqes = o->mqes;
+	eo.server.ctrl.quirks = o->quirks;
+	eo.server.ctrl.dstrd = o->dstrd;
+	eo.server.ctrl.to = 6;
+	eo.server.no_sparse_mmap = o->no_sparse;
+	eo.server.max_conns = 8;
+	return forked ? tl_server_fork(s, "nkv-host-test", &eo)
+		    : tl_server_start(s, "nkv-host-test", &eo);
 }
 
-int ht_server_start(struct ht_server *s, const struct ht_server_opts *o)
+int ht_server_start(struct tl_server *s, const struct ht_server_opts *o)
 {
-	struct ht_server_opts def = { 0 };
-
-	ht_names(s);
-	return ht_serve(s, o ? o : &def);
+	return ht_serve(s, o, 0);
 }
 
-int ht_server_fork(struct ht_server *s, const struct ht_server_opts *o)
+int ht_server_fork(struct tl_server *s, const struct ht_server_opts *o)
 {
-	struct ht_server_opts def = { 0 };
-	struct stat st;
-	uint64_t t0;
-
-	ht_names(s);
-	s->pid = fork();
-	if (s->pid < 0)
-		return -errno;
-	if (s->pid == 0) {
-		/* The child serves until killed, or for 60 s at most. */
-		if (ht_serve(s, o ? o : &def))
-			_exit(1);
-		sleep(60);
-		_exit(0);
-	}
-	for (t0 = ht_now_ms(); ht_now_ms() - t0 < 5000; usleep(2000))
-		if (!stat(s->path, &st))
-			return 0;
-	return -ETIMEDOUT;
+	return ht_serve(s, o, 1);
 }
 
-void ht_server_kill(struct ht_server *s)
-{
-	if (s->pid > 0) {
-		kill(s->pid, SIGKILL);
-		waitpid(s->pid, NULL, 0);
-		s->pid = 0;
-		unlink(s->path);
-	}
-}
-
-void ht_server_stop(struct ht_server *s)
-{
-	if (s->pid > 0) {
-		ht_server_kill(s);
-		return;
-	}
-	if (s->srv)
-		nkv_vfu_server_stop(s->srv);
-	if (s->ss)
-		nkv_subsys_destroy(s->ss);
-	s->srv = NULL;
-	s->ss = NULL;
-}
-
-int ht_connect(const struct ht_server *s, uint32_t mode, uint32_t ioq,
+int ht_connect(const struct tl_server *s, uint32_t mode, uint32_t ioq,
 	       struct nkv_ctrl **c, char *err, size_t errlen)
 {
 	struct nkv_ctrl_opts o = { .size = sizeof(o) };

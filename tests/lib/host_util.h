@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * host_util.h - test helpers for the host library: an nkv-target served
- * on a private socket (a thread of this process, or a forked process
+ * host_util.h - test helpers for the host library: the host suites'
+ * nkv-target (server.h: threads of this process, or a forked process
  * that can be killed), LFSR value patterns, log-uniform sizes.
  */
 #ifndef NKV_TEST_HOST_UTIL_H
@@ -12,7 +12,7 @@
 #include <sys/types.h>
 
 #include "nkv_host.h"
-#include "target/core/ctrl.h"
+#include "server.h"
 
 struct ht_server_opts {
 	int no_sparse;		/* doorbells by REGION_WRITE only */
@@ -26,23 +26,14 @@ struct ht_server_opts {
 	uint32_t dstrd;		/* CAP.DSTRD of the controllers */
 };
 
-struct ht_server {
-	char path[108];
-	char uri[128];
-	struct nkv_subsys *ss;
-	struct nkv_vfu_server *srv;
-	pid_t pid;		/* > 0: served by a child process */
-};
-
-/* Serve on a thread of this process. 0 or a negative errno. */
-int ht_server_start(struct ht_server *s, const struct ht_server_opts *o);
-/* Serve from a forked child (kill it with ht_server_kill). */
-int ht_server_fork(struct ht_server *s, const struct ht_server_opts *o);
-void ht_server_kill(struct ht_server *s);
-void ht_server_stop(struct ht_server *s);
+/* Serve (o NULL: defaults) on threads of this process. 0 or a negative
+ * errno. Stop with tl_server_stop. */
+int ht_server_start(struct tl_server *s, const struct ht_server_opts *o);
+/* Serve from a forked child (kill it with tl_server_kill). */
+int ht_server_fork(struct tl_server *s, const struct ht_server_opts *o);
 
 /* Connect with a memory mode and queue count; asserts nothing. */
-int ht_connect(const struct ht_server *s, uint32_t mode, uint32_t ioq,
+int ht_connect(const struct tl_server *s, uint32_t mode, uint32_t ioq,
 	       struct nkv_ctrl **c, char *err, size_t errlen);
 
 /* Deterministic key i ("k" + hex, 1..16 bytes) and value pattern. */
@@ -53,6 +44,5 @@ uint32_t ht_size(uint32_t i, uint32_t salt, uint32_t max);
 void ht_fill(void *buf, uint32_t len, uint32_t seed);
 /* Index of the first byte that differs from the pattern, or -1. */
 long ht_check(const void *buf, uint32_t len, uint32_t seed);
-uint64_t ht_now_ms(void);
 
 #endif

@@ -3,13 +3,15 @@
 $(B)/obj/tests/%.o: CPPFLAGS += -Itests/lib
 $(FUZZ_B)/obj/tests/%.o: CPPFLAGS += -Itests/lib
 
+# The embedded target (src/target/embed.h) on a test's own socket.
+TL_SERVER := tests/lib/server.c
 # Host-library suites: the target as a client's peer, with backends
 # that delay or lie; LFSR values, log-uniform sizes.
-TL_HOST := tests/lib/host_util.c tests/lib/delay_be.c tests/lib/liar_be.c
+TL_HOST := tests/lib/host_util.c tests/lib/delay_be.c tests/lib/liar_be.c $(TL_SERVER)
 TL_HOST_LIBS = $(LIBNKV) $(LIBNKVTGT)
 TL_HOST_LDLIBS = -lcriterion -lm $(LIBNKV_LDLIBS) $(TARGET_LDLIBS)
 # vfio-user suites: the target, and a tiny NVMe driver over the transport.
-TL_VFU := tests/lib/vfu_util.c src/host/vfio_user_client.c src/host/doorbell_fwd.c
+TL_VFU := tests/lib/vfu_util.c $(TL_SERVER) src/host/vfio_user_client.c src/host/doorbell_fwd.c
 # Controller-core suites: the test acts as the host, in-process.
 TL_TGT_HOST := tests/lib/tgt_host.c tests/lib/delay_be.c
 # Device-side suites: controllers faked in memory.

@@ -7,48 +7,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
 
-#include "target/backends/mem.h"
 #include "vfu_util.h"
 
 #define VT_PAGES 64
 
-int vt_server_start(struct vt_server *s, int no_sparse)
+int vt_server_start(struct tl_server *s, int no_sparse)
 {
 	return vt_server_start_with(s, no_sparse, NULL);
 }
 
-int vt_server_start_with(struct vt_server *s, int no_sparse,
+int vt_server_start_with(struct tl_server *s, int no_sparse,
 			 void (*tweak)(struct nkv_vfu_server_opts *o))
 {
-	static int seq;
-	struct nkv_subsys_opts so = { .size = sizeof(so) };
-	struct nkv_be_mem_opts mo = { .size = sizeof(mo) };
-	struct nkv_vfu_server_opts vo = { .size = sizeof(vo) };
-	struct nkv_be *be;
+	struct nkv_tgt_embed_opts eo;
 
-	snprintf(s->path, sizeof(s->path), "/tmp/nkv-vfu-test-%d-%d.sock", (int)getpid(), seq++);
-	s->ss = nkv_subsys_create(&so);
-	be = nkv_be_mem_create(&mo);
-	if (!s->ss || !be || nkv_subsys_add_ns(s->ss, 1, be))
-		return -ENOMEM;
-	vo.socket_path = s->path;
-	vo.ss = s->ss;
-	vo.ctrl.size = sizeof(vo.ctrl);
-	vo.ctrl.max_ioq = 4;
-	vo.poll_interval_ns = 20000;
-	vo.no_sparse_mmap = no_sparse;
-	vo.max_conns = 4;
-	vo.log_level = getenv("NKV_TEST_LOG") ? NKV_VFU_LOG_DEBUG : NKV_VFU_LOG_ERROR;
+	tl_server_opts(&eo);
+	eo.server.ctrl.max_ioq = 4;
+	eo.server.no_sparse_mmap = no_sparse;
+	eo.server.max_conns = 4;
 	if (tweak)
-		tweak(&vo);
-	return nkv_vfu_server_start(&vo, &s->srv);
+		tweak(&eo.server);
+	return tl_server_start(s, "nkv-vfu-test", &eo);
 }
 
 int vt_idle_threads(int pid)
@@ -90,20 +75,6 @@ int vt_raw_connect(const char *path)
 	return fd;
 }
 
-void vt_server_stop(struct vt_server *s)
-{
-	nkv_vfu_server_stop(s->srv);
-	nkv_subsys_destroy(s->ss);
-}
-
-static uint64_t vt_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 void *vt_page(struct vt_nvme *n, unsigned page)
 {
 	return (uint8_t *)n->mem.va + (size_t)page * NKV_PAGE_SIZE;
@@ -136,12 +107,12 @@ int vt_cmd(struct vt_nvme *n, uint16_t qid, struct nkv_sqe *sqe, uint32_t *dw0)
 	uint32_t dw3;
 
 	vt_submit(n, qid, sqe);
-	t0 = vt_now_ms();
+	t0 = tl_now_ms();
 	for (;;) {
 		dw3 = __atomic_load_n(&cq[n->cq_head[qid]].dw3, __ATOMIC_ACQUIRE);
 		if (nkv_cqe_phase(dw3) == n->phase[qid])
 			break;
-		if (vt_now_ms() - t0 > 3000)
+		if (tl_now_ms() - t0 > 3000)
 			return -1;
 		usleep(10);
 	}
@@ -174,9 +145,9 @@ void vt_kv_sqe(struct nkv_sqe *s, uint8_t opc, const char *key, uint64_t prp, ui
 
 static int vt_wait_rdy(struct vt_nvme *n, uint32_t want)
 {
-	uint64_t t0 = vt_now_ms(), v = 0;
+	uint64_t t0 = tl_now_ms(), v = 0;
 
-	while (vt_now_ms() - t0 < 3000) {
+	while (tl_now_ms() - t0 < 3000) {
 		if (n->ops->reg_read(n->tr, NKV_REG_CSTS, 4, &v))
 			return -EIO;
 		if ((v & NKV_CSTS_RDY) == want)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* vfu_util.h - test helpers: an in-process nkv-target on a temp socket, and
- * a tiny NVMe driver over the vfio-user transport (admin + one I/O pair). */
+/* vfu_util.h - test helpers: the vfio-user suites' in-process nkv-target
+ * (server.h), and a tiny NVMe driver over the vfio-user transport (admin +
+ * one I/O pair). */
 #ifndef NKV_TEST_VFU_UTIL_H
 #define NKV_TEST_VFU_UTIL_H
 
@@ -8,19 +9,14 @@
 
 #include "host/doorbell_fwd.h"
 #include "host/transport.h"
-#include "target/vfio-user/server.h"
+#include "server.h"
 
-struct vt_server {
-	char path[108];
-	struct nkv_subsys *ss;
-	struct nkv_vfu_server *srv;
-};
-
-int vt_server_start(struct vt_server *s, int no_sparse);
+/* Serve namespace 1 (KV, mem) to four clients of four I/O queue pairs
+ * each. 0 or a negative errno. Stop with tl_server_stop. */
+int vt_server_start(struct tl_server *s, int no_sparse);
 /* The same, with tweak(opts) called last (limits, log file). */
-int vt_server_start_with(struct vt_server *s, int no_sparse,
+int vt_server_start_with(struct tl_server *s, int no_sparse,
 			 void (*tweak)(struct nkv_vfu_server_opts *o));
-void vt_server_stop(struct vt_server *s);
 int vt_raw_connect(const char *path);
 /* Threads of process @pid (0: this one) at SCHED_IDLE, or -errno. */
 int vt_idle_threads(int pid);

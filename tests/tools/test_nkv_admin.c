@@ -43,7 +43,7 @@ static void adm_path(char *path, size_t len)
 /* Read the child's output until EOF or the deadline (then kill it). */
 static void adm_collect(pid_t pid, int fd, struct adm_run *r)
 {
-	uint64_t end = ht_now_ms() + ADM_TIMEOUT_MS;
+	uint64_t end = tl_now_ms() + ADM_TIMEOUT_MS;
 	size_t used = 0;
 	int st = 0;
 
@@ -51,7 +51,7 @@ static void adm_collect(pid_t pid, int fd, struct adm_run *r)
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		ssize_t n;
 
-		if (ht_now_ms() > end) {
+		if (tl_now_ms() > end) {
 			kill(pid, SIGKILL);
 			break;
 		}
@@ -95,12 +95,12 @@ static void adm_run(struct adm_run *r, const char *a1, const char *a2)
 
 Test(nkv_admin, info_vfio_user_kv, .timeout = 30)
 {
-	struct ht_server s;
+	struct tl_server s;
 	struct adm_run r;
 
 	cr_assert_eq(ht_server_start(&s, NULL), 0);
 	adm_run(&r, "info", s.uri);
-	ht_server_stop(&s);
+	tl_server_stop(&s);
 	cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
 	cr_assert(strstr(r.out, "transport          vfio-user\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "namespace in use   1 (KV)\n"), "%s", r.out);
@@ -113,12 +113,12 @@ Test(nkv_admin, info_vfio_user_kv, .timeout = 30)
 Test(nkv_admin, info_vfio_user_nvm_only, .timeout = 30)
 {
 	struct ht_server_opts o = { .nvm_only = 1 };
-	struct ht_server s;
+	struct tl_server s;
 	struct adm_run r;
 
 	cr_assert_eq(ht_server_start(&s, &o), 0);
 	adm_run(&r, "info", s.uri);
-	ht_server_stop(&s);
+	tl_server_stop(&s);
 	cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
 	cr_assert(strstr(r.out, "namespace in use   1 (NVM)\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "nvm capacity       "), "%s", r.out);

@@ -23,7 +23,7 @@
 #include "vfio-user/msg.h"
 #include "vfu_util.h"
 
-static struct vt_server srv;
+static struct tl_server srv;
 static int stop;	/* atomic */
 
 static uint64_t now_ns(void)
@@ -203,6 +203,6 @@ int main(int argc, char **argv)
 	printf("alone:  %.0f Store+Retrieve pairs/s, %u lost\n", alone, lost_alone);
 	printf("beside 16 hostile: %.0f pairs/s (%.0f %% of alone), %u lost\n", beside,
 	       100.0 * beside / alone, lost);
-	vt_server_stop(&srv);
+	tl_server_stop(&srv);
 	return lost || lost_alone;
 }

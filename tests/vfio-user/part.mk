@@ -34,7 +34,9 @@ TSAN_TESTS += test_vfu_hostile
 TESTS += test_vfu_seal
 test_vfu_seal_SRCS := tests/vfio-user/test_vfu_seal.c src/host/dmamem.c \
 	src/host/log.c src/target/vfio-user/server.c src/vfio-user/msg.c $(NKV_TGT_CORE)
-test_vfu_seal_LDLIBS := -lcriterion
+# The rest (the embedded target's subsystem, the registry) from the archive.
+test_vfu_seal_LIBS = $(LIBNKVTGT)
+test_vfu_seal_LDLIBS = -lcriterion $(TARGET_LDLIBS)
 
 # Not a test: the figure of docs/bench.md "One good client beside hostile
 # ones" (make bench-hostile; build/bench/bench_hostile [seconds]).

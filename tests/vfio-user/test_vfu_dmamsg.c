@@ -35,13 +35,13 @@ struct peer {
 	int bad;			/* atomic: something unexpected came */
 };
 
-static struct vt_server srv;
+static struct tl_server srv;
 static struct vt_nvme nv;
 static struct peer pr;
 
 static void short_msgs(struct nkv_vfu_server_opts *o) { o->msg_ms = 300; }
 static void up(void) { cr_assert_eq(vt_server_start_with(&srv, 0, short_msgs), 0); }
-static void down(void) { vt_server_stop(&srv); }
+static void down(void) { tl_server_stop(&srv); }
 
 static uint64_t arena_iova(unsigned page) { return (uint64_t)(uintptr_t)(pr.arena + page * NKV_PAGE_SIZE); }
 

@@ -17,11 +17,11 @@
 #include "vfio-user/proto.h"
 #include "vfu_util.h"
 
-static struct vt_server srv;
+static struct tl_server srv;
 
 static void up_sparse(void) { cr_assert_eq(vt_server_start(&srv, 0), 0); }
 static void up_nosparse(void) { cr_assert_eq(vt_server_start(&srv, 1), 0); }
-static void down(void) { vt_server_stop(&srv); }
+static void down(void) { tl_server_stop(&srv); }
 
 /* Store then retrieve a few keys; 0 when every value came back intact. */
 static int kv_flow(struct vt_nvme *n, const char *tag, int count)
@@ -146,7 +146,7 @@ Test(vfu_e2e, kv_with_doorbells_a_cache_line_apart)
 		cr_expect_eq(n.dstrd, 4);
 		cr_expect_eq(kv_flow(&n, no_sparse ? "sfwd" : "smap", 8), 0);
 		vt_nvme_down(&n);
-		vt_server_stop(&srv);
+		tl_server_stop(&srv);
 	}
 }
 
@@ -174,7 +174,7 @@ Test(vfu_e2e, connection_thread_at_sched_idle)
 	cr_expect_eq(vt_idle_threads(0), 1);
 	cr_expect_eq(kv_flow(&n, "idle", 8), 0);
 	vt_nvme_down(&n);
-	vt_server_stop(&srv);
+	tl_server_stop(&srv);
 }
 
 /* A client that does not seal its memory (QEMU's memory-backend-file,
@@ -363,7 +363,7 @@ Test(vfu_e2e, server_gone_gives_bounded_errors)
 
 	cr_assert_eq(vt_server_start(&srv, 0), 0);
 	cr_assert_eq(ops->open(srv.path, &tr, err, sizeof(err)), 0, "%s", err);
-	vt_server_stop(&srv);
+	tl_server_stop(&srv);
 	rc = ops->reg_read(tr, NKV_REG_CAP, 8, &v);
 	cr_expect_lt(rc, 0);
 	cr_expect_lt(ops->alive(tr), 0);

@@ -52,7 +52,7 @@ int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(voi
 }
 
 /* ---- server, raw client ---- */
-static struct vt_server srv;
+static struct tl_server srv;
 static FILE *srv_log;
 
 static void log_to_file(struct nkv_vfu_server_opts *o)
@@ -76,7 +76,7 @@ static void short_limits(struct nkv_vfu_server_opts *o)
 static void up_short(void) { cr_assert_eq(vt_server_start_with(&srv, 0, short_limits), 0); }
 static void down(void)
 {
-	vt_server_stop(&srv);
+	tl_server_stop(&srv);
 	fclose(srv_log);
 }
 

@@ -109,9 +109,9 @@ Test(vfu_proto, forwarder_never_loses_the_final_value)
 }
 
 /* ---- hostile messages against a live server ---- */
-static struct vt_server srv;
+static struct tl_server srv;
 static void up(void) { cr_assert_eq(vt_server_start(&srv, 0), 0); }
-static void down(void) { vt_server_stop(&srv); }
+static void down(void) { tl_server_stop(&srv); }
 
 /* The server (max_conns 4) ends a connection some time after its client
  * closed it: on a loaded machine a test that connects again at once could

@@ -18,8 +18,7 @@
 
 #include "host/host.h"
 #include "host/transport.h"
-#include "target/backends/mem.h"
-#include "target/vfio-user/server.h"
+#include "target/embed.h"
 #include "vfio-user/msg.h"
 
 #define SEAL_LEN 0x4000u
@@ -61,15 +60,15 @@ static int seal_cmd(int fd, uint16_t cmd, const void *p, size_t len, const int *
 
 static void seal_up(struct seal_srv *s)
 {
-	struct nkv_be_mem_opts mo = { .size = sizeof(mo) };
+	struct nkv_tgt_embed_opts eo = { .size = sizeof(eo) };	/* ns 1: KV, mem */
 	struct nkv_vfu_version v = { NKV_VFU_MAJOR, NKV_VFU_MINOR };
 	struct timeval tv = { 5, 0 };
+	char err[256];
 	int sv[2];
 
 	memset(s, 0, sizeof(*s));
-	s->ss = nkv_subsys_create(NULL);
-	cr_assert_not_null(s->ss);
-	cr_assert_eq(nkv_subsys_add_ns(s->ss, 1, nkv_be_mem_create(&mo)), 0);
+	s->ss = nkv_tgt_embed_subsys(&eo, err, sizeof(err));
+	cr_assert_not_null(s->ss, "%s", err);
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 	s->fd = sv[0];
 	s->srv_fd = sv[1];

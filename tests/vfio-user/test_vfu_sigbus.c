@@ -22,10 +22,10 @@
 
 #define DTE NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_DATA_XFER_ERROR)
 
-static struct vt_server srv;
+static struct tl_server srv;
 
 static void up(void) { cr_assert_eq(vt_server_start(&srv, 0), 0); }
-static void down(void) { vt_server_stop(&srv); }
+static void down(void) { tl_server_stop(&srv); }
 
 static int store(struct vt_nvme *n, const char *key, unsigned page, const char *val)
 {
