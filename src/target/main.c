@@ -14,8 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "target/backends/mem.h"
-#include "target/backends/rados.h"
+#include "target/backends/registry.h"
 #include "target/vfio-user/server.h"
 
 struct nkv_target_args {
@@ -25,20 +24,16 @@ struct nkv_target_args {
 	uint64_t max_value;
 	uint64_t max_keys;
 	uint64_t nvm_ns;	/* bytes of an extra NVM namespace (nsid 2); 0: none */
+	const char *ns_map;	/* "1=gpukv,3=other" */
 	uint64_t queue_depth;
 	uint64_t poll_ns;
 	uint64_t max_conns;
 	int no_sparse;
 	int trace;
 	int log_level;
-	/* --backend rados */
-	const char *pool;
-	const char *conf;
-	const char *id;
-	const char *keyring;
-	const char *ns_map;	/* "1=gpukv,3=other" */
-	uint64_t op_timeout;
-	uint64_t mount_timeout;
+	/* the backend's own options (--pool kvpool ...), in command line order */
+	struct nkv_be_param *params;
+	size_t nparams;
 	/* time limits on a client, ms; 0: the server's defaults */
 	uint64_t handshake_ms;
 	uint64_t idle_ms;
@@ -51,19 +46,59 @@ struct nkv_target_args {
 	int poll_sched;		/* enum nkv_vfu_sched (--poll-sched) */
 };
 
+/* "  --NAME METAVAR" and its help from column 25, each further line of
+ * help indented to it, as the rest of --help. */
+static void nkv_target_opt_help(FILE *f, const char *name, const char *metavar, const char *help)
+{
+	int n = fprintf(f, "  --%s %s", name, metavar);
+	const char *nl;
+
+	fprintf(f, "%*s", n < 24 ? 25 - n : 2, "");
+	for (; (nl = strchr(help, '\n')); help = nl + 1)
+		fprintf(f, "%.*s\n%25s", (int)(nl - help), help, "");
+	fprintf(f, "%s\n", help);
+}
+
+/* --backend with the registered names, "mem|rados". */
+static void nkv_target_usage_backend(FILE *f)
+{
+	const struct nkv_be_type *const *t;
+	char names[128] = "";
+
+	for (t = nkv_be_types(); *t; t++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+			 t == nkv_be_types() ? "" : "|", (*t)->name);
+	nkv_target_opt_help(f, "backend", names, "KV namespace backend, see below (default mem)");
+}
+
+/* One section per backend: its summary and its options. */
+static void nkv_target_usage_types(FILE *f)
+{
+	const struct nkv_be_type *const *t;
+	const struct nkv_be_optdesc *d;
+
+	for (t = nkv_be_types(); *t; t++) {
+		fprintf(f, "\n%s backend: %s\n", (*t)->name, (*t)->summary);
+		for (d = (*t)->opts; d && d->name; d++)
+			nkv_target_opt_help(f, d->name, d->metavar, d->help);
+	}
+}
+
 static void nkv_target_usage(FILE *f)
 {
 	fputs("usage: nkv-target [options]\n"
 	      "Serve an NVMe Key-Value controller over vfio-user on a Unix socket.\n"
 	      "Every client connection gets its own controller; namespaces are shared.\n\n"
-	      "  --socket PATH          socket to listen on (default ./nkv-target.sock)\n"
-	      "  --backend mem|rados    KV namespace backend (mem: in memory, lost at exit;\n"
-	      "                         rados: one RADOS object per key, see below)\n"
-	      "  --capacity SIZE        KV namespace capacity in bytes, each key's real cost\n"
+	      "  --socket PATH          socket to listen on (default ./nkv-target.sock)\n", f);
+	nkv_target_usage_backend(f);
+	fputs("  --capacity SIZE        KV namespace capacity in bytes, each key's real cost\n"
 	      "                         counted (value, allocation, index); shared by all\n"
 	      "                         clients (default 1G)\n"
 	      "  --max-value SIZE       largest value accepted (default 1M)\n"
 	      "  --max-keys N           most keys stored (default 0 = capacity only)\n"
+	      "  --ns-map MAP           the KV namespaces, NSID=NAME[,NSID=NAME...], each on\n"
+	      "                         its own backend (default 1=gpukv; rados: NAME is\n"
+	      "                         the RADOS namespace, mem: a label)\n"
 	      "  --nvm-ns SIZE          add an NVM block namespace (nsid 2) of SIZE bytes\n"
 	      "  --queue-depth N        max queue entries, CAP.MQES+1 (default 1024)\n"
 	      "  --poll-interval-ns N   idle sleep between controller polls (default 100000)\n"
@@ -91,20 +126,9 @@ static void nkv_target_usage(FILE *f)
 	      "                         the CPU at once to any other thread that wakes:\n"
 	      "                         for a target sharing its cores with the OSDs it\n"
 	      "                         serves; other busy work starves it\n"
-	      "  -h, --help             this text\n\n"
-	      "rados backend (pool = subsystem, NVMe namespace = RADOS namespace,\n"
-	      "object name = lowercase hex of the key):\n"
-	      "  --pool NAME            pool (default kvpool)\n"
-	      "  --conf PATH            ceph.conf (default: librados' search path)\n"
-	      "  --id NAME              client name, e.g. nkv for client.nkv (default admin)\n"
-	      "  --keyring PATH         keyring (default: from the conf)\n"
-	      "  --ns-map MAP           NSID=RADOS_NS[,NSID=RADOS_NS...] (default 1=gpukv)\n"
-	      "  --op-timeout SEC       rados_osd_op_timeout: a command fails (88h) after it,\n"
-	      "                         though a Store may still be applied later (retry\n"
-	      "                         with the same value, or check with Exist)\n"
-	      "                         (default 10); SIGTERM waits at most this for\n"
-	      "                         operations in flight (mem backend: 2 s at most)\n"
-	      "  --mount-timeout SEC    give up connecting after it (default 10)\n\n"
+	      "  -h, --help             this text\n", f);
+	nkv_target_usage_types(f);
+	fputs("\nA backend's options are refused with another --backend.\n"
 	      "SIZE takes K, M, G suffixes (powers of 1024).\n\n"
 	      "examples:\n"
 	      "  nkv-target --socket /tmp/nkv.sock\n"
@@ -166,9 +190,10 @@ static int nkv_target_level(const char *s)
 enum {
 	OPT_SOCKET = 256, OPT_BACKEND, OPT_CAPACITY, OPT_MAX_VALUE, OPT_MAX_KEYS,
 	OPT_NVM_NS, OPT_QD, OPT_POLL, OPT_MAX_CONNS, OPT_NO_SPARSE, OPT_TRACE, OPT_LOG,
-	OPT_ALLOW_UNSEALED, OPT_POOL, OPT_CONF, OPT_ID, OPT_KEYRING, OPT_NS_MAP, OPT_OP_TIMEOUT, OPT_MOUNT_TIMEOUT,
+	OPT_ALLOW_UNSEALED, OPT_NS_MAP,
 	OPT_HANDSHAKE_MS, OPT_IDLE_MS, OPT_MSG_MS, OPT_MAX_DMA_MAPS, OPT_MAX_DMA_BYTES, OPT_MAX_QPAIRS,
 	OPT_DB_STRIDE, OPT_POLL_SCHED,
+	OPT_BE_PARAM,	/* an option a backend declares (registry.h) */
 };
 
 static int nkv_target_sched(const char *s, int *out)
@@ -182,6 +207,66 @@ static int nkv_target_sched(const char *s, int *out)
 	return 0;
 }
 
+/* nkv-target's own options; the backends' come from the registry. */
+static const struct option nkv_target_lo[] = {
+	{ "socket", required_argument, NULL, OPT_SOCKET },
+	{ "backend", required_argument, NULL, OPT_BACKEND },
+	{ "capacity", required_argument, NULL, OPT_CAPACITY },
+	{ "max-value", required_argument, NULL, OPT_MAX_VALUE },
+	{ "max-keys", required_argument, NULL, OPT_MAX_KEYS },
+	{ "nvm-ns", required_argument, NULL, OPT_NVM_NS },
+	{ "ns-map", required_argument, NULL, OPT_NS_MAP },
+	{ "queue-depth", required_argument, NULL, OPT_QD },
+	{ "poll-interval-ns", required_argument, NULL, OPT_POLL },
+	{ "max-conns", required_argument, NULL, OPT_MAX_CONNS },
+	{ "no-sparse-mmap", no_argument, NULL, OPT_NO_SPARSE },
+	{ "allow-unsealed-dma", no_argument, NULL, OPT_ALLOW_UNSEALED },
+	{ "trace", no_argument, NULL, OPT_TRACE },
+	{ "log-level", required_argument, NULL, OPT_LOG },
+	{ "handshake-timeout-ms", required_argument, NULL, OPT_HANDSHAKE_MS },
+	{ "idle-timeout-ms", required_argument, NULL, OPT_IDLE_MS },
+	{ "msg-timeout-ms", required_argument, NULL, OPT_MSG_MS },
+	{ "max-dma-maps", required_argument, NULL, OPT_MAX_DMA_MAPS },
+	{ "max-dma-bytes", required_argument, NULL, OPT_MAX_DMA_BYTES },
+	{ "max-queue-pairs", required_argument, NULL, OPT_MAX_QPAIRS },
+	{ "doorbell-stride", required_argument, NULL, OPT_DB_STRIDE },
+	{ "poll-sched", required_argument, NULL, OPT_POLL_SCHED },
+	{ "help", no_argument, NULL, 'h' },
+};
+#define NKV_TARGET_NLO (sizeof(nkv_target_lo) / sizeof(nkv_target_lo[0]))
+
+static int nkv_target_has_opt(const struct option *lo, size_t n, const char *name)
+{
+	while (n--)
+		if (!strcmp(lo[n].name, name))
+			return 1;
+	return 0;
+}
+
+/* nkv-target's options, then every backend's, each name once (a backend
+ * option named like one of nkv-target's would be nkv-target's). */
+static struct option *nkv_target_longopts(void)
+{
+	const struct nkv_be_type *const *t;
+	const struct nkv_be_optdesc *d;
+	size_t n = NKV_TARGET_NLO;
+	struct option *lo;
+
+	for (t = nkv_be_types(); *t; t++)
+		for (d = (*t)->opts; d && d->name; d++)
+			n++;
+	lo = calloc(n + 1, sizeof(*lo));
+	if (!lo)
+		return NULL;
+	memcpy(lo, nkv_target_lo, sizeof(nkv_target_lo));
+	n = NKV_TARGET_NLO;
+	for (t = nkv_be_types(); *t; t++)
+		for (d = (*t)->opts; d && d->name; d++)
+			if (!nkv_target_has_opt(lo, n, d->name))
+				lo[n++] = (struct option){ d->name, required_argument, NULL, OPT_BE_PARAM };
+	return lo;
+}
+
 /* The long name of option @val, for messages. */
 static const char *nkv_target_optname(const struct option *lo, int val)
 {
@@ -191,88 +276,84 @@ static const char *nkv_target_optname(const struct option *lo, int val)
 	return "?";
 }
 
-static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
+/* Option o of nkv-target's own (not a backend's) into a. */
+static int nkv_target_opt(int o, const char *v, struct nkv_target_args *a)
 {
-	static const struct option lo[] = {
-		{ "socket", required_argument, NULL, OPT_SOCKET },
-		{ "backend", required_argument, NULL, OPT_BACKEND },
-		{ "capacity", required_argument, NULL, OPT_CAPACITY },
-		{ "max-value", required_argument, NULL, OPT_MAX_VALUE },
-		{ "max-keys", required_argument, NULL, OPT_MAX_KEYS },
-		{ "nvm-ns", required_argument, NULL, OPT_NVM_NS },
-		{ "queue-depth", required_argument, NULL, OPT_QD },
-		{ "poll-interval-ns", required_argument, NULL, OPT_POLL },
-		{ "max-conns", required_argument, NULL, OPT_MAX_CONNS },
-		{ "no-sparse-mmap", no_argument, NULL, OPT_NO_SPARSE },
-		{ "allow-unsealed-dma", no_argument, NULL, OPT_ALLOW_UNSEALED },
-		{ "trace", no_argument, NULL, OPT_TRACE },
-		{ "log-level", required_argument, NULL, OPT_LOG },
-		{ "pool", required_argument, NULL, OPT_POOL },
-		{ "conf", required_argument, NULL, OPT_CONF },
-		{ "id", required_argument, NULL, OPT_ID },
-		{ "keyring", required_argument, NULL, OPT_KEYRING },
-		{ "ns-map", required_argument, NULL, OPT_NS_MAP },
-		{ "op-timeout", required_argument, NULL, OPT_OP_TIMEOUT },
-		{ "mount-timeout", required_argument, NULL, OPT_MOUNT_TIMEOUT },
-		{ "handshake-timeout-ms", required_argument, NULL, OPT_HANDSHAKE_MS },
-		{ "idle-timeout-ms", required_argument, NULL, OPT_IDLE_MS },
-		{ "msg-timeout-ms", required_argument, NULL, OPT_MSG_MS },
-		{ "max-dma-maps", required_argument, NULL, OPT_MAX_DMA_MAPS },
-		{ "max-dma-bytes", required_argument, NULL, OPT_MAX_DMA_BYTES },
-		{ "max-queue-pairs", required_argument, NULL, OPT_MAX_QPAIRS },
-		{ "doorbell-stride", required_argument, NULL, OPT_DB_STRIDE },
-		{ "poll-sched", required_argument, NULL, OPT_POLL_SCHED },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int o, rc = 0;
+	switch (o) {
+	case OPT_SOCKET: a->socket = v; return 0;
+	case OPT_BACKEND: a->backend = v; return 0;
+	case OPT_CAPACITY: return nkv_target_size(v, &a->capacity);
+	case OPT_MAX_VALUE: return nkv_target_size(v, &a->max_value);
+	case OPT_MAX_KEYS: return nkv_target_size(v, &a->max_keys);
+	case OPT_NVM_NS: return nkv_target_size(v, &a->nvm_ns);
+	case OPT_NS_MAP: a->ns_map = v; return 0;
+	case OPT_QD: return nkv_target_size(v, &a->queue_depth);
+	case OPT_POLL: return nkv_target_size(v, &a->poll_ns);
+	case OPT_MAX_CONNS: return nkv_target_size(v, &a->max_conns);
+	case OPT_NO_SPARSE: a->no_sparse = 1; return 0;
+	case OPT_ALLOW_UNSEALED: return 0;	/* the default now */
+	case OPT_TRACE: a->trace = 1; return 0;
+	case OPT_LOG:
+		a->log_level = nkv_target_level(v);
+		return a->log_level < 0 ? -EINVAL : 0;
+	case OPT_HANDSHAKE_MS: return nkv_target_size(v, &a->handshake_ms);
+	case OPT_IDLE_MS: return nkv_target_size(v, &a->idle_ms);
+	case OPT_MSG_MS: return nkv_target_size(v, &a->msg_ms);
+	case OPT_MAX_DMA_MAPS: return nkv_target_size(v, &a->max_dma_maps);
+	case OPT_MAX_DMA_BYTES: return nkv_target_size(v, &a->max_dma_bytes);
+	case OPT_MAX_QPAIRS: return nkv_target_size(v, &a->max_qpairs);
+	case OPT_DB_STRIDE: return nkv_target_stride(v, &a->dstrd);
+	case OPT_POLL_SCHED: return nkv_target_sched(v, &a->poll_sched);
+	default: return -EINVAL;
+	}
+}
 
-	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (o) {
-		case OPT_SOCKET: a->socket = optarg; break;
-		case OPT_BACKEND: a->backend = optarg; break;
-		case OPT_CAPACITY: rc = nkv_target_size(optarg, &a->capacity); break;
-		case OPT_MAX_VALUE: rc = nkv_target_size(optarg, &a->max_value); break;
-		case OPT_MAX_KEYS: rc = nkv_target_size(optarg, &a->max_keys); break;
-		case OPT_NVM_NS: rc = nkv_target_size(optarg, &a->nvm_ns); break;
-		case OPT_QD: rc = nkv_target_size(optarg, &a->queue_depth); break;
-		case OPT_POLL: rc = nkv_target_size(optarg, &a->poll_ns); break;
-		case OPT_MAX_CONNS: rc = nkv_target_size(optarg, &a->max_conns); break;
-		case OPT_NO_SPARSE: a->no_sparse = 1; break;
-		case OPT_ALLOW_UNSEALED: break;	/* the default now */
-		case OPT_TRACE: a->trace = 1; break;
-		case OPT_LOG:
-			a->log_level = nkv_target_level(optarg);
-			rc = a->log_level < 0 ? -EINVAL : 0;
-			break;
-		case OPT_POOL: a->pool = optarg; break;
-		case OPT_CONF: a->conf = optarg; break;
-		case OPT_ID: a->id = optarg; break;
-		case OPT_KEYRING: a->keyring = optarg; break;
-		case OPT_NS_MAP: a->ns_map = optarg; break;
-		case OPT_OP_TIMEOUT: rc = nkv_target_size(optarg, &a->op_timeout); break;
-		case OPT_MOUNT_TIMEOUT: rc = nkv_target_size(optarg, &a->mount_timeout); break;
-		case OPT_HANDSHAKE_MS: rc = nkv_target_size(optarg, &a->handshake_ms); break;
-		case OPT_IDLE_MS: rc = nkv_target_size(optarg, &a->idle_ms); break;
-		case OPT_MSG_MS: rc = nkv_target_size(optarg, &a->msg_ms); break;
-		case OPT_MAX_DMA_MAPS: rc = nkv_target_size(optarg, &a->max_dma_maps); break;
-		case OPT_MAX_DMA_BYTES: rc = nkv_target_size(optarg, &a->max_dma_bytes); break;
-		case OPT_MAX_QPAIRS: rc = nkv_target_size(optarg, &a->max_qpairs); break;
-		case OPT_DB_STRIDE: rc = nkv_target_stride(optarg, &a->dstrd); break;
-		case OPT_POLL_SCHED: rc = nkv_target_sched(optarg, &a->poll_sched); break;
-		case 'h': nkv_target_usage(stdout); exit(0);
-		default: return -EINVAL;
+static int nkv_target_getopts(int argc, char **argv, const struct option *lo,
+			      struct nkv_target_args *a)
+{
+	int o, li = 0, rc;
+
+	while ((o = getopt_long(argc, argv, "h", lo, &li)) != -1) {
+		if (o == 'h') {
+			nkv_target_usage(stdout);
+			exit(0);
 		}
-		if (rc) {
+		if (o == OPT_BE_PARAM) {
+			a->params[a->nparams++] = (struct nkv_be_param){ lo[li].name, optarg };
+			continue;
+		}
+		rc = nkv_target_opt(o, optarg, a);
+		if (rc && o != '?')
 			fprintf(stderr, "nkv-target: bad value '%s' for --%s\n", optarg,
 				nkv_target_optname(lo, o));
+		if (rc)
 			return rc;
-		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "nkv-target: unexpected argument '%s'\n", argv[optind]);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* What every KV namespace asks of its backend. */
+static struct nkv_be_conf nkv_target_conf(const struct nkv_target_args *a)
+{
+	struct nkv_be_conf c = { .size = sizeof(c) };
+
+	c.capacity = a->capacity;
+	c.max_value = (uint32_t)a->max_value;
+	c.max_keys = (uint32_t)a->max_keys;
+	c.params = a->params;
+	c.nparams = a->nparams;
+	return c;
+}
+
+static int nkv_target_check(const struct nkv_target_args *a)
+{
+	struct nkv_be_conf c = nkv_target_conf(a);
+	char err[256];
+
 	if (a->queue_depth && (a->queue_depth < 2 || a->queue_depth > 65536)) {
 		fprintf(stderr, "nkv-target: --queue-depth must be 2..65536\n");
 		return -EINVAL;
@@ -289,144 +370,110 @@ static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 		fprintf(stderr, "nkv-target: --max-value / --max-keys too large\n");
 		return -EINVAL;
 	}
+	/* An unknown --backend fails later, as creating a namespace. */
+	if (nkv_be_type_find(a->backend) && nkv_be_conf_check(a->backend, &c, err, sizeof(err))) {
+		fprintf(stderr, "nkv-target: %s\n", err);
+		return -EINVAL;
+	}
 	return 0;
 }
 
-static struct nkv_be *nkv_target_mem(const struct nkv_target_args *a, char *err, size_t errlen)
+static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 {
-	struct nkv_be_mem_opts mo = { .size = sizeof(mo) };
-	struct nkv_be *be;
+	struct option *lo = nkv_target_longopts();
+	int rc;
 
-	mo.capacity = a->capacity;
-	mo.max_value = (uint32_t)a->max_value;
-	mo.max_keys = (uint32_t)a->max_keys;
-	be = nkv_be_mem_create(&mo);
-	if (!be)
-		snprintf(err, errlen, "mem backend: %s", strerror(errno));
-	return be;
+	/* Each backend option takes an argument: argc bounds their number. */
+	a->params = calloc((size_t)argc, sizeof(*a->params));
+	if (!lo || !a->params) {
+		free(lo);
+		fprintf(stderr, "nkv-target: out of memory\n");
+		return -ENOMEM;
+	}
+	rc = nkv_target_getopts(argc, argv, lo, a);
+	free(lo);
+	return rc ? rc : nkv_target_check(a);
 }
 
-static struct nkv_be *nkv_target_rados(const struct nkv_target_args *a, const char *rados_ns,
-				       char *err, size_t errlen)
+/* Create a backend of type for nsid and attach it; say why not. */
+static int nkv_target_add_ns(struct nkv_subsys *ss, uint32_t nsid, const char *type,
+			     const struct nkv_be_conf *c, const char *what)
 {
-	struct nkv_be_rados_opts ro = { .size = sizeof(ro) };
+	char err[256] = "";
+	struct nkv_be *be = nkv_be_create(type, c, err, sizeof(err));
 
-	ro.conf = a->conf;
-	ro.client = a->id;
-	ro.keyring = a->keyring;
-	ro.pool = a->pool;
-	ro.rados_ns = rados_ns;
-	ro.op_timeout_s = (uint32_t)a->op_timeout;
-	ro.mount_timeout_s = (uint32_t)a->mount_timeout;
-	ro.max_value = (uint32_t)a->max_value;
-	return nkv_be_rados_create(&ro, err, errlen);
+	if (be && !nkv_subsys_add_ns(ss, nsid, be))
+		return 0;
+	if (be) {
+		be->ops->destroy(be);
+		snprintf(err, sizeof(err), "cannot attach (nsid used twice?)");
+	}
+	fprintf(stderr, "nkv-target: %s: %s\n", what, err);
+	return -EINVAL;
 }
 
-/* Attach one rados backend per "NSID=RADOS_NS" entry of --ns-map. */
-static int nkv_target_add_rados(struct nkv_subsys *ss, const struct nkv_target_args *a)
+/* One KV namespace per "NSID=NAME" entry of --ns-map, each on its own
+ * backend of --backend. */
+static int nkv_target_add_kv(struct nkv_subsys *ss, const struct nkv_target_args *a)
 {
-	char *map = strdup(a->ns_map ? a->ns_map : "1=gpukv"), *save = NULL, *ent;
-	char err[256];
-	int rc = map ? 0 : -ENOMEM;
+	char *map, *save = NULL, *ent, what[160], err[256];
+	struct nkv_be_conf c = nkv_target_conf(a);
+	int rc;
 
+	if (nkv_be_conf_check(a->backend, &c, err, sizeof(err))) {
+		fprintf(stderr, "nkv-target: %s\n", err);
+		return -EINVAL;
+	}
+	map = strdup(a->ns_map ? a->ns_map : "1=gpukv");
+	rc = map ? 0 : -ENOMEM;
 	for (ent = map ? strtok_r(map, ",", &save) : NULL; ent && !rc;
 	     ent = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(ent, '='), *end;
 		unsigned long nsid = strtoul(ent, &end, 10);
-		struct nkv_be *be;
 
 		if (!eq || end != eq || nsid < 1 || nsid > NKV_TGT_MAX_NS || !eq[1]) {
-			fprintf(stderr, "nkv-target: bad --ns-map entry '%s' (want NSID=RADOS_NS, "
+			fprintf(stderr, "nkv-target: bad --ns-map entry '%s' (want NSID=NAME, "
 				"NSID 1..%d)\n", ent, NKV_TGT_MAX_NS);
 			rc = -EINVAL;
 			break;
 		}
-		err[0] = 0;
-		be = nkv_target_rados(a, eq + 1, err, sizeof(err));
-		if (!be || nkv_subsys_add_ns(ss, (uint32_t)nsid, be)) {
-			fprintf(stderr, "nkv-target: namespace %lu (RADOS namespace %s): %s\n", nsid,
-				eq + 1, err[0] ? err : "cannot attach (nsid used twice?)");
-			rc = -EINVAL;
-		}
+		c.ns_name = eq + 1;
+		snprintf(what, sizeof(what), "namespace %lu (%s)", nsid, eq + 1);
+		rc = nkv_target_add_ns(ss, (uint32_t)nsid, a->backend, &c, what);
 	}
 	free(map);
 	return rc;
 }
 
-/* The KV namespace(s): mem as nsid 1, or rados by --ns-map. */
-static int nkv_target_add_kv(struct nkv_subsys *ss, const struct nkv_target_args *a)
-{
-	char err[256] = "";
-	struct nkv_be *be;
-
-	if (!strcmp(a->backend, "rados"))
-		return nkv_target_add_rados(ss, a);
-	if (strcmp(a->backend, "mem")) {
-		fprintf(stderr, "nkv-target: unknown backend '%s' (available: mem, rados)\n",
-			a->backend);
-		return -EINVAL;
-	}
-	be = nkv_target_mem(a, err, sizeof(err));
-	if (!be || nkv_subsys_add_ns(ss, 1, be)) {
-		fprintf(stderr, "nkv-target: namespace 1: %s\n", err[0] ? err : "cannot attach");
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static struct nkv_subsys *nkv_target_subsys(const struct nkv_target_args *a)
 {
 	struct nkv_subsys_opts so = { .size = sizeof(so) };
+	struct nkv_be_conf nvm = { .size = sizeof(nvm), .nvm = 1, .capacity = a->nvm_ns };
 	struct nkv_subsys *ss;
-	struct nkv_be *be;
-	char err[256] = "";
 
 	ss = nkv_subsys_create(&so);
 	if (!ss) {
 		fprintf(stderr, "nkv-target: cannot create the subsystem\n");
 		return NULL;
 	}
-	if (nkv_target_add_kv(ss, a)) {
+	if (nkv_target_add_kv(ss, a) ||
+	    (a->nvm_ns && nkv_target_add_ns(ss, 2, "mem", &nvm, "NVM namespace 2"))) {
 		nkv_subsys_destroy(ss);
 		return NULL;
-	}
-	if (a->nvm_ns) {
-		struct nkv_be_mem_opts mo = { .size = sizeof(mo) };
-
-		mo.nvm = 1;
-		mo.capacity = a->nvm_ns;
-		be = nkv_be_mem_create(&mo);
-		if (!be)
-			snprintf(err, sizeof(err), "mem backend: %s", strerror(errno));
-		if (!be || nkv_subsys_add_ns(ss, 2, be)) {
-			fprintf(stderr, "nkv-target: NVM namespace 2: %s\n", err[0] ? err : "cannot attach");
-			nkv_subsys_destroy(ss);
-			return NULL;
-		}
 	}
 	return ss;
 }
 
-int main(int argc, char **argv)
+/* Serve until SIGINT or SIGTERM: the exit status. */
+static int nkv_target_serve(const struct nkv_target_args *a)
 {
-	struct nkv_target_args a = {
-		.socket = "nkv-target.sock", .backend = "mem", .capacity = 1ull << 30,
-		.max_value = 1u << 20, .log_level = NKV_VFU_LOG_INFO,
-		.dstrd = NKV_TGT_DSTRD_LINE,
-	};
 	struct nkv_vfu_server_opts so = { .size = sizeof(so) };
 	struct nkv_vfu_server *srv;
 	struct nkv_subsys *ss;
 	sigset_t set;
 	int rc, sig = 0;
 
-	/* The debug trace switch the host library reads too. */
-	a.trace = getenv("NKV_TRACE") && atoi(getenv("NKV_TRACE")) > 0;
-	if (nkv_target_parse(argc, argv, &a)) {
-		nkv_target_usage(stderr);
-		return 2;
-	}
-	ss = nkv_target_subsys(&a);
+	ss = nkv_target_subsys(a);
 	if (!ss)
 		return 1;
 	/* Block the stop signals in every thread; main waits for them. */
@@ -434,26 +481,26 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	so.socket_path = a.socket;
+	so.socket_path = a->socket;
 	so.ss = ss;
 	so.ctrl.size = sizeof(so.ctrl);
-	so.ctrl.mqes = (uint32_t)a.queue_depth;
-	so.ctrl.trace = a.trace;
-	so.poll_interval_ns = a.poll_ns;
-	so.poll_sched = a.poll_sched;
-	so.no_sparse_mmap = a.no_sparse;
-	so.max_conns = (int)a.max_conns;
-	so.log_level = a.log_level;
-	so.handshake_ms = (uint32_t)a.handshake_ms;
-	so.idle_ms = (uint32_t)a.idle_ms;
-	so.msg_ms = (uint32_t)a.msg_ms;
-	so.max_dma_maps = (uint32_t)a.max_dma_maps;
-	so.max_dma_bytes = a.max_dma_bytes;
-	so.ctrl.max_ioq = (uint32_t)a.max_qpairs;
-	so.ctrl.dstrd = a.dstrd;
+	so.ctrl.mqes = (uint32_t)a->queue_depth;
+	so.ctrl.trace = a->trace;
+	so.poll_interval_ns = a->poll_ns;
+	so.poll_sched = a->poll_sched;
+	so.no_sparse_mmap = a->no_sparse;
+	so.max_conns = (int)a->max_conns;
+	so.log_level = a->log_level;
+	so.handshake_ms = (uint32_t)a->handshake_ms;
+	so.idle_ms = (uint32_t)a->idle_ms;
+	so.msg_ms = (uint32_t)a->msg_ms;
+	so.max_dma_maps = (uint32_t)a->max_dma_maps;
+	so.max_dma_bytes = a->max_dma_bytes;
+	so.ctrl.max_ioq = (uint32_t)a->max_qpairs;
+	so.ctrl.dstrd = a->dstrd;
 	rc = nkv_vfu_server_start(&so, &srv);
 	if (rc) {
-		fprintf(stderr, "nkv-target: cannot listen on %s: %s\n", a.socket, strerror(-rc));
+		fprintf(stderr, "nkv-target: cannot listen on %s: %s\n", a->socket, strerror(-rc));
 		nkv_subsys_destroy(ss);
 		return 1;
 	}
@@ -463,4 +510,25 @@ int main(int argc, char **argv)
 	nkv_vfu_server_stop(srv);
 	nkv_subsys_destroy(ss);
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct nkv_target_args a = {
+		.socket = "nkv-target.sock", .backend = "mem", .capacity = 1ull << 30,
+		.max_value = 1u << 20, .log_level = NKV_VFU_LOG_INFO,
+		.dstrd = NKV_TGT_DSTRD_LINE,
+	};
+	int rc;
+
+	/* The debug trace switch the host library reads too. */
+	a.trace = getenv("NKV_TRACE") && atoi(getenv("NKV_TRACE")) > 0;
+	if (nkv_target_parse(argc, argv, &a)) {
+		nkv_target_usage(stderr);
+		rc = 2;
+	} else {
+		rc = nkv_target_serve(&a);
+	}
+	free(a.params);
+	return rc;
 }

@@ -340,8 +340,8 @@ Test(vfu_hostile, slow_drip_hits_the_whole_message_limit, .init = up_short, .fin
  * client does: here one drips a 1 MiB message a byte at a time, so its
  * thread is mid-recv, and another is idle. (A correctness bound.) */
 /* nkv-target on sock with the options in extra (NULL-terminated, at most
- * 8; NULL: none). */
-static pid_t spawn_target(const char *sock, const char *const *extra)
+ * 8; NULL: none), its stderr on errfd (-1: this one's). */
+static pid_t spawn_target_err(const char *sock, const char *const *extra, int errfd)
 {
 	char exe[512], bin[600];
 	const char *argv[16] = { bin, "--socket", sock, "--log-level", "error" };
@@ -357,10 +357,17 @@ static pid_t spawn_target(const char *sock, const char *const *extra)
 		argv[5 + i] = extra[i];
 	pid = fork();
 	if (pid == 0) {
+		if (errfd >= 0)
+			dup2(errfd, 2);
 		execv(bin, (char *const *)argv);
 		_exit(127);
 	}
 	return pid;
+}
+
+static pid_t spawn_target(const char *sock, const char *const *extra)
+{
+	return spawn_target_err(sock, extra, -1);
 }
 
 /* Wait (bounded) for the socket file of a spawned target. */
@@ -715,4 +722,29 @@ Test(vfu_hostile, nkv_target_poll_sched_option)
 	pid = spawn_target(srv.path, bad);
 	waitpid(pid, &st, 0);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "--poll-sched fifo is refused");
+}
+
+/* A backend's option given with another --backend is refused (exit 2),
+ * naming the option and the backend, not silently ignored. */
+Test(vfu_hostile, nkv_target_refuses_another_backends_option)
+{
+	static const char *const bad[] = { "--backend", "mem", "--pool", "kvpool", NULL };
+	char out[8192];
+	size_t len = 0;
+	ssize_t n;
+	int st = 0, pfd[2];
+	pid_t pid;
+
+	snprintf(srv.path, sizeof(srv.path), "/tmp/nkv-hostile-beopt-%d.sock", (int)getpid());
+	cr_assert_eq(pipe(pfd), 0);
+	pid = spawn_target_err(srv.path, bad, pfd[1]);
+	close(pfd[1]);
+	while (len < sizeof(out) - 1 && (n = read(pfd[0], out + len, sizeof(out) - 1 - len)) > 0)
+		len += (size_t)n;
+	out[len] = 0;
+	close(pfd[0]);
+	waitpid(pid, &st, 0);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "--pool with --backend mem is refused");
+	cr_assert(strstr(out, "option --pool is not an option of the mem backend"), "%s", out);
+	cr_assert_neq(access(srv.path, F_OK), 0, "it never listened");
 }

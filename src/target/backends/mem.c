@@ -455,7 +455,6 @@ static struct nkv_be *nkv_mem_create_conf(const struct nkv_be_conf *conf, char *
  * are the namespace's (struct nkv_be_conf); its name is a label only. */
 const struct nkv_be_type nkv_be_type_mem = {
 	.name = "mem",
-	.summary = "in memory, lost at exit; a KV namespace of --capacity bytes, or an\n"
-		   "NVM block namespace (--nvm-ns)",
+	.summary = "in memory, lost at exit (also the NVM namespace of --nvm-ns)",
 	.create = nkv_mem_create_conf,
 };

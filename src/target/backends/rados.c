@@ -1071,10 +1071,16 @@ static int nkv_rados_uint(const struct nkv_be_conf *conf, const char *name, uint
 	return 0;
 }
 
-/* conf as the options of nkv_be_rados_create (the strings stay conf's). */
+/* conf as the options of nkv_be_rados_create (the strings stay conf's).
+ * conf->capacity and max_keys are not the backend's: the pool's quotas
+ * bound it, and NSZE reports 1 TiB. */
 static int nkv_rados_conf_opts(const struct nkv_be_conf *conf, struct nkv_be_rados_opts *o,
 			       char *err, size_t errlen)
 {
+	if (conf->nvm) {
+		nkv_rados_err(err, errlen, "rados backend: KV namespaces only, not NVM");
+		return -EINVAL;
+	}
 	*o = (struct nkv_be_rados_opts){ .size = sizeof(*o) };
 	o->pool = nkv_be_conf_get(conf, "pool");
 	o->conf = nkv_be_conf_get(conf, "conf");
@@ -1093,23 +1099,17 @@ static int nkv_rados_check_conf(const struct nkv_be_conf *conf, char *err, size_
 {
 	struct nkv_be_rados_opts o;
 
-	if (conf->nvm) {
-		nkv_rados_err(err, errlen, "rados backend: KV namespaces only, not NVM");
-		return -EINVAL;
-	}
 	return nkv_rados_conf_opts(conf, &o, err, errlen);
 }
 
-/* The options parsed before anything connects, so a typo costs no
- * mount timeout. conf->capacity and max_keys are not the backend's: the
- * pool's quotas bound it, and NSZE reports 1 TiB. */
+/* The options are parsed before anything connects, so a typo costs no
+ * mount timeout. */
 static struct nkv_be *nkv_rados_create_conf(const struct nkv_be_conf *conf, char *err, size_t errlen)
 {
 	struct nkv_be_rados_opts o;
 
-	if (nkv_rados_check_conf(conf, err, errlen))
+	if (nkv_rados_conf_opts(conf, &o, err, errlen))
 		return NULL;
-	nkv_rados_conf_opts(conf, &o, err, errlen);
 	return nkv_be_rados_create(&o, err, errlen);
 }
 
