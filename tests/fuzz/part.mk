@@ -13,7 +13,7 @@ FUZZ_TARGETS := fuzz_list_decode fuzz_ctrl_cmds fuzz_vfu_server fuzz_vfu_client
 fuzz_list_decode_FSRCS := tests/fuzz/fuzz_list_decode.c
 fuzz_ctrl_cmds_FSRCS = tests/fuzz/fuzz_ctrl_cmds.c $(NKV_TGT_CORE)
 fuzz_vfu_server_FSRCS = tests/fuzz/fuzz_vfu_server.c $(NKV_TGT_CORE) \
-	src/target/vfio-user/server.c src/vfio-user/msg.c
+	$(NKV_TGT_VFU_SRCS) src/vfio-user/msg.c
 fuzz_vfu_client_FSRCS := tests/fuzz/fuzz_vfu_client.c src/host/vfio_user_client.c \
 	src/vfio-user/msg.c
 
@@ -38,5 +38,5 @@ fuzz: $(addprefix $(FUZZ_B)/,$(FUZZ_TARGETS))
 # DMA fd sealing (vfio-user server hardening).
 TESTS += test_vfu_seal
 test_vfu_seal_SRCS := tests/vfio-user/test_vfu_seal.c src/host/dmamem.c \
-	src/host/log.c src/target/vfio-user/server.c src/vfio-user/msg.c $(NKV_TGT_CORE)
+	src/host/log.c $(NKV_TGT_VFU_SRCS) src/vfio-user/msg.c $(NKV_TGT_CORE)
 test_vfu_seal_LDLIBS := -lcriterion

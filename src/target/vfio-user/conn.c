@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * conn.c - one connection: its controller instance and BAR0 memfd, and
+ * the thread that both polls the controller and answers the client.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+
+#include "target/vfio-user/vfu.h"
+
+static uint64_t nkv_vfu_pow2(uint64_t v)
+{
+	uint64_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+int nkv_vfu_ctrl_new(struct nkv_vfu_conn *c)
+{
+	struct nkv_tgt_ctrl_opts co = c->s->o.ctrl;
+
+	co.size = sizeof(co);
+	co.cntlid = c->id;
+	memset(c->bar, 0, c->bar_size);
+	c->ctrl = nkv_tgt_ctrl_create(c->s->o.ss, c->dma,
+				      (volatile uint32_t *)(c->bar + NKV_REG_DBS), &co);
+	if (!c->ctrl)
+		return -ENOMEM;
+	if (nkv_tgt_ctrl_bar0_size(c->ctrl) > c->bar_size) {
+		nkv_vfu_clog(c, NKV_VFU_LOG_ERROR, "event=bar0_too_small conn=%u need=%u have=%llu",
+			    c->id, nkv_tgt_ctrl_bar0_size(c->ctrl),
+			    (unsigned long long)c->bar_size);
+		nkv_tgt_ctrl_destroy(c->ctrl);
+		c->ctrl = NULL;
+		return -EINVAL;
+	}
+	nkv_tgt_ctrl_set_bus_master(c->ctrl, nkv_vfu_command(c) & NKV_PCI_CMD_MASTER);
+	nkv_tgt_ctrl_set_xfer(c->ctrl, nkv_vfu_dma_xfer, c);
+	c->failed_logged = NULL;
+	return 0;
+}
+
+static int nkv_vfu_conn_setup(struct nkv_vfu_conn *c)
+{
+	uint32_t max_ioq = c->s->o.ctrl.max_ioq ? c->s->o.ctrl.max_ioq : 64;
+	uint64_t db_bytes = (2ull * (max_ioq + 1)) << (2 + c->s->o.ctrl.dstrd);
+
+	c->bar_fd = -1;
+	c->bar_size = nkv_vfu_pow2(NKV_REG_DBS + ((db_bytes + NKV_PAGE_SIZE - 1) & ~(uint64_t)(NKV_PAGE_SIZE - 1)));
+	c->max_xfer = NKV_VFU_MAX_XFER;
+	c->dma = nkv_dma_create();
+	if (!c->dma)
+		return -ENOMEM;
+	c->bar_fd = memfd_create("nkv-bar0", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (c->bar_fd < 0 || ftruncate(c->bar_fd, (off_t)c->bar_size) < 0)
+		return -errno;
+	/* The client maps this fd: it must not be able to shrink it under
+	 * our own mapping either (the same SIGBUS, the other way round). */
+	fcntl(c->bar_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+	c->bar = mmap(NULL, c->bar_size, PROT_READ | PROT_WRITE, MAP_SHARED, c->bar_fd, 0);
+	if (c->bar == MAP_FAILED) {
+		c->bar = NULL;
+		return -errno;
+	}
+	nkv_vfu_cfg_init(c);
+	return nkv_vfu_ctrl_new(c);
+}
+
+/* Controller first (it finishes or fails in-flight commands, which may
+ * still point into DMA memory), then the memory. */
+static void nkv_vfu_conn_teardown(struct nkv_vfu_conn *c)
+{
+	uint32_t i;
+
+	c->dma_dead = c->dma_dead ? c->dma_dead : -ECONNRESET;	/* no more messages */
+	if (c->ctrl)
+		nkv_tgt_ctrl_destroy(c->ctrl);
+	for (i = 0; i < c->nheld; i++)
+		nkv_vfu_msg_free(&c->held[i]);
+	for (i = 0; i < c->nmaps; i++) {
+		nkv_dma_unmap(c->dma, c->maps[i].iova, c->maps[i].len);
+		munmap(c->maps[i].ptr, c->maps[i].len);
+	}
+	free(c->maps);
+	if (c->dma)
+		nkv_dma_destroy(c->dma);
+	if (c->bar)
+		munmap(c->bar, c->bar_size);
+	if (c->bar_fd >= 0)
+		close(c->bar_fd);
+	close(c->fd);
+	free(c->rbuf);
+}
+
+/*
+ * Wait for the socket (and, while asleep, for a backend completion) at
+ * most *to. Returns ppoll's result for the socket entry, or -errno of the
+ * ppoll itself (read before anything else can overwrite errno).
+ */
+static int nkv_vfu_conn_wait(struct nkv_vfu_conn *c, struct pollfd *p,
+			     const struct timespec *to, int sleep)
+{
+	static const struct timespec zero = { 0, 0 };
+	struct pollfd fds[3] = { *p, { .fd = -1, .events = POLLIN },
+				 { .fd = c->s->stop_fd, .events = POLLIN } };
+	int n, armed = 0;
+
+	/* No controller (a failed reset): nothing to wake for but messages. */
+	if (sleep && c->ctrl) {
+		armed = nkv_tgt_ctrl_sleep_begin(c->ctrl);
+		sleep = armed;
+		if (armed)
+			fds[1].fd = nkv_tgt_ctrl_wake_fd(c->ctrl);
+	}
+	if (sleep)
+		__atomic_add_fetch(&c->s->sleeps, 1, __ATOMIC_RELAXED);
+	n = ppoll(fds, 3, sleep ? to : &zero, NULL);
+	if (n < 0)
+		n = -errno;
+	if (armed)
+		nkv_tgt_ctrl_sleep_end(c->ctrl);
+	p->revents = fds[0].revents;
+	return n < 0 ? n : !!fds[0].revents;
+}
+
+/*
+ * How long an idle connection sleeps: the poll interval while its
+ * controller is ready (doorbells in shared memory wake nobody). A
+ * controller that is not ready has no queues to poll: only a message
+ * (register writes included) or a backend completion can give it work,
+ * and both wake the ppoll, so it sleeps until its next time limit.
+ */
+static struct timespec nkv_vfu_sleep_for(const struct nkv_vfu_conn *c, uint64_t interval_ns)
+{
+	const struct nkv_vfu_server_opts *o = &c->s->o;
+	uint64_t ns = interval_ns, now, end;
+
+	if (!c->ctrl || !(nkv_tgt_ctrl_reg_read(c->ctrl, NKV_REG_CSTS, 4) & NKV_CSTS_RDY)) {
+		now = nkv_vfu_now_ns();
+		end = c->negotiated ? c->last_msg_ns + nkv_vfu_ms(o->idle_ms, NKV_VFU_IDLE_MS)
+				    : c->opened_ns + nkv_vfu_ms(o->handshake_ms, NKV_VFU_HANDSHAKE_MS);
+		/* 1 ms past the limit, so the wake-up finds it passed. */
+		ns = (end > now ? end - now : 0) + NKV_VFU_MS;
+	}
+	return (struct timespec){ (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+}
+
+/* Why a connection ended: the client's doing (info) or ours (warn, and
+ * counted as dropped). rc 0 is a server stop. */
+static void nkv_vfu_conn_end(struct nkv_vfu_conn *c, int rc)
+{
+	struct nkv_vfu_server *s = c->s;
+	int by_client = rc == -ECONNRESET || rc == -EPIPE;
+
+	if (!rc || rc == -ECANCELED)
+		return;		/* the server is stopping */
+	nkv_vfu_log(s, by_client ? NKV_VFU_LOG_INFO : NKV_VFU_LOG_WARN,
+		    "event=conn_end conn=%u reason=%s", c->id,
+		    c->end_reason ? c->end_reason :
+		    rc == -ECONNRESET ? "client_closed" : rc == -EPIPE ? "hangup" : strerror(-rc));
+	if (by_client)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->st.dropped++;
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* A connection that never says VERSION, or whose controller stays
+ * disabled with no message, holds one of max_conns: past its limit it
+ * ends (-ETIMEDOUT, with end_reason set). */
+static int nkv_vfu_conn_expired(struct nkv_vfu_conn *c)
+{
+	const struct nkv_vfu_server_opts *o = &c->s->o;
+	uint64_t now = nkv_vfu_now_ns();
+
+	if (!c->negotiated) {
+		if (now - c->opened_ns < nkv_vfu_ms(o->handshake_ms, NKV_VFU_HANDSHAKE_MS))
+			return 0;
+		c->end_reason = "handshake_timeout";
+		return -ETIMEDOUT;
+	}
+	if (now - c->last_msg_ns < nkv_vfu_ms(o->idle_ms, NKV_VFU_IDLE_MS))
+		return 0;
+	if (c->ctrl && (nkv_tgt_ctrl_reg_read(c->ctrl, NKV_REG_CSTS, 4) & NKV_CSTS_RDY))
+		return 0;
+	c->end_reason = "idle_timeout_controller_disabled";
+	return -ETIMEDOUT;
+}
+
+/* A connection's busy ticks into the server's total (stats). */
+static void nkv_vfu_busy_flush(struct nkv_vfu_conn *c)
+{
+	__atomic_add_fetch(&c->s->busy_ticks, c->busy_ticks, __ATOMIC_RELAXED);
+	c->busy_ticks = 0;
+}
+
+/*
+ * One thread per connection: poll the controller, check the socket. While
+ * spinning, busy or idle, the socket is looked at only every
+ * NKV_VFU_SOCK_NS (the clock is read every NKV_VFU_SOCK_PASSES passes): a
+ * ppoll costs ~1 us in a VM, more than a command, and checking it on every
+ * pass put the thread in the kernel when the next doorbell came. After
+ * NKV_VFU_SPIN_NS without work the thread sleeps up to the poll interval,
+ * woken early by a message or a backend completion. With commands at the
+ * backend it sleeps after NKV_VFU_WAIT_SPIN_NS already: their completions
+ * wake it, and a backend that takes hundreds of us (RADOS) shares the
+ * cores with its daemons, which a spinning thread slows. Doorbells in
+ * shared memory wake nobody: the poll interval bounds how late a doorbell
+ * rung after a quiet spell is seen.
+ */
+static int nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
+{
+	struct nkv_vfu_server *s = c->s;
+	uint64_t ns = s->o.poll_interval_ns ? s->o.poll_interval_ns : 100000;
+	uint64_t work_ns = nkv_vfu_now_ns();	/* when work was last seen */
+	uint64_t sock_ns = 0;			/* when the socket was last checked */
+	uint64_t pass_end = 0;			/* when the last pass ended; 0: the
+						 * loop did something else since */
+	unsigned passes = 0;
+	int work = 0;
+
+	/* Short poll intervals mean it: no 50 us default timer slack. */
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		struct pollfd p = { .fd = c->fd, .events = POLLIN };
+		struct timespec to;
+		uint64_t now, t;
+		int n, sleep, w;
+
+		/* One clock read a pass: a pass with work counts from the end
+		 * of the one before (the loop's own checks included), unless
+		 * the loop did something else in between (a message, a socket
+		 * check, a sleep): then it reads the clock before the pass. */
+		if (!pass_end)
+			pass_end = nkv_vfu_ticks();
+		w = c->ctrl ? nkv_tgt_ctrl_poll(c->ctrl) : 0;
+		t = nkv_vfu_ticks();
+		if (w)
+			c->busy_ticks += t - pass_end;
+		pass_end = t;
+		work |= w;
+		if (c->ctrl && nkv_tgt_ctrl_failed(c->ctrl) != c->failed_logged)
+			nkv_vfu_log_failed(c);
+		if (c->dma_dead)	/* logged by nkv_vfu_conn_end() */
+			return c->dma_dead;
+		if (c->nheld) {	/* requests that came during a DMA message */
+			int rc = nkv_vfu_handle_one(c);
+
+			pass_end = 0;
+			if (rc)
+				return rc == -ECANCELED ? 0 : rc;
+			continue;
+		}
+		if (c->ctrl && nkv_tgt_ctrl_lost_memory(c->ctrl)) {
+			/* Logged and counted as dropped by nkv_vfu_conn_end(). */
+			c->end_reason = "client_memory_vanished(SIGBUS_caught:truncated_or_hole_punched_dma_fd)";
+			return -EFAULT;
+		}
+		if (++passes < NKV_VFU_SOCK_PASSES)
+			continue;
+		passes = 0;
+		now = nkv_vfu_now_ns();
+		if (work)
+			work_ns = now;
+		work = 0;
+		sleep = now - work_ns >= (c->ctrl && nkv_tgt_ctrl_inflight(c->ctrl) ?
+					  NKV_VFU_WAIT_SPIN_NS : NKV_VFU_SPIN_NS);
+		if (!sleep && now - sock_ns < NKV_VFU_SOCK_NS)
+			continue;
+		sock_ns = now;
+		pass_end = 0;
+		nkv_vfu_busy_flush(c);
+		if (sleep && c->ctrl)	/* idle: give a burst's objects back */
+			nkv_tgt_ctrl_trim(c->ctrl, NKV_TGT_CMD_KEEP);
+		if (sleep)
+			to = nkv_vfu_sleep_for(c, ns);
+		n = nkv_vfu_conn_wait(c, &p, &to, sleep);
+		/* A signal for an embedding program is not the client's doing. */
+		if (n == -EINTR || n == 0) {
+			n = nkv_vfu_conn_expired(c);
+			if (n)
+				return n;
+			continue;
+		}
+		if (n < 0)
+			return n;
+		work_ns = nkv_vfu_now_ns();
+		if (p.revents & POLLIN) {
+			int rc = nkv_vfu_handle_one(c);
+
+			if (rc == -ECANCELED)
+				return 0;
+			if (rc)
+				return rc;
+		} else if (p.revents & (POLLHUP | POLLERR | POLLNVAL)) {
+			return -EPIPE;
+		}
+	}
+	return 0;
+}
+
+/*
+ * SCHED_IDLE takes no privilege; a failure (a seccomp filter, say) leaves
+ * the thread as it was, which still works, so it is logged, not fatal.
+ */
+static void nkv_vfu_conn_sched(struct nkv_vfu_conn *c)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+	int rc;
+
+	if (c->s->o.poll_sched != NKV_VFU_SCHED_IDLE)
+		return;
+	rc = pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+	if (rc)
+		nkv_vfu_log(c->s, NKV_VFU_LOG_WARN, "event=sched_idle_failed conn=%u errno=%d",
+			    c->id, rc);
+}
+
+void *nkv_vfu_conn_main(void *arg)
+{
+	struct nkv_vfu_conn *c = arg;
+	struct nkv_vfu_server *s = c->s;
+	int rc;
+
+	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=conn_open conn=%u", c->id);
+	nkv_vfu_conn_sched(c);
+	rc = nkv_vfu_conn_setup(c);
+	if (rc) {
+		nkv_vfu_log(s, NKV_VFU_LOG_ERROR, "event=conn_setup_failed conn=%u errno=%d", c->id, -rc);
+		pthread_mutex_lock(&s->lock);
+		s->st.failed++;
+		pthread_mutex_unlock(&s->lock);
+	} else {
+		nkv_vfu_conn_end(c, nkv_vfu_conn_loop(c));
+		nkv_vfu_busy_flush(c);
+	}
+	nkv_vfu_conn_teardown(c);
+	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=conn_closed conn=%u log_suppressed=%llu", c->id,
+		    (unsigned long long)c->log_dropped_total);
+	free(c);
+	pthread_mutex_lock(&s->lock);
+	s->nconns--;
+	s->st.closed++;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);	/* nothing touches s after this */
+	return NULL;
+}
