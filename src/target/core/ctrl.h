@@ -155,7 +155,7 @@ void nkv_tgt_ctrl_sleep_end(struct nkv_tgt_ctrl *c);
  * mark behind (each object holds max_iov iovecs: 4 KiB at the default
  * MDTS; 64 queue pairs of 1024 entries could keep 270 MB). Free all but
  * keep of them; returns how many stay cached. The poll thread calls it
- * when it goes idle (nkv_tgt_poller_step and the vfio-user server do).
+ * when it goes idle (nkv_tgt_poller_next() does: poller.h).
  */
 #define NKV_TGT_CMD_KEEP 32
 uint32_t nkv_tgt_ctrl_trim(struct nkv_tgt_ctrl *c, uint32_t keep);

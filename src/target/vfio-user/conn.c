@@ -135,18 +135,17 @@ static int nkv_vfu_conn_wait(struct nkv_vfu_conn *c, struct pollfd *p,
 }
 
 /*
- * How long an idle connection sleeps: the poll interval while its
- * controller is ready (doorbells in shared memory wake nobody). A
- * controller that is not ready has no queues to poll: only a message
- * (register writes included) or a backend completion can give it work,
+ * How long an idle connection sleeps: the poller's interval while its
+ * controller is ready. A controller that is not ready can only be given
+ * work by a message (register writes included) or a backend completion,
  * and both wake the ppoll, so it sleeps until its next time limit.
  */
-static struct timespec nkv_vfu_sleep_for(const struct nkv_vfu_conn *c, uint64_t interval_ns)
+static struct timespec nkv_vfu_sleep_for(const struct nkv_vfu_conn *c)
 {
 	const struct nkv_vfu_server_opts *o = &c->s->o;
-	uint64_t ns = interval_ns, now, end;
+	uint64_t ns = nkv_tgt_poller_sleep_ns(&c->poller, c->ctrl), now, end;
 
-	if (!c->ctrl || !(nkv_tgt_ctrl_reg_read(c->ctrl, NKV_REG_CSTS, 4) & NKV_CSTS_RDY)) {
+	if (!ns) {
 		now = nkv_vfu_now_ns();
 		end = c->negotiated ? c->last_msg_ns + nkv_vfu_ms(o->idle_ms, NKV_VFU_IDLE_MS)
 				    : c->opened_ns + nkv_vfu_ms(o->handshake_ms, NKV_VFU_HANDSHAKE_MS);
@@ -201,55 +200,30 @@ static int nkv_vfu_conn_expired(struct nkv_vfu_conn *c)
 /* A connection's busy ticks into the server's total (stats). */
 static void nkv_vfu_busy_flush(struct nkv_vfu_conn *c)
 {
-	__atomic_add_fetch(&c->s->busy_ticks, c->busy_ticks, __ATOMIC_RELAXED);
-	c->busy_ticks = 0;
+	__atomic_add_fetch(&c->s->busy_ticks, nkv_tgt_poller_take_busy(&c->poller),
+			   __ATOMIC_RELAXED);
 }
 
 /*
- * One thread per connection: poll the controller, check the socket. While
- * spinning, busy or idle, the socket is looked at only every
- * NKV_VFU_SOCK_NS (the clock is read every NKV_VFU_SOCK_PASSES passes): a
- * ppoll costs ~1 us in a VM, more than a command, and checking it on every
- * pass put the thread in the kernel when the next doorbell came. After
- * NKV_VFU_SPIN_NS without work the thread sleeps up to the poll interval,
- * woken early by a message or a backend completion. With commands at the
- * backend it sleeps after NKV_VFU_WAIT_SPIN_NS already: their completions
- * wake it, and a backend that takes hundreds of us (RADOS) shares the
- * cores with its daemons, which a spinning thread slows. Doorbells in
- * shared memory wake nobody: the poll interval bounds how late a doorbell
- * rung after a quiet spell is seen.
+ * One thread per connection: poll the controller, check the socket, sleep
+ * when idle, as the poller says (poller.h): the socket is looked at only
+ * now and then while spinning, and a sleep is woken early by a message or
+ * a backend completion.
  */
 static int nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 {
 	struct nkv_vfu_server *s = c->s;
-	uint64_t ns = s->o.poll_interval_ns ? s->o.poll_interval_ns : 100000;
-	uint64_t work_ns = nkv_vfu_now_ns();	/* when work was last seen */
-	uint64_t sock_ns = 0;			/* when the socket was last checked */
-	uint64_t pass_end = 0;			/* when the last pass ended; 0: the
-						 * loop did something else since */
-	unsigned passes = 0;
-	int work = 0;
+	struct nkv_tgt_poller *pl = &c->poller;
 
+	nkv_tgt_poller_init(pl, s->o.poll_interval_ns);
 	/* Short poll intervals mean it: no 50 us default timer slack. */
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
 		struct pollfd p = { .fd = c->fd, .events = POLLIN };
 		struct timespec to;
-		uint64_t now, t;
-		int n, sleep, w;
+		int n, sleep;
 
-		/* One clock read a pass: a pass with work counts from the end
-		 * of the one before (the loop's own checks included), unless
-		 * the loop did something else in between (a message, a socket
-		 * check, a sleep): then it reads the clock before the pass. */
-		if (!pass_end)
-			pass_end = nkv_vfu_ticks();
-		w = c->ctrl ? nkv_tgt_ctrl_poll(c->ctrl) : 0;
-		t = nkv_vfu_ticks();
-		if (w)
-			c->busy_ticks += t - pass_end;
-		pass_end = t;
-		work |= w;
+		nkv_tgt_poller_pass(pl, c->ctrl);
 		if (c->ctrl && nkv_tgt_ctrl_failed(c->ctrl) != c->failed_logged)
 			nkv_vfu_log_failed(c);
 		if (c->dma_dead)	/* logged by nkv_vfu_conn_end() */
@@ -257,7 +231,7 @@ static int nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 		if (c->nheld) {	/* requests that came during a DMA message */
 			int rc = nkv_vfu_handle_one(c);
 
-			pass_end = 0;
+			nkv_tgt_poller_aside(pl);
 			if (rc)
 				return rc == -ECANCELED ? 0 : rc;
 			continue;
@@ -267,24 +241,13 @@ static int nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 			c->end_reason = "client_memory_vanished(SIGBUS_caught:truncated_or_hole_punched_dma_fd)";
 			return -EFAULT;
 		}
-		if (++passes < NKV_VFU_SOCK_PASSES)
+		n = nkv_tgt_poller_next(pl, c->ctrl);
+		if (n == NKV_TGT_POLL_AGAIN)
 			continue;
-		passes = 0;
-		now = nkv_vfu_now_ns();
-		if (work)
-			work_ns = now;
-		work = 0;
-		sleep = now - work_ns >= (c->ctrl && nkv_tgt_ctrl_inflight(c->ctrl) ?
-					  NKV_VFU_WAIT_SPIN_NS : NKV_VFU_SPIN_NS);
-		if (!sleep && now - sock_ns < NKV_VFU_SOCK_NS)
-			continue;
-		sock_ns = now;
-		pass_end = 0;
+		sleep = n == NKV_TGT_POLL_SLEEP;
 		nkv_vfu_busy_flush(c);
-		if (sleep && c->ctrl)	/* idle: give a burst's objects back */
-			nkv_tgt_ctrl_trim(c->ctrl, NKV_TGT_CMD_KEEP);
 		if (sleep)
-			to = nkv_vfu_sleep_for(c, ns);
+			to = nkv_vfu_sleep_for(c);
 		n = nkv_vfu_conn_wait(c, &p, &to, sleep);
 		/* A signal for an embedding program is not the client's doing. */
 		if (n == -EINTR || n == 0) {
@@ -295,7 +258,7 @@ static int nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 		}
 		if (n < 0)
 			return n;
-		work_ns = nkv_vfu_now_ns();
+		nkv_tgt_poller_woken(pl);
 		if (p.revents & POLLIN) {
 			int rc = nkv_vfu_handle_one(c);
 

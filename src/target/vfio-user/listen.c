@@ -141,8 +141,7 @@ int nkv_vfu_server_start(const struct nkv_vfu_server_opts *opts, struct nkv_vfu_
 	if (!s)
 		return -ENOMEM;
 	s->o = *opts;
-	s->tick0 = nkv_vfu_ticks();
-	s->ns0 = nkv_vfu_now_ns();
+	nkv_tgt_clock_init(&s->clock);
 	strcpy(s->path, opts->socket_path);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
@@ -202,14 +201,6 @@ void nkv_vfu_server_stop(struct nkv_vfu_server *s)
 	free(s);
 }
 
-/* Ticks to ns at the rate measured since the server started. */
-static uint64_t nkv_vfu_ticks_ns(const struct nkv_vfu_server *s, uint64_t ticks)
-{
-	uint64_t dt = nkv_vfu_ticks() - s->tick0, dns = nkv_vfu_now_ns() - s->ns0;
-
-	return dt ? (uint64_t)((double)ticks * (double)dns / (double)dt) : ticks;
-}
-
 void nkv_vfu_server_stats(struct nkv_vfu_server *s, struct nkv_vfu_server_stats *st)
 {
 	pthread_mutex_lock(&s->lock);
@@ -217,7 +208,7 @@ void nkv_vfu_server_stats(struct nkv_vfu_server *s, struct nkv_vfu_server_stats 
 	st->conns = s->nconns;
 	st->sleeps = __atomic_load_n(&s->sleeps, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&s->lock);
-	st->busy_ns = nkv_vfu_ticks_ns(s, __atomic_load_n(&s->busy_ticks, __ATOMIC_RELAXED));
+	st->busy_ns = nkv_tgt_clock_ns(&s->clock, __atomic_load_n(&s->busy_ticks, __ATOMIC_RELAXED));
 }
 
 int nkv_vfu_serve_fd(const struct nkv_vfu_server_opts *opts, int fd)

@@ -27,6 +27,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "target/core/poller.h"
 #include "target/vfio-user/server.h"
 #include "vfio-user/msg.h"
 
@@ -34,10 +35,6 @@
 #define NKV_VFU_PCI_DEVICE 0x0010
 #define NKV_VFU_PCIE_CAP 0x40		/* PCI Express capability offset */
 #define NKV_VFU_NUM_IRQS (VFIO_PCI_ERR_IRQ_INDEX + 2)	/* INTx..REQ */
-#define NKV_VFU_SPIN_NS 200000ull	/* time without work before sleeping */
-#define NKV_VFU_WAIT_SPIN_NS 10000ull	/* the same, commands at the backend */
-#define NKV_VFU_SOCK_PASSES 16	/* controller passes per clock read */
-#define NKV_VFU_SOCK_NS 20000ull	/* time between socket checks while spinning */
 #define NKV_VFU_HANDSHAKE_MS 10000	/* defaults of the time limits (opts) */
 #define NKV_VFU_IDLE_MS 60000
 #define NKV_VFU_MSG_MS 5000
@@ -46,18 +43,6 @@
 #define NKV_VFU_DMA_BYTES (64ull << 30)
 #define NKV_VFU_LOG_BURST 50		/* lines one connection may log at once */
 #define NKV_VFU_LOG_PER_S 10		/* then this many a second; the rest counted */
-
-/* A cheap clock for the busy time of connection threads, read at every
- * pass: the TSC where there is one (a few cycles, no system call; it is
- * converted to ns against CLOCK_MONOTONIC over the server's life). */
-static inline uint64_t nkv_vfu_ticks(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	return __builtin_ia32_rdtsc();
-#else
-	return nkv_vfu_now_ns();
-#endif
-}
 
 struct nkv_vfu_server {
 	struct nkv_vfu_server_opts o;
@@ -68,7 +53,7 @@ struct nkv_vfu_server {
 	int stop_fd;			/* eventfd, readable once stopping; or -1 */
 	uint64_t sleeps;		/* atomic (relaxed): idle sleeps begun */
 	uint64_t busy_ticks;		/* atomic (relaxed): passes that found work */
-	uint64_t tick0, ns0;		/* at start: ticks to ns (stats) */
+	struct nkv_tgt_clock clock;	/* ticks to ns (stats), from start */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	uint32_t nconns;		/* under lock */
@@ -116,7 +101,7 @@ struct nkv_vfu_conn {
 	uint32_t nheld;
 	uint16_t next_req_id;		/* msg_id of our next DMA_READ/WRITE */
 	int dma_dead;			/* a DMA message failed the stream: end */
-	uint64_t busy_ticks;		/* passes with work, not yet in the server's */
+	struct nkv_tgt_poller poller;	/* its busy ticks not yet in the server's */
 	/* The reply being built. */
 	uint8_t *rbuf;
 	size_t rlen;
