@@ -17,34 +17,24 @@
 
 #include "target/vfio-user/vfu.h"
 
-static uint64_t nkv_vfu_pow2(uint64_t v)
+struct nkv_tgt_ctrl_opts nkv_vfu_ctrl_opts(const struct nkv_vfu_server_opts *o, uint16_t cntlid)
 {
-	uint64_t p = 1;
+	struct nkv_tgt_ctrl_opts co = o->ctrl;
 
-	while (p < v)
-		p <<= 1;
-	return p;
+	co.size = sizeof(co);
+	co.cntlid = cntlid;
+	return co;
 }
 
 int nkv_vfu_ctrl_new(struct nkv_vfu_conn *c)
 {
-	struct nkv_tgt_ctrl_opts co = c->s->o.ctrl;
+	struct nkv_tgt_ctrl_opts co = nkv_vfu_ctrl_opts(&c->s->o, c->id);
 
-	co.size = sizeof(co);
-	co.cntlid = c->id;
-	memset(c->bar, 0, c->bar_size);
+	memset(c->bar, 0, c->bar0.size);
 	c->ctrl = nkv_tgt_ctrl_create(c->s->o.ss, c->dma,
-				      (volatile uint32_t *)(c->bar + NKV_REG_DBS), &co);
+				      (volatile uint32_t *)(c->bar + c->bar0.db_offset), &co);
 	if (!c->ctrl)
 		return -ENOMEM;
-	if (nkv_tgt_ctrl_bar0_size(c->ctrl) > c->bar_size) {
-		nkv_vfu_clog(c, NKV_VFU_LOG_ERROR, "event=bar0_too_small conn=%u need=%u have=%llu",
-			    c->id, nkv_tgt_ctrl_bar0_size(c->ctrl),
-			    (unsigned long long)c->bar_size);
-		nkv_tgt_ctrl_destroy(c->ctrl);
-		c->ctrl = NULL;
-		return -EINVAL;
-	}
 	nkv_tgt_ctrl_set_bus_master(c->ctrl, nkv_vfu_command(c) & NKV_PCI_CMD_MASTER);
 	nkv_tgt_ctrl_set_xfer(c->ctrl, nkv_vfu_dma_xfer, c);
 	c->failed_logged = NULL;
@@ -53,22 +43,25 @@ int nkv_vfu_ctrl_new(struct nkv_vfu_conn *c)
 
 static int nkv_vfu_conn_setup(struct nkv_vfu_conn *c)
 {
-	uint32_t max_ioq = c->s->o.ctrl.max_ioq ? c->s->o.ctrl.max_ioq : 64;
-	uint64_t db_bytes = (2ull * (max_ioq + 1)) << (2 + c->s->o.ctrl.dstrd);
+	struct nkv_tgt_ctrl_opts co = nkv_vfu_ctrl_opts(&c->s->o, c->id);
+	int rc;
 
 	c->bar_fd = -1;
-	c->bar_size = nkv_vfu_pow2(NKV_REG_DBS + ((db_bytes + NKV_PAGE_SIZE - 1) & ~(uint64_t)(NKV_PAGE_SIZE - 1)));
 	c->max_xfer = NKV_VFU_MAX_XFER;
+	/* BAR0 as the controller lays it out (start checked the options). */
+	rc = nkv_tgt_ctrl_layout(&co, &c->bar0);
+	if (rc)
+		return rc;
 	c->dma = nkv_dma_create();
 	if (!c->dma)
 		return -ENOMEM;
 	c->bar_fd = memfd_create("nkv-bar0", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (c->bar_fd < 0 || ftruncate(c->bar_fd, (off_t)c->bar_size) < 0)
+	if (c->bar_fd < 0 || ftruncate(c->bar_fd, (off_t)c->bar0.size) < 0)
 		return -errno;
 	/* The client maps this fd: it must not be able to shrink it under
 	 * our own mapping either (the same SIGBUS, the other way round). */
 	fcntl(c->bar_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
-	c->bar = mmap(NULL, c->bar_size, PROT_READ | PROT_WRITE, MAP_SHARED, c->bar_fd, 0);
+	c->bar = mmap(NULL, c->bar0.size, PROT_READ | PROT_WRITE, MAP_SHARED, c->bar_fd, 0);
 	if (c->bar == MAP_FAILED) {
 		c->bar = NULL;
 		return -errno;
@@ -96,7 +89,7 @@ static void nkv_vfu_conn_teardown(struct nkv_vfu_conn *c)
 	if (c->dma)
 		nkv_dma_destroy(c->dma);
 	if (c->bar)
-		munmap(c->bar, c->bar_size);
+		munmap(c->bar, c->bar0.size);
 	if (c->bar_fd >= 0)
 		close(c->bar_fd);
 	close(c->fd);

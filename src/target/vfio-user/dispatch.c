@@ -106,7 +106,7 @@ static int nkv_vfu_h_region_info(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 	ri.offset = 0;
 	if (ri.index == NKV_VFU_BAR0) {
 		ri.flags = VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE;
-		ri.size = c->bar_size;
+		ri.size = c->bar0.size;
 	} else if (ri.index == NKV_VFU_CONFIG) {
 		ri.flags = VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE;
 		ri.size = NKV_PCI_CFG_SIZE;
@@ -122,8 +122,8 @@ static int nkv_vfu_h_region_info(struct nkv_vfu_conn *c, struct nkv_vfu_msg *m)
 			sm.header.version = NKV_VFU_SPARSE_MMAP_VERSION;
 			sm.header.next = 0;
 			sm.nr_areas = 1;
-			area.offset = NKV_REG_DBS;
-			area.size = c->bar_size - NKV_REG_DBS;
+			area.offset = c->bar0.db_offset;
+			area.size = c->bar0.size - c->bar0.db_offset;
 			ri.cap_offset = sizeof(ri);
 			memcpy(c->rbuf + sizeof(ri), &sm, sizeof(sm));
 			memcpy(c->rbuf + sizeof(ri) + sizeof(sm), &area, sizeof(area));
@@ -175,7 +175,7 @@ static int nkv_vfu_bar0_check(const struct nkv_vfu_conn *c, uint64_t off, uint32
 {
 	if (count != 4 && count != 8)
 		return -EINVAL;
-	if (off >= c->bar_size || off + count > c->bar_size || (off & (count - 1)))
+	if (off >= c->bar0.size || off + count > c->bar0.size || (off & (count - 1)))
 		return -EINVAL;
 	return 0;
 }

@@ -125,6 +125,15 @@ static int nkv_vfu_bind_listen(int fd, const char *path)
 	return 0;
 }
 
+/* Would a connection's controller take these options? */
+static int nkv_vfu_ctrl_ok(const struct nkv_vfu_server_opts *o)
+{
+	struct nkv_tgt_ctrl_opts co = nkv_vfu_ctrl_opts(o, 0);
+	struct nkv_tgt_bar0_layout l;
+
+	return !nkv_tgt_ctrl_layout(&co, &l);
+}
+
 int nkv_vfu_server_start(const struct nkv_vfu_server_opts *opts, struct nkv_vfu_server **out)
 {
 	struct sockaddr_un sa;
@@ -133,7 +142,7 @@ int nkv_vfu_server_start(const struct nkv_vfu_server_opts *opts, struct nkv_vfu_
 
 	*out = NULL;
 	if (!opts || opts->size < sizeof(*opts) || !opts->socket_path || !opts->ss ||
-	    opts->ctrl.dstrd > 4 || (unsigned)opts->poll_sched > NKV_VFU_SCHED_IDLE)
+	    !nkv_vfu_ctrl_ok(opts) || (unsigned)opts->poll_sched > NKV_VFU_SCHED_IDLE)
 		return -EINVAL;
 	if (strlen(opts->socket_path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
@@ -216,7 +225,7 @@ int nkv_vfu_serve_fd(const struct nkv_vfu_server_opts *opts, int fd)
 	struct nkv_vfu_server *s;
 	struct nkv_vfu_conn *c;
 
-	if (!opts || opts->size < sizeof(*opts) || !opts->ss || fd < 0 || opts->ctrl.dstrd > 4) {
+	if (!opts || opts->size < sizeof(*opts) || !opts->ss || fd < 0 || !nkv_vfu_ctrl_ok(opts)) {
 		if (fd >= 0)
 			close(fd);
 		return -EINVAL;

@@ -39,7 +39,7 @@ void nkv_vfu_cfg_init(struct nkv_vfu_conn *c)
  * (64-bit, non-prefetchable memory: type bits 10b). */
 void nkv_vfu_cfg_view(const struct nkv_vfu_conn *c, uint8_t *out)
 {
-	uint32_t lo = (c->bar_lo & ~(uint32_t)(c->bar_size - 1)) | 0x4u;
+	uint32_t lo = (c->bar_lo & ~(uint32_t)(c->bar0.size - 1)) | 0x4u;
 
 	memcpy(out, c->cfg, NKV_PCI_CFG_SIZE);
 	nkv_vfu_put32(out + NKV_PCI_BAR0, lo);

@@ -81,7 +81,7 @@ struct nkv_vfu_conn {
 	struct nkv_tgt_ctrl *ctrl;
 	int bar_fd;			/* memfd holding BAR0 (doorbells at 0x1000) */
 	uint8_t *bar;
-	uint64_t bar_size;		/* power of two, as a PCI BAR */
+	struct nkv_tgt_bar0_layout bar0;	/* from the controller's options */
 	uint8_t cfg[NKV_PCI_CFG_SIZE];
 	uint32_t bar_lo, bar_hi;	/* BAR0 as programmed by the client */
 	const char *failed_logged;	/* the controller failure last logged */
@@ -139,6 +139,9 @@ int nkv_vfu_reply_alloc(struct nkv_vfu_conn *c, size_t len);
 int nkv_vfu_handle_one(struct nkv_vfu_conn *c);
 
 /* conn.c */
+/* The controller options of a connection: the server's, whatever their
+ * own size field says (the server opts' size covers them). */
+struct nkv_tgt_ctrl_opts nkv_vfu_ctrl_opts(const struct nkv_vfu_server_opts *o, uint16_t cntlid);
 int nkv_vfu_ctrl_new(struct nkv_vfu_conn *c);
 /* The connection thread: serves c until it ends, then frees it. */
 void *nkv_vfu_conn_main(void *arg);
