@@ -79,7 +79,7 @@ struct nkv_vfu_conn {
 	uint64_t max_xfer;		/* min(ours, the client's) */
 	struct nkv_dma *dma;
 	struct nkv_tgt_ctrl *ctrl;
-	int bar_fd;			/* memfd holding BAR0 (doorbells at 0x1000) */
+	int bar_fd;			/* memfd holding BAR0 */
 	uint8_t *bar;
 	struct nkv_tgt_bar0_layout bar0;	/* from the controller's options */
 	uint8_t cfg[NKV_PCI_CFG_SIZE];
@@ -101,7 +101,8 @@ struct nkv_vfu_conn {
 	uint32_t nheld;
 	uint16_t next_req_id;		/* msg_id of our next DMA_READ/WRITE */
 	int dma_dead;			/* a DMA message failed the stream: end */
-	struct nkv_tgt_poller poller;	/* its busy ticks not yet in the server's */
+	struct nkv_tgt_poller poller;	/* when to poll, check, sleep; busy ticks
+					 * not yet in the server's */
 	/* The reply being built. */
 	uint8_t *rbuf;
 	size_t rlen;
