@@ -1,6 +1,7 @@
 # nkv-target: the vfio-user server (in libnkvtarget.a, so nkv-bench can
 # embed it) and the program around it.
-TARGET_SRCS += src/target/vfio-user/server.c
+NKV_TGT_VFU_SRCS := $(wildcard src/target/vfio-user/*.c)
+TARGET_SRCS += $(NKV_TGT_VFU_SRCS)
 PROGRAMS += nkv-target
 nkv-target_SRCS := src/target/main.c
 nkv-target_LIBS := $(LIBNKVTGT)

@@ -12,6 +12,7 @@
 #include <criterion/criterion.h>
 
 #include "tgt_host.h"
+#include "target/core/poller.h"
 #include "nkv_cpu.h"
 #include "nkv_dev.h"
 
@@ -139,7 +140,7 @@ static void *poll_main(void *arg)
 	struct nkv_tgt_poller p;
 
 	(void)arg;
-	nkv_tgt_poller_init(&p, 100);
+	nkv_tgt_poller_init(&p, 100000);
 	nkv_tgt_poller_run(&p, H.c, &stop);
 	return NULL;
 }

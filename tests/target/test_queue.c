@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Queue processing: out-of-order completion, CQ-full hold-back, phase
  * wrap, many queue pairs, arbitration, SQ deletion, DMA busy, trace,
- * poller back-off, a poller thread. */
+ * the poll policy (idle sleep, trim), a poller thread. */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +10,7 @@
 
 #include "delay_be.h"
 #include "tgt_host.h"
+#include "target/core/poller.h"
 
 static struct h H;
 
@@ -87,7 +88,7 @@ Test(queue, out_of_order_completions)
 }
 
 /* 100 commands in flight at once leave 100 command objects cached; the
- * poller's first idle sleep gives all but NKV_TGT_CMD_KEEP back (they
+ * poller's decision to sleep gives all but NKV_TGT_CMD_KEEP back (they
  * used to stay for the controller's life: up to 274 MB per connection). */
 Test(queue, idle_returns_command_objects)
 {
@@ -110,9 +111,10 @@ Test(queue, idle_returns_command_objects)
 	/* Held together by the delaying backend (however slow this machine
 	 * is, more than the objects kept). */
 	cr_assert_gt(nkv_tgt_ctrl_trim(H.c, UINT32_MAX), NKV_TGT_CMD_KEEP, "the burst's objects cached");
-	nkv_tgt_poller_init(&p, 500);
-	while (!nkv_tgt_poller_step(&p, H.c))
-		;
+	nkv_tgt_poller_init(&p, 0);
+	do
+		nkv_tgt_poller_pass(&p, H.c);
+	while (nkv_tgt_poller_next(&p, H.c) != NKV_TGT_POLL_SLEEP);
 	cr_assert_eq(nkv_tgt_ctrl_trim(H.c, UINT32_MAX), NKV_TGT_CMD_KEEP);
 	/* And the controller still works, reusing or allocating. */
 	cr_assert_eq(h_store(&H, 1, "after", 5, "v", 1, 0), 0);
@@ -351,21 +353,29 @@ Test(queue, trace_callback)
 	cr_assert_eq(trace_lines, 0, "off means off");
 }
 
-Test(queue, poller_backs_off_when_idle)
+/* Spin NKV_TGT_POLL_SPIN_NS without work, then sleep the interval. */
+Test(queue, poller_sleeps_when_idle)
 {
 	struct nkv_tgt_poller p;
-	uint32_t i, us = 0;
+	uint64_t t0 = nkv_tgt_now_ns();
+	uint32_t i, checks = 0;
+	int next;
 
 	up(NULL, 16);
-	nkv_tgt_poller_init(&p, 500);
-	for (i = 0; i < p.idle_spins - 1; i++)
-		cr_assert_eq(nkv_tgt_poller_step(&p, H.c), 0, "busy-poll first");
-	cr_assert_eq(nkv_tgt_poller_step(&p, H.c), 1);
-	cr_assert_eq(nkv_tgt_poller_step(&p, H.c), 2);
-	for (i = 0; i < 20; i++)
-		us = nkv_tgt_poller_step(&p, H.c);
-	cr_assert_eq(us, 500, "capped at the interval");
-	/* Work resets the back-off. */
+	nkv_tgt_poller_init(&p, 500000);
+	for (i = 0; i < NKV_TGT_POLL_PASSES - 1; i++) {
+		nkv_tgt_poller_pass(&p, H.c);
+		cr_assert_eq(nkv_tgt_poller_next(&p, H.c), NKV_TGT_POLL_AGAIN, "busy-poll first");
+	}
+	do {
+		nkv_tgt_poller_pass(&p, H.c);
+		next = nkv_tgt_poller_next(&p, H.c);
+		checks += next == NKV_TGT_POLL_CHECK;
+	} while (next != NKV_TGT_POLL_SLEEP);
+	cr_assert_geq(nkv_tgt_now_ns() - t0, NKV_TGT_POLL_SPIN_NS, "spun first");
+	cr_assert_geq(checks, 1, "other sources looked at while spinning");
+	cr_assert_eq(nkv_tgt_poller_sleep_ns(&p, H.c), 500000, "sleeps the interval");
+	/* Work resets the spin. */
 	__atomic_store_n(&H.db[0], 0, __ATOMIC_RELEASE);
 	{
 		struct nkv_sqe s = { 0 };
@@ -373,11 +383,46 @@ Test(queue, poller_backs_off_when_idle)
 		s.cdw0 = NKV_ADM_ABORT;
 		h_submit(&H, 0, &s);
 	}
-	cr_assert_eq(nkv_tgt_poller_step(&p, H.c), 0);
-	cr_assert_eq(p.sleep_us, 0);
+	cr_assert_gt(nkv_tgt_poller_pass(&p, H.c), 0);
+	next = nkv_tgt_poller_next(&p, H.c);
+	for (i = 1; i < NKV_TGT_POLL_PASSES; i++) {
+		cr_assert_neq(next, NKV_TGT_POLL_SLEEP, "no sleep right after work");
+		nkv_tgt_poller_pass(&p, H.c);
+		next = nkv_tgt_poller_next(&p, H.c);
+	}
+	cr_assert_neq(next, NKV_TGT_POLL_SLEEP, "no sleep right after work");
+	/* Default interval; a disabled controller sleeps until woken. */
 	nkv_tgt_poller_init(&p, 0);
-	for (i = 0; i < 1000; i++)
-		cr_assert_eq(nkv_tgt_poller_step(&p, H.c), 0, "interval 0: never sleep");
+	cr_assert_eq(nkv_tgt_poller_sleep_ns(&p, H.c), NKV_TGT_POLL_INTERVAL_NS);
+	nkv_tgt_ctrl_reg_write(H.c, NKV_REG_CC, 0, 4);
+	cr_assert_eq(nkv_tgt_poller_sleep_ns(&p, H.c), 0);
+	cr_assert_eq(nkv_tgt_poller_sleep_ns(&p, NULL), 0);
+}
+
+/* Commands held by the backend: a sleep after NKV_TGT_POLL_WAIT_SPIN_NS
+ * already (their completions wake the thread), woken by the completion. */
+Test(queue, poller_sleeps_sooner_with_commands_at_backend)
+{
+	struct nkv_tgt_poller p;
+	uint64_t t0;
+	uint32_t i;
+	int next;
+
+	up(delay_be_create(mem_kv(0), 4, 500000), 16);
+	cr_assert_eq(h_create_qpair(&H, 1, 16), 0);
+	submit_store(1, 0, h_alloc(&H, 4096));
+	nkv_tgt_poller_init(&p, 0);
+	for (i = 0; i < 1000 && !nkv_tgt_ctrl_inflight(H.c); i++)
+		nkv_tgt_poller_pass(&p, H.c);
+	cr_assert_eq(nkv_tgt_ctrl_inflight(H.c), 1, "held by the backend");
+	t0 = nkv_tgt_now_ns();
+	do {
+		nkv_tgt_poller_pass(&p, H.c);
+		next = nkv_tgt_poller_next(&p, H.c);
+	} while (next != NKV_TGT_POLL_SLEEP && nkv_tgt_ctrl_inflight(H.c));
+	cr_assert_eq(next, NKV_TGT_POLL_SLEEP);
+	cr_assert_geq(nkv_tgt_now_ns() - t0, NKV_TGT_POLL_WAIT_SPIN_NS);
+	cr_assert_eq(nkv_tgt_ctrl_inflight(H.c), 1, "asleep before the backend answers (0.5 s)");
 }
 
 struct poll_arg {
@@ -407,7 +452,7 @@ Test(queue, poller_thread_handoff)
 	for (q = 1; q <= NQ; q++)
 		cr_assert_eq(h_create_qpair(&H, (uint16_t)q, 16), 0);
 	bufs = h_alloc(&H, NQ * DEPTH * 64);
-	nkv_tgt_poller_init(&a.p, 200);
+	nkv_tgt_poller_init(&a.p, 200000);
 	H.threaded = 1;
 	cr_assert_eq(pthread_create(&thr, NULL, poll_thread, &a), 0);
 	for (r = 0; r < ROUNDS; r++) {

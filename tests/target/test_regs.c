@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Register file and controller state machine. */
+#include <errno.h>
 #include <string.h>
 #include <time.h>
 
@@ -62,6 +63,51 @@ Test(regs, cap_honest_opts)
 	cr_assert_eq(nkv_cap_to(cap), 3);
 	cr_assert_geq(nkv_tgt_ctrl_bar0_size(h2.c), 0x1000 + 8 * 1001);
 	h_fini(&h2);
+}
+
+/* BAR0's layout from options alone: the defaults the controller applies,
+ * the doorbell stride, a given max_ioq, and what create would refuse. */
+Test(regs, bar0_layout)
+{
+	struct nkv_tgt_ctrl_opts o = { sizeof(o) };
+	struct nkv_tgt_bar0_layout l;
+	struct h h2;
+
+	cr_assert_eq(nkv_tgt_ctrl_layout(NULL, &l), 0, "NULL: all defaults");
+	cr_assert_eq(l.db_offset, NKV_REG_DBS);
+	cr_assert_eq(l.db_stride, 4);
+	cr_assert_eq(l.db_bytes, 2 * 65 * 4, "max_ioq 64 by default");
+	cr_assert_eq(l.size, 0x2000);
+	cr_assert_eq(nkv_tgt_ctrl_layout(&o, &l), 0);
+	cr_assert_eq(l.size, 0x2000);
+
+	o.dstrd = NKV_TGT_DSTRD_LINE;
+	cr_assert_eq(nkv_tgt_ctrl_layout(&o, &l), 0);
+	cr_assert_eq(l.db_stride, 64);
+	cr_assert_eq(l.db_bytes, 2 * 65 * 64);
+	cr_assert_eq(l.size, 0x4000, "0x1000 + 8320 bytes: the next power of two");
+
+	o.max_ioq = 1000;
+	o.dstrd = 0;
+	cr_assert_eq(nkv_tgt_ctrl_layout(&o, &l), 0);
+	cr_assert_eq(l.db_bytes, 2 * 1001 * 4);
+	cr_assert_eq(l.size, 0x4000);
+	h_init(&h2, &o, NULL);
+	cr_assert_eq(nkv_tgt_ctrl_bar0_size(h2.c), l.size, "the controller agrees");
+	h_fini(&h2);
+
+	o.max_ioq = 4;
+	o.dstrd = 5;
+	cr_assert_eq(nkv_tgt_ctrl_layout(&o, &l), -EINVAL, "DSTRD past 4");
+	o.dstrd = 0;
+	o.max_ioq = 65535;
+	cr_assert_eq(nkv_tgt_ctrl_layout(&o, &l), -EINVAL, "max_ioq past 65534");
+	o.max_ioq = 0;
+	o.mqes = 1;
+	cr_assert_eq(nkv_tgt_ctrl_layout(&o, &l), -EINVAL, "MQES below 2");
+	o.mqes = 0;
+	o.mdts = 13;
+	cr_assert_eq(nkv_tgt_ctrl_layout(&o, &l), -EINVAL, "MDTS past 12");
 }
 
 /* Doorbells a cache line apart (CAP.DSTRD 4): CAP says so, BAR0 grows,

@@ -33,7 +33,7 @@ TSAN_TESTS += test_vfu_hostile
 # DMA fd sealing (vfio-user server hardening).
 TESTS += test_vfu_seal
 test_vfu_seal_SRCS := tests/vfio-user/test_vfu_seal.c src/host/dmamem.c \
-	src/host/log.c src/target/vfio-user/server.c src/vfio-user/msg.c $(NKV_TGT_CORE)
+	src/host/log.c $(NKV_TGT_VFU_SRCS) src/vfio-user/msg.c $(NKV_TGT_CORE)
 # The rest (the embedded target's subsystem, the registry) from the archive.
 test_vfu_seal_LIBS = $(LIBNKVTGT)
 test_vfu_seal_LDLIBS = -lcriterion $(TARGET_LDLIBS)

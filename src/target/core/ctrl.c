@@ -68,23 +68,64 @@ void nkv_subsys_destroy(struct nkv_subsys *ss)
 	free(ss);
 }
 
+/* opts with the defaults applied, checked: the one place both are. */
+static int nkv_tgt_opts_resolve(const struct nkv_tgt_ctrl_opts *o, struct nkv_tgt_ctrl_opts *d)
+{
+	*d = (struct nkv_tgt_ctrl_opts){ sizeof(*d) };
+	if (o && o->size >= sizeof(*d))
+		*d = *o;
+	d->mqes = d->mqes ? d->mqes : 1024;
+	d->max_ioq = d->max_ioq ? d->max_ioq : 64;
+	d->mdts = d->mdts ? d->mdts : 8;
+	d->to = d->to ? d->to : 20;
+	if (d->mqes < 2 || d->mqes > 65536 || d->max_ioq > 65534 ||
+	    d->mdts > 12 || d->to > 255 || d->dstrd > 4)
+		return -EINVAL;
+	return 0;
+}
+
+static void nkv_tgt_layout_of(uint32_t max_ioq, uint32_t dstrd, struct nkv_tgt_bar0_layout *l)
+{
+	l->db_offset = NKV_REG_DBS;
+	l->db_stride = 4u << dstrd;
+	l->db_bytes = 2 * (max_ioq + 1) * l->db_stride;
+	l->size = 0x2000;
+	while (l->size < l->db_offset + l->db_bytes)	/* PCI BARs are powers of two */
+		l->size <<= 1;
+}
+
+int nkv_tgt_ctrl_layout(const struct nkv_tgt_ctrl_opts *opts, struct nkv_tgt_bar0_layout *out)
+{
+	struct nkv_tgt_ctrl_opts d;
+	int rc = nkv_tgt_opts_resolve(opts, &d);
+
+	if (!rc)
+		nkv_tgt_layout_of(d.max_ioq, d.dstrd, out);
+	return rc;
+}
+
+uint32_t nkv_tgt_ctrl_bar0_size(const struct nkv_tgt_ctrl *c)
+{
+	struct nkv_tgt_bar0_layout l;
+
+	nkv_tgt_layout_of(c->max_ioq, c->dstrd, &l);
+	return l.size;
+}
+
 static int nkv_tgt_opts(struct nkv_tgt_ctrl *c, const struct nkv_tgt_ctrl_opts *o)
 {
-	struct nkv_tgt_ctrl_opts d = { sizeof(d) };
+	struct nkv_tgt_ctrl_opts d;
 
-	if (o && o->size >= sizeof(d))
-		d = *o;
-	c->mqes = d.mqes ? d.mqes : 1024;
-	c->max_ioq = d.max_ioq ? d.max_ioq : 64;
-	c->mdts = d.mdts ? d.mdts : 8;
-	c->to = d.to ? d.to : 20;
+	if (nkv_tgt_opts_resolve(o, &d))
+		return -EINVAL;
+	c->mqes = d.mqes;
+	c->max_ioq = d.max_ioq;
+	c->mdts = d.mdts;
+	c->to = d.to;
 	c->cntlid = d.cntlid;
 	c->trace = d.trace;
 	c->quirks = d.quirks;
 	c->dstrd = d.dstrd;
-	if (c->mqes < 2 || c->mqes > 65536 || c->max_ioq > 65534 ||
-	    c->mdts > 12 || c->to > 255 || c->dstrd > 4)
-		return -EINVAL;
 	c->max_xfer = (uint64_t)NKV_PAGE_SIZE << c->mdts;
 	c->max_iov = (1u << c->mdts) + 1;
 	c->ndb = 2 * (c->max_ioq + 1);

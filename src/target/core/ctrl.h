@@ -130,8 +130,24 @@ const char *nkv_tgt_ctrl_failed(const struct nkv_tgt_ctrl *c);
  * client: its memory cannot be trusted to be there.
  */
 int nkv_tgt_ctrl_lost_memory(const struct nkv_tgt_ctrl *c);
-/* Size of BAR0 the transport should expose (registers + doorbells). */
+/* Size of BAR0 the transport should expose (registers + doorbells):
+ * nkv_tgt_bar0_layout.size for the controller's options. */
 uint32_t nkv_tgt_ctrl_bar0_size(const struct nkv_tgt_ctrl *c);
+
+/* BAR0 of a controller: registers below db_offset, then its doorbells. */
+struct nkv_tgt_bar0_layout {
+	uint32_t db_offset;	/* first doorbell: NKV_REG_DBS */
+	uint32_t db_stride;	/* bytes between doorbells: 4 << CAP.DSTRD */
+	uint32_t db_bytes;	/* 2 * (max_ioq + 1) doorbells */
+	uint32_t size;		/* all of it, a power of two (a PCI BAR) */
+};
+/*
+ * BAR0's layout for a controller created with opts (defaults applied as
+ * nkv_tgt_ctrl_create applies them), without creating one: a transport
+ * sizes the memory holding BAR0 with it. 0, or -EINVAL for options
+ * nkv_tgt_ctrl_create refuses.
+ */
+int nkv_tgt_ctrl_layout(const struct nkv_tgt_ctrl_opts *opts, struct nkv_tgt_bar0_layout *out);
 
 /* One pass: state changes, doorbells, command fetch, backend hand-off,
  * CQE posting. Returns how much work it did (0 = idle), so the caller can
@@ -155,7 +171,7 @@ void nkv_tgt_ctrl_sleep_end(struct nkv_tgt_ctrl *c);
  * mark behind (each object holds max_iov iovecs: 4 KiB at the default
  * MDTS; 64 queue pairs of 1024 entries could keep 270 MB). Free all but
  * keep of them; returns how many stay cached. The poll thread calls it
- * when it goes idle (nkv_tgt_poller_step and the vfio-user server do).
+ * when it goes idle (nkv_tgt_poller_next() does: poller.h).
  */
 #define NKV_TGT_CMD_KEEP 32
 uint32_t nkv_tgt_ctrl_trim(struct nkv_tgt_ctrl *c, uint32_t keep);

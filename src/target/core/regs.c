@@ -194,12 +194,3 @@ void nkv_tgt_ctrl_reg_write(struct nkv_tgt_ctrl *c, uint32_t off, uint64_t val,
 	if (size == 8)
 		nkv_tgt_reg_write32(c, off + 4, (uint32_t)(val >> 32));
 }
-
-uint32_t nkv_tgt_ctrl_bar0_size(const struct nkv_tgt_ctrl *c)
-{
-	uint32_t need = NKV_REG_DBS + (c->ndb << (2 + c->dstrd)), sz = 0x2000;
-
-	while (sz < need)	/* PCI BARs are powers of two */
-		sz <<= 1;
-	return sz;
-}

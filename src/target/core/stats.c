@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stats.c - per-queue counters, the error log ring, the trace and the
- * poll-loop helper.
+ * stats.c - per-queue counters, the error log ring and the trace.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "core.h"
 
@@ -73,43 +71,4 @@ void nkv_tgt_tracef(struct nkv_tgt_ctrl *c, const char *fmt, ...)
 		c->trace_fn(c->trace_arg, line);
 	else
 		fprintf(stderr, "nkv-target[%u]: %s\n", c->cntlid, line);
-}
-
-void nkv_tgt_poller_init(struct nkv_tgt_poller *p, uint32_t interval_us)
-{
-	memset(p, 0, sizeof(*p));
-	p->interval_us = interval_us;
-	p->idle_spins = 256;
-}
-
-uint32_t nkv_tgt_poller_step(struct nkv_tgt_poller *p, struct nkv_tgt_ctrl *c)
-{
-	if (nkv_tgt_ctrl_poll(c)) {
-		p->idle = 0;
-		p->sleep_us = 0;
-		return 0;
-	}
-	if (!p->interval_us || ++p->idle < p->idle_spins)
-		return 0;
-	if (!p->sleep_us)	/* going idle: give a burst's objects back */
-		nkv_tgt_ctrl_trim(c, NKV_TGT_CMD_KEEP);
-	/* Idle: back off exponentially up to the interval. */
-	p->sleep_us = p->sleep_us ? p->sleep_us * 2 : 1;
-	if (p->sleep_us > p->interval_us)
-		p->sleep_us = p->interval_us;
-	return p->sleep_us;
-}
-
-void nkv_tgt_poller_run(struct nkv_tgt_poller *p, struct nkv_tgt_ctrl *c,
-			const int *stop)
-{
-	while (!__atomic_load_n(stop, __ATOMIC_ACQUIRE)) {
-		uint32_t us = nkv_tgt_poller_step(p, c);
-
-		if (us) {
-			struct timespec ts = { us / 1000000, (long)(us % 1000000) * 1000 };
-
-			nanosleep(&ts, NULL);
-		}
-	}
 }

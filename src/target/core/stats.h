@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stats.h - nkv-target extras around ctrl.h: per-queue counters, the
- * optional trace, and the poll-loop helper a transport drives a
- * controller with.
+ * stats.h - nkv-target extras around ctrl.h: per-queue counters and the
+ * optional trace (the poll loop is poller.h).
  *
  * Threading: like every nkv_tgt_ctrl_* call, these run on the
  * controller's poll thread (counters are plain fields it writes).
@@ -40,27 +39,5 @@ int nkv_tgt_ctrl_stats(const struct nkv_tgt_ctrl *c, uint16_t qid,
 typedef void (*nkv_tgt_trace_fn)(void *arg, const char *line);
 void nkv_tgt_ctrl_set_trace(struct nkv_tgt_ctrl *c, int on,
 			    nkv_tgt_trace_fn fn, void *arg);
-
-/*
- * Poll loop helper. Busy-polls while there is work; after idle_spins
- * empty passes it sleeps, doubling from 1 us up to interval_us, so an
- * idle controller costs next to no CPU and a busy one no latency.
- * interval_us = 0 never sleeps (pure busy poll).
- */
-struct nkv_tgt_poller {
-	uint32_t interval_us;	/* longest sleep (init argument); 0 = never */
-	uint32_t idle_spins;	/* empty passes before sleeping; init: 256 */
-	uint32_t idle;		/* empty passes so far */
-	uint32_t sleep_us;	/* current back-off */
-};
-
-void nkv_tgt_poller_init(struct nkv_tgt_poller *p, uint32_t interval_us);
-/* One nkv_tgt_ctrl_poll() pass; returns how long the caller should sleep
- * (microseconds, 0 = poll again at once). A transport that also waits on
- * sockets uses this as its poll()/epoll timeout. */
-uint32_t nkv_tgt_poller_step(struct nkv_tgt_poller *p, struct nkv_tgt_ctrl *c);
-/* Loop step + sleep until *stop becomes non-zero (read with acquire). */
-void nkv_tgt_poller_run(struct nkv_tgt_poller *p, struct nkv_tgt_ctrl *c,
-			const int *stop);
 
 #endif /* NKV_TGT_STATS_H */

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * listen.c - the server: bind and listen, the accept thread, start and
+ * stop, statistics, and serving one already connected fd.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "target/vfio-user/vfu.h"
+
+/* A client we accepted but cannot serve (no memory, no thread): closed,
+ * logged and counted, never silently. Called with s->lock held. */
+static void nkv_vfu_accept_failed(struct nkv_vfu_server *s, int fd, const char *why, int err)
+{
+	s->st.failed++;
+	pthread_mutex_unlock(&s->lock);
+	nkv_vfu_log(s, NKV_VFU_LOG_ERROR, "event=conn_failed reason=%s errno=%d", why, err);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void nkv_vfu_accept_one(struct nkv_vfu_server *s)
+{
+	struct nkv_vfu_conn *c;
+	pthread_attr_t at;
+	pthread_t t;
+	int fd, rc, max = s->o.max_conns > 0 ? s->o.max_conns : 16;
+
+	fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0) {
+		rc = errno;
+		if (rc == EAGAIN || rc == EINTR || rc == ECONNABORTED)
+			return;
+		/* Out of fds or memory: the client stays queued; do not spin. */
+		pthread_mutex_lock(&s->lock);
+		nkv_vfu_accept_failed(s, -1, "accept", rc);
+		usleep(10000);
+		return;
+	}
+	pthread_mutex_lock(&s->lock);
+	if (s->nconns >= (uint32_t)max) {
+		s->st.refused++;
+		pthread_mutex_unlock(&s->lock);
+		nkv_vfu_log(s, NKV_VFU_LOG_WARN, "event=conn_refused reason=max_conns max=%d", max);
+		close(fd);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		nkv_vfu_accept_failed(s, fd, "no_memory", ENOMEM);
+		return;
+	}
+	c->s = s;
+	c->fd = fd;
+	c->id = ++s->next_id;
+	if (!c->id)
+		c->id = ++s->next_id;	/* cntlid 0 is avoided */
+	c->opened_ns = c->last_msg_ns = c->log_refill_ns = nkv_vfu_now_ns();
+	c->log_tokens = NKV_VFU_LOG_BURST;
+	/* The connection thread frees c when it ends, which can be before
+	 * pthread_create returns here: nothing reads c after it starts (it
+	 * logs its own conn_open, so the log never shows a close first). */
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&t, &at, nkv_vfu_conn_main, c);
+	if (rc) {
+		pthread_attr_destroy(&at);
+		free(c);
+		nkv_vfu_accept_failed(s, fd, "thread_create", rc);
+		return;
+	}
+	pthread_attr_destroy(&at);
+	s->nconns++;
+	s->st.accepted++;
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void *nkv_vfu_accept_main(void *arg)
+{
+	struct nkv_vfu_server *s = arg;
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		struct pollfd p[2] = { { .fd = s->lfd, .events = POLLIN },
+				       { .fd = s->stop_fd, .events = POLLIN } };
+
+		/* The stop eventfd ends the wait at once. */
+		if (poll(p, 2, 50) > 0 && (p[0].revents & POLLIN))
+			nkv_vfu_accept_one(s);
+	}
+	return NULL;
+}
+
+/*
+ * Bind and listen on a temporary name, then rename it over path: the
+ * socket file appears only once it accepts connections (a client that
+ * waits for the file never sees ECONNREFUSED), and an old socket at path
+ * is replaced in one step.
+ */
+static int nkv_vfu_bind_listen(int fd, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char tmp[sizeof(sa.sun_path)];
+	int n = snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+
+	if (n < 0 || (size_t)n >= sizeof(tmp))
+		snprintf(tmp, sizeof(tmp), "%s", path);	/* no room: bind in place */
+	strcpy(sa.sun_path, tmp);
+	unlink(tmp);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -errno;
+	if (listen(fd, 16) < 0 || (strcmp(tmp, path) && rename(tmp, path) < 0)) {
+		int e = -errno;
+
+		unlink(tmp);
+		return e;
+	}
+	return 0;
+}
+
+/* Would a connection's controller take these options? */
+static int nkv_vfu_ctrl_ok(const struct nkv_vfu_server_opts *o)
+{
+	struct nkv_tgt_ctrl_opts co = nkv_vfu_ctrl_opts(o, 0);
+	struct nkv_tgt_bar0_layout l;
+
+	return !nkv_tgt_ctrl_layout(&co, &l);
+}
+
+int nkv_vfu_server_start(const struct nkv_vfu_server_opts *opts, struct nkv_vfu_server **out)
+{
+	struct sockaddr_un sa;
+	struct nkv_vfu_server *s;
+	int rc;
+
+	*out = NULL;
+	if (!opts || opts->size < sizeof(*opts) || !opts->socket_path || !opts->ss ||
+	    !nkv_vfu_ctrl_ok(opts) || (unsigned)opts->poll_sched > NKV_VFU_SCHED_IDLE)
+		return -EINVAL;
+	if (strlen(opts->socket_path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->o = *opts;
+	nkv_tgt_clock_init(&s->clock);
+	strcpy(s->path, opts->socket_path);
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	s->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s->lfd < 0 || s->stop_fd < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	rc = nkv_vfu_bind_listen(s->lfd, s->path);
+	if (rc)
+		goto fail;
+	if (pthread_create(&s->accept_thr, NULL, nkv_vfu_accept_main, s)) {
+		rc = -EAGAIN;
+		unlink(s->path);
+		goto fail;
+	}
+	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=listening socket=%s sparse_mmap=%d",
+		    s->path, !s->o.no_sparse_mmap);
+	*out = s;
+	return 0;
+fail:
+	if (s->lfd >= 0)
+		close(s->lfd);
+	if (s->stop_fd >= 0)
+		close(s->stop_fd);
+	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+	return rc;
+}
+
+void nkv_vfu_server_stop(struct nkv_vfu_server *s)
+{
+	if (!s)
+		return;
+	__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
+	/* Never read: stays readable, so every wait of every connection
+	 * (asleep, or mid-message with a slow client) ends at once. */
+	(void)!write(s->stop_fd, &(uint64_t){ 1 }, sizeof(uint64_t));
+	pthread_join(s->accept_thr, NULL);
+	close(s->lfd);
+	unlink(s->path);
+	/* Connection threads see stop within one poll interval. */
+	pthread_mutex_lock(&s->lock);
+	while (s->nconns)
+		pthread_cond_wait(&s->cond, &s->lock);
+	pthread_mutex_unlock(&s->lock);
+	nkv_vfu_log(s, NKV_VFU_LOG_INFO,
+		    "event=stopped accepted=%llu closed=%llu refused=%llu failed=%llu dropped=%llu",
+		    (unsigned long long)s->st.accepted, (unsigned long long)s->st.closed,
+		    (unsigned long long)s->st.refused, (unsigned long long)s->st.failed,
+		    (unsigned long long)s->st.dropped);
+	close(s->stop_fd);
+	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+void nkv_vfu_server_stats(struct nkv_vfu_server *s, struct nkv_vfu_server_stats *st)
+{
+	pthread_mutex_lock(&s->lock);
+	*st = s->st;
+	st->conns = s->nconns;
+	st->sleeps = __atomic_load_n(&s->sleeps, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&s->lock);
+	st->busy_ns = nkv_tgt_clock_ns(&s->clock, __atomic_load_n(&s->busy_ticks, __ATOMIC_RELAXED));
+}
+
+int nkv_vfu_serve_fd(const struct nkv_vfu_server_opts *opts, int fd)
+{
+	struct nkv_vfu_server *s;
+	struct nkv_vfu_conn *c;
+
+	if (!opts || opts->size < sizeof(*opts) || !opts->ss || fd < 0 || !nkv_vfu_ctrl_ok(opts)) {
+		if (fd >= 0)
+			close(fd);
+		return -EINVAL;
+	}
+	s = calloc(1, sizeof(*s));
+	c = calloc(1, sizeof(*c));
+	if (!s || !c) {
+		free(s);
+		free(c);
+		close(fd);
+		return -ENOMEM;
+	}
+	s->o = *opts;
+	s->lfd = -1;
+	s->stop_fd = -1;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	s->nconns = 1;		/* the connection below, as if accepted */
+	s->st.accepted = 1;
+	c->s = s;
+	c->fd = fd;
+	c->id = 1;
+	c->opened_ns = c->last_msg_ns = c->log_refill_ns = nkv_vfu_now_ns();
+	c->log_tokens = NKV_VFU_LOG_BURST;
+	nkv_vfu_conn_main(c);	/* frees c, closes fd */
+	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+	return 0;
+}
