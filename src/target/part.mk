@@ -2,6 +2,7 @@
 NKV_TGT_CORE := src/target/core/dma.c src/target/core/ctrl.c src/target/core/regs.c \
 	src/target/core/queue.c src/target/core/handoff.c src/target/core/admin.c \
 	src/target/core/io_kv.c src/target/core/io_nvm.c src/target/core/stats.c \
+	src/target/core/xfer.c src/target/core/be_data.c \
 	src/target/backends/mem.c src/target/backends/kvmap.c src/target/core/memguard.c src/target/backends/valloc.c
 TARGET_SRCS += $(NKV_TGT_CORE)
 
@@ -44,7 +45,7 @@ test_tgt_memguard_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 
 TESTS += test_tgt_be_mem
 test_tgt_be_mem_SRCS := tests/target/test_be_mem.c src/target/backends/mem.c src/target/backends/kvmap.c \
-	src/target/core/memguard.c src/target/backends/valloc.c
+	src/target/core/memguard.c src/target/core/be_data.c src/target/backends/valloc.c
 # --wrap=malloc: the test counts the backend's mallocs.
 test_tgt_be_mem_LDLIBS := -Wl,--wrap=malloc $(NKV_TGT_TEST_LDLIBS)
 
