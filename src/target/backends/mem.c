@@ -166,6 +166,7 @@ static uint16_t nkv_mem_list(struct nkv_be_mem *m, struct nkv_be_op *op)
 	return 0;
 }
 
+/* NVM Read / Write: the core checked the range against be.capacity. */
 static uint16_t nkv_mem_nvm(struct nkv_be_mem *m, struct nkv_be_op *op)
 {
 	uint8_t *p = m->blocks + op->slba * m->be.block_size;
@@ -173,9 +174,6 @@ static uint16_t nkv_mem_nvm(struct nkv_be_mem *m, struct nkv_be_op *op)
 
 	if (op->opc == NKV_NVM_FLUSH)
 		return 0;
-	if (op->slba >= m->be.capacity ||
-	    op->len > (m->be.capacity - op->slba) * m->be.block_size)
-		return nkv_mem_st(NKV_SC_LBA_OUT_OF_RANGE);
 	if (op->opc == NKV_NVM_WRITE) {
 		pthread_rwlock_wrlock(&m->lock);
 		st = nkv_be_copy_in(op, p, op->len);

@@ -75,7 +75,7 @@ int nkv_tgt_cmd_prps(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 	if (!nkv_dma_has_msg(c->dma) || !nkv_tgt_msg_any(c, cmd))
 		return 0;
 	if (prot & NKV_DMA_WRITE) {
-		cmd->msg_out = 1;	/* sent at completion */
+		cmd->msg_out = 1;	/* sent once produced: nkv_tgt_xfer_out() */
 		return 0;
 	}
 	n = nkv_tgt_msg_move(c, cmd, len, 0);
