@@ -41,6 +41,9 @@
 #define NKV_DEV_H
 
 #include "nkv_wire.h"
+#include "nkv_errno.h"
+/* The List codec (a later change drops this include: use nkv_list.h). */
+#include "nkv_list.h"
 
 #if defined(__HIPCC__)
 #include "nkv_arch_hip.h"
@@ -49,20 +52,6 @@
 #else
 #include "nkv_arch_cpu.h"
 #endif
-
-/* ------------------------------------------------------------------ */
-/* Error codes: negative Linux errno values, named so device code needs  */
-/* no <errno.h>. NVMe status is never folded into these: it travels in   */
-/* struct nkv_dev_result unchanged.                                      */
-/* ------------------------------------------------------------------ */
-#define NKV_EIO (-5)		/* queue pair failed earlier; host must reset it */
-#define NKV_EINVAL (-22)	/* bad argument or unknown option bits */
-#define NKV_ENOSPC (-28)	/* no free CID: too many results not taken */
-#define NKV_ERANGE (-34)	/* a size or block count out of range */
-#define NKV_EBADMSG (-74)	/* malformed List payload */
-#define NKV_EMSGSIZE (-90)	/* key length outside 1..16 (List: 0..16) */
-#define NKV_ENOBUFS (-105)	/* List entry does not fit the buffer */
-#define NKV_ETIMEDOUT (-110)	/* poll budget spent; queue pair now failed */
 
 /* ------------------------------------------------------------------ */
 /* SQE preparation. Pure: validate everything, build the entry in a local */
@@ -253,143 +242,6 @@ NKV_HD int nkv_prep_nvm_rw(struct nkv_sqe *sqe, uint8_t opc, uint32_t nsid,
 			   uint64_t prp1, uint64_t prp2)
 {
 	return nkv_prep_out(sqe, cid, nkv_sqe_nvm_rw(opc, nsid, slba, nlb, prp1, prp2));
-}
-
-/* ------------------------------------------------------------------ */
-/* List payload: u32 count, then per key {u16 length, bytes, zero pad to */
-/* 4}. Little-endian, built byte by byte so any host order works.       */
-/* ------------------------------------------------------------------ */
-struct nkv_list_enc {
-	uint8_t *buf;
-	uint32_t cap;
-	uint32_t len;	/* bytes used, header included */
-	uint32_t count;
-};
-
-NKV_HD void nkv_le32_put(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)(v >> 16);
-	p[3] = (uint8_t)(v >> 24);
-}
-
-NKV_HD uint32_t nkv_le32_get(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-/* Start an empty payload in @buf (@cap bytes, >= 4, else NKV_ENOBUFS). */
-NKV_HD int nkv_list_enc_init(struct nkv_list_enc *e, void *buf, uint32_t cap)
-{
-	if (!e || !buf)
-		return NKV_EINVAL;
-	if (cap < NKV_LIST_HDR_SIZE)
-		return NKV_ENOBUFS;
-	e->buf = (uint8_t *)buf;
-	e->cap = cap;
-	e->len = NKV_LIST_HDR_SIZE;
-	e->count = 0;
-	nkv_le32_put(e->buf, 0);
-	return 0;
-}
-
-/* Append one key (1..16 bytes). NKV_ENOBUFS when the whole entry does not
- * fit: the payload is left as it was (only whole entries are returned). */
-NKV_HD int nkv_list_enc_add(struct nkv_list_enc *e, const void *key, uint32_t klen)
-{
-	const uint8_t *k = (const uint8_t *)key;
-	uint32_t sz = nkv_list_entry_size(klen), i;
-	uint8_t *p;
-
-	if (klen == 0 || klen > NKV_KEY_MAX)
-		return NKV_EMSGSIZE;
-	if (!k)
-		return NKV_EINVAL;
-	if (sz > e->cap - e->len)
-		return NKV_ENOBUFS;
-	p = e->buf + e->len;
-	p[0] = (uint8_t)klen;
-	p[1] = 0;
-	for (i = 0; i < sz - 2u; i++)
-		p[2 + i] = i < klen ? k[i] : 0;
-	e->len += sz;
-	e->count++;
-	nkv_le32_put(e->buf, e->count);
-	return 0;
-}
-
-/* Bytes of payload built so far (header included). */
-NKV_HD uint32_t nkv_list_enc_len(const struct nkv_list_enc *e) { return e->len; }
-
-struct nkv_list_dec {
-	const uint8_t *buf;
-	uint32_t len;
-	uint32_t off;
-	uint32_t count;	/* entries announced by the header */
-	uint32_t seen;	/* entries returned so far */
-};
-
-/* Parse the header of a payload of @len valid bytes. */
-NKV_HD int nkv_list_dec_init(struct nkv_list_dec *d, const void *buf, uint32_t len)
-{
-	if (!d || !buf)
-		return NKV_EINVAL;
-	if (len < NKV_LIST_HDR_SIZE)
-		return NKV_EBADMSG;
-	d->buf = (const uint8_t *)buf;
-	d->len = len;
-	d->off = NKV_LIST_HDR_SIZE;
-	d->count = nkv_le32_get(d->buf);
-	d->seen = 0;
-	return 0;
-}
-
-/* Next key into @key (16 bytes) and @klen: 1 = got one, 0 = end,
- * NKV_EBADMSG = key length 0 or > 16, entry past @len, non-zero pad. */
-NKV_HD int nkv_list_dec_next(struct nkv_list_dec *d, uint8_t key[NKV_KEY_MAX], uint32_t *klen)
-{
-	const uint8_t *p;
-	uint32_t kl, sz, i;
-
-	if (d->seen == d->count)
-		return 0;
-	if (d->len - d->off < 2u)
-		return NKV_EBADMSG;
-	p = d->buf + d->off;
-	kl = (uint32_t)p[0] | (uint32_t)p[1] << 8;
-	if (kl == 0 || kl > NKV_KEY_MAX)
-		return NKV_EBADMSG;
-	sz = nkv_list_entry_size(kl);
-	if (sz > d->len - d->off)
-		return NKV_EBADMSG;
-	for (i = kl; i < sz - 2u; i++)
-		if (p[2 + i])
-			return NKV_EBADMSG;
-	for (i = 0; i < kl; i++)
-		key[i] = p[2 + i];
-	*klen = kl;
-	d->off += sz;
-	d->seen++;
-	return 1;
-}
-
-/* Validate a whole payload: its key count, or NKV_EBADMSG / NKV_EINVAL. */
-NKV_HD int nkv_list_check(const void *buf, uint32_t len)
-{
-	struct nkv_list_dec d;
-	uint8_t key[NKV_KEY_MAX];
-	uint32_t kl;
-	int r = nkv_list_dec_init(&d, buf, len);
-
-	if (r)
-		return r;
-	if (d.count > (len - NKV_LIST_HDR_SIZE) / 4u)
-		return NKV_EBADMSG;	/* every entry takes >= 4 bytes */
-	while ((r = nkv_list_dec_next(&d, key, &kl)) == 1)
-		;
-	return r ? r : (int)d.count;
 }
 
 /* ------------------------------------------------------------------ */

@@ -37,6 +37,7 @@
 
 #include "target/backends/rados.h"
 #include "target/backends/registry.h"
+#include "target/core/core.h"
 
 struct rl_opts {
 	const char *conf, *pool, *ns, *op;
@@ -51,7 +52,7 @@ struct rl_slot {
 	uint64_t t_submit;	/* submit time; the latency once done */
 	char *buf;
 	unsigned idx;		/* which operation */
-	struct nkv_be_op op;	/* --via backend: the operation */
+	struct nkv_tgt_cmd cmd;	/* --via backend: the operation, as the core holds it */
 	struct iovec iov;
 };
 
@@ -127,9 +128,11 @@ static void rl_cb_fn(rados_completion_t c, void *arg)
  * a failed op (Key Not Exists reads as ENOENT, the rest as EIO). */
 static void rl_be_done(struct nkv_be_op *op)
 {
-	int rv = op->status == NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_KV_KEY_NOT_EXISTS) ? -ENOENT :
-		 op->status ? -EIO : 0;
+	int rv;
 
+	nkv_tgt_data_end((struct nkv_tgt_cmd *)op);	/* as the core does */
+	rv = op->status == NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_KV_KEY_NOT_EXISTS) ? -ENOENT :
+		 op->status ? -EIO : 0;
 	rl_done(op->ctx, rv);
 }
 
@@ -137,17 +140,17 @@ static void rl_be_done(struct nkv_be_op *op)
  * names its object as rl_oid() does. */
 static void rl_be_op(struct rl_state *st, struct rl_slot *s, unsigned slot, unsigned obj)
 {
-	struct nkv_be_op *op = &s->op;
+	struct nkv_be_op *op = &s->cmd.op;
 
-	memset(op, 0, sizeof(*op));
+	memset(&s->cmd, 0, sizeof(s->cmd));
 	op->opc = strcmp(st->o.op, "write") ? NKV_KV_RETRIEVE : NKV_KV_STORE;
 	op->klen = rl_key(obj, op->key);
 	s->iov.iov_base = s->buf;
 	s->iov.iov_len = st->o.size;
-	op->iov = &s->iov;
-	op->iovcnt = 1;
+	s->cmd.iov = &s->iov;
+	s->cmd.iovcnt = 1;
+	s->cmd.stable = 1;	/* our own heap: librados may fill it directly */
 	op->len = st->o.size;
-	op->stable = 1;		/* our own heap: librados may fill it directly */
 	op->done = rl_be_done;
 	op->ctx = &rl_cbs[slot];
 }
@@ -162,7 +165,7 @@ static int rl_issue(struct rl_state *st, unsigned slot, unsigned idx)
 	if (st->be) {
 		rl_be_op(st, s, slot, idx % st->o.objects);
 		s->t_submit = rl_ns();
-		return st->be->ops->submit(st->be, &s->op);
+		return st->be->ops->submit(st->be, &s->cmd.op);
 	}
 	rl_oid(idx % st->o.objects, oid);
 	rv = rados_aio_create_completion2(&rl_cbs[slot], rl_cb_fn, &s->comp);

@@ -1,8 +1,6 @@
 # nkv-target controller core (src/target), built into libnkvtarget.a.
-NKV_TGT_CORE := src/target/core/dma.c src/target/core/ctrl.c src/target/core/regs.c \
-	src/target/core/queue.c src/target/core/handoff.c src/target/core/admin.c \
-	src/target/core/io_kv.c src/target/core/io_nvm.c src/target/core/stats.c src/target/core/poller.c \
-	src/target/backends/mem.c src/target/backends/kvmap.c src/target/core/memguard.c src/target/backends/valloc.c
+NKV_TGT_CORE := $(sort $(wildcard src/target/core/*.c)) \
+	src/target/backends/mem.c src/target/backends/kvmap.c src/target/backends/valloc.c
 # Every backend: one file each (with its helpers), and the registry that
 # lists them (registry.c: one line per backend). registry.c names the
 # rados type, so it stays out of NKV_TGT_CORE: what needs the registry

@@ -431,6 +431,7 @@ static uint32_t list_all(struct nkv_qpair *q, uint8_t *seen, uint32_t *pages)
 			n++;
 		}
 		cr_assert_eq(rc, 0, "List payload malformed");
+		cr_assert_eq(res.dw0, n, "List DW0 %u, %u keys in the payload", res.dw0, n);
 		if (!n)
 			break;
 		total += n;

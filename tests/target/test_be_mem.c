@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 
 #include "target/backends/mem.h"
+#include "target/core/core.h"
 
 TestSuite(be_mem, .timeout = 20);
 
@@ -22,8 +23,9 @@ void *__wrap_malloc(size_t n)
 	return __real_malloc(n);
 }
 
+/* An op as the core hands it over: inside a command holding its segment. */
 struct done_op {
-	struct nkv_be_op op;
+	struct nkv_tgt_cmd cmd;
 	int done;
 	struct iovec iov;
 };
@@ -33,7 +35,8 @@ static void done_cb(struct nkv_be_op *op)
 	__atomic_store_n(&((struct done_op *)op)->done, 1, __ATOMIC_RELEASE);
 }
 
-/* Submit and wait (the worker completes from its thread). */
+/* Submit and wait (the worker completes from its thread), then finish the
+ * op's data as the core does (a List's header and DW0). */
 static uint16_t op(struct nkv_be *be, uint8_t opc, const char *key, uint32_t opt,
 		   void *buf, uint64_t len, uint32_t *dw0)
 {
@@ -41,23 +44,25 @@ static uint16_t op(struct nkv_be *be, uint8_t opc, const char *key, uint32_t opt
 	long i;
 
 	memset(&d, 0, sizeof(d));
-	d.op.opc = opc;
-	d.op.klen = (uint8_t)strlen(key);
-	memcpy(d.op.key, key, d.op.klen);
-	d.op.options = opt;
+	d.cmd.op.opc = opc;
+	d.cmd.op.klen = (uint8_t)strlen(key);
+	memcpy(d.cmd.op.key, key, d.cmd.op.klen);
+	d.cmd.op.options = opt;
 	d.iov.iov_base = buf;
 	d.iov.iov_len = len;
-	d.op.iov = &d.iov;
-	d.op.iovcnt = 1;
-	d.op.len = len;
-	d.op.done = done_cb;
-	cr_assert_eq(be->ops->submit(be, &d.op), 0);
+	d.cmd.iov = &d.iov;
+	d.cmd.iovcnt = 1;
+	d.cmd.op.len = len;
+	d.cmd.op.done = done_cb;
+	nkv_tgt_data_start(&d.cmd, opc == NKV_KV_LIST);
+	cr_assert_eq(be->ops->submit(be, &d.cmd.op), 0);
 	for (i = 0; i < 100000000 && !__atomic_load_n(&d.done, __ATOMIC_ACQUIRE); i++)
 		;
 	cr_assert(d.done, "op never completed");
+	nkv_tgt_data_end(&d.cmd);
 	if (dw0)
-		*dw0 = d.op.dw0;
-	return d.op.status;
+		*dw0 = d.cmd.op.dw0;
+	return d.cmd.op.status;
 }
 
 Test(be_mem, options)

@@ -4,18 +4,22 @@
  * stores behind its namespaces (mem, rados, ...).
  *
  * One backend instance serves one namespace. The core hands it operations
- * whose keys, options and data buffers are already validated and resolved
- * to local memory; the backend completes each one exactly once by calling
- * op->done(op), from any thread and at any later time. The core moves the
- * completion to its poll thread through a hand-off queue, so a backend may
- * keep any number of operations in flight and never touches a queue pair.
+ * whose keys, options and sizes are already validated (the core answers
+ * everything else itself); the backend completes each one exactly once by
+ * calling op->done(op), from any thread and at any later time. The core
+ * moves the completion to its poll thread through a hand-off queue, so a
+ * backend may keep any number of operations in flight and never touches
+ * a queue pair.
+ *
+ * A backend never touches the client's memory itself: it moves data with
+ * the helpers below, which the core implements. They may be called from
+ * any thread (a library's own included) until done() is called.
  */
 #ifndef NKV_TGT_BACKEND_H
 #define NKV_TGT_BACKEND_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/uio.h>
 
 #include "nkv_wire.h"
 
@@ -28,40 +32,53 @@ struct nkv_be_op {
 	uint8_t key[NKV_KEY_MAX];	/* unused bytes are zero */
 	uint32_t options;	/* CDW11 bits as sent (NKV_STORE_*) */
 	/*
-	 * Data: Store = the value (len bytes); Retrieve = the host buffer
-	 * (len bytes, fill at most that, report the full size in dw0);
-	 * List = the host buffer for the List payload (count + entries, whole
-	 * entries only); NVM Read/Write = the blocks. Segments are the
-	 * client's registered memory, valid until done() is called.
+	 * Bytes of data: Store = the value (1..max_value); Retrieve = the
+	 * host buffer (fill at most that, report the full size in dw0);
+	 * List = the host buffer for the payload; NVM Read/Write = the
+	 * blocks.
 	 */
-	const struct iovec *iov;
-	int iovcnt;
 	uint64_t len;
-	/*
-	 * Every segment lies in memory whose pages cannot vanish (a sealed,
-	 * non-hugetlb shmem region): threads the target does not own (a
-	 * client library's callbacks) may touch it. Otherwise only the
-	 * target's own threads may, through memguard.h, and a backend whose
-	 * library works in its own threads bounces through op->out.
-	 */
-	uint8_t stable;
 	uint64_t slba;		/* NVM Read/Write only */
 
 	/* Results, set by the backend before done(). */
 	uint16_t status;	/* NKV_STATUS(sct, sc); 0 = success */
-	uint32_t dw0;		/* Retrieve: full stored value size */
-	/* Set (with status Data Transfer Error) when a page of the client's
-	 * vanished under a copy (memguard.h): the core then drops the client. */
-	uint8_t fault;
-	/* Retrieve / List data the backend left in its own buffer (malloc'd;
-	 * the core owns it after done()): the core copies out_len bytes into
-	 * the segments on its poll thread, through memguard, and frees it. */
-	void *out;
-	uint64_t out_len;
+	uint32_t dw0;		/* Retrieve: full stored value size (List: the core's) */
 
 	void (*done)(struct nkv_be_op *op);
 	void *ctx;		/* the core's */
 };
+
+/*
+ * The op's data (Store value, NVM Write blocks), first len bytes, into
+ * dst. 0, or an NVMe status for the backend to answer with: Data Transfer
+ * Error when a page of the client's vanished (the core then drops the
+ * client).
+ */
+uint16_t nkv_be_copy_in(struct nkv_be_op *op, void *dst, uint64_t len);
+
+/* len bytes of src into the start of the op's buffer (Retrieve value,
+ * NVM Read blocks; len <= op->len), recorded as the bytes it produced.
+ * 0, or an NVMe status as nkv_be_copy_in(). */
+uint16_t nkv_be_copy_out(struct nkv_be_op *op, const void *src, uint64_t len);
+
+/*
+ * Append one whole List entry for key (klen 1..16). 0, 1 when the entry
+ * does not fit (the List ends there), or -EFAULT when a page of the
+ * client's vanished (the List ends; the core answers Data Transfer
+ * Error). The core writes the payload's header and sets DW0 to the
+ * count of keys when the op completes.
+ */
+int nkv_be_list_add(struct nkv_be_op *op, const uint8_t *key, uint32_t klen);
+
+/*
+ * The whole buffer as one pointer, for a library that reads or writes it
+ * in threads of its own (no recovery point there): only when it is one
+ * contiguous segment whose pages cannot vanish (sealed shmem); else NULL
+ * (copy through a buffer of the backend's own). Data a backend writes
+ * there it reports with nkv_be_produced().
+ */
+void *nkv_be_direct(struct nkv_be_op *op);
+void nkv_be_produced(struct nkv_be_op *op, uint64_t n);
 
 struct nkv_be_ops {
 	const char *name;

@@ -8,7 +8,8 @@
  * hashes, as an LLM KV cache makes them) cost the same as sorted ones.
  * Each entry is one block (size + value bytes) of the namespace's value
  * allocator (valloc.h: no heap growth on the poll thread), filled from
- * the client's segments before the lock and given back after it.
+ * the op's data (backend.h's copy helpers) before the lock and given back
+ * after it.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -19,7 +20,6 @@
 #include "mem.h"
 #include "kvmap.h"
 #include "registry.h"
-#include "target/core/memguard.h"
 #include "valloc.h"
 
 /* The map's value: the stored bytes (the key lives in the map). */
@@ -61,24 +61,6 @@ static uint16_t nkv_mem_st(uint8_t sc)
 	return NKV_STATUS(NKV_SCT_GENERIC, sc);
 }
 
-/* Client memory through memguard: a vanished page fails the op with
- * Data Transfer Error instead of killing the target (op->fault). */
-static uint16_t nkv_mem_fault(struct nkv_be_op *op)
-{
-	op->fault = 1;
-	return nkv_mem_st(NKV_SC_DATA_XFER_ERROR);
-}
-
-static int nkv_mem_gather(uint8_t *dst, const struct nkv_be_op *op, uint64_t len)
-{
-	return nkv_guard_gather(dst, op->iov, op->iovcnt, len);
-}
-
-static int nkv_mem_scatter(const struct nkv_be_op *op, const uint8_t *src, uint64_t len)
-{
-	return nkv_guard_scatter(op->iov, op->iovcnt, src, len);
-}
-
 /* Store under the write lock; e is consumed on success (*old, the
  * replaced entry, is the caller's to free after unlocking). */
 static uint16_t nkv_mem_store_locked(struct nkv_be_mem *m, struct nkv_be_op *op,
@@ -117,9 +99,10 @@ static uint16_t nkv_mem_store(struct nkv_be_mem *m, struct nkv_be_op *op)
 	if (!e)
 		return nkv_mem_st(NKV_SC_CAPACITY_EXCEEDED);
 	e->size = (uint32_t)op->len;
-	if (nkv_mem_gather(e->val, op, op->len)) {
+	st = nkv_be_copy_in(op, e->val, op->len);
+	if (st) {
 		nkv_mem_ent_put(m, e);
-		return nkv_mem_fault(op);
+		return st;
 	}
 	pthread_rwlock_wrlock(&m->lock);
 	st = nkv_mem_store_locked(m, op, e, &old);
@@ -137,8 +120,7 @@ static uint16_t nkv_mem_retrieve(struct nkv_be_mem *m, struct nkv_be_op *op)
 	e = nkv_kvmap_find(&m->map, op->key, op->klen);
 	if (e) {
 		op->dw0 = e->size;	/* the full size, even when truncated */
-		if (nkv_mem_scatter(op, e->val, e->size < op->len ? e->size : op->len))
-			st = nkv_mem_fault(op);
+		st = nkv_be_copy_out(op, e->val, e->size < op->len ? e->size : op->len);
 	} else {
 		st = nkv_mem_st(NKV_SC_KV_KEY_NOT_EXISTS);
 	}
@@ -171,57 +153,40 @@ static uint16_t nkv_mem_exist(struct nkv_be_mem *m, struct nkv_be_op *op)
 	return found ? 0 : nkv_mem_st(NKV_SC_KV_KEY_NOT_EXISTS);
 }
 
-/* List: keys >= the start key, in map order, whole entries only. */
+/* List: keys >= the start key, in map order, while whole entries fit. */
 static uint16_t nkv_mem_list(struct nkv_be_mem *m, struct nkv_be_op *op)
 {
-	uint8_t *buf = calloc(1, op->len);
-	uint32_t count = 0, off = NKV_LIST_HDR_SIZE;
 	struct nkv_kvmap_cursor c;
-	int more, rc;
+	int more;
 
-	if (!buf)
-		return nkv_mem_st(NKV_SC_INTERNAL);
 	pthread_rwlock_rdlock(&m->lock);
 	for (more = nkv_kvmap_seek(&m->map, &c, op->key, op->klen); more > 0;
-	     more = nkv_kvmap_next(&c)) {
-		uint16_t kl = c.klen;
-
-		if (off + nkv_list_entry_size(kl) > op->len)
-			break;
-		memcpy(buf + off, &kl, 2);
-		memcpy(buf + off + 2, c.key, kl);
-		off += nkv_list_entry_size(kl);
-		count++;
-	}
+	     more = nkv_kvmap_next(&c))
+		if (nkv_be_list_add(op, c.key, c.klen))
+			break;	/* full, or the client's page vanished */
 	pthread_rwlock_unlock(&m->lock);
-	memcpy(buf, &count, 4);
-	op->dw0 = count;
-	rc = nkv_mem_scatter(op, buf, off);
-	free(buf);
-	return rc ? nkv_mem_fault(op) : 0;
+	return 0;
 }
 
+/* NVM Read / Write: the core checked the range against be.capacity. */
 static uint16_t nkv_mem_nvm(struct nkv_be_mem *m, struct nkv_be_op *op)
 {
 	uint8_t *p = m->blocks + op->slba * m->be.block_size;
-	int rc;
+	uint16_t st;
 
 	if (op->opc == NKV_NVM_FLUSH)
 		return 0;
-	if (op->slba >= m->be.capacity ||
-	    op->len > (m->be.capacity - op->slba) * m->be.block_size)
-		return nkv_mem_st(NKV_SC_LBA_OUT_OF_RANGE);
 	if (op->opc == NKV_NVM_WRITE) {
 		pthread_rwlock_wrlock(&m->lock);
-		rc = nkv_mem_gather(p, op, op->len);
+		st = nkv_be_copy_in(op, p, op->len);
 	} else if (op->opc == NKV_NVM_READ) {
 		pthread_rwlock_rdlock(&m->lock);
-		rc = nkv_mem_scatter(op, p, op->len);
+		st = nkv_be_copy_out(op, p, op->len);
 	} else {
 		return nkv_mem_st(NKV_SC_INVALID_OPCODE);
 	}
 	pthread_rwlock_unlock(&m->lock);
-	return rc ? nkv_mem_fault(op) : 0;
+	return st;
 }
 
 static uint16_t nkv_mem_exec(struct nkv_be_mem *m, struct nkv_be_op *op)

@@ -10,7 +10,6 @@
  */
 #include "rados.h"
 #include "registry.h"
-#include "target/core/memguard.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -87,7 +86,7 @@ struct nkv_rados_req {
 	rados_write_op_t wop;
 	rados_read_op_t rop;
 	char oid[2 * NKV_KEY_MAX + 1];
-	char *bounce;		/* gathered value / scattered read, when iovcnt > 1 */
+	char *bounce;		/* the value, when the client's buffer is not direct */
 	size_t bytes_read;
 	int read_rv;
 	uint64_t size;
@@ -292,16 +291,11 @@ static void nkv_rados_finish(struct nkv_rados_req *r, bool was_issued)
 /*
  * librados reads and writes a buffer in its own threads, which the
  * target does not own and cannot guard: it gets client memory directly
- * only when that is one stable segment (op->stable: sealed, non-hugetlb
- * shmem, whose pages cannot vanish). Otherwise a Store is gathered into a
- * bounce buffer on the submitting (poll) thread through memguard, and
- * Retrieve / List data comes back in op->out for the core to copy in.
+ * only when the core offers it (nkv_be_direct: one segment whose pages
+ * cannot vanish). Otherwise a Store is copied into a bounce buffer on the
+ * submitting thread, and a Retrieve is read into one and copied out from
+ * the completion callback, both through the core's guarded helpers.
  */
-static int nkv_rados_direct(const struct nkv_be_op *op)
-{
-	return op->stable && op->iovcnt == 1;
-}
-
 static void nkv_rados_account(struct nkv_rados_req *r)
 {
 	struct nkv_be_rados *rb = r->rb;
@@ -332,12 +326,10 @@ static void nkv_rados_complete(rados_completion_t c, void *arg)
 	op->status = nkv_rados_status(rv);
 	if (op->opc == NKV_KV_RETRIEVE && rv >= 0) {
 		op->dw0 = r->size > UINT32_MAX ? UINT32_MAX : (uint32_t)r->size;
-		if (r->bounce) {
-			/* The core copies it in, on its own thread. */
-			op->out = r->bounce;
-			op->out_len = r->bytes_read;
-			r->bounce = NULL;
-		}
+		if (r->bounce)
+			op->status = nkv_be_copy_out(op, r->bounce, r->bytes_read);
+		else
+			nkv_be_produced(op, r->bytes_read);
 	}
 	if (rv >= 0)
 		nkv_rados_account(r);
@@ -351,7 +343,7 @@ static void nkv_rados_complete(rados_completion_t c, void *arg)
 static int nkv_rados_prep_store(struct nkv_rados_req *r)
 {
 	struct nkv_be_op *op = r->op;
-	const char *buf = r->bounce ? r->bounce : op->iovcnt > 0 ? op->iov[0].iov_base : "";
+	const char *buf = r->bounce ? r->bounce : nkv_be_direct(op);
 
 	/* A plain Store is one write_full: librados' own call for it costs the
 	 * OSD less than a compound write op (measured in docs/ceph.md). */
@@ -379,9 +371,8 @@ static int nkv_rados_prep_retrieve(struct nkv_rados_req *r)
 	rados_read_op_stat(r->rop, &r->size, &r->mtime, &r->stat_rv);
 	/* A read of length 0 means "everything" to RADOS: stat only then. */
 	if (op->len) {
-		if (nkv_rados_direct(op)) {
-			buf = op->iov[0].iov_base;
-		} else {
+		buf = nkv_be_direct(op);
+		if (!buf) {
 			r->bounce = malloc(op->len);
 			if (!r->bounce)
 				return -ENOMEM;
@@ -425,7 +416,9 @@ static int nkv_rados_issue(struct nkv_rados_req *r)
 	case NKV_KV_RETRIEVE: rv = nkv_rados_prep_retrieve(r); break;
 	case NKV_KV_DELETE: rv = nkv_rados_prep_delete(r); break;
 	case NKV_KV_EXIST: rv = nkv_rados_prep_exist(r); break;
-	default: rv = -EOPNOTSUPP; break;
+	default:
+		op->status = NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_INVALID_OPCODE);
+		return -EOPNOTSUPP;
 	}
 	if (rv >= 0)
 		return 0;
@@ -477,28 +470,26 @@ static int nkv_rados_pos_cmp(const struct nkv_rados_pos *a, const struct nkv_rad
 	return a->len < b->len ? -1 : a->len > b->len;
 }
 
-struct nkv_list_out {
-	uint8_t *buf;		/* the payload being built */
-	uint64_t cap;
+/* A List being built into the op's buffer (nkv_be_list_add): how much of
+ * it is used, to ask librados for no more than fits, and the last key. */
+struct nkv_rados_list_out {
+	struct nkv_be_op *op;
 	uint64_t used;
 	uint32_t count;
 	uint8_t last_key[NKV_KEY_MAX];
 	uint8_t last_klen;
 };
 
-static void nkv_list_put(struct nkv_list_out *o, const uint8_t *key, int klen)
+/* 0, or -EFAULT: the client's page vanished (the List ends). */
+static int nkv_rados_list_put(struct nkv_rados_list_out *o, const uint8_t *key, int klen)
 {
-	uint8_t *e = o->buf + o->used;
-	uint32_t sz = nkv_list_entry_size((uint32_t)klen);
-
-	memset(e, 0, sz);
-	e[0] = (uint8_t)klen;
-	e[1] = 0;
-	memcpy(e + 2, key, (size_t)klen);
-	o->used += sz;
+	if (nkv_be_list_add(o->op, key, (uint32_t)klen))
+		return -EFAULT;	/* it fits (checked): a fault */
+	o->used += nkv_list_entry_size((uint32_t)klen);
 	o->count++;
 	memcpy(o->last_key, key, (size_t)klen);
 	o->last_klen = (uint8_t)klen;
+	return 0;
 }
 
 static int nkv_rados_cursor_find(struct nkv_be_rados *rb, const struct nkv_be_op *op)
@@ -544,13 +535,13 @@ static void nkv_rados_cursor_save(struct nkv_be_rados *rb, const uint8_t *key,
  */
 static int nkv_rados_list_batch(struct nkv_be_rados *rb, rados_object_list_cursor *cur,
 				rados_object_list_cursor end, size_t want,
-				const struct nkv_rados_pos *after, struct nkv_list_out *o)
+				const struct nkv_rados_pos *after, struct nkv_rados_list_out *o)
 {
 	rados_object_list_item items[NKV_RADOS_LIST_BATCH];
 	rados_object_list_cursor next = NULL;
 	struct nkv_rados_pos p;
 	uint8_t key[NKV_KEY_MAX];
-	int n, i, klen;
+	int n, i, klen, rv = 0;
 	bool full = false;
 
 	/* librados writes the next position into an existing cursor. */
@@ -571,13 +562,19 @@ static int nkv_rados_list_batch(struct nkv_be_rados *rb, rados_object_list_curso
 			if (nkv_rados_pos_cmp(&p, after) <= 0)
 				continue;
 		}
-		if (o->cap - o->used < nkv_list_entry_size((uint32_t)klen)) {
+		if (o->op->len - o->used < nkv_list_entry_size((uint32_t)klen)) {
 			full = true;	/* only a probe of one gets here */
 			break;
 		}
-		nkv_list_put(o, key, klen);
+		rv = nkv_rados_list_put(o, key, klen);
+		if (rv)
+			break;
 	}
 	rados_object_list_free((size_t)n, items);
+	if (rv) {
+		rados_object_list_cursor_free(rb->io, next);
+		return rv;
+	}
 	if (full)
 		n = 0;
 	if (n > 0) {
@@ -590,25 +587,25 @@ static int nkv_rados_list_batch(struct nkv_be_rados *rb, rados_object_list_curso
 }
 
 /* Entries that surely fit: sized for the longest key; else a probe of one. */
-static size_t nkv_list_room(const struct nkv_list_out *o)
+static size_t nkv_rados_list_room(const struct nkv_rados_list_out *o)
 {
-	uint64_t n = (o->cap - o->used) / nkv_list_entry_size(NKV_KEY_MAX);
+	uint64_t n = (o->op->len - o->used) / nkv_list_entry_size(NKV_KEY_MAX);
 
-	if (!n && o->cap - o->used >= nkv_list_entry_size(1))
+	if (!n && o->op->len - o->used >= nkv_list_entry_size(1))
 		n = 1;
 	return n > NKV_RADOS_LIST_BATCH ? NKV_RADOS_LIST_BATCH : (size_t)n;
 }
 
 /* Fill o from cur (taken), then remember where the next List resumes. */
 static int nkv_rados_list_fill(struct nkv_be_rados *rb, rados_object_list_cursor cur,
-			       const struct nkv_rados_pos *after, struct nkv_list_out *o)
+			       const struct nkv_rados_pos *after, struct nkv_rados_list_out *o)
 {
 	rados_object_list_cursor end = rados_object_list_end(rb->io);
 	size_t want;
 	int rv = 0;
 
 	while (!rados_object_list_is_end(rb->io, cur)) {
-		want = nkv_list_room(o);
+		want = nkv_rados_list_room(o);
 		if (!want)
 			break;
 		rv = nkv_rados_list_batch(rb, &cur, end, want, after, o);
@@ -632,19 +629,12 @@ static int nkv_rados_list_fill(struct nkv_be_rados *rb, rados_object_list_cursor
  */
 static int nkv_rados_list(struct nkv_be_rados *rb, struct nkv_be_op *op)
 {
-	struct nkv_list_out o = { 0 };
+	struct nkv_rados_list_out o = { .op = op, .used = NKV_LIST_HDR_SIZE };
 	struct nkv_rados_pos after, *ap = NULL;
 	rados_object_list_cursor cur;
 	char oid[2 * NKV_KEY_MAX + 1];
-	int slot, rv;
+	int slot;
 
-	if (op->len < NKV_LIST_HDR_SIZE)
-		return -EINVAL;
-	o.cap = op->len;
-	o.used = NKV_LIST_HDR_SIZE;
-	o.buf = nkv_rados_direct(op) ? op->iov[0].iov_base : calloc(1, op->len);
-	if (!o.buf)
-		return -ENOMEM;
 	slot = op->klen ? nkv_rados_cursor_find(rb, op) : -1;
 	if (slot >= 0) {
 		/* Ours now; the List that ends this one saves a new one. */
@@ -657,17 +647,7 @@ static int nkv_rados_list(struct nkv_be_rados *rb, struct nkv_be_op *op)
 			ap = &after;
 		}
 	}
-	rv = cur ? nkv_rados_list_fill(rb, cur, ap, &o) : -ENOENT;
-	o.buf[0] = (uint8_t)o.count;
-	o.buf[1] = (uint8_t)(o.count >> 8);
-	o.buf[2] = (uint8_t)(o.count >> 16);
-	o.buf[3] = (uint8_t)(o.count >> 24);
-	if (!nkv_rados_direct(op)) {
-		op->out = o.buf;	/* the core copies it in */
-		op->out_len = o.used;
-	}
-	op->dw0 = (uint32_t)o.used;
-	return rv;
+	return cur ? nkv_rados_list_fill(rb, cur, ap, &o) : -ENOENT;
 }
 
 static void *nkv_rados_lister(void *arg)
@@ -702,19 +682,15 @@ static void *nkv_rados_lister(void *arg)
 /* ------------------------------------------------------------------ */
 
 /* A Store's value into a bounce buffer, on the submitting thread (the
- * core's poll thread) through memguard. 0 or an NVMe status. */
-static uint16_t nkv_rados_gather(struct nkv_rados_req *r)
+ * core's poll thread). 0 or an NVMe status. */
+static uint16_t nkv_rados_copy_in(struct nkv_rados_req *r)
 {
 	struct nkv_be_op *op = r->op;
 
 	r->bounce = malloc(op->len ? op->len : 1);
 	if (!r->bounce)
 		return NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_INTERNAL);
-	if (nkv_guard_gather(r->bounce, op->iov, op->iovcnt, op->len)) {
-		op->fault = 1;
-		return NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_DATA_XFER_ERROR);
-	}
-	return 0;
+	return nkv_be_copy_in(op, r->bounce, op->len);
 }
 
 static int nkv_rados_submit(struct nkv_be *be, struct nkv_be_op *op)
@@ -723,11 +699,6 @@ static int nkv_rados_submit(struct nkv_be *be, struct nkv_be_op *op)
 	struct nkv_rados_req *r;
 	bool now = false;
 
-	if (op->opc != NKV_KV_STORE && op->opc != NKV_KV_RETRIEVE && op->opc != NKV_KV_LIST &&
-	    op->opc != NKV_KV_DELETE && op->opc != NKV_KV_EXIST)
-		return -EOPNOTSUPP;
-	if (op->klen > NKV_KEY_MAX || (!op->klen && op->opc != NKV_KV_LIST))
-		return -EINVAL;
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
@@ -736,13 +707,8 @@ static int nkv_rados_submit(struct nkv_be *be, struct nkv_be_op *op)
 	nkv_rados_key_to_oid(op->key, op->klen, r->oid);
 	op->status = 0;
 	op->dw0 = 0;
-	op->out = NULL;
-	op->out_len = 0;
-	if (op->opc == NKV_KV_STORE && op->len <= be->max_value && !nkv_rados_direct(op))
-		op->status = nkv_rados_gather(r);
-	if (op->opc == NKV_KV_STORE && op->len > be->max_value)
-		/* Checked here too, so a core that forgot cannot fill the OSD. */
-		op->status = NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_KV_INVALID_VALUE_SIZE);
+	if (op->opc == NKV_KV_STORE && !nkv_be_direct(op))
+		op->status = nkv_rados_copy_in(r);
 	if (op->status) {
 		pthread_mutex_lock(&rb->lock);
 		rb->queued++;

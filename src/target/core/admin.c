@@ -20,18 +20,15 @@ static uint16_t nkv_tgt_reply(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 
 	if (st)
 		return (uint16_t)st;
-	st = nkv_guard_scatter(cmd->iov, cmd->iovcnt, buf, len);
-	cmd->iovcnt = 0;	/* transfer done: memory no longer busy */
-	if (st) {
+	if (nkv_guard_scatter(cmd->iov, cmd->iovcnt, buf, len)) {
+		cmd->iovcnt = 0;
 		nkv_tgt_mem_lost(c);
 		return nkv_tgt_sc(NKV_SC_DATA_XFER_ERROR);
 	}
-	return 0;
-}
-
-static struct nkv_be *nkv_tgt_ns(struct nkv_tgt_ctrl *c, uint32_t nsid)
-{
-	return nsid && nsid <= NKV_TGT_MAX_NS ? c->ss->ns[nsid] : NULL;
+	cmd->produced = len;
+	st = nkv_tgt_xfer_out(c, cmd);
+	cmd->iovcnt = 0;	/* transfer done: memory no longer busy */
+	return (uint16_t)st;
 }
 
 /* Stable per-namespace identifier (NGUID / UUID) from SN and nsid. */
@@ -214,67 +211,6 @@ static uint16_t nkv_tgt_identify(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd
 	return st;
 }
 
-static uint16_t nkv_tgt_qcheck(struct nkv_tgt_ctrl *c, const struct nkv_sqe *s,
-			       uint32_t granted, int live)
-{
-	uint16_t qid = nkv_queue_qid(s->cdw10);
-	uint32_t n = nkv_queue_entries(s->cdw10);
-
-	if (!qid || qid > granted || live)
-		return nkv_tgt_cs(NKV_SC_QID_INVALID);
-	if (n < 2 || n > c->mqes)
-		return nkv_tgt_cs(NKV_SC_QSIZE_INVALID);
-	if (!(s->cdw11 & NKV_QUEUE_PC))
-		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);	/* CAP.CQR = 1 */
-	return 0;
-}
-
-static uint16_t nkv_tgt_create_cq(struct nkv_tgt_ctrl *c, const struct nkv_sqe *s)
-{
-	uint16_t qid = nkv_queue_qid(s->cdw10);
-	uint32_t n = nkv_queue_entries(s->cdw10);
-	int live = qid <= c->max_ioq && c->cq[qid].live;
-	uint16_t st = nkv_tgt_qcheck(c, s, c->ncq_granted, live);
-	int stable;
-	void *p;
-
-	if (st)
-		return st;
-	st = (uint16_t)nkv_tgt_queue_mem(c, s->prp1, (uint64_t)n * 16,
-					 NKV_DMA_WRITE, &p, &stable);
-	if (st)
-		return st;
-	c->cq[qid] = (struct nkv_tgt_cq){ .live = 1, .size = n, .phase = 1,
-		.iova = s->prp1, .epoch = ++c->next_epoch, .ring = p, .stable = stable };
-	__atomic_store_n(nkv_tgt_dbp(c, 2u * qid + 1), 0, __ATOMIC_RELAXED);
-	return 0;
-}
-
-static uint16_t nkv_tgt_create_sq(struct nkv_tgt_ctrl *c, const struct nkv_sqe *s)
-{
-	uint16_t qid = nkv_queue_qid(s->cdw10), cqid = nkv_create_sq_cqid(s->cdw11);
-	uint32_t n = nkv_queue_entries(s->cdw10);
-	int live = qid <= c->max_ioq && c->sq[qid].live;
-	uint16_t st = nkv_tgt_qcheck(c, s, c->nsq_granted, live);
-	int stable;
-	void *p;
-
-	if (st)
-		return st;
-	if (!cqid || cqid > c->max_ioq || !c->cq[cqid].live)
-		return nkv_tgt_cs(NKV_SC_CQ_INVALID);
-	st = (uint16_t)nkv_tgt_queue_mem(c, s->prp1, (uint64_t)n * 64,
-					 NKV_DMA_READ, &p, &stable);
-	if (st)
-		return st;
-	c->sq[qid] = (struct nkv_tgt_sq){ .live = 1, .cqid = cqid, .size = n,
-		.iova = s->prp1, .epoch = ++c->next_epoch, .ring = p, .stable = stable };
-	c->cq[cqid].nsq++;
-	nkv_tgt_sq_live_add(c, qid);
-	__atomic_store_n(nkv_tgt_dbp(c, 2u * qid), 0, __ATOMIC_RELAXED);
-	return 0;
-}
-
 static uint16_t nkv_tgt_delete_q(struct nkv_tgt_ctrl *c, const struct nkv_sqe *s,
 				 int is_cq)
 {
@@ -420,8 +356,13 @@ static uint16_t nkv_tgt_admin_dispatch(struct nkv_tgt_ctrl *c, struct nkv_tgt_cm
 		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
 	switch (nkv_sqe_opc(s)) {
 	case NKV_ADM_IDENTIFY: return nkv_tgt_identify(c, cmd);
-	case NKV_ADM_CREATE_CQ: return nkv_tgt_create_cq(c, s);
-	case NKV_ADM_CREATE_SQ: return nkv_tgt_create_sq(c, s);
+	case NKV_ADM_CREATE_CQ:
+		return nkv_tgt_cq_create(c, nkv_queue_qid(s->cdw10), nkv_queue_entries(s->cdw10),
+					 !!(s->cdw11 & NKV_QUEUE_PC), s->prp1);
+	case NKV_ADM_CREATE_SQ:
+		return nkv_tgt_sq_create(c, nkv_queue_qid(s->cdw10), nkv_queue_entries(s->cdw10),
+					 !!(s->cdw11 & NKV_QUEUE_PC),
+					 nkv_create_sq_cqid(s->cdw11), s->prp1);
 	case NKV_ADM_DELETE_CQ: return nkv_tgt_delete_q(c, s, 1);
 	case NKV_ADM_DELETE_SQ: return nkv_tgt_delete_q(c, s, 0);
 	case NKV_ADM_SET_FEATURES: return nkv_tgt_set_features(c, cmd);

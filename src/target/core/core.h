@@ -46,9 +46,17 @@ struct nkv_tgt_cmd {
 	uint16_t cqid;
 	uint16_t status;
 	uint32_t dw0;
+	/* The data, for the backend helpers (be_data.c) and the transfer
+	 * layer (xfer.c); written by one thread at a time: the poll thread
+	 * until submit, the backend until done(). */
+	uint64_t produced;		/* bytes of the buffer written (List: header too) */
+	uint32_t list_count;		/* List: entries added */
+	uint8_t list;			/* a KV List: header and DW0 at the end */
+	uint8_t stable;			/* every segment's pages cannot vanish */
+	uint8_t fault;			/* a client page vanished under a copy */
 	uint8_t msg_out;		/* data to send out by message at completion */
 	int iovcnt;
-	struct iovec iov[];		/* max_iov entries */
+	struct iovec *iov;		/* max_iov entries, after the struct */
 };
 
 struct nkv_tgt_sq {
@@ -157,13 +165,18 @@ void nkv_tgt_regs_init(struct nkv_tgt_ctrl *c);
 void nkv_tgt_ctrl_reset(struct nkv_tgt_ctrl *c);
 
 /* queue.c */
-void nkv_tgt_sq_live_add(struct nkv_tgt_ctrl *c, uint16_t qid);
+/* Create I/O queue qid of entries slots at iova (pc: physically
+ * contiguous, the only kind offered). 0 or an NVMe status. */
+uint16_t nkv_tgt_cq_create(struct nkv_tgt_ctrl *c, uint16_t qid, uint32_t entries,
+			   int pc, uint64_t iova);
+uint16_t nkv_tgt_sq_create(struct nkv_tgt_ctrl *c, uint16_t qid, uint32_t entries,
+			   int pc, uint16_t cqid, uint64_t iova);
+int nkv_tgt_queue_mem(struct nkv_tgt_ctrl *c, uint64_t iova, uint64_t bytes,
+		      uint32_t prot, void **ptr, int *stable);
 int nkv_tgt_queues_poll(struct nkv_tgt_ctrl *c);
 int nkv_tgt_cq_flush(struct nkv_tgt_ctrl *c, uint16_t cqid);
 void nkv_tgt_cq_delete(struct nkv_tgt_ctrl *c, uint16_t qid);
 void nkv_tgt_sq_delete(struct nkv_tgt_ctrl *c, uint16_t qid);
-int nkv_tgt_queue_mem(struct nkv_tgt_ctrl *c, uint64_t iova, uint64_t bytes,
-		      uint32_t prot, void **ptr, int *stable);
 
 /* handoff.c */
 void nkv_tgt_handoff_push(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd);
@@ -176,9 +189,25 @@ int nkv_tgt_be_submit(struct nkv_tgt_ctrl *c, struct nkv_be *be, struct nkv_be_o
 struct nkv_tgt_cmd *nkv_tgt_cmd_get(struct nkv_tgt_ctrl *c);
 void nkv_tgt_cmd_put(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd);
 void nkv_tgt_complete(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd);
+void nkv_tgt_mem_lost(struct nkv_tgt_ctrl *c);
+
+/* xfer.c: the command's data between the client and its segments. */
+/* Resolve the data pointer (len bytes) into cmd->iov; data in message-only
+ * memory comes in now (NKV_DMA_READ) or goes out at completion. 0 or an
+ * NVMe status. */
 int nkv_tgt_cmd_prps(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 		     uint64_t len, uint32_t prot);
-void nkv_tgt_mem_lost(struct nkv_tgt_ctrl *c);
+/* Send the cmd->produced bytes that lie in message-only memory to the
+ * client (once; nothing when none do). 0 or Data Transfer Error. */
+uint16_t nkv_tgt_xfer_out(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd);
+
+/* be_data.c: the data state behind backend.h's helpers. Also what a test
+ * that drives a backend on its own calls around each op. */
+/* Before submit: a KV List (list) gets its payload header reserved. */
+void nkv_tgt_data_start(struct nkv_tgt_cmd *cmd, int list);
+/* After done(): a List's header and DW0 (the count); a fault recorded by
+ * a helper fails the op with Data Transfer Error. */
+void nkv_tgt_data_end(struct nkv_tgt_cmd *cmd);
 
 /* admin.c */
 void nkv_tgt_admin_exec(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd);
@@ -201,6 +230,12 @@ void nkv_tgt_tracef(struct nkv_tgt_ctrl *c, const char *fmt, ...)
 		if ((c)->trace)					\
 			nkv_tgt_tracef((c), __VA_ARGS__);	\
 	} while (0)
+
+/* The backend of namespace nsid, NULL when none is attached there. */
+static inline struct nkv_be *nkv_tgt_ns(const struct nkv_tgt_ctrl *c, uint32_t nsid)
+{
+	return nsid && nsid <= NKV_TGT_MAX_NS ? c->ss->ns[nsid] : NULL;
+}
 
 /* Append @cmd to the list *head..*tail (the poll thread's own lists). */
 static inline void nkv_tgt_cmd_append(struct nkv_tgt_cmd **head, struct nkv_tgt_cmd **tail,

@@ -263,6 +263,7 @@ struct nkv_tgt_cmd *nkv_tgt_cmd_get(struct nkv_tgt_ctrl *c)
 		return NULL;
 	}
 	memset(cmd, 0, sizeof(*cmd));
+	cmd->iov = (struct iovec *)(cmd + 1);
 	cmd->ctrl = c;
 	cmd->inext = c->inflight_head;
 	if (cmd->inext)
@@ -305,133 +306,6 @@ void nkv_tgt_ctrl_set_xfer(struct nkv_tgt_ctrl *c, nkv_tgt_xfer_fn fn, void *ctx
 	c->xfer_ctx = ctx;
 }
 
-/* Move the first len bytes of the command's segments that lie in
- * message-only regions, in or out. 0, or -ENOENT (nothing of them is
- * message-only), or the transport's negative errno. */
-static int nkv_tgt_msg_move(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
-			    uint64_t len, int to_client)
-{
-	int i, any = 0, rc;
-
-	for (i = 0; i < cmd->iovcnt && len; i++) {
-		uint8_t *p = cmd->iov[i].iov_base;
-		uint64_t left = cmd->iov[i].iov_len < len ? cmd->iov[i].iov_len : len;
-
-		len -= left;
-		while (left) {
-			uint64_t iova, run;
-
-			rc = nkv_dma_msg_range(c->dma, p, left, &iova, &run);
-			if (rc < 0)
-				return rc;
-			if (rc) {
-				any = 1;
-				rc = c->xfer ? c->xfer(c->xfer_ctx, iova, p, run, to_client) : -ENOTSUP;
-				if (rc)
-					return rc;
-			}
-			p += run;
-			left -= run;
-		}
-	}
-	return any ? 0 : -ENOENT;
-}
-
-/* Does any segment lie in a message-only region? */
-static int nkv_tgt_msg_any(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
-{
-	uint64_t iova, run;
-	int i;
-
-	for (i = 0; i < cmd->iovcnt; i++)
-		if (nkv_dma_msg_range(c->dma, cmd->iov[i].iov_base, cmd->iov[i].iov_len,
-				      &iova, &run) != 0 || run != cmd->iov[i].iov_len)
-			return 1;	/* message-only, or spans regions: look closer */
-	return 0;
-}
-
-/* Resolve the command's data pointer into cmd->iov. 0 or an NVMe status. */
-int nkv_tgt_cmd_prps(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
-		     uint64_t len, uint32_t prot)
-{
-	int n, stable = 0;
-
-	if (len > c->max_xfer)
-		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
-	n = nkv_dma_prp_to_iov(c->dma, cmd->sqe.prp1, cmd->sqe.prp2, len,
-			       c->page_size, prot, cmd->iov, (int)c->max_iov, &stable);
-	if (n < 0 && nkv_dma_faulted(c->dma))
-		nkv_tgt_mem_lost(c);
-	if (n < 0)
-		return -n;
-	cmd->iovcnt = n;
-	cmd->op.stable = (uint8_t)stable;
-	if (!nkv_dma_has_msg(c->dma) || !nkv_tgt_msg_any(c, cmd))
-		return 0;
-	if (prot & NKV_DMA_WRITE) {
-		cmd->msg_out = 1;	/* sent at completion */
-		return 0;
-	}
-	n = nkv_tgt_msg_move(c, cmd, len, 0);
-	if (n && n != -ENOENT) {
-		NKV_TGT_TRACE(c, "message-only data in: %d", n);
-		cmd->iovcnt = 0;
-		return nkv_tgt_sc(NKV_SC_DATA_XFER_ERROR);
-	}
-	return 0;
-}
-
-/* n bytes at offset off of the command's segments (the local shadow). */
-static int nkv_tgt_iov_read(const struct nkv_tgt_cmd *cmd, uint64_t off, void *dst, size_t n)
-{
-	uint8_t *d = dst;
-	int k;
-
-	for (k = 0; k < cmd->iovcnt && n; k++) {
-		size_t l = cmd->iov[k].iov_len;
-		size_t take;
-
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		take = l - off < n ? l - off : n;
-		if (nkv_guard_copy(d, (uint8_t *)cmd->iov[k].iov_base + off, take))
-			return -EFAULT;
-		d += take;
-		n -= take;
-		off = 0;
-	}
-	return n ? -EINVAL : 0;
-}
-
-/* Bytes a finished command wrote into its buffer: what a device would
- * have transferred, so no more of the client's buffer is overwritten. */
-static uint64_t nkv_tgt_out_len(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
-{
-	uint64_t len = 0, off = NKV_LIST_HDR_SIZE;
-	uint32_t count, i;
-	uint16_t kl;
-	int k;
-
-	for (k = 0; k < cmd->iovcnt; k++)
-		len += cmd->iov[k].iov_len;
-	if (!cmd->sqid || c->ss->ns[cmd->sqe.nsid]->csi != NKV_CSI_KV)
-		return len;
-	if (cmd->op.opc == NKV_KV_RETRIEVE)
-		return cmd->dw0 < len ? cmd->dw0 : len;
-	if (cmd->op.opc != NKV_KV_LIST || nkv_guard_gather(&count, cmd->iov, cmd->iovcnt, 4))
-		return len;
-	/* The header, then count whole entries (a 2-byte length, the key,
-	 * padded to 4): walk them in the local shadow. */
-	for (i = 0; i < count && off + 2 <= len; i++) {
-		if (nkv_tgt_iov_read(cmd, off, &kl, 2))
-			return len;
-		off += nkv_list_entry_size(kl);
-	}
-	return off < len ? off : len;
-}
-
 /* A page of the client's vanished under an access (memguard.h): the
  * controller's client is dropped by the transport after this pass. */
 void nkv_tgt_mem_lost(struct nkv_tgt_ctrl *c)
@@ -460,16 +334,9 @@ void nkv_tgt_complete(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 		nkv_tgt_cmd_put(c, cmd);
 		return;
 	}
-	/* Data of a message-only region goes out before the CQE is queued
-	 * (-ENOENT: the bytes written all lie in mapped memory). */
-	if (cmd->msg_out && !cmd->status) {
-		int rc = nkv_tgt_msg_move(c, cmd, nkv_tgt_out_len(c, cmd), 1);
-
-		if (rc < 0 && rc != -ENOENT) {
-			NKV_TGT_TRACE(c, "message-only data out failed: %d", rc);
-			cmd->status = nkv_tgt_sc(NKV_SC_DATA_XFER_ERROR);
-		}
-	}
+	/* Data of a message-only region goes out before the CQE is queued. */
+	if (cmd->msg_out && !cmd->status)
+		cmd->status = nkv_tgt_xfer_out(c, cmd);
 	nkv_tgt_stat_cmd(c, cmd);
 	if (cmd->status)
 		nkv_tgt_errlog_add(c, cmd);

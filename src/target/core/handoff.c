@@ -10,7 +10,6 @@
  * write, so waiting on a slow backend costs no CPU. A done() on the poll
  * thread itself, inside submit, skips all that (nkv_tgt_be_done).
  */
-#include <stdlib.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -75,23 +74,6 @@ void nkv_tgt_be_done(struct nkv_be_op *op)
 	nkv_tgt_cmd_append(&c->done_head, &c->done_tail, cmd);
 }
 
-/* Data a backend returned in its own buffer goes into the client's
- * segments here, on the poll thread, through memguard. */
-static void nkv_tgt_handoff_out(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
-{
-	struct nkv_be_op *op = &cmd->op;
-
-	(void)c;
-	if (!op->out)
-		return;
-	if (!op->status && nkv_guard_scatter(op->iov, op->iovcnt, op->out, op->out_len)) {
-		op->fault = 1;
-		op->status = nkv_tgt_sc(NKV_SC_DATA_XFER_ERROR);
-	}
-	free(op->out);
-	op->out = NULL;
-}
-
 /* Complete a list of commands a backend is done with, in order. */
 static int nkv_tgt_handoff_finish(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 {
@@ -100,10 +82,10 @@ static int nkv_tgt_handoff_finish(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cm
 
 	for (; cmd; cmd = next, n++) {
 		next = cmd->next;
-		nkv_tgt_handoff_out(c, cmd);
+		nkv_tgt_data_end(cmd);
 		cmd->status = cmd->op.status;
 		cmd->dw0 = cmd->op.dw0;
-		if (cmd->op.fault)
+		if (cmd->fault)
 			nkv_tgt_mem_lost(c);
 		nkv_tgt_io_finish(c, cmd);
 		nkv_tgt_complete(c, cmd);

@@ -60,6 +60,7 @@ uint16_t nkv_tgt_kv_prep(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 	case NKV_KV_RETRIEVE:
 		return nkv_tgt_kv_buf(c, cmd, 1);
 	case NKV_KV_LIST:
+		nkv_tgt_data_start(cmd, 1);
 		return nkv_tgt_kv_buf(c, cmd, NKV_LIST_HDR_SIZE);
 	default:
 		return 0;	/* Delete, Exist: key only */
@@ -71,7 +72,7 @@ uint16_t nkv_tgt_kv_prep(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 void nkv_tgt_io_finish(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 {
 	uint8_t opc = cmd->op.opc;
-	int kv = cmd->sqid && c->ss->ns[cmd->sqe.nsid]->csi == NKV_CSI_KV;
+	int kv = cmd->sqid && nkv_tgt_ns(c, cmd->sqe.nsid)->csi == NKV_CSI_KV;
 	int rd = kv ? opc == NKV_KV_RETRIEVE || opc == NKV_KV_LIST : opc == NKV_NVM_READ;
 	int wr = kv ? opc == NKV_KV_STORE : opc == NKV_NVM_WRITE;
 
@@ -94,8 +95,7 @@ void nkv_tgt_io_finish(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 
 void nkv_tgt_io_exec(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 {
-	uint32_t nsid = cmd->sqe.nsid;
-	struct nkv_be *be = nsid && nsid <= NKV_TGT_MAX_NS ? c->ss->ns[nsid] : NULL;
+	struct nkv_be *be = nkv_tgt_ns(c, cmd->sqe.nsid);
 	uint16_t st;
 
 	if (!be)
@@ -108,8 +108,6 @@ void nkv_tgt_io_exec(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 		st = nkv_tgt_nvm_prep(c, cmd, be);
 	if (!st) {
 		cmd->op.opc = (uint8_t)nkv_sqe_opc(&cmd->sqe);
-		cmd->op.iov = cmd->iov;
-		cmd->op.iovcnt = cmd->iovcnt;
 		cmd->op.done = nkv_tgt_be_done;
 		cmd->op.ctx = c;
 		if (!nkv_tgt_be_submit(c, be, &cmd->op))

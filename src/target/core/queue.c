@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * queue.c - doorbells, SQE fetch with round-robin arbitration, CQE posting.
+ * queue.c - I/O queue creation and deletion, doorbells, SQE fetch with
+ * round-robin arbitration, CQE posting.
  *
  * Doorbells are read from the doorbell page with acquire loads: the client
  * (possibly another process through shared memory) writes SQEs, then the
@@ -41,7 +42,7 @@ void nkv_tgt_cq_delete(struct nkv_tgt_ctrl *c, uint16_t qid)
  * max_ioq of them (64 by default) and a client uses a few, and visiting
  * every slot cost a visible share of an idle pass, i.e. of how late a
  * doorbell is seen. */
-void nkv_tgt_sq_live_add(struct nkv_tgt_ctrl *c, uint16_t qid)
+static void nkv_tgt_sq_live_add(struct nkv_tgt_ctrl *c, uint16_t qid)
 {
 	c->ioq_live[c->nioq_live++] = qid;
 }
@@ -55,6 +56,62 @@ static void nkv_tgt_sq_live_del(struct nkv_tgt_ctrl *c, uint16_t qid)
 			c->ioq_live[i] = c->ioq_live[--c->nioq_live];
 			return;
 		}
+}
+
+static uint16_t nkv_tgt_qcheck(struct nkv_tgt_ctrl *c, uint16_t qid, uint32_t entries,
+			       int pc, uint32_t granted, int live)
+{
+	if (!qid || qid > granted || live)
+		return nkv_tgt_cs(NKV_SC_QID_INVALID);
+	if (entries < 2 || entries > c->mqes)
+		return nkv_tgt_cs(NKV_SC_QSIZE_INVALID);
+	if (!pc)
+		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);	/* CAP.CQR = 1 */
+	return 0;
+}
+
+uint16_t nkv_tgt_cq_create(struct nkv_tgt_ctrl *c, uint16_t qid, uint32_t entries,
+			   int pc, uint64_t iova)
+{
+	int live = qid <= c->max_ioq && c->cq[qid].live;
+	uint16_t st = nkv_tgt_qcheck(c, qid, entries, pc, c->ncq_granted, live);
+	int stable;
+	void *p;
+
+	if (st)
+		return st;
+	st = (uint16_t)nkv_tgt_queue_mem(c, iova, (uint64_t)entries * 16,
+					 NKV_DMA_WRITE, &p, &stable);
+	if (st)
+		return st;
+	c->cq[qid] = (struct nkv_tgt_cq){ .live = 1, .size = entries, .phase = 1,
+		.iova = iova, .epoch = ++c->next_epoch, .ring = p, .stable = stable };
+	__atomic_store_n(nkv_tgt_dbp(c, 2u * qid + 1), 0, __ATOMIC_RELAXED);
+	return 0;
+}
+
+uint16_t nkv_tgt_sq_create(struct nkv_tgt_ctrl *c, uint16_t qid, uint32_t entries,
+			   int pc, uint16_t cqid, uint64_t iova)
+{
+	int live = qid <= c->max_ioq && c->sq[qid].live;
+	uint16_t st = nkv_tgt_qcheck(c, qid, entries, pc, c->nsq_granted, live);
+	int stable;
+	void *p;
+
+	if (st)
+		return st;
+	if (!cqid || cqid > c->max_ioq || !c->cq[cqid].live)
+		return nkv_tgt_cs(NKV_SC_CQ_INVALID);
+	st = (uint16_t)nkv_tgt_queue_mem(c, iova, (uint64_t)entries * 64,
+					 NKV_DMA_READ, &p, &stable);
+	if (st)
+		return st;
+	c->sq[qid] = (struct nkv_tgt_sq){ .live = 1, .cqid = cqid, .size = entries,
+		.iova = iova, .epoch = ++c->next_epoch, .ring = p, .stable = stable };
+	c->cq[cqid].nsq++;
+	nkv_tgt_sq_live_add(c, qid);
+	__atomic_store_n(nkv_tgt_dbp(c, 2u * qid), 0, __ATOMIC_RELAXED);
+	return 0;
 }
 
 void nkv_tgt_sq_delete(struct nkv_tgt_ctrl *c, uint16_t qid)

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xfer.c - the transfer layer: a command's data pointer resolved into
+ * local segments, and the data of memory the client registered as
+ * message-only (NKV_DMA_MSG: vfio-user DMA_READ / DMA_WRITE) moved
+ * between the client and the transport's local shadow of it: in before
+ * the command runs, out (the bytes the command produced) before its
+ * completion is queued. Execution never sees the difference.
+ */
+#include <errno.h>
+
+#include "core.h"
+
+/* Move the first len bytes of the command's segments that lie in
+ * message-only regions, in or out. 0, or -ENOENT (nothing of them is
+ * message-only), or the transport's negative errno. */
+static int nkv_tgt_msg_move(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
+			    uint64_t len, int to_client)
+{
+	int i, any = 0, rc;
+
+	for (i = 0; i < cmd->iovcnt && len; i++) {
+		uint8_t *p = cmd->iov[i].iov_base;
+		uint64_t left = cmd->iov[i].iov_len < len ? cmd->iov[i].iov_len : len;
+
+		len -= left;
+		while (left) {
+			uint64_t iova, run;
+
+			rc = nkv_dma_msg_range(c->dma, p, left, &iova, &run);
+			if (rc < 0)
+				return rc;
+			if (rc) {
+				any = 1;
+				rc = c->xfer ? c->xfer(c->xfer_ctx, iova, p, run, to_client) : -ENOTSUP;
+				if (rc)
+					return rc;
+			}
+			p += run;
+			left -= run;
+		}
+	}
+	return any ? 0 : -ENOENT;
+}
+
+/* Does any segment lie in a message-only region? */
+static int nkv_tgt_msg_any(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
+{
+	uint64_t iova, run;
+	int i;
+
+	for (i = 0; i < cmd->iovcnt; i++)
+		if (nkv_dma_msg_range(c->dma, cmd->iov[i].iov_base, cmd->iov[i].iov_len,
+				      &iova, &run) != 0 || run != cmd->iov[i].iov_len)
+			return 1;	/* message-only, or spans regions: look closer */
+	return 0;
+}
+
+/* Resolve the command's data pointer into cmd->iov. 0 or an NVMe status. */
+int nkv_tgt_cmd_prps(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
+		     uint64_t len, uint32_t prot)
+{
+	int n, stable = 0;
+
+	if (len > c->max_xfer)
+		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
+	n = nkv_dma_prp_to_iov(c->dma, cmd->sqe.prp1, cmd->sqe.prp2, len,
+			       c->page_size, prot, cmd->iov, (int)c->max_iov, &stable);
+	if (n < 0 && nkv_dma_faulted(c->dma))
+		nkv_tgt_mem_lost(c);
+	if (n < 0)
+		return -n;
+	cmd->iovcnt = n;
+	cmd->stable = (uint8_t)stable;
+	if (!nkv_dma_has_msg(c->dma) || !nkv_tgt_msg_any(c, cmd))
+		return 0;
+	if (prot & NKV_DMA_WRITE) {
+		cmd->msg_out = 1;	/* sent once produced: nkv_tgt_xfer_out() */
+		return 0;
+	}
+	n = nkv_tgt_msg_move(c, cmd, len, 0);
+	if (n && n != -ENOENT) {
+		NKV_TGT_TRACE(c, "message-only data in: %d", n);
+		cmd->iovcnt = 0;
+		return nkv_tgt_sc(NKV_SC_DATA_XFER_ERROR);
+	}
+	return 0;
+}
+
+uint16_t nkv_tgt_xfer_out(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
+{
+	int rc;
+
+	if (!cmd->msg_out)
+		return 0;
+	cmd->msg_out = 0;
+	/* -ENOENT: the bytes produced all lie in mapped memory. */
+	rc = nkv_tgt_msg_move(c, cmd, cmd->produced, 1);
+	if (rc < 0 && rc != -ENOENT) {
+		NKV_TGT_TRACE(c, "message-only data out failed: %d", rc);
+		return nkv_tgt_sc(NKV_SC_DATA_XFER_ERROR);
+	}
+	return 0;
+}
