@@ -11,8 +11,6 @@
 #ifndef NKV_ARCH_CPU_H
 #define NKV_ARCH_CPU_H
 
-#include <time.h>
-
 #include "nkv_cpu.h"
 #include "nkv_wire.h"
 
@@ -83,14 +81,11 @@ NKV_DEV uint32_t nkv_arch_fetch_add_dev_u32(uint32_t *p, uint32_t v) { return __
 NKV_DEV uint64_t nkv_arch_fetch_or_dev_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }
 NKV_DEV uint64_t nkv_arch_fetch_and_dev_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }
 
-/* Monotonic nanoseconds, for wall-clock poll deadlines. */
-NKV_DEV uint64_t nkv_arch_clock_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+/* Monotonic nanoseconds, for wall-clock poll deadlines. Out of line in
+ * the engine: CLOCK_MONOTONIC is POSIX, which strict C11 (-std=c11, no
+ * feature macro) does not declare, and a header cannot set a feature
+ * macro once the application included <time.h> itself. */
+NKV_DEV uint64_t nkv_arch_clock_ns(void) { return nkv_cpu_clock_ns(); }
 
 /* 32-bit doorbell write, issued after nkv_arch_fence_release(): volatile so
  * it is neither merged nor dropped, release so the C model (and TSan)
