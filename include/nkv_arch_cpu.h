@@ -109,20 +109,6 @@ NKV_DEV void nkv_arch_store_sqe(struct nkv_sqe *dst, const struct nkv_sqe *s)
 	__atomic_store_n(&d[7], (uint64_t)s->cdw15 << 32 | s->cdw14, __ATOMIC_RELAXED);
 }
 
-/* Copy a 16-byte CQE with two 64-bit loads, DW0-1 first, no ordering:
- * exactly the copy that can pair a stale DW0 with a fresh phase (DW3). */
-NKV_DEV void nkv_arch_load_cqe(struct nkv_cqe *dst, const struct nkv_cqe *src)
-{
-	const uint64_t *s = (const uint64_t *)(const void *)src;
-	uint64_t lo = __atomic_load_n(&s[0], __ATOMIC_RELAXED);
-	uint64_t hi = __atomic_load_n(&s[1], __ATOMIC_RELAXED);
-
-	dst->dw0 = (uint32_t)lo;
-	dst->dw1 = (uint32_t)(lo >> 32);
-	dst->dw2 = (uint32_t)hi;
-	dst->dw3 = (uint32_t)(hi >> 32);
-}
-
 /* Spinning politely: a CPU pause, and a yield now and then so an
  * oversubscribed controller thread gets the core. Orders nothing. */
 NKV_DEV void nkv_arch_poll_pause(uint64_t n) { nkv_cpu_poll_pause(n); }
