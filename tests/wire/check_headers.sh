@@ -13,7 +13,7 @@
 # Usage: check_headers.sh [--nvcc PATH] [--cuda-archs "sm_80 ..."]
 #                         [--hip-archs "gfx90a ..."]
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit
 
 nvcc=$(command -v nvcc || true)
 cuda_archs="sm_80"
