@@ -11,8 +11,6 @@
 #ifndef NKV_ARCH_CPU_H
 #define NKV_ARCH_CPU_H
 
-#include <time.h>
-
 #include "nkv_cpu.h"
 #include "nkv_wire.h"
 
@@ -83,14 +81,11 @@ NKV_DEV uint32_t nkv_arch_fetch_add_dev_u32(uint32_t *p, uint32_t v) { return __
 NKV_DEV uint64_t nkv_arch_fetch_or_dev_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }
 NKV_DEV uint64_t nkv_arch_fetch_and_dev_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }
 
-/* Monotonic nanoseconds, for wall-clock poll deadlines. */
-NKV_DEV uint64_t nkv_arch_clock_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+/* Monotonic nanoseconds, for wall-clock poll deadlines. Out of line in
+ * the engine: CLOCK_MONOTONIC is POSIX, which strict C11 (-std=c11, no
+ * feature macro) does not declare, and a header cannot set a feature
+ * macro once the application included <time.h> itself. */
+NKV_DEV uint64_t nkv_arch_clock_ns(void) { return nkv_cpu_clock_ns(); }
 
 /* 32-bit doorbell write, issued after nkv_arch_fence_release(): volatile so
  * it is neither merged nor dropped, release so the C model (and TSan)
@@ -112,20 +107,6 @@ NKV_DEV void nkv_arch_store_sqe(struct nkv_sqe *dst, const struct nkv_sqe *s)
 	__atomic_store_n(&d[5], (uint64_t)s->cdw11 << 32 | s->cdw10, __ATOMIC_RELAXED);
 	__atomic_store_n(&d[6], (uint64_t)s->cdw13 << 32 | s->cdw12, __ATOMIC_RELAXED);
 	__atomic_store_n(&d[7], (uint64_t)s->cdw15 << 32 | s->cdw14, __ATOMIC_RELAXED);
-}
-
-/* Copy a 16-byte CQE with two 64-bit loads, DW0-1 first, no ordering:
- * exactly the copy that can pair a stale DW0 with a fresh phase (DW3). */
-NKV_DEV void nkv_arch_load_cqe(struct nkv_cqe *dst, const struct nkv_cqe *src)
-{
-	const uint64_t *s = (const uint64_t *)(const void *)src;
-	uint64_t lo = __atomic_load_n(&s[0], __ATOMIC_RELAXED);
-	uint64_t hi = __atomic_load_n(&s[1], __ATOMIC_RELAXED);
-
-	dst->dw0 = (uint32_t)lo;
-	dst->dw1 = (uint32_t)(lo >> 32);
-	dst->dw2 = (uint32_t)hi;
-	dst->dw3 = (uint32_t)(hi >> 32);
 }
 
 /* Spinning politely: a CPU pause, and a yield now and then so an

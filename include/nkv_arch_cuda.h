@@ -147,20 +147,6 @@ NKV_DEV void nkv_arch_store_sqe(struct nkv_sqe *dst, const struct nkv_sqe *s)
 	d[3] = make_uint4(s->cdw12, s->cdw13, s->cdw14, s->cdw15);
 }
 
-/* One 16-byte volatile load of a CQE (ld.volatile.v4.u32); may be torn,
- * nkv_dev.h re-reads after an acquire fence. */
-NKV_DEV void nkv_arch_load_cqe(struct nkv_cqe *dst, const struct nkv_cqe *src)
-{
-	uint32_t a, b, c, d;
-
-	asm volatile("ld.volatile.v4.u32 {%0, %1, %2, %3}, [%4];"
-		     : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "l"(src) : "memory");
-	dst->dw0 = a;
-	dst->dw1 = b;
-	dst->dw2 = c;
-	dst->dw3 = d;
-}
-
 /* Back off between empty polls. Orders nothing. */
 NKV_DEV void nkv_arch_poll_pause(uint64_t n)
 {

@@ -172,18 +172,6 @@ NKV_DEV void nkv_arch_store_sqe(struct nkv_sqe *dst, const struct nkv_sqe *s)
 	d[3] = v3;
 }
 
-/* One 16-byte volatile load of a CQE: fast, but may be torn against the
- * controller's writes; nkv_dev.h re-reads after an acquire fence. */
-NKV_DEV void nkv_arch_load_cqe(struct nkv_cqe *dst, const struct nkv_cqe *src)
-{
-	nkv_u32x4 v = *(const volatile nkv_u32x4 *)(const volatile void *)src;
-
-	dst->dw0 = v.x;
-	dst->dw1 = v.y;
-	dst->dw2 = v.z;
-	dst->dw3 = v.w;
-}
-
 /* Back off between empty polls (s_sleep ~64 clocks). Orders nothing. */
 NKV_DEV void nkv_arch_poll_pause(uint64_t n)
 {

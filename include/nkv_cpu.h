@@ -127,6 +127,10 @@ void nkv_cpu_barrier_at(uint64_t mask, const char *site);
  * NKV_CPU_CHECK: instead a seeded random fiber switch or short sleep. */
 void nkv_cpu_poll_pause(uint64_t n);
 
+/* Monotonic nanoseconds (CLOCK_MONOTONIC), for a poller's wall-clock
+ * deadline. Any thread, any lane. */
+uint64_t nkv_cpu_clock_ns(void);
+
 /*
  * Doorbell (MMIO) stores from device code on the cpu engine go through
  * here: the store itself (release, volatile), then the hook if one is set.

@@ -619,9 +619,13 @@ NKV_DEV int nkv_qp_complete(struct nkv_dev_qp *qp, const struct nkv_cqe *c)
 /*
  * Reap up to @max new CQEs; one CQ head doorbell write for all of them.
  * Returns how many, or NKV_EIO (bad CQE; the queue pair is failed).
- * Order per entry: one wide copy; if its phase is new, acquire fence and
- * read the entry again (phase first, acquire), because the copy may have
- * caught DW0 before the controller wrote it and DW3 after (the torn CQE).
+ * Order per entry, as Linux's nvme_cqe_pending and SPDK: DW3 (phase,
+ * status, CID) alone, system-scope acquire; if its phase is new, the
+ * acquire fence, then DW0-DW2. Nothing of the entry is read before its
+ * phase, so no DW0 from before the controller's write can ride along with
+ * a new phase (the torn CQE). The acquire load is what the C model and
+ * TSan see; the fence is the arch layer's ordering for controller-written
+ * memory.
  */
 NKV_DEV int nkv_qp_reap(struct nkv_dev_qp *qp, uint32_t max)
 {
@@ -633,11 +637,10 @@ NKV_DEV int nkv_qp_reap(struct nkv_dev_qp *qp, uint32_t max)
 		struct nkv_cqe *e = &cq[qp->cq_head];
 		struct nkv_cqe c;
 
-		nkv_arch_load_cqe(&c, e);
+		c.dw3 = nkv_arch_load_acquire_u32(&e->dw3);
 		if (nkv_cqe_phase(c.dw3) != qp->cq_phase)
 			break;
 		nkv_arch_fence_acquire();
-		c.dw3 = nkv_arch_load_acquire_u32(&e->dw3);
 		c.dw0 = nkv_arch_load_relaxed_u32(&e->dw0);
 		c.dw1 = nkv_arch_load_relaxed_u32(&e->dw1);
 		c.dw2 = nkv_arch_load_relaxed_u32(&e->dw2);

@@ -110,13 +110,27 @@ Test(cqe, concurrent_no_stale_dw0)
 	test_qp_free(&tq);
 }
 
+/* Copy a 16-byte CQE with two 64-bit loads, DW0-1 first, no ordering:
+ * exactly the copy that can pair a stale DW0 with a fresh phase (DW3). */
+static void wide_copy(struct nkv_cqe *dst, const struct nkv_cqe *src)
+{
+	const uint64_t *s = (const uint64_t *)(const void *)src;
+	uint64_t lo = __atomic_load_n(&s[0], __ATOMIC_RELAXED);
+	uint64_t hi = __atomic_load_n(&s[1], __ATOMIC_RELAXED);
+
+	dst->dw0 = (uint32_t)lo;
+	dst->dw1 = (uint32_t)(lo >> 32);
+	dst->dw2 = (uint32_t)hi;
+	dst->dw3 = (uint32_t)(hi >> 32);
+}
+
 /* What the field bug did: trust the first wide copy. Only counted. */
 static int naive_reap(struct test_qp *t, uint32_t *head, uint32_t *phase, uint32_t *seq,
 		      uint32_t *torn)
 {
 	struct nkv_cqe c;
 
-	nkv_arch_load_cqe(&c, &t->cq[*head]);
+	wide_copy(&c, &t->cq[*head]);
 	if (nkv_cqe_phase(c.dw3) != *phase)
 		return 0;
 	*torn += c.dw0 != dw0_of(*seq);

@@ -590,7 +590,7 @@ static void check_pause(struct nkv_cpu_lane *l)
 static __thread uint64_t pause_t0;	/* this wait's clock at poll 63 */
 static __thread int pause_yield;	/* this wait is past its spin */
 
-static uint64_t pause_now_ns(void)
+uint64_t nkv_cpu_clock_ns(void)
 {
 	struct timespec ts;
 
@@ -609,8 +609,8 @@ static void pause_step(uint64_t n)
 		return;
 	}
 	if (n == 63)
-		pause_t0 = pause_now_ns();
-	else if (pause_now_ns() - pause_t0 >= NKV_CPU_SPIN_NS)
+		pause_t0 = nkv_cpu_clock_ns();
+	else if (nkv_cpu_clock_ns() - pause_t0 >= NKV_CPU_SPIN_NS)
 		pause_yield = 1;
 }
 
