@@ -27,7 +27,7 @@
 #define NKV_RADOS_DEF_TIMEOUT 10u
 #define NKV_RADOS_DEF_MAX_VALUE (1u << 20)
 #define NKV_RADOS_DEF_INFLIGHT 128u
-#define NKV_RADOS_DEF_CAPACITY (1ull << 40)
+#define NKV_RADOS_CAPACITY (1ull << 40)	/* NSZE: the pool's quotas bound it */
 
 void nkv_rados_err(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -430,7 +430,7 @@ static const struct nkv_be_ops nkv_rados_ops = {
 /* Create                                                              */
 /* ------------------------------------------------------------------ */
 
-static int nkv_rados_open(struct nkv_be_rados *rb, const struct nkv_be_rados_opts *o,
+static int nkv_rados_open(struct nkv_be_rados *rb, const struct nkv_rados_opts *o,
 			  char *err, size_t errlen)
 {
 	const char *pool = o->pool && *o->pool ? o->pool : NKV_RADOS_DEF_POOL;
@@ -453,13 +453,13 @@ static int nkv_rados_open(struct nkv_be_rados *rb, const struct nkv_be_rados_opt
 	return 0;
 }
 
-static int nkv_rados_init(struct nkv_be_rados *rb, const struct nkv_be_rados_opts *o)
+static int nkv_rados_init(struct nkv_be_rados *rb, const struct nkv_rados_opts *o)
 {
 	rb->be.ops = &nkv_rados_ops;
 	rb->be.csi = NKV_CSI_KV;
 	rb->be.max_value = o->max_value ? o->max_value : NKV_RADOS_DEF_MAX_VALUE;
 	rb->be.max_keys = 0;
-	rb->be.capacity = o->capacity ? o->capacity : NKV_RADOS_DEF_CAPACITY;
+	rb->be.capacity = NKV_RADOS_CAPACITY;
 	rb->op_timeout_s = o->op_timeout_s ? o->op_timeout_s : NKV_RADOS_DEF_TIMEOUT;
 	rb->max_inflight = o->max_inflight ? o->max_inflight : NKV_RADOS_DEF_INFLIGHT;
 	rb->ns = strdup(o->rados_ns ? o->rados_ns : "");
@@ -471,17 +471,17 @@ static int nkv_rados_init(struct nkv_be_rados *rb, const struct nkv_be_rados_opt
 	return 0;
 }
 
-struct nkv_be *nkv_be_rados_create(const struct nkv_be_rados_opts *o, char *err, size_t errlen)
+/*
+ * Connect (or share a connection) and open pool / namespace. Returns the
+ * backend, or NULL with a one-line reason in err (unreachable cluster,
+ * missing pool). Never blocks longer than about mount_timeout_s.
+ */
+static struct nkv_be *nkv_rados_new(const struct nkv_rados_opts *o, char *err, size_t errlen)
 {
 	struct nkv_be_rados *rb;
 	uint32_t mnt;
 
 	nkv_rados_err(err, errlen, "no error");
-	if (!o || o->size < sizeof(*o)) {
-		nkv_rados_err(err, errlen, "rados: options missing or from an older build (size %zu)",
-			      o ? o->size : 0);
-		return NULL;
-	}
 	rb = calloc(1, sizeof(*rb));
 	if (!rb || nkv_rados_init(rb, o) < 0) {
 		free(rb);
@@ -533,17 +533,17 @@ static int nkv_rados_uint(const struct nkv_be_conf *conf, const char *name, uint
 	return 0;
 }
 
-/* conf as the options of nkv_be_rados_create (the strings stay conf's).
+/* conf as the options of nkv_rados_new (the strings stay conf's).
  * conf->capacity and max_keys are not the backend's: the pool's quotas
  * bound it, and NSZE reports 1 TiB. */
-static int nkv_rados_conf_opts(const struct nkv_be_conf *conf, struct nkv_be_rados_opts *o,
+static int nkv_rados_conf_opts(const struct nkv_be_conf *conf, struct nkv_rados_opts *o,
 			       char *err, size_t errlen)
 {
 	if (conf->nvm) {
 		nkv_rados_err(err, errlen, "rados backend: KV namespaces only, not NVM");
 		return -EINVAL;
 	}
-	*o = (struct nkv_be_rados_opts){ .size = sizeof(*o) };
+	*o = (struct nkv_rados_opts){ 0 };
 	o->pool = nkv_be_conf_get(conf, "pool");
 	o->conf = nkv_be_conf_get(conf, "conf");
 	o->client = nkv_be_conf_get(conf, "id");
@@ -559,7 +559,7 @@ static int nkv_rados_conf_opts(const struct nkv_be_conf *conf, struct nkv_be_rad
 
 static int nkv_rados_check_conf(const struct nkv_be_conf *conf, char *err, size_t errlen)
 {
-	struct nkv_be_rados_opts o;
+	struct nkv_rados_opts o;
 
 	return nkv_rados_conf_opts(conf, &o, err, errlen);
 }
@@ -568,11 +568,11 @@ static int nkv_rados_check_conf(const struct nkv_be_conf *conf, char *err, size_
  * mount timeout. */
 static struct nkv_be *nkv_rados_create_conf(const struct nkv_be_conf *conf, char *err, size_t errlen)
 {
-	struct nkv_be_rados_opts o;
+	struct nkv_rados_opts o;
 
 	if (nkv_rados_conf_opts(conf, &o, err, errlen))
 		return NULL;
-	return nkv_be_rados_create(&o, err, errlen);
+	return nkv_rados_new(&o, err, errlen);
 }
 
 static const struct nkv_be_optdesc nkv_rados_optdesc[] = {

@@ -27,7 +27,7 @@ static int nkv_rados_set(rados_t c, const char *k, const char *v, char *err, siz
 	return rv;
 }
 
-static int nkv_rados_configure(rados_t c, const struct nkv_be_rados_opts *o,
+static int nkv_rados_configure(rados_t c, const struct nkv_rados_opts *o,
 			       uint32_t opt, uint32_t mnt, char *err, size_t errlen)
 {
 	char v[16];
@@ -51,7 +51,7 @@ static int nkv_rados_configure(rados_t c, const struct nkv_be_rados_opts *o,
 	return nkv_rados_set(c, "rados_mon_op_timeout", v, err, errlen);
 }
 
-static struct nkv_rados_conn *nkv_rados_connect(const struct nkv_be_rados_opts *o,
+static struct nkv_rados_conn *nkv_rados_connect(const struct nkv_rados_opts *o,
 						const char *id, const char *name,
 						uint32_t opt, uint32_t mnt,
 						char *err, size_t errlen)
@@ -90,7 +90,7 @@ fail_free:
 
 /* Find or make the shared connection for these options. Connecting under
  * the registry lock keeps two creates from racing to two handles. */
-struct nkv_rados_conn *nkv_rados_conn_get(const struct nkv_be_rados_opts *o,
+struct nkv_rados_conn *nkv_rados_conn_get(const struct nkv_rados_opts *o,
 					  uint32_t opt, uint32_t mnt,
 					  char *err, size_t errlen)
 {

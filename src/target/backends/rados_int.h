@@ -77,6 +77,20 @@ struct nkv_rados_req {
 	int stat_rv;
 };
 
+/* A backend's options: its struct nkv_be_conf, parsed (the strings stay
+ * the conf's). */
+struct nkv_rados_opts {
+	const char *conf;	/* ceph.conf path; NULL: librados' default search */
+	const char *client;	/* "nkv" or "client.nkv"; NULL: client.admin */
+	const char *keyring;	/* NULL: from the conf (none with auth none) */
+	const char *pool;	/* NULL: "kvpool" */
+	const char *rados_ns;	/* RADOS namespace; NULL or "": the default one */
+	uint32_t op_timeout_s;	/* rados_osd_op_timeout; 0: 10 s */
+	uint32_t mount_timeout_s; /* client_mount_timeout; 0: 10 s */
+	uint32_t max_value;	/* largest value; 0: 1 MiB */
+	uint32_t max_inflight;	/* librados ops in flight; 0: 128 (more queue) */
+};
+
 /* err (when not NULL) gets the printf-formatted reason. */
 void nkv_rados_err(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -91,7 +105,7 @@ void *nkv_rados_lister(void *arg);
 /* rados_conn.c: the connection shared by every backend created with the
  * same conf, client, keyring and timeouts (a reference taken), or NULL
  * with a reason in err; and giving a reference back. */
-struct nkv_rados_conn *nkv_rados_conn_get(const struct nkv_be_rados_opts *o,
+struct nkv_rados_conn *nkv_rados_conn_get(const struct nkv_rados_opts *o,
 					  uint32_t opt, uint32_t mnt,
 					  char *err, size_t errlen);
 void nkv_rados_conn_put(struct nkv_rados_conn *c);
