@@ -18,7 +18,7 @@
 #include <sanitizer/asan_interface.h>
 
 #include "nkv_wire.h"
-#include "target/backends/mem.h"
+#include "target/backends/registry.h"
 #include "target/core/ctrl.h"
 #include "target/core/dma.h"
 
@@ -74,15 +74,17 @@ static int fz_take(struct fz *f, void *out, size_t n)
 
 static void fz_setup(struct fz *f)
 {
-	struct nkv_be_mem_opts kv = { sizeof(kv), .capacity = 1u << 20, .max_value = 64u << 10 };
-	struct nkv_be_mem_opts nvm = { sizeof(nvm), .nvm = 1, .capacity = 64u << 10,
-				       .block_size = 512 };
+	struct nkv_be_conf kv = { sizeof(kv), .capacity = 1u << 20, .max_value = 64u << 10 };
+	struct nkv_be_conf nvm = { sizeof(nvm), .nvm = 1, .capacity = 64u << 10,
+				   .block_size = 512 };
+	char err[160];
 	struct nkv_tgt_ctrl_opts co = { sizeof(co), .mqes = 64, .max_ioq = FZ_MAXQ, .mdts = 4 };
 	int i;
 
 	f->ss = nkv_subsys_create(NULL);
-	nkv_subsys_add_ns(f->ss, 1, nkv_be_mem_create(&kv));
-	nkv_subsys_add_ns(f->ss, 2, nkv_be_mem_create(&nvm));
+	/* The mem type directly: registry.c (and librados) is not linked. */
+	nkv_subsys_add_ns(f->ss, 1, nkv_be_type_mem.create(&kv, err, sizeof(err)));
+	nkv_subsys_add_ns(f->ss, 2, nkv_be_type_mem.create(&nvm, err, sizeof(err)));
 	f->dma = nkv_dma_create();
 	for (i = 0; i < FZ_NREG; i++) {
 		f->mem[i] = aligned_alloc(4096, fz_layout[i].len);

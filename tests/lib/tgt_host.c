@@ -8,18 +8,27 @@
 
 #include "tgt_host.h"
 
-void h_init(struct h *h, const struct nkv_tgt_ctrl_opts *co,
-	    const struct nkv_be_mem_opts *kv)
+struct nkv_be *h_mem(const struct nkv_be_conf *conf)
 {
-	struct nkv_be_mem_opts kd = { sizeof(kd) };
+	char err[160];
+	struct nkv_be *be = nkv_be_type_mem.create(conf, err, sizeof(err));
 
-	h_init_be(h, co, nkv_be_mem_create(kv ? kv : &kd));
+	cr_assert(be, "mem backend: %s", err);
+	return be;
+}
+
+void h_init(struct h *h, const struct nkv_tgt_ctrl_opts *co,
+	    const struct nkv_be_conf *kv)
+{
+	struct nkv_be_conf kd = { sizeof(kd) };
+
+	h_init_be(h, co, h_mem(kv ? kv : &kd));
 }
 
 void h_init_be(struct h *h, const struct nkv_tgt_ctrl_opts *co, struct nkv_be *be)
 {
-	struct nkv_be_mem_opts nd = { sizeof(nd), .nvm = 1, .capacity = 1 << 20,
-				      .block_size = 512 };
+	struct nkv_be_conf nd = { sizeof(nd), .nvm = 1, .capacity = 1 << 20,
+				  .block_size = 512 };
 	struct nkv_tgt_ctrl_opts cd = { sizeof(cd) };
 
 	memset(h, 0, sizeof(*h));
@@ -34,7 +43,7 @@ void h_init_be(struct h *h, const struct nkv_tgt_ctrl_opts *co, struct nkv_be *b
 	h->ss = nkv_subsys_create(NULL);
 	cr_assert(h->ss);
 	cr_assert_eq(nkv_subsys_add_ns(h->ss, 1, be), 0);
-	cr_assert_eq(nkv_subsys_add_ns(h->ss, 2, nkv_be_mem_create(&nd)), 0);
+	cr_assert_eq(nkv_subsys_add_ns(h->ss, 2, h_mem(&nd)), 0);
 	h->c = nkv_tgt_ctrl_create(h->ss, h->dma, h->db, co ? co : &cd);
 	cr_assert(h->c);
 	h->bump = 0;

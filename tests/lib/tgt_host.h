@@ -12,6 +12,7 @@
 #include "nkv_wire.h"
 #include "target/backends/backend.h"
 #include "target/backends/mem.h"
+#include "target/backends/registry.h"
 #include "target/core/ctrl.h"
 #include "target/core/dma.h"
 #include "target/core/stats.h"
@@ -40,10 +41,13 @@ struct h {
 	struct h_q q[H_MAXQ + 1];
 };
 
-/* Controller with ns 1 = KV mem (kv opts, NULL: defaults) and
+/* A mem backend of conf, made by the mem type's create (registry.c is
+ * not linked here); fails the test with the reason if it cannot be. */
+struct nkv_be *h_mem(const struct nkv_be_conf *conf);
+/* Controller with ns 1 = KV mem (kv conf, NULL: defaults) and
  * ns 2 = NVM mem (1 MiB, 512-byte blocks); not enabled. */
 void h_init(struct h *h, const struct nkv_tgt_ctrl_opts *co,
-	    const struct nkv_be_mem_opts *kv);
+	    const struct nkv_be_conf *kv);
 /* The same with ns 1 = be (owned by the subsystem from now on). */
 void h_init_be(struct h *h, const struct nkv_tgt_ctrl_opts *co, struct nkv_be *be);
 void h_fini(struct h *h);

@@ -12,8 +12,8 @@ static uint8_t id[4096];
 
 static void setup(void)
 {
-	struct nkv_be_mem_opts kv = { sizeof(kv), .capacity = 1 << 20,
-				      .max_keys = 1000, .max_value = 65536 };
+	struct nkv_be_conf kv = { sizeof(kv), .capacity = 1 << 20,
+				  .max_keys = 1000, .max_value = 65536 };
 	struct nkv_tgt_ctrl_opts co = { sizeof(co), .cntlid = 7, .mqes = 256 };
 
 	h_init(&H, &co, &kv);

@@ -20,6 +20,7 @@
 
 #include "ceph_cluster.h"
 #include "target/backends/rados.h"
+#include "target/backends/registry.h"
 #include "target/core/core.h"
 
 #define ST(sc) NKV_STATUS(NKV_SCT_GENERIC, (sc))
@@ -45,13 +46,15 @@ static double now_s(void)
 
 static struct nkv_be *open_be(const char *cf, const char *ns, uint32_t op_to)
 {
-	struct nkv_be_rados_opts o = {
-		.size = sizeof(o), .conf = cf, .pool = "kvpool", .rados_ns = ns,
-		.op_timeout_s = op_to ? op_to : 10, .mount_timeout_s = 5,
+	char opt[16], err[256];
+	const struct nkv_be_param p[] = {
+		{ "conf", cf }, { "pool", "kvpool" }, { "op-timeout", opt }, { "mount-timeout", "5" },
 	};
-	char err[256];
-	struct nkv_be *be = nkv_be_rados_create(&o, err, sizeof(err));
+	struct nkv_be_conf c = { .size = sizeof(c), .ns_name = ns, .params = p, .nparams = 4 };
+	struct nkv_be *be;
 
+	snprintf(opt, sizeof(opt), "%u", op_to ? op_to : 10);
+	be = nkv_be_create("rados", &c, err, sizeof(err));
 	cr_assert(be, "create: %s", err);
 	cr_assert_str_eq(be->ops->name, "rados");
 	return be;
@@ -498,13 +501,16 @@ Test(rados, names)
 
 Test(rados, bad_input_and_backpressure)
 {
-	struct nkv_be_rados_opts o = {
-		.size = sizeof(o), .conf = conf(), .rados_ns = "t_bad",
-		.max_value = 4096, .max_inflight = 4, .mount_timeout_s = 5,
+	/* The last, a missing pool, is given only at the end. */
+	const struct nkv_be_param p[] = {
+		{ "conf", conf() }, { "max-inflight", "4" }, { "mount-timeout", "5" },
+		{ "pool", "no-such-pool" },
 	};
+	struct nkv_be_conf c = { .size = sizeof(c), .ns_name = "t_bad", .max_value = 4096,
+				 .params = p, .nparams = 3 };
 	static struct top t[200];
 	char err[256], key[16];
-	struct nkv_be *be = nkv_be_rados_create(&o, err, sizeof(err));
+	struct nkv_be *be = nkv_be_create("rados", &c, err, sizeof(err));
 	uint8_t big[4097] = { 0 };
 	int i;
 
@@ -528,20 +534,21 @@ Test(rados, bad_input_and_backpressure)
 	cr_assert_geq(be->ops->bytes_used(be), 200 * 64);
 	be->ops->destroy(be);
 	/* Missing pool, bad options: clear errors. */
-	o.pool = "no-such-pool";
-	cr_assert_null(nkv_be_rados_create(&o, err, sizeof(err)));
+	c.nparams = 4;
+	cr_assert_null(nkv_be_create("rados", &c, err, sizeof(err)));
 	cr_assert(strstr(err, "no-such-pool"), "%s", err);
-	o.size = 8;
-	cr_assert_null(nkv_be_rados_create(&o, err, sizeof(err)));
+	c.size = 8;
+	cr_assert_null(nkv_be_create("rados", &c, err, sizeof(err)));
 	cr_assert(strstr(err, "size"), "%s", err);
 }
 
 Test(rados, unreachable_cluster_fails_in_time)
 {
 	char dir[] = "/tmp/nkv-unreach-XXXXXX", path[64], err[256];
-	struct nkv_be_rados_opts o = {
-		.size = sizeof(o), .conf = path, .mount_timeout_s = 2, .op_timeout_s = 2,
+	const struct nkv_be_param p[] = {
+		{ "conf", path }, { "mount-timeout", "2" }, { "op-timeout", "2" },
 	};
+	struct nkv_be_conf c = { .size = sizeof(c), .params = p, .nparams = 3 };
 	double t0;
 	FILE *f;
 
@@ -555,7 +562,7 @@ Test(rados, unreachable_cluster_fails_in_time)
 		"log file = %s/client.log\nadmin socket =\n", dir);
 	fclose(f);
 	t0 = now_s();
-	cr_assert_null(nkv_be_rados_create(&o, err, sizeof(err)));
+	cr_assert_null(nkv_be_create("rados", &c, err, sizeof(err)));
 	cr_assert_lt(now_s() - t0, 8.0, "took %.1f s", now_s() - t0);
 	cr_assert(strstr(err, "cannot connect"), "%s", err);
 	unlink(path);

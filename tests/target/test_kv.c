@@ -170,7 +170,7 @@ static uint32_t kv_over(uint64_t room)
 Test(kv, capacity_bytes_and_keys)
 {
 	uint64_t one = nkv_be_mem_key_cost(1);
-	struct nkv_be_mem_opts kv = { sizeof(kv), .max_keys = 3 };
+	struct nkv_be_conf kv = { sizeof(kv), .max_keys = 3 };
 	struct h h2;
 	struct nkv_sqe s;
 	static uint8_t v[4096];

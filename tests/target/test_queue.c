@@ -25,9 +25,9 @@ TestSuite(queue, .fini = fini, .timeout = 30);
 
 static struct nkv_be *mem_kv(int worker)
 {
-	struct nkv_be_mem_opts o = { sizeof(o), .worker = worker };
+	struct nkv_be_conf c = { sizeof(c), .worker = worker };
 
-	return nkv_be_mem_create(&o);
+	return h_mem(&c);
 }
 
 static void up(struct nkv_be *be, uint32_t admin)

@@ -157,7 +157,11 @@ Test(registry, old_conf_refused)
 {
 	struct nkv_be_conf c = { .size = sizeof(c) - 1 };
 
+	errno = 0;
 	cr_assert_null(nkv_be_create("mem", &c, err, sizeof(err)));
+	cr_assert_eq(errno, EINVAL);
 	cr_assert(strstr(err, "older build"), "%s", err);
+	errno = 0;
 	cr_assert_null(nkv_be_create("mem", NULL, err, sizeof(err)));
+	cr_assert_eq(errno, EINVAL);
 }

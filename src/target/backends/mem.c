@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * be_mem.c - the memory backend (see be_mem.h).
+ * mem.c - the memory backend (see mem.h).
  *
  * The KV map is an ordered B+ tree (kvmap.h) under an rwlock: lookups
  * and List seek in O(log n) and share the lock; Store and Delete take it
@@ -322,7 +322,7 @@ static const struct nkv_be_ops nkv_mem_ops = {
 #define NKV_MEM_MAX_CAPACITY (1ull << 60)
 
 /* Why o cannot be a namespace, or NULL. */
-static const char *nkv_mem_check(const struct nkv_be_mem_opts *o, uint64_t cap, uint32_t bs)
+static const char *nkv_mem_check(const struct nkv_be_conf *o, uint64_t cap, uint32_t bs)
 {
 	if (!o->nvm)
 		return cap > NKV_MEM_MAX_CAPACITY ? "capacity is larger than 2^60 bytes" : NULL;
@@ -331,7 +331,7 @@ static const char *nkv_mem_check(const struct nkv_be_mem_opts *o, uint64_t cap, 
 	return cap < bs ? "capacity is less than one block" : NULL;
 }
 
-static int nkv_mem_setup(struct nkv_be_mem *m, const struct nkv_be_mem_opts *o, uint64_t cap,
+static int nkv_mem_setup(struct nkv_be_mem *m, const struct nkv_be_conf *o, uint64_t cap,
 			 uint32_t bs)
 {
 	m->be.ops = &nkv_mem_ops;
@@ -350,8 +350,9 @@ static int nkv_mem_setup(struct nkv_be_mem *m, const struct nkv_be_mem_opts *o, 
 	return m->blocks ? 0 : -ENOMEM;
 }
 
-/* The one way a mem backend is made: NULL, errno and a reason in err. */
-static struct nkv_be *nkv_mem_new(const struct nkv_be_mem_opts *o, char *err, size_t errlen)
+/* The one way a mem backend is made (the type's create): NULL, errno and
+ * a reason in err. */
+static struct nkv_be *nkv_mem_new(const struct nkv_be_conf *o, char *err, size_t errlen)
 {
 	uint64_t cap = o->capacity ? o->capacity : 64ull << 20;
 	uint32_t bs = o->block_size ? o->block_size : 4096;
@@ -392,34 +393,10 @@ static struct nkv_be *nkv_mem_new(const struct nkv_be_mem_opts *o, char *err, si
 	return &m->be;
 }
 
-struct nkv_be *nkv_be_mem_create(const struct nkv_be_mem_opts *o)
-{
-	char err[160];
-
-	if (!o || o->size < sizeof(*o)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	return nkv_mem_new(o, err, sizeof(err));
-}
-
-static struct nkv_be *nkv_mem_create_conf(const struct nkv_be_conf *conf, char *err, size_t errlen)
-{
-	struct nkv_be_mem_opts o = { .size = sizeof(o) };
-
-	o.nvm = conf->nvm;
-	o.capacity = conf->capacity;
-	o.max_keys = conf->max_keys;
-	o.max_value = conf->max_value;
-	o.block_size = conf->block_size;
-	o.worker = conf->worker;
-	return nkv_mem_new(&o, err, errlen);
-}
-
 /* No options of its own: --capacity, --max-value, --max-keys and --nvm-ns
  * are the namespace's (struct nkv_be_conf); its name is a label only. */
 const struct nkv_be_type nkv_be_type_mem = {
 	.name = "mem",
 	.summary = "in memory, lost at exit (also the NVM namespace of --nvm-ns)",
-	.create = nkv_mem_create_conf,
+	.create = nkv_mem_new,
 };

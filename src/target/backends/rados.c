@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * be_rados.c - the RADOS backend: one NVMe KV namespace on one RADOS
- * namespace, through librados' asynchronous API.
+ * rados.c - the RADOS backend: one NVMe KV namespace on one RADOS
+ * namespace, through librados' asynchronous API. This file: the op path,
+ * the type and its create; List in rados_list.c, the shared cluster
+ * connections in rados_conn.c (rados_int.h between them).
  *
  * Store/Retrieve/Delete/Exist become one guarded RADOS operation each,
  * so the KV options need no read-then-write race window. List runs on a
  * per-backend worker thread, because librados' object listing is
  * synchronous and the core's poll thread must never block.
  */
-#include "rados.h"
+#include "rados_int.h"
 #include "registry.h"
 
 #include <errno.h>
@@ -25,78 +27,9 @@
 #define NKV_RADOS_DEF_TIMEOUT 10u
 #define NKV_RADOS_DEF_MAX_VALUE (1u << 20)
 #define NKV_RADOS_DEF_INFLIGHT 128u
-#define NKV_RADOS_DEF_CAPACITY (1ull << 40)
-#define NKV_RADOS_CURSORS 8	/* remembered List positions per namespace */
-#define NKV_RADOS_LIST_BATCH 64u
+#define NKV_RADOS_CAPACITY (1ull << 40)	/* NSZE: the pool's quotas bound it */
 
-/* ------------------------------------------------------------------ */
-/* Shared cluster connections                                          */
-/* ------------------------------------------------------------------ */
-
-struct nkv_rados_conn {
-	struct nkv_rados_conn *next;
-	char *id;		/* conf, client, keyring and timeouts */
-	rados_t cluster;
-	int refs;
-};
-
-static pthread_mutex_t nkv_rados_conns_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct nkv_rados_conn *nkv_rados_conns;
-
-struct nkv_rados_req;
-
-struct nkv_be_rados {
-	struct nkv_be be;	/* first: the core casts */
-	struct nkv_rados_conn *conn;
-	rados_ioctx_t io;
-	char *ns;
-	uint32_t op_timeout_s;
-	uint32_t max_inflight;
-
-	/* Backend-private lock: in-flight count, overflow queue, list queue. */
-	pthread_mutex_t lock;
-	pthread_cond_t idle;
-	uint32_t inflight;	/* librados ops issued, not yet done() */
-	uint32_t queued;	/* everything submitted, not yet done() */
-	struct nkv_rados_req *wait_head, *wait_tail;	/* over max_inflight */
-
-	pthread_t lister;
-	pthread_cond_t list_cond;
-	struct nkv_rados_req *list_head, *list_tail;
-	bool stopping;
-
-	/* List resume points; touched by the lister thread only. */
-	struct {
-		uint8_t klen;
-		uint8_t key[NKV_KEY_MAX];
-		rados_object_list_cursor cur;
-		uint64_t used;
-	} cursors[NKV_RADOS_CURSORS];
-	uint64_t cursor_clock;
-
-	int64_t bytes_est;	/* __atomic */
-	int64_t keys_est;	/* __atomic */
-};
-
-struct nkv_rados_req {
-	struct nkv_rados_req *next;
-	struct nkv_be_rados *rb;
-	struct nkv_be_op *op;
-	rados_completion_t comp;
-	rados_write_op_t wop;
-	rados_read_op_t rop;
-	char oid[2 * NKV_KEY_MAX + 1];
-	char *bounce;		/* the value, when the client's buffer is not direct */
-	size_t bytes_read;
-	int read_rv;
-	uint64_t size;
-	time_t mtime;
-	int stat_rv;
-};
-
-static void nkv_rados_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void nkv_rados_err(char *err, size_t errlen, const char *fmt, ...)
+void nkv_rados_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -108,7 +41,7 @@ static void nkv_rados_err(char *err, size_t errlen, const char *fmt, ...)
 }
 
 /* ------------------------------------------------------------------ */
-/* Names and hashes                                                    */
+/* Names                                                               */
 /* ------------------------------------------------------------------ */
 
 size_t nkv_rados_key_to_oid(const uint8_t *key, uint32_t klen, char *buf)
@@ -152,78 +85,11 @@ int nkv_rados_oid_to_key(const char *oid, size_t len, uint8_t key[NKV_KEY_MAX])
 	return (int)(len / 2);
 }
 
-/* Bob Jenkins' 1996 mixing step, as Ceph's rjenkins string hash uses it. */
-#define NKV_RJ_MIX(a, b, c) do { \
-	a -= b; a -= c; a ^= (c >> 13); \
-	b -= c; b -= a; b ^= (a << 8); \
-	c -= a; c -= b; c ^= (b >> 13); \
-	a -= b; a -= c; a ^= (c >> 12); \
-	b -= c; b -= a; b ^= (a << 16); \
-	c -= a; c -= b; c ^= (b >> 5); \
-	a -= b; a -= c; a ^= (c >> 3); \
-	b -= c; b -= a; b ^= (a << 10); \
-	c -= a; c -= b; c ^= (b >> 15); \
-} while (0)
-
-static uint32_t nkv_rj_word(const uint8_t *k)
-{
-	return k[0] | (uint32_t)k[1] << 8 | (uint32_t)k[2] << 16 | (uint32_t)k[3] << 24;
-}
-
-static uint32_t nkv_rjenkins(const uint8_t *k, size_t length)
-{
-	uint32_t a = 0x9e3779b9, b = a, c = 0;
-	size_t len = length;
-
-	while (len >= 12) {
-		a += nkv_rj_word(k);
-		b += nkv_rj_word(k + 4);
-		c += nkv_rj_word(k + 8);
-		NKV_RJ_MIX(a, b, c);
-		k += 12;
-		len -= 12;
-	}
-	c += (uint32_t)length;
-	/* The tail: c's low byte is taken by the length. */
-	switch (len) {
-	case 11: c += (uint32_t)k[10] << 24; /* fall through */
-	case 10: c += (uint32_t)k[9] << 16; /* fall through */
-	case 9: c += (uint32_t)k[8] << 8; /* fall through */
-	case 8: b += (uint32_t)k[7] << 24; /* fall through */
-	case 7: b += (uint32_t)k[6] << 16; /* fall through */
-	case 6: b += (uint32_t)k[5] << 8; /* fall through */
-	case 5: b += k[4]; /* fall through */
-	case 4: a += (uint32_t)k[3] << 24; /* fall through */
-	case 3: a += (uint32_t)k[2] << 16; /* fall through */
-	case 2: a += (uint32_t)k[1] << 8; /* fall through */
-	case 1: a += k[0]; /* fall through */
-	default: break;
-	}
-	NKV_RJ_MIX(a, b, c);
-	return c;
-}
-
-uint32_t nkv_rados_obj_hash(const char *ns, const char *oid, size_t len)
-{
-	/* A namespaced object hashes as "ns" 0x1f "name" (pg_pool_t::hash_key). */
-	uint8_t buf[256 + 2 * NKV_KEY_MAX + 1];
-	size_t nl = ns ? strlen(ns) : 0;
-
-	if (!nl)
-		return nkv_rjenkins((const uint8_t *)oid, len);
-	if (nl > 256 || len > 2 * NKV_KEY_MAX)
-		return 0;
-	memcpy(buf, ns, nl);
-	buf[nl] = 0x1f;
-	memcpy(buf + nl + 1, oid, len);
-	return nkv_rjenkins(buf, nl + 1 + len);
-}
-
 /* ------------------------------------------------------------------ */
 /* Status mapping and completion                                       */
 /* ------------------------------------------------------------------ */
 
-static uint16_t nkv_rados_status(int rv)
+uint16_t nkv_rados_status(int rv)
 {
 	uint8_t sc;
 
@@ -261,7 +127,7 @@ static void nkv_rados_req_free(struct nkv_rados_req *r)
  * done() goes first and outside our lock: the core may submit again from
  * it, and we hold no lock the core knows about.
  */
-static void nkv_rados_finish(struct nkv_rados_req *r, bool was_issued)
+void nkv_rados_finish(struct nkv_rados_req *r, bool was_issued)
 {
 	struct nkv_be_rados *rb = r->rb;
 	struct nkv_be_op *op = r->op;
@@ -427,255 +293,6 @@ fail:
 	return rv;
 }
 
-/* ------------------------------------------------------------------ */
-/* List                                                                */
-/* ------------------------------------------------------------------ */
-
-/* RADOS lists in hobject order: bit-reversed hash first, then name. */
-static uint32_t nkv_rados_rev32(uint32_t x)
-{
-	x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
-	x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
-	x = ((x >> 4) & 0x0f0f0f0fu) | ((x & 0x0f0f0f0fu) << 4);
-	x = ((x >> 8) & 0x00ff00ffu) | ((x & 0x00ff00ffu) << 8);
-	return (x >> 16) | (x << 16);
-}
-
-struct nkv_rados_pos {
-	uint32_t rhash;
-	char oid[2 * NKV_KEY_MAX + 1];
-	size_t len;
-};
-
-static void nkv_rados_pos_of(const struct nkv_be_rados *rb, const char *oid,
-			     size_t len, struct nkv_rados_pos *p)
-{
-	p->rhash = nkv_rados_rev32(nkv_rados_obj_hash(rb->ns, oid, len));
-	memcpy(p->oid, oid, len);
-	p->oid[len] = '\0';
-	p->len = len;
-}
-
-/* <0, 0, >0 as a sorts before, with, after b in RADOS' listing order. */
-static int nkv_rados_pos_cmp(const struct nkv_rados_pos *a, const struct nkv_rados_pos *b)
-{
-	size_t n = a->len < b->len ? a->len : b->len;
-	int c;
-
-	if (a->rhash != b->rhash)
-		return a->rhash < b->rhash ? -1 : 1;
-	c = memcmp(a->oid, b->oid, n);
-	if (c)
-		return c;
-	return a->len < b->len ? -1 : a->len > b->len;
-}
-
-/* A List being built into the op's buffer (nkv_be_list_add): how much of
- * it is used, to ask librados for no more than fits, and the last key. */
-struct nkv_rados_list_out {
-	struct nkv_be_op *op;
-	uint64_t used;
-	uint32_t count;
-	uint8_t last_key[NKV_KEY_MAX];
-	uint8_t last_klen;
-};
-
-/* 0, or -EFAULT: the client's page vanished (the List ends). */
-static int nkv_rados_list_put(struct nkv_rados_list_out *o, const uint8_t *key, int klen)
-{
-	if (nkv_be_list_add(o->op, key, (uint32_t)klen))
-		return -EFAULT;	/* it fits (checked): a fault */
-	o->used += nkv_list_entry_size((uint32_t)klen);
-	o->count++;
-	memcpy(o->last_key, key, (size_t)klen);
-	o->last_klen = (uint8_t)klen;
-	return 0;
-}
-
-static int nkv_rados_cursor_find(struct nkv_be_rados *rb, const struct nkv_be_op *op)
-{
-	int i;
-
-	for (i = 0; i < NKV_RADOS_CURSORS; i++)
-		if (rb->cursors[i].cur && rb->cursors[i].klen == op->klen &&
-		    !memcmp(rb->cursors[i].key, op->key, op->klen))
-			return i;
-	return -1;
-}
-
-/* Remember "after key K, continue at cur" (takes cur), evicting the LRU. */
-static void nkv_rados_cursor_save(struct nkv_be_rados *rb, const uint8_t *key,
-				  uint8_t klen, rados_object_list_cursor cur)
-{
-	int i, victim = 0;
-
-	for (i = 0; i < NKV_RADOS_CURSORS; i++) {
-		if (!rb->cursors[i].cur) {
-			victim = i;
-			break;
-		}
-		if (rb->cursors[i].used < rb->cursors[victim].used)
-			victim = i;
-	}
-	if (rb->cursors[victim].cur)
-		rados_object_list_cursor_free(rb->io, rb->cursors[victim].cur);
-	rb->cursors[victim].cur = cur;
-	rb->cursors[victim].klen = klen;
-	memcpy(rb->cursors[victim].key, key, klen);
-	rb->cursors[victim].used = ++rb->cursor_clock;
-}
-
-/*
- * Fetch up to want items from *cur and add every valid key after `after`
- * (NULL: all). Callers ask for no more entries than surely fit, so the
- * cursor stays exact and never points into the middle of a batch; the
- * one exception is a probe of one item when little room is left, which
- * leaves *cur where it was if that item does not fit. Returns the items
- * consumed (0: end or full), or a negative errno.
- */
-static int nkv_rados_list_batch(struct nkv_be_rados *rb, rados_object_list_cursor *cur,
-				rados_object_list_cursor end, size_t want,
-				const struct nkv_rados_pos *after, struct nkv_rados_list_out *o)
-{
-	rados_object_list_item items[NKV_RADOS_LIST_BATCH];
-	rados_object_list_cursor next = NULL;
-	struct nkv_rados_pos p;
-	uint8_t key[NKV_KEY_MAX];
-	int n, i, klen, rv = 0;
-	bool full = false;
-
-	/* librados writes the next position into an existing cursor. */
-	next = rados_object_list_begin(rb->io);
-	if (!next)
-		return -ENOENT;
-	n = rados_object_list(rb->io, *cur, end, want, NULL, 0, items, &next);
-	if (n < 0) {
-		rados_object_list_cursor_free(rb->io, next);
-		return n;
-	}
-	for (i = 0; i < n; i++) {
-		klen = nkv_rados_oid_to_key(items[i].oid, items[i].oid_length, key);
-		if (klen < 0)
-			continue;	/* not ours: not hex of 1..16 bytes */
-		if (after) {
-			nkv_rados_pos_of(rb, items[i].oid, items[i].oid_length, &p);
-			if (nkv_rados_pos_cmp(&p, after) <= 0)
-				continue;
-		}
-		if (o->op->len - o->used < nkv_list_entry_size((uint32_t)klen)) {
-			full = true;	/* only a probe of one gets here */
-			break;
-		}
-		rv = nkv_rados_list_put(o, key, klen);
-		if (rv)
-			break;
-	}
-	rados_object_list_free((size_t)n, items);
-	if (rv) {
-		rados_object_list_cursor_free(rb->io, next);
-		return rv;
-	}
-	if (full)
-		n = 0;
-	if (n > 0) {
-		rados_object_list_cursor_free(rb->io, *cur);
-		*cur = next;
-	} else {
-		rados_object_list_cursor_free(rb->io, next);
-	}
-	return n;
-}
-
-/* Entries that surely fit: sized for the longest key; else a probe of one. */
-static size_t nkv_rados_list_room(const struct nkv_rados_list_out *o)
-{
-	uint64_t n = (o->op->len - o->used) / nkv_list_entry_size(NKV_KEY_MAX);
-
-	if (!n && o->op->len - o->used >= nkv_list_entry_size(1))
-		n = 1;
-	return n > NKV_RADOS_LIST_BATCH ? NKV_RADOS_LIST_BATCH : (size_t)n;
-}
-
-/* Fill o from cur (taken), then remember where the next List resumes. */
-static int nkv_rados_list_fill(struct nkv_be_rados *rb, rados_object_list_cursor cur,
-			       const struct nkv_rados_pos *after, struct nkv_rados_list_out *o)
-{
-	rados_object_list_cursor end = rados_object_list_end(rb->io);
-	size_t want;
-	int rv = 0;
-
-	while (!rados_object_list_is_end(rb->io, cur)) {
-		want = nkv_rados_list_room(o);
-		if (!want)
-			break;
-		rv = nkv_rados_list_batch(rb, &cur, end, want, after, o);
-		if (rv <= 0)
-			break;
-	}
-	rados_object_list_cursor_free(rb->io, end);
-	if (rv >= 0 && o->count)
-		nkv_rados_cursor_save(rb, o->last_key, o->last_klen, cur);
-	else
-		rados_object_list_cursor_free(rb->io, cur);
-	return rv < 0 ? rv : 0;
-}
-
-/*
- * Start key K -> cursor: K remembered from an earlier List resumes at
- * the saved cursor (no rescan); otherwise the namespace is scanned from
- * its start and every object at or before K's position in RADOS' order
- * (bit-reversed rjenkins hash, then name) is skipped, so a K that was
- * deleted or never listed still gives exactly the keys after it.
- */
-static int nkv_rados_list(struct nkv_be_rados *rb, struct nkv_be_op *op)
-{
-	struct nkv_rados_list_out o = { .op = op, .used = NKV_LIST_HDR_SIZE };
-	struct nkv_rados_pos after, *ap = NULL;
-	rados_object_list_cursor cur;
-	char oid[2 * NKV_KEY_MAX + 1];
-	int slot;
-
-	slot = op->klen ? nkv_rados_cursor_find(rb, op) : -1;
-	if (slot >= 0) {
-		/* Ours now; the List that ends this one saves a new one. */
-		cur = rb->cursors[slot].cur;
-		rb->cursors[slot].cur = NULL;
-	} else {
-		cur = rados_object_list_begin(rb->io);
-		if (op->klen) {
-			nkv_rados_pos_of(rb, oid, nkv_rados_key_to_oid(op->key, op->klen, oid), &after);
-			ap = &after;
-		}
-	}
-	return cur ? nkv_rados_list_fill(rb, cur, ap, &o) : -ENOENT;
-}
-
-static void *nkv_rados_lister(void *arg)
-{
-	struct nkv_be_rados *rb = arg;
-	struct nkv_rados_req *r;
-	int rv;
-
-	pthread_mutex_lock(&rb->lock);
-	for (;;) {
-		while (!rb->list_head && !rb->stopping)
-			pthread_cond_wait(&rb->list_cond, &rb->lock);
-		r = rb->list_head;
-		if (!r)
-			break;
-		rb->list_head = r->next;
-		if (!rb->list_head)
-			rb->list_tail = NULL;
-		pthread_mutex_unlock(&rb->lock);
-		rv = nkv_rados_list(rb, r->op);
-		/* A listing error is never "key does not exist". */
-		r->op->status = nkv_rados_status(rv == -ENOENT ? -EIO : rv);
-		nkv_rados_finish(r, false);
-		pthread_mutex_lock(&rb->lock);
-	}
-	pthread_mutex_unlock(&rb->lock);
-	return NULL;
-}
 
 /* ------------------------------------------------------------------ */
 /* Backend ops                                                         */
@@ -763,27 +380,6 @@ static uint64_t nkv_rados_keys_used(struct nkv_be *be)
 	return v > 0 ? (uint64_t)v : 0;
 }
 
-static void nkv_rados_conn_put(struct nkv_rados_conn *c)
-{
-	struct nkv_rados_conn **pp;
-	bool last;
-
-	pthread_mutex_lock(&nkv_rados_conns_lock);
-	last = --c->refs == 0;
-	if (last)
-		for (pp = &nkv_rados_conns; *pp; pp = &(*pp)->next)
-			if (*pp == c) {
-				*pp = c->next;
-				break;
-			}
-	pthread_mutex_unlock(&nkv_rados_conns_lock);
-	if (!last)
-		return;
-	rados_shutdown(c->cluster);
-	free(c->id);
-	free(c);
-}
-
 /*
  * Wait for every op (librados bounds each by rados_osd_op_timeout), then
  * free. The bound here is a safety net well past that timeout.
@@ -834,107 +430,7 @@ static const struct nkv_be_ops nkv_rados_ops = {
 /* Create                                                              */
 /* ------------------------------------------------------------------ */
 
-static int nkv_rados_set(rados_t c, const char *k, const char *v, char *err, size_t errlen)
-{
-	int rv = rados_conf_set(c, k, v);
-
-	if (rv < 0)
-		nkv_rados_err(err, errlen, "rados: cannot set %s = %s: %s", k, v, strerror(-rv));
-	return rv;
-}
-
-static int nkv_rados_configure(rados_t c, const struct nkv_be_rados_opts *o,
-			       uint32_t opt, uint32_t mnt, char *err, size_t errlen)
-{
-	char v[16];
-	int rv;
-
-	rv = rados_conf_read_file(c, o->conf);
-	if (rv < 0) {
-		nkv_rados_err(err, errlen, "rados: cannot read config %s: %s",
-			      o->conf ? o->conf : "(default search path)", strerror(-rv));
-		return rv;
-	}
-	if (o->keyring && (rv = nkv_rados_set(c, "keyring", o->keyring, err, errlen)) < 0)
-		return rv;
-	snprintf(v, sizeof(v), "%u", opt);
-	if ((rv = nkv_rados_set(c, "rados_osd_op_timeout", v, err, errlen)) < 0)
-		return rv;
-	snprintf(v, sizeof(v), "%u", mnt);
-	if ((rv = nkv_rados_set(c, "client_mount_timeout", v, err, errlen)) < 0)
-		return rv;
-	/* Mon commands (pool lookup, stats) must not outwait the mount either. */
-	return nkv_rados_set(c, "rados_mon_op_timeout", v, err, errlen);
-}
-
-static struct nkv_rados_conn *nkv_rados_connect(const struct nkv_be_rados_opts *o,
-						const char *id, const char *name,
-						uint32_t opt, uint32_t mnt,
-						char *err, size_t errlen)
-{
-	struct nkv_rados_conn *c = calloc(1, sizeof(*c));
-	int rv;
-
-	if (!c || !(c->id = strdup(id))) {
-		free(c);
-		nkv_rados_err(err, errlen, "rados: out of memory");
-		return NULL;
-	}
-	rv = rados_create2(&c->cluster, "ceph", name, 0);
-	if (rv < 0) {
-		nkv_rados_err(err, errlen, "rados: cannot create a client %s: %s", name, strerror(-rv));
-		goto fail_free;
-	}
-	if (nkv_rados_configure(c->cluster, o, opt, mnt, err, errlen) < 0)
-		goto fail_shutdown;
-	rv = rados_connect(c->cluster);
-	if (rv < 0) {
-		nkv_rados_err(err, errlen,
-			      "rados: cannot connect to the cluster of %s as %s: %s (client_mount_timeout %u s)",
-			      o->conf ? o->conf : "the default ceph.conf", name, strerror(-rv), mnt);
-		goto fail_shutdown;
-	}
-	c->refs = 1;
-	return c;
-fail_shutdown:
-	rados_shutdown(c->cluster);
-fail_free:
-	free(c->id);
-	free(c);
-	return NULL;
-}
-
-/* Find or make the shared connection for these options. Connecting under
- * the registry lock keeps two creates from racing to two handles. */
-static struct nkv_rados_conn *nkv_rados_conn_get(const struct nkv_be_rados_opts *o,
-						 uint32_t opt, uint32_t mnt,
-						 char *err, size_t errlen)
-{
-	char name[128], id[1024];
-	struct nkv_rados_conn *c;
-	const char *cl = o->client && *o->client ? o->client : "admin";
-
-	snprintf(name, sizeof(name), "%s%s", strncmp(cl, "client.", 7) ? "client." : "", cl);
-	snprintf(id, sizeof(id), "%s|%s|%s|%u|%u", o->conf ? o->conf : "", name,
-		 o->keyring ? o->keyring : "", opt, mnt);
-	pthread_mutex_lock(&nkv_rados_conns_lock);
-	for (c = nkv_rados_conns; c; c = c->next)
-		if (!strcmp(c->id, id))
-			break;
-	if (c) {
-		c->refs++;
-	} else {
-		c = nkv_rados_connect(o, id, name, opt, mnt, err, errlen);
-		if (c) {
-			c->next = nkv_rados_conns;
-			nkv_rados_conns = c;
-		}
-	}
-	pthread_mutex_unlock(&nkv_rados_conns_lock);
-	return c;
-}
-
-static int nkv_rados_open(struct nkv_be_rados *rb, const struct nkv_be_rados_opts *o,
+static int nkv_rados_open(struct nkv_be_rados *rb, const struct nkv_rados_opts *o,
 			  char *err, size_t errlen)
 {
 	const char *pool = o->pool && *o->pool ? o->pool : NKV_RADOS_DEF_POOL;
@@ -957,13 +453,13 @@ static int nkv_rados_open(struct nkv_be_rados *rb, const struct nkv_be_rados_opt
 	return 0;
 }
 
-static int nkv_rados_init(struct nkv_be_rados *rb, const struct nkv_be_rados_opts *o)
+static int nkv_rados_init(struct nkv_be_rados *rb, const struct nkv_rados_opts *o)
 {
 	rb->be.ops = &nkv_rados_ops;
 	rb->be.csi = NKV_CSI_KV;
 	rb->be.max_value = o->max_value ? o->max_value : NKV_RADOS_DEF_MAX_VALUE;
 	rb->be.max_keys = 0;
-	rb->be.capacity = o->capacity ? o->capacity : NKV_RADOS_DEF_CAPACITY;
+	rb->be.capacity = NKV_RADOS_CAPACITY;
 	rb->op_timeout_s = o->op_timeout_s ? o->op_timeout_s : NKV_RADOS_DEF_TIMEOUT;
 	rb->max_inflight = o->max_inflight ? o->max_inflight : NKV_RADOS_DEF_INFLIGHT;
 	rb->ns = strdup(o->rados_ns ? o->rados_ns : "");
@@ -975,17 +471,17 @@ static int nkv_rados_init(struct nkv_be_rados *rb, const struct nkv_be_rados_opt
 	return 0;
 }
 
-struct nkv_be *nkv_be_rados_create(const struct nkv_be_rados_opts *o, char *err, size_t errlen)
+/*
+ * Connect (or share a connection) and open pool / namespace. Returns the
+ * backend, or NULL with a one-line reason in err (unreachable cluster,
+ * missing pool). Never blocks longer than about mount_timeout_s.
+ */
+static struct nkv_be *nkv_rados_new(const struct nkv_rados_opts *o, char *err, size_t errlen)
 {
 	struct nkv_be_rados *rb;
 	uint32_t mnt;
 
 	nkv_rados_err(err, errlen, "no error");
-	if (!o || o->size < sizeof(*o)) {
-		nkv_rados_err(err, errlen, "rados: options missing or from an older build (size %zu)",
-			      o ? o->size : 0);
-		return NULL;
-	}
 	rb = calloc(1, sizeof(*rb));
 	if (!rb || nkv_rados_init(rb, o) < 0) {
 		free(rb);
@@ -1037,17 +533,17 @@ static int nkv_rados_uint(const struct nkv_be_conf *conf, const char *name, uint
 	return 0;
 }
 
-/* conf as the options of nkv_be_rados_create (the strings stay conf's).
+/* conf as the options of nkv_rados_new (the strings stay conf's).
  * conf->capacity and max_keys are not the backend's: the pool's quotas
  * bound it, and NSZE reports 1 TiB. */
-static int nkv_rados_conf_opts(const struct nkv_be_conf *conf, struct nkv_be_rados_opts *o,
+static int nkv_rados_conf_opts(const struct nkv_be_conf *conf, struct nkv_rados_opts *o,
 			       char *err, size_t errlen)
 {
 	if (conf->nvm) {
 		nkv_rados_err(err, errlen, "rados backend: KV namespaces only, not NVM");
 		return -EINVAL;
 	}
-	*o = (struct nkv_be_rados_opts){ .size = sizeof(*o) };
+	*o = (struct nkv_rados_opts){ 0 };
 	o->pool = nkv_be_conf_get(conf, "pool");
 	o->conf = nkv_be_conf_get(conf, "conf");
 	o->client = nkv_be_conf_get(conf, "id");
@@ -1063,7 +559,7 @@ static int nkv_rados_conf_opts(const struct nkv_be_conf *conf, struct nkv_be_rad
 
 static int nkv_rados_check_conf(const struct nkv_be_conf *conf, char *err, size_t errlen)
 {
-	struct nkv_be_rados_opts o;
+	struct nkv_rados_opts o;
 
 	return nkv_rados_conf_opts(conf, &o, err, errlen);
 }
@@ -1072,11 +568,11 @@ static int nkv_rados_check_conf(const struct nkv_be_conf *conf, char *err, size_
  * mount timeout. */
 static struct nkv_be *nkv_rados_create_conf(const struct nkv_be_conf *conf, char *err, size_t errlen)
 {
-	struct nkv_be_rados_opts o;
+	struct nkv_rados_opts o;
 
 	if (nkv_rados_conf_opts(conf, &o, err, errlen))
 		return NULL;
-	return nkv_be_rados_create(&o, err, errlen);
+	return nkv_rados_new(&o, err, errlen);
 }
 
 static const struct nkv_be_optdesc nkv_rados_optdesc[] = {

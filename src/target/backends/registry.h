@@ -37,7 +37,9 @@ struct nkv_be_conf {
 	uint32_t max_value;	/* KV: largest value */
 	uint32_t max_keys;	/* KV: 0 = no limit */
 	uint32_t block_size;	/* NVM */
-	int worker;		/* complete from a worker thread (mem) */
+	/* mem only, a test knob (nkv-target never sets it): complete from a
+	 * worker thread instead of inside submit. */
+	int worker;
 	const struct nkv_be_param *params;	/* backend-specific options */
 	size_t nparams;
 };

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rados_int.h - what the RADOS backend's files share: rados.c (the op
+ * path, the type and its create), rados_list.c (List) and rados_conn.c
+ * (shared cluster connections). Not for use outside them; rados.h is the
+ * public header.
+ */
+#ifndef NKV_TGT_BACKENDS_RADOS_INT_H
+#define NKV_TGT_BACKENDS_RADOS_INT_H
+
+#include <pthread.h>
+#include <rados/librados.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "rados.h"
+
+#define NKV_RADOS_CURSORS 8	/* remembered List positions per namespace */
+
+struct nkv_rados_conn {
+	struct nkv_rados_conn *next;
+	char *id;		/* conf, client, keyring and timeouts */
+	rados_t cluster;
+	int refs;
+};
+
+struct nkv_rados_req;
+
+struct nkv_be_rados {
+	struct nkv_be be;	/* first: the core casts */
+	struct nkv_rados_conn *conn;
+	rados_ioctx_t io;
+	char *ns;
+	uint32_t op_timeout_s;
+	uint32_t max_inflight;
+
+	/* Backend-private lock: in-flight count, overflow queue, list queue. */
+	pthread_mutex_t lock;
+	pthread_cond_t idle;
+	uint32_t inflight;	/* librados ops issued, not yet done() */
+	uint32_t queued;	/* everything submitted, not yet done() */
+	struct nkv_rados_req *wait_head, *wait_tail;	/* over max_inflight */
+
+	pthread_t lister;
+	pthread_cond_t list_cond;
+	struct nkv_rados_req *list_head, *list_tail;
+	bool stopping;
+
+	/* List resume points; touched by the lister thread only. */
+	struct {
+		uint8_t klen;
+		uint8_t key[NKV_KEY_MAX];
+		rados_object_list_cursor cur;
+		uint64_t used;
+	} cursors[NKV_RADOS_CURSORS];
+	uint64_t cursor_clock;
+
+	int64_t bytes_est;	/* __atomic */
+	int64_t keys_est;	/* __atomic */
+};
+
+struct nkv_rados_req {
+	struct nkv_rados_req *next;
+	struct nkv_be_rados *rb;
+	struct nkv_be_op *op;
+	rados_completion_t comp;
+	rados_write_op_t wop;
+	rados_read_op_t rop;
+	char oid[2 * NKV_KEY_MAX + 1];
+	char *bounce;		/* the value, when the client's buffer is not direct */
+	size_t bytes_read;
+	int read_rv;
+	uint64_t size;
+	time_t mtime;
+	int stat_rv;
+};
+
+/* A backend's options: its struct nkv_be_conf, parsed (the strings stay
+ * the conf's). */
+struct nkv_rados_opts {
+	const char *conf;	/* ceph.conf path; NULL: librados' default search */
+	const char *client;	/* "nkv" or "client.nkv"; NULL: client.admin */
+	const char *keyring;	/* NULL: from the conf (none with auth none) */
+	const char *pool;	/* NULL: "kvpool" */
+	const char *rados_ns;	/* RADOS namespace; NULL or "": the default one */
+	uint32_t op_timeout_s;	/* rados_osd_op_timeout; 0: 10 s */
+	uint32_t mount_timeout_s; /* client_mount_timeout; 0: 10 s */
+	uint32_t max_value;	/* largest value; 0: 1 MiB */
+	uint32_t max_inflight;	/* librados ops in flight; 0: 128 (more queue) */
+};
+
+/* err (when not NULL) gets the printf-formatted reason. */
+void nkv_rados_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The NVMe status of a librados return value (0 for rv >= 0). */
+uint16_t nkv_rados_status(int rv);
+/* Free r and complete its op; was_issued: r held an in-flight slot. */
+void nkv_rados_finish(struct nkv_rados_req *r, bool was_issued);
+
+/* rados_list.c: the backend's List worker thread (arg: the backend). */
+void *nkv_rados_lister(void *arg);
+
+/* rados_conn.c: the connection shared by every backend created with the
+ * same conf, client, keyring and timeouts (a reference taken), or NULL
+ * with a reason in err; and giving a reference back. */
+struct nkv_rados_conn *nkv_rados_conn_get(const struct nkv_rados_opts *o,
+					  uint32_t opt, uint32_t mnt,
+					  char *err, size_t errlen);
+void nkv_rados_conn_put(struct nkv_rados_conn *c);
+
+#endif /* NKV_TGT_BACKENDS_RADOS_INT_H */
