@@ -132,6 +132,18 @@ static int nkv_tgt_opts(struct nkv_tgt_ctrl *c, const struct nkv_tgt_ctrl_opts *
 	return 0;
 }
 
+/* The controller's own memory, whatever of it was allocated. */
+static void nkv_tgt_ctrl_free(struct nkv_tgt_ctrl *c)
+{
+	if (c->wake_fd >= 0)
+		close(c->wake_fd);
+	free(c->sq);
+	free(c->cq);
+	free(c->qstats);
+	free(c->ioq_live);
+	free(c);
+}
+
 struct nkv_tgt_ctrl *nkv_tgt_ctrl_create(struct nkv_subsys *ss,
 					 struct nkv_dma *dma,
 					 volatile uint32_t *doorbells,
@@ -165,13 +177,7 @@ struct nkv_tgt_ctrl *nkv_tgt_ctrl_create(struct nkv_subsys *ss,
 	nkv_tgt_regs_init(c);
 	return c;
 fail:
-	if (c->wake_fd >= 0)
-		close(c->wake_fd);
-	free(c->sq);
-	free(c->cq);
-	free(c->qstats);
-	free(c->ioq_live);
-	free(c);
+	nkv_tgt_ctrl_free(c);
 	return NULL;
 }
 
@@ -208,12 +214,7 @@ void nkv_tgt_ctrl_destroy(struct nkv_tgt_ctrl *c)
 		c->free_cmds = cmd->next;
 		free(cmd);
 	}
-	close(c->wake_fd);
-	free(c->sq);
-	free(c->cq);
-	free(c->qstats);
-	free(c->ioq_live);
-	free(c);
+	nkv_tgt_ctrl_free(c);
 }
 
 int nkv_tgt_ctrl_wake_fd(const struct nkv_tgt_ctrl *c)
