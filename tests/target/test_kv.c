@@ -389,16 +389,24 @@ Test(kv, list_start_key_and_small_buffers)
 	uint64_t iova = h_alloc(&H, 4096);
 	uint32_t count, n = 0;
 	uint8_t keys[8][17];
+	struct nkv_tgt_qstats st0, st1;
 	struct nkv_sqe s;
+	struct nkv_cqe e;
 
 	cr_assert_eq(h_store(&H, 1, "b", 1, "1", 1, 0), 0);
 	cr_assert_eq(h_store(&H, 1, "ba", 2, "1", 1, 0), 0);
 	cr_assert_eq(h_store(&H, 1, "c", 1, "1", 1, 0), 0);
 	h_kv(&s, NKV_KV_LIST, 1, "b", 1, 4096, 0);
 	s.prp1 = iova;
-	cr_assert_eq(h_cmd(&H, 1, &s, NULL), 0);
+	cr_assert_eq(nkv_tgt_ctrl_stats(H.c, 1, &st0), 0);
+	cr_assert_eq(h_cmd(&H, 1, &s, &e), 0);
 	count = parse_list(h_ptr(&H, iova), 4096, keys, &n);
 	cr_assert_eq(count, 3, "start key included");
+	cr_assert_eq(e.dw0, 3, "DW0 is the count of keys returned");
+	/* What moved is the payload (header, 4 + 4 + 4 bytes of entries),
+	 * not the whole 4 KiB buffer: execution reports what it produced. */
+	cr_assert_eq(nkv_tgt_ctrl_stats(H.c, 1, &st1), 0);
+	cr_assert_eq(st1.bytes - st0.bytes, 4 + 3 * 4);
 	cr_assert_eq(memcmp(&keys[0][1], "b", 1), 0);
 	cr_assert_eq(keys[1][0], 2);
 	h_kv(&s, NKV_KV_LIST, 1, "b\0", 2, 4096, 0);	/* successor of "b" */

@@ -81,9 +81,9 @@ void nkv_tgt_io_finish(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 		cmd->status = 0;
 	if (cmd->status || !(rd || wr))
 		return;
-	cmd->bytes = cmd->op.len;
-	if (kv && opc == NKV_KV_RETRIEVE && cmd->dw0 < cmd->op.len)
-		cmd->bytes = cmd->dw0;
+	/* What moved: a read's bytes produced (a Retrieve's value up to the
+	 * buffer, a List's payload), a write's whole data. */
+	cmd->bytes = rd ? cmd->produced : cmd->op.len;
 	if (rd) {
 		c->host_reads++;
 		c->bytes_read += cmd->bytes;
