@@ -1,8 +1,25 @@
-# nkv-target controller core (src/target), built into libnkvtarget.a.
+# nkv-target (src/target): everything below goes into libnkvtarget.a, so
+# that nkv-bench, the tests and the fuzzers can embed the target; main.c
+# is the nkv-target program around it.
+
+# The controller core and the mem backend: what the core's own tests and
+# fuzzer link, without librados.
 NKV_TGT_CORE := $(sort $(wildcard src/target/core/*.c)) \
 	src/target/backends/mem.c src/target/backends/kvmap.c src/target/backends/valloc.c
 # Every backend: one file each (with its helpers), and the registry that
 # lists them (registry.c: one line per backend). registry.c names the
 # rados type, so it stays out of NKV_TGT_CORE: what needs the registry
-# links libnkvtarget.a and $(TARGET_LDLIBS).
+# links libnkvtarget.a and $(TARGET_LDLIBS) (librados, for rados).
 TARGET_SRCS += $(sort $(NKV_TGT_CORE) $(wildcard src/target/backends/*.c))
+TARGET_LDLIBS += -lrados
+# The vfio-user transport.
+NKV_TGT_VFU_SRCS := $(wildcard src/target/vfio-user/*.c)
+TARGET_SRCS += $(NKV_TGT_VFU_SRCS)
+# The embedded target (embed.h): subsystem, registry backends and server
+# as threads of another program.
+TARGET_SRCS += src/target/embed.c
+
+PROGRAMS += nkv-target
+nkv-target_SRCS := src/target/main.c
+nkv-target_LIBS := $(LIBNKVTGT)
+nkv-target_LDLIBS = $(TARGET_LDLIBS)
