@@ -42,8 +42,6 @@
 
 #include "nkv_wire.h"
 #include "nkv_errno.h"
-/* The List codec (a later change drops this include: use nkv_list.h). */
-#include "nkv_list.h"
 
 #if defined(__HIPCC__)
 #include "nkv_arch_hip.h"

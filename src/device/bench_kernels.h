@@ -21,6 +21,7 @@
 #define NKV_DEVICE_BENCH_KERNELS_H
 
 #include "nkv_dev.h"
+#include "nkv_list.h"
 
 #if !defined(__HIPCC__) && !defined(__CUDACC__)
 #include <time.h>

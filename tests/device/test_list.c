@@ -4,7 +4,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "nkv_dev.h"
+#include "nkv_list.h"
 
 Test(list, round_trip_odd_lengths)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_list_decode.c - the List payload decoder (nkv_dev.h) on arbitrary
+ * fuzz_list_decode.c - the List payload decoder (nkv_list.h) on arbitrary
  * bytes, which a controller writes into the host's buffer, plus the
  * round-trip property: whatever the encoder writes, the decoder reads
  * back key by key.
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nkv_dev.h"
+#include "nkv_list.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -17,6 +17,7 @@
 #include "host/host.h"
 #include "host_util.h"
 #include "nkv_dev.h"
+#include "nkv_list.h"
 #include "target/vfio-user/server.h"
 
 #define NKEYS 40

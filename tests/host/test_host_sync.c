@@ -12,6 +12,7 @@
 
 #include "host_util.h"
 #include "nkv_dev.h"
+#include "nkv_list.h"
 #include "target/core/ctrl.h"
 
 static struct tl_server srv;

@@ -6,6 +6,7 @@
 
 #include "host_util.h"
 #include "nkv_dev.h"
+#include "nkv_list.h"
 #include "wave_util.h"
 
 enum wu_op { WU_STORE, WU_RETRIEVE, WU_EXIST, WU_DELETE, WU_GONE, WU_LIST };

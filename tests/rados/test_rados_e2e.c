@@ -28,6 +28,7 @@
 #include "vfu_util.h"
 #include "e2e_util.h"
 #include "nkv_dev.h"
+#include "nkv_list.h"
 
 #define ST(sc) NKV_STATUS(NKV_SCT_GENERIC, (sc))
 #define ST_87 ST(NKV_SC_KV_KEY_NOT_EXISTS)

@@ -15,6 +15,7 @@
 #include "target/core/poller.h"
 #include "nkv_cpu.h"
 #include "nkv_dev.h"
+#include "nkv_list.h"
 
 #define WAVES 3
 #define LANES 16

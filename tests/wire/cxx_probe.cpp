@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Compiled with g++ -std=c++17 at build time: nkv_wire.h and nkv_dev.h must
-// be valid C++ (what hipcc and nvcc see), and nkv_host.h / nkv_cpu.h too (C++
-// frameworks embed the host library); a build failure fails the test.
+// Compiled with g++ -std=c++17 at build time: nkv_wire.h, nkv_dev.h and
+// nkv_list.h must be valid C++ (what hipcc and nvcc see), and nkv_host.h /
+// nkv_cpu.h too (C++ frameworks embed the host library); a build failure
+// fails the test.
 #include "nkv_dev.h"
+#include "nkv_list.h"
 #include "nkv_cpu.h"
 #include "nkv_host.h"
 
