@@ -58,8 +58,7 @@
 /* Device code uses the by-value builders nkv_sqe_*(): no address of the  */
 /* entry is ever taken (not even to compare it with NULL, which a GPU     */
 /* compiler cannot fold for a private address), so it stays in registers. */
-/* The nkv_prep_*() pointer forms wrap them for host callers. The CID     */
-/* (CDW0[31:16]) is nkv_wave_submit()'s to set.                           */
+/* The CID (CDW0[31:16]) is nkv_wave_submit()'s to set.                   */
 /* ------------------------------------------------------------------ */
 
 /* Byte @i of a key of @klen bytes (0 past its end), at its place in a
@@ -188,58 +187,6 @@ NKV_HD struct nkv_prep nkv_sqe_nvm_rw(uint8_t opc, uint32_t nsid, uint64_t slba,
 	p.sqe.cdw12 = nlb - 1u;
 	p.err = 0;
 	return p;
-}
-
-/* The pointer forms: NKV_EINVAL for a NULL @sqe; otherwise the builder's
- * entry (with @cid in CDW0 when it succeeded) and error. */
-NKV_HD int nkv_prep_out(struct nkv_sqe *sqe, uint16_t cid, struct nkv_prep p)
-{
-	if (!sqe)
-		return NKV_EINVAL;
-	if (!p.err)
-		p.sqe.cdw0 |= (uint32_t)cid << 16;
-	*sqe = p.sqe;
-	return p.err;
-}
-
-NKV_HD int nkv_prep_store(struct nkv_sqe *sqe, uint32_t nsid, uint16_t cid,
-			  const void *key, uint32_t klen, uint32_t opts,
-			  uint32_t value_size, uint64_t prp1, uint64_t prp2)
-{
-	return nkv_prep_out(sqe, cid, nkv_sqe_store(nsid, key, klen, opts, value_size, prp1, prp2));
-}
-
-NKV_HD int nkv_prep_retrieve(struct nkv_sqe *sqe, uint32_t nsid, uint16_t cid,
-			     const void *key, uint32_t klen, uint32_t buf_size,
-			     uint64_t prp1, uint64_t prp2)
-{
-	return nkv_prep_out(sqe, cid, nkv_sqe_retrieve(nsid, key, klen, buf_size, prp1, prp2));
-}
-
-NKV_HD int nkv_prep_list(struct nkv_sqe *sqe, uint32_t nsid, uint16_t cid,
-			 const void *key, uint32_t klen, uint32_t buf_size,
-			 uint64_t prp1, uint64_t prp2)
-{
-	return nkv_prep_out(sqe, cid, nkv_sqe_list(nsid, key, klen, buf_size, prp1, prp2));
-}
-
-NKV_HD int nkv_prep_delete(struct nkv_sqe *sqe, uint32_t nsid, uint16_t cid,
-			   const void *key, uint32_t klen)
-{
-	return nkv_prep_out(sqe, cid, nkv_sqe_delete(nsid, key, klen));
-}
-
-NKV_HD int nkv_prep_exist(struct nkv_sqe *sqe, uint32_t nsid, uint16_t cid,
-			  const void *key, uint32_t klen)
-{
-	return nkv_prep_out(sqe, cid, nkv_sqe_exist(nsid, key, klen));
-}
-
-NKV_HD int nkv_prep_nvm_rw(struct nkv_sqe *sqe, uint8_t opc, uint32_t nsid,
-			   uint16_t cid, uint64_t slba, uint32_t nlb,
-			   uint64_t prp1, uint64_t prp2)
-{
-	return nkv_prep_out(sqe, cid, nkv_sqe_nvm_rw(opc, nsid, slba, nlb, prp1, prp2));
 }
 
 /* ------------------------------------------------------------------ */
@@ -464,25 +411,6 @@ NKV_HD struct nkv_prep nkv_sqe_list_slot(const struct nkv_dev_qp *qp, uint32_t i
 	if (!s)
 		return nkv_prep_err(NKV_EINVAL);
 	return nkv_sqe_list(nsid, key, klen, s->size, s->prp1, nkv_dev_slot_prp2(s, s->size));
-}
-
-NKV_HD int nkv_prep_store_slot(struct nkv_sqe *sqe, const struct nkv_dev_qp *qp,
-			       uint32_t i, uint32_t nsid, const void *key,
-			       uint32_t klen, uint32_t opts, uint32_t value_size)
-{
-	return nkv_prep_out(sqe, 0, nkv_sqe_store_slot(qp, i, nsid, key, klen, opts, value_size));
-}
-
-NKV_HD int nkv_prep_retrieve_slot(struct nkv_sqe *sqe, const struct nkv_dev_qp *qp,
-				  uint32_t i, uint32_t nsid, const void *key, uint32_t klen)
-{
-	return nkv_prep_out(sqe, 0, nkv_sqe_retrieve_slot(qp, i, nsid, key, klen));
-}
-
-NKV_HD int nkv_prep_list_slot(struct nkv_sqe *sqe, const struct nkv_dev_qp *qp,
-			      uint32_t i, uint32_t nsid, const void *key, uint32_t klen)
-{
-	return nkv_prep_out(sqe, 0, nkv_sqe_list_slot(qp, i, nsid, key, klen));
 }
 
 /* ------------------------------------------------------------------ */

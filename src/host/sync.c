@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "host/host.h"
+#include "host/prep.h"
 
 /* Poll until the completion of cid is parked, within q->timeout_ms. */
 static int nkv_h_sync_wait(struct nkv_qpair *q, uint16_t cid)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "nkv_dev.h"
+#include "host/prep.h"
 
 /* The error codes are the Linux errno values they are named after. */
 Test(sqe, error_codes_are_errno)

@@ -21,6 +21,7 @@
 #include "host_util.h"
 #include "nkv_cpu.h"
 #include "nkv_dev.h"
+#include "host/prep.h"
 
 Test(host_ctrl, bad_uris_and_options)
 {

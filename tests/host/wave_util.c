@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "host_util.h"
+#include "host/prep.h"
 #include "nkv_dev.h"
 #include "nkv_list.h"
 #include "wave_util.h"

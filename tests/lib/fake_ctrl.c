@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "fake_ctrl.h"
+#include "host/prep.h"
 
 static void *zalloc(size_t n)
 {

@@ -16,6 +16,7 @@
 #include "nkv_cpu.h"
 #include "nkv_dev.h"
 #include "nkv_list.h"
+#include "host/prep.h"
 
 #define WAVES 3
 #define LANES 16

@@ -45,6 +45,7 @@
 #include "nkv_dev.h"
 #include "nkv_host.h"
 #include "host/host.h"
+#include "host/prep.h"
 #include "vmtest.h"
 
 #define VT_QPS 2u		/* queue pairs, one wave each */

@@ -11,9 +11,9 @@
 extern "C" unsigned nkv_cxx_probe_sizes(void);
 extern "C" unsigned nkv_cxx_probe_sizes(void)
 {
-	struct nkv_sqe s;
+	struct nkv_prep p = nkv_sqe_store(1, "gpukey01", 8, 0, 4096, 0x100000000ull, 0);
 
-	if (nkv_prep_store(&s, 1, 1, "gpukey01", 8, 0, 4096, 0x100000000ull, 0) || s.cdw2 != 0x6b757067u)
+	if (p.err || p.sqe.cdw2 != 0x6b757067u)
 		return 0;
 	/* The host API links from C++ with C names (extern "C" in the header). */
 	if (nkv_status_str(0) == nullptr)
