@@ -321,28 +321,6 @@ NKV_HD uint32_t nkv_dev_credit_limit(uint32_t sq_depth, uint32_t cq_depth)
 	return (sq_depth < cq_depth ? sq_depth : cq_depth) - 1u;
 }
 
-/* Host, before handing the descriptor over: every setup field sane. */
-NKV_HD int nkv_dev_qp_check(const struct nkv_dev_qp *qp)
-{
-	uint32_t dmax;
-
-	if (!qp || !qp->sq_addr || !qp->cq_addr || !qp->sq_db_addr ||
-	    !qp->cq_db_addr || !qp->cid_bitmap_addr || !qp->cpl_addr)
-		return NKV_EINVAL;
-	if (qp->sq_depth < 2 || qp->cq_depth < 2 || qp->sq_depth > NKV_QDEPTH_MAX ||
-	    qp->cq_depth > NKV_QDEPTH_MAX)
-		return NKV_ERANGE;
-	dmax = qp->sq_depth > qp->cq_depth ? qp->sq_depth : qp->cq_depth;
-	if (qp->credit_limit != nkv_dev_credit_limit(qp->sq_depth, qp->cq_depth) ||
-	    qp->cid_count < dmax || qp->cid_count > NKV_CID_MAX ||
-	    (qp->nr_slots && !qp->slots_addr) || qp->poll_budget == 0)
-		return NKV_ERANGE;
-	if (qp->sq_tail >= qp->sq_depth || qp->sq_head >= qp->sq_depth ||
-	    qp->cq_head >= qp->cq_depth || qp->cq_phase > 1)
-		return NKV_ERANGE;
-	return 0;
-}
-
 /* Device code (any lane), and host code on the cpu engine: NKV_QP_OK or
  * why the queue pair stopped. A relaxed device-scope load: it only
  * reports. A host watching a GPU kernel reads nkv_qpair_failed() (the

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "host/host.h"
+#include "host/qpair_check.h"
 
 static size_t nkv_h_round(size_t v)
 {

@@ -22,6 +22,7 @@
 #include "nkv_cpu.h"
 #include "nkv_dev.h"
 #include "host/prep.h"
+#include "host/qpair_check.h"
 
 Test(host_ctrl, bad_uris_and_options)
 {

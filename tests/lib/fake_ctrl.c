@@ -7,6 +7,7 @@
 
 #include "fake_ctrl.h"
 #include "host/prep.h"
+#include "host/qpair_check.h"
 
 static void *zalloc(size_t n)
 {

@@ -17,6 +17,7 @@
 #include "nkv_dev.h"
 #include "nkv_list.h"
 #include "host/prep.h"
+#include "host/qpair_check.h"
 
 #define WAVES 3
 #define LANES 16

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qpair_check.h - the host's check of a struct nkv_dev_qp it filled
+ * (qpair.c, on create and on reset; the tests' fake controllers), run
+ * before the descriptor is handed to device code. Library-private and
+ * header-only, so a test that builds its own descriptor needs no libnkv.
+ * Pure: any thread, on a descriptor no device code is using.
+ */
+#ifndef NKV_HOST_QPAIR_CHECK_H
+#define NKV_HOST_QPAIR_CHECK_H
+
+#include "nkv_dev.h"
+
+/* 0 when every setup field and the ring state are sane; NKV_EINVAL for a
+ * NULL @qp or a missing address, NKV_ERANGE for a depth, credit limit,
+ * CID count or ring position out of range. */
+static inline int nkv_dev_qp_check(const struct nkv_dev_qp *qp)
+{
+	uint32_t dmax;
+
+	if (!qp || !qp->sq_addr || !qp->cq_addr || !qp->sq_db_addr ||
+	    !qp->cq_db_addr || !qp->cid_bitmap_addr || !qp->cpl_addr)
+		return NKV_EINVAL;
+	if (qp->sq_depth < 2 || qp->cq_depth < 2 || qp->sq_depth > NKV_QDEPTH_MAX ||
+	    qp->cq_depth > NKV_QDEPTH_MAX)
+		return NKV_ERANGE;
+	dmax = qp->sq_depth > qp->cq_depth ? qp->sq_depth : qp->cq_depth;
+	if (qp->credit_limit != nkv_dev_credit_limit(qp->sq_depth, qp->cq_depth) ||
+	    qp->cid_count < dmax || qp->cid_count > NKV_CID_MAX ||
+	    (qp->nr_slots && !qp->slots_addr) || qp->poll_budget == 0)
+		return NKV_ERANGE;
+	if (qp->sq_tail >= qp->sq_depth || qp->sq_head >= qp->sq_depth ||
+	    qp->cq_head >= qp->cq_depth || qp->cq_phase > 1)
+		return NKV_ERANGE;
+	return 0;
+}
+
+#endif /* NKV_HOST_QPAIR_CHECK_H */
