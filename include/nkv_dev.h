@@ -7,11 +7,14 @@
  * Header only, one implementation for every engine: the arch layer
  * (nkv_arch_hip.h under hipcc, nkv_arch_cuda.h under nvcc, nkv_arch_cpu.h
  * otherwise) supplies lane identity, collectives, fences and atomics; all
- * protocol logic is here. Compiles as C11, C++17, HIP and CUDA.
+ * protocol logic is here. Compiles as C11, C++17, HIP and CUDA. Only what
+ * device code runs lives here: the List payload codec is nkv_list.h, and
+ * what only the host runs (pointer-form SQE prep, the descriptor's check)
+ * is in the host library.
  *
  * Who may call what (see each function too):
- *  - NKV_HD "pure" functions (SQE prep, List payload, descriptor checks):
- *    any thread, host or device, on its own data.
+ *  - NKV_HD "pure" functions (SQE builders, value slots): any thread,
+ *    host or device, on its own data.
  *  - nkv_wave_*(): collective over a wave context (struct nkv_wave). A
  *    kernel makes the context once, at entry, where its lanes are
  *    converged by construction (nkv_wave_enter()); it names the lanes
