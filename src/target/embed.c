@@ -49,7 +49,6 @@ struct nkv_subsys *nkv_tgt_embed_subsys(const struct nkv_tgt_embed_opts *o, char
 	struct nkv_subsys_opts so = { .size = sizeof(so), .model = o->model };
 	uint32_t nns = o->nns ? o->nns : 1, i;
 	struct nkv_subsys *ss;
-
 	int rc;
 
 	if (nns > NKV_TGT_MAX_NS) {
@@ -69,8 +68,10 @@ struct nkv_subsys *nkv_tgt_embed_subsys(const struct nkv_tgt_embed_opts *o, char
 
 		rc = be ? nkv_subsys_add_ns(ss, i + 1, be) : -errno;
 		if (rc) {
-			if (be)
+			if (be) {	/* not attached: still ours */
 				snprintf(err, errlen, "namespace %u: %s", i + 1, strerror(-rc));
+				be->ops->destroy(be);
+			}
 			nkv_subsys_destroy(ss);
 			errno = -rc;
 			return NULL;
