@@ -10,7 +10,7 @@
  *
  * Every operation is O(log n) (a B+ tree, see kvmap.c); none allocates
  * except an insert that splits nodes. Not thread-safe: the caller locks
- * (be_mem holds its rwlock: shared for find and cursors, exclusive for
+ * (the mem backend holds its rwlock: shared for find and cursors, exclusive for
  * insert and delete).
  */
 #ifndef NKV_TGT_KVMAP_H

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * core.h - nkv-target controller internals shared by the core's files
- * (regs, queue, admin, io_kv, io_nvm, handoff, stats). Not for the
- * transport or backends: they see ctrl.h, dma.h, backend.h and stats.h.
+ * (ctrl, regs, queue, admin, io_kv, io_nvm, xfer, be_data, handoff,
+ * stats). Not for the transport or backends: the transport sees ctrl.h,
+ * dma.h, poller.h and stats.h; a backend sees backend.h alone.
  *
  * Threading: everything here belongs to the controller's poll thread,
  * except the hand-off stack (pushed from backend threads) and the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * vfio_user_server.h - nkv-target's vfio-user transport: a Unix socket
+ * server.h - nkv-target's vfio-user transport: a Unix socket
  * server giving every connection its own NVMe controller instance over a
  * shared subsystem. nkv-target's main() and an embedding program (e.g. a
  * benchmark running the target as a thread on a private socket) both use
