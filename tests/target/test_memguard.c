@@ -69,6 +69,34 @@ Test(memguard, vanished_page_is_efault)
 	close(fd);
 }
 
+/* At an offset: the segments before it are skipped whole or in part, and
+ * a copy that reaches a vanished page still fails. */
+Test(memguard, scatter_at_offset)
+{
+	uint8_t a[8], b[8], src[6] = { 1, 2, 3, 4, 5, 6 }, *p;
+	struct iovec iov[2] = { { a, sizeof(a) }, { b, sizeof(b) } };
+	int fd;
+
+	memset(a, 0, sizeof(a));
+	memset(b, 0, sizeof(b));
+	cr_assert_eq(nkv_guard_scatter_at(iov, 2, 5, src, 6), 0);
+	cr_expect_eq(memcmp(a + 5, src, 3), 0);
+	cr_expect_eq(memcmp(b, src + 3, 3), 0);
+	cr_expect_eq(a[4], 0);
+	cr_expect_eq(b[3], 0);
+	cr_assert_eq(nkv_guard_scatter_at(iov, 2, 10, src, 2), 0);
+	cr_expect_eq(b[2], 1);
+	cr_expect_eq(b[3], 2);
+	cr_assert_eq(nkv_guard_init(), 0);
+	p = half_gone(&fd);
+	iov[0] = (struct iovec){ p, PG };
+	iov[1] = (struct iovec){ p + PG, 16 };
+	cr_expect_eq(nkv_guard_scatter_at(iov, 2, PG - 2, src, 6), -EFAULT);
+	cr_expect_eq(memcmp(p + PG - 2, src, 2), 0);
+	munmap(p, 2 * PG);
+	close(fd);
+}
+
 static int child_status(void (*fn)(void))
 {
 	pid_t pid = fork();

@@ -8,7 +8,6 @@
  * entry encoder, its header written once the backend is done.
  */
 #include <errno.h>
-#include <string.h>
 
 #include "core.h"
 #include "nkv_list.h"
@@ -43,30 +42,6 @@ uint16_t nkv_be_copy_out(struct nkv_be_op *op, const void *src, uint64_t len)
 	return 0;
 }
 
-/* n bytes of src into the segments at byte offset off. 0 or -EFAULT. */
-static int nkv_tgt_data_put(struct nkv_tgt_cmd *cmd, uint64_t off, const void *src,
-			    uint64_t n)
-{
-	const uint8_t *s = src;
-	int k;
-
-	for (k = 0; k < cmd->iovcnt && n; k++) {
-		uint64_t l = cmd->iov[k].iov_len, take;
-
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		take = l - off < n ? l - off : n;
-		if (nkv_guard_copy((uint8_t *)cmd->iov[k].iov_base + off, s, take))
-			return -EFAULT;
-		s += take;
-		n -= take;
-		off = 0;
-	}
-	return 0;
-}
-
 int nkv_be_list_add(struct nkv_be_op *op, const uint8_t *key, uint32_t klen)
 {
 	struct nkv_tgt_cmd *cmd = nkv_tgt_op_cmd(op);
@@ -78,7 +53,7 @@ int nkv_be_list_add(struct nkv_be_op *op, const uint8_t *key, uint32_t klen)
 	if (sz > op->len - cmd->produced)
 		return 1;
 	nkv_list_entry_put(e, key, klen);
-	if (nkv_tgt_data_put(cmd, cmd->produced, e, sz)) {
+	if (nkv_guard_scatter_at(cmd->iov, cmd->iovcnt, cmd->produced, e, sz)) {
 		cmd->fault = 1;
 		return -EFAULT;
 	}
@@ -112,7 +87,7 @@ void nkv_tgt_data_end(struct nkv_tgt_cmd *cmd)
 
 	if (cmd->list && !cmd->fault) {
 		nkv_le32_put(hdr, cmd->list_count);
-		if (nkv_tgt_data_put(cmd, 0, hdr, sizeof(hdr)))
+		if (nkv_guard_scatter(cmd->iov, cmd->iovcnt, hdr, sizeof(hdr)))
 			cmd->fault = 1;
 		cmd->op.dw0 = cmd->list_count;
 	}

@@ -158,18 +158,30 @@ int nkv_guard_gather(void *dst, const struct iovec *iov, int cnt, uint64_t len)
 	return 0;
 }
 
-int nkv_guard_scatter(const struct iovec *iov, int cnt, const void *src, uint64_t len)
+int nkv_guard_scatter_at(const struct iovec *iov, int cnt, uint64_t off, const void *src,
+			 uint64_t len)
 {
 	const uint8_t *s = src;
 	uint64_t done = 0;
 	int i;
 
 	for (i = 0; i < cnt && done < len; i++) {
-		uint64_t n = iov[i].iov_len < len - done ? iov[i].iov_len : len - done;
+		uint64_t l = iov[i].iov_len, n;
 
-		if (nkv_guard_copy(iov[i].iov_base, s + done, n))
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		n = l - off < len - done ? l - off : len - done;
+		if (nkv_guard_copy((uint8_t *)iov[i].iov_base + off, s + done, n))
 			return -EFAULT;
 		done += n;
+		off = 0;
 	}
 	return 0;
+}
+
+int nkv_guard_scatter(const struct iovec *iov, int cnt, const void *src, uint64_t len)
+{
+	return nkv_guard_scatter_at(iov, cnt, 0, src, len);
 }

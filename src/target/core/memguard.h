@@ -41,6 +41,10 @@ int nkv_guard_copy_publish(void *dst, const void *src, size_t n, uint32_t *flag,
  * (segments in order, stopping at len). 0 or -EFAULT. */
 int nkv_guard_gather(void *dst, const struct iovec *iov, int cnt, uint64_t len);
 int nkv_guard_scatter(const struct iovec *iov, int cnt, const void *src, uint64_t len);
+/* The same scatter, starting off bytes into the segments (a List entry
+ * appended after those before it). */
+int nkv_guard_scatter_at(const struct iovec *iov, int cnt, uint64_t off, const void *src,
+			 uint64_t len);
 
 /* SIGBUS faults recovered so far in this process. */
 uint64_t nkv_guard_faults(void);
