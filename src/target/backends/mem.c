@@ -332,14 +332,14 @@ static const char *nkv_mem_check(const struct nkv_be_conf *o, uint64_t cap, uint
 }
 
 static int nkv_mem_setup(struct nkv_be_mem *m, const struct nkv_be_conf *o, uint64_t cap,
-			 uint32_t bs)
+			 uint32_t bs, uint32_t mv)
 {
 	m->be.ops = &nkv_mem_ops;
 	if (!o->nvm) {
 		m->be.csi = NKV_CSI_KV;
 		m->be.capacity = cap;
 		m->be.max_keys = o->max_keys;
-		m->be.max_value = o->max_value ? o->max_value : 1u << 20;
+		m->be.max_value = mv;
 		m->va = nkv_valloc_create(cap, sizeof(struct nkv_mem_ent) + m->be.max_value);
 		return m->va ? 0 : -ENOMEM;
 	}
@@ -356,6 +356,7 @@ static struct nkv_be *nkv_mem_new(const struct nkv_be_conf *o, char *err, size_t
 {
 	uint64_t cap = o->capacity ? o->capacity : 64ull << 20;
 	uint32_t bs = o->block_size ? o->block_size : 4096;
+	uint32_t mv = o->max_value ? o->max_value : 1u << 20;
 	const char *why = nkv_mem_check(o, cap, bs);
 	struct nkv_be_mem *m;
 	int rc;
@@ -363,7 +364,7 @@ static struct nkv_be *nkv_mem_new(const struct nkv_be_conf *o, char *err, size_t
 	if (why) {
 		snprintf(err, errlen, "mem backend: %s (capacity %llu, %s %u)", why,
 			 (unsigned long long)cap, o->nvm ? "block size" : "max value",
-			 o->nvm ? bs : o->max_value ? o->max_value : 1u << 20);
+			 o->nvm ? bs : mv);
 		errno = EINVAL;
 		return NULL;
 	}
@@ -375,7 +376,7 @@ static struct nkv_be *nkv_mem_new(const struct nkv_be_conf *o, char *err, size_t
 	}
 	pthread_rwlock_init(&m->lock, NULL);
 	nkv_kvmap_init(&m->map);
-	rc = nkv_mem_setup(m, o, cap, bs);
+	rc = nkv_mem_setup(m, o, cap, bs, mv);
 	if (!rc && o->worker) {
 		pthread_mutex_init(&m->qlock, NULL);
 		pthread_cond_init(&m->qcond, NULL);
