@@ -7,7 +7,7 @@
 #ifndef NKV_TEST_DELAY_BE_H
 #define NKV_TEST_DELAY_BE_H
 
-#include "target/backends/backend.h"
+#include "target/core/backend.h"
 
 /* Wraps inner (owned from now on). Ops are released once batch of them
  * are held, or after hold_us microseconds without a new one. */

@@ -8,7 +8,7 @@
 #ifndef NKV_TEST_LIAR_BE_H
 #define NKV_TEST_LIAR_BE_H
 
-#include "target/backends/backend.h"
+#include "target/core/backend.h"
 
 /* Takes ownership of @inner; NULL when out of memory. */
 struct nkv_be *liar_be_create(struct nkv_be *inner);

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "nkv_wire.h"
-#include "target/backends/backend.h"
+#include "target/core/backend.h"
 #include "target/backends/mem.h"
 #include "target/backends/registry.h"
 #include "target/core/ctrl.h"

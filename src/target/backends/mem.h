@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend.h"
+#include "target/core/backend.h"
 
 /* Bytes a KV key whose value is len bytes is charged against capacity
  * (and reported as used): the value's allocation as the C library rounds

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend.h"
+#include "target/core/backend.h"
 
 /* Object name of a key: lowercase hex, NUL terminated; buf holds 33 bytes.
  * Returns the name's length (2 * klen). */

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "target/backends/backend.h"
+#include "target/core/backend.h"
 
 /* One backend-specific option as given ("pool" -> "kvpool"). */
 struct nkv_be_param {

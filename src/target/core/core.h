@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "target/backends/backend.h"
+#include "backend.h"
 #include "ctrl.h"
 #include "dma.h"
 #include "memguard.h"

@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#include "target/backends/backend.h"
+#include "backend.h"
 #include "dma.h"
 
 struct nkv_subsys;
