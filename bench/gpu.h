@@ -29,7 +29,7 @@ int nkv_bench_gpu_probe(uint32_t *wave_size, char *why, size_t whylen);
 
 /*
  * Run the bench kernel: block q of @batch lanes runs nkv_bk_run(qps[q],
- * args[q]), qps[] being device pointers (NKV_QPAIR_DEVICE queue pairs).
+ * args[q]), qps[] being device pointers (nkv_qpair_create_dev() queue pairs).
  * The addresses in @args are host addresses inside @ranges; the launcher
  * maps the ranges and hands the kernel translated copies. Returns when
  * the kernel has finished (its own waits are bounded by the queue pairs'

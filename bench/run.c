@@ -151,20 +151,20 @@ static int nkv_bench_qpairs(struct nkv_bench_run *r, char *err, size_t errlen)
 	 * completion (no poll count: time only). */
 	qo.poll_budget = 0;
 	qo.timeout_ms = o->timeout_ms;
-	qo.flags = nkv_bench_on_gpu(r) ? NKV_QPAIR_DEVICE : 0;
 	for (i = 0; i < r->nq; i++) {
 		struct nkv_dev_qp *d;
 		uint32_t n = o->num_keys / r->nq + (i < o->num_keys % r->nq);
 
-		rc = nkv_qpair_create(r->ctrl, &qo, &r->qp[i]);
+		rc = nkv_bench_on_gpu(r) ? nkv_qpair_create_dev(r->ctrl, &qo, &r->qp[i], &d)
+					 : nkv_qpair_create(r->ctrl, &qo, &r->qp[i]);
 		if (rc) {
 			snprintf(err, errlen, "cannot create I/O queue pair %u: %s", i + 1, strerror(-rc));
 			return rc;
 		}
-		/* The cpu engine's doorbell hook; a GPU's descriptor is device
-		 * memory the host does not read. */
-		d = nkv_qpair_dev(r->qp[i]);
+		/* The cpu engine's doorbell hook, from a host queue pair's
+		 * descriptor; a GPU's is device memory the host does not read. */
 		if (!nkv_bench_on_gpu(r)) {
+			d = nkv_qpair_dev(r->qp[i]);
 			r->sq_db[i] = (volatile uint32_t *)(uintptr_t)d->sq_db_addr;
 			r->cq_db[i] = (volatile uint32_t *)(uintptr_t)d->cq_db_addr;
 		}
@@ -174,7 +174,6 @@ static int nkv_bench_qpairs(struct nkv_bench_run *r, char *err, size_t errlen)
 		r->args[i].progress_addr = (uint64_t)(uintptr_t)&r->progress[i];
 		r->args[i].count = n;
 		r->args[i].key_base = first;
-		r->args[i].nsid = r->info.nsid;
 		r->args[i].batch = o->batch;
 		r->args[i].value_size = o->value_size;
 		r->args[i].seed = o->seed;

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * batch_store_retrieve_gpu.cu - example 1 on a GPU: one wave stores 256
- * values (each lane packs one SQE, one SQ doorbell per batch, the leader
- * reaps the batch's completions), then retrieves and checks them. The
- * kernel body is kv_kernels.h's ex_batch(); the cpu engine runs the same
- * one in batch_store_retrieve_cpu.c. One source for both GPUs:
+ * values (one nkv_wave_store() per round: each lane builds one SQE, one
+ * SQ doorbell per batch, the leader reaps the batch's completions), then
+ * retrieves and checks them. The kernel body is kv_kernels.h's
+ * ex_batch(); the cpu engine runs the same one in
+ * batch_store_retrieve_cpu.c. One source for both GPUs:
  *
  *   nvcc -arch=sm_90 -x cu batch_store_retrieve_gpu.cu $(pkg-config --cflags --libs nkv)
  *   hipcc --offload-arch=gfx90a -x hip batch_store_retrieve_gpu.cu $(pkg-config ...)
@@ -25,9 +26,10 @@ __global__ void ex_batch_kernel(struct nkv_dev_qp *qp, const struct ex_args *a, 
 int main(int argc, char **argv)
 {
 	const char *uri = ex_uri(argc, argv, argv[0]);
-	struct nkv_ctrl_info info;
+	struct nkv_qpair_stats st = {};
 	struct nkv_ctrl *c;
 	struct nkv_qpair *q;
+	struct nkv_dev_qp *qp;
 	struct ex_key keys[EX_KEYS] = {};
 	struct ex_out out[EX_KEYS];
 	struct ex_args args, *d_args;
@@ -38,29 +40,32 @@ int main(int argc, char **argv)
 
 	if (!uri || ex_gpu_wave(&wave))
 		return 2;
-	c = ex_connect_mode(uri, 1, 0, &info);
+	c = ex_connect(uri, 1);
 	if (!c)
 		return 1;
-	q = ex_qpair_flags(c, (uint32_t)wave, NKV_QPAIR_DEVICE);
+	q = ex_qpair_dev(c, (uint32_t)wave, &qp);	// one value slot per lane
 	if (!q)
 		return 1;
 	for (i = 0; i < EX_KEYS; i++)
 		keys[i].len = (uint32_t)snprintf((char *)keys[i].bytes, 16, "ex1-key%u", i);
 	EX_GPU(ex_gpu_put(&d_keys, keys, sizeof(keys)));
 	EX_GPU(EX_RT(Malloc)(&d_out, sizeof(out)));
-	args = ex_args_of(d_keys, d_out, EX_KEYS, info.nsid, 0x5eed);
+	args = ex_args_of(d_keys, d_out, EX_KEYS, 0x5eed);
 	EX_GPU(ex_gpu_put(&d_args, &args, sizeof(args)));
 	for (int store = 1; store >= 0; store--) {
 		// One block of one wave: the queue pair has one owner.
-		ex_batch_kernel<<<1, wave>>>(nkv_qpair_dev(q), d_args, store);
+		ex_batch_kernel<<<1, wave>>>(qp, d_args, store);
 		EX_GPU(EX_RT(DeviceSynchronize)());
 		EX_GPU(EX_RT(Memcpy)(out, d_out, sizeof(out), EX_RT(MemcpyDeviceToHost)));
 		if (nkv_qpair_failed(q))
 			fprintf(stderr, "queue pair failed: reason %u\n", nkv_qpair_failed(q));
 		bad += ex_check(store ? "store" : "retrieve", out, EX_KEYS, NULL) != 0;
 	}
-	printf("stored and retrieved %u values in batches of %d lanes: %s\n", EX_KEYS, wave,
-	       bad ? "FAILED" : "all bytes match");
+	// Device code's own counters, read by the library (no kernel runs now).
+	bad += nkv_qpair_get_stats(q, &st) != 0;
+	printf("stored and retrieved %u values in batches of %d lanes: %s; %llu SQ doorbells "
+	       "for %llu commands\n", EX_KEYS, wave, bad ? "FAILED" : "all bytes match",
+	       (unsigned long long)st.dev_sq_doorbells, (unsigned long long)st.dev_commands);
 	EX_GPU(EX_RT(Free)(d_keys));
 	EX_GPU(EX_RT(Free)(d_out));
 	EX_GPU(EX_RT(Free)(d_args));

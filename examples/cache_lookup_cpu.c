@@ -2,13 +2,15 @@
 /*
  * cache_lookup_cpu.c - example 3 on the cpu engine: the store as a cache.
  * 128 keys are stored, then the odd ones deleted again with the
- * synchronous API (fine between launches); then a 32-lane wave
- * looks every key up: Exist for the whole batch, Retrieve only for the
- * hits, the misses (87h, a normal answer) computed instead. Every value
- * must come out right either way. GPU version: cache_lookup_gpu.cu.
+ * synchronous API (fine between launches, on this host queue pair); then
+ * a 32-lane wave looks every key up: Exist for the whole batch, Retrieve
+ * only for the hits, the misses (87h, a normal answer) computed instead.
+ * Every value must come out right either way. GPU version:
+ * cache_lookup_gpu.cu.
  *
  *   cache_lookup_cpu vfio-user:/tmp/nkv.sock
  */
+#include "nkv_cpu.h"
 #include "ex_host.h"
 
 #define EX_WAVE 32u
@@ -37,20 +39,19 @@ int main(int argc, char **argv)
 	const char *uri = ex_uri(argc, argv, "cache_lookup_cpu");
 	struct ex_out *out = calloc(EX_KEYS, sizeof(*out));
 	struct ex_key *keys = ex_keys("ex3-key", 0, EX_KEYS);
-	struct nkv_ctrl_info info;
 	struct ex_launch l = { 0 };
 	struct nkv_qpair *q;
 	struct nkv_ctrl *c;
 	uint32_t i, hits = 0, misses = 0, wrong = 0;
 	int rc = 1;
 
-	if (!uri || !out || !keys || !(c = ex_connect(uri, 1, &info)))
+	if (!uri || !out || !keys || !(c = ex_connect(uri, 1)))
 		return 1;
 	q = ex_qpair(c, EX_WAVE);
 	if (q) {
 		/* Warm the cache: store every key's value. */
 		l.qp = nkv_qpair_dev(q);
-		l.args = ex_args_of(keys, out, EX_KEYS, info.nsid, 0xcac4e);
+		l.args = ex_args_of(keys, out, EX_KEYS, 0xcac4e);
 		rc = nkv_cpu_launch(&cfg, ex_lane, &l) || ex_check("store", out, EX_KEYS, NULL);
 		/* Drop the odd keys again: now half the lookups miss. */
 		for (i = 1; !rc && i < EX_KEYS; i += 2) {

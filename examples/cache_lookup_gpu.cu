@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * cache_lookup_gpu.cu - example 3 on a GPU: a KV-cache lookup. A wave
- * stores 128 values; the host deletes every second key (through a queue
- * pair of its own: the synchronous API refuses the kernel's); then the
- * wave asks Exist for all, Retrieves only the hits and computes the
+ * stores 128 values; the host deletes every second key (through a host
+ * queue pair of its own: the synchronous API refuses a device one); then
+ * the wave asks Exist for all, Retrieves only the hits and computes the
  * misses. kv_kernels.h's ex_cache_lookup(); cache_lookup_cpu.c runs it on
  * the cpu engine. One source for nvcc and hipcc.
  */
@@ -24,10 +24,10 @@ __global__ void ex_lookup_kernel(struct nkv_dev_qp *qp, const struct ex_args *a)
 int main(int argc, char **argv)
 {
 	const char *uri = ex_uri(argc, argv, argv[0]);
-	struct nkv_ctrl_info info;
 	struct nkv_result r;
 	struct nkv_ctrl *c;
-	struct nkv_qpair *q, *hq;
+	struct nkv_qpair *q, *hq = NULL;
+	struct nkv_dev_qp *qp;
 	struct ex_key keys[EX_KEYS] = {};
 	struct ex_out out[EX_KEYS];
 	struct ex_args args, *d_args;
@@ -38,25 +38,25 @@ int main(int argc, char **argv)
 
 	if (!uri || ex_gpu_wave(&wave))
 		return 2;
-	c = ex_connect_mode(uri, 2, 0, &info);
+	c = ex_connect(uri, 2);
 	if (!c)
 		return 1;
-	q = ex_qpair_flags(c, (uint32_t)wave, NKV_QPAIR_DEVICE);
-	hq = ex_qpair(c, 1);
-	if (!q || !hq)
+	q = ex_qpair_dev(c, (uint32_t)wave, &qp);
+	// The host's own queue pair: default options (memory mode 0).
+	if (!q || nkv_qpair_create(c, NULL, &hq))
 		return 1;
 	for (i = 0; i < EX_KEYS; i++)
 		keys[i].len = (uint32_t)snprintf((char *)keys[i].bytes, 16, "ex3-key%u", i);
 	EX_GPU(ex_gpu_put(&d_keys, keys, sizeof(keys)));
 	EX_GPU(EX_RT(Malloc)(&d_out, sizeof(out)));
-	args = ex_args_of(d_keys, d_out, EX_KEYS, info.nsid, 0xcac4e);
+	args = ex_args_of(d_keys, d_out, EX_KEYS, 0xcac4e);
 	EX_GPU(ex_gpu_put(&d_args, &args, sizeof(args)));
-	ex_store_kernel<<<1, wave>>>(nkv_qpair_dev(q), d_args);
+	ex_store_kernel<<<1, wave>>>(qp, d_args);
 	EX_GPU(EX_RT(DeviceSynchronize)());
 	for (i = 1; i < EX_KEYS; i += 2)
 		if (nkv_delete(hq, keys[i].bytes, keys[i].len, &r) || r.status)
 			return 1;
-	ex_lookup_kernel<<<1, wave>>>(nkv_qpair_dev(q), d_args);
+	ex_lookup_kernel<<<1, wave>>>(qp, d_args);
 	EX_GPU(EX_RT(DeviceSynchronize)());
 	EX_GPU(EX_RT(Memcpy)(out, d_out, sizeof(out), EX_RT(MemcpyDeviceToHost)));
 	for (i = 0; i < EX_KEYS; i++) {

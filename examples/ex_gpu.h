@@ -2,13 +2,15 @@
 /*
  * ex_gpu.h - what the GPU examples share on the host: the runtime of the
  * compiler at hand (HIP under hipcc, CUDA under nvcc: one example source
- * for both GPUs), a check for its calls, and the connect and queue-pair
- * helpers of ex_host.h. Copy what you need.
+ * for both GPUs), a check for its calls, the helpers of ex_host.h and a
+ * queue pair for a kernel. Copy what you need.
  *
- * A GPU example connects with memory mode 0x0 (rings and values in host
- * RAM, registered with the GPU: what a GPU honours today, docs/gpu.md)
- * and makes its queue pairs with NKV_QPAIR_DEVICE: their bookkeeping
- * lives in GPU memory and nkv_qpair_dev() is a device pointer.
+ * A GPU example connects with the default options (ex_connect() sets
+ * only the number of queue pairs) and makes its queue pairs with
+ * nkv_qpair_create_dev(), memory mode 0 in the queue pair's options:
+ * rings and values in host RAM registered with the GPU, what a GPU
+ * honours today (docs/gpu.md). The descriptor that call gives is a
+ * device pointer: the host passes it to kernels and never reads it.
  */
 #ifndef NKV_EXAMPLES_EX_GPU_H
 #define NKV_EXAMPLES_EX_GPU_H
@@ -55,6 +57,21 @@ static inline int ex_gpu_wave(int *wave)
 		return -1;
 	*wave = p.warpSize;
 	return 0;
+}
+
+/* A queue pair for a kernel with @slots value buffers, its descriptor in
+ * *dev; memory mode 0: rings and values in host RAM registered with the
+ * GPU (its descriptor and tables are in GPU memory whatever the mode). */
+static inline struct nkv_qpair *ex_qpair_dev(struct nkv_ctrl *c, uint32_t slots,
+					     struct nkv_dev_qp **dev)
+{
+	struct nkv_qpair_opts o = ex_qpair_opts(slots, 0);
+	struct nkv_qpair *q = NULL;
+	int rc = nkv_qpair_create_dev(c, &o, &q, dev);
+
+	if (rc)
+		fprintf(stderr, "cannot create a queue pair for the GPU: %s\n", strerror(-rc));
+	return q;
 }
 
 #endif /* NKV_EXAMPLES_EX_GPU_H */

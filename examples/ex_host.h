@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ex_host.h - the host side every example shares (the GPU ones through
- * ex_gpu.h): connect, make keys, count doorbells. Static helpers (valid C
+ * ex_gpu.h): connect, make keys, check results. Static helpers (valid C
  * and C++); copy what you need.
  * Build against an installed nkv:
  *   cc -std=c11 example_cpu.c $(pkg-config --cflags --libs nkv) -pthread
@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nkv_cpu.h"
 #include "nkv_host.h"
 #include "kv_kernels.h"
 
@@ -28,16 +27,17 @@ static inline const char *ex_uri(int argc, char **argv, const char *prog)
 	return u;
 }
 
-/* Connect with memory mode @mode and @queues I/O queue pairs. */
-static inline struct nkv_ctrl *ex_connect_mode(const char *uri, uint32_t queues, uint32_t mode,
-					       struct nkv_ctrl_info *info)
+/* Connect with the default options but for @queues I/O queue pairs:
+ * where each queue pair's memory goes is said when it is created. */
+static inline struct nkv_ctrl *ex_connect(const char *uri, uint32_t queues)
 {
-	struct nkv_ctrl_opts o = { .size = sizeof(o) };
+	struct nkv_ctrl_opts o;
 	struct nkv_ctrl *c = NULL;
 	char err[256] = "";
 	int rc;
 
-	o.memory_mode = mode;
+	memset(&o, 0, sizeof(o));
+	o.size = sizeof(o);
 	o.io_queues = queues;
 	o.err = err;
 	o.errlen = sizeof(err);
@@ -46,39 +46,37 @@ static inline struct nkv_ctrl *ex_connect_mode(const char *uri, uint32_t queues,
 		fprintf(stderr, "cannot connect to %s: %s\n", uri, err[0] ? err : strerror(-rc));
 		return NULL;
 	}
-	nkv_ctrl_get_info(c, info);
 	return c;
 }
 
-/* The cpu-engine examples: memory mode 0x8 (values in "VRAM": the
- * emulated device arena when there is no GPU). */
-static inline struct nkv_ctrl *ex_connect(const char *uri, uint32_t queues, struct nkv_ctrl_info *info)
+/* Depth and value slots of the examples' queue pairs: @slots buffers of
+ * 4 KiB (one per lane and batch in flight), placed by @memory_mode. */
+static inline struct nkv_qpair_opts ex_qpair_opts(uint32_t slots, uint32_t memory_mode)
 {
-	return ex_connect_mode(uri, queues, NKV_MEM_DATA, info);
+	struct nkv_qpair_opts o;
+
+	memset(&o, 0, sizeof(o));
+	o.size = sizeof(o);
+	o.depth = 128;
+	o.slots = slots;
+	o.slot_size = 4096;
+	o.memory_mode = memory_mode;
+	return o;
 }
 
-/* A queue pair with one 4 KiB value slot per lane of a @wave-lane wave;
- * @flags NKV_QPAIR_DEVICE for one a GPU kernel drives. */
-static inline struct nkv_qpair *ex_qpair_flags(struct nkv_ctrl *c, uint32_t wave, uint32_t flags)
+/* A queue pair for the cpu engine (and the synchronous API), @slots value
+ * buffers in the device arena (NKV_MEM_DATA: emulated VRAM without a
+ * GPU). nkv_qpair_dev(q) is then the host pointer the cpu engine's lanes
+ * use as their descriptor. */
+static inline struct nkv_qpair *ex_qpair(struct nkv_ctrl *c, uint32_t slots)
 {
-	struct nkv_qpair_opts o = { .size = sizeof(o) };
+	struct nkv_qpair_opts o = ex_qpair_opts(slots, NKV_MEM_DATA);
 	struct nkv_qpair *q = NULL;
-	int rc;
+	int rc = nkv_qpair_create(c, &o, &q);
 
-	o.flags = flags;
-	o.depth = 128;
-	o.slots = wave;
-	o.slot_size = 4096;
-	rc = nkv_qpair_create(c, &o, &q);
 	if (rc)
 		fprintf(stderr, "cannot create a queue pair: %s\n", strerror(-rc));
 	return q;
-}
-
-/* A queue pair for the cpu engine and the synchronous API. */
-static inline struct nkv_qpair *ex_qpair(struct nkv_ctrl *c, uint32_t wave)
-{
-	return ex_qpair_flags(c, wave, 0);
 }
 
 /* Keys "<prefix><n>" for n in [first, first + count). */
@@ -91,28 +89,6 @@ static inline struct ex_key *ex_keys(const char *prefix, uint32_t first, uint32_
 		k[i].len = (uint32_t)snprintf((char *)k[i].bytes, sizeof(k[i].bytes), "%s%u",
 					      prefix, first + i);
 	return k;
-}
-
-/* Counts SQ tail doorbell writes (the cpu engine's MMIO hook): a wave's
- * batch must ring once. */
-static uint64_t ex_sq_writes;
-static volatile uint32_t *ex_sq_db[64];
-
-static inline void ex_db_hook(void *ctx, volatile uint32_t *addr, uint32_t v)
-{
-	int i;
-
-	(void)ctx;
-	(void)v;
-	for (i = 0; i < 64; i++)
-		if (ex_sq_db[i] == addr)
-			__atomic_fetch_add(&ex_sq_writes, 1, __ATOMIC_RELAXED);
-}
-
-static inline void ex_count_doorbells(uint32_t i, struct nkv_qpair *q)
-{
-	ex_sq_db[i] = (volatile uint32_t *)(uintptr_t)nkv_qpair_dev(q)->sq_db_addr;
-	nkv_cpu_set_mmio_hook(ex_db_hook, NULL);
 }
 
 /* Results: how many ok, how many 87h, anything else is a failure; the

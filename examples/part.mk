@@ -3,8 +3,9 @@
 # compile-only here, `make hip`, `make cuda`, `make examples` where the
 # compiler exists) and a cpu-engine program that runs against a target
 # (`make examples`; tests/examples/run.sh runs them). Kernel bodies:
-# examples/kv_kernels.h, shared by every build.
-EXAMPLES := batch_store_retrieve multi_queue cache_lookup
+# examples/kv_kernels.h, shared by every build; first_retrieve is
+# self-contained (its kernel in its own source, no ex_* header).
+EXAMPLES := first_retrieve batch_store_retrieve multi_queue cache_lookup
 EXAMPLES_CPU := $(addprefix $(B)/examples/,$(addsuffix _cpu,$(EXAMPLES)))
 EXAMPLES_GPU_SRCS := $(addprefix examples/,$(addsuffix _gpu.cu,$(EXAMPLES)))
 HIP_SRCS += $(EXAMPLES_GPU_SRCS)

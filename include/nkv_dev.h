@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * nkv_dev.h - the device hot path: prepare KV/NVM SQEs, submit them from a
+ * nkv_dev.h - the device hot path: build KV/NVM SQEs, submit them from a
  * wave with one SQ tail doorbell per batch, reap completions by phase and
  * route them to the lanes that own their CIDs.
  *
@@ -8,37 +8,38 @@
  * (nkv_arch_hip.h under hipcc, nkv_arch_cuda.h under nvcc, nkv_arch_cpu.h
  * otherwise) supplies lane identity, collectives, fences and atomics; all
  * protocol logic is here. Compiles as C11, C++17, HIP and CUDA. Only what
- * device code runs lives here: the List payload codec is nkv_list.h, and
- * what only the host runs (pointer-form SQE prep, the descriptor's check)
- * is in the host library.
+ * device code runs lives here (the List payload codec is nkv_list.h).
  *
- * Who may call what (see each function too):
- *  - NKV_HD "pure" functions (SQE builders, value slots): any thread,
- *    host or device, on its own data.
- *  - nkv_wave_*(): collective over a wave context (struct nkv_wave). A
- *    kernel makes the context once, at entry, where its lanes are
- *    converged by construction (nkv_wave_enter()); it names the lanes
- *    that take part, and EVERY lane of it calls every nkv_wave_*() call
- *    together (same call, same context); lanes with nothing to do pass
- *    have = 0. Collectives never use __activemask(): on NVIDIA GPUs since
- *    Volta lanes that diverged are not reconverged by it.
- *  - nkv_qp_*(): the wave's leader only (the lowest lane of the context);
- *    never two lanes concurrently.
+ * In one hand (docs/host.md, "The device API by task"):
+ *   w = nkv_wave_enter();                          at kernel entry
+ *   r = nkv_wave_retrieve(w, qp, have, nkv_wave_slot(w, 0), key, klen);
+ *   r.err: the command did not complete; else r.status, r.dw0.
+ * nkv_wave_submit() / nkv_wave_wait() split that in two, so several
+ * batches can be in flight and be waited in any order; the nkv_dev_*()
+ * builders make the SQE for the queue pair's namespace and value slots.
+ *
+ * Who may call what:
+ *  - NKV_HD "pure" functions (builders, value slots): any thread, host or
+ *    device, on its own data.
+ *  - nkv_wave_*(): collective over a wave context (struct nkv_wave), made
+ *    once at kernel entry where the lanes are converged by construction.
+ *    EVERY lane of it calls every nkv_wave_*() together (same call, same
+ *    context); lanes with nothing to do pass have = 0. Collectives never
+ *    use __activemask(): on NVIDIA GPUs since Volta lanes that diverged
+ *    are not reconverged by it.
+ *  - nkv_qp_*(): the wave's leader only (the lowest lane of the context).
  *
  * Contract: ONE WAVE OWNS A QUEUE PAIR AT A TIME. The descriptor's ring
- * state (tail, head, phase, counters) is advanced without atomics by the
- * owning wave's leader; two waves on one queue pair corrupt it. Hand a
+ * state is advanced without atomics by the owning wave's leader; hand a
  * queue pair to another wave only across a kernel boundary (or a
  * device-scope release/acquire the caller provides). A batch is one wave
  * (32 lanes on NVIDIA, 64 on AMD CDNA). The host reads why a queue pair
  * failed from the host-visible word the descriptor names (fail_addr;
- * nkv_qpair_failed() in nkv_host.h), at any time; the descriptor itself
- * after the kernel.
- *
- * Scopes: state only the GPU touches (descriptor, CID bitmap, completion
- * table) is read and written at device scope; system-scope fences and
- * accesses are kept for what the controller or the host sees (SQ and CQ
- * entries, doorbells, the failure word).
+ * nkv_qpair_failed()), at any time; the descriptor itself after the
+ * kernel. Scopes: what only the GPU touches (descriptor, CID bitmap,
+ * completion table) is accessed at device scope; what the controller or
+ * the host sees (SQ and CQ entries, doorbells, the failure word) at
+ * system scope.
  */
 #ifndef NKV_DEV_H
 #define NKV_DEV_H
@@ -112,10 +113,8 @@ NKV_HD struct nkv_prep nkv_sqe_kv(uint8_t opc, uint32_t nsid, const void *key, u
 {
 	struct nkv_prep p;
 
-	if (klen && !key)
+	if ((klen && !key) || klen < min_klen || klen > NKV_KEY_MAX)
 		return nkv_prep_err(NKV_EINVAL);
-	if (klen < min_klen || klen > NKV_KEY_MAX)
-		return nkv_prep_err(NKV_EMSGSIZE);
 	nkv_sqe_zero(&p.sqe);
 	p.sqe.cdw0 = nkv_sqe_cdw0(opc, 0);
 	p.sqe.nsid = nsid;
@@ -231,16 +230,6 @@ NKV_ASSERT_OFF(struct nkv_dev_slot, prp2, 16);
 NKV_ASSERT_OFF(struct nkv_dev_slot, page2, 24);
 NKV_ASSERT_OFF(struct nkv_dev_slot, size, 32);
 
-/* Why a queue pair stopped (nkv_dev_qp.failed, and *fail_addr). */
-enum nkv_qp_state {
-	NKV_QP_OK = 0,
-	NKV_QP_FAILED_TIMEOUT = 1,	/* poll budget or timeout spent: controller may still DMA */
-	NKV_QP_FAILED_BAD_CQE = 2,	/* CQE for a CID not in flight, or bad SQ head */
-	NKV_QP_FAILED_INTERNAL = 3,	/* a lane could not publish its SQE */
-	NKV_QP_FAILED_ARGS = 4,		/* a kernel was given what it cannot run
-					 * (a batch wider than the wave) */
-};
-
 struct nkv_dev_qp {
 	/* Setup, written by the host before launch, read-only to devices. */
 	uint64_t sq_addr;	/* struct nkv_sqe[sq_depth] */
@@ -268,7 +257,8 @@ struct nkv_dev_qp {
 	uint32_t inflight;	/* submitted, CQE not yet reaped */
 	uint32_t cids_held;	/* CIDs allocated: in flight or result not taken */
 	uint32_t failed;	/* enum nkv_qp_state, the first reason; host resets */
-	uint32_t rsvd1;
+	/* Setup: the namespace the nkv_dev_*() builders address. */
+	uint32_t nsid;
 	/* Setup: where the failure reason is mirrored for the host. */
 	uint64_t fail_addr;	/* uint32_t the host can read while a kernel
 				 * runs (mapped host memory), or 0 */
@@ -301,21 +291,37 @@ NKV_ASSERT_OFF(struct nkv_dev_qp, cq_phase, 108);
 NKV_ASSERT_OFF(struct nkv_dev_qp, inflight, 112);
 NKV_ASSERT_OFF(struct nkv_dev_qp, cids_held, 116);
 NKV_ASSERT_OFF(struct nkv_dev_qp, failed, 120);
-NKV_ASSERT_OFF(struct nkv_dev_qp, rsvd1, 124);
+NKV_ASSERT_OFF(struct nkv_dev_qp, nsid, 124);
 NKV_ASSERT_OFF(struct nkv_dev_qp, fail_addr, 128);
 NKV_ASSERT_OFF(struct nkv_dev_qp, commands, 136);
 NKV_ASSERT_OFF(struct nkv_dev_qp, sq_doorbells, 144);
 NKV_ASSERT_OFF(struct nkv_dev_qp, cq_doorbells, 152);
 
-/* What a lane gets back for one command. */
+/*
+ * What a lane gets back for one command: one result, whatever went wrong.
+ * err != 0: the command did not complete (the builder refused it, or the
+ * queue pair failed or ran out of CIDs); status is then 0. err == 0 and
+ * status != 0: the controller answered with that NVMe status (87h Key
+ * Does Not Exist is a normal answer). A lane that had no command gets
+ * err 0, status 0 and cid NKV_CID_NONE.
+ */
 struct nkv_dev_result {
 	uint32_t dw0;		/* CQE DW0: Retrieve's stored value length */
 	uint16_t status;	/* NVMe status unchanged: nkv_status_sct/sc() */
-	uint16_t cid;
+	uint16_t cid;		/* the command's CID, or NKV_CID_NONE */
+	int32_t err;		/* 0 or an NKV_E* code (nkv_errno.h) */
+};
+
+/* What nkv_wave_submit() gives each lane, for nkv_wave_wait(). */
+struct nkv_ticket {
+	uint16_t cid;		/* in flight under this CID, or NKV_CID_NONE */
+	uint16_t rsvd;
+	int32_t err;		/* why the command did not go in, or 0 */
 };
 
 #define NKV_WAVE_MAX 64u	/* lanes in the widest wave (AMD CDNA) */
-#define NKV_CID_MAX 65535u	/* CID 0xffff is never handed out */
+#define NKV_CID_MAX 65535u	/* CID 0xffff is never handed out: */
+#define NKV_CID_NONE 0xffffu	/* no command (a lane without one) */
 #define NKV_QDEPTH_MAX 65536u
 
 /* Host, any thread: the credit limit for the given depths. */
@@ -356,42 +362,70 @@ NKV_HD uint64_t nkv_dev_slot_prp2(const struct nkv_dev_slot *s, uint32_t len)
 	return s->prp2;
 }
 
-/* Store / Retrieve / List through value slot @i (its host-built PRPs);
- * NKV_EINVAL for a slot the queue pair does not have, NKV_ERANGE for a
- * value larger than the slot. */
-NKV_HD struct nkv_prep nkv_sqe_store_slot(const struct nkv_dev_qp *qp, uint32_t i,
-					  uint32_t nsid, const void *key, uint32_t klen,
-					  uint32_t opts, uint32_t value_size)
+/* Value slot @i's buffer, where device code reads and writes the value
+ * (a device address on a GPU), or NULL: any lane. */
+NKV_HD void *nkv_dev_value(const struct nkv_dev_qp *qp, uint32_t i)
 {
 	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, i);
+
+	return s ? NKV_DEV_PTR(void, s->addr) : NULL;
+}
+
+/*
+ * The device builders: a command for the queue pair's namespace
+ * (qp->nsid) through value slot @slot (its host-built PRPs). Any lane.
+ * NKV_EINVAL for a slot the queue pair does not have or a key length
+ * outside 1..16 (List: 0..16), NKV_EMSGSIZE for a value larger than the
+ * slot. nkv_sqe_*() above are the same commands with explicit PRPs.
+ */
+NKV_HD struct nkv_prep nkv_dev_store(const struct nkv_dev_qp *qp, uint32_t slot,
+				     const void *key, uint32_t klen, uint32_t opts,
+				     uint32_t value_size)
+{
+	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, slot);
 
 	if (!s)
 		return nkv_prep_err(NKV_EINVAL);
 	if (value_size > s->size)
-		return nkv_prep_err(NKV_ERANGE);
-	return nkv_sqe_store(nsid, key, klen, opts, value_size, s->prp1,
+		return nkv_prep_err(NKV_EMSGSIZE);
+	return nkv_sqe_store(qp->nsid, key, klen, opts, value_size, s->prp1,
 			     nkv_dev_slot_prp2(s, value_size));
 }
 
-NKV_HD struct nkv_prep nkv_sqe_retrieve_slot(const struct nkv_dev_qp *qp, uint32_t i,
-					     uint32_t nsid, const void *key, uint32_t klen)
+/* Retrieve into the whole slot; CQE DW0 = the stored value's full size. */
+NKV_HD struct nkv_prep nkv_dev_retrieve(const struct nkv_dev_qp *qp, uint32_t slot,
+					const void *key, uint32_t klen)
 {
-	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, i);
+	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, slot);
 
 	if (!s)
 		return nkv_prep_err(NKV_EINVAL);
-	return nkv_sqe_retrieve(nsid, key, klen, s->size, s->prp1, nkv_dev_slot_prp2(s, s->size));
+	return nkv_sqe_retrieve(qp->nsid, key, klen, s->size, s->prp1,
+				nkv_dev_slot_prp2(s, s->size));
 }
 
-/* List from @key (@klen 0: the beginning) into value slot @i, all of it. */
-NKV_HD struct nkv_prep nkv_sqe_list_slot(const struct nkv_dev_qp *qp, uint32_t i,
-					 uint32_t nsid, const void *key, uint32_t klen)
+/* List from @key (@klen 0: the beginning) into the whole slot (the
+ * payload format: nkv_list.h). */
+NKV_HD struct nkv_prep nkv_dev_list(const struct nkv_dev_qp *qp, uint32_t slot,
+				    const void *key, uint32_t klen)
 {
-	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, i);
+	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, slot);
 
 	if (!s)
 		return nkv_prep_err(NKV_EINVAL);
-	return nkv_sqe_list(nsid, key, klen, s->size, s->prp1, nkv_dev_slot_prp2(s, s->size));
+	return nkv_sqe_list(qp->nsid, key, klen, s->size, s->prp1, nkv_dev_slot_prp2(s, s->size));
+}
+
+NKV_HD struct nkv_prep nkv_dev_exist(const struct nkv_dev_qp *qp, const void *key,
+				     uint32_t klen)
+{
+	return nkv_sqe_exist(qp->nsid, key, klen);
+}
+
+NKV_HD struct nkv_prep nkv_dev_delete(const struct nkv_dev_qp *qp, const void *key,
+				      uint32_t klen)
+{
+	return nkv_sqe_delete(qp->nsid, key, klen);
 }
 
 /* ------------------------------------------------------------------ */
@@ -690,6 +724,25 @@ NKV_DEV struct nkv_wave nkv_wave_enter(void)
 	return nkv_wave_enter_mask(nkv_arch_entry_mask());
 }
 
+/* Lanes in the context, and this lane's rank among them (0-based). */
+NKV_DEV uint32_t nkv_wave_width(struct nkv_wave w)
+{
+	return nkv_arch_popc64(w.mask);
+}
+
+NKV_DEV uint32_t nkv_wave_rank(struct nkv_wave w)
+{
+	return nkv_arch_popc64(w.mask & ((1ull << w.lane) - 1ull));
+}
+
+/* This lane's value slot for batch @k of the batches a wave keeps in
+ * flight at once (k = 0 with one): k * width + rank, so no two lanes or
+ * batches share a slot; n batches need n * width slots. */
+NKV_DEV uint32_t nkv_wave_slot(struct nkv_wave w, uint32_t k)
+{
+	return k * nkv_wave_width(w) + nkv_wave_rank(w);
+}
+
 /* A lane writes its SQE into its slot: CID in, wide stores, then its own
  * release fence at system scope (the leader's fence cannot order it). */
 NKV_DEV void nkv_lane_publish(struct nkv_dev_qp *qp, struct nkv_sqe sqe, uint32_t slot,
@@ -702,26 +755,43 @@ NKV_DEV void nkv_lane_publish(struct nkv_dev_qp *qp, struct nkv_sqe sqe, uint32_
 	nkv_arch_fence_release();
 }
 
-/*
- * Collective (every lane of @w). Each lane with @have gets @sqe (its CID
- * field is overwritten) into the SQ and its CID in @cid; lanes with
- * have = 0 sit out (@sqe unread). The batch goes in whole, or, when it
- * exceeds the queue's credit limit, in full-queue chunks (the leader
- * waits for credits rather than ring for a few). Each chunk: the leader
- * reserves; every lane of the chunk derives its CID from the bitmap and
- * the leader takes them; lanes publish and fence; a ballot (the wave
- * barrier) checks every slot got its entry; then the leader writes the
- * SQ tail doorbell once. Every loop here runs the same number of times
- * in every lane. Returns 0, or (same in every lane) NKV_EIO /
- * NKV_ETIMEDOUT / NKV_ENOSPC; lanes whose SQE went in before an error
- * still own their CID.
- */
-NKV_DEV int nkv_wave_submit(struct nkv_wave w, struct nkv_dev_qp *qp, int have,
-			    struct nkv_sqe sqe, uint16_t *cid)
+/* A ticket that says why nothing went in (@err, 0: nothing asked). */
+NKV_HD struct nkv_ticket nkv_ticket_none(int err)
 {
-	uint64_t want = nkv_arch_ballot(w.mask, have);
+	struct nkv_ticket t;
+
+	t.cid = NKV_CID_NONE;
+	t.rsvd = 0;
+	t.err = err;
+	return t;
+}
+
+/*
+ * Collective (every lane of @w). Each lane with @have puts @p's SQE (its
+ * CID field is overwritten) into the SQ; lanes with have = 0 sit out (@p
+ * unread), and so does a lane whose builder failed (p.err, which its
+ * ticket carries). The batch goes in whole, or, when it exceeds the
+ * queue's credit limit, in full-queue chunks (the leader waits for
+ * credits rather than ring for a few). Each chunk: the leader reserves;
+ * every lane of the chunk derives its CID from the bitmap and the leader
+ * takes them; lanes publish and fence; a ballot (the wave barrier)
+ * checks every slot got its entry; then the leader writes the SQ tail
+ * doorbell once. Every loop here runs the same number of times in every
+ * lane. Returns each lane's ticket: the CID its command went in under,
+ * or NKV_CID_NONE and why not (the builder's error, or NKV_EIO /
+ * NKV_ETIMEDOUT / NKV_ENOSPC for the lanes the queue pair could not take;
+ * lanes whose chunk went in before that keep their CID). Several batches
+ * may be in flight on one queue pair; nkv_wave_wait() takes them in any
+ * order.
+ */
+NKV_DEV struct nkv_ticket nkv_wave_submit(struct nkv_wave w, struct nkv_dev_qp *qp, int have,
+					  struct nkv_prep p)
+{
+	int send = have && !p.err;
+	uint64_t want = nkv_arch_ballot(w.mask, send);
 	uint32_t n = nkv_arch_popc64(want);
 	uint32_t rank = nkv_arch_popc64(want & ((1ull << w.lane) - 1ull));
+	struct nkv_ticket t = nkv_ticket_none(have ? p.err : 0);
 	uint32_t done = 0;
 
 	while (done < n) {
@@ -730,11 +800,14 @@ NKV_DEV int nkv_wave_submit(struct nkv_wave w, struct nkv_dev_qp *qp, int have,
 		int mine, c = 0;
 
 		g = nkv_arch_bcast(w.mask, g, w.leader);
-		if (g & NKV_GRANT_ERR)
-			return -(int)(uint32_t)g;
+		if (g & NKV_GRANT_ERR) {
+			if (send && rank >= done)
+				t.err = -(int)(uint32_t)g;
+			return t;
+		}
 		chunk = (uint32_t)g;
 		tail = (uint32_t)(g >> 32);
-		mine = have && rank >= done && rank < done + chunk;
+		mine = send && rank >= done && rank < done + chunk;
 		if (mine)
 			c = nkv_qp_cid_nth(qp, rank - done);
 		/* Every lane has read the bitmap; now the leader marks. */
@@ -743,15 +816,17 @@ NKV_DEV int nkv_wave_submit(struct nkv_wave w, struct nkv_dev_qp *qp, int have,
 			nkv_qp_cids_take(qp, chunk);
 		mine = mine && c >= 0;
 		if (mine) {
-			nkv_lane_publish(qp, sqe, (tail + rank - done) % qp->sq_depth, (uint16_t)c);
-			*cid = (uint16_t)c;
+			nkv_lane_publish(qp, p.sqe, (tail + rank - done) % qp->sq_depth, (uint16_t)c);
+			t.cid = (uint16_t)c;
 		}
 		/* Every publishing lane fenced; the ballot is the barrier. */
 		if (nkv_arch_popc64(nkv_arch_ballot(w.mask, mine)) != chunk) {
 			/* A slot holds no fresh SQE: never ring it in. */
 			if (w.lane == w.leader)
 				nkv_qp_fail(qp, NKV_QP_FAILED_INTERNAL);
-			return NKV_EIO;
+			if (send && rank >= done)
+				t = nkv_ticket_none(NKV_EIO);
+			return t;
 		}
 		if (w.lane == w.leader) {
 			nkv_arch_mmio_store_u32(NKV_DEV_PTR(volatile uint32_t, qp->sq_db_addr),
@@ -760,30 +835,40 @@ NKV_DEV int nkv_wave_submit(struct nkv_wave w, struct nkv_dev_qp *qp, int have,
 		}
 		done += chunk;
 	}
-	return 0;
+	return t;
 }
 
 /*
- * Collective (every lane of @w). Lanes with @have wait for the
- * completion of @cid; the leader reaps for everyone (completions come in
- * any order and are parked per CID). Each such lane then takes its
- * result (@res) and gives its CID back. Returns 0 (look at res->status
- * for the NVMe status), NKV_EINVAL for a CID this queue pair does not
- * hold, NKV_ETIMEDOUT when the poll budget or timeout ran out (the queue
- * pair is now failed), NKV_EIO when it had failed already.
+ * Collective (every lane of @w). Lanes whose ticket holds a CID wait for
+ * its completion; the leader reaps for everyone (completions come in any
+ * order and are parked per CID). Each such lane then takes its result
+ * and gives its CID back. The result (struct nkv_dev_result): the
+ * ticket's error for a lane whose command never went in; NKV_EINVAL for
+ * a CID this queue pair does not hold; NKV_ETIMEDOUT when the poll budget
+ * or timeout ran out (the queue pair is now failed); NKV_EIO when it had
+ * failed already; else err 0 and the NVMe status as the controller sent
+ * it.
  */
-NKV_DEV int nkv_wave_wait(struct nkv_wave w, struct nkv_dev_qp *qp, int have, uint16_t cid,
-			  struct nkv_dev_result *res)
+NKV_DEV struct nkv_dev_result nkv_wave_wait(struct nkv_wave w, struct nkv_dev_qp *qp,
+					    struct nkv_ticket tk)
 {
 	struct nkv_dev_cpl *t = NKV_DEV_PTR(struct nkv_dev_cpl, qp->cpl_addr);
+	struct nkv_dev_result res;
+	int have = tk.cid != NKV_CID_NONE;
+	uint32_t cid = have ? tk.cid : 0;
 	uint64_t taken;
-	int err = 0;
 
-	if (nkv_dev_qp_failed(qp))
-		return NKV_EIO;
+	res.dw0 = 0;
+	res.status = 0;
+	res.cid = NKV_CID_NONE;
+	res.err = have ? 0 : tk.err;
+	if (nkv_dev_qp_failed(qp)) {
+		res.err = have ? NKV_EIO : res.err;
+		return res;
+	}
 	if (have && !nkv_qp_cid_held(qp, cid)) {
 		have = 0;
-		err = NKV_EINVAL;
+		res.err = NKV_EINVAL;
 	}
 	/* Each pass reaps at least one completion or ends the loop. */
 	while (nkv_arch_ballot(w.mask, have && !nkv_arch_load_dev_u32(&t[cid].done))) {
@@ -796,35 +881,74 @@ NKV_DEV int nkv_wave_wait(struct nkv_wave w, struct nkv_dev_qp *qp, int have, ui
 			/* Lanes whose result did arrive still take it; the
 			 * others keep their CIDs until the host resets. */
 			if (have && !nkv_arch_load_dev_u32(&t[cid].done)) {
-				err = -(int)(uint32_t)st;
+				res.err = -(int)(uint32_t)st;
 				have = 0;
 			}
 			break;
 		}
 	}
 	if (have) {
-		res->dw0 = t[cid].dw0;
-		res->status = (uint16_t)t[cid].status;
-		res->cid = cid;
+		res.dw0 = t[cid].dw0;
+		res.status = (uint16_t)t[cid].status;
+		res.cid = (uint16_t)cid;
 		nkv_arch_store_dev_u32(&t[cid].done, 0);
 		nkv_qp_cid_free(qp, cid);
 	}
 	taken = nkv_arch_ballot(w.mask, have);
 	if (w.lane == w.leader && taken)
 		nkv_arch_fetch_add_dev_u32(&qp->cids_held, 0u - nkv_arch_popc64(taken));
-	return err;
+	return res;
 }
 
 /* Collective (every lane of @w): submit then wait, one command per lane
- * with @have. */
-NKV_DEV int nkv_wave_exec(struct nkv_wave w, struct nkv_dev_qp *qp, int have,
-			  struct nkv_sqe sqe, struct nkv_dev_result *res)
+ * with @have; the per-lane result of either step. */
+NKV_DEV struct nkv_dev_result nkv_wave_exec(struct nkv_wave w, struct nkv_dev_qp *qp, int have,
+					    struct nkv_prep p)
 {
-	uint16_t cid = 0;
-	int err = nkv_wave_submit(w, qp, have, sqe, &cid);
-	int r = nkv_wave_wait(w, qp, have && !err, cid, res);
+	return nkv_wave_wait(w, qp, nkv_wave_submit(w, qp, have, p));
+}
 
-	return err ? err : r;
+/*
+ * One call per KV command, collective over @w: build (lanes with @have,
+ * through the nkv_dev_*() builders: the queue pair's namespace, value
+ * slot @slot), submit the wave's batch with one doorbell, wait, and
+ * report each lane's result. Lanes with have = 0 still call, and their
+ * key and slot are not read.
+ */
+NKV_DEV struct nkv_dev_result nkv_wave_store(struct nkv_wave w, struct nkv_dev_qp *qp, int have,
+					     uint32_t slot, const void *key, uint32_t klen,
+					     uint32_t opts, uint32_t value_size)
+{
+	return nkv_wave_exec(w, qp, have,
+			     have ? nkv_dev_store(qp, slot, key, klen, opts, value_size)
+				  : nkv_prep_err(0));
+}
+
+NKV_DEV struct nkv_dev_result nkv_wave_retrieve(struct nkv_wave w, struct nkv_dev_qp *qp,
+						int have, uint32_t slot, const void *key,
+						uint32_t klen)
+{
+	return nkv_wave_exec(w, qp, have,
+			     have ? nkv_dev_retrieve(qp, slot, key, klen) : nkv_prep_err(0));
+}
+
+NKV_DEV struct nkv_dev_result nkv_wave_list(struct nkv_wave w, struct nkv_dev_qp *qp, int have,
+					    uint32_t slot, const void *key, uint32_t klen)
+{
+	return nkv_wave_exec(w, qp, have,
+			     have ? nkv_dev_list(qp, slot, key, klen) : nkv_prep_err(0));
+}
+
+NKV_DEV struct nkv_dev_result nkv_wave_exist(struct nkv_wave w, struct nkv_dev_qp *qp, int have,
+					     const void *key, uint32_t klen)
+{
+	return nkv_wave_exec(w, qp, have, have ? nkv_dev_exist(qp, key, klen) : nkv_prep_err(0));
+}
+
+NKV_DEV struct nkv_dev_result nkv_wave_delete(struct nkv_wave w, struct nkv_dev_qp *qp, int have,
+					      const void *key, uint32_t klen)
+{
+	return nkv_wave_exec(w, qp, have, have ? nkv_dev_delete(qp, key, klen) : nkv_prep_err(0));
 }
 
 #endif /* NKV_DEV_H */

@@ -6,8 +6,9 @@
  * queue, creates I/O queue pairs, places their rings, doorbells and value
  * buffers in host RAM or device memory by the memory-mode mask, and hands
  * device code a plain descriptor of each queue pair (struct nkv_dev_qp in
- * nkv_dev.h). A small synchronous API serves tools, tests and CPU
- * programs with the same semantics as the device path.
+ * nkv_dev.h; the host never dereferences one it gave to a GPU). A small
+ * synchronous API serves tools, tests and CPU programs with the same
+ * semantics as the device path, and the same error code per mistake.
  *
  * Conventions: every function returns 0 (or a count) on success and a
  * negative errno on failure; an NVMe status is never turned into an errno:
@@ -22,6 +23,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "nkv_wire.h"	/* NKV_STORE_* options, NVMe status helpers */
+#include "nkv_errno.h"	/* enum nkv_qp_state */
 
 #ifdef __cplusplus
 extern "C" {
@@ -125,9 +129,17 @@ struct nkv_ns_info {
  */
 int nkv_ctrl_namespaces(struct nkv_ctrl *c, struct nkv_ns_info *out, size_t max);
 
-/* Debug trace of the library to stderr (admin commands, registrations,
- * sync commands), process-wide; also NKV_TRACE=1 in the environment. */
+/* Debug trace of the library (admin commands, registrations, sync
+ * commands), process-wide; also NKV_TRACE=1 in the environment. */
 void nkv_set_trace(int on);
+
+/* Where the library's one-line messages go (why a setting was refused, a
+ * controller that went away, the trace): @fn(ctx, line), one whole line
+ * without its newline, from any thread, one call at a time; @fn must not
+ * call the library. NULL, the default: stderr, prefixed "nkv: ".
+ * Process-wide. */
+typedef void (*nkv_log_fn)(void *ctx, const char *line);
+void nkv_set_log(nkv_log_fn fn, void *ctx);
 
 struct nkv_qpair_opts {
 	size_t size;		/* sizeof(struct nkv_qpair_opts) */
@@ -140,32 +152,44 @@ struct nkv_qpair_opts {
 				 * wait gives up, in the synchronous API and in
 				 * device code (nkv_dev_qp.timeout_us);
 				 * 0: the controller's timeout */
-	uint32_t flags;		/* NKV_QPAIR_* */
+	uint32_t flags;		/* none defined yet: 0 */
+	uint32_t memory_mode;	/* NKV_MEM_SQ / _CQ / _DATA placed in device
+				 * memory for this queue pair, on top of the
+				 * controller's memory mode (NKV_MEM_DB is the
+				 * controller's alone: -EINVAL) */
 };
 
-/* A queue pair for device code: its descriptor, CID bitmap, completion
- * and slot tables live in device memory (the GPU runtime's; the emulated
- * runtime's host memory in a build without one), and nkv_qpair_dev()
- * returns a device pointer. The synchronous API refuses it (-EOPNOTSUPP).
- * Without the flag a queue pair is for host use (the cpu engine and the
- * synchronous API). */
-#define NKV_QPAIR_DEVICE 0x1u
-
-/* Create an I/O queue pair (CQ then SQ over the admin queue) with its
- * rings, value slots and PRP lists placed by the memory mode. opts may be
- * NULL. 0, -EINVAL (depth outside 2..MQES, unknown flags), -EMSGSIZE
- * (slot_size above min(MDTS, max value)), -EBUSY (every granted queue id
- * in use), -ENOTCONN (controller dead), -ENODEV (NKV_QPAIR_DEVICE, but
- * the GPU runtime found no GPU: nkv_ctrl_info.gpu_error), -ENOMEM, or a
- * transport or GPU runtime error. */
+/*
+ * Create an I/O queue pair for host use (the synchronous API, and the
+ * cpu engine running device code on host threads): CQ then SQ over the
+ * admin queue, with its rings, value slots and PRP lists placed by the
+ * controller's memory mode and opts->memory_mode. opts may be NULL. 0,
+ * -EINVAL (depth outside 2..MQES, flags, a memory-mode bit that is not
+ * the queue pair's), -EMSGSIZE (slot_size above min(MDTS, max value)),
+ * -EBUSY (every granted queue id in use), -ENOTCONN (controller dead),
+ * -EOPNOTSUPP (a memory-mode bit the GPU does not honour, docs/gpu.md),
+ * -ENOMEM, or a transport or GPU runtime error.
+ */
 int nkv_qpair_create(struct nkv_ctrl *c, const struct nkv_qpair_opts *opts,
 		     struct nkv_qpair **out);
+/*
+ * The same for device code, in one call: the queue pair in *out and the
+ * descriptor a kernel receives in *dev. Its descriptor, CID bitmap,
+ * completion and slot tables live in device memory (the GPU runtime's;
+ * the emulated runtime's host memory in a build without one), so *dev is
+ * a device pointer the host never dereferences (nkv_qpair_get_info() and
+ * nkv_qpair_get_stats() say what the host may know). The synchronous API
+ * refuses such a queue pair (-EOPNOTSUPP). Errors as nkv_qpair_create(),
+ * and -ENODEV when the GPU runtime found no GPU (nkv_ctrl_info.gpu_error).
+ */
+int nkv_qpair_create_dev(struct nkv_ctrl *c, const struct nkv_qpair_opts *opts,
+			 struct nkv_qpair **out, struct nkv_dev_qp **dev);
 /* Delete it (SQ then CQ) and free its memory. NULL is a no-op. */
 void nkv_qpair_destroy(struct nkv_qpair *q);
-/* The device-visible descriptor to hand to device code (stays valid
- * until destroy; its address is what a kernel receives). For an
- * NKV_QPAIR_DEVICE queue pair it is a device pointer: the host must not
- * dereference it (on a GPU build it is GPU memory). */
+/* The descriptor device code receives (valid until destroy): a host
+ * pointer for nkv_qpair_create()'s queue pairs (the cpu engine's lanes
+ * use it), the device pointer nkv_qpair_create_dev() gave for the
+ * others. Either way it is device code's to read and write. */
 struct nkv_dev_qp *nkv_qpair_dev(struct nkv_qpair *q);
 
 /* Where a part of a queue pair lives. */
@@ -183,7 +207,8 @@ struct nkv_qpair_info {
 	uint32_t depth;
 	uint32_t slots;
 	uint32_t slot_size;
-	uint32_t flags;		/* NKV_QPAIR_* as created */
+	uint32_t device;	/* 1: made by nkv_qpair_create_dev() */
+	uint32_t memory_mode;	/* NKV_MEM_* bits placed in device memory */
 	uint32_t sq;		/* enum nkv_place of each part */
 	uint32_t cq;
 	uint32_t values;
@@ -201,11 +226,10 @@ struct nkv_qpair_info {
 int nkv_qpair_get_info(struct nkv_qpair *q, struct nkv_qpair_info *info);
 /* Any thread, any time, also while a kernel runs: NKV_QP_OK (0), or why
  * device code or the synchronous API failed the queue pair (enum
- * nkv_qp_state in nkv_dev.h: 1 timeout, 2 bad completion, 3 internal,
- * 4 bad kernel arguments), the first reason. Reads the host-visible word
- * device code mirrors the reason to, never the descriptor (which a GPU
- * runtime may keep in device memory). Cleared by nkv_qpair_reset(). */
-uint32_t nkv_qpair_failed(struct nkv_qpair *q);
+ * nkv_qp_state, nkv_errno.h), the first reason. Reads the host-visible
+ * word device code mirrors the reason to, never the descriptor (which a
+ * GPU runtime may keep in device memory). Cleared by nkv_qpair_reset(). */
+enum nkv_qp_state nkv_qpair_failed(struct nkv_qpair *q);
 /* Value buffer i: where device code or the caller reads and writes. */
 void *nkv_qpair_slot(struct nkv_qpair *q, uint32_t i, uint32_t *len);
 /* Re-create a queue pair that device code (or the sync API) marked
@@ -253,18 +277,15 @@ struct nkv_result {
 	uint32_t dw0;
 };
 
-/* Store options (CDW11 bits), as in nkv_wire.h. */
-#define NKV_OPT_MUST_EXIST (1u << 8)
-#define NKV_OPT_MUST_NOT_EXIST (1u << 9)
-#define NKV_OPT_NO_COMPRESS (1u << 10)
-
 /*
  * Each call returns 0 when the command completed (whatever its NVMe
  * status, see res), or a negative errno when it could not be sent or did
- * not complete: -EINVAL bad key length (0 or > 16, except List) or
- * options, -EMSGSIZE value larger than the controller's maximum or the
- * buffer, -ETIMEDOUT no completion in time (the queue pair is then
- * failed until nkv_qpair_reset), -EIO the queue pair is failed.
+ * not complete, the same code the device builders give for the same
+ * mistake (nkv_errno.h): -EINVAL bad key length (0 or > 16, except List)
+ * or options (NKV_STORE_* of nkv_wire.h), -EMSGSIZE value larger than the
+ * controller's maximum or the buffer, -ETIMEDOUT no completion in time
+ * (the queue pair is then failed until nkv_qpair_reset), -EIO the queue
+ * pair is failed.
  */
 int nkv_store(struct nkv_qpair *q, const void *key, uint32_t klen,
 	      const void *val, uint32_t len, uint32_t options,

@@ -70,7 +70,7 @@ NKV_HD int nkv_list_enc_init(struct nkv_list_enc *e, void *buf, uint32_t cap)
 NKV_HD int nkv_list_enc_add(struct nkv_list_enc *e, const void *key, uint32_t klen)
 {
 	if (klen == 0 || klen > NKV_KEY_MAX)
-		return NKV_EMSGSIZE;
+		return NKV_EINVAL;
 	if (!key)
 		return NKV_EINVAL;
 	if (nkv_list_entry_size(klen) > e->cap - e->len)

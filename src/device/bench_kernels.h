@@ -6,7 +6,7 @@
  *
  * One wave owns @qp (nkv_dev.h). The wave walks its keys in batches of
  * a->batch lanes: lane l of batch b handles key b * batch + l through
- * value slot l, so a batch is one doorbell and B completions. The leader
+ * value slot nkv_wave_slot(w, 0), so a batch is one doorbell and B completions. The leader
  * (lane 0) times each batch from just before the submit until every lane of the
  * batch holds its completion (nkv_wave_exec returns converged), and
  * bumps a progress word the host may read while the kernel runs.
@@ -45,13 +45,11 @@ struct nkv_bk_args {
 	uint32_t count;		/* keys of this wave */
 	uint32_t key_base;	/* global index of keys[0] (pattern seed) */
 	uint32_t opc;		/* NKV_KV_STORE / RETRIEVE / DELETE / EXIST / LIST */
-	uint32_t nsid;
 	uint32_t batch;		/* lanes per doorbell, <= wave size, <= nr_slots */
 	uint32_t iterations;
 	uint32_t value_size;	/* Store: bytes; Retrieve: expected stored size */
 	uint32_t seed;
 	uint32_t flags;		/* NKV_BK_* */
-	uint32_t rsvd;
 };
 
 /* What one lane saw. by_status: generic statuses 80h..8Fh. */
@@ -154,15 +152,15 @@ NKV_DEV struct nkv_prep nkv_bk_prep(const struct nkv_dev_qp *qp, const struct nk
 {
 	switch (a->opc) {
 	case NKV_KV_STORE:
-		return nkv_sqe_store_slot(qp, slot, a->nsid, k->key, k->len, 0, a->value_size);
+		return nkv_dev_store(qp, slot, k->key, k->len, 0, a->value_size);
 	case NKV_KV_RETRIEVE:
-		return nkv_sqe_retrieve_slot(qp, slot, a->nsid, k->key, k->len);
+		return nkv_dev_retrieve(qp, slot, k->key, k->len);
 	case NKV_KV_DELETE:
-		return nkv_sqe_delete(a->nsid, k->key, k->len);
+		return nkv_dev_delete(qp, k->key, k->len);
 	case NKV_KV_EXIST:
-		return nkv_sqe_exist(a->nsid, k->key, k->len);
+		return nkv_dev_exist(qp, k->key, k->len);
 	case NKV_KV_LIST:
-		return nkv_sqe_list_slot(qp, slot, a->nsid, k->key, k->len);
+		return nkv_dev_list(qp, slot, k->key, k->len);
 	default:
 		return nkv_prep_err(NKV_EINVAL);
 	}
@@ -205,14 +203,14 @@ NKV_DEV void nkv_bk_verify_fail(struct nkv_bk_lane *c, uint32_t idx, int64_t off
 /* File one lane's result into its counters. */
 NKV_DEV void nkv_bk_account(const struct nkv_dev_qp *qp, const struct nkv_bk_args *a,
 			    struct nkv_bk_lane *c, uint32_t slot, uint32_t idx,
-			    int err, const struct nkv_dev_result *r)
+			    const struct nkv_dev_result *r)
 {
 	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, slot);
 	uint32_t sct = nkv_status_sct(r->status), sc = nkv_status_sc(r->status);
 
-	if (err) {
+	if (r->err) {
 		c->dev_errors++;
-		c->last_dev_error = err;
+		c->last_dev_error = r->err;
 		return;
 	}
 	c->commands++;
@@ -254,7 +252,7 @@ NKV_DEV void nkv_bk_run(struct nkv_dev_qp *qp, const struct nkv_bk_args *a)
 	uint64_t *lat = NKV_DEV_PTR(uint64_t, a->lat_addr);
 	struct nkv_bk_lane *lanes = NKV_DEV_PTR(struct nkv_bk_lane, a->lanes_addr);
 	uint32_t *progress = NKV_DEV_PTR(uint32_t, a->progress_addr);
-	uint32_t lane = w.lane, slot = lane;
+	uint32_t lane = w.lane, slot = nkv_wave_slot(w, 0);
 	uint32_t nb = (a->count + a->batch - 1u) / a->batch, it, b;
 
 	if (a->batch == 0 || a->batch > nkv_arch_popc64(w.mask)) {
@@ -265,27 +263,26 @@ NKV_DEV void nkv_bk_run(struct nkv_dev_qp *qp, const struct nkv_bk_args *a)
 	for (it = 0; it < a->iterations; it++) {
 		for (b = 0; b < nb; b++) {
 			uint32_t idx = b * a->batch + lane;
-			struct nkv_dev_result res = { 0, 0, 0 };
+			struct nkv_dev_result res;
 			struct nkv_prep p = nkv_prep_err(0);
-			int have = lane < a->batch && idx < a->count, err, r;
+			int have = lane < a->batch && idx < a->count;
 			uint64_t t0 = 0;
 
 			if (have && a->opc == NKV_KV_STORE && (a->flags & NKV_BK_FILL))
-				nkv_bk_fill(NKV_DEV_PTR(uint8_t, nkv_dev_slot_get(qp, slot)->addr),
-					    a->value_size, nkv_bk_seed(a->seed, a->key_base + idx));
+				nkv_bk_fill((uint8_t *)nkv_dev_value(qp, slot), a->value_size,
+					    nkv_bk_seed(a->seed, a->key_base + idx));
 			if (have)
 				p = nkv_bk_prep(qp, a, &keys[idx], slot);
-			err = p.err;
 			if (lane == w.leader)
 				t0 = nkv_bk_clock();
-			r = nkv_wave_exec(w, qp, have && !err, p.sqe, &res);
+			res = nkv_wave_exec(w, qp, have, p);
 			if (lane == w.leader) {
 				lat[(uint64_t)it * nb + b] = nkv_bk_clock() - t0;
 				/* The host reads it while the kernel runs. */
 				nkv_arch_store_sys_u32(progress, it * nb + b + 1u);
 			}
 			if (have)
-				nkv_bk_account(qp, a, &lanes[lane], slot, idx, err ? err : r, &res);
+				nkv_bk_account(qp, a, &lanes[lane], slot, idx, &res);
 			if (nkv_arch_ballot(w.mask, nkv_dev_qp_failed(qp) != NKV_QP_OK))
 				return;
 		}

@@ -24,7 +24,7 @@ struct nkv_wk_args {
 	uint32_t count;
 	uint32_t first;		/* key index of lane 0 */
 	uint32_t opc;		/* NKV_KV_STORE / RETRIEVE / DELETE / EXIST */
-	uint32_t nsid;
+	uint32_t nsid;		/* 0: the queue pair's (qp->nsid); else this one */
 	uint32_t opts;		/* Store options */
 	uint32_t value_size;	/* Store: bytes of the slot to store */
 };
@@ -36,25 +36,35 @@ struct nkv_wk_out {
 	uint32_t dw0;		/* Retrieve: stored value length */
 };
 
-/* One lane's SQE for key @i, by value; the builders validate the key. */
-NKV_DEV struct nkv_prep nkv_wk_prep(const struct nkv_dev_qp *qp, const struct nkv_wk_args *a,
-				    const struct nkv_wk_key *k, uint32_t i)
+/* One lane's SQE for key @i, by value; the builders validate the key.
+ * Slots are taken round-robin by key index (the tests size them). */
+NKV_DEV struct nkv_prep nkv_wk_op(const struct nkv_dev_qp *qp, const struct nkv_wk_args *a,
+				  const struct nkv_wk_key *k, uint32_t slot)
 {
-	uint32_t slot = qp->nr_slots ? i % qp->nr_slots : 0;
-
 	switch (a->opc) {
 	case NKV_KV_STORE:
-		return nkv_sqe_store_slot(qp, slot, a->nsid, k->key, k->len, a->opts,
-					  a->value_size);
+		return nkv_dev_store(qp, slot, k->key, k->len, a->opts, a->value_size);
 	case NKV_KV_RETRIEVE:
-		return nkv_sqe_retrieve_slot(qp, slot, a->nsid, k->key, k->len);
+		return nkv_dev_retrieve(qp, slot, k->key, k->len);
 	case NKV_KV_DELETE:
-		return nkv_sqe_delete(a->nsid, k->key, k->len);
+		return nkv_dev_delete(qp, k->key, k->len);
 	case NKV_KV_EXIST:
-		return nkv_sqe_exist(a->nsid, k->key, k->len);
+		return nkv_dev_exist(qp, k->key, k->len);
 	default:
 		return nkv_prep_err(NKV_EINVAL);
 	}
+}
+
+/* The same command for another namespace: the SQE is a value, so a
+ * kernel that addresses several namespaces sets its own. */
+NKV_DEV struct nkv_prep nkv_wk_prep(const struct nkv_dev_qp *qp, const struct nkv_wk_args *a,
+				    const struct nkv_wk_key *k, uint32_t i)
+{
+	struct nkv_prep p = nkv_wk_op(qp, a, k, qp->nr_slots ? i % qp->nr_slots : 0);
+
+	if (!p.err && a->nsid)
+		p.sqe.nsid = a->nsid;
+	return p;
 }
 
 /* The kernel body: call it at kernel entry (it makes the wave context
@@ -66,21 +76,16 @@ NKV_DEV void nkv_wk_kv_batch(struct nkv_dev_qp *qp, const struct nkv_wk_args *a)
 	const struct nkv_wk_key *keys = NKV_DEV_PTR(const struct nkv_wk_key, a->keys_addr);
 	struct nkv_wk_out *out = NKV_DEV_PTR(struct nkv_wk_out, a->out_addr);
 	uint32_t i = a->first + w.lane;
-	struct nkv_dev_result res = { 0, 0, 0 };
-	struct nkv_prep p = nkv_prep_err(0);
-	int have = i < a->count, err, wres;
-
-	if (have)
-		p = nkv_wk_prep(qp, a, &keys[i], i);
-	err = p.err;
+	int have = i < a->count;
 	/* Every lane of the wave takes part, with or without an SQE. */
-	wres = nkv_wave_exec(w, qp, have && !err, p.sqe, &res);
-	err = err ? err : wres;
-	if (i < a->count) {
-		out[i].err = err;
-		out[i].status = res.status;
-		out[i].cid = res.cid;
-		out[i].dw0 = res.dw0;
+	struct nkv_dev_result r =
+		nkv_wave_exec(w, qp, have, have ? nkv_wk_prep(qp, a, &keys[i], i) : nkv_prep_err(0));
+
+	if (have) {
+		out[i].err = r.err;
+		out[i].status = r.status;
+		out[i].cid = r.cid;
+		out[i].dw0 = r.dw0;
 	}
 }
 

@@ -2,7 +2,7 @@
 /*
  * gpu_emul.c - the GPU runtime of a build without one: device memory is
  * host memory, registration gives the host address, copies are memcpy.
- * The cpu engine then runs device queue pairs (NKV_QPAIR_DEVICE) through
+ * The cpu engine then runs device queue pairs (nkv_qpair_create_dev) through
  * the same host-library paths a GPU runtime takes.
  */
 #include <errno.h>

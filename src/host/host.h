@@ -174,11 +174,12 @@ struct nkv_qpair {
 	struct nkv_dev_cpl *cpl;
 	struct nkv_dev_slot *slots;
 	uint32_t timeout_ms;
+	uint32_t mode;			/* memory mode: the controller's | its own */
 	/* Why device code failed the queue pair (descriptor fail_addr): the
 	 * word a host reads while a kernel runs; a page of its own, so a GPU
 	 * runtime can map it. */
 	uint32_t *fail_word;
-	/* NKV_QPAIR_DEVICE (qpair_gpu.c): the descriptor device code gets
+	/* nkv_qpair_create_dev (qpair_gpu.c): the descriptor device code gets
 	 * (gdesc, copied to gpu_desc), device copies of the bookkeeping,
 	 * device bases of the registered host ranges. */
 	int on_device;
@@ -219,10 +220,12 @@ int nkv_h_reg_write(struct nkv_ctrl *c, uint32_t off, uint64_t v, unsigned size)
 uint64_t nkv_h_now_ms(void);
 
 /* ---- placement (placement.c) ---- */
-/* The memory source for a mode bit (NKV_MEM_*). */
-struct nkv_h_memsrc *nkv_h_place(struct nkv_ctrl *c, uint32_t bit);
+/* The memory source for a mode bit (NKV_MEM_*) under memory mode @mode. */
+struct nkv_h_memsrc *nkv_h_place(struct nkv_ctrl *c, uint32_t mode, uint32_t bit);
 /* Set up the memory sources for c->mode. 0 or a negative errno. */
 int nkv_h_place_init(struct nkv_ctrl *c, char *err, size_t errlen);
+/* Device memory for @mode's bits, made on first need. 0 or -errno. */
+int nkv_h_place_dev(struct nkv_ctrl *c, uint32_t mode, char *err, size_t errlen);
 /* Doorbells after bring-up: direct or shadow + forwarder. */
 int nkv_h_doorbells_init(struct nkv_ctrl *c, char *err, size_t errlen);
 void nkv_h_doorbells_fini(struct nkv_ctrl *c);

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * log.c - the library's one-line messages and its debug trace switch.
+ * log.c - the library's one-line messages, where they go (stderr, or the
+ * application's nkv_set_log callback), and its debug trace switch.
  *
  * The trace is on when NKV_TRACE=1 is in the environment or after
  * nkv_set_trace(1); a controller connected with opts->trace traces too.
  * The same variable switches nkv-target's trace, so one setting shows
  * both sides of a conversation.
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +38,20 @@ void nkv_set_trace(int on)
 	__atomic_store_n(&nkv_h_trace_flag, on ? 1 : 0, __ATOMIC_RELAXED);
 }
 
+/* The application's log callback (nkv_set_log), or NULL for stderr. One
+ * lock so a line never reaches a callback that was just replaced. */
+static pthread_mutex_t nkv_h_log_lock = PTHREAD_MUTEX_INITIALIZER;
+static nkv_log_fn nkv_h_log_fn;
+static void *nkv_h_log_ctx;
+
+void nkv_set_log(nkv_log_fn fn, void *ctx)
+{
+	pthread_mutex_lock(&nkv_h_log_lock);
+	nkv_h_log_fn = fn;
+	nkv_h_log_ctx = ctx;
+	pthread_mutex_unlock(&nkv_h_log_lock);
+}
+
 void nkv_h_log(const char *fmt, ...)
 {
 	char line[512];
@@ -44,8 +60,12 @@ void nkv_h_log(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	/* One write per line so lines of several threads do not interleave. */
-	fprintf(stderr, "nkv: %s\n", line);
+	pthread_mutex_lock(&nkv_h_log_lock);
+	if (nkv_h_log_fn)
+		nkv_h_log_fn(nkv_h_log_ctx, line);
+	else	/* one write per line: lines of several threads do not interleave */
+		fprintf(stderr, "nkv: %s\n", line);
+	pthread_mutex_unlock(&nkv_h_log_lock);
 }
 
 void nkv_h_err(char *err, size_t errlen, const char *fmt, ...)

@@ -26,49 +26,44 @@
 /* Virtual size of the emulated arena; sparse, so only use costs memory. */
 #define NKV_H_ARENA_DEFAULT (4ull << 30)
 
-struct nkv_h_memsrc *nkv_h_place(struct nkv_ctrl *c, uint32_t bit)
+struct nkv_h_memsrc *nkv_h_place(struct nkv_ctrl *c, uint32_t mode, uint32_t bit)
 {
-	if (bit == NKV_MEM_DATA && c->dev_msg && (c->mode & bit))
+	if (bit == NKV_MEM_DATA && c->dev_msg && (mode & bit))
 		return c->dev_msg;
-	return (c->mode & bit) ? c->dev : c->host;
+	return (mode & bit) ? c->dev : c->host;
 }
 
-int nkv_h_place_init(struct nkv_ctrl *c, char *err, size_t errlen)
+/* Device memory for @mode: refused on a real GPU (gpu_modes.c), else the
+ * emulated arena, made on first need (connect, or a queue pair's own
+ * memory mode). Caller holds c->lock or is the bring-up. */
+int nkv_h_place_dev(struct nkv_ctrl *c, uint32_t mode, char *err, size_t errlen)
 {
 	const char *e = getenv("NKV_DEVICE_ARENA_MB");
 	size_t arena = e && atol(e) > 0 ? (size_t)atol(e) << 20 : NKV_H_ARENA_DEFAULT;
-
-	c->host = nkv_h_memsrc_host();
-	if (!c->host) {
-		nkv_h_err(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
 	char why[256];
 	int rc;
 
-	c->info.memory_mode = c->mode;
-	c->gpu = nkv_h_gpu();
-	c->gpu_rc = c->gpu->init(&c->gpu_caps, c->gpu_err, sizeof(c->gpu_err));
-	snprintf(c->info.gpu, sizeof(c->info.gpu), "%s", c->gpu->name);
-	c->info.gpu_error = c->gpu_rc;
-	if (c->gpu_rc)
-		nkv_h_trace("%s runtime: %s", c->gpu->name, c->gpu_err);
-	if (!c->mode)
+	if (!mode)
 		return 0;
 	if (!c->gpu_rc && !c->gpu_caps.emulated) {
 		/* A real GPU: the table decides, and it honours no bit yet
 		 * (no device memory source exists for one): a refusal. */
-		rc = nkv_h_gpu_mode_check(&c->gpu_caps, c->ops->name, c->mode, why, sizeof(why));
+		rc = nkv_h_gpu_mode_check(&c->gpu_caps, c->ops->name, mode, why, sizeof(why));
 		nkv_h_err(err, errlen, "%s", why);
 		return rc;
 	}
-	c->dev = nkv_h_memsrc_arena(arena);
 	if (!c->dev) {
-		nkv_h_err(err, errlen, "memory-mode %#x: cannot create the device arena (%zu MiB)",
-			  c->mode, arena >> 20);
-		return -ENOMEM;
+		c->dev = nkv_h_memsrc_arena(arena);
+		if (!c->dev) {
+			nkv_h_err(err, errlen, "memory-mode %#x: cannot create the device arena (%zu MiB)",
+				  mode, arena >> 20);
+			return -ENOMEM;
+		}
+		c->info.vram_is_emulated = c->dev->emulated;
+		nkv_h_log("memory-mode %#x: no GPU (%s), device arena in host memory stands in for VRAM",
+			  mode, c->gpu_rc ? c->gpu_err : "built without a GPU runtime");
 	}
-	if ((c->flags & NKV_CTRL_VALUES_BY_MESSAGES) && (c->mode & NKV_MEM_DATA)) {
+	if ((c->flags & NKV_CTRL_VALUES_BY_MESSAGES) && (mode & NKV_MEM_DATA) && !c->dev_msg) {
 		c->dev_msg = nkv_h_memsrc_arena_by_messages(arena);
 		if (!c->dev_msg) {
 			nkv_h_err(err, errlen, "values by messages: cannot create the device arena");
@@ -76,10 +71,24 @@ int nkv_h_place_init(struct nkv_ctrl *c, char *err, size_t errlen)
 		}
 		nkv_h_log("values by messages: the controller reaches the value arena only through DMA_READ/WRITE messages");
 	}
-	c->info.vram_is_emulated = c->dev->emulated;
-	nkv_h_log("memory-mode %#x: no GPU (%s), device arena in host memory stands in for VRAM",
-		  c->mode, c->gpu_rc ? c->gpu_err : "built without a GPU runtime");
 	return 0;
+}
+
+int nkv_h_place_init(struct nkv_ctrl *c, char *err, size_t errlen)
+{
+	c->host = nkv_h_memsrc_host();
+	if (!c->host) {
+		nkv_h_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	c->info.memory_mode = c->mode;
+	c->gpu = nkv_h_gpu();
+	c->gpu_rc = c->gpu->init(&c->gpu_caps, c->gpu_err, sizeof(c->gpu_err));
+	snprintf(c->info.gpu, sizeof(c->info.gpu), "%s", c->gpu->name);
+	c->info.gpu_error = c->gpu_rc;
+	if (c->gpu_rc)
+		nkv_h_trace("%s runtime: %s", c->gpu->name, c->gpu_err);
+	return nkv_h_place_dev(c, c->mode, err, errlen);
 }
 
 void nkv_h_place_fini(struct nkv_ctrl *c)
@@ -119,7 +128,7 @@ int nkv_h_doorbells_init(struct nkv_ctrl *c, char *err, size_t errlen)
 {
 	struct nkv_dbfwd_opts fo = { .size = sizeof(fo) };
 	size_t need = (size_t)2 * (c->granted + 1) * c->db_stride;
-	struct nkv_h_memsrc *src = nkv_h_place(c, NKV_MEM_DB);
+	struct nkv_h_memsrc *src = nkv_h_place(c, c->mode, NKV_MEM_DB);
 	int rc;
 
 	if (c->dbmap && c->dbmap_len >= need && !(c->mode & NKV_MEM_DB)) {

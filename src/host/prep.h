@@ -64,25 +64,4 @@ static inline int nkv_prep_nvm_rw(struct nkv_sqe *sqe, uint8_t opc, uint32_t nsi
 	return nkv_prep_out(sqe, cid, nkv_sqe_nvm_rw(opc, nsid, slba, nlb, prp1, prp2));
 }
 
-/* Through value slot @i of @qp (its host-built PRPs); CID 0. */
-static inline int nkv_prep_store_slot(struct nkv_sqe *sqe, const struct nkv_dev_qp *qp,
-				      uint32_t i, uint32_t nsid, const void *key,
-				      uint32_t klen, uint32_t opts, uint32_t value_size)
-{
-	return nkv_prep_out(sqe, 0, nkv_sqe_store_slot(qp, i, nsid, key, klen, opts, value_size));
-}
-
-static inline int nkv_prep_retrieve_slot(struct nkv_sqe *sqe, const struct nkv_dev_qp *qp,
-					 uint32_t i, uint32_t nsid, const void *key,
-					 uint32_t klen)
-{
-	return nkv_prep_out(sqe, 0, nkv_sqe_retrieve_slot(qp, i, nsid, key, klen));
-}
-
-static inline int nkv_prep_list_slot(struct nkv_sqe *sqe, const struct nkv_dev_qp *qp,
-				     uint32_t i, uint32_t nsid, const void *key, uint32_t klen)
-{
-	return nkv_prep_out(sqe, 0, nkv_sqe_list_slot(qp, i, nsid, key, klen));
-}
-
 #endif /* NKV_HOST_PREP_H */

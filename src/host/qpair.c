@@ -6,7 +6,7 @@
  *
  * The descriptor, CID bitmap, completion table and slot table are plain
  * host memory here: the host builds and resets them, and the cpu engine
- * reads them directly. A queue pair for device code (NKV_QPAIR_DEVICE)
+ * reads them directly. A queue pair for device code (nkv_qpair_create_dev)
  * gets device copies of them too (qpair_gpu.c).
  */
 #include <errno.h>
@@ -105,7 +105,8 @@ static int nkv_h_slots_alloc(struct nkv_qpair *q, uint32_t nr, uint32_t size,
 	uint32_t i;
 	int rc;
 
-	rc = nkv_h_buf_alloc(c, nkv_h_place(c, NKV_MEM_DATA), (size_t)nr * pages * NKV_PAGE_SIZE, data);
+	rc = nkv_h_buf_alloc(c, nkv_h_place(c, q->mode, NKV_MEM_DATA), (size_t)nr * pages * NKV_PAGE_SIZE,
+			     data);
 	if (!rc && nl)
 		rc = nkv_h_buf_alloc(c, c->host, (size_t)nr * nl * NKV_PAGE_SIZE, lists);
 	for (i = 0; !rc && i < nr; i++) {
@@ -117,7 +118,7 @@ static int nkv_h_slots_alloc(struct nkv_qpair *q, uint32_t nr, uint32_t size,
 
 static int nkv_h_ring_alloc(struct nkv_qpair *q, uint32_t bit, size_t len, struct nkv_h_buf *b)
 {
-	int rc = nkv_h_buf_alloc(q->c, nkv_h_place(q->c, bit), len, b);
+	int rc = nkv_h_buf_alloc(q->c, nkv_h_place(q->c, q->mode, bit), len, b);
 
 	/* Queues are created physically contiguous (PC = 1). */
 	if (!rc && !b->m.contiguous && b->m.npages > 1)
@@ -126,7 +127,7 @@ static int nkv_h_ring_alloc(struct nkv_qpair *q, uint32_t bit, size_t len, struc
 }
 
 static int nkv_h_qp_check_opts(struct nkv_ctrl *c, const struct nkv_qpair_opts *o,
-			       struct nkv_qpair_opts *r)
+			       int device, struct nkv_qpair_opts *r)
 {
 	uint32_t mqes = c->info.mqes > 65535 ? 65535 : c->info.mqes;
 
@@ -147,9 +148,11 @@ static int nkv_h_qp_check_opts(struct nkv_ctrl *c, const struct nkv_qpair_opts *
 		r->timeout_ms = 0;
 	if (o->size < offsetof(struct nkv_qpair_opts, flags) + sizeof(uint32_t))
 		r->flags = 0;
-	if (r->flags & ~NKV_QPAIR_DEVICE)
+	if (o->size < offsetof(struct nkv_qpair_opts, memory_mode) + sizeof(uint32_t))
+		r->memory_mode = 0;
+	if (r->flags || (r->memory_mode & ~(NKV_MEM_SQ | NKV_MEM_CQ | NKV_MEM_DATA)))
 		return -EINVAL;
-	if ((r->flags & NKV_QPAIR_DEVICE) && c->gpu_rc) {
+	if (device && c->gpu_rc) {
 		nkv_h_log("a queue pair for device code needs a GPU: %s", c->gpu_err);
 		return c->gpu_rc;
 	}
@@ -216,6 +219,7 @@ static void nkv_h_qp_fill(struct nkv_qpair *q, const struct nkv_qpair_opts *r)
 	d->sq_depth = d->cq_depth = r->depth;
 	d->db_stride = q->c->db_stride;
 	d->qid = q->qid;
+	d->nsid = q->c->info.nsid;
 	d->cid_count = r->depth;
 	d->nr_slots = r->slots;
 	d->credit_limit = nkv_dev_credit_limit(r->depth, r->depth);
@@ -260,8 +264,8 @@ static void nkv_h_qstats_reset(struct nkv_ctrl *c, uint16_t qid, uint32_t depth)
 	__atomic_store_n(&s->last_cq, 0, __ATOMIC_RELAXED);
 }
 
-int nkv_qpair_create(struct nkv_ctrl *c, const struct nkv_qpair_opts *opts,
-		     struct nkv_qpair **out)
+static int nkv_h_qp_create(struct nkv_ctrl *c, const struct nkv_qpair_opts *opts, int device,
+			   struct nkv_qpair **out)
 {
 	struct nkv_qpair_opts def = { .size = sizeof(def) }, r;
 	struct nkv_qpair *q;
@@ -271,23 +275,31 @@ int nkv_qpair_create(struct nkv_ctrl *c, const struct nkv_qpair_opts *opts,
 	if (!c || !out)
 		return -EINVAL;
 	*out = NULL;
-	rc = nkv_h_qp_check_opts(c, opts ? opts : &def, &r);
+	rc = nkv_h_qp_check_opts(c, opts ? opts : &def, device, &r);
 	if (rc)
 		return rc;
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
 	q->c = c;
+	q->mode = c->mode | r.memory_mode;
 	pthread_mutex_lock(&c->lock);
 	for (qid = 1; qid <= c->granted && c->qps[qid]; qid++)
 		;
 	rc = c->dead ? -ENOTCONN : qid > c->granted ? -EBUSY : 0;
 	q->qid = (uint16_t)qid;
+	if (!rc && q->mode != c->mode) {
+		char why[256] = "";
+
+		rc = nkv_h_place_dev(c, q->mode, why, sizeof(why));
+		if (rc)
+			nkv_h_log("queue pair memory-mode %#x: %s", q->mode, why);
+	}
 	if (!rc)
 		rc = nkv_h_qp_mem(q, &r);
 	if (!rc) {
 		q->timeout_ms = r.timeout_ms ? r.timeout_ms : c->io_timeout_ms;
-		q->on_device = !!(r.flags & NKV_QPAIR_DEVICE);
+		q->on_device = device;
 		nkv_h_qp_fill(q, &r);
 		rc = nkv_dev_qp_check(q->dev) ? -EINVAL : 0;
 	}
@@ -312,6 +324,26 @@ int nkv_qpair_create(struct nkv_ctrl *c, const struct nkv_qpair_opts *opts,
 	return 0;
 }
 
+int nkv_qpair_create(struct nkv_ctrl *c, const struct nkv_qpair_opts *opts,
+		     struct nkv_qpair **out)
+{
+	return nkv_h_qp_create(c, opts, 0, out);
+}
+
+int nkv_qpair_create_dev(struct nkv_ctrl *c, const struct nkv_qpair_opts *opts,
+			 struct nkv_qpair **out, struct nkv_dev_qp **dev)
+{
+	int rc;
+
+	if (!dev)
+		return -EINVAL;
+	*dev = NULL;
+	rc = nkv_h_qp_create(c, opts, 1, out);
+	if (!rc)
+		*dev = nkv_qpair_dev(*out);
+	return rc;
+}
+
 void nkv_qpair_destroy(struct nkv_qpair *q)
 {
 	struct nkv_ctrl *c;
@@ -331,9 +363,9 @@ void nkv_qpair_destroy(struct nkv_qpair *q)
 	pthread_mutex_unlock(&c->lock);
 }
 
-uint32_t nkv_qpair_failed(struct nkv_qpair *q)
+enum nkv_qp_state nkv_qpair_failed(struct nkv_qpair *q)
 {
-	return q ? __atomic_load_n(q->fail_word, __ATOMIC_ACQUIRE) : NKV_QP_OK;
+	return q ? (enum nkv_qp_state)__atomic_load_n(q->fail_word, __ATOMIC_ACQUIRE) : NKV_QP_OK;
 }
 
 struct nkv_dev_qp *nkv_qpair_dev(struct nkv_qpair *q)
@@ -348,7 +380,7 @@ static uint32_t nkv_h_place_of(const struct nkv_qpair *q, uint32_t bit)
 {
 	const struct nkv_ctrl *c = q->c;
 
-	if (c->mode & bit)
+	if (q->mode & bit)
 		return c->dev && c->dev->emulated ? NKV_PLACE_EMULATED : NKV_PLACE_DEVICE;
 	return q->on_device && !c->gpu_caps.emulated ? NKV_PLACE_HOST_MAPPED : NKV_PLACE_HOST;
 }
@@ -366,7 +398,8 @@ int nkv_qpair_get_info(struct nkv_qpair *q, struct nkv_qpair_info *info)
 	i.depth = q->dev->sq_depth;
 	i.slots = q->dev->nr_slots;
 	i.slot_size = q->dev->nr_slots ? q->slots[0].size : 0;
-	i.flags = q->on_device ? NKV_QPAIR_DEVICE : 0;
+	i.device = (uint32_t)q->on_device;
+	i.memory_mode = q->mode;
 	i.sq = nkv_h_place_of(q, NKV_MEM_SQ);
 	i.cq = nkv_h_place_of(q, NKV_MEM_CQ);
 	i.values = nkv_h_place_of(q, NKV_MEM_DATA);
@@ -378,7 +411,7 @@ int nkv_qpair_get_info(struct nkv_qpair *q, struct nkv_qpair_info *info)
 		i.bookkeeping = NKV_PLACE_HOST;
 	else
 		i.bookkeeping = q->c->gpu_caps.emulated ? NKV_PLACE_EMULATED : NKV_PLACE_DEVICE;
-	i.by_messages = q->c->dev_msg && (q->c->mode & NKV_MEM_DATA) ? NKV_MEM_DATA : 0;
+	i.by_messages = q->c->dev_msg && (q->mode & NKV_MEM_DATA) ? NKV_MEM_DATA : 0;
 	memcpy(info, &i, i.size);
 	return 0;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * qpair_gpu.c - queue pairs for device code (NKV_QPAIR_DEVICE).
+ * qpair_gpu.c - queue pairs for device code (nkv_qpair_create_dev).
  *
  * Only what the controller must see lives in host memory (SQ, CQ, value
  * slots, doorbells: per memory mode); it is registered with the GPU

@@ -60,16 +60,19 @@ static int nkv_h_sync_exec(struct nkv_qpair *q, struct nkv_sqe *sqe, struct nkv_
 	struct nkv_dev_qp *d = q->dev;
 	struct nkv_ctrl *c = q->c;
 	struct nkv_h_qstats *st = &c->qst[q->qid];
-	struct nkv_dev_result r = { 0, 0, 0 };
 	struct nkv_wave w = nkv_wave_enter();	/* this thread: a one-lane wave */
-	uint16_t cid = 0;
+	struct nkv_prep p = { *sqe, 0 };
+	struct nkv_dev_result r;
+	struct nkv_ticket t;
+	uint16_t cid;
 	int rc;
 
 	if (nkv_dev_qp_failed(d))
 		return -EIO;
-	rc = nkv_wave_submit(w, d, 1, *sqe, &cid);
-	if (rc)
-		return rc;
+	t = nkv_wave_submit(w, d, 1, p);
+	if (t.err)
+		return t.err;
+	cid = t.cid;
 	if (c->fwd) {
 		rc = nkv_h_db_flush(c);
 		if (rc) {
@@ -82,10 +85,11 @@ static int nkv_h_sync_exec(struct nkv_qpair *q, struct nkv_sqe *sqe, struct nkv_
 	nkv_h_trace("qp %u: opc %#x cid %u klen %u cdw10 %u", q->qid, nkv_sqe_opc(sqe), cid,
 		    sqe->cdw11 & 0xff, sqe->cdw10);
 	rc = nkv_h_sync_wait(q, cid);
-	if (!rc)
-		rc = nkv_wave_wait(w, d, 1, cid, &r);
 	if (rc)
 		return rc;
+	r = nkv_wave_wait(w, d, t);
+	if (r.err)
+		return r.err;
 	res->status = r.status & 0x7ff;
 	res->dw0 = r.dw0;
 	nkv_h_trace("qp %u: cid %u -> status %#x (%s) dw0 %u", q->qid, cid, res->status,
@@ -110,8 +114,8 @@ static int nkv_h_sync_pre(struct nkv_qpair *q, struct nkv_result *res)
 	if (q->on_device) {
 		/* Its bookkeeping lives in device memory, for kernels only. */
 		if (!q->said_device)
-			nkv_h_log("queue pair %u is for device code (NKV_QPAIR_DEVICE): the "
-				  "synchronous API needs a queue pair created without it", q->qid);
+			nkv_h_log("queue pair %u is for device code (nkv_qpair_create_dev): the "
+				  "synchronous API needs one from nkv_qpair_create", q->qid);
 		q->said_device = 1;
 		return -EOPNOTSUPP;
 	}
@@ -127,7 +131,7 @@ int nkv_store(struct nkv_qpair *q, const void *key, uint32_t klen,
 	      const void *val, uint32_t len, uint32_t options,
 	      struct nkv_result *res)
 {
-	const uint32_t both = NKV_OPT_MUST_EXIST | NKV_OPT_MUST_NOT_EXIST;
+	const uint32_t both = NKV_STORE_MUST_EXIST | NKV_STORE_MUST_NOT_EXIST;
 	struct nkv_sqe sqe;
 	int rc = nkv_h_sync_pre(q, res);
 

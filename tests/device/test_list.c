@@ -52,9 +52,9 @@ Test(list, truncation_to_whole_entries)
 	cr_expect_eq(nkv_list_enc_add(&e, "ab", 2), 0);	/* exactly 4 more */
 	cr_expect_eq(nkv_list_check(buf, 16), 2);
 	cr_expect_eq(nkv_list_enc_init(&e, buf, 3), NKV_ENOBUFS);
-	cr_expect_eq(nkv_list_enc_add(&e, "", 0), NKV_EMSGSIZE);
+	cr_expect_eq(nkv_list_enc_add(&e, "", 0), NKV_EINVAL);
 	cr_assert_eq(nkv_list_enc_init(&e, buf, 16), 0);
-	cr_expect_eq(nkv_list_enc_add(&e, "0123456789abcdefg", 17), NKV_EMSGSIZE);
+	cr_expect_eq(nkv_list_enc_add(&e, "0123456789abcdefg", 17), NKV_EINVAL);
 }
 
 Test(list, malformed_rejected)

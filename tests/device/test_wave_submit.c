@@ -147,14 +147,13 @@ Test(wave_submit, kernel_body_store_batch)
 	k.a.out_addr = (uintptr_t)out;
 	k.a.count = 40;
 	k.a.opc = NKV_KV_STORE;
-	k.a.nsid = 1;
 	k.a.value_size = 4096;
 	fake_start(&ctrl, &tq, FAKE_SHUFFLED, 1);
 	cr_assert_eq(launch(NKV_CPU_FIBERS, 64, kb_lane, &k), 0);
 	fake_stop(&ctrl);
 	for (i = 0; i < 40; i++) {
 		if (i == 7) {
-			cr_expect_eq(out[i].err, NKV_EMSGSIZE);
+			cr_expect_eq(out[i].err, NKV_EINVAL);
 			continue;
 		}
 		cr_expect_eq(out[i].err, 0, "key %u err %d", i, out[i].err);
@@ -196,7 +195,6 @@ Test(wave_submit, batch_wider_than_the_wave_is_refused)
 	r.a.progress_addr = (uintptr_t)&progress;
 	r.a.count = 16;
 	r.a.opc = NKV_KV_EXIST;
-	r.a.nsid = 1;
 	r.a.batch = 16;		/* wider than the 8-lane wave below */
 	r.a.iterations = 1;
 	cr_assert_eq(launch(NKV_CPU_FIBERS, 8, wide_lane, &r), 0);
@@ -205,5 +203,120 @@ Test(wave_submit, batch_wider_than_the_wave_is_refused)
 	cr_expect_eq(fail_word, NKV_QP_FAILED_ARGS, "the host-visible word says why");
 	cr_expect_eq(ctrl.sq_writes, 0, "nothing was submitted");
 	cr_expect_eq(progress, 0);
+	test_qp_free(&tq);
+}
+
+/* Several batches in flight on one queue pair, waited in any order: each
+ * lane's slots come from nkv_wave_slot (batch k of those in flight), its
+ * tickets carry the CIDs, and each result is its own command's (the fake
+ * answers DW0 = size * 3 + opcode, 87h for an odd first key byte). */
+struct flight_run {
+	struct dev_check {
+		uint32_t ok, wrong;
+	} a, b;
+	uint32_t same_slot;
+};
+
+static void flight_check(struct dev_check *c, const struct nkv_prep *p, struct nkv_ticket t,
+			 struct nkv_dev_result r, uint16_t status)
+{
+	int good = !r.err && r.cid == t.cid && r.dw0 == fake_dw0(&p->sqe) && r.status == status;
+
+	__atomic_fetch_add(good ? &c->ok : &c->wrong, 1, __ATOMIC_RELAXED);
+}
+
+static void flight_lane(void *arg)
+{
+	struct flight_run *f = arg;
+	const struct nkv_wave w = nkv_wave_enter();
+	struct nkv_dev_qp *qp = &tq.qp;
+	uint8_t ka[4] = { 'a', (uint8_t)w.lane, 'x', 0 }, kb[4] = { 'b', (uint8_t)w.lane, 'y', 0 };
+	struct nkv_prep pa = nkv_dev_store(qp, nkv_wave_slot(w, 0), ka, 4, 0, 100 + w.lane);
+	struct nkv_prep pb = nkv_dev_store(qp, nkv_wave_slot(w, 1), kb, 4, 0, 200 + w.lane);
+	struct nkv_ticket ta = nkv_wave_submit(w, qp, 1, pa);
+	struct nkv_ticket tb = nkv_wave_submit(w, qp, 1, pb);
+	struct nkv_dev_result rb = nkv_wave_wait(w, qp, tb);	/* the later batch first */
+	struct nkv_dev_result ra = nkv_wave_wait(w, qp, ta);
+
+	flight_check(&f->a, &pa, ta, ra, NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_KV_KEY_NOT_EXISTS));
+	flight_check(&f->b, &pb, tb, rb, 0);
+	if (pa.sqe.prp1 == pb.sqe.prp1)
+		__atomic_fetch_add(&f->same_slot, 1, __ATOMIC_RELAXED);
+}
+
+Test(wave_submit, two_batches_in_flight_any_order)
+{
+	struct flight_run f;
+
+	memset(&f, 0, sizeof(f));
+	cr_assert_eq(test_qp_init(&tq, 32, 32, 16, 2000000000ull), 0);
+	fake_start(&ctrl, &tq, FAKE_SHUFFLED, 1);
+	cr_assert_eq(launch(NKV_CPU_FIBERS, 8, flight_lane, &f), 0);
+	fake_stop(&ctrl);
+	cr_expect_eq(f.a.ok, 8, "first batch: %u wrong", f.a.wrong);
+	cr_expect_eq(f.b.ok, 8, "second batch: %u wrong", f.b.wrong);
+	cr_expect_eq(f.same_slot, 0, "two batches shared a value slot");
+	cr_expect_eq(ctrl.sq_writes, 2, "one doorbell per batch");
+	cr_expect_eq(ctrl.cid_reuse, 0);
+	cr_expect_eq(tq.qp.inflight, 0);
+	cr_expect_eq(tq.qp.cids_held, 0, "every result taken, every CID back");
+	test_qp_free(&tq);
+}
+
+/* Results not taken hold their CIDs: a third batch gets what is left,
+ * and the lanes it could not take learn why from their own results
+ * (NKV_ENOSPC), while the queue pair stays usable. */
+struct spent_run {
+	int32_t err3[8];
+	uint16_t cid3[8];
+	uint32_t ok12;
+};
+
+static void spent_lane(void *arg)
+{
+	struct spent_run *s = arg;
+	const struct nkv_wave w = nkv_wave_enter();
+	struct nkv_dev_qp *qp = &tq.qp;
+	uint8_t key[2] = { 'b', (uint8_t)w.lane };
+	int have = w.lane < 7;
+	struct nkv_ticket t1 = nkv_wave_submit(w, qp, have, nkv_dev_exist(qp, key, 2));
+	struct nkv_ticket t2 = nkv_wave_submit(w, qp, have, nkv_dev_exist(qp, key, 2));
+	struct nkv_ticket t3 = nkv_wave_submit(w, qp, have, nkv_dev_exist(qp, key, 2));
+	struct nkv_dev_result r3 = nkv_wave_wait(w, qp, t3);
+	struct nkv_dev_result r1 = nkv_wave_wait(w, qp, t1);
+	struct nkv_dev_result r2 = nkv_wave_wait(w, qp, t2);
+
+	s->err3[w.lane] = r3.err;
+	s->cid3[w.lane] = r3.cid;
+	if (have && !r1.err && !r2.err && !r1.status && !r2.status)
+		__atomic_fetch_add(&s->ok12, 1, __ATOMIC_RELAXED);
+}
+
+Test(wave_submit, tickets_say_which_lanes_went_in)
+{
+	struct spent_run s;
+	uint32_t i;
+
+	memset(&s, 0, sizeof(s));
+	/* Depth 8: 16 CIDs; two batches of 7 leave 2. */
+	cr_assert_eq(test_qp_init(&tq, 8, 8, 0, 2000000000ull), 0);
+	cr_assert_eq(tq.qp.cid_count, 16u);
+	fake_start(&ctrl, &tq, FAKE_IN_ORDER, 1);
+	cr_assert_eq(launch(NKV_CPU_FIBERS, 8, spent_lane, &s), 0);
+	fake_stop(&ctrl);
+	cr_expect_eq(s.ok12, 7);
+	for (i = 0; i < 2; i++) {
+		cr_expect_eq(s.err3[i], 0, "lane %u got one of the 2 CIDs left", i);
+		cr_expect_neq(s.cid3[i], NKV_CID_NONE);
+	}
+	for (i = 2; i < 7; i++) {
+		cr_expect_eq(s.err3[i], NKV_ENOSPC, "lane %u: %d", i, s.err3[i]);
+		cr_expect_eq(s.cid3[i], NKV_CID_NONE);
+	}
+	cr_expect_eq(s.err3[7], 0, "a lane without a command has no error");
+	cr_expect_eq(s.cid3[7], NKV_CID_NONE);
+	cr_expect_eq(ctrl.sq_writes, 3);
+	cr_expect_eq(nkv_dev_qp_failed(&tq.qp), NKV_QP_OK, "backpressure is not a failure");
+	cr_expect_eq(tq.qp.cids_held, 0);
 	test_qp_free(&tq);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The cpu-engine examples against a separately started nkv-target, and an
-# example built against an installed nkv (make install DESTDIR= PREFIX=,
-# then pkg-config --cflags --libs nkv only). One line per check:
+# The cpu-engine examples against a separately started nkv-target, and two
+# built against an installed nkv (make install DESTDIR= PREFIX=, then
+# pkg-config --cflags --libs nkv only): one with the examples' helper
+# headers, and the self-contained first_retrieve. One line per check:
 # "NKV-EX <name> PASS|FAIL|SKIP". usage: tests/examples/run.sh [BUILD_DIR]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -49,6 +50,7 @@ run_example() {
 }
 
 start_target
+run_example first_retrieve "$B/examples/first_retrieve_cpu" "every lane stored and retrieved its value: all bytes match"
 run_example batch_store_retrieve "$B/examples/batch_store_retrieve_cpu" "SQ doorbells: 8 for 256 stores, 8 for 256 retrieves"
 run_example multi_queue "$B/examples/multi_queue_cpu" "64 SQ doorbells for 1024 commands"
 run_example cache_lookup "$B/examples/cache_lookup_cpu" "64 hits (retrieved), 64 misses (87h, computed), 0 wrong: ok"
@@ -65,21 +67,30 @@ if ! make -s BUILD="$B" install DESTDIR="$DEST" PREFIX="$PREFIX" >"$TMP/install.
 else
 	result install 0
 	export PKG_CONFIG_PATH=$DEST$PREFIX/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$DEST
-	# Where the pc file says the headers and libraries are, inside DEST.
+	# Where the pc file says the headers and libraries are, inside DEST;
+	# the shared library under the soname the build gave it.
+	soname=$(readelf -d "$B/lib/libnkv.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 	for f in include/nkv_dev.h include/nkv_host.h include/nkv_cpu.h lib/libnkv.a \
-		lib/libnkv.so.0 bin/nkv-bench bin/nkv-target share/man/man1/nkv-bench.1; do
+		"lib/${soname:-libnkv.so-without-soname}" bin/nkv-bench bin/nkv-target \
+		share/man/man1/nkv-bench.1; do
 		[ -e "$DEST$PREFIX/$f" ] || { result "installed-$f" 1 missing; }
 	done
 	# The shared library exports exactly the functions the public headers
 	# declare (src/libnkv.map): nothing internal, nothing missing. Macros
 	# that look like calls (nkv_cpu_ballot(mask, pred)) are not functions.
-	exported=$(nm -D --defined-only "$DEST$PREFIX/lib/libnkv.so.0" | awk '$2 == "T" { print $3 }' |
+	exported=$(nm -D --defined-only "$DEST$PREFIX/lib/$soname" | awk '$2 == "T" { print $3 }' |
 		sed 's/@.*//' | sort)
 	declared=$(grep -hv '^#define' include/nkv_host.h include/nkv_cpu.h |
 		grep -ohE '\bnkv_[a-z0-9_]+\(' | tr -d '(' | sort -u)
 	[ "$exported" = "$declared" ]
 	result exports $? "only in the .so: $(comm -23 <(echo "$exported") <(echo "$declared") | xargs)
 		only declared: $(comm -13 <(echo "$exported") <(echo "$declared") | xargs)"
+	# pkg-config and the installed soname say the Makefile's version.
+	version=$(sed -n 's/^VERSION := //p' Makefile)
+	soversion=$(sed -n 's/^SOVERSION := //p' Makefile)
+	[ "$(pkg-config --modversion nkv)" = "$version" ] && [ "$soname" = "libnkv.so.$soversion" ] &&
+		[ -e "$DEST$PREFIX/lib/libnkv.so.$version" ]
+	result version $? "pkg-config says '$(pkg-config --modversion nkv)', soname '$soname'; the Makefile $version / $soversion"
 	flags=$(pkg-config --cflags --libs --static nkv)
 	cp examples/batch_store_retrieve_cpu.c examples/ex_host.h examples/kv_kernels.h "$TMP/"
 	if cc -std=c11 -O2 -Wall -Werror "$TMP/batch_store_retrieve_cpu.c" $flags -o "$TMP/ex_installed" \
@@ -96,6 +107,18 @@ else
 		result run-installed-example $? "exit $rc, linked to installed libnkv: $linked: $out"
 	else
 		result build-against-install 1 "flags '$flags': $(tail -5 "$TMP/cc.log")"
+	fi
+	# The self-contained example builds from its own source and the
+	# installed headers alone (a directory of its own), as its comment says.
+	mkdir -p "$TMP/solo" && cp examples/first_retrieve_cpu.c "$TMP/solo/"
+	if cc -std=c11 -O2 -Wall -Werror "$TMP/solo/first_retrieve_cpu.c" $flags -o "$TMP/first_installed" \
+		>"$TMP/cc-first.log" 2>&1; then
+		out=$(LD_LIBRARY_PATH=$DEST$PREFIX/lib timeout 60 "$TMP/first_installed" "vfio-user:$TMP/t.sock" 2>&1)
+		rc=$?
+		[ $rc -eq 0 ] && grep -q "all bytes match" <<<"$out"
+		result run-installed-first-retrieve $? "exit $rc: $(tail -3 <<<"$out")"
+	else
+		result run-installed-first-retrieve 1 "flags '$flags': $(tail -5 "$TMP/cc-first.log")"
 	fi
 fi
 echo "$FAILS failed"

@@ -21,7 +21,6 @@
 #include "host_util.h"
 #include "nkv_cpu.h"
 #include "nkv_dev.h"
-#include "host/prep.h"
 #include "host/qpair_check.h"
 
 Test(host_ctrl, bad_uris_and_options)
@@ -278,17 +277,14 @@ struct store_lane {
 static void store_lane_fn(void *arg)
 {
 	struct store_lane *a = arg;
-	uint32_t lane = nkv_cpu_lane_id();
-	struct nkv_dev_result res = { 0, 0, 0 };
-	struct nkv_sqe sqe;
+	const struct nkv_wave w = nkv_wave_enter();
+	uint32_t lane = w.lane;
 	char key[16];
 	int n = snprintf(key, sizeof(key), "lane%u", lane);
-	const struct nkv_wave w = nkv_wave_enter();
-	int err = nkv_prep_store_slot(&sqe, a->qp, lane, 1, key, (uint32_t)n, 0, 100);
-	int x = nkv_wave_exec(w, a->qp, !err, sqe, &res);
+	struct nkv_dev_result res =
+		nkv_wave_store(w, a->qp, 1, nkv_wave_slot(w, 0), key, (uint32_t)n, 0, 100);
 
-	err = err ? err : x;
-	a->err[lane] = err;
+	a->err[lane] = res.err;
 	a->status[lane] = res.status;
 }
 

@@ -31,7 +31,7 @@ Test(host_waves, two_processes)
 		if (pid[i] == 0) {
 			struct wu_run r = { .nqp = 2, .keys = 150, .salt = 50 + (uint32_t)i,
 					    .max_size = 1u << 20, .wave = 16,
-					    .mode = NKV_CPU_FIBERS, .nsid = 1 };
+					    .mode = NKV_CPU_FIBERS };
 			struct wu_result res;
 			struct nkv_ctrl *c;
 			int ok;

@@ -178,15 +178,15 @@ Test(host_sync, store_options, .init = setup, .fini = down)
 {
 	struct nkv_result r;
 
-	cr_assert_eq(nkv_store(qp, "opt", 3, "a", 1, NKV_OPT_MUST_EXIST, &r), 0);
+	cr_assert_eq(nkv_store(qp, "opt", 3, "a", 1, NKV_STORE_MUST_EXIST, &r), 0);
 	cr_expect_eq(r.status, 0x87);
-	cr_assert_eq(nkv_store(qp, "opt", 3, "a", 1, NKV_OPT_MUST_NOT_EXIST, &r), 0);
+	cr_assert_eq(nkv_store(qp, "opt", 3, "a", 1, NKV_STORE_MUST_NOT_EXIST, &r), 0);
 	cr_expect_eq(r.status, 0);
-	cr_assert_eq(nkv_store(qp, "opt", 3, "b", 1, NKV_OPT_MUST_NOT_EXIST, &r), 0);
+	cr_assert_eq(nkv_store(qp, "opt", 3, "b", 1, NKV_STORE_MUST_NOT_EXIST, &r), 0);
 	cr_expect_eq(r.status, 0x89);
-	cr_assert_eq(nkv_store(qp, "opt", 3, "cc", 2, NKV_OPT_MUST_EXIST | NKV_OPT_NO_COMPRESS, &r), 0);
+	cr_assert_eq(nkv_store(qp, "opt", 3, "cc", 2, NKV_STORE_MUST_EXIST | NKV_STORE_NO_COMPRESS, &r), 0);
 	cr_expect_eq(r.status, 0);
-	cr_expect_eq(nkv_store(qp, "opt", 3, "x", 1, NKV_OPT_MUST_EXIST | NKV_OPT_MUST_NOT_EXIST, &r),
+	cr_expect_eq(nkv_store(qp, "opt", 3, "x", 1, NKV_STORE_MUST_EXIST | NKV_STORE_MUST_NOT_EXIST, &r),
 		     -EINVAL);
 	cr_expect_eq(nkv_store(qp, "opt", 3, "x", 1, 1u << 12, &r), -EINVAL);
 }

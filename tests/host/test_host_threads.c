@@ -17,7 +17,7 @@ static void threads_run(int no_sparse, uint32_t mode)
 {
 	struct ht_server_opts so = { .no_sparse = no_sparse };
 	struct wu_run r = { .nqp = 2, .keys = 48, .salt = 90 + (uint32_t)no_sparse,
-			    .max_size = 65536, .wave = 4, .mode = NKV_CPU_THREADS, .nsid = 1 };
+			    .max_size = 65536, .wave = 4, .mode = NKV_CPU_THREADS };
 	struct nkv_qpair_stats st;
 	struct wu_result res;
 	struct tl_server s;

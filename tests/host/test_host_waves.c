@@ -50,7 +50,6 @@ static void mode_run(struct tl_server *s, uint32_t mode, uint32_t nqp, uint32_t 
 	cr_assert_eq(nkv_ctrl_get_info(c, &in), 0);
 	cr_expect_eq(in.memory_mode, mode);
 	cr_expect_eq(in.vram_is_emulated, mode != 0, "mode %#x", mode);
-	r.nsid = in.nsid;
 	cr_assert_eq(wu_qpairs(c, &r, 0), 0, "mode %#x", mode);
 	cr_assert_eq(wu_full_cycle(&r, &res), 0);
 	check_result(&r, &res);

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "host_util.h"
-#include "host/prep.h"
 #include "nkv_dev.h"
 #include "nkv_list.h"
 #include "wave_util.h"
@@ -39,29 +38,27 @@ static void wu_bad(struct wu_job *j, uint32_t i, uint32_t status)
 }
 
 /* One lane's SQE for key i of queue pair q through slot s. */
-static int wu_prep(struct wu_job *j, struct wu_wave *w, uint32_t i, uint32_t s,
-		   struct nkv_sqe *sqe)
+static struct nkv_prep wu_prep(struct wu_job *j, struct wu_wave *w, uint32_t i, uint32_t s)
 {
 	struct wu_run *r = j->r;
-	const struct nkv_dev_slot *sl = nkv_dev_slot_get(w->qp, s);
 	uint32_t salt = r->salt * WU_MAX_QPS + w->qidx;
 	uint8_t key[16];
 	uint32_t kl = ht_key(i, salt, key), len = ht_size(i, salt, r->max_size);
 
 	switch (j->op) {
 	case WU_STORE:
-		ht_fill((void *)(uintptr_t)sl->addr, len, wu_seed(r, w->qidx, i));
-		return nkv_prep_store_slot(sqe, w->qp, s, r->nsid, key, kl, 0, len);
+		ht_fill(nkv_dev_value(w->qp, s), len, wu_seed(r, w->qidx, i));
+		return nkv_dev_store(w->qp, s, key, kl, 0, len);
 	case WU_RETRIEVE:
-		memset((void *)(uintptr_t)sl->addr, 0, len < 64 ? len : 64);
-		return nkv_prep_retrieve_slot(sqe, w->qp, s, r->nsid, key, kl);
+		memset(nkv_dev_value(w->qp, s), 0, len < 64 ? len : 64);
+		return nkv_dev_retrieve(w->qp, s, key, kl);
 	case WU_EXIST:
 	case WU_GONE:
-		return nkv_prep_exist(sqe, r->nsid, 0, key, kl);
+		return nkv_dev_exist(w->qp, key, kl);
 	case WU_DELETE:
-		return nkv_prep_delete(sqe, r->nsid, 0, key, kl);
+		return nkv_dev_delete(w->qp, key, kl);
 	default:
-		return NKV_EINVAL;
+		return nkv_prep_err(NKV_EINVAL);
 	}
 }
 
@@ -71,8 +68,6 @@ static void wu_check(struct wu_job *j, struct wu_wave *w, uint32_t i, uint32_t s
 	struct wu_run *r = j->r;
 	uint32_t salt = r->salt * WU_MAX_QPS + w->qidx;
 	uint32_t len = ht_size(i, salt, r->max_size);
-	const struct nkv_dev_slot *sl = nkv_dev_slot_get(w->qp, s);
-
 	if (j->op == WU_GONE) {
 		if (res->status == NKV_SC_KV_KEY_NOT_EXISTS) {
 			WU_ADD(&j->res.missing, 1);
@@ -87,7 +82,7 @@ static void wu_check(struct wu_job *j, struct wu_wave *w, uint32_t i, uint32_t s
 		return;
 	}
 	if (j->op == WU_RETRIEVE &&
-	    (res->dw0 != len || ht_check((void *)(uintptr_t)sl->addr, len, wu_seed(r, w->qidx, i)) != -1)) {
+	    (res->dw0 != len || ht_check(nkv_dev_value(w->qp, s), len, wu_seed(r, w->qidx, i)) != -1)) {
 		wu_bad(j, i, 0x1000 | res->status);
 		return;
 	}
@@ -98,27 +93,20 @@ static void wu_check(struct wu_job *j, struct wu_wave *w, uint32_t i, uint32_t s
 static void wu_lane_kv(struct wu_job *j, struct wu_wave *w)
 {
 	const struct nkv_wave wv = nkv_wave_enter();
-	uint32_t lane = wv.lane, W = nkv_cpu_wave_size(), base;
+	uint32_t W = nkv_wave_width(wv), slot = nkv_wave_slot(wv, 0), base;
 
 	for (base = 0; base < j->r->keys; base += W) {
-		uint32_t i = base + lane;
-		struct nkv_dev_result res = { 0, 0, 0 };
-		struct nkv_sqe sqe;
-		int have = i < j->r->keys, err = 0, x;
-
-		nkv_sqe_zero(&sqe);
-		if (have) {
-			err = wu_prep(j, w, i, lane, &sqe);
-			have = !err;
-		}
+		uint32_t i = base + nkv_wave_rank(wv);
+		int have = i < j->r->keys;
 		/* Every lane takes part, whether its prep worked or not. */
-		x = nkv_wave_exec(wv, w->qp, have, sqe, &res);
-		err = err ? err : x;
-		if (err) {
+		struct nkv_dev_result res =
+			nkv_wave_exec(wv, w->qp, have, have ? wu_prep(j, w, i, slot) : nkv_prep_err(0));
+
+		if (res.err) {
 			WU_ADD(&j->res.errs, 1);
-			j->res.last_err = err;
+			j->res.last_err = res.err;
 		} else if (have) {
-			wu_check(j, w, i, lane, &res);
+			wu_check(j, w, i, slot, &res);
 		}
 	}
 }
@@ -144,18 +132,12 @@ static void wu_lane_list(struct wu_job *j, struct wu_wave *w)
 	int lead = wv.lane == wv.leader, done = 0;
 
 	for (pages = 0; pages < 100000; pages++) {
-		struct nkv_dev_result res = { 0, 0, 0 };
+		struct nkv_prep p = nkv_sqe_list(w->qp->nsid, start, startlen, 4096, sl->prp1, 0);
+		struct nkv_dev_result res = nkv_wave_exec(wv, w->qp, lead, p);
 		struct nkv_list_dec d;
-		struct nkv_sqe sqe;
 		uint32_t fresh = 0;
-		int err = 0, rc, x;
+		int err = res.err, rc;
 
-		nkv_sqe_zero(&sqe);
-		if (lead)
-			err = nkv_prep_list(&sqe, j->r->nsid, 0, start, startlen, 4096,
-					    sl->prp1, 0);
-		x = nkv_wave_exec(wv, w->qp, lead && !err, sqe, &res);
-		err = err ? err : x;
 		if (lead && !err && !res.status && !nkv_list_dec_init(&d, (void *)(uintptr_t)sl->addr, 4096)) {
 			while ((rc = nkv_list_dec_next(&d, k, &kl)) == 1) {
 				if (startlen == kl && !memcmp(k, start, kl))

@@ -28,7 +28,6 @@ struct wu_result {
 struct wu_run {
 	uint32_t nqp;
 	struct nkv_qpair *qp[WU_MAX_QPS];
-	uint32_t nsid;
 	uint32_t keys;		/* per queue pair */
 	uint32_t salt;		/* distinguishes processes */
 	uint32_t max_size;	/* value sizes log-uniform in 1..max_size */

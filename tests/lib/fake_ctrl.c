@@ -50,6 +50,7 @@ int test_qp_init(struct test_qp *t, uint32_t sqd, uint32_t cqd, uint32_t nslots,
 	t->qp.cq_depth = cqd;
 	t->qp.db_stride = 4;
 	t->qp.qid = 1;
+	t->qp.nsid = 1;
 	t->qp.cid_count = cids;
 	t->qp.nr_slots = nslots;
 	t->qp.credit_limit = nkv_dev_credit_limit(sqd, cqd);
@@ -197,20 +198,16 @@ void batch_lane(void *arg)
 	for (round = 0; round < r->rounds; round++) {
 		uint32_t idx = round * r->lanes + lane;
 		uint8_t key[8] = { (uint8_t)idx, (uint8_t)(idx >> 8), 'k', 'e', 'y', 0, 0, (uint8_t)lane };
-		struct nkv_dev_result res = { 0, 0, 0 };
-		struct nkv_sqe sqe;
-		int have = lane < r->lanes, err;
+		struct nkv_prep p = nkv_sqe_retrieve(1, key, 8, 100 + idx, 0x1000, 0);
+		int have = lane < r->lanes && !p.err;
+		struct nkv_dev_result res = nkv_wave_exec(w, &r->t->qp, have, p);
 
-		nkv_sqe_zero(&sqe);
-		if (have && nkv_prep_retrieve(&sqe, 1, 0, key, 8, 100 + idx, 0x1000, 0))
-			have = 0;
-		err = nkv_wave_exec(w, &r->t->qp, have, sqe, &res);
 		if (!have)
 			continue;
-		if (err) {
+		if (res.err) {
 			__atomic_fetch_add(&r->errs, 1, __ATOMIC_RELAXED);
-			__atomic_store_n(&r->last_err, err, __ATOMIC_RELAXED);
-		} else if (res.dw0 == fake_dw0(&sqe) && res.status == fake_status(&sqe)) {
+			__atomic_store_n(&r->last_err, res.err, __ATOMIC_RELAXED);
+		} else if (res.dw0 == fake_dw0(&p.sqe) && res.status == fake_status(&p.sqe)) {
 			__atomic_fetch_add(&r->ok, 1, __ATOMIC_RELAXED);
 		} else {
 			__atomic_fetch_add(&r->wrong, 1, __ATOMIC_RELAXED);

@@ -16,7 +16,6 @@
 #include "nkv_cpu.h"
 #include "nkv_dev.h"
 #include "nkv_list.h"
-#include "host/prep.h"
 #include "host/qpair_check.h"
 
 #define WAVES 3
@@ -70,21 +69,17 @@ static void wq_init(struct wq *w, uint16_t qid, uint32_t depth)
 		.cq_db_addr = (uintptr_t)&H.db[2 * qid + 1],
 		.cid_bitmap_addr = (uintptr_t)w->bitmap, .cpl_addr = (uintptr_t)w->cpl,
 		.slots_addr = (uintptr_t)w->slots, .poll_budget = 50000000,
-		.sq_depth = depth, .cq_depth = depth, .db_stride = 4, .qid = qid,
+		.sq_depth = depth, .cq_depth = depth, .db_stride = 4, .qid = qid, .nsid = 1,
 		.cid_count = cids, .nr_slots = LANES,
 		.credit_limit = nkv_dev_credit_limit(depth, depth), .cq_phase = 1 };
 	cr_assert_eq(nkv_dev_qp_check(&w->qp), 0);
 }
 
-/* One command per lane, all lanes of the wave together (a lane whose
- * prep failed takes part without an SQE). */
-static struct nkv_dev_result run(struct nkv_wave wv, struct nkv_dev_qp *qp, struct nkv_sqe *s,
-				 int prep)
+/* A lane's result with an error folded into a status no controller
+ * sends, so one CHECK names both. */
+static struct nkv_dev_result run(struct nkv_dev_result r)
 {
-	struct nkv_dev_result r = { 0, 0xffff, 0 };
-	int err = nkv_wave_exec(wv, qp, !prep, *s, &r);
-
-	if (err)
+	if (r.err)
 		r.status = 0xfffe;
 	return r;
 }
@@ -97,44 +92,38 @@ static void lane(void *arg)
 	uint8_t *val = NKV_DEV_PTR(uint8_t, W[w].slots[l].addr);
 	struct nkv_dev_result res;
 	struct nkv_list_dec d;
-	struct nkv_sqe s;
 	uint8_t k2[16];
 	uint32_t kl2 = 0;
 	char key[17];
-	int kl, p;
+	uint32_t kl;
 
 	(void)arg;
 	for (r = 0; r < ROUNDS; r++) {
-		kl = snprintf(key, sizeof(key), "w%ul%02ur%u", w, l, r);
+		kl = (uint32_t)snprintf(key, sizeof(key), "w%ul%02ur%u", w, l, r);
 		for (i = 0; i < VLEN; i++)
 			val[i] = (uint8_t)(i + l + 31 * w + r);
-		p = nkv_prep_store_slot(&s, qp, l, 1, key, (uint32_t)kl, 0, VLEN);
-		CHECK(run(entry, qp, &s, p).status == 0);
-		p = nkv_prep_store_slot(&s, qp, l, 1, key, (uint32_t)kl,
-					NKV_STORE_MUST_NOT_EXIST, VLEN);
-		CHECK(run(entry, qp, &s, p).status == NKV_STATUS(0, NKV_SC_KV_KEY_EXISTS));
-		p = nkv_prep_exist(&s, 1, 0, key, (uint32_t)kl);
-		CHECK(run(entry, qp, &s, p).status == 0);
+		CHECK(run(nkv_wave_store(entry, qp, 1, l, key, kl, 0, VLEN)).status == 0);
+		res = run(nkv_wave_store(entry, qp, 1, l, key, kl, NKV_STORE_MUST_NOT_EXIST, VLEN));
+		CHECK(res.status == NKV_STATUS(0, NKV_SC_KV_KEY_EXISTS));
+		CHECK(run(nkv_wave_exist(entry, qp, 1, key, kl)).status == 0);
 		memset(val, 0, SLOT);
-		p = nkv_prep_retrieve_slot(&s, qp, l, 1, key, (uint32_t)kl);
-		res = run(entry, qp, &s, p);
+		res = run(nkv_wave_retrieve(entry, qp, 1, l, key, kl));
 		CHECK(res.status == 0 && res.dw0 == VLEN);
 		CHECK(val[0] == (uint8_t)(l + 31 * w + r) &&
 		      val[VLEN - 1] == (uint8_t)(VLEN - 1 + l + 31 * w + r) &&
 		      val[VLEN] == 0);
 		/* List from this lane's own key: it comes first. */
-		p = nkv_prep_list(&s, 1, 0, key, (uint32_t)kl, 256,
-				  W[w].slots[l].prp1, 0);
-		CHECK(run(entry, qp, &s, p).status == 0);
+		res = run(nkv_wave_exec(entry, qp, 1,
+					nkv_sqe_list(qp->nsid, key, kl, 256, W[w].slots[l].prp1, 0)));
+		CHECK(res.status == 0);
 		CHECK(nkv_list_dec_init(&d, val, 256) == 0 &&
 		      nkv_list_dec_next(&d, k2, &kl2) == 1 &&
-		      kl2 == (uint32_t)kl && !memcmp(k2, key, (size_t)kl));
+		      kl2 == kl && !memcmp(k2, key, kl));
 		if (r == ROUNDS - 1)
 			continue;	/* keep the last round's keys */
-		p = nkv_prep_delete(&s, 1, 0, key, (uint32_t)kl);
-		CHECK(run(entry, qp, &s, p).status == 0);
-		p = nkv_prep_exist(&s, 1, 0, key, (uint32_t)kl);
-		CHECK(run(entry, qp, &s, p).status == NKV_STATUS(0, NKV_SC_KV_KEY_NOT_EXISTS));
+		CHECK(run(nkv_wave_delete(entry, qp, 1, key, kl)).status == 0);
+		res = run(nkv_wave_exist(entry, qp, 1, key, kl));
+		CHECK(res.status == NKV_STATUS(0, NKV_SC_KV_KEY_NOT_EXISTS));
 	}
 }
 

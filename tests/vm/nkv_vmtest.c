@@ -8,7 +8,7 @@
  *       the host library (nkv_ctrl_connect("pcie:..."), two I/O queue
  *       pairs) and the cpu engine through nkv_dev.h: 2 waves x 16 lanes,
  *       each wave owning one queue pair, write then read back LFSR data
- *       with NVM Write/Read SQEs built by nkv_prep_nvm_rw in the queue
+ *       with NVM Write/Read SQEs built by nkv_sqe_nvm_rw in the queue
  *       pairs' value slots, one nkv_wave_exec (one SQ doorbell) per batch;
  *       every batch's doorbells counted through the cpu engine's MMIO hook;
  *       more commands than the queue depth (the rings wrap). MODE is the
@@ -45,7 +45,6 @@
 #include "nkv_dev.h"
 #include "nkv_host.h"
 #include "host/host.h"
-#include "host/prep.h"
 #include "vmtest.h"
 
 #define VT_QPS 2u		/* queue pairs, one wave each */
@@ -148,30 +147,29 @@ static void vt_mmio_hook(void *ctx, volatile uint32_t *addr, uint32_t v)
 }
 
 /* One lane's SQE for command g (disk offset by g) through its slot. */
-static int vt_prep(struct vt_job *j, struct nkv_dev_qp *qp, uint32_t g, struct nkv_sqe *sqe)
+static struct nkv_prep vt_prep(struct vt_job *j, struct nkv_dev_qp *qp, uint32_t slot, uint32_t g)
 {
-	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, nkv_cpu_lane_id());
+	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, slot);
 	uint8_t *buf = (uint8_t *)(uintptr_t)s->addr;
 	uint64_t slba = (j->disk_off + (uint64_t)g * VT_CMD_BYTES) / j->block;
 	uint8_t opc = j->op == VT_WRITE ? NKV_NVM_WRITE : NKV_NVM_READ;
 
 	if (j->op == VT_READ && j->dst_iova)	/* into the imported dma-buf */
-		return nkv_prep_nvm_rw(sqe, opc, j->nsid, 0, slba, VT_CMD_BYTES / j->block,
-				       j->dst_iova[2 * g], j->dst_iova[2 * g + 1]);
+		return nkv_sqe_nvm_rw(opc, j->nsid, slba, VT_CMD_BYTES / j->block,
+				      j->dst_iova[2 * g], j->dst_iova[2 * g + 1]);
 
 	if (j->op == VT_WRITE)
 		vt_fill(buf, VT_CMD_BYTES, vt_seed(j->salt, g));
 	else
 		memset(buf, 0xee, VT_CMD_BYTES);
 	/* An 8 KiB slot: PRP2 is its second page, not a list. */
-	return nkv_prep_nvm_rw(sqe, opc, j->nsid, 0, slba, VT_CMD_BYTES / j->block, s->prp1,
-			       s->prp2);
+	return nkv_sqe_nvm_rw(opc, j->nsid, slba, VT_CMD_BYTES / j->block, s->prp1, s->prp2);
 }
 
-static void vt_result(struct vt_job *j, struct nkv_dev_qp *qp, uint32_t g,
+static void vt_result(struct vt_job *j, struct nkv_dev_qp *qp, uint32_t slot, uint32_t g,
 		      const struct nkv_dev_result *res)
 {
-	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, nkv_cpu_lane_id());
+	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, slot);
 	long at;
 
 	if (res->status) {
@@ -196,7 +194,7 @@ static void vt_lane(void *arg)
 {
 	struct vt_job *j = arg;
 	const struct nkv_wave wv = nkv_wave_enter();
-	uint32_t w = nkv_cpu_wave_id(), lane = wv.lane, b;
+	uint32_t w = nkv_cpu_wave_id(), lane = wv.lane, slot = nkv_wave_slot(wv, 0), b;
 	struct nkv_dev_qp *qp = j->w[w].qp;
 	uint64_t loops;
 	int again = 1;
@@ -204,18 +202,17 @@ static void vt_lane(void *arg)
 	for (loops = 0; again; loops++) {
 		for (b = 0; b < VT_BATCHES; b++) {
 			uint32_t g = w * VT_CMDS + b * VT_LANES + lane;
-			struct nkv_dev_result res = { 0, 0, 0 };
-			struct nkv_sqe sqe;
-			int err = vt_prep(j, qp, g, &sqe), x;
+			struct nkv_dev_result res = nkv_wave_exec(wv, qp, 1, vt_prep(j, qp, slot, g));
 
-			x = nkv_wave_exec(wv, qp, !err, sqe, &res);
-			err = err ? err : x;
-			if (err) {
-				j->last_err = err;
+			if (res.err) {
+				j->last_err = res.err;
 				VT_ADD(&j->errs, 1);
-				return;	/* every lane sees the same error */
+			} else {
+				vt_result(j, qp, slot, g, &res);
 			}
-			vt_result(j, qp, g, &res);
+			/* Results are per lane: leave together if any failed. */
+			if (nkv_arch_ballot(wv.mask, res.err != 0))
+				return;
 		}
 		if (j->deadline_ms && w == 0 && lane == 0 && loops == 0) {
 			printf("HAMMER-RUNNING\n");
