@@ -60,3 +60,14 @@ TESTS += test_be_rados
 test_be_rados_SRCS = tests/target/test_be_rados.c $(TL_CEPH)
 test_be_rados_LIBS = $(LIBNKVTGT)
 test_be_rados_LDLIBS = $(TARGET_LDLIBS) -lcriterion
+
+# Not a test: the mem backend's memory per value, charged and resident
+# (make bench-mem-rss; build/bench/bench_mem_rss [COUNTxSIZE ...]).
+BENCH_MEM_RSS_OBJS = $(patsubst %.c,$(B)/obj/%.o,tests/target/bench_mem_rss.c \
+	src/target/backends/mem.c src/target/backends/kvmap.c src/target/backends/valloc.c \
+	src/target/core/memguard.c src/target/core/be_data.c)
+$(B)/bench/bench_mem_rss: $(BENCH_MEM_RSS_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ -o $@
+.PHONY: bench-mem-rss
+bench-mem-rss: $(B)/bench/bench_mem_rss
