@@ -4,10 +4,12 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
 
+#include "target/backends/kvmap.h"
 #include "target/backends/mem.h"
 #include "target/backends/registry.h"
 #include "target/core/core.h"
@@ -101,6 +103,96 @@ Test(be_mem, options)
 	cr_assert_eq(be->capacity, 64ull << 20);
 	cr_assert_str_eq(be->ops->name, "mem");
 	be->ops->destroy(be);
+	/* A default capacity holds two values of the largest size. */
+	o.max_value = 64u << 20;
+	be = mem_create(&o);
+	cr_assert_not_null(be, "%s", err);
+	cr_assert_eq(be->max_value, 64u << 20);
+	cr_assert_eq(be->capacity, 2 * nkv_be_mem_key_cost(64u << 20));
+	be->ops->destroy(be);
+}
+
+/* What a key costs, its value's header and its share of the index
+ * included: at most 1.10x a power-of-two value from 4 KiB to 64 MiB; any
+ * other value at most an eighth more plus the header (above 32 KiB less
+ * than a page more), and up to 240 bytes less than 32 bytes more. */
+Test(be_mem, value_cost_bounds)
+{
+	const uint64_t idx = nkv_kvmap_key_bytes();
+	static const uint64_t odd[] = { 4097, (1u << 20) - 100, (2u << 20) + 4097, (64u << 20) - 1 };
+	uint64_t len;
+	unsigned k;
+
+	for (k = 12; k <= 26; k++)
+		cr_assert_leq(nkv_be_mem_key_cost(1ull << k) * 100, (1ull << k) * 110, "2^%u: %llu",
+			      k, (unsigned long long)nkv_be_mem_key_cost(1ull << k));
+	for (k = 8; k <= 26; k++)
+		cr_assert_eq(nkv_be_mem_key_cost(1ull << k), (1ull << k) + 16 + idx, "2^%u exact", k);
+	for (len = 1; len <= (64u << 20); len += len < 70000 ? 1 : 65519) {
+		uint64_t v = nkv_be_mem_key_cost(len) - idx;
+
+		if (len <= 240)
+			cr_assert_lt(v - len, 32, "len %llu", (unsigned long long)len);
+		else
+			cr_assert_leq(v - len, len / 8 + 16, "len %llu", (unsigned long long)len);
+		if (len > (32u << 10))
+			cr_assert_lt(v - len, 4096 + 16);
+	}
+	for (k = 0; k < sizeof(odd) / sizeof(odd[0]); k++)
+		cr_assert_lt((nkv_be_mem_key_cost(odd[k]) - idx) * 100, odd[k] * 113, "%llu",
+			     (unsigned long long)odd[k]);
+}
+
+/* Values up to 64 MiB in a namespace that holds two: stored and read
+ * back byte for byte, a third refused (the namespace is full), then
+ * overwritten with other sizes and deleted and stored again many times:
+ * every Store finds room in what the last ones freed, and NUSE stays the
+ * exact sum of what the keys cost. */
+Test(be_mem, big_values_return_their_memory)
+{
+	const uint64_t max = 64u << 20;
+	static const uint64_t sizes[] = { (48u << 20) + 1, (33u << 20) - 100, 64u << 20, 2u << 20 };
+	struct nkv_be_conf o = { sizeof(o), .capacity = 2 * nkv_be_mem_key_cost(max),
+				 .max_value = (uint32_t)max };
+	struct nkv_be *be = mem_create(&o);
+	uint8_t *v = malloc(max + 64), *r = malloc(max);	/* values start at v + 0..8 */
+	uint32_t dw0;
+	uint64_t i;
+
+	cr_assert_not_null(be, "%s", err);
+	cr_assert(v && r);
+	for (i = 0; i < max / 8 + 8; i++)
+		((uint64_t *)v)[i] = i * 0x9e3779b97f4a7c15ull;
+	cr_assert_eq(op(be, NKV_KV_STORE, "a", 0, v, max, NULL), 0);
+	cr_assert_eq(op(be, NKV_KV_STORE, "b", 0, v + 8, max, NULL), 0);
+	cr_assert_eq(op(be, NKV_KV_STORE, "c", 0, v, max, NULL),
+		     NKV_STATUS(0, NKV_SC_CAPACITY_EXCEEDED), "a third is one too many");
+	cr_assert_eq(be->ops->bytes_used(be), 2 * nkv_be_mem_key_cost(max));
+	cr_assert_eq(op(be, NKV_KV_RETRIEVE, "b", 0, r, max, &dw0), 0);
+	cr_assert_eq(dw0, max);
+	cr_assert_eq(memcmp(r, v + 8, max), 0);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint64_t n = sizes[i];
+
+		cr_assert_eq(op(be, NKV_KV_STORE, "a", 0, v + i, n, NULL), 0, "overwrite %llu",
+			     (unsigned long long)n);
+		cr_assert_eq(op(be, NKV_KV_RETRIEVE, "a", 0, r, max, &dw0), 0);
+		cr_assert_eq(dw0, n);
+		cr_assert_eq(memcmp(r, v + i, n), 0, "value of %llu B", (unsigned long long)n);
+		cr_assert_eq(be->ops->bytes_used(be),
+			     nkv_be_mem_key_cost(n) + nkv_be_mem_key_cost(max));
+	}
+	for (i = 0; i < 8; i++) {
+		cr_assert_eq(op(be, NKV_KV_DELETE, "b", 0, NULL, 0, NULL), 0);
+		cr_assert_eq(op(be, NKV_KV_STORE, "b", 0, v, max, NULL), 0, "round %llu",
+			     (unsigned long long)i);
+	}
+	cr_assert_eq(op(be, NKV_KV_DELETE, "a", 0, NULL, 0, NULL), 0);
+	cr_assert_eq(op(be, NKV_KV_DELETE, "b", 0, NULL, 0, NULL), 0);
+	cr_assert_eq(be->ops->bytes_used(be), 0);
+	be->ops->destroy(be);
+	free(v);
+	free(r);
 }
 
 Test(be_mem, list_order_and_accounting_worker)
