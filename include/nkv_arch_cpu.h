@@ -36,6 +36,11 @@ NKV_DEV uint32_t nkv_arch_wave_size(void) { return nkv_cpu_wave_size(); }
 /* The lanes of this wave as launched; call it at kernel entry only. */
 NKV_DEV uint64_t nkv_arch_entry_mask(void) { return nkv_cpu_entry_mask(); }
 
+/* This thread's index in its block (wave in block * wave size + lane),
+ * and the block's threads. */
+NKV_DEV uint32_t nkv_arch_block_thread(void) { return nkv_cpu_block_thread(); }
+NKV_DEV uint32_t nkv_arch_block_size(void) { return nkv_cpu_block_size(); }
+
 /* Collectives over the lanes of @mask, every one of which calls it at
  * the same site (macros, so the engine can name the site when they do
  * not). Ballot: bit i = lane i's @pred. Broadcast: @v of lane @src.
@@ -46,6 +51,17 @@ NKV_DEV uint64_t nkv_arch_entry_mask(void) { return nkv_cpu_entry_mask(); }
 #define nkv_arch_ballot(mask, pred) nkv_cpu_ballot_at((mask), (pred), NKV_CPU_SITE)
 #define nkv_arch_bcast(mask, v, src) nkv_cpu_bcast_at((mask), (v), (src), NKV_CPU_SITE)
 #define nkv_arch_wave_barrier(mask) nkv_cpu_barrier_at((mask), NKV_CPU_SITE)
+
+/* The block barrier: every thread of the block arrives (at one call
+ * site); memory before it in any of them is visible after it in all of
+ * them. The count form also returns how many passed a non-zero @pred.
+ * Block scope: pairs with nothing on the controller side. */
+#define nkv_arch_block_barrier() nkv_cpu_block_barrier_at(NKV_CPU_SITE)
+#define nkv_arch_block_count(pred) nkv_cpu_block_count_at((pred), NKV_CPU_SITE)
+/* Declares @name, a pointer to the block's one @type (the engine's
+ * per-block variable for this declaration; a GPU's static __shared__). */
+#define NKV_ARCH_SHARED(type, name) \
+	type *const name = (type *)nkv_cpu_block_shared(sizeof(type), NKV_CPU_SITE)
 
 /* Later loads stay after earlier loads (of a phase bit): pairs with the
  * controller's release before it flips the phase. */

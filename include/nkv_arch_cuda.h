@@ -38,13 +38,19 @@ NKV_DEV uint32_t nkv_arch_lane_id(void)
 }
 /* Lanes per warp. */
 NKV_DEV uint32_t nkv_arch_wave_size(void) { return (uint32_t)warpSize; }
+/* This thread's index in its block (x fastest, as warps are formed),
+ * and the block's threads. */
+NKV_DEV uint32_t nkv_arch_block_thread(void)
+{
+	return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+NKV_DEV uint32_t nkv_arch_block_size(void) { return blockDim.x * blockDim.y * blockDim.z; }
 /* The lanes of this warp that the launch created (a last, partial warp
  * has fewer), from the block shape: exact at any point, but meaningful
  * as "the lanes that take part" only at kernel entry. */
 NKV_DEV uint64_t nkv_arch_entry_mask(void)
 {
-	uint32_t threads = blockDim.x * blockDim.y * blockDim.z;
-	uint32_t tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+	uint32_t threads = nkv_arch_block_size(), tid = nkv_arch_block_thread();
 	uint32_t base = tid - tid % (uint32_t)warpSize;
 	uint32_t n = threads - base < (uint32_t)warpSize ? threads - base : (uint32_t)warpSize;
 
@@ -65,6 +71,18 @@ NKV_DEV uint64_t nkv_arch_bcast(uint64_t mask, uint64_t v, uint32_t src)
 /* The lanes of @mask meet; memory ordering among them (not system scope:
  * pairs with nothing on the controller). */
 NKV_DEV void nkv_arch_wave_barrier(uint64_t mask) { __syncwarp((unsigned)mask); }
+
+/* Every thread of the block meets (__syncthreads, bar.sync 0): global and
+ * shared memory accesses of any of them before it are visible to all of
+ * them after it. Block scope: pairs with nothing on the controller. */
+NKV_DEV void nkv_arch_block_barrier(void) { __syncthreads(); }
+/* The same barrier, and how many threads passed a non-zero @pred
+ * (bar.red.popc). */
+NKV_DEV uint32_t nkv_arch_block_count(int pred) { return (uint32_t)__syncthreads_count(pred); }
+/* Declares @name, a pointer to the block's one @type in shared memory. */
+#define NKV_ARCH_SHARED(type, name) \
+	__shared__ type name##_shared_; \
+	type *const name = &name##_shared_
 
 /* Acquire at system scope: later loads after the phase load; pairs with
  * the controller's release of the CQE. */

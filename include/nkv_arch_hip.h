@@ -37,12 +37,18 @@
 NKV_DEV uint32_t nkv_arch_lane_id(void) { return __lane_id(); }
 /* Lanes per wavefront (compile-time for the target: 64 or 32). */
 NKV_DEV uint32_t nkv_arch_wave_size(void) { return (uint32_t)warpSize; }
+/* This thread's index in its workgroup (x fastest, as wavefronts are
+ * formed), and the workgroup's threads. */
+NKV_DEV uint32_t nkv_arch_block_thread(void)
+{
+	return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+NKV_DEV uint32_t nkv_arch_block_size(void) { return blockDim.x * blockDim.y * blockDim.z; }
 /* The lanes of this wavefront that the launch created (a last, partial
  * wave has fewer), from the block shape; use it at kernel entry. */
 NKV_DEV uint64_t nkv_arch_entry_mask(void)
 {
-	uint32_t threads = blockDim.x * blockDim.y * blockDim.z;
-	uint32_t tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+	uint32_t threads = nkv_arch_block_size(), tid = nkv_arch_block_thread();
 	uint32_t ws = (uint32_t)warpSize, base = tid - tid % ws;
 	uint32_t n = threads - base < ws ? threads - base : ws;
 
@@ -87,6 +93,34 @@ NKV_DEV void nkv_arch_wave_barrier(uint64_t mask)
 	__builtin_amdgcn_wave_barrier();
 	__builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
 }
+
+/* Every thread of the workgroup meets (__syncthreads: workgroup-scope
+ * release, s_barrier, acquire). Debug builds first check that the whole
+ * wave is here: s_barrier counts waves, so a wave whose lanes diverged
+ * around it would pass it early. Workgroup scope: pairs with nothing on
+ * the controller. */
+NKV_DEV void nkv_arch_block_barrier(void)
+{
+	nkv_arch_check_mask(nkv_arch_entry_mask());
+	__syncthreads();
+}
+/* The same barrier, and how many threads passed a non-zero @pred. ockl's
+ * reduction fences only when the workgroup has several waves: the fences
+ * here give one wave the same ordering. */
+NKV_DEV uint32_t nkv_arch_block_count(int pred)
+{
+	uint32_t n;
+
+	nkv_arch_check_mask(nkv_arch_entry_mask());
+	__builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+	n = (uint32_t)__syncthreads_count(pred);
+	__builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+	return n;
+}
+/* Declares @name, a pointer to the workgroup's one @type in LDS. */
+#define NKV_ARCH_SHARED(type, name) \
+	__shared__ type name##_shared_; \
+	type *const name = &name##_shared_
 
 /* Later loads stay after the phase load; system scope (invalidates L1/L2
  * lines of fine-grained memory): pairs with the controller's release. */

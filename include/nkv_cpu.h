@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * nkv_cpu.h - the cpu engine: runs wave functions written for nkv_dev.h on
- * N waves x W lanes of the host CPU.
+ * N waves x W lanes of the host CPU, the waves grouped in blocks (a
+ * block of one wave unless cfg.block_size says more).
  *
- * Default mode (NKV_CPU_FIBERS): one OS thread per wave; its lanes are
+ * Default mode (NKV_CPU_FIBERS): one OS thread per block; its lanes are
  * cooperative fibers (fixed stacks with a guard page) that switch only at
- * wave-collective points (ballot, broadcast, barrier), so a 64-lane wave
- * on 2 cores costs no scheduler time. NKV_CPU_THREADS runs every lane as a
- * real thread (collectives through a mutex/condvar) for race hunting with
- * small waves (<= NKV_CPU_THREADS_MAX_WAVE lanes). NKV_CPU_CHECK is the
+ * collective points (ballot, broadcast, barrier, block barrier), so a
+ * 64-lane wave on 2 cores costs no scheduler time. NKV_CPU_THREADS runs
+ * every lane as a real thread (collectives through a mutex/condvar) for
+ * race hunting with small waves (<= NKV_CPU_THREADS_MAX_WAVE lanes). NKV_CPU_CHECK is the
  * fibers mode made adversarial, to find what a GPU with independent
  * thread scheduling (every NVIDIA GPU since Volta) does to code that only
  * works in lockstep: lanes run in a seeded random order, poll loops yield
@@ -20,11 +21,19 @@
  * (same call site, same mask, same source lane), and the collective
  * completes when all of them have arrived. A lane outside the mask, a
  * mask lane that returned or waits in another collective, or a source
- * lane outside the mask is a protocol error: on fibers the wave stops and
+ * lane outside the mask is a protocol error: on fibers the block stops and
  * nkv_cpu_launch() returns -EPROTO with a message naming both call sites
  * (in struct nkv_cpu_cfg.diag, or on stderr when there is none); on real
  * threads it prints it and aborts.
- */#ifndef NKV_CPU_H
+ *
+ * The block barrier (nkv_cpu_block_barrier, nkv_cpu_block_count; CUDA's
+ * __syncthreads) is the same rule over a whole block: every thread of it
+ * calls the same barrier (same call site). A thread that returned while
+ * others wait there, or waits at another barrier, or in a wave collective
+ * with a lane that is at the block barrier, is a protocol error named the
+ * same way (the waiting thread's call site, and the other thread's).
+ */
+#ifndef NKV_CPU_H
 #define NKV_CPU_H
 
 #include <stddef.h>
@@ -54,6 +63,8 @@ enum nkv_cpu_sched {
 #define NKV_CPU_MAX_WAVE 64u		/* lanes per wave (a 64-bit ballot) */
 #define NKV_CPU_THREADS_MAX_WAVE 8u	/* lanes per wave in NKV_CPU_THREADS */
 #define NKV_CPU_MAX_WAVES 1024u
+#define NKV_CPU_MAX_BLOCK 1024u		/* threads per block, as on GPUs */
+#define NKV_CPU_MAX_BLOCK_WAVES 32u	/* waves per block (1024 / 32) */
 #define NKV_CPU_DEFAULT_STACK (64u * 1024u)
 
 /*
@@ -72,6 +83,16 @@ struct nkv_cpu_cfg {
 	char *diag;		/* NULL, or where a protocol error is described */
 	size_t diag_len;
 	uint32_t sched;		/* enum nkv_cpu_sched */
+	uint32_t pad0;		/* ignored (the padding of callers from before
+				 * block_size, whose size ends here) */
+	/*
+	 * Threads per block, 1..NKV_CPU_MAX_BLOCK; 0: wave_size (every wave a
+	 * block of its own). A block is ceil(block_size / wave_size) <=
+	 * NKV_CPU_MAX_BLOCK_WAVES consecutive waves, the last one partial
+	 * when wave_size does not divide block_size (as a GPU's last warp of
+	 * a block of 1023 threads has 31 lanes); waves must be a multiple.
+	 */
+	uint32_t block_size;
 };
 
 typedef void (*nkv_cpu_fn)(void *arg);
@@ -79,11 +100,12 @@ typedef void (*nkv_cpu_fn)(void *arg);
 /*
  * Run @fn(@arg) on every lane of every wave and return when all have
  * returned. Returns 0, -EINVAL for bad parameters (NULL, zero or too many
- * waves/lanes, a too small stack, an unknown mode or sched), -EPERM when
- * the scheduling class is refused, -EDEADLK when called
- * from inside a lane, -EPROTO when a wave broke the collective rules
- * (fibers and check modes; that wave's lanes were stopped where they
- * stood), or -ENOMEM / -EAGAIN when resources run out.
+ * waves/lanes, a block too large or not dividing the waves, a too small
+ * stack, an unknown mode or sched), -EPERM when the scheduling class is
+ * refused, -EDEADLK when called from inside a lane, -EPROTO when a block
+ * broke the collective rules (fibers and check modes; that block's lanes
+ * were stopped where they stood), or -ENOMEM / -EAGAIN when resources
+ * run out (-ENOMEM also for a block's shared variable, in cfg.diag).
  * Any thread may call it; launches from different threads are independent.
  */
 int nkv_cpu_launch(const struct nkv_cpu_cfg *cfg, nkv_cpu_fn fn, void *arg);
@@ -93,8 +115,14 @@ int nkv_cpu_launch(const struct nkv_cpu_cfg *cfg, nkv_cpu_fn fn, void *arg);
  * lane 0 of wave 0 of size 1, mask 0x1, and collectives return at once).
  */
 uint32_t nkv_cpu_lane_id(void);
-uint32_t nkv_cpu_wave_id(void);
-uint32_t nkv_cpu_wave_size(void);
+uint32_t nkv_cpu_wave_id(void);		/* in the launch */
+uint32_t nkv_cpu_wave_size(void);	/* cfg.wave_size (a partial wave too) */
+/* The block: its index in the launch, this thread's index in it (wave
+ * in block * wave_size + lane), and its threads (outside a launch: 0, 0,
+ * 1). */
+uint32_t nkv_cpu_block_id(void);
+uint32_t nkv_cpu_block_thread(void);
+uint32_t nkv_cpu_block_size(void);
 /* The lanes of this wave as launched: where the wave is converged by
  * construction (a lane function's first line) it is the full mask. */
 uint64_t nkv_cpu_entry_mask(void);
@@ -113,6 +141,19 @@ uint64_t nkv_cpu_ballot_at(uint64_t mask, int pred, const char *site);
 uint64_t nkv_cpu_bcast_at(uint64_t mask, uint64_t v, uint32_t src, const char *site);
 void nkv_cpu_barrier_at(uint64_t mask, const char *site);
 
+/* The block barrier: returns once every thread of the block has arrived
+ * (at the same call site); memory written by any of them before it is
+ * visible to all of them after it. The count form also returns how many
+ * passed a non-zero @pred (CUDA's __syncthreads_count). */
+void nkv_cpu_block_barrier_at(const char *site);
+uint32_t nkv_cpu_block_count_at(int pred, const char *site);
+
+/* A block's shared variable (a GPU's static __shared__): the first
+ * thread of the block to ask for the one declared at @site gets @size
+ * zeroed bytes (64-byte aligned), which every thread of the block asking
+ * at @site then shares until the launch returns. Only inside a launch. */
+void *nkv_cpu_block_shared(size_t size, const char *site);
+
 #define NKV_CPU_STR2(x) #x
 #define NKV_CPU_STR(x) NKV_CPU_STR2(x)
 /* "file:line" of the caller, so a broken collective names where it is. */
@@ -120,6 +161,8 @@ void nkv_cpu_barrier_at(uint64_t mask, const char *site);
 #define nkv_cpu_ballot(mask, pred) nkv_cpu_ballot_at((mask), (pred), NKV_CPU_SITE)
 #define nkv_cpu_bcast(mask, v, src) nkv_cpu_bcast_at((mask), (v), (src), NKV_CPU_SITE)
 #define nkv_cpu_barrier(mask) nkv_cpu_barrier_at((mask), NKV_CPU_SITE)
+#define nkv_cpu_block_barrier() nkv_cpu_block_barrier_at(NKV_CPU_SITE)
+#define nkv_cpu_block_count(pred) nkv_cpu_block_count_at((pred), NKV_CPU_SITE)
 
 /* Called by a spinning poller on its @n-th poll (0 starts a wait): a CPU
  * pause; after 20 us of waiting also a sched_yield() every 64 polls, so

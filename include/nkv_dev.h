@@ -27,19 +27,21 @@
  *    context); lanes with nothing to do pass have = 0. Collectives never
  *    use __activemask(): on NVIDIA GPUs since Volta lanes that diverged
  *    are not reconverged by it.
- *  - nkv_qp_*(): the wave's leader only (the lowest lane of the context).
+ *  - nkv_qp_*(): the wave's leader only (the lowest lane of the context;
+ *    with nkv_block.h, the block's thread 0).
  *
  * Contract: ONE WAVE OWNS A QUEUE PAIR AT A TIME. The descriptor's ring
  * state is advanced without atomics by the owning wave's leader; hand a
  * queue pair to another wave only across a kernel boundary (or a
  * device-scope release/acquire the caller provides). A batch is one wave
- * (32 lanes on NVIDIA, 64 on AMD CDNA). The host reads why a queue pair
- * failed from the host-visible word the descriptor names (fail_addr;
- * nkv_qpair_failed()), at any time; the descriptor itself after the
- * kernel. Scopes: what only the GPU touches (descriptor, CID bitmap,
- * completion table) is accessed at device scope; what the controller or
- * the host sees (SQ and CQ entries, doorbells, the failure word) at
- * system scope.
+ * (32 lanes on NVIDIA, 64 on AMD CDNA); nkv_block.h makes it a whole
+ * block, which then owns the queue pair instead. The host reads why a
+ * queue pair failed from the host-visible word the descriptor names
+ * (fail_addr; nkv_qpair_failed()), at any time; the descriptor itself
+ * after the kernel. Scopes: what only the GPU touches (descriptor, CID
+ * bitmap, completion table) is accessed at device scope; what the
+ * controller or the host sees (SQ and CQ entries, doorbells, the failure
+ * word) at system scope.
  */
 #ifndef NKV_DEV_H
 #define NKV_DEV_H

@@ -13,14 +13,15 @@ export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
 [ "${NKV_SKIP_DEPS:-0}" = 1 ] || stage deps scripts/install-deps.sh
 stage build quiet build make all
 stage unit run_criterion build/tests
-# The wave suites again with the cpu engine's NKV_CPU_CHECK mode: random
-# lane order, random yields and sleeps in poll loops, every collective's
-# mask and call site checked (docs/architecture.md). The seed is printed;
-# NKV_CHECK_SEED=N reruns one.
+# The wave and block suites again with the cpu engine's NKV_CPU_CHECK
+# mode: random lane order, random yields and sleeps in poll loops, every
+# collective's mask and call site checked (docs/architecture.md). The
+# seed is printed; NKV_CHECK_SEED=N reruns one.
 check_seed=${NKV_CHECK_SEED:-1}
 echo "collectives-check: NKV_CPU_CHECK=$check_seed"
 NKV_CPU_CHECK=$check_seed stage collectives-check run_criterion build/tests \
-	"test_wave_submit test_tgt_cpu_waves test_host_waves test_host_threads test_vfu_e2e"
+	"test_wave_submit test_block_submit test_tgt_cpu_waves test_host_waves test_host_block \
+	test_host_threads test_vfu_e2e"
 stage asan-build quiet asan-build make SAN=asan tests
 stage asan run_criterion build/asan/tests
 stage tsan-build quiet tsan-build make SAN=tsan tsan-tests

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* wave_kernels_cuda.cu - __global__ wrappers of wave_kernels.h for nvcc. */
+/* wave_kernels_cuda.cu - __global__ wrappers of wave_kernels.h and
+ * block_kernels.h for nvcc. */
+#include "device/block_kernels.h"
 #include "device/wave_kernels.h"
 
 /* One warp per block; block b owns qps[b]. */
@@ -11,4 +13,13 @@ __global__ void nkv_wk_kv_batch_kernel(struct nkv_dev_qp *qps, const struct nkv_
 	if (threadIdx.x / warpSize != 0 || threadIdx.y || threadIdx.z)
 		return;
 	nkv_wk_kv_batch(&qps[blockIdx.x], &args[blockIdx.x]);
+}
+
+/* One whole block per queue pair (up to 1024 threads: one doorbell for
+ * up to min(threads, depth - 1) commands); block b owns qps[b]. The
+ * bounds keep it within 64 registers, so 1024 threads always launch. */
+__global__ void __launch_bounds__(1024, 1)
+nkv_wk_kv_block_kernel(struct nkv_dev_qp *qps, const struct nkv_wk_args *args)
+{
+	nkv_wk_kv_block(&qps[blockIdx.x], &args[blockIdx.x]);
 }

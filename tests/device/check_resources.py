@@ -10,8 +10,10 @@ kernel and arch:
     NKV-RES hip gfx90a nkv_wk_kv_batch_kernel scratch=0 PASS
 
 A kernel with a stack frame (CUDA) or scratch (HIP) of more than 0 bytes
-FAILs: on a GPU that is local memory, a round trip per access. A compiler
-that is absent gives one SKIP line naming it.
+FAILs: on a GPU that is local memory, a round trip per access. So does a
+kernel of KERNELS that an arch did not report (a wrapper renamed or
+dropped would otherwise pass unseen). A compiler that is absent gives one
+SKIP line naming it.
 
 usage: check_resources.py [--nvcc PATH] [--hipcc PATH]
        [--cuda-archs "sm_80 sm_90"] [--hip-archs "gfx908 ..."]
@@ -29,6 +31,8 @@ EXAMPLES = ["examples/batch_store_retrieve_gpu.cu", "examples/multi_queue_gpu.cu
             "examples/cache_lookup_gpu.cu", "examples/first_retrieve_gpu.cu"]
 CUDA_SRCS = ["src/device/wave_kernels_cuda.cu", "bench/gpu_cuda.cu"] + EXAMPLES
 HIP_SRCS = ["src/device/wave_kernels_hip.cpp", "bench/gpu_hip.cpp"] + EXAMPLES
+# The library's own kernels: each must be reported for every arch.
+KERNELS = ["nkv_wk_kv_batch_kernel", "nkv_wk_kv_block_kernel", "nkv_bk_run_kernel"]
 FLAGS = ["-std=c++17", "-I" + os.path.join(ROOT, "include"), "-I" + os.path.join(ROOT, "src")]
 
 
@@ -41,6 +45,17 @@ def name(mangled):
 def report(compiler, arch, kernel, what, n):
     print(f"NKV-RES {compiler} {arch} {kernel} {what}={n} {'PASS' if n == 0 else 'FAIL'}")
     return n == 0
+
+
+def missing(compiler, archs, seen):
+    """FAIL lines for the KERNELS an arch did not report; True if none."""
+    ok = True
+    for arch in archs:
+        for k in KERNELS:
+            if (arch, k) not in seen:
+                print(f"NKV-RES {compiler} {arch} {k} missing FAIL")
+                ok = False
+    return ok
 
 
 def run(cmd, cwd=None):
@@ -56,7 +71,7 @@ def check_cuda(nvcc, archs):
     gencode = []
     for a in archs:
         gencode += ["-gencode", f"arch=compute_{a[3:]},code={a}"]
-    ok, seen = True, 0
+    ok, seen = True, set()
     with tempfile.TemporaryDirectory() as tmp:
         for src in CUDA_SRCS:
             out = run([nvcc] + FLAGS + gencode + ["--resource-usage", "-x", "cu", "-c",
@@ -72,13 +87,13 @@ def check_cuda(nvcc, archs):
                 m = re.search(r"(\d+) bytes stack frame", line)
                 if m and kernel:
                     ok &= report("cuda", arch, kernel, "stack", int(m.group(1)))
-                    seen += 1
+                    seen.add((arch, kernel))
                     kernel = None
-    return ok and seen > 0
+    return missing("cuda", archs, seen) and ok
 
 
 def check_hip(hipcc, archs):
-    ok, seen = True, 0
+    ok, seen = True, set()
     for src in HIP_SRCS:
         with tempfile.TemporaryDirectory() as tmp:
             out = run([hipcc] + FLAGS + [f"--offload-arch={a}" for a in archs] +
@@ -99,9 +114,9 @@ def check_hip(hipcc, archs):
                     s = re.search(r"; ScratchSize: (\d+)", line)
                     if s and fn and fn.endswith("_kernel"):
                         ok &= report("hip", m.group(1), fn, "scratch", int(s.group(1)))
-                        seen += 1
+                        seen.add((m.group(1), fn))
                         fn = None
-    return ok and seen > 0
+    return missing("hip", archs, seen) and ok
 
 
 def main():

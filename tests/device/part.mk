@@ -1,5 +1,5 @@
-# Device-side suites: the wave API against fake controllers, the wire
-# structures, the cpu engine.
+# Device-side suites: the wave and block APIs against fake controllers,
+# the wire structures, the cpu engine.
 DEV_TEST_LIBS = $(LIBNKV)
 TESTS += test_wave_submit test_wave_threads
 test_wave_submit_SRCS = tests/device/test_wave_submit.c $(TL_FAKE_CTRL)
@@ -25,3 +25,14 @@ test_cqe_LDLIBS := -lcriterion
 test_cpu_engine_SRCS := tests/device/test_cpu_engine.c
 test_cpu_engine_LIBS = $(DEV_TEST_LIBS)
 test_cpu_engine_LDLIBS := -lcriterion
+TESTS += test_block_submit test_block_check test_block_threads
+test_block_submit_SRCS = tests/device/test_block_submit.c $(TL_FAKE_CTRL)
+test_block_submit_LIBS = $(DEV_TEST_LIBS)
+test_block_submit_LDLIBS := -lcriterion
+test_block_check_SRCS = tests/device/test_block_check.c $(TL_FAKE_CTRL)
+test_block_check_LIBS = $(DEV_TEST_LIBS)
+test_block_check_LDLIBS := -lcriterion
+test_block_threads_SRCS = tests/device/test_block_threads.c $(TL_FAKE_CTRL)
+test_block_threads_LIBS = $(DEV_TEST_LIBS)
+test_block_threads_LDLIBS := -lcriterion
+TSAN_TESTS += test_block_threads

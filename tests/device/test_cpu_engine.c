@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* The cpu engine: launch checks, ballot / broadcast / barrier on fibers
- * and real threads, lanes leaving early. */
+ * and real threads, lanes leaving early, blocks of waves (the block
+ * barrier, its count, shared variables). */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <sched.h>
+#include <stddef.h>
 
 #include "nkv_cpu.h"
 
@@ -174,3 +176,123 @@ static void run_sched(uint32_t mode, uint32_t sched, int want)
 Test(cpu_engine, sched_idle_fibers) { run_sched(NKV_CPU_FIBERS, NKV_CPU_SCHED_IDLE, SCHED_IDLE); }
 Test(cpu_engine, sched_idle_threads) { run_sched(NKV_CPU_THREADS, NKV_CPU_SCHED_IDLE, SCHED_IDLE); }
 Test(cpu_engine, sched_normal) { run_sched(NKV_CPU_FIBERS, NKV_CPU_SCHED_NORMAL, SCHED_OTHER); }
+
+/* Blocks of several waves: thread identity, the block barrier and its
+ * count across waves, shared variables (one per block and declaration
+ * site), a partial last wave; fibers, threads and the checking mode. */
+struct blk {
+	uint32_t waves, wave_size, block;
+	uint64_t bad;
+	uint64_t threads;
+	void *shared[4];
+};
+
+/* Is @p the one shared pointer of block @id so far? */
+static int same_shared(struct blk *c, uint32_t id, void *p)
+{
+	void *want = NULL;
+
+	return __atomic_compare_exchange_n(&c->shared[id], &want, p, 0, __ATOMIC_RELAXED,
+					   __ATOMIC_RELAXED) || want == p;
+}
+
+static void blk_lane(void *p)
+{
+	struct blk *c = p;
+	uint32_t t = nkv_cpu_block_thread(), n = nkv_cpu_block_size(), id = nkv_cpu_block_id();
+	uint32_t bw = (c->block + c->wave_size - 1) / c->wave_size, i, u, want;
+	uint32_t wib = nkv_cpu_wave_id() % bw, lanes;
+	uint32_t *cells = nkv_cpu_block_shared(NKV_CPU_MAX_BLOCK * sizeof(uint32_t), NKV_CPU_SITE);
+	uint32_t *other = nkv_cpu_block_shared(sizeof(uint32_t), NKV_CPU_SITE);
+	int bad;
+
+	__atomic_fetch_add(&c->threads, 1, __ATOMIC_RELAXED);
+	lanes = c->block - wib * c->wave_size < c->wave_size ? c->block - wib * c->wave_size
+							      : c->wave_size;
+	bad = n != c->block || t != wib * c->wave_size + nkv_cpu_lane_id() ||
+	      nkv_cpu_block_id() != nkv_cpu_wave_id() / bw || nkv_cpu_wave_size() != c->wave_size ||
+	      (uint32_t)__builtin_popcountll(nkv_cpu_entry_mask()) != lanes ||
+	      !same_shared(c, id, cells) || other == cells || ((uintptr_t)cells & 63);
+	for (i = 0; i < 8; i++) {
+		cells[t] = t * 1000 + i;
+		nkv_cpu_block_barrier();
+		/* Every thread's store is visible after the barrier. */
+		bad |= cells[(t + 1) % n] != ((t + 1) % n) * 1000 + i;
+		for (u = 0, want = 0; u < n; u++)
+			want += (u + i) % 3 == 0;
+		bad |= nkv_cpu_block_count((t + i) % 3 == 0) != want;
+	}
+	if (bad)
+		__atomic_fetch_add(&c->bad, 1, __ATOMIC_RELAXED);
+}
+
+static void run_blocks(uint32_t mode, uint32_t waves, uint32_t ws, uint32_t block)
+{
+	struct nkv_cpu_cfg cfg = { sizeof(cfg), mode, waves, ws, 0, 3 };
+	struct blk c = { waves, ws, block, 0, 0, { NULL } };
+	uint32_t bw = (block + ws - 1) / ws;
+
+	cfg.block_size = block;
+	cr_assert_eq(nkv_cpu_launch(&cfg, blk_lane, &c), 0);
+	cr_expect_eq(c.bad, 0, "%llu threads saw something wrong", (unsigned long long)c.bad);
+	cr_expect_eq(c.threads, (uint64_t)waves / bw * block);
+	cr_expect(waves / bw < 2 || c.shared[0] != c.shared[1], "blocks share a variable");
+}
+
+Test(cpu_engine, blocks_fibers_4x32) { run_blocks(NKV_CPU_FIBERS, 8, 32, 128); }
+Test(cpu_engine, blocks_fibers_partial_wave) { run_blocks(NKV_CPU_FIBERS, 6, 32, 70); }
+Test(cpu_engine, blocks_fibers_1023) { run_blocks(NKV_CPU_FIBERS, 32, 32, 1023); }
+Test(cpu_engine, blocks_check_wave64) { run_blocks(NKV_CPU_CHECK, 4, 64, 128); }
+Test(cpu_engine, blocks_threads_4x4) { run_blocks(NKV_CPU_THREADS, 8, 4, 16); }
+Test(cpu_engine, blocks_threads_partial_wave) { run_blocks(NKV_CPU_THREADS, 3, 8, 22); }
+
+Test(cpu_engine, bad_block_parameters)
+{
+	struct nkv_cpu_cfg c = { sizeof(c), NKV_CPU_FIBERS, 4, 32, 0 };
+
+	c.block_size = NKV_CPU_MAX_BLOCK + 1;
+	cr_expect_eq(nkv_cpu_launch(&c, nop, NULL), -EINVAL, "too many threads");
+	c.block_size = 96;
+	cr_expect_eq(nkv_cpu_launch(&c, nop, NULL), -EINVAL, "3 waves per block, 4 waves");
+	c.wave_size = 1;
+	c.waves = 33;
+	c.block_size = 33;
+	cr_expect_eq(nkv_cpu_launch(&c, nop, NULL), -EINVAL, "more than 32 waves per block");
+	c.waves = 64;
+	c.block_size = 32;
+	cr_expect_eq(nkv_cpu_launch(&c, nop, NULL), 0);
+	c.mode = NKV_CPU_THREADS;
+	c.wave_size = 8;
+	c.waves = 2;
+	c.block_size = 15;
+	cr_expect_eq(nkv_cpu_launch(&c, nop, NULL), 0);
+}
+
+/* A caller built before block_size (its size ends at sched) launches
+ * waves that are blocks of their own, whatever lies past its size. */
+static void one_wave_block(void *p)
+{
+	if (nkv_cpu_block_size() != 4 || nkv_cpu_block_id() != nkv_cpu_wave_id())
+		__atomic_fetch_add((uint64_t *)p, 1, __ATOMIC_RELAXED);
+}
+
+Test(cpu_engine, a_cfg_from_before_blocks)
+{
+	struct nkv_cpu_cfg c = { offsetof(struct nkv_cpu_cfg, pad0), NKV_CPU_FIBERS, 2, 4, 0 };
+	uint64_t bad = 0;
+
+	c.pad0 = 0xdead;
+	c.block_size = 8;
+	cr_expect_eq(nkv_cpu_launch(&c, one_wave_block, &bad), 0);
+	cr_expect_eq(bad, 0);
+}
+
+Test(cpu_engine, block_outside_a_launch)
+{
+	cr_expect_eq(nkv_cpu_block_id(), 0u);
+	cr_expect_eq(nkv_cpu_block_thread(), 0u);
+	cr_expect_eq(nkv_cpu_block_size(), 1u);
+	cr_expect_eq(nkv_cpu_block_count(1), 1u);
+	cr_expect_eq(nkv_cpu_block_count(0), 0u);
+	nkv_cpu_block_barrier();
+}

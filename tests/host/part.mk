@@ -44,3 +44,9 @@ test_host_gpu_LDLIBS = $(TL_HOST_LDLIBS)
 TESTS += test_pcie
 test_pcie_SRCS := tests/host/test_pcie.c src/host/pcie.c src/host/log.c
 test_pcie_LDLIBS := -lcriterion -lpciaccess
+
+# Block batches (nkv_block.h) on the cpu engine against the target.
+TESTS += test_host_block
+test_host_block_SRCS = tests/host/test_host_block.c $(TL_HOST)
+test_host_block_LIBS = $(TL_HOST_LIBS)
+test_host_block_LDLIBS = $(TL_HOST_LDLIBS)

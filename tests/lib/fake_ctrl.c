@@ -189,6 +189,46 @@ void fake_stop(struct fake_ctrl *c)
 	nkv_cpu_set_mmio_hook(NULL, NULL);
 }
 
+/* A Retrieve of key @idx (thread @t) with an explicit PRP, and what one
+ * result says about it. */
+static struct nkv_prep key_prep(uint32_t idx, uint32_t t)
+{
+	uint8_t key[8] = { (uint8_t)idx, (uint8_t)(idx >> 8), 'k', 'e', 'y', 0, (uint8_t)(t >> 8),
+			   (uint8_t)t };
+
+	return nkv_sqe_retrieve(1, key, 8, 100 + idx, 0x1000, 0);
+}
+
+static void tally(uint64_t *ok, uint64_t *wrong, uint64_t *errs, int *last_err,
+		  const struct nkv_prep *p, const struct nkv_dev_result *res)
+{
+	if (res->err) {
+		__atomic_fetch_add(errs, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(last_err, res->err, __ATOMIC_RELAXED);
+	} else if (res->dw0 == fake_dw0(&p->sqe) && res->status == fake_status(&p->sqe)) {
+		__atomic_fetch_add(ok, 1, __ATOMIC_RELAXED);
+	} else {
+		__atomic_fetch_add(wrong, 1, __ATOMIC_RELAXED);
+	}
+}
+
+void block_lane(void *arg)
+{
+	struct block_run *r = arg;
+	NKV_BLOCK_SHARED(sh);
+	const struct nkv_block b = nkv_block_enter(sh);
+	uint32_t round;
+
+	for (round = 0; round < r->rounds; round++) {
+		struct nkv_prep p = key_prep(round * r->threads + b.thread, b.thread);
+		int have = b.thread < r->threads;
+		struct nkv_dev_result res = nkv_block_exec(b, &r->t->qp, have, p);
+
+		if (have)
+			tally(&r->ok, &r->wrong, &r->errs, &r->last_err, &p, &res);
+	}
+}
+
 void batch_lane(void *arg)
 {
 	struct batch_run *r = arg;
@@ -196,21 +236,11 @@ void batch_lane(void *arg)
 	uint32_t lane = w.lane, round;
 
 	for (round = 0; round < r->rounds; round++) {
-		uint32_t idx = round * r->lanes + lane;
-		uint8_t key[8] = { (uint8_t)idx, (uint8_t)(idx >> 8), 'k', 'e', 'y', 0, 0, (uint8_t)lane };
-		struct nkv_prep p = nkv_sqe_retrieve(1, key, 8, 100 + idx, 0x1000, 0);
+		struct nkv_prep p = key_prep(round * r->lanes + lane, lane);
 		int have = lane < r->lanes && !p.err;
 		struct nkv_dev_result res = nkv_wave_exec(w, &r->t->qp, have, p);
 
-		if (!have)
-			continue;
-		if (res.err) {
-			__atomic_fetch_add(&r->errs, 1, __ATOMIC_RELAXED);
-			__atomic_store_n(&r->last_err, res.err, __ATOMIC_RELAXED);
-		} else if (res.dw0 == fake_dw0(&p.sqe) && res.status == fake_status(&p.sqe)) {
-			__atomic_fetch_add(&r->ok, 1, __ATOMIC_RELAXED);
-		} else {
-			__atomic_fetch_add(&r->wrong, 1, __ATOMIC_RELAXED);
-		}
+		if (have)
+			tally(&r->ok, &r->wrong, &r->errs, &r->last_err, &p, &res);
 	}
 }

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "nkv_block.h"
 #include "nkv_dev.h"
 
 enum fake_order { FAKE_IN_ORDER, FAKE_REVERSED, FAKE_SHUFFLED };
@@ -82,3 +83,16 @@ struct batch_run {
 	int last_err;
 };
 void batch_lane(void *arg);
+
+/* The same with a block of waves (nkv_block.h) owning the queue pair:
+ * threads below @threads of the block have a command each round. */
+struct block_run {
+	struct test_qp *t;
+	uint32_t threads;
+	uint32_t rounds;
+	uint64_t ok;		/* atomics */
+	uint64_t wrong;
+	uint64_t errs;
+	int last_err;
+};
+void block_lane(void *arg);

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * engine.c - the cpu engine: launch, lane identity and wave collectives.
+ * engine.c - the cpu engine: launch, lane identity, wave collectives and
+ * the block barrier.
  *
  * A collective is per lane: each lane of the mask records what it called
  * (kind, mask, source lane, call site, input) and waits; the lane that
  * completes the set computes the result for all of them. So collectives
  * over disjoint masks may be in flight at once, as on a GPU, and a lane
  * that calls something else than the rest of its mask is caught the
- * moment both have arrived. Fibers wait by yielding to the wave's
- * scheduler, real-thread lanes on a condition variable.
+ * moment both have arrived. The block barrier is the same with the
+ * block's every thread as the set. Fibers wait by yielding to the
+ * block's scheduler, real-thread lanes on the block's condition variable.
  */
 #include <errno.h>
 #include <sched.h>
@@ -27,60 +29,76 @@ enum coll_kind {
 	COLL_BALLOT = 1,
 	COLL_BCAST,
 	COLL_BARRIER,
+	COLL_BLOCK,		/* the block barrier (its count form too) */
 };
 
-static const char *const coll_name[] = { "?", "ballot", "broadcast", "barrier" };
+static const char *const coll_name[] = { "?", "ballot", "broadcast", "barrier",
+					 "block barrier" };
 
-static int threads_mode(const struct nkv_cpu_wave *w)
+static int threads_mode(const struct nkv_cpu_run *r)
 {
-	return w->run->cfg.mode == NKV_CPU_THREADS;
+	return r->cfg.mode == NKV_CPU_THREADS;
 }
 
-static void lock(struct nkv_cpu_wave *w)
+static void lock(struct nkv_cpu_block *b)
 {
-	if (threads_mode(w))
-		pthread_mutex_lock(&w->mu);
+	if (threads_mode(b->run))
+		pthread_mutex_lock(&b->mu);
 }
 
-static void unlock(struct nkv_cpu_wave *w)
+static void unlock(struct nkv_cpu_block *b)
 {
-	if (threads_mode(w))
-		pthread_mutex_unlock(&w->mu);
+	if (threads_mode(b->run))
+		pthread_mutex_unlock(&b->mu);
 }
 
 /* splitmix64: small, seedable, good enough to pick interleavings. */
-uint64_t nkv_cpu_rand(struct nkv_cpu_wave *w)
+uint64_t nkv_cpu_rand(struct nkv_cpu_block *b)
 {
-	uint64_t z = (w->rng += 0x9e3779b97f4a7c15ull);
+	uint64_t z = (b->rng += 0x9e3779b97f4a7c15ull);
 
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
 }
 
-void nkv_cpu_violation(struct nkv_cpu_wave *w, const char *fmt, ...)
+/* Stop block @b with @err for the launch to return, and say why. */
+static void vhalt(struct nkv_cpu_block *b, int err, const char *fmt, va_list ap)
 {
-	struct nkv_cpu_run *r = w->run;
+	struct nkv_cpu_run *r = b->run;
 	char msg[sizeof(r->diag)];
-	int n;
-	va_list ap;
 
-	n = snprintf(msg, sizeof(msg), "wave %u: ", w->id);
-	va_start(ap, fmt);
-	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
-	va_end(ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	/* A caller with a diag buffer reports it; otherwise say it here. */
-	if (!r->cfg.diag || threads_mode(w))
+	if (!r->cfg.diag || threads_mode(r))
 		fprintf(stderr, "nkv cpu engine: %s\n", msg);
-	if (threads_mode(w))
+	if (threads_mode(r))
 		abort();	/* real threads cannot be stopped where they stand */
 	pthread_mutex_lock(&r->diag_mu);
-	if (!r->proto_err) {
-		r->proto_err = 1;
+	if (!r->stop_err) {
+		r->stop_err = err;
 		memcpy(r->diag, msg, sizeof(msg));
 	}
 	pthread_mutex_unlock(&r->diag_mu);
-	w->stopped = 1;
+	b->stopped = 1;
+}
+
+void nkv_cpu_halt(struct nkv_cpu_block *b, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vhalt(b, err, fmt, ap);
+	va_end(ap);
+}
+
+void nkv_cpu_violation(struct nkv_cpu_block *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vhalt(b, -EPROTO, fmt, ap);
+	va_end(ap);
 }
 
 /* Fibers: a lane that hit a protocol error never runs again. */
@@ -96,10 +114,16 @@ static int same_call(const struct nkv_cpu_lane *a, const struct nkv_cpu_lane *b)
 	       (a->c_site == b->c_site || !strcmp(a->c_site, b->c_site));
 }
 
-static void describe(char *buf, size_t len, const struct nkv_cpu_lane *l)
+/* A waiting lane: its wave collective with the mask, or where in the
+ * block it waits at the block barrier. */
+void nkv_cpu_describe(char *buf, size_t len, const struct nkv_cpu_lane *l)
 {
-	snprintf(buf, len, "lane %u in %s at %s (mask %#llx)", l->id, coll_name[l->c_kind],
-		 l->c_site, (unsigned long long)l->c_mask);
+	if (l->c_kind == COLL_BLOCK)
+		snprintf(buf, len, "thread %u (wave %u lane %u) in block barrier at %s",
+			 l->thread, l->w->id, l->id, l->c_site);
+	else
+		snprintf(buf, len, "lane %u in %s at %s (mask %#llx)", l->id,
+			 coll_name[l->c_kind], l->c_site, (unsigned long long)l->c_mask);
 }
 
 /*
@@ -138,19 +162,21 @@ static int coll_check(struct nkv_cpu_wave *w, const struct nkv_cpu_lane *l)
 	 * lane passes here, and an snprintf per call was a fifth of a
 	 * batch-32 wave's time. */
 	if (!(l->c_mask >> l->id & 1)) {
-		describe(a, sizeof(a), l);
-		nkv_cpu_violation(w, "%s: the mask leaves the caller out", a);
+		nkv_cpu_describe(a, sizeof(a), l);
+		nkv_cpu_violation(w->blk, "wave %u: %s: the mask leaves the caller out", w->id, a);
 		return -1;
 	}
 	if (l->c_mask & ~w->all) {
-		describe(a, sizeof(a), l);
-		nkv_cpu_violation(w, "%s: the mask names lanes the wave does not have (%#llx)",
-				  a, (unsigned long long)w->all);
+		nkv_cpu_describe(a, sizeof(a), l);
+		nkv_cpu_violation(w->blk,
+				  "wave %u: %s: the mask names lanes the wave does not have (%#llx)",
+				  w->id, a, (unsigned long long)w->all);
 		return -1;
 	}
 	if (l->c_kind == COLL_BCAST && !(l->c_mask >> l->c_src & 1)) {
-		describe(a, sizeof(a), l);
-		nkv_cpu_violation(w, "%s: source lane %u is not in the mask", a, l->c_src);
+		nkv_cpu_describe(a, sizeof(a), l);
+		nkv_cpu_violation(w->blk, "wave %u: %s: source lane %u is not in the mask", w->id,
+				  a, l->c_src);
 		return -1;
 	}
 	if (coll_clean(w, l))
@@ -170,15 +196,17 @@ static int coll_check(struct nkv_cpu_wave *w, const struct nkv_cpu_lane *l)
 		if (!mine && !theirs)
 			continue;
 		if (mine && (w->exited >> j & 1)) {
-			describe(a, sizeof(a), l);
-			nkv_cpu_violation(w, "%s waits for lane %u, which returned", a, j);
+			nkv_cpu_describe(a, sizeof(a), l);
+			nkv_cpu_violation(w->blk, "wave %u: %s waits for lane %u, which returned",
+					  w->id, a, j);
 			return -1;
 		}
 		if (o->pending && !same_call(l, o)) {
-			describe(a, sizeof(a), l);
-			describe(b, sizeof(b), o);
-			nkv_cpu_violation(w, "%s and %s: lanes of one mask in different collectives",
-					  a, b);
+			nkv_cpu_describe(a, sizeof(a), l);
+			nkv_cpu_describe(b, sizeof(b), o);
+			nkv_cpu_violation(w->blk,
+					  "wave %u: %s and %s: lanes of one mask in different collectives",
+					  w->id, a, b);
 			return -1;
 		}
 	}
@@ -206,8 +234,8 @@ static void coll_complete(struct nkv_cpu_wave *w, uint64_t mask)
 		}
 	}
 	w->pend &= ~mask;
-	if (threads_mode(w))
-		pthread_cond_broadcast(&w->cv);
+	if (threads_mode(w->run))
+		pthread_cond_broadcast(&w->blk->cv);
 }
 
 static int coll_ready(const struct nkv_cpu_wave *w, uint64_t mask)
@@ -240,6 +268,30 @@ static uint64_t coll_alone(uint32_t kind, uint64_t mask, uint64_t v, uint32_t sr
 	return coll_self(kind, v, 0);
 }
 
+static void coll_record(struct nkv_cpu_lane *l, uint32_t kind, uint64_t mask, uint64_t v,
+			uint32_t src, const char *site)
+{
+	l->c_kind = kind;
+	l->c_mask = mask;
+	l->c_src = kind == COLL_BCAST ? src : 0;
+	l->c_in = v;
+	l->c_site = site;
+	l->pending = 1;
+	l->w->pend |= 1ull << l->id;
+}
+
+/* Until the collective @l recorded completes; the lock is held. */
+static uint64_t coll_wait(struct nkv_cpu_block *b, struct nkv_cpu_lane *l)
+{
+	while (l->pending) {
+		if (threads_mode(b->run))
+			pthread_cond_wait(&b->cv, &b->mu);
+		else
+			nkv_fiber_yield(l);
+	}
+	return l->c_out;
+}
+
 static uint64_t collective(uint32_t kind, uint64_t mask, uint64_t v, uint32_t src,
 			   const char *site)
 {
@@ -250,51 +302,127 @@ static uint64_t collective(uint32_t kind, uint64_t mask, uint64_t v, uint32_t sr
 	if (!l)
 		return coll_alone(kind, mask, v, src);
 	w = l->w;
-	if (mask == 1ull << l->id && !threads_mode(w) && !w->pend && !nkv_cpu_checking(w) &&
-	    (kind != COLL_BCAST || src == l->id))
+	if (mask == 1ull << l->id && !threads_mode(w->run) && !w->pend &&
+	    !nkv_cpu_checking(w->run) && (kind != COLL_BCAST || src == l->id))
 		return coll_self(kind, v, l->id);
-	lock(w);
-	l->c_kind = kind;
-	l->c_mask = mask;
-	l->c_src = kind == COLL_BCAST ? src : 0;
-	l->c_in = v;
-	l->c_site = site;
-	l->pending = 1;
-	w->pend |= 1ull << l->id;
+	lock(w->blk);
+	coll_record(l, kind, mask, v, src, site);
 	if (coll_check(w, l)) {
-		unlock(w);
+		unlock(w->blk);
 		park_forever(l);
 	}
 	if (coll_ready(w, mask))
 		coll_complete(w, mask);
-	while (l->pending) {
-		if (threads_mode(w))
-			pthread_cond_wait(&w->cv, &w->mu);
-		else
-			nkv_fiber_yield(l);
-	}
-	r = l->c_out;
-	unlock(w);
+	r = coll_wait(w->blk, l);
+	unlock(w->blk);
 	return r;
+}
+
+/* "thread T (wave W lane L)" of block @b, for a report. */
+static void name_thread(char *buf, size_t len, struct nkv_cpu_block *b, uint32_t t)
+{
+	const struct nkv_cpu_lane *o = nkv_cpu_thread(b, t);
+
+	snprintf(buf, len, "thread %u (wave %u lane %u)", t, o->w->id, o->id);
+}
+
+/* Is thread @l's arrival at a block barrier consistent with the block?
+ * 0, or it reported a violation. Every thread must come to the same
+ * barrier: one that returned never will, one at another barrier waits
+ * for a different meeting. (Its wave's lanes: coll_check.) */
+static int block_check(struct nkv_cpu_block *b, const struct nkv_cpu_lane *l)
+{
+	char a[160], o[160];
+
+	if (b->exited) {
+		nkv_cpu_describe(a, sizeof(a), l);
+		name_thread(o, sizeof(o), b, b->last_exit);
+		nkv_cpu_violation(b, "block %u: %s: %s returned without reaching it", b->id, a, o);
+		return -1;
+	}
+	if (b->bar_first && b->bar_first->c_site != l->c_site &&
+	    strcmp(b->bar_first->c_site, l->c_site)) {
+		nkv_cpu_describe(o, sizeof(o), b->bar_first);
+		nkv_cpu_describe(a, sizeof(a), l);
+		nkv_cpu_violation(b, "block %u: %s and %s: threads of one block at different barriers",
+				  b->id, o, a);
+		return -1;
+	}
+	return 0;
+}
+
+/* Every thread of @b is at the barrier: each gets the count, all go. */
+static void block_complete(struct nkv_cpu_block *b)
+{
+	uint32_t t;
+
+	for (t = 0; t < b->threads; t++) {
+		struct nkv_cpu_lane *o = nkv_cpu_thread(b, t);
+
+		o->c_out = b->bar_count;
+		o->pending = 0;
+		o->w->pend &= ~(1ull << o->id);
+	}
+	b->bar_waiting = 0;
+	b->bar_count = 0;
+	b->bar_first = NULL;
+	if (threads_mode(b->run))
+		pthread_cond_broadcast(&b->cv);
+}
+
+/* The block barrier: every thread of the block arrives at one call site;
+ * returns how many passed a non-zero @pred. */
+static uint32_t block_collective(int pred, const char *site)
+{
+	struct nkv_cpu_lane *l = nkv_cpu_cur;
+	struct nkv_cpu_block *b;
+	uint64_t r;
+
+	if (!l)
+		return pred != 0;	/* outside a launch: a block of one thread */
+	b = l->w->blk;
+	lock(b);
+	coll_record(l, COLL_BLOCK, 1ull << l->id, pred != 0, 0, site);
+	if (coll_check(l->w, l) || block_check(b, l)) {
+		unlock(b);
+		park_forever(l);
+	}
+	b->bar_count += pred != 0;
+	if (!b->bar_waiting++)
+		b->bar_first = l;
+	if (b->bar_waiting == b->threads)
+		block_complete(b);
+	r = coll_wait(b, l);
+	unlock(b);
+	return (uint32_t)r;
 }
 
 void nkv_cpu_lane_exit(struct nkv_cpu_lane *l)
 {
 	struct nkv_cpu_wave *w = l->w;
-	char a[160];
+	struct nkv_cpu_block *b = w->blk;
+	char a[160], t[64];
 	uint32_t j;
 
-	lock(w);
+	lock(b);
 	w->exited |= 1ull << l->id;
-	for (j = 0; j < w->size && !w->stopped; j++) {
+	b->exited++;
+	b->last_exit = l->thread;
+	for (j = 0; j < w->size && !b->stopped; j++) {
 		const struct nkv_cpu_lane *o = &w->lanes[j];
 
 		if (o->pending && (o->c_mask >> l->id & 1)) {
-			describe(a, sizeof(a), o);
-			nkv_cpu_violation(w, "%s waits for lane %u, which returned", a, l->id);
+			nkv_cpu_describe(a, sizeof(a), o);
+			nkv_cpu_violation(b, "wave %u: %s waits for lane %u, which returned", w->id,
+					  a, l->id);
 		}
 	}
-	unlock(w);
+	if (b->bar_waiting && !b->stopped) {
+		nkv_cpu_describe(a, sizeof(a), b->bar_first);
+		name_thread(t, sizeof(t), b, l->thread);
+		nkv_cpu_violation(b, "block %u: %s: %s returned without reaching it", b->id, a, t);
+	}
+	unlock(b);
 }
 
 uint32_t nkv_cpu_lane_id(void)
@@ -309,7 +437,7 @@ uint32_t nkv_cpu_wave_id(void)
 
 uint32_t nkv_cpu_wave_size(void)
 {
-	return nkv_cpu_cur ? nkv_cpu_cur->w->size : 1;
+	return nkv_cpu_cur ? nkv_cpu_cur->w->run->cfg.wave_size : 1;
 }
 
 uint64_t nkv_cpu_entry_mask(void)
@@ -325,8 +453,8 @@ uint64_t nkv_cpu_activemask(void)
 	if (!l)
 		return 1;
 	alive = l->w->all & ~l->w->exited;
-	if (nkv_cpu_checking(l->w))
-		alive &= nkv_cpu_rand(l->w);
+	if (nkv_cpu_checking(l->w->run))
+		alive &= nkv_cpu_rand(l->w->blk);
 	return alive | 1ull << l->id;
 }
 
@@ -343,6 +471,85 @@ uint64_t nkv_cpu_bcast_at(uint64_t mask, uint64_t v, uint32_t src, const char *s
 void nkv_cpu_barrier_at(uint64_t mask, const char *site)
 {
 	collective(COLL_BARRIER, mask, 0, 0, site);
+}
+
+uint32_t nkv_cpu_block_id(void)
+{
+	return nkv_cpu_cur ? nkv_cpu_cur->w->blk->id : 0;
+}
+
+uint32_t nkv_cpu_block_thread(void)
+{
+	return nkv_cpu_cur ? nkv_cpu_cur->thread : 0;
+}
+
+uint32_t nkv_cpu_block_size(void)
+{
+	return nkv_cpu_cur ? nkv_cpu_cur->w->blk->threads : 1;
+}
+
+uint32_t nkv_cpu_block_count_at(int pred, const char *site)
+{
+	return block_collective(pred, site);
+}
+
+void nkv_cpu_block_barrier_at(const char *site)
+{
+	block_collective(0, site);
+}
+
+/* A new shared variable of @size zeroed bytes for @site, or NULL. */
+static struct nkv_cpu_shared *shared_new(struct nkv_cpu_block *b, size_t size, const char *site)
+{
+	struct nkv_cpu_shared *s = calloc(1, sizeof(*s));
+	size_t len = (size + 63) & ~(size_t)63;
+
+	if (!s)
+		return NULL;
+	s->data = aligned_alloc(64, len ? len : 64);
+	if (!s->data) {
+		free(s);
+		return NULL;
+	}
+	memset(s->data, 0, len ? len : 64);
+	s->site = site;
+	s->size = size;
+	s->next = b->shared;
+	b->shared = s;
+	return s;
+}
+
+/* One variable per block and declaration site, as a GPU's static shared
+ * memory is one per block and declaration. */
+void *nkv_cpu_block_shared(size_t size, const char *site)
+{
+	struct nkv_cpu_lane *l = nkv_cpu_cur;
+	struct nkv_cpu_shared *s;
+	struct nkv_cpu_block *b;
+
+	if (!l) {
+		fprintf(stderr, "nkv cpu engine: block shared variable at %s outside a launch\n",
+			site);
+		abort();
+	}
+	b = l->w->blk;
+	lock(b);
+	for (s = b->shared; s && strcmp(s->site, site); s = s->next)
+		;
+	if (!s)
+		s = shared_new(b, size, site);
+	if (!s || s->size < size) {
+		if (s)
+			nkv_cpu_violation(b, "block %u: the shared variable at %s is %zu bytes, "
+					  "not %zu", b->id, site, s->size, size);
+		else
+			nkv_cpu_halt(b, -ENOMEM, "block %u: no memory for the shared variable at "
+				     "%s (%zu bytes)", b->id, site, size);
+		unlock(b);
+		park_forever(l);
+	}
+	unlock(b);
+	return s->data;
 }
 
 /* Every thread waits here until all threads of the launch exist. */
@@ -379,30 +586,39 @@ static void *lane_thread(void *p)
 	return NULL;
 }
 
-static void *wave_thread(void *p)
+static void *block_thread(void *p)
 {
-	struct nkv_cpu_wave *w = p;
+	struct nkv_cpu_block *b = p;
 
-	if (nkv_cpu_gate_wait(w->run) > 0)
-		nkv_fiber_schedule(w);
+	if (nkv_cpu_gate_wait(b->run) > 0)
+		nkv_fiber_schedule(b);
 	return NULL;
 }
 
-static int check_cfg(const struct nkv_cpu_cfg *c, nkv_cpu_fn fn)
+/* The launch's shape, from the caller's cfg (@size bytes of it, the
+ * rest zero): 0 or -EINVAL. Sets the threads per block. */
+static int check_cfg(struct nkv_cpu_run *r, size_t size)
 {
-	if (!c || !fn || c->size < offsetof(struct nkv_cpu_cfg, seed))
-		return -EINVAL;
+	const struct nkv_cpu_cfg *c = &r->cfg;
+	uint32_t bw;
+
 	if (c->waves == 0 || c->waves > NKV_CPU_MAX_WAVES || c->wave_size == 0)
 		return -EINVAL;
-	if (c->size >= offsetof(struct nkv_cpu_cfg, sched) + sizeof(c->sched) &&
+	if (size >= offsetof(struct nkv_cpu_cfg, sched) + sizeof(c->sched) &&
 	    c->sched > NKV_CPU_SCHED_IDLE)
 		return -EINVAL;
-	if (c->mode == NKV_CPU_FIBERS || c->mode == NKV_CPU_CHECK)
-		return c->wave_size <= NKV_CPU_MAX_WAVE &&
-		       (c->stack_size == 0 || c->stack_size >= 16384) ? 0 : -EINVAL;
-	if (c->mode == NKV_CPU_THREADS)
-		return c->wave_size <= NKV_CPU_THREADS_MAX_WAVE ? 0 : -EINVAL;
-	return -EINVAL;
+	if (c->mode == NKV_CPU_FIBERS || c->mode == NKV_CPU_CHECK) {
+		if (c->wave_size > NKV_CPU_MAX_WAVE || (c->stack_size && c->stack_size < 16384))
+			return -EINVAL;
+	} else if (c->mode != NKV_CPU_THREADS || c->wave_size > NKV_CPU_THREADS_MAX_WAVE) {
+		return -EINVAL;
+	}
+	r->block_size = c->block_size ? c->block_size : c->wave_size;
+	bw = (r->block_size + c->wave_size - 1) / c->wave_size;
+	if (r->block_size > NKV_CPU_MAX_BLOCK || bw > NKV_CPU_MAX_BLOCK_WAVES || c->waves % bw)
+		return -EINVAL;
+	r->nblocks = c->waves / bw;
+	return 0;
 }
 
 static size_t stack_size(const struct nkv_cpu_cfg *c)
@@ -415,22 +631,37 @@ static size_t stack_size(const struct nkv_cpu_cfg *c)
 	return s;
 }
 
+static void block_setup(struct nkv_cpu_run *r, struct nkv_cpu_block *b, uint32_t id)
+{
+	b->run = r;
+	b->id = id;
+	b->nwaves = r->cfg.waves / r->nblocks;
+	b->waves = r->waves + (size_t)id * b->nwaves;
+	b->threads = r->block_size;
+	b->lane = r->lanes + (size_t)id * b->threads;
+	b->rng = r->cfg.seed ^ (uint64_t)(id + 1u) * 0xd1b54a32d192ed03ull;
+	pthread_mutex_init(&b->mu, NULL);
+	pthread_cond_init(&b->cv, NULL);
+}
+
+/* Wave @id: the next lanes of its block; the block's last may be partial. */
 static int wave_setup(struct nkv_cpu_run *r, struct nkv_cpu_wave *w, uint32_t id)
 {
-	uint32_t i;
+	struct nkv_cpu_block *b = &r->blocks[id / (r->cfg.waves / r->nblocks)];
+	uint32_t first = (uint32_t)(w - b->waves) * r->cfg.wave_size, i;
 	int err;
 
 	w->run = r;
+	w->blk = b;
 	w->id = id;
-	w->size = r->cfg.wave_size;
+	w->size = b->threads - first < r->cfg.wave_size ? b->threads - first : r->cfg.wave_size;
 	w->all = w->size == 64 ? ~0ull : (1ull << w->size) - 1ull;
-	w->rng = r->cfg.seed ^ (uint64_t)(id + 1u) * 0xd1b54a32d192ed03ull;
-	pthread_mutex_init(&w->mu, NULL);
-	pthread_cond_init(&w->cv, NULL);
 	for (i = 0; i < w->size; i++) {
 		w->lanes[i].w = w;
 		w->lanes[i].id = i;
-		if (threads_mode(w))
+		w->lanes[i].thread = first + i;
+		b->lane[first + i] = &w->lanes[i];
+		if (threads_mode(r))
 			continue;
 		err = nkv_fiber_init(&w->lanes[i], stack_size(&r->cfg));
 		if (err)
@@ -452,24 +683,27 @@ static int thread_sched(const struct nkv_cpu_run *r, pthread_t th)
 	return -pthread_setschedparam(th, SCHED_IDLE, &sp);
 }
 
-static int start_wave(struct nkv_cpu_run *r, struct nkv_cpu_wave *w)
+/* Fibers: one OS thread runs the block; threads: one per lane. */
+static int start_block(struct nkv_cpu_run *r, struct nkv_cpu_block *b)
 {
-	uint32_t j;
+	uint32_t t;
 	int err;
 
-	if (!threads_mode(w)) {
-		err = pthread_create(&w->th, NULL, wave_thread, w);
+	if (!threads_mode(r)) {
+		err = pthread_create(&b->th, NULL, block_thread, b);
 		if (err)
 			return -err;
-		w->started = 1;
-		return thread_sched(r, w->th);
+		b->started = 1;
+		return thread_sched(r, b->th);
 	}
-	for (j = 0; j < w->size; j++) {
-		err = pthread_create(&w->lanes[j].th, NULL, lane_thread, &w->lanes[j]);
+	for (t = 0; t < b->threads; t++) {
+		struct nkv_cpu_lane *l = nkv_cpu_thread(b, t);
+
+		err = pthread_create(&l->th, NULL, lane_thread, l);
 		if (err)
 			return -err;
-		w->lanes[j].started = 1;
-		err = thread_sched(r, w->lanes[j].th);
+		l->started = 1;
+		err = thread_sched(r, l->th);
 		if (err)
 			return err;
 	}
@@ -481,29 +715,45 @@ static int start_threads(struct nkv_cpu_run *r)
 	uint32_t i;
 	int err = 0;
 
-	for (i = 0; i < r->cfg.waves && !err; i++)
-		err = start_wave(r, &r->waves[i]);
+	for (i = 0; i < r->nblocks && !err; i++)
+		err = start_block(r, &r->blocks[i]);
 	return err;
+}
+
+static void block_free(struct nkv_cpu_block *b)
+{
+	struct nkv_cpu_shared *s, *next;
+
+	for (s = b->shared; s; s = next) {
+		next = s->next;
+		free(s->data);
+		free(s);
+	}
+	pthread_mutex_destroy(&b->mu);
+	pthread_cond_destroy(&b->cv);
 }
 
 static void join_and_free(struct nkv_cpu_run *r)
 {
 	uint32_t i, j;
 
+	for (i = 0; i < r->nblocks; i++)
+		if (r->blocks[i].started)
+			pthread_join(r->blocks[i].th, NULL);
 	for (i = 0; i < r->cfg.waves; i++) {
 		struct nkv_cpu_wave *w = &r->waves[i];
 
-		if (w->started)
-			pthread_join(w->th, NULL);
-		for (j = 0; j < r->cfg.wave_size; j++) {
+		for (j = 0; j < w->size; j++) {
 			if (w->lanes[j].started)
 				pthread_join(w->lanes[j].th, NULL);
 			nkv_fiber_free(&w->lanes[j]);
 		}
-		pthread_mutex_destroy(&w->mu);
-		pthread_cond_destroy(&w->cv);
 	}
+	for (i = 0; i < r->nblocks; i++)
+		block_free(&r->blocks[i]);
 	free(r->waves);
+	free(r->blocks);
+	free(r->lanes);
 }
 
 /* NKV_CPU_CHECK=SEED: check every fibers launch, e.g. a whole suite. */
@@ -517,30 +767,52 @@ static void check_env(struct nkv_cpu_cfg *c)
 	}
 }
 
+/* Blocks and waves, set up to run; 0 or -ENOMEM (freed by the caller). */
+static int run_setup(struct nkv_cpu_run *r)
+{
+	uint32_t i;
+	int err = 0;
+
+	r->waves = calloc(r->cfg.waves, sizeof(*r->waves));
+	r->blocks = calloc(r->nblocks, sizeof(*r->blocks));
+	r->lanes = calloc((size_t)r->nblocks * r->block_size, sizeof(*r->lanes));
+	if (!r->waves || !r->blocks || !r->lanes) {
+		free(r->waves);
+		free(r->blocks);
+		free(r->lanes);
+		r->waves = NULL;
+		return -ENOMEM;
+	}
+	for (i = 0; i < r->nblocks; i++)
+		block_setup(r, &r->blocks[i], i);
+	for (i = 0; i < r->cfg.waves && !err; i++)
+		err = wave_setup(r, &r->waves[i], i);
+	return err;
+}
+
 int nkv_cpu_launch(const struct nkv_cpu_cfg *cfg, nkv_cpu_fn fn, void *arg)
 {
 	struct nkv_cpu_run r;
-	uint32_t i;
 	int err;
 
-	err = check_cfg(cfg, fn);
+	if (!cfg || !fn || cfg->size < offsetof(struct nkv_cpu_cfg, seed))
+		return -EINVAL;
+	memset(&r, 0, sizeof(r));
+	memcpy(&r.cfg, cfg, cfg->size < sizeof(r.cfg) ? cfg->size : sizeof(r.cfg));
+	err = check_cfg(&r, cfg->size);
 	if (err)
 		return err;
 	if (nkv_cpu_cur)
 		return -EDEADLK;
-	memset(&r, 0, sizeof(r));
-	memcpy(&r.cfg, cfg, cfg->size < sizeof(r.cfg) ? cfg->size : sizeof(r.cfg));
 	check_env(&r.cfg);
 	r.fn = fn;
 	r.arg = arg;
+	err = run_setup(&r);
+	if (err == -ENOMEM && !r.waves)
+		return err;
 	pthread_mutex_init(&r.diag_mu, NULL);
 	pthread_mutex_init(&r.gate_mu, NULL);
 	pthread_cond_init(&r.gate_cv, NULL);
-	r.waves = calloc(cfg->waves, sizeof(*r.waves));
-	if (!r.waves)
-		return -ENOMEM;
-	for (i = 0; i < cfg->waves && !err; i++)
-		err = wave_setup(&r, &r.waves[i], i);
 	if (!err)
 		err = start_threads(&r);
 	/* A partial start must not run anything: the gate says abort. */
@@ -549,8 +821,8 @@ int nkv_cpu_launch(const struct nkv_cpu_cfg *cfg, nkv_cpu_fn fn, void *arg)
 	pthread_mutex_destroy(&r.gate_mu);
 	pthread_cond_destroy(&r.gate_cv);
 	pthread_mutex_destroy(&r.diag_mu);
-	if (!err && r.proto_err) {
-		err = -EPROTO;
+	if (!err && r.stop_err) {
+		err = r.stop_err;
 		if (r.cfg.diag && r.cfg.diag_len)
 			snprintf(r.cfg.diag, r.cfg.diag_len, "%s", r.diag);
 	}
@@ -561,7 +833,7 @@ int nkv_cpu_launch(const struct nkv_cpu_cfg *cfg, nkv_cpu_fn fn, void *arg)
  * microseconds, so a loop that only works in lockstep shows it. */
 static void check_pause(struct nkv_cpu_lane *l)
 {
-	uint64_t x = nkv_cpu_rand(l->w);
+	uint64_t x = nkv_cpu_rand(l->w->blk);
 
 	if ((x & 7) == 0) {
 		nkv_fiber_yield(l);
@@ -619,7 +891,7 @@ void nkv_cpu_poll_pause(uint64_t n)
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_ia32_pause();
 #endif
-	if (nkv_cpu_cur && nkv_cpu_checking(nkv_cpu_cur->w))
+	if (nkv_cpu_cur && nkv_cpu_checking(nkv_cpu_cur->w->run))
 		check_pause(nkv_cpu_cur);
 	else
 		pause_step(n);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fiber.c - lanes as cooperative fibers on one OS thread per wave.
+ * fiber.c - lanes as cooperative fibers on one OS thread per block (a
+ * block of one wave by default).
  *
  * A lane runs until it blocks in a collective (or returns), then swaps back
- * to its wave's scheduler, which resumes the next lane that can make
+ * to its block's scheduler, which resumes the next lane that can make
  * progress. Stacks are mmap'd with a PROT_NONE guard page below them so an
  * overflow faults instead of corrupting a neighbour. The sanitizers are
  * told about every switch: ASan must know the stack it is on (or it reports
@@ -12,6 +13,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -34,6 +36,7 @@
 #endif
 
 #ifdef NKV_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #define asan_start(save, bottom, len) __sanitizer_start_switch_fiber(save, bottom, len)
 #define asan_finish(save, bottom, len) __sanitizer_finish_switch_fiber(save, bottom, len)
@@ -65,21 +68,21 @@ static size_t sys_page_size(void)
 static void lane_entry(void)
 {
 	struct nkv_cpu_lane *l = nkv_cpu_cur;
-	struct nkv_cpu_wave *w = l->w;
+	struct nkv_cpu_block *b = l->w->blk;
 
 	/* First time on this stack: learn the scheduler's stack for the way back. */
-	asan_finish(NULL, &w->sched_stack, &w->sched_stack_len);
-	w->run->fn(w->run->arg);
+	asan_finish(NULL, &b->sched_stack, &b->sched_stack_len);
+	b->run->fn(b->run->arg);
 	nkv_cpu_lane_exit(l);
 	l->done = 1;
 	/* Leaving for good: no fake stack to keep. */
-	asan_start(NULL, w->sched_stack, w->sched_stack_len);
+	asan_start(NULL, b->sched_stack, b->sched_stack_len);
 #ifdef NKV_TSAN
-	__tsan_switch_to_fiber(w->sched_tsan_fiber, 0);
+	__tsan_switch_to_fiber(b->sched_tsan_fiber, 0);
 #endif
 #ifdef NKV_CTX_ASM
 	/* A finished lane is never switched to again. */
-	nkv_ctx_switch(&l->sp, w->sched_sp);
+	nkv_ctx_switch(&l->sp, b->sched_sp);
 	__builtin_unreachable();
 #endif
 	/* ucontext: returning goes to uc_link, the scheduler. */
@@ -106,7 +109,7 @@ static int make_ctx(struct nkv_cpu_lane *l)
 		return -ENOMEM;
 	l->ctx.uc_stack.ss_sp = (char *)l->map + sys_page_size();
 	l->ctx.uc_stack.ss_size = l->map_len - sys_page_size();
-	l->ctx.uc_link = &l->w->sched;
+	l->ctx.uc_link = &l->w->blk->sched;
 	makecontext(&l->ctx, lane_entry, 0);
 	return 0;
 }
@@ -149,22 +152,28 @@ void nkv_fiber_free(struct nkv_cpu_lane *l)
 		__tsan_destroy_fiber(l->tsan_fiber);
 	l->tsan_fiber = NULL;
 #endif
-	if (l->map)
+	if (l->map) {
+#ifdef NKV_ASAN
+		/* A lane stopped by a protocol error left its frames poisoned;
+		 * the next launch may map its stacks here. */
+		__asan_unpoison_memory_region(l->map, l->map_len);
+#endif
 		munmap(l->map, l->map_len);
+	}
 	l->map = NULL;
 }
 
 /* Scheduler -> lane, and back when the lane yields or returns. */
-static void switch_in(struct nkv_cpu_wave *w, struct nkv_cpu_lane *l)
+static void switch_in(struct nkv_cpu_block *b, struct nkv_cpu_lane *l)
 {
 	nkv_cpu_cur = l;
-	asan_start(&w->sched_asan_fake, (char *)l->map + sys_page_size(),
+	asan_start(&b->sched_asan_fake, (char *)l->map + sys_page_size(),
 		   l->map_len - sys_page_size());
 #ifdef NKV_TSAN
 	__tsan_switch_to_fiber(l->tsan_fiber, 0);
 #endif
-	ctx_swap(&w->sched_sp, &w->sched, l->sp, &l->ctx);
-	asan_finish(w->sched_asan_fake, NULL, NULL);
+	ctx_swap(&b->sched_sp, &b->sched, l->sp, &l->ctx);
+	asan_finish(b->sched_asan_fake, NULL, NULL);
 	nkv_cpu_cur = NULL;
 }
 
@@ -174,65 +183,91 @@ static int runnable(const struct nkv_cpu_lane *l)
 	return !l->done && !l->pending;
 }
 
-/* NKV_CPU_CHECK: a random runnable lane; else the next one in order. */
-static int pick(struct nkv_cpu_wave *w, uint32_t after)
+/* NKV_CPU_CHECK: a random runnable thread; else the next one in order. */
+static int pick(struct nkv_cpu_block *b, uint32_t after)
 {
 	uint32_t i, n = 0, k;
 
-	if (!nkv_cpu_checking(w)) {
-		for (i = 1; i <= w->size; i++)
-			if (runnable(&w->lanes[(after + i) % w->size]))
-				return (int)((after + i) % w->size);
+	if (!nkv_cpu_checking(b->run)) {
+		for (i = 0; i < b->threads; i++) {
+			if (++after == b->threads)
+				after = 0;
+			if (runnable(b->lane[after]))
+				return (int)after;
+		}
 		return -1;
 	}
-	for (i = 0; i < w->size; i++)
-		n += runnable(&w->lanes[i]);
+	for (i = 0; i < b->threads; i++)
+		n += runnable(nkv_cpu_thread(b, i));
 	if (!n)
 		return -1;
-	k = (uint32_t)(nkv_cpu_rand(w) % n);
-	for (i = 0; i < w->size; i++)
-		if (runnable(&w->lanes[i]) && k-- == 0)
+	k = (uint32_t)(nkv_cpu_rand(b) % n);
+	for (i = 0; i < b->threads; i++)
+		if (runnable(nkv_cpu_thread(b, i)) && k-- == 0)
 			break;
 	return (int)i;
 }
 
-/* Runs the wave's lanes until all returned or a protocol error stopped
- * the wave (its lanes are then abandoned where they stand: their stacks
+/* No thread of @b can run, yet some have not returned: name the first
+ * waiting one, and one that waits somewhere else if there is one. */
+static void deadlock(struct nkv_cpu_block *b)
+{
+	struct nkv_cpu_lane *first = NULL, *l;
+	char a[160], o[160];
+	uint32_t t;
+
+	for (t = 0; t < b->threads; t++) {
+		l = nkv_cpu_thread(b, t);
+		if (l->done)
+			continue;
+		if (!first) {
+			first = l;
+		} else if (l->c_kind != first->c_kind || strcmp(l->c_site, first->c_site)) {
+			nkv_cpu_describe(a, sizeof(a), first);
+			nkv_cpu_describe(o, sizeof(o), l);
+			nkv_cpu_violation(b, "block %u: %s and %s: no thread of the block can run",
+					  b->id, a, o);
+			return;
+		}
+	}
+	nkv_cpu_describe(a, sizeof(a), first);
+	nkv_cpu_violation(b, "wave %u: %s: no thread of the block can run", first->w->id, a);
+}
+
+/* Runs the block's lanes until all returned or a protocol error stopped
+ * the block (its lanes are then abandoned where they stand: their stacks
  * are unmapped with the launch). */
-void nkv_fiber_schedule(struct nkv_cpu_wave *w)
+void nkv_fiber_schedule(struct nkv_cpu_block *b)
 {
 	uint32_t i, left;
-	int next = (int)w->size - 1;
+	int next = (int)b->threads - 1;
 
 #ifdef NKV_TSAN
-	w->sched_tsan_fiber = __tsan_get_current_fiber();
+	b->sched_tsan_fiber = __tsan_get_current_fiber();
 #endif
-	while (!w->stopped) {
-		next = pick(w, (uint32_t)next);
+	while (!b->stopped) {
+		next = pick(b, (uint32_t)next);
 		if (next >= 0) {
-			switch_in(w, &w->lanes[next]);
+			switch_in(b, nkv_cpu_thread(b, (uint32_t)next));
 			continue;
 		}
-		for (i = 0, left = 0; i < w->size; i++)
-			left += !w->lanes[i].done;
+		for (i = 0, left = 0; i < b->threads; i++)
+			left += !nkv_cpu_thread(b, i)->done;
 		if (!left)
 			break;
-		/* Every lane left waits in a collective nobody can complete. */
-		for (i = 0; i < w->size && w->lanes[i].done; i++)
-			;
-		nkv_cpu_violation(w, "lane %u waits in %s: no lane of the wave can run", i,
-				  w->lanes[i].c_site);
+		/* Every thread left waits in a collective nobody can complete. */
+		deadlock(b);
 	}
 }
 
 void nkv_fiber_yield(struct nkv_cpu_lane *l)
 {
-	struct nkv_cpu_wave *w = l->w;
+	struct nkv_cpu_block *b = l->w->blk;
 
-	asan_start(&l->asan_fake, w->sched_stack, w->sched_stack_len);
+	asan_start(&l->asan_fake, b->sched_stack, b->sched_stack_len);
 #ifdef NKV_TSAN
-	__tsan_switch_to_fiber(w->sched_tsan_fiber, 0);
+	__tsan_switch_to_fiber(b->sched_tsan_fiber, 0);
 #endif
-	ctx_swap(&l->sp, &l->ctx, w->sched_sp, &w->sched);
-	asan_finish(l->asan_fake, &w->sched_stack, &w->sched_stack_len);
+	ctx_swap(&l->sp, &l->ctx, b->sched_sp, &b->sched);
+	asan_finish(l->asan_fake, &b->sched_stack, &b->sched_stack_len);
 }
