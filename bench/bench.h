@@ -20,6 +20,13 @@
 #define NKV_BENCH_EXIT_USAGE 2	/* bad flags */
 #define NKV_BENCH_EXIT_SETUP 3	/* cannot start the target, connect, ... */
 
+/* The widest batch: a block of 1023 threads, one doorbell (a queue of
+ * 1024 entries holds 1023 commands). */
+#define NKV_BENCH_MAX_BATCH 1023u
+/* Threads of every queue pair's block together, on the cpu engine one
+ * fiber each. */
+#define NKV_BENCH_MAX_THREADS 4096u
+
 enum nkv_bench_engine {
 	NKV_BENCH_ENGINE_AUTO = 0,
 	NKV_BENCH_ENGINE_CPU = 1,

@@ -49,6 +49,11 @@ SCHEMA = "nkv-bench-compare/1"
 CEPH_TOOLS = ("ceph-mon", "ceph-osd", "ceph", "rados", "monmaptool")
 SIZES = (4096, 1 << 20)
 DEPTHS = ((1, 1), (8, 1), (32, 1), (64, 1), (32, 2))   # (batch, queue pairs)
+# Issue 30's value-size sweep, LLM KV-cache block sizes: a layer of a
+# 16-token block, the block (Llama-3.1-8B, bf16), a 256-token chunk. The
+# cpu part runs every one; the rados part the two large ones at depth 8.
+SWEEP = (64 << 10, 2 << 20, 32 << 20)
+SWEEP_DEPTH = (8, 1)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # A ping-pong round trip below this: the two CPUs are hyperthreads of one
 # physical core. A virtual machine's guest topology does not say (its
@@ -86,10 +91,14 @@ def ratio_runs(nkv, ref):
     return [a / b if a is not None and b else None for a, b in zip(nkv, ref)]
 
 
+def size_key(size):
+    """4k, 1m: a size as figure names spell it."""
+    return "%dk" % (size >> 10) if size < 1 << 20 else "%dm" % (size >> 20)
+
+
 def point_key(size, batch, queues):
     """rados.4k.32, rados.1m.2x32: the prefix of a rados point's figures."""
-    return "rados.%s.%s" % ("%dk" % (size >> 10) if size < 1 << 20 else "%dm" % (size >> 20),
-                            depth_name(batch, queues))
+    return "rados.%s.%s" % (size_key(size), depth_name(batch, queues))
 
 
 def size_name(n):
@@ -220,7 +229,18 @@ def nkv_bench(tools, what, args, want_cmds, timeout=300):
 
 def cpu_plan(quick):
     return {"rtt_rounds": 2000 if quick else 500000, "b1_keys": 256 if quick else 4096,
-            "b32_keys": 512 if quick else 8192, "iters": 1 if quick else 8}
+            "b32_keys": 512 if quick else 8192, "iters": 1 if quick else 8,
+            "sweep": {size_name(s): list(sweep_plan(s, quick)) for s in SWEEP}}
+
+
+def sweep_plan(size, quick):
+    """(keys, iterations, batch) of one sweep size: batches of 8 (one
+    of 2 for 32 MiB in a quick run), ~0.2-1 s, at most 512 MiB stored."""
+    if quick:
+        return (8, 1, 8) if size <= 2 << 20 else (2, 1, 2)
+    if size <= 64 << 10:
+        return 1024, 4, 8
+    return (128, 2, 8) if size <= 2 << 20 else (16, 2, 8)
 
 
 def cpu_part(book, run, tools, cpus, plan, mode):
@@ -270,6 +290,33 @@ def cpu_part(book, run, tools, cpus, plan, mode):
                                                    time.time() - t))
 
 
+def cpu_sweep(book, run, tools, cpus, plan, mode):
+    """Large values: the target's CPU time per command (the mem backend)
+    beside one core's memcpy of the same size into a faulted-in
+    destination, both on the target's CPU."""
+    a, b = cpus
+    for size in SWEEP:
+        n = size_name(size)
+        keys, iters, batch = plan["sweep"][n]
+        t = time.time()
+        mc = run_json([tools["pingpong"], "memcpy", str(size), str(b)], 120, "pingpong memcpy")
+        book.add("cpu.memcpy_%s_target.ns" % size_key(size), run, 1e9 / mc["blocks_per_s"], "ns",
+                 "one %s memcpy (target's CPU)" % n)
+        for op in ("store", "retrieve"):
+            j = nkv_bench(tools, "nkv-bench %s %s" % (op, n),
+                          ["--cpus", "%d,%d" % (a, b), "--memory-mode", mode, "--kv-op", op,
+                           "--batch-size", str(batch), "--num-keys", str(keys), "--iterations",
+                           str(iters), "--value-size", str(size), "--no-verify"], keys * iters)
+            key = "cpu.sweep_%s.%s" % (size_key(size), op)
+            book.add(key + ".target_ns", run, j["target_busy_ns_per_cmd"], "ns",
+                     "%s %s batch %d: target poll thread's busy time per command" %
+                     (op.capitalize(), n, batch))
+            book.add(key + ".gbps", run, j["iops"] * size / 1e9, "GB/s",
+                     "%s %s batch %d: values per second x size" % (op.capitalize(), n, batch))
+        say("run %d cpu sweep %s: memcpy %.0f us, store and retrieve done (%.1f s)" %
+            (run + 1, n, 1e6 / mc["blocks_per_s"], time.time() - t))
+
+
 def cpu_ratios(book):
     for op in ("exist", "retrieve"):
         for p in ("p50", "p99"):
@@ -287,6 +334,14 @@ def cpu_ratios(book):
                "Retrieve batch 32 4 KiB: target CPU time per command / one 4 KiB memcpy "
                "(target's CPU)",
                "cpu.retrieve_b32.target_ns", "cpu.memcpy_4k_target.ns", "cpu")
+    for size in SWEEP:
+        n = size_name(size)
+        for op in ("store", "retrieve"):
+            book.ratio("cpu.sweep_%s.%s.target_vs_memcpy" % (size_key(size), op),
+                       "%s %s: target CPU time per command / one %s memcpy (target's CPU; "
+                       "goal <= 1.43)" % (op.capitalize(), n, n),
+                       "cpu.sweep_%s.%s.target_ns" % (size_key(size), op),
+                       "cpu.memcpy_%s_target.ns" % size_key(size), "cpu")
 
 
 def cpu_runs(book):
@@ -304,9 +359,20 @@ def cpu_runs(book):
 
 # ---- rados part ----------------------------------------------------------
 
+def rados_points(quick):
+    """(size, batch, queue pairs) of the rados part: every depth at 4 KiB
+    and 1 MiB, the sweep's large sizes at depth 8 (a quick run: 2 MiB)."""
+    big = [s for s in SWEEP if s > 1 << 20 and (not quick or s <= 2 << 20)]
+    return [(s, b, q) for s in SIZES for b, q in DEPTHS] + \
+        [(s,) + SWEEP_DEPTH for s in big]
+
+
 def rados_plan(size, batch, queues, quick):
-    """(keys, iterations) of one point: ~0.3-1 s of work, bounded memory."""
+    """(keys, iterations) of one point: ~0.3-1 s of work, bounded memory
+    (the large sizes: 128 MiB, or one batch, per tool in the cluster's store)."""
     depth = batch * queues
+    if size > 1 << 20:
+        return (depth, 1) if quick else (max(depth, (128 << 20) // size), 2)
     if quick:
         return max(16, depth), 1
     if size >= 1 << 20:
@@ -411,68 +477,66 @@ def loop_point(tools, cl, op, size, batch, queues, keys, iters, via="librados"):
 
 
 def rados_part(book, run, tools, cl, quick):
-    for size in SIZES:
-        for batch, queues in DEPTHS:
-            keys, iters = rados_plan(size, batch, queues, quick)
-            d = depth_name(batch, queues)
-            base = point_key(size, batch, queues)
-            common = ["--target", "vfio-user:" + cl.sock, "--value-size", str(size),
-                      "--batch-size", str(batch), "--num-queues", str(queues), "--num-keys",
-                      str(keys), "--iterations", str(iters), "--key-prefix", "c%d-" % size,
-                      "--timeout-ms", "60000", "--poll-sched", "idle"]
-            where = "%s depth %s" % (size_name(size), d)
-            for op, lop in (("store", "write"), ("retrieve", "read")):
-                for tool, verify in (("nkv", False), ("loop", False), ("backend", False)) + \
-                        ((("nkv_verify", True),) if op == "retrieve" else ()):
-                    t = time.time()
-                    if tool in ("loop", "backend"):
-                        via = "librados" if tool == "loop" else "backend"
-                        iops, p50 = loop_point(tools, cl, lop, size, batch, queues, keys, iters,
-                                               via)
-                        name = "rados_loop --batch %s%s" % (lop, " --via backend"
-                                                            if tool == "backend" else "")
-                    else:
-                        j = nkv_bench(tools, "nkv-bench %s %s" % (op, where),
-                                      common + ["--kv-op", op, "--verify" if verify else "--no-verify"],
-                                      keys * iters)
-                        iops, p50 = j["iops"], j["latency_ns"]["p50"] / 1e3
-                        name = "nkv %s%s" % (op, " --verify" if verify else " --no-verify")
-                    cl.alive()
-                    label = "%s %s, %s" % (op.capitalize(), where, name)
-                    book.add("%s.%s.%s.iops" % (base, op, tool), run, iops, "IOPS", label + " IOPS")
-                    book.add("%s.%s.%s.p50_us" % (base, op, tool), run, p50, "us", label + " p50")
-                    say("run %d rados %s: %.0f IOPS, p50 %.0f us (%d ops, %.1f s)" %
-                        (run + 1, label, iops, p50, keys * iters, time.time() - t))
+    for size, batch, queues in rados_points(quick):
+        keys, iters = rados_plan(size, batch, queues, quick)
+        d = depth_name(batch, queues)
+        base = point_key(size, batch, queues)
+        common = ["--target", "vfio-user:" + cl.sock, "--value-size", str(size),
+                  "--batch-size", str(batch), "--num-queues", str(queues), "--num-keys",
+                  str(keys), "--iterations", str(iters), "--key-prefix", "c%d-" % size,
+                  "--timeout-ms", "60000", "--poll-sched", "idle"]
+        where = "%s depth %s" % (size_name(size), d)
+        for op, lop in (("store", "write"), ("retrieve", "read")):
+            for tool, verify in (("nkv", False), ("loop", False), ("backend", False)) + \
+                    ((("nkv_verify", True),) if op == "retrieve" else ()):
+                t = time.time()
+                if tool in ("loop", "backend"):
+                    via = "librados" if tool == "loop" else "backend"
+                    iops, p50 = loop_point(tools, cl, lop, size, batch, queues, keys, iters,
+                                           via)
+                    name = "rados_loop --batch %s%s" % (lop, " --via backend"
+                                                        if tool == "backend" else "")
+                else:
+                    j = nkv_bench(tools, "nkv-bench %s %s" % (op, where),
+                                  common + ["--kv-op", op, "--verify" if verify else "--no-verify"],
+                                  keys * iters)
+                    iops, p50 = j["iops"], j["latency_ns"]["p50"] / 1e3
+                    name = "nkv %s%s" % (op, " --verify" if verify else " --no-verify")
+                cl.alive()
+                label = "%s %s, %s" % (op.capitalize(), where, name)
+                book.add("%s.%s.%s.iops" % (base, op, tool), run, iops, "IOPS", label + " IOPS")
+                book.add("%s.%s.%s.p50_us" % (base, op, tool), run, p50, "us", label + " p50")
+                say("run %d rados %s: %.0f IOPS, p50 %.0f us (%d ops, %.1f s)" %
+                    (run + 1, label, iops, p50, keys * iters, time.time() - t))
 
 
-def rados_ratios(book):
-    for size in SIZES:
-        for batch, queues in DEPTHS:
-            d = depth_name(batch, queues)
-            base = point_key(size, batch, queues)
-            for op in ("store", "retrieve"):
-                where = "%s %s depth %s" % (op.capitalize(), size_name(size), d)
-                for tool, what in (("nkv", "nkv --no-verify"), ("nkv_verify", "nkv --verify")):
-                    if tool == "nkv_verify" and op == "store":
-                        continue
-                    book.ratio("%s.%s.%s.iops_vs_loop" % (base, op, tool),
-                               "%s IOPS, %s / rados_loop --batch" % (where, what),
-                               "%s.%s.%s.iops" % (base, op, tool), "%s.%s.loop.iops" % (base, op),
-                               "rados")
-                # The gap in two: nkv-target's backend alone against
-                # librados, and nkv against that backend alone (the hop).
-                book.ratio("%s.%s.backend.iops_vs_loop" % (base, op),
-                           "%s IOPS, the backend alone / rados_loop --batch" % where,
-                           "%s.%s.backend.iops" % (base, op), "%s.%s.loop.iops" % (base, op),
+def rados_ratios(book, quick):
+    for size, batch, queues in rados_points(quick):
+        d = depth_name(batch, queues)
+        base = point_key(size, batch, queues)
+        for op in ("store", "retrieve"):
+            where = "%s %s depth %s" % (op.capitalize(), size_name(size), d)
+            for tool, what in (("nkv", "nkv --no-verify"), ("nkv_verify", "nkv --verify")):
+                if tool == "nkv_verify" and op == "store":
+                    continue
+                book.ratio("%s.%s.%s.iops_vs_loop" % (base, op, tool),
+                           "%s IOPS, %s / rados_loop --batch" % (where, what),
+                           "%s.%s.%s.iops" % (base, op, tool), "%s.%s.loop.iops" % (base, op),
                            "rados")
-                book.ratio("%s.%s.nkv.iops_vs_backend" % (base, op),
-                           "%s IOPS, nkv --no-verify / the backend alone" % where,
-                           "%s.%s.nkv.iops" % (base, op), "%s.%s.backend.iops" % (base, op),
-                           "rados")
-                book.ratio("%s.%s.nkv.p50_vs_loop" % (base, op),
-                           "%s p50 latency, nkv --no-verify / rados_loop --batch" % where,
-                           "%s.%s.nkv.p50_us" % (base, op), "%s.%s.loop.p50_us" % (base, op),
-                           "rados")
+            # The gap in two: nkv-target's backend alone against
+            # librados, and nkv against that backend alone (the hop).
+            book.ratio("%s.%s.backend.iops_vs_loop" % (base, op),
+                       "%s IOPS, the backend alone / rados_loop --batch" % where,
+                       "%s.%s.backend.iops" % (base, op), "%s.%s.loop.iops" % (base, op),
+                       "rados")
+            book.ratio("%s.%s.nkv.iops_vs_backend" % (base, op),
+                       "%s IOPS, nkv --no-verify / the backend alone" % where,
+                       "%s.%s.nkv.iops" % (base, op), "%s.%s.backend.iops" % (base, op),
+                       "rados")
+            book.ratio("%s.%s.nkv.p50_vs_loop" % (base, op),
+                       "%s p50 latency, nkv --no-verify / rados_loop --batch" % where,
+                       "%s.%s.nkv.p50_us" % (base, op), "%s.%s.loop.p50_us" % (base, op),
+                       "rados")
 
 
 # ---- the machine ---------------------------------------------------------
@@ -538,7 +602,10 @@ def dump_json(res, path):
 READING = {
     "cpu": "Latency ratios: nkv's round trip over the ping-pong's (how many cache-line round "
            "trips one command costs). IOPS ratio: commands per second over 4 KiB memcpy blocks "
-           "per second of one core (1 = as fast as copying the value).",
+           "per second of one core (1 = as fast as copying the value). The value-size sweep "
+           "(64 KiB, 2 MiB, 32 MiB; mem backend): the target's CPU time per command over one "
+           "memcpy of the value on the target's CPU (1 = the target costs one copy; issue "
+           "30's goal is <= 1.43, 70 %% of the copy bound).",
     "rados": "Ratios nkv / rados_loop --batch: IOPS above 1 and latency below 1 favour nkv. "
              "nkv-bench and rados_loop both issue a batch of N, wait for all N, then the next; "
              "a batch's time is each of its commands' latency. nkv-bench polls at SCHED_IDLE "
@@ -565,7 +632,7 @@ def rados_matrix(res):
                               "p50_vs_loop")):
         out += ["", "| %s | %s |" % (what, " | ".join("depth " + depth_name(b, q) for b, q in DEPTHS)),
                 "|---|" + "---|" * len(DEPTHS)]
-        for size in SIZES:
+        for size in sorted({p[0] for p in rados_points(res["quick"])}):
             for op in ("store", "retrieve"):
                 if tool == "nkv_verify" and op == "store":
                     continue
@@ -616,6 +683,9 @@ def table(res):
         if part == "cpu":
             out += ["", cpu_runs_line(st["runs"])]
         if part == "rados":
+            out += ["", "The cluster: one OSD on a memstore of %d MiB (--memstore-mb); the "
+                    "large values at depth %s." % (res["memstore_mb"],
+                                                   depth_name(*SWEEP_DEPTH))]
             out += rados_matrix(res)
         out += ["", "| figure | nkv | reference | nkv / reference |", "|---|---|---|---|"]
         for name, r in res["ratios"].items():
@@ -651,7 +721,7 @@ def plot_in(res, gp, dat, png):
             f.write('%d "%s" %g %g %g\n' % (i, short, r["median"], r["min"], r["max"]))
         f.write("\n\n# rados IOPS ratios: depth-index median min max, one block per op/size\n")
         blocks = []
-        for size in SIZES:
+        for size in sorted({p[0] for p in rados_points(res["quick"])}):
             for op in ("store", "retrieve"):
                 rows = []
                 for i, (b, q) in enumerate(DEPTHS):
@@ -736,8 +806,8 @@ def args_parse(argv):
                     help="A,B: device code / ping-pong thread 1 / memcpy on A, target / "
                          "ping-pong thread 2 / memcpy on B (default: the first two allowed CPUs)")
     ap.add_argument("--memory-mode", default="8", help="nkv-bench memory mode, cpu part (default 8)")
-    ap.add_argument("--memstore-mb", type=int, default=2048,
-                    help="the dev cluster's memstore size (default 2048)")
+    ap.add_argument("--memstore-mb", type=int, default=4096,
+                    help="the dev cluster's memstore size (default 4096)")
     ap.add_argument("--note", default="A shared machine: other work may have run beside "
                                       "the measurement (see the load averages).",
                     help="what to say about the machine")
@@ -807,12 +877,13 @@ def main(argv):
             cl.start()
         for run in range(a.runs):
             cpu_part(book, run, tools, a.cpus, cplan, a.memory_mode)
+            cpu_sweep(book, run, tools, a.cpus, cplan, a.memory_mode)
             if cl:
                 rados_part(book, run, tools, cl, a.quick)
         cpu_ratios(book)
         parts["cpu"]["runs"] = cpu_runs(book)
         if cl:
-            rados_ratios(book)
+            rados_ratios(book, a.quick)
     except CompareError as e:
         say("FAILED: %s" % e)
         return 1
@@ -829,10 +900,11 @@ def main(argv):
     res = {"schema": SCHEMA, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
            "quick": a.quick, "runs": a.runs, "seconds": round(time.time() - t0, 1),
            "machine": m, "ceph_version": ceph_version() if not gone else None,
-           "cpus": a.cpus, "memory_mode": a.memory_mode, "parts": parts,
+           "cpus": a.cpus, "memory_mode": a.memory_mode, "memstore_mb": a.memstore_mb,
+           "parts": parts,
            "plan": {"cpu": cplan, "rados": {"%s %s" % (size_name(s), depth_name(b, q)):
                                             list(rados_plan(s, b, q, a.quick))
-                                            for s in SIZES for b, q in DEPTHS}},
+                                            for s, b, q in rados_points(a.quick)}},
            "figures": book.figures_json(), "ratios": book.ratios_json()}
     dump_json(res, os.path.join(a.out, "compare.json"))
     md = table(res)

@@ -28,13 +28,15 @@ struct nkv_bench_gpu_range {
 int nkv_bench_gpu_probe(uint32_t *wave_size, char *why, size_t whylen);
 
 /*
- * Run the bench kernel: block q of @batch lanes runs nkv_bk_run(qps[q],
- * args[q]), qps[] being device pointers (nkv_qpair_create_dev() queue pairs).
+ * Run the bench kernel: block q of @batch threads runs nkv_bk_run(qps[q],
+ * args[q]) when the batch fits one wave, nkv_bk_run_block() when it is
+ * wider (one doorbell per batch either way), qps[] being device pointers
+ * (nkv_qpair_create_dev() queue pairs).
  * The addresses in @args are host addresses inside @ranges; the launcher
  * maps the ranges and hands the kernel translated copies. Returns when
  * the kernel has finished (its own waits are bounded by the queue pairs'
  * timeouts). 0, or a negative errno with why in err: -EINVAL a batch
- * wider than the GPU's wave, -ENODEV no GPU, -EIO a launch or kernel
+ * wider than a block (1024), -ENODEV no GPU, -EIO a launch or kernel
  * error.
  */
 int nkv_bench_gpu_launch(struct nkv_dev_qp *const *qps, const struct nkv_bk_args *args,

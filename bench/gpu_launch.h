@@ -15,13 +15,19 @@
 
 #define NKV_BENCH_GPU_MAX_RANGES 8u
 
-/* One wave per block owns qps[block]; a wider block's other waves leave
- * (a batch wider than the wave was refused before the launch). */
+/* A batch of at most a wave: one wave per block owns qps[block]. */
 __global__ void nkv_bk_run_kernel(struct nkv_dev_qp *const *qps, const struct nkv_bk_args *args)
 {
-	if (threadIdx.x / warpSize != 0 || threadIdx.y || threadIdx.z)
-		return;
 	nkv_bk_run(qps[blockIdx.x], &args[blockIdx.x]);
+}
+
+/* A wider batch: the whole block owns qps[block], one doorbell per batch.
+ * (1024, 1): the compiler must leave room for 1024 threads without
+ * spilling (the block batch's 0-stack rule). */
+__global__ void __launch_bounds__(1024, 1)
+nkv_bk_run_block_kernel(struct nkv_dev_qp *const *qps, const struct nkv_bk_args *args)
+{
+	nkv_bk_run_block(qps[blockIdx.x], &args[blockIdx.x]);
 }
 
 static int nkv_bench_gpu_err(NKV_RT(Error_t) e, const char *what, char *err, size_t errlen)
@@ -136,13 +142,17 @@ static int nkv_bench_gpu_stage(const struct nkv_bench_gpu_map *m, struct nkv_dev
 
 /* Launch and wait; the host thread polls (the caller shows progress
  * from the mapped progress words meanwhile). */
-static int nkv_bench_gpu_run(void *dqps, void *dargs, uint32_t nq, uint32_t batch, char *err,
-			     size_t errlen)
+static int nkv_bench_gpu_run(void *dqps, void *dargs, uint32_t nq, uint32_t batch, uint32_t wave,
+			     char *err, size_t errlen)
 {
 	NKV_RT(Error_t) e;
 
-	nkv_bk_run_kernel<<<nq, batch>>>((struct nkv_dev_qp *const *)dqps,
-					 (const struct nkv_bk_args *)dargs);
+	if (batch <= wave)
+		nkv_bk_run_kernel<<<nq, batch>>>((struct nkv_dev_qp *const *)dqps,
+						 (const struct nkv_bk_args *)dargs);
+	else
+		nkv_bk_run_block_kernel<<<nq, batch>>>((struct nkv_dev_qp *const *)dqps,
+						       (const struct nkv_bk_args *)dargs);
 	e = NKV_RT(GetLastError)();
 	if (e != NKV_RT(Success))
 		return nkv_bench_gpu_err(e, "kernel launch", err, errlen);
@@ -164,10 +174,10 @@ extern "C" int nkv_bench_gpu_launch(struct nkv_dev_qp *const *qps, const struct 
 	memset(&m, 0, sizeof(m));
 	if (rc)
 		return rc;
-	if (batch == 0 || batch > wave || nq == 0 || nq > 64 ||
+	if (batch == 0 || batch > 1024 || nq == 0 || nq > 64 ||
 	    nranges > NKV_BENCH_GPU_MAX_RANGES) {
-		snprintf(err, errlen, "--batch-size %u on this GPU: a batch is one wave, and its waves "
-			 "have %u lanes (1..%u)", batch, wave, wave);
+		snprintf(err, errlen, "--batch-size %u x %u queue pairs on this GPU: a batch is one "
+			 "block of at most 1024 threads (waves of %u)", batch, nq, wave);
 		return -EINVAL;
 	}
 	/* CUDA and HIP keep the current device per thread. */
@@ -177,7 +187,7 @@ extern "C" int nkv_bench_gpu_launch(struct nkv_dev_qp *const *qps, const struct 
 	if (!rc)
 		rc = nkv_bench_gpu_stage(&m, qps, args, nq, &dqps, &dargs, err, errlen);
 	if (!rc)
-		rc = nkv_bench_gpu_run(dqps, dargs, nq, batch, err, errlen);
+		rc = nkv_bench_gpu_run(dqps, dargs, nq, batch, wave, err, errlen);
 	(void)NKV_RT(Free)(dqps);
 	(void)NKV_RT(Free)(dargs);
 	nkv_bench_gpu_unmap(&m);

@@ -30,11 +30,13 @@ void nkv_bench_usage(FILE *f)
 	      "  --key-order seq|hash   generated keys: seq = PREFIX + index, sorted (default);\n"
 	      "                         hash = 16-byte hash of (PREFIX, index), random order,\n"
 	      "                         as an LLM KV cache keys blocks by content\n"
-	      "  --batch-size B         lanes per doorbell = the wave size, 1..64 (default 64)\n"
+	      "  --batch-size B         commands per doorbell, 1..1023 (default 64): up to a\n"
+	      "                         wave (32 or 64) a wave batch, above it a block of\n"
+	      "                         waves (needs --queue-length > B)\n"
 	      "  --value-size SIZE      bytes per value (default 4096)\n"
 	      "  --data-buffer-size SIZE bytes per value buffer (default: value size, page rounded)\n"
 	      "  --queue-length N       SQ/CQ entries (default 256)\n"
-	      "  --num-queues N         queue pairs, one wave each (default 1)\n"
+	      "  --num-queues N         queue pairs, one wave (or block) each (default 1)\n"
 	      "  --iterations N         passes over the keys (default 4)\n"
 	      "  --lfsr-seed N          value pattern seed (default 0x1d872b41)\n"
 	      "  --verify, --no-verify  check values / List payloads (default on)\n"
@@ -281,7 +283,7 @@ static int nkv_bench_numeric(int opt, const char *arg, struct nkv_bench_opts *o,
 	static const struct { int opt; uint64_t min, max; int suffix; const char *what; } r[] = {
 		{ OPT_MODE, 0, 0xf, 0, "a hex mask 0-f (0x optional): 10 is 0x10, out of range" },
 		{ OPT_NUM_KEYS, 1, 1u << 24, 0, "1..16777216" },
-		{ OPT_BATCH, 1, NKV_WAVE_MAX, 0, "1..64 (lanes of one wave)" },
+		{ OPT_BATCH, 1, NKV_BENCH_MAX_BATCH, 0, "1..1023 (threads of one block)" },
 		{ OPT_VSIZE, 1, 1u << 30, 1, "1..1G" },
 		{ OPT_BSIZE, 1, 1u << 30, 1, "1..1G" },
 		{ OPT_QLEN, 2, 65536, 0, "2..65536" },
@@ -413,6 +415,11 @@ static int nkv_bench_check(struct nkv_bench_opts *o, uint64_t num_keys)
 	if (o->value_size > o->buf_size) {
 		fprintf(stderr, "nkv-bench: --value-size %u is larger than --data-buffer-size %u\n",
 			o->value_size, o->buf_size);
+		return NKV_BENCH_EXIT_USAGE;
+	}
+	if ((uint64_t)o->batch * o->num_queues > NKV_BENCH_MAX_THREADS) {
+		fprintf(stderr, "nkv-bench: --batch-size %u x --num-queues %u is more than the %u "
+			"threads nkv-bench launches\n", o->batch, o->num_queues, NKV_BENCH_MAX_THREADS);
 		return NKV_BENCH_EXIT_USAGE;
 	}
 	if (o->batch > o->queue_length - 1) {

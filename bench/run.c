@@ -25,6 +25,9 @@
 #include "nkv_cpu.h"
 
 #define NKV_BENCH_MAX_QUEUES 64u
+/* A batch wider than this many lanes is a block of waves of it (the
+ * cpu engine's; a GPU's waves are its own). */
+#define NKV_BENCH_CPU_WAVE 32u
 #define NKV_BENCH_MAX_BATCHES (1ull << 27)
 
 struct nkv_bench_run {
@@ -34,7 +37,7 @@ struct nkv_bench_run {
 	uint32_t nq;
 	struct nkv_qpair *qp[NKV_BENCH_MAX_QUEUES];
 	struct nkv_bk_args args[NKV_BENCH_MAX_QUEUES];
-	struct nkv_bk_lane lanes[NKV_BENCH_MAX_QUEUES][NKV_WAVE_MAX];
+	struct nkv_bk_lane lanes[NKV_BENCH_MAX_QUEUES][NKV_BENCH_MAX_BATCH];
 	uint32_t progress[NKV_BENCH_MAX_QUEUES];
 	volatile uint32_t *sq_db[NKV_BENCH_MAX_QUEUES];
 	volatile uint32_t *cq_db[NKV_BENCH_MAX_QUEUES];
@@ -235,7 +238,17 @@ static void nkv_bench_lane_main(void *arg)
 	nkv_bk_run(nkv_qpair_dev(r->qp[w]), &r->args[w]);
 }
 
-/* The GPU engine: one block of one wave per queue pair. What the kernel
+/* A batch wider than a wave: block q of the launch owns queue pair q. */
+static void nkv_bench_block_main(void *arg)
+{
+	struct nkv_bench_run *r = arg;
+	uint32_t q = nkv_cpu_block_id();
+
+	nkv_bk_run_block(nkv_qpair_dev(r->qp[q]), &r->args[q]);
+}
+
+/* The GPU engine: one block of @batch threads per queue pair (one wave
+ * when the batch fits one, nkv_bk_run; else nkv_bk_run_block). What the kernel
  * touches in host memory: the run (counters, progress, args), the keys,
  * the batch times. */
 static int nkv_bench_gpu(struct nkv_bench_run *r, size_t lat_len)
@@ -266,10 +279,19 @@ static void *nkv_bench_launch_thread(void *arg)
 		return NULL;
 	}
 	cfg.mode = NKV_CPU_FIBERS;
-	cfg.waves = r->nq;
-	cfg.wave_size = r->o->batch;
 	cfg.sched = r->o->poll_sched;
-	r->launch_rc = nkv_cpu_launch(&cfg, nkv_bench_lane_main, r);
+	if (r->o->batch <= NKV_WAVE_MAX) {
+		/* A batch is one wave, one wave per queue pair. */
+		cfg.waves = r->nq;
+		cfg.wave_size = r->o->batch;
+		r->launch_rc = nkv_cpu_launch(&cfg, nkv_bench_lane_main, r);
+	} else {
+		/* A block of waves per queue pair, one doorbell per batch. */
+		cfg.wave_size = NKV_BENCH_CPU_WAVE;
+		cfg.block_size = r->o->batch;
+		cfg.waves = r->nq * ((r->o->batch + NKV_BENCH_CPU_WAVE - 1) / NKV_BENCH_CPU_WAVE);
+		r->launch_rc = nkv_cpu_launch(&cfg, nkv_bench_block_main, r);
+	}
 	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }

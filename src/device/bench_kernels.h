@@ -20,7 +20,7 @@
 #ifndef NKV_DEVICE_BENCH_KERNELS_H
 #define NKV_DEVICE_BENCH_KERNELS_H
 
-#include "nkv_dev.h"
+#include "nkv_block.h"
 #include "nkv_list.h"
 
 #if !defined(__HIPCC__) && !defined(__CUDACC__)
@@ -284,6 +284,60 @@ NKV_DEV void nkv_bk_run(struct nkv_dev_qp *qp, const struct nkv_bk_args *a)
 			if (have)
 				nkv_bk_account(qp, a, &lanes[lane], slot, idx, &res);
 			if (nkv_arch_ballot(w.mask, nkv_dev_qp_failed(qp) != NKV_QP_OK))
+				return;
+		}
+	}
+}
+
+/*
+ * The kernel body for a batch wider than a wave: every thread of a block
+ * calls it at kernel entry, one block per queue pair; thread t of batch b
+ * handles key b * batch + t through value slot nkv_block_slot(b, 0), and
+ * the whole batch (up to the block's size and the queue's credit limit)
+ * is one SQ doorbell (nkv_block.h). Thread 0 times the batches and bumps
+ * the progress word, as the wave leader does in nkv_bk_run. A batch wider
+ * than the block fails the queue pair with NKV_QP_FAILED_ARGS at once.
+ */
+NKV_DEV void nkv_bk_run_block(struct nkv_dev_qp *qp, const struct nkv_bk_args *a)
+{
+	NKV_BLOCK_SHARED(sh);
+	const struct nkv_block bl = nkv_block_enter(sh);
+	const struct nkv_bk_key *keys = NKV_DEV_PTR(const struct nkv_bk_key, a->keys_addr);
+	uint64_t *lat = NKV_DEV_PTR(uint64_t, a->lat_addr);
+	struct nkv_bk_lane *lanes = NKV_DEV_PTR(struct nkv_bk_lane, a->lanes_addr);
+	uint32_t *progress = NKV_DEV_PTR(uint32_t, a->progress_addr);
+	uint32_t t = bl.thread, slot = nkv_block_slot(bl, 0);
+	uint32_t nb = (a->count + a->batch - 1u) / a->batch, it, b;
+
+	if (a->batch == 0 || a->batch > bl.size) {
+		if (t == 0)
+			nkv_qp_fail(qp, NKV_QP_FAILED_ARGS);
+		return;
+	}
+	for (it = 0; it < a->iterations; it++) {
+		for (b = 0; b < nb; b++) {
+			uint32_t idx = b * a->batch + t;
+			struct nkv_dev_result res;
+			struct nkv_prep p = nkv_prep_err(0);
+			int have = t < a->batch && idx < a->count;
+			uint64_t t0 = 0;
+
+			if (have && a->opc == NKV_KV_STORE && (a->flags & NKV_BK_FILL))
+				nkv_bk_fill((uint8_t *)nkv_dev_value(qp, slot), a->value_size,
+					    nkv_bk_seed(a->seed, a->key_base + idx));
+			if (have)
+				p = nkv_bk_prep(qp, a, &keys[idx], slot);
+			if (t == 0)
+				t0 = nkv_bk_clock();
+			res = nkv_block_exec(bl, qp, have, p);
+			if (t == 0) {
+				lat[(uint64_t)it * nb + b] = nkv_bk_clock() - t0;
+				nkv_arch_store_sys_u32(progress, it * nb + b + 1u);
+			}
+			if (have)
+				nkv_bk_account(qp, a, &lanes[t], slot, idx, &res);
+			/* Leave together: the count is the block barrier. */
+			if (nkv_arch_block_count(nkv_dev_qp_failed(qp) != NKV_QP_OK))
 				return;
 		}
 	}

@@ -111,6 +111,15 @@ def embedded():
     j = bench_json("embedded-retrieve-3queues-batch1", "--kv-op", "retrieve", "--num-queues", "3",
                    keys=30, batch=1)
     j = bench_json("embedded-store-batch64-partial", "--kv-op", "store", keys=100, batch=64, iters=1)
+    # Issue 30: a block batch, one doorbell for 1023 commands (4 KiB values,
+    # every one byte-checked), and a partial last block.
+    for op in OPS:
+        bench_json("embedded-%s-block-1023" % op, "--kv-op", op, "--queue-length", "1024",
+                   keys=2046, batch=1023, iters=1)
+    bench_json("embedded-retrieve-block-100-partial", "--kv-op", "retrieve", "--queue-length",
+               "128", keys=250, batch=100, iters=1)
+    bench_json("embedded-retrieve-2-blocks-of-100", "--kv-op", "retrieve", "--queue-length",
+               "128", "--num-queues", "2", keys=400, batch=100, iters=1)
     j = bench_json("embedded-explicit-keys", "--kv-op", "retrieve", "--keys", "gpukey01,gpukey02",
                    "gpukey03", keys=3, batch=3)
     check("embedded-explicit-keys-order", j is not None and j["key_order"] == "explicit",
@@ -250,7 +259,8 @@ def timeout_is_wall_clock(tmp):
 def bad_flags():
     cases = [
         (["--memory-mode", "16"], "--memory-mode"), (["--memory-mode", "0x1g"], "--memory-mode"),
-        (["--batch-size", "0"], "--batch-size"), (["--batch-size", "65"], "--batch-size"),
+        (["--batch-size", "0"], "--batch-size"), (["--batch-size", "1024"], "--batch-size"),
+        (["--batch-size", "1000", "--queue-length", "1024", "--num-queues", "5"], "threads"),
         (["--value-size", "8192", "--data-buffer-size", "4096"], "--data-buffer-size"),
         (["--key-prefix", "a-very-long-pref"], "16 bytes"), (["--keys", "x" * 17], "1..16 bytes"),
         (["--kv-op", "fetch"], "--kv-op"), (["--engine", "tpu"], "--engine"),

@@ -159,17 +159,24 @@ def want_cpu(j):
     for k in ("cpu_model", "cores", "kernel", "note", "load_avg_start", "load_avg_end"):
         if not m.get(k):
             why.append("machine.%s empty" % k)
+    c = load()
+    sweep = [c.size_key(s) for s in c.SWEEP]
     for f in ("cpu.pingpong.p50_ns", "cpu.pingpong.p99_ns", "cpu.memcpy_4k.blocks_per_s",
               "cpu.memcpy_4k_target.ns", "cpu.goal_retrieve_b1.ns",
               "cpu.exist_b1.p50_ns", "cpu.exist_b1.p99_ns", "cpu.retrieve_b1.p50_ns",
-              "cpu.retrieve_b1.p99_ns", "cpu.retrieve_b32.iops", "cpu.retrieve_b32.target_ns"):
+              "cpu.retrieve_b1.p99_ns", "cpu.retrieve_b32.iops", "cpu.retrieve_b32.target_ns") + \
+            tuple("cpu.memcpy_%s_target.ns" % n for n in sweep) + \
+            tuple("cpu.sweep_%s.%s.%s" % (n, op, u) for n in sweep for op in ("store", "retrieve")
+                  for u in ("target_ns", "gbps")):
         v = j["figures"].get(f)
         if not v or len(v["runs"]) != j["runs"] or not v["median"] or v["median"] <= 0 or \
                 not v["min"] <= v["median"] <= v["max"]:
             why.append("figure %s: %r" % (f, v))
     for r in ("cpu.exist_b1.p50_vs_pingpong", "cpu.retrieve_b1.p99_vs_pingpong",
               "cpu.retrieve_b1.p50_vs_goal", "cpu.retrieve_b32.iops_vs_memcpy",
-              "cpu.retrieve_b32.target_vs_memcpy"):
+              "cpu.retrieve_b32.target_vs_memcpy") + \
+            tuple("cpu.sweep_%s.%s.target_vs_memcpy" % (n, op) for n in sweep
+                  for op in ("store", "retrieve")):
         v = j["ratios"].get(r)
         if not v or not v["median"] or v["median"] <= 0:
             why.append("ratio %s: %r" % (r, v))
@@ -177,7 +184,7 @@ def want_cpu(j):
         why.append("no cpu placement")
     runs = j["parts"].get("cpu", {}).get("runs", [])
     pp = j["figures"].get("cpu.pingpong.p50_ns", {}).get("runs", [])
-    one_core = load().SHARED_CORE_NS
+    one_core = c.SHARED_CORE_NS
     if len(runs) != j["runs"] or any(
             r["pingpong_p50_ns"] != pp[i] or
             r["cores"] != ("shared" if pp[i] < one_core else "separate") or
@@ -232,20 +239,18 @@ def quick_output():
     why = want_cpu(j)
     c = load()
     if j["parts"]["rados"]["status"] == "ran":
-        for size in c.SIZES:
-            for b, q in c.DEPTHS:
-                base = "rados.%s.%s" % ("%dk" % (size >> 10) if size < 1 << 20 else
-                                        "%dm" % (size >> 20), c.depth_name(b, q))
-                for op, tools in (("store", ("nkv", "loop", "backend")),
-                                  ("retrieve", ("nkv", "loop", "backend", "nkv_verify"))):
-                    for tool in tools:
-                        for unit in ("iops", "p50_us"):
-                            v = j["figures"].get("%s.%s.%s.%s" % (base, op, tool, unit))
-                            if not v or not v["median"] or v["median"] <= 0:
-                                why.append("%s.%s.%s.%s: %r" % (base, op, tool, unit, v))
-                    for r in ("nkv.iops_vs_loop", "backend.iops_vs_loop", "nkv.iops_vs_backend"):
-                        if "%s.%s.%s" % (base, op, r) not in j["ratios"]:
-                            why.append("no ratio %s.%s.%s" % (base, op, r))
+        for size, b, q in c.rados_points(True):
+            base = c.point_key(size, b, q)
+            for op, tools in (("store", ("nkv", "loop", "backend")),
+                              ("retrieve", ("nkv", "loop", "backend", "nkv_verify"))):
+                for tool in tools:
+                    for unit in ("iops", "p50_us"):
+                        v = j["figures"].get("%s.%s.%s.%s" % (base, op, tool, unit))
+                        if not v or not v["median"] or v["median"] <= 0:
+                            why.append("%s.%s.%s.%s: %r" % (base, op, tool, unit, v))
+                for r in ("nkv.iops_vs_loop", "backend.iops_vs_loop", "nkv.iops_vs_backend"):
+                    if "%s.%s.%s" % (base, op, r) not in j["ratios"]:
+                        why.append("no ratio %s.%s.%s" % (base, op, r))
     elif "not found" not in j["parts"]["rados"].get("why", ""):
         why.append("rados part neither ran nor skipped by name: %r" % j["parts"]["rados"])
     check("quick-json-schema (rados %s)" % j["parts"]["rados"]["status"], not why,
