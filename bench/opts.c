@@ -33,8 +33,10 @@ void nkv_bench_usage(FILE *f)
 	      "  --batch-size B         commands per doorbell, 1..1023 (default 64): up to a\n"
 	      "                         wave (32 or 64) a wave batch, above it a block of\n"
 	      "                         waves (needs --queue-length > B)\n"
-	      "  --value-size SIZE      bytes per value (default 4096)\n"
-	      "  --data-buffer-size SIZE bytes per value buffer (default: value size, page rounded)\n"
+	      "  --value-size SIZE      bytes per value, 1..64M (default 4096)\n"
+	      "  --data-buffer-size SIZE bytes per value buffer, up to 64M (default: value size,\n"
+	      "                         page rounded); both within the controller's limit,\n"
+	      "                         min(MDTS, max value): 64M on nkv-target's defaults\n"
 	      "  --queue-length N       SQ/CQ entries (default 256)\n"
 	      "  --num-queues N         queue pairs, one wave (or block) each (default 1)\n"
 	      "  --iterations N         passes over the keys (default 4)\n"
@@ -284,8 +286,8 @@ static int nkv_bench_numeric(int opt, const char *arg, struct nkv_bench_opts *o,
 		{ OPT_MODE, 0, 0xf, 0, "a hex mask 0-f (0x optional): 10 is 0x10, out of range" },
 		{ OPT_NUM_KEYS, 1, 1u << 24, 0, "1..16777216" },
 		{ OPT_BATCH, 1, NKV_BENCH_MAX_BATCH, 0, "1..1023 (threads of one block)" },
-		{ OPT_VSIZE, 1, 1u << 30, 1, "1..1G" },
-		{ OPT_BSIZE, 1, 1u << 30, 1, "1..1G" },
+		{ OPT_VSIZE, 1, 64u << 20, 1, "1..64M (values to 64 MiB)" },
+		{ OPT_BSIZE, 1, 64u << 20, 1, "1..64M (values to 64 MiB)" },
 		{ OPT_QLEN, 2, 65536, 0, "2..65536" },
 		{ OPT_NQ, 1, 64, 0, "1..64" },
 		{ OPT_ITER, 1, 1u << 30, 0, "1..2^30" },

@@ -118,13 +118,13 @@ static int nkv_bench_fits(const struct nkv_bench_run *r, char *err, size_t errle
 		return -ENODEV;
 	}
 	if (in->max_value && r->o->value_size > in->max_value) {
-		snprintf(err, errlen, "--value-size %u is larger than the controller's largest value (%u)",
-			 r->o->value_size, in->max_value);
+		snprintf(err, errlen, "--value-size: a value of %u bytes is larger than the "
+			 "controller's limit of %u bytes (max value)", r->o->value_size, in->max_value);
 		return -EMSGSIZE;
 	}
 	if (in->max_xfer && r->o->buf_size > in->max_xfer) {
-		snprintf(err, errlen, "--data-buffer-size %u is larger than the controller's largest "
-			 "transfer (%u, MDTS)", r->o->buf_size, in->max_xfer);
+		snprintf(err, errlen, "--data-buffer-size: a buffer of %u bytes is larger than the "
+			 "controller's limit of %u bytes (MDTS)", r->o->buf_size, in->max_xfer);
 		return -EMSGSIZE;
 	}
 	if (r->o->queue_length > in->mqes) {

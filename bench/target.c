@@ -37,7 +37,8 @@ int nkv_bench_target_start(const struct nkv_bench_opts *o, struct nkv_bench_targ
 	if (!t)
 		return -ENOMEM;
 	ns.conf.capacity = nkv_bench_capacity(o);
-	ns.conf.max_value = o->buf_size > (1u << 20) ? o->buf_size : (1u << 20);
+	/* max_value 0: nkv-target's default, 64 MiB, which --value-size
+	 * never exceeds (opts.c); MDTS follows it. */
 	eo.ns = &ns;
 	eo.nns = 1;
 	eo.dir_name = "nkv-bench";

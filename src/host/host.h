@@ -42,7 +42,10 @@ int nkv_h_uri_parse(const char *uri, const struct nkv_transport_ops **ops,
  * "device" is device memory: today the emulated arena (one memfd in host
  * RAM standing in for VRAM), later a GPU runtime (hipMalloc fine-grained
  * memory exported as a dma-buf fd) plugs in here with the same three ops.
- * alloc fills m->va, m->len (page multiple), m->fd, m->fd_offset.
+ * alloc fills m->va, m->len (page multiple), m->fd, m->fd_offset, and
+ * hands out zeroed memory without touching it (a fresh memfd; arena
+ * extents punched out when freed), so buffers cost pages only as they
+ * are used.
  */
 struct nkv_h_memsrc;
 struct nkv_h_memsrc_ops {
@@ -168,7 +171,9 @@ struct nkv_qpair {
 	struct nkv_h_buf sq, cq;
 	struct nkv_h_buf data;		/* nr_slots value buffers */
 	struct nkv_h_buf prps;		/* their PRP list pages */
-	struct nkv_h_buf sdata, sprps;	/* the synchronous API's buffer */
+	/* The synchronous API's buffer: none (size 0) until first used,
+	 * then grown to the largest value moved (nkv_h_qp_sync_room). */
+	struct nkv_h_buf sdata, sprps;
 	struct nkv_dev_slot sslot;
 	uint64_t *cid_bitmap;
 	struct nkv_dev_cpl *cpl;
@@ -190,6 +195,18 @@ struct nkv_qpair {
 	void *gpu_reg[4];
 	int gpu_nreg;
 };
+
+/* ---- queue pairs (qpair.c) ---- */
+/* Largest value one command of c moves: min(MDTS, the namespace's max
+ * value). */
+uint32_t nkv_h_xfer_limit(const struct nkv_ctrl *c);
+/* 0 when len bytes fit one command of c; else -EMSGSIZE, logged as
+ * "<what> of N bytes is larger than the controller's limit of M bytes
+ * (MDTS | max value)". */
+int nkv_h_value_fits(const struct nkv_ctrl *c, const char *what, uint64_t len);
+/* The synchronous API's buffer (q->sslot) holds len <= the limit bytes:
+ * made or grown now if not. 0 or a negative errno. */
+int nkv_h_qp_sync_room(struct nkv_qpair *q, uint32_t len);
 
 /* ---- queue pairs for device code (qpair_gpu.c) ---- */
 int nkv_h_qp_gpu_publish(struct nkv_qpair *q);

@@ -21,14 +21,24 @@ static size_t nkv_h_round(size_t v)
 	return (v + NKV_PAGE_SIZE - 1) & ~(size_t)(NKV_PAGE_SIZE - 1);
 }
 
-/* Largest value one command moves: min(MDTS, the namespace's max value). */
-static uint32_t nkv_h_xfer_limit(const struct nkv_ctrl *c)
+uint32_t nkv_h_xfer_limit(const struct nkv_ctrl *c)
 {
 	uint32_t lim = c->info.max_xfer ? c->info.max_xfer : 0xffffffffu;
 
 	if (c->info.csi == NKV_CSI_KV && c->info.max_value && c->info.max_value < lim)
 		lim = c->info.max_value;
 	return lim;
+}
+
+int nkv_h_value_fits(const struct nkv_ctrl *c, const char *what, uint64_t len)
+{
+	uint32_t lim = nkv_h_xfer_limit(c);
+
+	if (len <= lim)
+		return 0;
+	nkv_h_log("%s of %llu bytes is larger than the controller's limit of %u bytes (%s)", what,
+		  (unsigned long long)len, lim, c->info.max_xfer == lim ? "MDTS" : "max value");
+	return -EMSGSIZE;
 }
 
 /* Admin create/delete of queue qid; 0, the NVMe status (> 0) or -errno. */
@@ -82,17 +92,22 @@ static int nkv_h_slot_prps(struct nkv_h_buf *data, size_t first, size_t npages,
 			   struct nkv_h_buf *lists, size_t lfirst, struct nkv_dev_slot *s)
 {
 	size_t nl = nkv_h_prp_list_pages(npages), i;
-	uint64_t *lva[64], liova[64];
+	/* 33 list pages for a 64 MiB slot: on the heap, not the stack. */
+	uint64_t **lva = calloc(nl + 1, sizeof(*lva)), *liova = calloc(nl + 1, sizeof(*liova));
+	int rc = lva && liova ? 0 : -ENOMEM;
 
-	if (nl > 64)
-		return -EMSGSIZE;
-	for (i = 0; i < nl; i++) {
+	for (i = 0; !rc && i < nl; i++) {
 		lva[i] = (uint64_t *)((uint8_t *)lists->m.va + (lfirst + i) * NKV_PAGE_SIZE);
 		liova[i] = lists->m.iova[lfirst + i];
 	}
 	s->addr = (uint64_t)(uintptr_t)((uint8_t *)data->m.va + first * NKV_PAGE_SIZE);
 	s->page2 = npages > 1 ? data->m.iova[first + 1] : 0;
-	return nkv_h_prp_build(data->m.iova + first, npages, lva, liova, nl, &s->prp1, &s->prp2);
+	if (!rc)
+		rc = nkv_h_prp_build(data->m.iova + first, npages, lva, liova, nl, &s->prp1,
+				     &s->prp2);
+	free(lva);
+	free(liova);
+	return rc;
 }
 
 /* nr slots of size bytes in data (stride apart), list pages in lists. */
@@ -142,7 +157,7 @@ static int nkv_h_qp_check_opts(struct nkv_ctrl *c, const struct nkv_qpair_opts *
 		r->slots = r->depth - 1;
 	if (!r->slot_size)
 		r->slot_size = NKV_PAGE_SIZE;
-	if (r->slot_size > nkv_h_xfer_limit(c))
+	if (nkv_h_value_fits(c, "value slots: value", r->slot_size))
 		return -EMSGSIZE;
 	if (o->size < offsetof(struct nkv_qpair_opts, timeout_ms) + sizeof(uint32_t))
 		r->timeout_ms = 0;
@@ -228,8 +243,6 @@ static void nkv_h_qp_fill(struct nkv_qpair *q, const struct nkv_qpair_opts *r)
 
 static int nkv_h_qp_mem(struct nkv_qpair *q, const struct nkv_qpair_opts *r)
 {
-	struct nkv_ctrl *c = q->c;
-	uint32_t lim = nkv_h_xfer_limit(c);
 	int rc;
 
 	/* aligned_alloc wants a size that is a multiple of the alignment. */
@@ -246,10 +259,46 @@ static int nkv_h_qp_mem(struct nkv_qpair *q, const struct nkv_qpair_opts *r)
 		rc = nkv_h_ring_alloc(q, NKV_MEM_CQ, (size_t)r->depth * sizeof(struct nkv_cqe), &q->cq);
 	if (!rc)
 		rc = nkv_h_slots_alloc(q, r->slots, r->slot_size, &q->data, &q->prps, q->slots);
-	/* The synchronous API's own buffer takes the largest value. */
-	if (!rc)
-		rc = nkv_h_slots_alloc(q, 1, lim > (64u << 20) ? (64u << 20) : lim,
-				       &q->sdata, &q->sprps, &q->sslot);
+	return rc;
+}
+
+/*
+ * The synchronous API's own buffer, made on first use and grown to the
+ * value in hand (a power of two, 1 MiB at least, the controller's limit at
+ * most): a queue pair that moves only small values, or none through this
+ * API (device code's), never holds one of 64 MiB. The old buffer goes
+ * first (the transport keeps a registered buffer's address: a new one is
+ * built in place). Under c->lock, as every registration.
+ */
+int nkv_h_qp_sync_room(struct nkv_qpair *q, uint32_t len)
+{
+	struct nkv_ctrl *c = q->c;
+	uint32_t lim = nkv_h_xfer_limit(c), size = 1u << 20;
+	int rc;
+
+	if (len <= q->sslot.size)
+		return 0;
+	while (size < len && size < (1u << 31))
+		size <<= 1;
+	size = size < lim ? size : lim;
+	pthread_mutex_lock(&c->lock);
+	rc = c->dead ? -ENOTCONN : 0;
+	if (!rc) {
+		nkv_h_buf_free(c, &q->sprps);
+		nkv_h_buf_free(c, &q->sdata);
+		memset(&q->sslot, 0, sizeof(q->sslot));
+		rc = nkv_h_slots_alloc(q, 1, size, &q->sdata, &q->sprps, &q->sslot);
+	}
+	if (!rc) {
+		nkv_h_trace("queue pair %u: synchronous API buffer now %u bytes", q->qid, size);
+	} else if (rc != -ENOTCONN) {
+		nkv_h_buf_free(c, &q->sprps);
+		nkv_h_buf_free(c, &q->sdata);
+		memset(&q->sslot, 0, sizeof(q->sslot));
+		nkv_h_log("queue pair %u: no %u-byte buffer for the synchronous API: %s", q->qid,
+			  size, strerror(-rc));
+	}
+	pthread_mutex_unlock(&c->lock);
 	return rc;
 }
 
@@ -311,8 +360,8 @@ static int nkv_h_qp_create(struct nkv_ctrl *c, const struct nkv_qpair_opts *opts
 		nkv_h_qstats_reset(c, q->qid, r.depth);
 		memset(&c->qst[qid], 0, offsetof(struct nkv_h_qstats, depth_sq));
 		c->qps[qid] = q;
-		nkv_h_trace("queue pair %u: depth %u, %u slots of %u bytes, sync buffer %u bytes, for %s",
-			    qid, r.depth, r.slots, r.slot_size, q->sslot.size,
+		nkv_h_trace("queue pair %u: depth %u, %u slots of %u bytes, for %s",
+			    qid, r.depth, r.slots, r.slot_size,
 			    q->on_device ? c->gpu_caps.name : "the host");
 	}
 	pthread_mutex_unlock(&c->lock);

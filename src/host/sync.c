@@ -140,8 +140,11 @@ int nkv_store(struct nkv_qpair *q, const void *key, uint32_t klen,
 	if (!nkv_h_sync_key_ok(q, key, klen, 1) || (len && !val) ||
 	    (options & ~NKV_STORE_OPTIONS_MASK) || (options & both) == both)
 		return -EINVAL;
-	if (len > q->sslot.size)
-		return -EMSGSIZE;
+	rc = nkv_h_value_fits(q->c, "value", len);
+	if (!rc)
+		rc = nkv_h_qp_sync_room(q, len);
+	if (rc)
+		return rc;
 	memcpy((void *)(uintptr_t)q->sslot.addr, val, len);
 	rc = nkv_prep_store(&sqe, q->c->nsid, 0, key, klen, options, len,
 			    q->sslot.prp1, nkv_dev_slot_prp2(&q->sslot, len));
@@ -152,12 +155,17 @@ int nkv_store(struct nkv_qpair *q, const void *key, uint32_t klen,
 	return rc;
 }
 
-/* Retrieve and List: the controller fills the buffer, we copy it out. */
+/*
+ * Retrieve and List: the controller fills the buffer, we copy it out. A
+ * buffer larger than one command moves is asked for up to the limit; a
+ * value that then turns out larger than the limit, though the caller's
+ * buffer would hold it, is -EMSGSIZE (logged), not a silent prefix.
+ */
 static int nkv_h_sync_read(struct nkv_qpair *q, uint8_t opc, const void *key,
 			   uint32_t klen, void *buf, uint32_t buflen,
 			   struct nkv_result *res)
 {
-	uint32_t cap = buflen < q->sslot.size ? buflen : q->sslot.size, n;
+	uint32_t lim = nkv_h_xfer_limit(q->c), cap = buflen < lim ? buflen : lim, n;
 	struct nkv_sqe sqe;
 	int rc = nkv_h_sync_pre(q, res);
 
@@ -165,6 +173,9 @@ static int nkv_h_sync_read(struct nkv_qpair *q, uint8_t opc, const void *key,
 		return rc;
 	if (!nkv_h_sync_key_ok(q, key, klen, opc == NKV_KV_LIST ? 0 : 1) || (buflen && !buf))
 		return -EINVAL;
+	rc = nkv_h_qp_sync_room(q, cap);
+	if (rc)
+		return rc;
 	if (opc == NKV_KV_LIST)
 		rc = nkv_prep_list(&sqe, q->c->nsid, 0, key, klen, cap, q->sslot.prp1,
 				   nkv_dev_slot_prp2(&q->sslot, cap));
@@ -175,6 +186,10 @@ static int nkv_h_sync_read(struct nkv_qpair *q, uint8_t opc, const void *key,
 		rc = nkv_h_sync_exec(q, &sqe, res);
 	if (rc)
 		return rc;
+	if (opc == NKV_KV_RETRIEVE && !res->status && res->dw0 > cap && cap < buflen) {
+		nkv_h_sync_count(q, res, 0);
+		return nkv_h_value_fits(q->c, "value", res->dw0);
+	}
 	/* Retrieve: the stored size may exceed the buffer (a prefix came). */
 	n = opc == NKV_KV_LIST ? cap : (res->dw0 < cap ? res->dw0 : cap);
 	if (!res->status)

@@ -28,6 +28,9 @@ static struct nkv_be *nkv_tgt_embed_be(const struct nkv_tgt_embed_opts *o, uint3
 
 	if (!conf.size)
 		conf.size = sizeof(conf);
+	/* nkv-target's default, not the backend's own (embed.h). */
+	if (!conf.nvm && !conf.max_value)
+		conf.max_value = NKV_TGT_DEF_MAX_VALUE;
 	errno = 0;
 	be = nkv_be_create(name, &conf, err, errlen);
 	if (!be) {

@@ -22,7 +22,10 @@
 /* One namespace: a backend of the registry and what it is asked for. */
 struct nkv_tgt_embed_ns {
 	const char *backend;		/* registry name; NULL: "mem" */
-	struct nkv_be_conf conf;	/* conf.size 0 is taken as sizeof */
+	/* conf.size 0 is taken as sizeof; a KV namespace's max_value 0 is
+	 * NKV_TGT_DEF_MAX_VALUE (64 MiB), as nkv-target's --max-value; the
+	 * other zero fields take the backend's defaults */
+	struct nkv_be_conf conf;
 };
 
 /*
@@ -38,7 +41,7 @@ struct nkv_tgt_embed_opts {
 	size_t size;			/* sizeof(struct nkv_tgt_embed_opts) */
 	const char *model;		/* Identify MN; NULL: "nkv-target" */
 	/* ns[i] is namespace i + 1. nns 0: namespace 1 alone, a KV one of
-	 * the mem backend with its defaults. */
+	 * the mem backend with the defaults above. */
 	const struct nkv_tgt_embed_ns *ns;
 	uint32_t nns;
 	nkv_tgt_embed_wrap_fn wrap;	/* NULL: backends as created */

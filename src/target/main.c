@@ -94,7 +94,9 @@ static void nkv_target_usage(FILE *f)
 	fputs("  --capacity SIZE        KV namespace capacity in bytes, each key's real cost\n"
 	      "                         counted (value, allocation, index); shared by all\n"
 	      "                         clients (default 1G)\n"
-	      "  --max-value SIZE       largest value accepted (default 1M)\n"
+	      "  --max-value SIZE       largest value accepted, at most 128M - 257 (default\n"
+	      "                         64M); MDTS follows it: the smallest transfer that\n"
+	      "                         holds it and 257 bytes more, never below 1M\n"
 	      "  --max-keys N           most keys stored (default 0 = capacity only)\n"
 	      "  --ns-map MAP           the KV namespaces, NSID=NAME[,NSID=NAME...], each on\n"
 	      "                         its own backend (default 1=gpukv; rados: NAME is\n"
@@ -366,8 +368,14 @@ static int nkv_target_check(const struct nkv_target_args *a)
 		fprintf(stderr, "nkv-target: --max-dma-maps is at most 1024, --max-queue-pairs 65534\n");
 		return -EINVAL;
 	}
-	if (a->max_value > UINT32_MAX || a->max_keys > UINT32_MAX) {
-		fprintf(stderr, "nkv-target: --max-value / --max-keys too large\n");
+	if (!a->max_value || a->max_value > NKV_TGT_MAX_VALUE) {
+		fprintf(stderr, "nkv-target: --max-value %llu: must be 1..%u (128M less the 257 "
+			"bytes a long key's head takes: MDTS at most %u)\n",
+			(unsigned long long)a->max_value, NKV_TGT_MAX_VALUE, NKV_TGT_MDTS_MAX);
+		return -EINVAL;
+	}
+	if (a->max_keys > UINT32_MAX) {
+		fprintf(stderr, "nkv-target: --max-keys too large\n");
 		return -EINVAL;
 	}
 	/* An unknown --backend fails later, as creating a namespace. */
@@ -516,7 +524,7 @@ int main(int argc, char **argv)
 {
 	struct nkv_target_args a = {
 		.socket = "nkv-target.sock", .backend = "mem", .capacity = 1ull << 30,
-		.max_value = 1u << 20, .log_level = NKV_VFU_LOG_INFO,
+		.max_value = NKV_TGT_DEF_MAX_VALUE, .log_level = NKV_VFU_LOG_INFO,
 		.dstrd = NKV_TGT_DSTRD_LINE,
 	};
 	int rc;

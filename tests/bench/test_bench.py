@@ -124,6 +124,11 @@ def embedded():
                    "gpukey03", keys=3, batch=3)
     check("embedded-explicit-keys-order", j is not None and j["key_order"] == "explicit",
           str(j and j["key_order"]))
+    # Values to 64 MiB with no extra flag (issue 30): the quick start's
+    # 2 MiB block, Store and Retrieve, byte for byte.
+    for op in ("store", "retrieve"):
+        bench_json("embedded-%s-2M" % op, "--kv-op", op, "--value-size", "2M", keys=16, batch=8,
+                   iters=1)
     target_busy()
     key_order()
 
@@ -202,8 +207,9 @@ def external(tmp):
               "differs at byte 0 of 4096" in out, "exit %d: %s" % (rc, out[-400:]))
         iops_headline(t.uri)
         rc, out, err = bench("--target", t.uri, "--value-size", "128K")
-        check("value-larger-than-controller-max", rc == 2 and "largest value" in err,
-              "exit %d: %s" % (rc, err.strip()))
+        check("value-larger-than-controller-max", rc == 2 and
+              "a value of 131072 bytes is larger than the controller's limit of 65536 bytes "
+              "(max value)" in err, "exit %d: %s" % (rc, err.strip()))
         for op in ("retrieve", "store"):
             j = bench_json("forwarder-%s-mode4" % op, "--kv-op", op, "--memory-mode", "4",
                            "--target", f.uri)
@@ -273,6 +279,7 @@ def bad_flags():
         (["--cpus", "0,0", "--target", "vfio-user:/nonexistent.sock"], "taskset"),
         (["--values-by-messages"], "bit 8"), (["--memory-mode", "7", "--values-by-messages"], "bit 8"),
         (["--poll-sched", "fifo"], "--poll-sched"),
+        (["--value-size", "65M"], "1..64M"), (["--data-buffer-size", "65M"], "1..64M"),
     ]
     for args, word in cases:
         rc, out, err = bench(*args)

@@ -2,10 +2,10 @@
 # nkv-target (tests/lib), the library's units, the pcie transport.
 TESTS += test_host_sync
 TESTS += test_host_msgs
-test_host_msgs_SRCS = tests/host/test_host_msgs.c $(TL_HOST)
+test_host_msgs_SRCS = tests/host/test_host_msgs.c tests/host/big_util.c $(TL_HOST)
 test_host_msgs_LIBS = $(TL_HOST_LIBS)
 test_host_msgs_LDLIBS = $(TL_HOST_LDLIBS)
-test_host_sync_SRCS = tests/host/test_host_sync.c $(TL_HOST)
+test_host_sync_SRCS = tests/host/test_host_sync.c tests/host/big_util.c $(TL_HOST)
 test_host_sync_LIBS = $(TL_HOST_LIBS)
 test_host_sync_LDLIBS = $(TL_HOST_LDLIBS)
 

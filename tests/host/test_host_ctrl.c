@@ -212,7 +212,7 @@ Test(host_ctrl, queue_limits)
 	qo.depth = 1;
 	cr_expect_eq(nkv_qpair_create(c, &qo, &q[0]), -EINVAL);
 	qo.depth = 0;
-	qo.slot_size = (1u << 20) + 1;
+	qo.slot_size = (64u << 20) + 1;	/* the default max value, 64 MiB, + 1 */
 	cr_expect_eq(nkv_qpair_create(c, &qo, &q[0]), -EMSGSIZE, "slot above min(MDTS, MVL)");
 	qo.slot_size = 0;
 	cr_assert_eq(nkv_qpair_create(c, &qo, &q[0]), 0);

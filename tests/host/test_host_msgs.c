@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "big_util.h"
 #include "host/host.h"
 #include "host_util.h"
 #include "nkv_dev.h"
@@ -132,6 +133,30 @@ static void by_messages(uint32_t mode, uint32_t flags)
 Test(host_msgs, every_op_mode_8, .init = up, .fini = down) { by_messages(0x8, NKV_CTRL_VALUES_BY_MESSAGES); }
 Test(host_msgs, every_op_mode_f, .init = up, .fini = down) { by_messages(0xf, NKV_CTRL_VALUES_BY_MESSAGES); }
 Test(host_msgs, mode_8_mapped_sends_no_messages, .init = up, .fini = down) { by_messages(0x8, 0); }
+
+/* Every op at 1 B .. 64 MiB by messages: the target moves each value in
+ * DMA_READ / DMA_WRITE messages of at most the negotiated 1 MiB, 64 of
+ * them for a 64 MiB value each way, byte for byte. */
+Test(host_msgs, values_to_64_mib, .init = up, .fini = down, .timeout = 120)
+{
+	struct nkv_vfu_server_stats st;
+	struct nkv_ctrl *c;
+	struct nkv_qpair *qp;
+	char err[256] = "";
+	uint64_t sum = 0;
+	int i;
+
+	cr_assert_eq(connect_flags(0x8, NKV_CTRL_VALUES_BY_MESSAGES, &c, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(nkv_qpair_create(c, NULL, &qp), 0);
+	big_every_op(qp, 64 * BIG_MIB);
+	for (i = 0; i < BIG_NSIZES; i++)
+		sum += big_sizes[i];
+	nkv_vfu_server_stats(srv.srv, &st);
+	cr_assert_geq(st.dma_msgs, 2 * (64 + 16), "1 MiB a message");
+	cr_assert_geq(st.dma_bytes, 2 * sum, "every value out and back");
+	nkv_qpair_destroy(qp);
+	nkv_ctrl_close(c);
+}
 
 Test(host_msgs, needs_values_in_device_memory, .init = up, .fini = down)
 {

@@ -7,13 +7,17 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "big_util.h"
 #include "host_util.h"
 #include "nkv_dev.h"
 #include "nkv_list.h"
 #include "target/core/ctrl.h"
+#include "target/vfio-user/server.h"
 
 static struct tl_server srv;
 static struct nkv_ctrl *ctrl;
@@ -78,8 +82,8 @@ Test(host_sync, info_after_connect, .init = setup, .fini = down)
 	cr_expect_eq(in.csi, 1, "the KV namespace");
 	cr_expect_eq(in.nsid, 1);
 	cr_expect_eq(in.max_key, 16);
-	cr_expect_eq(in.max_value, 1u << 20);
-	cr_expect_eq(in.max_xfer, 1u << 20, "MDTS 8 with 4 KiB pages");
+	cr_expect_eq(in.max_value, NKV_TGT_DEF_MAX_VALUE, "64 MiB, nkv-target's default");
+	cr_expect_eq(in.max_xfer, 128u << 20, "MDTS 15: 64 MiB and a long key's head");
 	cr_expect_eq(in.io_queues, 2);
 	cr_expect_eq(in.doorbells_mapped, 1);
 	cr_expect_eq(in.vram_is_emulated, 0);
@@ -211,16 +215,19 @@ Test(host_sync, truncated_retrieve, .init = setup, .fini = down)
 
 Test(host_sync, refused_before_submission, .init = setup, .fini = down)
 {
-	static uint8_t huge[(1u << 20) + 1];
+	/* Never touched: refused on its size. */
+	uint8_t *huge = malloc(NKV_TGT_DEF_MAX_VALUE + 1);
 	struct nkv_qpair_stats st;
 	struct nkv_result r;
 	uint8_t buf[8];
 
+	cr_assert_not_null(huge);
 	cr_expect_eq(nkv_store(qp, "k", 0, "v", 1, 0, &r), -EINVAL);
 	cr_expect_eq(nkv_store(qp, "01234567890123456", 17, "v", 1, 0, &r), -EINVAL);
 	cr_expect_eq(nkv_store(qp, NULL, 3, "v", 1, 0, &r), -EINVAL);
 	cr_expect_eq(nkv_store(qp, "k", 1, NULL, 5, 0, &r), -EINVAL);
-	cr_expect_eq(nkv_store(qp, "k", 1, huge, sizeof(huge), 0, &r), -EMSGSIZE);
+	cr_expect_eq(nkv_store(qp, "k", 1, huge, NKV_TGT_DEF_MAX_VALUE + 1, 0, &r), -EMSGSIZE);
+	free(huge);
 	cr_expect_eq(nkv_retrieve(qp, "k", 0, buf, 8, &r), -EINVAL);
 	cr_expect_eq(nkv_retrieve(qp, "k", 1, NULL, 8, &r), -EINVAL);
 	cr_expect_eq(nkv_exist(qp, "k", 17, &r), -EINVAL);
@@ -285,4 +292,163 @@ Test(host_sync, list_and_delete, .init = setup, .fini = down)
 	}
 	cr_assert_eq(nkv_list(qp, NULL, 0, buf, 1024, &r), 0);
 	cr_expect_eq(nkv_list_check(buf, 1024), 0, "empty after the deletes");
+}
+
+/* Every op at 1 B .. 64 MiB, values in host memory the target maps (its
+ * fd): the sync buffer grows to each value, whose PRP lists chain. */
+Test(host_sync, values_to_64_mib, .init = setup, .fini = down, .timeout = 120)
+{
+	struct nkv_qpair_stats st;
+
+	big_every_op(qp, 64 * BIG_MIB);
+	cr_assert_eq(nkv_qpair_get_stats(qp, &st), 0);
+	cr_expect_eq(st.errors, 1 + BIG_NSIZES, "the 1-byte List, each Exist after Delete");
+	cr_expect_eq(st.timeouts, 0);
+}
+
+/* Above the controller's limit (64 MiB, its max value): one error naming
+ * both numbers, before anything is sent, for a value and for slots. */
+Test(host_sync, over_the_limit_said_before_sending, .init = setup, .fini = down)
+{
+	struct nkv_qpair_opts qo = { .size = sizeof(qo), .depth = 4, .slot_size = 64 * BIG_MIB + 1 };
+	uint8_t *huge = malloc(64 * BIG_MIB + 1);	/* never touched */
+	struct nkv_qpair_stats st;
+	struct nkv_qpair *q2 = NULL;
+	struct nkv_result r;
+
+	cr_assert_not_null(huge);
+	big_log_start();
+	cr_expect_eq(nkv_store(qp, "k", 1, huge, 64 * BIG_MIB + 1, 0, &r), -EMSGSIZE);
+	cr_expect(strstr(big_log(), "value of 67108865 bytes is larger than the controller's limit "
+			 "of 67108864 bytes (max value)"), "%s", big_log());
+	cr_expect_eq(nkv_qpair_create(ctrl, &qo, &q2), -EMSGSIZE);
+	cr_expect_null(q2);
+	cr_expect(strstr(big_log(), "value slots: value of 67108865 bytes is larger than the "
+			 "controller's limit of 67108864 bytes (max value)"), "%s", big_log());
+	big_log_stop();
+	free(huge);
+	cr_assert_eq(nkv_qpair_get_stats(qp, &st), 0);
+	cr_expect_eq(st.commands, 0, "nothing was sent");
+	qo.slot_size = 64 * BIG_MIB;
+	cr_expect_eq(nkv_qpair_create(ctrl, &qo, &q2), 0, "slots of exactly the limit");
+	nkv_qpair_destroy(q2);
+}
+
+/* A server on ss whose controllers have MDTS mdts (0: from the max
+ * value), on a socket of its own; its URI in uri. */
+static struct nkv_vfu_server *serve_mdts(struct nkv_subsys *ss, uint32_t mdts, char *uri,
+					 size_t urilen)
+{
+	static int seq;
+	struct nkv_tgt_embed_opts eo;
+	struct nkv_vfu_server *s = NULL;
+	char path[108];
+
+	tl_server_opts(&eo);
+	snprintf(path, sizeof(path), "/tmp/nkv-host-mdts-%d-%d.sock", (int)getpid(), seq++);
+	snprintf(uri, urilen, "vfio-user:%s", path);
+	eo.server.socket_path = path;
+	eo.server.ss = ss;
+	eo.server.ctrl.mdts = mdts;
+	eo.server.ctrl.max_ioq = 2;
+	cr_assert_eq(nkv_vfu_server_start(&eo.server, &s), 0);
+	return s;
+}
+
+static struct nkv_ctrl *connect_uri(const char *uri)
+{
+	struct nkv_ctrl_opts co = { .size = sizeof(co), .io_queues = 1 };
+	struct nkv_ctrl *c = NULL;
+	char err[256] = "";
+
+	co.err = err;
+	co.errlen = sizeof(err);
+	cr_assert_eq(nkv_ctrl_connect(uri, &co, &c), 0, "%s", err);
+	return c;
+}
+
+/*
+ * A controller with SPDK's vfio-user default, a 128 KiB MDTS (5), below
+ * its namespace's 64 MiB max value, beside one on the same namespace
+ * whose MDTS follows the max value. The client keeps to 128 KiB: values
+ * up to it move byte for byte, a larger Store and larger slots are
+ * refused with both numbers before anything is sent, a Retrieve buffer
+ * is asked for up to 128 KiB, and a value stored through the other
+ * controller comes back as a prefix into a small buffer but is -EMSGSIZE
+ * (said) into one it would have fitted. The target never answered
+ * Invalid Field: no command above its MDTS reached it.
+ */
+Test(host_sync, mdts_128k_controller, .timeout = 60)
+{
+	struct nkv_qpair_opts qo = { .size = sizeof(qo), .depth = 4, .slot_size = (128u << 10) + 1 };
+	struct nkv_tgt_embed_opts eo;
+	struct nkv_vfu_server *big, *small;
+	struct nkv_ctrl *cb, *cs;
+	struct nkv_qpair *qb, *qs, *q2 = NULL;
+	struct nkv_qpair_stats st;
+	struct nkv_ctrl_info in;
+	struct nkv_result r;
+	struct nkv_subsys *ss;
+	char err[256] = "", ub[128], us[128];
+	static const uint32_t sizes[] = { 1, 4096, 4097, 65537, 128u << 10 };
+	uint8_t *v = malloc(BIG_MIB), *b = malloc(BIG_MIB);
+	uint32_t len;
+	size_t i;
+
+	cr_assert(v && b);
+	tl_server_opts(&eo);
+	ss = nkv_tgt_embed_subsys(&eo, err, sizeof(err));
+	cr_assert_not_null(ss, "%s", err);
+	big = serve_mdts(ss, 0, ub, sizeof(ub));
+	small = serve_mdts(ss, 5, us, sizeof(us));
+	cb = connect_uri(ub);
+	cs = connect_uri(us);
+	cr_assert_eq(nkv_ctrl_get_info(cs, &in), 0);
+	cr_assert_eq(in.max_xfer, 128u << 10);
+	cr_assert_eq(in.max_value, NKV_TGT_DEF_MAX_VALUE);
+	cr_assert_eq(nkv_qpair_create(cb, NULL, &qb), 0);
+	cr_assert_eq(nkv_qpair_create(cs, NULL, &qs), 0);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		len = sizes[i];
+		ht_fill(v, len, len);
+		cr_assert_eq(nkv_store(qs, "v", 1, v, len, 0, &r), 0);
+		cr_assert_eq(r.status, 0);
+		memset(b, 0, BIG_MIB);
+		cr_assert_eq(nkv_retrieve(qs, "v", 1, b, BIG_MIB, &r), 0, "a 1 MiB buffer: 128 KiB asked");
+		cr_assert_eq(r.status, 0);
+		cr_assert_eq(r.dw0, len);
+		cr_assert_eq(ht_check(b, len, len), -1, "%u bytes", len);
+	}
+	big_log_start();
+	cr_expect_eq(nkv_store(qs, "v", 1, v, (128u << 10) + 1, 0, &r), -EMSGSIZE);
+	cr_expect(strstr(big_log(), "value of 131073 bytes is larger than the controller's limit "
+			 "of 131072 bytes (MDTS)"), "%s", big_log());
+	cr_expect_eq(nkv_qpair_create(cs, &qo, &q2), -EMSGSIZE);
+	cr_expect(strstr(big_log(), "value slots: value of 131073 bytes is larger than the "
+			 "controller's limit of 131072 bytes (MDTS)"), "%s", big_log());
+	/* 1 MiB stored by the other controller. */
+	ht_fill(v, BIG_MIB, 99);
+	cr_assert_eq(nkv_store(qb, "w", 1, v, BIG_MIB, 0, &r), 0);
+	cr_assert_eq(r.status, 0);
+	memset(b, 0, BIG_MIB);
+	cr_expect_eq(nkv_retrieve(qs, "w", 1, b, BIG_MIB, &r), -EMSGSIZE);
+	cr_expect(strstr(big_log(), "value of 1048576 bytes is larger than the controller's limit "
+			 "of 131072 bytes (MDTS)"), "%s", big_log());
+	cr_expect_eq(b[0], 0, "nothing copied out");
+	big_log_stop();
+	cr_assert_eq(nkv_retrieve(qs, "w", 1, b, 4096, &r), 0);
+	cr_assert_eq(r.status, 0);
+	cr_assert_eq(r.dw0, BIG_MIB, "a prefix into a small buffer, the full size in DW0");
+	cr_assert_eq(ht_check(b, 4096, 99), -1);
+	cr_assert_eq(nkv_qpair_get_stats(qs, &st), 0);
+	cr_expect_eq(st.errors, 0, "no Invalid Field: nothing above MDTS was sent");
+	nkv_qpair_destroy(qs);
+	nkv_qpair_destroy(qb);
+	nkv_ctrl_close(cs);
+	nkv_ctrl_close(cb);
+	nkv_vfu_server_stop(small);
+	nkv_vfu_server_stop(big);
+	nkv_subsys_destroy(ss);
+	free(v);
+	free(b);
 }

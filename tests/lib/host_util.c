@@ -41,6 +41,7 @@ static int ht_serve(struct tl_server *s, const struct ht_server_opts *o, int for
 	eo.server.ctrl.mqes = o->mqes;
 	eo.server.ctrl.quirks = o->quirks;
 	eo.server.ctrl.dstrd = o->dstrd;
+	eo.server.ctrl.mdts = o->mdts;
 	eo.server.ctrl.to = 6;
 	eo.server.no_sparse_mmap = o->no_sparse;
 	eo.server.max_conns = 8;

@@ -24,6 +24,7 @@ struct ht_server_opts {
 	int lie_retrieve;	/* Retrieve answers length 0 and junk (liar_be.h) */
 	uint32_t quirks;	/* NKV_TGT_QUIRK_* of the controllers */
 	uint32_t dstrd;		/* CAP.DSTRD of the controllers */
+	uint32_t mdts;		/* MDTS of the controllers; 0: from the max value */
 };
 
 /* Serve (o NULL: defaults) on threads of this process. 0 or a negative

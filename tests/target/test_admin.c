@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Admin commands: Identify pages field by field, queue management,
  * features, log pages, Abort, unknown opcodes. */
+#include <stdlib.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -343,6 +344,7 @@ static uint16_t get_log(uint8_t lid, uint32_t bytes, uint64_t off, void *out)
 	s.cdw10 = lid | ((bytes / 4 - 1) << 16);
 	s.cdw12 = (uint32_t)off;
 	h_prp(&H, &s, iova, bytes);
+	memset(h_ptr(&H, iova), 0xa5, bytes);	/* prove every byte is written */
 	st = h_cmd(&H, 0, &s, NULL);
 	memcpy(out, h_ptr(&H, iova), bytes);
 	return st;
@@ -353,7 +355,7 @@ Test(admin, log_pages)
 	struct nkv_error_log el[2];
 	struct nkv_smart_log sm;
 	struct nkv_sqe s;
-	uint8_t buf[8192];
+	uint8_t buf[8192], *big;
 
 	cr_assert_eq(h_create_qpair(&H, 1, 8), 0);
 	cr_assert_eq(h_store(&H, 1, "a", 1, "xyz", 3, 0), 0);
@@ -379,6 +381,12 @@ Test(admin, log_pages)
 	/* Longer than the page: zero filled; offset; bad offset; bad LID. */
 	cr_assert_eq(get_log(NKV_LID_SMART, 8192, 0, buf), 0);
 	cr_assert(all_zero(buf + 512, 8192 - 512));
+	big = malloc(200 << 10);	/* zeros in several chunks, none allocated */
+	cr_assert_eq(get_log(NKV_LID_ERROR, 200 << 10, 64, big), 0);
+	cr_assert_eq(memcmp(big, &el[1], 64), 0, "the page from the offset");
+	/* Two errors logged: past the second entry, zeros to the end. */
+	cr_assert(all_zero(big + 64, (200 << 10) - 64));
+	free(big);
 	cr_assert_eq(get_log(NKV_LID_SMART, 16, 64, buf), 0);
 	cr_assert_eq(memcmp(buf, &sm.host_reads, 16), 0);
 	cr_assert_eq(get_log(NKV_LID_SMART, 16, 512, buf), SC(NKV_SC_INVALID_FIELD));

@@ -33,9 +33,17 @@ static void teardown(void)
 
 TestSuite(dma, .init = setup, .fini = teardown, .timeout = 10);
 
+/* A walk into iov, at most max segments (a fixed array). */
+static int prp_st(uint64_t p1, uint64_t p2, uint64_t len, int max, int *st)
+{
+	struct nkv_dma_segs s = { iov, max, max, 0 };
+
+	return nkv_dma_prp_to_iov(dma, p1, p2, len, PS, NKV_DMA_WRITE, &s, st);
+}
+
 static int prp(uint64_t p1, uint64_t p2, uint64_t len, int max)
 {
-	return nkv_dma_prp_to_iov(dma, p1, p2, len, PS, NKV_DMA_WRITE, iov, max, NULL);
+	return prp_st(p1, p2, len, max, NULL);
 }
 
 Test(dma, map_rules)
@@ -203,6 +211,38 @@ Test(dma, prp_cyclic_chain_terminates)
 	cr_assert_eq(prp(0x100000, 0x100000 + 2 * PS, 200 * PS, 300), 200);
 }
 
+/* Pages in reverse order never merge: a walk that outgrows the caller's
+ * array moves to a heap array, grows it, and keeps every segment; the
+ * bound still holds. */
+Test(dma, prp_segments_grow_on_the_heap)
+{
+	uint64_t *l = (uint64_t *)(mem + 2 * PS);
+	struct iovec small[2];
+	struct nkv_dma_segs s = { small, 2, 300, 0 };
+	int i, n;
+
+	for (i = 0; i < 40; i++)
+		l[i] = 0x100000 + (uint64_t)(50 - i) * PS;
+	n = nkv_dma_prp_to_iov(dma, 0x100000 + 60 * PS, 0x100000 + 2 * PS, 41 * PS, PS,
+			       NKV_DMA_WRITE, &s, NULL);
+	cr_assert_eq(n, 41);
+	cr_assert_eq(s.heap, 1);
+	cr_assert_neq(s.iov, small);
+	cr_assert_geq(s.cap, 41);
+	cr_expect_eq(s.iov[0].iov_base, mem + 60 * PS, "the first segment moved over");
+	for (i = 0; i < 40; i++) {
+		cr_expect_eq(s.iov[i + 1].iov_base, mem + (50 - i) * PS, "segment %d", i + 1);
+		cr_expect_eq(s.iov[i + 1].iov_len, PS);
+	}
+	free(s.iov);
+	s = (struct nkv_dma_segs){ small, 2, 10, 0 };
+	cr_expect_eq(nkv_dma_prp_to_iov(dma, 0x100000 + 60 * PS, 0x100000 + 2 * PS, 41 * PS, PS,
+					NKV_DMA_WRITE, &s, NULL), ERR(NKV_SC_INVALID_FIELD));
+	cr_expect_eq(s.cap, 10, "grown up to the bound, no further");
+	if (s.heap)
+		free(s.iov);
+}
+
 /* A command's segments are stable only when every one of them lies in a
  * region registered NKV_DMA_STABLE. */
 Test(dma, stable_only_when_every_segment_is)
@@ -212,16 +252,13 @@ Test(dma, stable_only_when_every_segment_is)
 
 	cr_assert_eq(nkv_dma_map(dma, 0x200000, 4 * PS, s,
 				 NKV_DMA_READ | NKV_DMA_WRITE | NKV_DMA_STABLE), 0);
-	cr_expect_eq(nkv_dma_prp_to_iov(dma, 0x200000, 0x201000, 2 * PS, PS, NKV_DMA_WRITE,
-					iov, 8, &st), 1);
+	cr_expect_eq(prp_st(0x200000, 0x201000, 2 * PS, 8, &st), 1);
 	cr_expect_eq(st, 1);
-	cr_expect_eq(nkv_dma_prp_to_iov(dma, 0x100000, 0x201000, 2 * PS, PS, NKV_DMA_WRITE,
-					iov, 8, &st), 2);
+	cr_expect_eq(prp_st(0x100000, 0x201000, 2 * PS, 8, &st), 2);
 	cr_expect_eq(st, 0, "one segment in an unstable region");
-	cr_expect_eq(nkv_dma_prp_to_iov(dma, 0x201000, 0x100000, 2 * PS, PS, NKV_DMA_WRITE,
-					iov, 8, &st), 2);
+	cr_expect_eq(prp_st(0x201000, 0x100000, 2 * PS, 8, &st), 2);
 	cr_expect_eq(st, 0);
-	cr_expect_lt(nkv_dma_prp_to_iov(dma, 0x300000, 0, 64, PS, NKV_DMA_WRITE, iov, 8, &st), 0);
+	cr_expect_lt(prp_st(0x300000, 0, 64, 8, &st), 0);
 	cr_expect_eq(st, 0, "an error is never stable");
 	free(s);
 }

@@ -257,10 +257,150 @@ Test(kv, one_mib_values_prp_lists_and_chains)
 	cr_assert_eq(dw0, len);
 	cr_assert_eq(memcmp(sp, dp, 700000), 0);
 	cr_assert_eq(dp[700000], 0, "nothing past the host buffer");
-	/* Over MDTS on a Retrieve buffer. */
-	h_kv(&s, NKV_KV_RETRIEVE, 1, "mib", 3, len + 4096, 0);
+	/* Over MDTS on a Retrieve buffer: the mem backend's 1 MiB values and
+	 * a long key's head take MDTS 9 (2 MiB). */
+	cr_assert_eq(nkv_subsys_mdts(H.ss), 9);
+	h_kv(&s, NKV_KV_RETRIEVE, 1, "mib", 3, (2u << 20) + 4096, 0);
 	h_prp(&H, &s, dst, len);
 	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_INVALID_FIELD));
+}
+
+/* PRPs for npages pages of the buffer at base, value page k in buffer
+ * page npages - 1 - k: no two are contiguous, so each is a segment of its
+ * own (16,385 of them for a 64 MiB value). */
+static void prp_reversed(struct h *h, struct nkv_sqe *s, uint64_t base, uint32_t npages)
+{
+	uint64_t *l = NULL;
+	uint32_t k, room = 0;
+
+	s->prp1 = base + (uint64_t)(npages - 1) * 4096;
+	s->prp2 = npages == 2 ? base : 0;
+	if (npages <= 2)
+		return;
+	for (k = 1; k < npages; k++) {
+		if (!room || (room == 1 && k < npages - 1)) {
+			uint64_t lp = h_alloc(h, 4096);
+
+			if (l)
+				*l = lp;	/* chain */
+			else
+				s->prp2 = lp;
+			l = h_ptr(h, lp);
+			room = 512;
+		}
+		*l++ = base + (uint64_t)(npages - 1 - k) * 4096;
+		room--;
+	}
+}
+
+/* Value page k of len bytes at contiguous dst against buffer page
+ * npages - 1 - k of src. */
+static void check_reversed(const uint8_t *src, const uint8_t *dst, uint32_t len)
+{
+	uint32_t npages = (len + 4095) / 4096, k;
+
+	for (k = 0; k < npages; k++) {
+		uint32_t n = len - k * 4096 < 4096 ? len - k * 4096 : 4096;
+
+		cr_assert_eq(memcmp(dst + (size_t)k * 4096, src + (size_t)(npages - 1 - k) * 4096, n),
+			     0, "%u bytes: value page %u", len, k);
+	}
+}
+
+/*
+ * Values up to 16 MiB through a controller whose MDTS follows them (a
+ * 16 MiB max value and a long key's head: MDTS 13, 32 MiB), reported by
+ * Identify; each value's pages scattered in reverse order both ways, so
+ * the core holds one segment per page (on the heap past its own few),
+ * byte for byte; a value over the max value answered 85h.
+ */
+Test(kv, big_values_scattered_pages)
+{
+	static const uint32_t sizes[] = { 1, 4096, 4097, (2u << 20) + 4097, 16u << 20 };
+	struct nkv_be_conf kv = { sizeof(kv), .capacity = 64ull << 20, .max_value = 16u << 20 };
+	uint8_t id[4096];
+	struct nkv_sqe s;
+	struct nkv_cqe e;
+	uint64_t src, dst, mark;
+	uint8_t *sp, *dp;
+	struct h h2;
+	size_t i, j;
+
+	h_init(&h2, NULL, &kv);
+	cr_assert_eq(h_enable(&h2, 16), NKV_CSTS_RDY);
+	cr_assert_eq(h_create_qpair(&h2, 1, 16), 0);
+	cr_assert_eq(h_identify(&h2, NKV_CNS_CTRL, 0, 0, id), 0);
+	cr_assert_eq(((struct nkv_id_ctrl *)id)->mdts, 13);
+	cr_assert_eq(h_identify(&h2, NKV_CNS_IOCS_NS, 1, NKV_CSI_KV, id), 0);
+	cr_assert_eq(((struct nkv_id_ns_kv *)id)->kvf[0].mvl, 16u << 20);
+	src = h_alloc(&h2, 16u << 20);
+	dst = h_alloc(&h2, 16u << 20);
+	sp = h_ptr(&h2, src);
+	dp = h_ptr(&h2, dst);
+	mark = h2.bump;
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint32_t len = sizes[i], np = (len + 4095) / 4096;
+
+		for (j = 0; j < (size_t)np * 4096; j++)
+			sp[j] = (uint8_t)(j * 7 + i + (j >> 12));
+		h_kv(&s, NKV_KV_STORE, 1, "big", 3, len, 0);
+		prp_reversed(&h2, &s, src, np);
+		cr_assert_eq(h_cmd(&h2, 1, &s, NULL), 0, "store %u", len);
+		memset(dp, 0, (size_t)np * 4096);
+		h_kv(&s, NKV_KV_RETRIEVE, 1, "big", 3, len, 0);
+		h_prp(&h2, &s, dst, len);
+		cr_assert_eq(h_cmd(&h2, 1, &s, &e), 0);
+		cr_assert_eq(e.dw0, len);
+		check_reversed(sp, dp, len);
+		memset(dp, 0, (size_t)np * 4096);
+		h_kv(&s, NKV_KV_RETRIEVE, 1, "big", 3, len, 0);
+		prp_reversed(&h2, &s, dst, np);
+		cr_assert_eq(h_cmd(&h2, 1, &s, NULL), 0);
+		for (j = 0; j < np; j++) {
+			uint32_t n = j == 0 && len % 4096 ? len % 4096 : 4096;
+
+			cr_assert_eq(memcmp(dp + j * 4096, sp + j * 4096, n), 0,
+				     "%u bytes, both scattered: page %zu", len, j);
+		}
+		h2.bump = mark;	/* the lists' pages, again for the next size */
+	}
+	h_kv(&s, NKV_KV_STORE, 1, "big", 3, (16u << 20) + 1, 0);
+	h_prp(&h2, &s, src, 16u << 20);
+	cr_assert_eq(h_cmd(&h2, 1, &s, NULL), SC(NKV_SC_KV_INVALID_VALUE_SIZE),
+		     "a value over the max value, within MDTS: 85h");
+	h_fini(&h2);
+}
+
+/* SPDK's vfio-user default, 128 KiB (MDTS 5), below the namespace's max
+ * value: a transfer above it is Invalid Field, whatever the value size
+ * allows; up to it every byte moves. */
+Test(kv, mdts_below_the_max_value)
+{
+	struct nkv_tgt_ctrl_opts co = { sizeof(co), .mdts = 5 };
+	static uint8_t v[128 << 10], r[128 << 10];
+	uint8_t id[4096];
+	uint32_t dw0, i;
+	struct nkv_sqe s;
+	struct h h2;
+
+	h_init(&h2, &co, NULL);
+	cr_assert_eq(h_enable(&h2, 16), NKV_CSTS_RDY);
+	cr_assert_eq(h_create_qpair(&h2, 1, 16), 0);
+	cr_assert_eq(h_identify(&h2, NKV_CNS_CTRL, 0, 0, id), 0);
+	cr_assert_eq(((struct nkv_id_ctrl *)id)->mdts, 5);
+	for (i = 0; i < sizeof(v); i++)
+		v[i] = (uint8_t)(i * 13 + (i >> 8));
+	cr_assert_eq(h_store(&h2, 1, "k", 1, v, sizeof(v), 0), 0);
+	cr_assert_eq(h_retrieve(&h2, 1, "k", 1, r, sizeof(r), &dw0), 0);
+	cr_assert_eq(dw0, sizeof(v));
+	cr_assert_eq(memcmp(v, r, sizeof(v)), 0);
+	h_kv(&s, NKV_KV_STORE, 1, "k", 1, sizeof(v) + 1, 0);
+	h_prp(&h2, &s, h_alloc(&h2, sizeof(v) + 1), sizeof(v) + 1);
+	cr_assert_eq(h_cmd(&h2, 1, &s, NULL), SC(NKV_SC_INVALID_FIELD));
+	h_kv(&s, NKV_KV_RETRIEVE, 1, "k", 1, sizeof(v) + 1, 0);
+	h_prp(&h2, &s, h_alloc(&h2, sizeof(v) + 1), sizeof(v) + 1);
+	cr_assert_eq(h_cmd(&h2, 1, &s, NULL), SC(NKV_SC_INVALID_FIELD));
+	h_fini(&h2);
 }
 
 Test(kv, illegal_prps_refused)

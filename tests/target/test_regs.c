@@ -106,8 +106,10 @@ Test(regs, bar0_layout)
 	o.mqes = 1;
 	cr_assert_eq(nkv_tgt_ctrl_layout(&o, &l), -EINVAL, "MQES below 2");
 	o.mqes = 0;
-	o.mdts = 13;
-	cr_assert_eq(nkv_tgt_ctrl_layout(&o, &l), -EINVAL, "MDTS past 12");
+	o.mdts = NKV_TGT_MDTS_MAX;
+	cr_assert_eq(nkv_tgt_ctrl_layout(&o, &l), 0, "MDTS 15: 128 MiB");
+	o.mdts = NKV_TGT_MDTS_MAX + 1;
+	cr_assert_eq(nkv_tgt_ctrl_layout(&o, &l), -EINVAL, "MDTS past 15");
 }
 
 /* Doorbells a cache line apart (CAP.DSTRD 4): CAP says so, BAR0 grows,

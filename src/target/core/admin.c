@@ -4,6 +4,7 @@
  * Abort. They run synchronously on the poll thread (no backend involved
  * except for NUSE), and complete through the same CQ path as I/O.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,15 +13,33 @@
 #define NKV_SC_CMD_SEQ_ERROR 0x0c	/* generic: Command Sequence Error */
 #define NKV_TGT_ID_SIZE 4096u
 
-/* Copy a reply into the command's data pointer (controller -> host). */
+/* Zeros after the reply's bytes, a chunk at a time. */
+static int nkv_tgt_reply_zeros(struct nkv_tgt_cmd *cmd, uint64_t off, uint64_t len)
+{
+	static const uint8_t zero[64 << 10];
+
+	for (; off < len; off += sizeof(zero))
+		if (nkv_guard_scatter_at(cmd->iov, cmd->iovcnt, off, zero,
+					 len - off < sizeof(zero) ? len - off : sizeof(zero)))
+			return -EFAULT;
+	return 0;
+}
+
+/*
+ * Copy a reply into the command's data pointer (controller -> host):
+ * blen bytes of buf, then zeros up to len (a log page read past its end),
+ * so nothing here grows with the transfer a client asks for (up to MDTS,
+ * 128 MiB).
+ */
 static uint16_t nkv_tgt_reply(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
-			      const void *buf, uint64_t len)
+			      const void *buf, uint64_t blen, uint64_t len)
 {
 	int st = nkv_tgt_cmd_prps(c, cmd, len, NKV_DMA_WRITE);
 
 	if (st)
 		return (uint16_t)st;
-	if (nkv_guard_scatter(cmd->iov, cmd->iovcnt, buf, len)) {
+	if (nkv_guard_scatter(cmd->iov, cmd->iovcnt, buf, blen < len ? blen : len) ||
+	    nkv_tgt_reply_zeros(cmd, blen, len)) {
 		cmd->iovcnt = 0;
 		nkv_tgt_mem_lost(c);
 		return nkv_tgt_sc(NKV_SC_DATA_XFER_ERROR);
@@ -206,7 +225,7 @@ static uint16_t nkv_tgt_identify(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd
 		return nkv_tgt_sc(NKV_SC_INTERNAL);
 	st = nkv_tgt_identify_fill(c, &cmd->sqe, buf);
 	if (!st)
-		st = nkv_tgt_reply(c, cmd, buf, NKV_TGT_ID_SIZE);
+		st = nkv_tgt_reply(c, cmd, buf, NKV_TGT_ID_SIZE, NKV_TGT_ID_SIZE);
 	free(buf);
 	return st;
 }
@@ -321,8 +340,6 @@ static uint16_t nkv_tgt_get_log(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 	uint64_t len = nkv_log_numd(s->cdw10, s->cdw11) * 4;
 	uint64_t off = s->cdw12 | ((uint64_t)s->cdw13 << 32), size;
 	uint8_t page[NKV_TGT_ERRLOG * 64];
-	uint8_t *out;
-	uint16_t st;
 
 	memset(page, 0, sizeof(page));
 	switch (nkv_log_lid(s->cdw10)) {
@@ -339,13 +356,8 @@ static uint16_t nkv_tgt_get_log(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 	}
 	if (off & 3 || off >= size || len > c->max_xfer)
 		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
-	out = calloc(1, len);	/* past the page's end reads as zero */
-	if (!out)
-		return nkv_tgt_sc(NKV_SC_INTERNAL);
-	memcpy(out, page + off, size - off < len ? size - off : len);
-	st = nkv_tgt_reply(c, cmd, out, len);
-	free(out);
-	return st;
+	/* Past the page's end reads as zero. */
+	return nkv_tgt_reply(c, cmd, page + off, size - off, len);
 }
 
 static uint16_t nkv_tgt_admin_dispatch(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)

@@ -25,6 +25,9 @@
 #define NKV_TGT_BURST 32u	/* SQEs fetched from one SQ per pass (fairness) */
 #define NKV_TGT_ERRLOG 64u	/* error log ring entries (ELPE + 1) */
 #define NKV_TGT_VID 0x1b36	/* same vendor QEMU's emulated NVMe reports */
+/* Segments a command holds in itself: a value in one registered region is
+ * one segment, however large; more (scattered pages) go to the heap. */
+#define NKV_TGT_IOV_INLINE 8
 
 struct nkv_subsys {
 	char sn[20];
@@ -57,7 +60,12 @@ struct nkv_tgt_cmd {
 	uint8_t fault;			/* a client page vanished under a copy */
 	uint8_t msg_out;		/* data to send out by message at completion */
 	int iovcnt;
-	struct iovec *iov;		/* max_iov entries, after the struct */
+	/* iov_inline, or a heap array (iov_heap) while a command whose
+	 * data is scattered over more segments is in flight */
+	struct iovec *iov;
+	int iov_cap;			/* entries iov holds */
+	uint8_t iov_heap;
+	struct iovec iov_inline[NKV_TGT_IOV_INLINE];
 };
 
 struct nkv_tgt_sq {
@@ -101,8 +109,8 @@ struct nkv_tgt_ctrl {
 	uint32_t mdts;
 	uint32_t to;
 	uint16_t cntlid;
-	uint32_t max_iov;
-	uint64_t max_xfer;		/* bytes */
+	uint32_t max_iov;		/* segments of one command: pages + 1 */
+	uint64_t max_xfer;		/* bytes: 4 KiB << mdts */
 	uint32_t quirks;		/* NKV_TGT_QUIRK_* */
 
 	/* Register file. */

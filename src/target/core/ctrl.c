@@ -4,6 +4,7 @@
  * and the poll pass.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,20 @@ int nkv_subsys_add_ns(struct nkv_subsys *ss, uint32_t nsid, struct nkv_be *be)
 	return 0;
 }
 
+uint32_t nkv_subsys_mdts(const struct nkv_subsys *ss)
+{
+	uint64_t need = 0;
+	uint32_t i, mdts = NKV_TGT_MDTS_MIN;
+
+	for (i = 1; i <= NKV_TGT_MAX_NS; i++)
+		if (ss->ns[i] && ss->ns[i]->csi == NKV_CSI_KV &&
+		    (uint64_t)ss->ns[i]->max_value + NKV_TGT_KEY_HEAD > need)
+			need = (uint64_t)ss->ns[i]->max_value + NKV_TGT_KEY_HEAD;
+	while (mdts < NKV_TGT_MDTS_MAX && ((uint64_t)NKV_PAGE_SIZE << mdts) < need)
+		mdts++;
+	return mdts;
+}
+
 void nkv_subsys_destroy(struct nkv_subsys *ss)
 {
 	uint32_t i;
@@ -68,7 +83,8 @@ void nkv_subsys_destroy(struct nkv_subsys *ss)
 	free(ss);
 }
 
-/* opts with the defaults applied, checked: the one place both are. */
+/* opts with the defaults applied, checked: the one place both are
+ * (mdts 0 stays 0: the subsystem's, known at create). */
 static int nkv_tgt_opts_resolve(const struct nkv_tgt_ctrl_opts *o, struct nkv_tgt_ctrl_opts *d)
 {
 	*d = (struct nkv_tgt_ctrl_opts){ sizeof(*d) };
@@ -76,10 +92,9 @@ static int nkv_tgt_opts_resolve(const struct nkv_tgt_ctrl_opts *o, struct nkv_tg
 		*d = *o;
 	d->mqes = d->mqes ? d->mqes : 1024;
 	d->max_ioq = d->max_ioq ? d->max_ioq : 64;
-	d->mdts = d->mdts ? d->mdts : 8;
 	d->to = d->to ? d->to : 20;
 	if (d->mqes < 2 || d->mqes > 65536 || d->max_ioq > 65534 ||
-	    d->mdts > 12 || d->to > 255 || d->dstrd > 4)
+	    d->mdts > NKV_TGT_MDTS_MAX || d->to > 255 || d->dstrd > 4)
 		return -EINVAL;
 	return 0;
 }
@@ -112,7 +127,8 @@ uint32_t nkv_tgt_ctrl_bar0_size(const struct nkv_tgt_ctrl *c)
 	return l.size;
 }
 
-static int nkv_tgt_opts(struct nkv_tgt_ctrl *c, const struct nkv_tgt_ctrl_opts *o)
+static int nkv_tgt_opts(struct nkv_tgt_ctrl *c, const struct nkv_subsys *ss,
+			const struct nkv_tgt_ctrl_opts *o)
 {
 	struct nkv_tgt_ctrl_opts d;
 
@@ -120,7 +136,7 @@ static int nkv_tgt_opts(struct nkv_tgt_ctrl *c, const struct nkv_tgt_ctrl_opts *
 		return -EINVAL;
 	c->mqes = d.mqes;
 	c->max_ioq = d.max_ioq;
-	c->mdts = d.mdts;
+	c->mdts = d.mdts ? d.mdts : nkv_subsys_mdts(ss);
 	c->to = d.to;
 	c->cntlid = d.cntlid;
 	c->trace = d.trace;
@@ -158,7 +174,7 @@ struct nkv_tgt_ctrl *nkv_tgt_ctrl_create(struct nkv_subsys *ss,
 	if (!c)
 		return NULL;
 	c->wake_fd = -1;
-	if (nkv_tgt_opts(c, opts))
+	if (nkv_tgt_opts(c, ss, opts))
 		goto fail;
 	c->ss = ss;
 	c->dma = dma;
@@ -255,16 +271,17 @@ void nkv_tgt_ctrl_sleep_end(struct nkv_tgt_ctrl *c)
 struct nkv_tgt_cmd *nkv_tgt_cmd_get(struct nkv_tgt_ctrl *c)
 {
 	struct nkv_tgt_cmd *cmd = c->free_cmds;
-	size_t sz = sizeof(*cmd) + c->max_iov * sizeof(struct iovec);
 
 	if (cmd) {
 		c->free_cmds = cmd->next;
 		c->nfree--;
-	} else if (!(cmd = malloc(sz))) {
+	} else if (!(cmd = malloc(sizeof(*cmd)))) {
 		return NULL;
 	}
-	memset(cmd, 0, sizeof(*cmd));
-	cmd->iov = (struct iovec *)(cmd + 1);
+	/* The inline segments are written before they are read. */
+	memset(cmd, 0, offsetof(struct nkv_tgt_cmd, iov_inline));
+	cmd->iov = cmd->iov_inline;
+	cmd->iov_cap = NKV_TGT_IOV_INLINE;
 	cmd->ctrl = c;
 	cmd->inext = c->inflight_head;
 	if (cmd->inext)
@@ -283,6 +300,10 @@ void nkv_tgt_cmd_put(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 	if (cmd->inext)
 		cmd->inext->iprev = cmd->iprev;
 	c->inflight--;
+	/* A scattered command's segments go now: cached commands stay small. */
+	if (cmd->iov_heap)
+		free(cmd->iov);
+	cmd->iov_heap = 0;
 	cmd->next = c->free_cmds;
 	c->free_cmds = cmd;
 	c->nfree++;

@@ -42,11 +42,36 @@ void nkv_subsys_destroy(struct nkv_subsys *ss);
 
 #define NKV_TGT_MAX_NS 32
 
+/*
+ * Transfer sizes. One command moves at most 4 KiB << MDTS bytes; MDTS
+ * goes up to NKV_TGT_MDTS_MAX (128 MiB). A value's transfer keeps
+ * NKV_TGT_KEY_HEAD bytes of room for the head a key longer than 16 bytes
+ * will take ([u16 length][key up to 255 bytes], carried in the data
+ * buffer), so the largest value a KV namespace may declare is
+ * NKV_TGT_MAX_VALUE. nkv-target and the embedded target give a KV
+ * namespace NKV_TGT_DEF_MAX_VALUE unless told otherwise.
+ */
+#define NKV_TGT_MDTS_MAX 15u
+#define NKV_TGT_MDTS_MIN 8u		/* 1 MiB: what List and NVM keep */
+#define NKV_TGT_KEY_HEAD 257u
+#define NKV_TGT_MAX_VALUE ((NKV_PAGE_SIZE << NKV_TGT_MDTS_MAX) - NKV_TGT_KEY_HEAD)
+#define NKV_TGT_DEF_MAX_VALUE (64u << 20)
+
+/*
+ * The MDTS a controller of ss gets when its options leave it 0: the
+ * smallest whose transfer holds the largest max value of ss's KV
+ * namespaces plus NKV_TGT_KEY_HEAD, at least NKV_TGT_MDTS_MIN, at most
+ * NKV_TGT_MDTS_MAX. Read when a controller is created: namespaces
+ * attached later do not change it.
+ */
+uint32_t nkv_subsys_mdts(const struct nkv_subsys *ss);
+
 struct nkv_tgt_ctrl_opts {
 	size_t size;		/* sizeof(struct nkv_tgt_ctrl_opts) */
 	uint32_t mqes;		/* max queue entries (CAP.MQES + 1); 0: 1024 */
 	uint32_t max_ioq;	/* I/O queue pairs granted; 0: 64 */
-	uint32_t mdts;		/* Identify MDTS (2^n pages); 0: 8 (1 MiB) */
+	uint32_t mdts;		/* Identify MDTS (2^n pages), at most
+				 * NKV_TGT_MDTS_MAX; 0: nkv_subsys_mdts() */
 	uint32_t to;		/* CAP.TO in 500 ms units; 0: 20 (10 s) */
 	uint16_t cntlid;
 	int trace;		/* log SQEs, doorbells, CQEs */
@@ -168,10 +193,11 @@ void nkv_tgt_ctrl_sleep_end(struct nkv_tgt_ctrl *c);
 
 /*
  * Command objects are cached for reuse, so a burst leaves its high-water
- * mark behind (each object holds max_iov iovecs: 4 KiB at the default
- * MDTS; 64 queue pairs of 1024 entries could keep 270 MB). Free all but
- * keep of them; returns how many stay cached. The poll thread calls it
- * when it goes idle (nkv_tgt_poller_next() does: poller.h).
+ * mark behind (each object is about 360 bytes with room for a few
+ * segments; a command whose data is scattered over more holds a heap
+ * array only while in flight). Free all but keep of them; returns how
+ * many stay cached. The poll thread calls it when it goes idle
+ * (nkv_tgt_poller_next() does: poller.h).
  */
 #define NKV_TGT_CMD_KEEP 32
 uint32_t nkv_tgt_ctrl_trim(struct nkv_tgt_ctrl *c, uint32_t keep);

@@ -179,8 +179,7 @@ struct nkv_prp_walk {
 	struct nkv_dma *dma;
 	uint32_t ps;
 	uint32_t prot;
-	struct iovec *iov;
-	int max;
+	struct nkv_dma_segs *s;
 	int n;
 	uint64_t left;
 	uint32_t attr;		/* AND of the segments' region attributes */
@@ -191,6 +190,26 @@ static int nkv_prp_err(uint8_t sc)
 	return -(int)NKV_STATUS(NKV_SCT_GENERIC, sc);
 }
 
+/* Room for one more segment: the array grows fourfold on the heap, so a
+ * scattered 64 MiB command reallocates a few times, not per page. */
+static int nkv_prp_grow(struct nkv_dma_segs *s)
+{
+	int cap = s->cap > s->max / 4 ? s->max : s->cap * 4;
+	struct iovec *v;
+
+	if (s->cap >= s->max)
+		return nkv_prp_err(NKV_SC_INVALID_FIELD);
+	v = s->heap ? realloc(s->iov, (size_t)cap * sizeof(*v)) : malloc((size_t)cap * sizeof(*v));
+	if (!v)
+		return nkv_prp_err(NKV_SC_INTERNAL);
+	if (!s->heap)
+		memcpy(v, s->iov, (size_t)s->cap * sizeof(*v));
+	s->iov = v;
+	s->cap = cap;
+	s->heap = 1;
+	return 0;
+}
+
 /* Add one data segment, merging with the previous one when contiguous. */
 static int nkv_prp_add(struct nkv_prp_walk *w, uint64_t iova, uint64_t len)
 {
@@ -199,14 +218,16 @@ static int nkv_prp_add(struct nkv_prp_walk *w, uint64_t iova, uint64_t len)
 
 	if (!p)
 		return nkv_prp_err(NKV_SC_DATA_XFER_ERROR);
-	if (w->n && (uint8_t *)w->iov[w->n - 1].iov_base +
-			    w->iov[w->n - 1].iov_len == p) {
-		w->iov[w->n - 1].iov_len += len;
+	if (w->n && (uint8_t *)w->s->iov[w->n - 1].iov_base +
+			    w->s->iov[w->n - 1].iov_len == p) {
+		w->s->iov[w->n - 1].iov_len += len;
 	} else {
-		if (w->n == w->max)
-			return nkv_prp_err(NKV_SC_INVALID_FIELD);
-		w->iov[w->n].iov_base = p;
-		w->iov[w->n].iov_len = len;
+		int rc = w->n == w->s->cap ? nkv_prp_grow(w->s) : 0;
+
+		if (rc)
+			return rc;
+		w->s->iov[w->n].iov_base = p;
+		w->s->iov[w->n].iov_len = len;
 		w->n++;
 	}
 	w->attr &= attr;
@@ -268,9 +289,9 @@ static int nkv_prp_list(struct nkv_prp_walk *w, uint64_t lp)
 
 int nkv_dma_prp_to_iov(struct nkv_dma *dma, uint64_t prp1, uint64_t prp2,
 		       uint64_t len, uint32_t page_size, uint32_t prot,
-		       struct iovec *iov, int max_iov, int *stable)
+		       struct nkv_dma_segs *segs, int *stable)
 {
-	struct nkv_prp_walk w = { dma, page_size, prot, iov, max_iov, 0, len, ~0u };
+	struct nkv_prp_walk w = { dma, page_size, prot, segs, 0, len, ~0u };
 	uint64_t off = prp1 & (page_size - 1);
 	uint64_t first;
 	int rc;
@@ -279,7 +300,7 @@ int nkv_dma_prp_to_iov(struct nkv_dma *dma, uint64_t prp1, uint64_t prp2,
 		*stable = 1;	/* no data: nothing to touch */
 	if (!len)
 		return 0;
-	if (!page_size || (page_size & (page_size - 1)) || max_iov < 1)
+	if (!page_size || (page_size & (page_size - 1)) || segs->cap < 1)
 		return nkv_prp_err(NKV_SC_INVALID_FIELD);
 	if (prp1 & 3)
 		return nkv_prp_err(NKV_SC_PRP_OFFSET_INVALID);

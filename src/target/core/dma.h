@@ -49,16 +49,33 @@ void *nkv_dma_ptr(struct nkv_dma *dma, uint64_t iova, uint64_t len,
 void *nkv_dma_ptr_stable(struct nkv_dma *dma, uint64_t iova, uint64_t len,
 			 uint32_t prot, int *stable);
 
+/*
+ * Where a PRP walk puts the local segments it finds: iov holds cap
+ * entries (the caller's array); a walk that needs more moves them to a
+ * heap array and grows it (heap set: iov is then the caller's to free,
+ * whatever the walk returned), up to max entries in all. cap == max: a
+ * fixed array, never replaced.
+ */
+struct nkv_dma_segs {
+	struct iovec *iov;
+	int cap;
+	int max;
+	int heap;
+};
+
 /* Resolve a command's PRP1/PRP2 (and PRP lists, chained) describing len
- * bytes into at most max_iov local segments. Returns the number of
- * segments, or a negative NVMe status code value (-(int)NKV_STATUS(...))
- * for a misaligned entry, memory outside registered regions, or a list
- * longer than max_iov. page_size is the controller's CC.MPS page size.
- * *stable (if not NULL) says whether every segment lies in a region
- * registered NKV_DMA_STABLE. */
+ * bytes into at most segs->max local segments (contiguous pages merge
+ * into one). Returns the number of segments, or a negative NVMe status
+ * code value (-(int)NKV_STATUS(...)) for a misaligned entry, memory
+ * outside registered regions, a list of more than segs->max segments
+ * (Invalid Field) or no memory to grow the array (Internal Error).
+ * page_size is the controller's CC.MPS page size. *stable (if not NULL)
+ * says whether every segment lies in a region registered
+ * NKV_DMA_STABLE. The walk is a loop over the list pages: no recursion,
+ * no stack that grows with len. */
 int nkv_dma_prp_to_iov(struct nkv_dma *dma, uint64_t prp1, uint64_t prp2,
 		       uint64_t len, uint32_t page_size, uint32_t prot,
-		       struct iovec *iov, int max_iov, int *stable);
+		       struct nkv_dma_segs *segs, int *stable);
 
 /*
  * Which part of the local range [ptr, ptr + len) (a segment from

@@ -60,12 +60,17 @@ static int nkv_tgt_msg_any(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 int nkv_tgt_cmd_prps(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 		     uint64_t len, uint32_t prot)
 {
+	struct nkv_dma_segs segs = { cmd->iov, cmd->iov_cap, (int)c->max_iov, cmd->iov_heap };
 	int n, stable = 0;
 
 	if (len > c->max_xfer)
 		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
 	n = nkv_dma_prp_to_iov(c->dma, cmd->sqe.prp1, cmd->sqe.prp2, len,
-			       c->page_size, prot, cmd->iov, (int)c->max_iov, &stable);
+			       c->page_size, prot, &segs, &stable);
+	/* Scattered data took a heap array: the command frees it at put. */
+	cmd->iov = segs.iov;
+	cmd->iov_cap = segs.cap;
+	cmd->iov_heap = (uint8_t)segs.heap;
 	if (n < 0 && nkv_dma_faulted(c->dma))
 		nkv_tgt_mem_lost(c);
 	if (n < 0)
