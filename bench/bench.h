@@ -54,6 +54,7 @@ struct nkv_bench_opts {
 	uint32_t queue_length;
 	uint32_t num_queues;
 	uint32_t iterations;
+	uint32_t warmup;		/* passes of the op before the measured ones */
 	uint32_t seed;
 	int verify;
 	uint64_t poll_ns;

@@ -40,6 +40,9 @@ void nkv_bench_usage(FILE *f)
 	      "  --queue-length N       SQ/CQ entries (default 256)\n"
 	      "  --num-queues N         queue pairs, one wave (or block) each (default 1)\n"
 	      "  --iterations N         passes over the keys (default 4)\n"
+	      "  --warmup N             passes of the same op before them, not measured\n"
+	      "                         (default 0): a Store then overwrites values in\n"
+	      "                         memory the target has touched before\n"
 	      "  --lfsr-seed N          value pattern seed (default 0x1d872b41)\n"
 	      "  --verify, --no-verify  check values / List payloads (default on)\n"
 	      "  --poll-interval-ns N   embedded target's idle sleep (default 1000)\n"
@@ -244,7 +247,7 @@ static int nkv_bench_gen_keys(struct nkv_bench_opts *o, uint64_t n)
 
 enum {
 	OPT_OP = 256, OPT_MODE, OPT_KEYS, OPT_NUM_KEYS, OPT_PREFIX, OPT_BATCH, OPT_VSIZE,
-	OPT_BSIZE, OPT_QLEN, OPT_NQ, OPT_ITER, OPT_SEED, OPT_VERIFY, OPT_NO_VERIFY,
+	OPT_BSIZE, OPT_QLEN, OPT_NQ, OPT_ITER, OPT_WARMUP, OPT_SEED, OPT_VERIFY, OPT_NO_VERIFY,
 	OPT_POLL, OPT_ENGINE, OPT_TARGET, OPT_TIMEOUT, OPT_JSON, OPT_QUIET, OPT_KEY_ORDER, OPT_CPUS,
 	OPT_BY_MSGS, OPT_POLL_SCHED,
 };
@@ -261,6 +264,7 @@ static const struct option nkv_bench_lopts[] = {
 	{ "queue-length", required_argument, NULL, OPT_QLEN },
 	{ "num-queues", required_argument, NULL, OPT_NQ },
 	{ "iterations", required_argument, NULL, OPT_ITER },
+	{ "warmup", required_argument, NULL, OPT_WARMUP },
 	{ "lfsr-seed", required_argument, NULL, OPT_SEED },
 	{ "verify", no_argument, NULL, OPT_VERIFY },
 	{ "no-verify", no_argument, NULL, OPT_NO_VERIFY },
@@ -291,6 +295,7 @@ static int nkv_bench_numeric(int opt, const char *arg, struct nkv_bench_opts *o,
 		{ OPT_QLEN, 2, 65536, 0, "2..65536" },
 		{ OPT_NQ, 1, 64, 0, "1..64" },
 		{ OPT_ITER, 1, 1u << 30, 0, "1..2^30" },
+		{ OPT_WARMUP, 0, 1u << 20, 0, "0..2^20" },
 		{ OPT_SEED, 0, UINT32_MAX, 0, "0..0xffffffff" },
 		{ OPT_POLL, 0, 1000000000ull, 0, "0..1000000000" },
 		{ OPT_TIMEOUT, 1, 3600000, 0, "1..3600000" },
@@ -318,6 +323,7 @@ static int nkv_bench_numeric(int opt, const char *arg, struct nkv_bench_opts *o,
 	case OPT_QLEN: o->queue_length = (uint32_t)v; break;
 	case OPT_NQ: o->num_queues = (uint32_t)v; break;
 	case OPT_ITER: o->iterations = (uint32_t)v; break;
+	case OPT_WARMUP: o->warmup = (uint32_t)v; break;
 	case OPT_SEED: o->seed = (uint32_t)v; break;
 	case OPT_POLL: o->poll_ns = v; break;
 	case OPT_TIMEOUT: o->timeout_ms = (uint32_t)v; break;
@@ -417,6 +423,11 @@ static int nkv_bench_check(struct nkv_bench_opts *o, uint64_t num_keys)
 	if (o->value_size > o->buf_size) {
 		fprintf(stderr, "nkv-bench: --value-size %u is larger than --data-buffer-size %u\n",
 			o->value_size, o->buf_size);
+		return NKV_BENCH_EXIT_USAGE;
+	}
+	if (o->warmup && o->opc == NKV_KV_DELETE) {
+		fprintf(stderr, "nkv-bench: --warmup with --kv-op delete: a Delete pass leaves "
+			"nothing to delete (each measured pass stores its keys first)\n");
 		return NKV_BENCH_EXIT_USAGE;
 	}
 	if ((uint64_t)o->batch * o->num_queues > NKV_BENCH_MAX_THREADS) {

@@ -162,12 +162,20 @@ static void nkv_bench_text_setup(FILE *f, const struct nkv_bench_opts *o,
 	const struct nkv_ctrl_info *in = s->info;
 	char db[160];
 
-	fprintf(f, "nkv-bench: %s, %u keys x %u B values, batch %u, %u queue%s x %u entries, %u iteration%s\n",
+	fprintf(f, "nkv-bench: %s, %u keys x %u B values, batch %u, %u queue%s x %u entries, %u iteration%s",
 		o->op_name, o->num_keys, o->value_size, o->batch, o->num_queues,
 		o->num_queues > 1 ? "s" : "", o->queue_length, o->iterations,
 		o->iterations > 1 ? "s" : "");
-	fprintf(f, "  engine      cpu: %u wave%s x %u lanes (fibers), kernel body src/device/bench_kernels.h%s%s\n",
-		o->num_queues, o->num_queues > 1 ? "s" : "", o->batch,
+	if (o->warmup)
+		fprintf(f, " after %u not measured", o->warmup);
+	fprintf(f, "\n");
+	if (o->batch <= NKV_WAVE_MAX)
+		fprintf(f, "  engine      cpu: %u wave%s x %u lanes (fibers)", o->num_queues,
+			o->num_queues > 1 ? "s" : "", o->batch);
+	else
+		fprintf(f, "  engine      cpu: %u block%s of %u threads, waves of 32 (fibers)",
+			o->num_queues, o->num_queues > 1 ? "s" : "", o->batch);
+	fprintf(f, ", kernel body src/device/bench_kernels.h%s%s\n",
 		s->engine_note ? "\n              " : "", s->engine_note ? s->engine_note : "");
 	fprintf(f, "  target      %s\n", s->target_desc);
 	fprintf(f, "  placement   device code on CPU%s %s%s%s, target %s%s%s\n",
@@ -313,10 +321,11 @@ void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
 		fprintf(f, "null");
 	fprintf(f, "},\"keys\":%u,\"keys_present\":%lld,\"keys_stored\":%llu,\"batch_size\":%u,"
 		"\"value_size\":%u,\"data_buffer_size\":%u,\"queue_length\":%u,\"num_queues\":%u,"
-		"\"iterations\":%u,\"verify\":%s,",
+		"\"iterations\":%u,\"warmup\":%u,\"verify\":%s,",
 		o->num_keys, s->keys_present == UINT64_MAX ? -1LL : (long long)s->keys_present,
 		(unsigned long long)s->keys_stored, o->batch, o->value_size, o->buf_size,
-		o->queue_length, o->num_queues, o->iterations, o->verify ? "true" : "false");
+		o->queue_length, o->num_queues, o->iterations, o->warmup,
+		o->verify ? "true" : "false");
 	fprintf(f, "\"commands\":%llu,\"batches\":%llu,\"ok\":%llu,\"bytes\":%llu,"
 		"\"wall_ns\":%llu,\"busy_ns\":%llu,\"iops\":%.1f,\"iops_wall\":%.1f,\"iops_busy\":%.1f,"
 		"\"bytes_per_s\":%.1f,",

@@ -116,6 +116,11 @@ def embedded():
     for op in OPS:
         bench_json("embedded-%s-block-1023" % op, "--kv-op", op, "--queue-length", "1024",
                    keys=2046, batch=1023, iters=1)
+    # --warmup: passes not measured, not counted in the JSON's commands.
+    j = bench_json("embedded-store-warmup", "--kv-op", "store", "--warmup", "2", keys=64,
+                   batch=16, iters=2)
+    check("embedded-store-warmup-json", j is not None and j["warmup"] == 2,
+          str(j and j.get("warmup")))
     bench_json("embedded-retrieve-block-100-partial", "--kv-op", "retrieve", "--queue-length",
                "128", keys=250, batch=100, iters=1)
     bench_json("embedded-retrieve-2-blocks-of-100", "--kv-op", "retrieve", "--queue-length",
@@ -267,6 +272,7 @@ def bad_flags():
         (["--memory-mode", "16"], "--memory-mode"), (["--memory-mode", "0x1g"], "--memory-mode"),
         (["--batch-size", "0"], "--batch-size"), (["--batch-size", "1024"], "--batch-size"),
         (["--batch-size", "1000", "--queue-length", "1024", "--num-queues", "5"], "threads"),
+        (["--kv-op", "delete", "--warmup", "1"], "--warmup"), (["--warmup", "-1"], "--warmup"),
         (["--value-size", "8192", "--data-buffer-size", "4096"], "--data-buffer-size"),
         (["--key-prefix", "a-very-long-pref"], "16 bytes"), (["--keys", "x" * 17], "1..16 bytes"),
         (["--kv-op", "fetch"], "--kv-op"), (["--engine", "tpu"], "--engine"),
