@@ -208,15 +208,11 @@ NKV_DEV struct nkv_dev_result nkv_block_wait(struct nkv_block b, struct nkv_dev_
 					     struct nkv_ticket tk)
 {
 	struct nkv_dev_cpl *t = NKV_DEV_PTR(struct nkv_dev_cpl, qp->cpl_addr);
-	struct nkv_dev_result res;
 	int have = tk.cid != NKV_CID_NONE;
+	struct nkv_dev_result res = nkv_result_none(have ? 0 : tk.err);
 	uint32_t cid = have ? tk.cid : 0, st;
 	uint64_t taken;
 
-	res.dw0 = 0;
-	res.status = 0;
-	res.cid = NKV_CID_NONE;
-	res.err = have ? 0 : tk.err;
 	/* Per thread, but no loop below depends on it: only this thread's
 	 * own result does. */
 	if (have && nkv_dev_qp_failed(qp)) {
@@ -243,13 +239,8 @@ NKV_DEV struct nkv_dev_result nkv_block_wait(struct nkv_block b, struct nkv_dev_
 			break;
 		}
 	}
-	if (have) {
-		res.dw0 = t[cid].dw0;
-		res.status = (uint16_t)t[cid].status;
-		res.cid = (uint16_t)cid;
-		nkv_arch_store_dev_u32(&t[cid].done, 0);
-		nkv_qp_cid_free(qp, cid);
-	}
+	if (have)
+		res = nkv_qp_take(qp, cid);
 	taken = nkv_arch_ballot(b.w.mask, have);
 	if (b.w.lane == b.w.leader && taken)
 		nkv_arch_fetch_add_dev_u32(&qp->cids_held, 0u - nkv_arch_popc64(taken));

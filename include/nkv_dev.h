@@ -538,6 +538,23 @@ NKV_DEV void nkv_qp_cid_free(struct nkv_dev_qp *qp, uint32_t cid)
 	nkv_arch_fetch_and_dev_u64(&bm[cid / 64u], ~(1ull << (cid % 64u)));
 }
 
+/* The lane that owns @cid, once its completion is parked: the result,
+ * the table entry cleared, the CID given back. The caller counts taken
+ * CIDs out of cids_held, one atomic per wave or block. */
+NKV_DEV struct nkv_dev_result nkv_qp_take(struct nkv_dev_qp *qp, uint32_t cid)
+{
+	struct nkv_dev_cpl *t = NKV_DEV_PTR(struct nkv_dev_cpl, qp->cpl_addr);
+	struct nkv_dev_result res;
+
+	res.dw0 = t[cid].dw0;
+	res.status = (uint16_t)t[cid].status;
+	res.cid = (uint16_t)cid;
+	res.err = 0;
+	nkv_arch_store_dev_u32(&t[cid].done, 0);
+	nkv_qp_cid_free(qp, cid);
+	return res;
+}
+
 /* File one completion: park it in the CID's table entry, take the SQ head. */
 NKV_DEV int nkv_qp_complete(struct nkv_dev_qp *qp, const struct nkv_cqe *c)
 {
@@ -757,6 +774,18 @@ NKV_DEV void nkv_lane_publish(struct nkv_dev_qp *qp, struct nkv_sqe sqe, uint32_
 	nkv_arch_fence_release();
 }
 
+/* A result for a lane whose command did not run (@err, 0: none asked). */
+NKV_HD struct nkv_dev_result nkv_result_none(int err)
+{
+	struct nkv_dev_result res;
+
+	res.dw0 = 0;
+	res.status = 0;
+	res.cid = NKV_CID_NONE;
+	res.err = err;
+	return res;
+}
+
 /* A ticket that says why nothing went in (@err, 0: nothing asked). */
 NKV_HD struct nkv_ticket nkv_ticket_none(int err)
 {
@@ -855,15 +884,11 @@ NKV_DEV struct nkv_dev_result nkv_wave_wait(struct nkv_wave w, struct nkv_dev_qp
 					    struct nkv_ticket tk)
 {
 	struct nkv_dev_cpl *t = NKV_DEV_PTR(struct nkv_dev_cpl, qp->cpl_addr);
-	struct nkv_dev_result res;
 	int have = tk.cid != NKV_CID_NONE;
+	struct nkv_dev_result res = nkv_result_none(have ? 0 : tk.err);
 	uint32_t cid = have ? tk.cid : 0;
 	uint64_t taken;
 
-	res.dw0 = 0;
-	res.status = 0;
-	res.cid = NKV_CID_NONE;
-	res.err = have ? 0 : tk.err;
 	if (nkv_dev_qp_failed(qp)) {
 		res.err = have ? NKV_EIO : res.err;
 		return res;
@@ -889,13 +914,8 @@ NKV_DEV struct nkv_dev_result nkv_wave_wait(struct nkv_wave w, struct nkv_dev_qp
 			break;
 		}
 	}
-	if (have) {
-		res.dw0 = t[cid].dw0;
-		res.status = (uint16_t)t[cid].status;
-		res.cid = (uint16_t)cid;
-		nkv_arch_store_dev_u32(&t[cid].done, 0);
-		nkv_qp_cid_free(qp, cid);
-	}
+	if (have)
+		res = nkv_qp_take(qp, cid);
 	taken = nkv_arch_ballot(w.mask, have);
 	if (w.lane == w.leader && taken)
 		nkv_arch_fetch_add_dev_u32(&qp->cids_held, 0u - nkv_arch_popc64(taken));

@@ -236,6 +236,35 @@ NKV_DEV void nkv_bk_account(const struct nkv_dev_qp *qp, const struct nkv_bk_arg
 	}
 }
 
+/* Thread @t's command of batch @b (a wave's lane or a block's thread):
+ * with a Store, the pattern first written into its slot. Pure per
+ * thread; nkv_prep_err(0) for a thread without a key in the batch. */
+NKV_DEV struct nkv_prep nkv_bk_batch_prep(struct nkv_dev_qp *qp, const struct nkv_bk_args *a,
+					  uint32_t b, uint32_t t, uint32_t slot)
+{
+	const struct nkv_bk_key *keys = NKV_DEV_PTR(const struct nkv_bk_key, a->keys_addr);
+	uint32_t idx = b * a->batch + t;
+
+	if (t >= a->batch || idx >= a->count)
+		return nkv_prep_err(0);
+	if (a->opc == NKV_KV_STORE && (a->flags & NKV_BK_FILL))
+		nkv_bk_fill((uint8_t *)nkv_dev_value(qp, slot), a->value_size,
+			    nkv_bk_seed(a->seed, a->key_base + idx));
+	return nkv_bk_prep(qp, a, &keys[idx], slot);
+}
+
+/* The timing thread, after batch @b of pass @it (of @nb batches each):
+ * its time since @t0, and the progress word the host reads while the
+ * kernel runs. */
+NKV_DEV void nkv_bk_batch_done(const struct nkv_bk_args *a, uint32_t it, uint32_t nb, uint32_t b,
+			       uint64_t t0)
+{
+	uint64_t *lat = NKV_DEV_PTR(uint64_t, a->lat_addr);
+
+	lat[(uint64_t)it * nb + b] = nkv_bk_clock() - t0;
+	nkv_arch_store_sys_u32(NKV_DEV_PTR(uint32_t, a->progress_addr), it * nb + b + 1u);
+}
+
 /*
  * The kernel body: call it at kernel entry (it makes the wave context
  * there, where the launch is converged), one wave per queue pair. Runs
@@ -248,10 +277,7 @@ NKV_DEV void nkv_bk_account(const struct nkv_dev_qp *qp, const struct nkv_bk_arg
 NKV_DEV void nkv_bk_run(struct nkv_dev_qp *qp, const struct nkv_bk_args *a)
 {
 	const struct nkv_wave w = nkv_wave_enter();
-	const struct nkv_bk_key *keys = NKV_DEV_PTR(const struct nkv_bk_key, a->keys_addr);
-	uint64_t *lat = NKV_DEV_PTR(uint64_t, a->lat_addr);
 	struct nkv_bk_lane *lanes = NKV_DEV_PTR(struct nkv_bk_lane, a->lanes_addr);
-	uint32_t *progress = NKV_DEV_PTR(uint32_t, a->progress_addr);
 	uint32_t lane = w.lane, slot = nkv_wave_slot(w, 0);
 	uint32_t nb = (a->count + a->batch - 1u) / a->batch, it, b;
 
@@ -263,24 +289,13 @@ NKV_DEV void nkv_bk_run(struct nkv_dev_qp *qp, const struct nkv_bk_args *a)
 	for (it = 0; it < a->iterations; it++) {
 		for (b = 0; b < nb; b++) {
 			uint32_t idx = b * a->batch + lane;
-			struct nkv_dev_result res;
-			struct nkv_prep p = nkv_prep_err(0);
 			int have = lane < a->batch && idx < a->count;
-			uint64_t t0 = 0;
+			struct nkv_prep p = nkv_bk_batch_prep(qp, a, b, lane, slot);
+			uint64_t t0 = lane == w.leader ? nkv_bk_clock() : 0;
+			struct nkv_dev_result res = nkv_wave_exec(w, qp, have, p);
 
-			if (have && a->opc == NKV_KV_STORE && (a->flags & NKV_BK_FILL))
-				nkv_bk_fill((uint8_t *)nkv_dev_value(qp, slot), a->value_size,
-					    nkv_bk_seed(a->seed, a->key_base + idx));
-			if (have)
-				p = nkv_bk_prep(qp, a, &keys[idx], slot);
 			if (lane == w.leader)
-				t0 = nkv_bk_clock();
-			res = nkv_wave_exec(w, qp, have, p);
-			if (lane == w.leader) {
-				lat[(uint64_t)it * nb + b] = nkv_bk_clock() - t0;
-				/* The host reads it while the kernel runs. */
-				nkv_arch_store_sys_u32(progress, it * nb + b + 1u);
-			}
+				nkv_bk_batch_done(a, it, nb, b, t0);
 			if (have)
 				nkv_bk_account(qp, a, &lanes[lane], slot, idx, &res);
 			if (nkv_arch_ballot(w.mask, nkv_dev_qp_failed(qp) != NKV_QP_OK))
@@ -302,10 +317,7 @@ NKV_DEV void nkv_bk_run_block(struct nkv_dev_qp *qp, const struct nkv_bk_args *a
 {
 	NKV_BLOCK_SHARED(sh);
 	const struct nkv_block bl = nkv_block_enter(sh);
-	const struct nkv_bk_key *keys = NKV_DEV_PTR(const struct nkv_bk_key, a->keys_addr);
-	uint64_t *lat = NKV_DEV_PTR(uint64_t, a->lat_addr);
 	struct nkv_bk_lane *lanes = NKV_DEV_PTR(struct nkv_bk_lane, a->lanes_addr);
-	uint32_t *progress = NKV_DEV_PTR(uint32_t, a->progress_addr);
 	uint32_t t = bl.thread, slot = nkv_block_slot(bl, 0);
 	uint32_t nb = (a->count + a->batch - 1u) / a->batch, it, b;
 
@@ -317,23 +329,13 @@ NKV_DEV void nkv_bk_run_block(struct nkv_dev_qp *qp, const struct nkv_bk_args *a
 	for (it = 0; it < a->iterations; it++) {
 		for (b = 0; b < nb; b++) {
 			uint32_t idx = b * a->batch + t;
-			struct nkv_dev_result res;
-			struct nkv_prep p = nkv_prep_err(0);
 			int have = t < a->batch && idx < a->count;
-			uint64_t t0 = 0;
+			struct nkv_prep p = nkv_bk_batch_prep(qp, a, b, t, slot);
+			uint64_t t0 = t == 0 ? nkv_bk_clock() : 0;
+			struct nkv_dev_result res = nkv_block_exec(bl, qp, have, p);
 
-			if (have && a->opc == NKV_KV_STORE && (a->flags & NKV_BK_FILL))
-				nkv_bk_fill((uint8_t *)nkv_dev_value(qp, slot), a->value_size,
-					    nkv_bk_seed(a->seed, a->key_base + idx));
-			if (have)
-				p = nkv_bk_prep(qp, a, &keys[idx], slot);
 			if (t == 0)
-				t0 = nkv_bk_clock();
-			res = nkv_block_exec(bl, qp, have, p);
-			if (t == 0) {
-				lat[(uint64_t)it * nb + b] = nkv_bk_clock() - t0;
-				nkv_arch_store_sys_u32(progress, it * nb + b + 1u);
-			}
+				nkv_bk_batch_done(a, it, nb, b, t0);
 			if (have)
 				nkv_bk_account(qp, a, &lanes[t], slot, idx, &res);
 			/* Leave together: the count is the block barrier. */
