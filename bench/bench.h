@@ -57,6 +57,7 @@ struct nkv_bench_opts {
 	uint32_t warmup;		/* passes of the op before the measured ones */
 	uint32_t seed;
 	int verify;
+	int fill_once;			/* --fill once: measured Stores send slots as they are */
 	uint64_t poll_ns;
 	int engine;			/* enum nkv_bench_engine */
 	const char *target;		/* NULL: embedded */

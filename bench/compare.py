@@ -499,8 +499,12 @@ def rados_part(book, run, tools, cl, quick):
                     name = "rados_loop --batch %s%s" % (lop, " --via backend"
                                                         if tool == "backend" else "")
                 else:
+                    # --fill once: a Store sends its slot as rados_loop sends
+                    # its buffer, filled once, not a pattern written per command.
+                    fill = ["--fill", "once"] if op == "store" else []
                     j = nkv_bench(tools, "nkv-bench %s %s" % (op, where),
-                                  common + ["--kv-op", op, "--verify" if verify else "--no-verify"],
+                                  common + fill + ["--kv-op", op,
+                                                   "--verify" if verify else "--no-verify"],
                                   keys * iters)
                     iops, p50 = j["iops"], j["latency_ns"]["p50"] / 1e3
                     name = "nkv %s%s" % (op, " --verify" if verify else " --no-verify")
@@ -615,7 +619,8 @@ READING = {
              "(--poll-sched idle): a busy poller that gives way to the OSD at once, as a GPU's "
              "polling would not take the OSD's cores at all. Two queue pairs of 32: nkv-bench "
              "--num-queues 2, and two rados_loop processes at once (IOPS summed over the longer "
-             "wall time, p50 the mean of the two). The backend alone: rados_loop --via backend "
+             "wall time, p50 the mean of the two). Stores send buffers filled once on both sides "
+             "(nkv-bench --fill once, as rados_loop fills its buffers at start). The backend alone: rados_loop --via backend "
              "drives nkv-target's RADOS backend in its own process, with no queue pair, "
              "transport or polling thread: the backend / rados_loop row is what the backend's "
              "own librados calls cost, the nkv / backend row what the NVMe-KV hop costs."}

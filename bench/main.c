@@ -139,6 +139,11 @@ static int nkv_bench_prepare(struct nkv_bench_run *r, const struct nkv_bench_opt
 	int rc;
 
 	s->keys_present = UINT64_MAX;
+	if (o->opc == NKV_KV_STORE && o->fill_once) {
+		/* Every slot then holds a pattern the measured Stores send. */
+		s->keys_stored = o->num_keys;
+		return nkv_bench_store_all(r);
+	}
 	if (o->opc == NKV_KV_STORE || o->opc == NKV_KV_DELETE)
 		return 0;
 	rc = nkv_bench_count_present(r, &s->keys_present);
@@ -177,7 +182,7 @@ static int nkv_bench_warmup(struct nkv_bench_run *r, const struct nkv_bench_opts
 static int nkv_bench_measure(struct nkv_bench_run *r, const struct nkv_bench_opts *o,
 			     struct nkv_bench_phase *ph)
 {
-	uint32_t flags = (o->verify ? NKV_BK_VERIFY : 0) | NKV_BK_FILL;
+	uint32_t flags = (o->verify ? NKV_BK_VERIFY : 0) | (o->fill_once ? 0 : NKV_BK_FILL);
 	int show = !o->quiet && !o->json, rc = 0;
 	uint32_t it;
 

@@ -45,6 +45,12 @@ void nkv_bench_usage(FILE *f)
 	      "                         memory the target has touched before\n"
 	      "  --lfsr-seed N          value pattern seed (default 0x1d872b41)\n"
 	      "  --verify, --no-verify  check values / List payloads (default on)\n"
+	      "  --fill each|once       Store: write the key's pattern into its slot before\n"
+	      "                         every Store (each, the default), or store the keys\n"
+	      "                         once first, not measured, and then send the slots\n"
+	      "                         as they are (once: the store path alone, as\n"
+	      "                         rados_loop sends one buffer; a key may then hold\n"
+	      "                         another key's pattern)\n"
 	      "  --poll-interval-ns N   embedded target's idle sleep (default 1000)\n"
 	      "  --engine gpu|cpu       where device code runs (default gpu if usable, else cpu)\n"
 	      "  --target URI           vfio-user:/path.sock or pcie:... (default: an embedded\n"
@@ -249,7 +255,7 @@ enum {
 	OPT_OP = 256, OPT_MODE, OPT_KEYS, OPT_NUM_KEYS, OPT_PREFIX, OPT_BATCH, OPT_VSIZE,
 	OPT_BSIZE, OPT_QLEN, OPT_NQ, OPT_ITER, OPT_WARMUP, OPT_SEED, OPT_VERIFY, OPT_NO_VERIFY,
 	OPT_POLL, OPT_ENGINE, OPT_TARGET, OPT_TIMEOUT, OPT_JSON, OPT_QUIET, OPT_KEY_ORDER, OPT_CPUS,
-	OPT_BY_MSGS, OPT_POLL_SCHED,
+	OPT_BY_MSGS, OPT_POLL_SCHED, OPT_FILL,
 };
 
 static const struct option nkv_bench_lopts[] = {
@@ -278,6 +284,7 @@ static const struct option nkv_bench_lopts[] = {
 	{ "cpus", required_argument, NULL, OPT_CPUS },
 	{ "values-by-messages", no_argument, NULL, OPT_BY_MSGS },
 	{ "poll-sched", required_argument, NULL, OPT_POLL_SCHED },
+	{ "fill", required_argument, NULL, OPT_FILL },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -362,6 +369,14 @@ static int nkv_bench_word(int opt, const char *arg, struct nkv_bench_opts *o)
 		fprintf(stderr, "nkv-bench: bad --poll-sched '%s': normal|idle\n", arg);
 		return NKV_BENCH_EXIT_USAGE;
 	}
+	if (opt == OPT_FILL) {
+		if (!strcmp(arg, "each") || !strcmp(arg, "once")) {
+			o->fill_once = arg[0] == 'o';
+			return 0;
+		}
+		fprintf(stderr, "nkv-bench: bad --fill '%s': each|once\n", arg);
+		return NKV_BENCH_EXIT_USAGE;
+	}
 	if (!strcmp(arg, "cpu") || !strcmp(arg, "gpu")) {
 		o->engine = arg[0] == 'c' ? NKV_BENCH_ENGINE_CPU : NKV_BENCH_ENGINE_GPU;
 		return 0;
@@ -423,6 +438,11 @@ static int nkv_bench_check(struct nkv_bench_opts *o, uint64_t num_keys)
 	if (o->value_size > o->buf_size) {
 		fprintf(stderr, "nkv-bench: --value-size %u is larger than --data-buffer-size %u\n",
 			o->value_size, o->buf_size);
+		return NKV_BENCH_EXIT_USAGE;
+	}
+	if (o->fill_once && o->opc != NKV_KV_STORE) {
+		fprintf(stderr, "nkv-bench: --fill once is for --kv-op store (only a Store "
+			"writes values)\n");
 		return NKV_BENCH_EXIT_USAGE;
 	}
 	if (o->warmup && o->opc == NKV_KV_DELETE) {
@@ -492,7 +512,7 @@ int nkv_bench_parse(int argc, char **argv, struct nkv_bench_opts *o)
 	/* '+': stop at the first non-option, so --keys can take several words. */
 	while (!rc && (opt = getopt_long(argc, argv, "+h", nkv_bench_lopts, NULL)) != -1) {
 		switch (opt) {
-		case OPT_OP: case OPT_ENGINE: case OPT_KEY_ORDER: case OPT_POLL_SCHED:
+		case OPT_OP: case OPT_ENGINE: case OPT_KEY_ORDER: case OPT_POLL_SCHED: case OPT_FILL:
 			rc = nkv_bench_word(opt, optarg, o);
 			break;
 		case OPT_KEYS:

@@ -201,6 +201,10 @@ static void nkv_bench_text_setup(FILE *f, const struct nkv_bench_opts *o,
 		fprintf(f, "  setup       the target had %llu of %u keys%s\n",
 			(unsigned long long)s->keys_present, o->num_keys,
 			s->keys_stored ? "; stored them all first" : "");
+	if (o->fill_once)
+		fprintf(f, "  values      --fill once: keys stored with their patterns first (not\n"
+			   "              measured), then the slots sent as they are; a key may\n"
+			   "              now hold another key's pattern (store again before a --verify)\n");
 }
 
 static void nkv_bench_text_status(FILE *f, const struct nkv_bench_phase *ph)
@@ -321,11 +325,11 @@ void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
 		fprintf(f, "null");
 	fprintf(f, "},\"keys\":%u,\"keys_present\":%lld,\"keys_stored\":%llu,\"batch_size\":%u,"
 		"\"value_size\":%u,\"data_buffer_size\":%u,\"queue_length\":%u,\"num_queues\":%u,"
-		"\"iterations\":%u,\"warmup\":%u,\"verify\":%s,",
+		"\"iterations\":%u,\"warmup\":%u,\"verify\":%s,\"fill\":\"%s\",",
 		o->num_keys, s->keys_present == UINT64_MAX ? -1LL : (long long)s->keys_present,
 		(unsigned long long)s->keys_stored, o->batch, o->value_size, o->buf_size,
 		o->queue_length, o->num_queues, o->iterations, o->warmup,
-		o->verify ? "true" : "false");
+		o->verify ? "true" : "false", o->fill_once ? "once" : "each");
 	fprintf(f, "\"commands\":%llu,\"batches\":%llu,\"ok\":%llu,\"bytes\":%llu,"
 		"\"wall_ns\":%llu,\"busy_ns\":%llu,\"iops\":%.1f,\"iops_wall\":%.1f,\"iops_busy\":%.1f,"
 		"\"bytes_per_s\":%.1f,",

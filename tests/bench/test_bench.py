@@ -121,6 +121,13 @@ def embedded():
                    batch=16, iters=2)
     check("embedded-store-warmup-json", j is not None and j["warmup"] == 2,
           str(j and j.get("warmup")))
+    # --fill once: the keys stored first (not measured), slots sent as they are.
+    j = bench_json("embedded-store-fill-once", "--kv-op", "store", "--fill", "once", keys=64,
+                   batch=16, iters=2)
+    check("embedded-store-fill-once-json", j is not None and j["fill"] == "once" and
+          j["keys_stored"] == 64 and j["commands"] == 128, str(j and (j.get("fill"),
+                                                                     j.get("keys_stored"),
+                                                                     j.get("commands"))))
     bench_json("embedded-retrieve-block-100-partial", "--kv-op", "retrieve", "--queue-length",
                "128", keys=250, batch=100, iters=1)
     bench_json("embedded-retrieve-2-blocks-of-100", "--kv-op", "retrieve", "--queue-length",
@@ -285,6 +292,7 @@ def bad_flags():
         (["--cpus", "0,0", "--target", "vfio-user:/nonexistent.sock"], "taskset"),
         (["--values-by-messages"], "bit 8"), (["--memory-mode", "7", "--values-by-messages"], "bit 8"),
         (["--poll-sched", "fifo"], "--poll-sched"),
+        (["--fill", "twice"], "--fill"), (["--kv-op", "retrieve", "--fill", "once"], "--fill once"),
         (["--value-size", "65M"], "1..64M"), (["--data-buffer-size", "65M"], "1..64M"),
     ]
     for args, word in cases:

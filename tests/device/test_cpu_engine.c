@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "nkv_cpu.h"
 
@@ -295,4 +296,29 @@ Test(cpu_engine, block_outside_a_launch)
 	cr_expect_eq(nkv_cpu_block_count(1), 1u);
 	cr_expect_eq(nkv_cpu_block_count(0), 0u);
 	nkv_cpu_block_barrier();
+}
+
+/* A wait that has lasted past 200 us naps (a backend moving megabytes):
+ * over 40 ms of polls the poller's own CPU time stays a small part of
+ * the wall time, where spinning and yielding would take all of an idle
+ * CPU. A property of the wait, not a timing: load only lowers it. */
+static uint64_t clock_of(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+Test(cpu_engine, a_long_wait_naps)
+{
+	uint64_t t0 = clock_of(CLOCK_MONOTONIC), c0 = clock_of(CLOCK_THREAD_CPUTIME_ID);
+	uint64_t n = 0, wall, cpu;
+
+	while (clock_of(CLOCK_MONOTONIC) - t0 < 40000000ull)
+		nkv_cpu_poll_pause(n++);
+	wall = clock_of(CLOCK_MONOTONIC) - t0;
+	cpu = clock_of(CLOCK_THREAD_CPUTIME_ID) - c0;
+	cr_expect_lt(cpu, wall / 2, "a 40 ms wait took %llu of %llu ns of CPU",
+		     (unsigned long long)cpu, (unsigned long long)wall);
 }

@@ -849,15 +849,25 @@ static void check_pause(struct nkv_cpu_lane *l)
  * core answers within a few microseconds, and a system call on every
  * 64th poll from the start (as before) put the poller in the kernel when
  * the completion came. After that, sched_yield() every 64 polls, so a
- * controller thread or a backend's daemons sharing this core run. It
- * never sleeps: measured against RADOS on a 2-vCPU VM, napping (10 us
- * naps, or Linux-style hybrid polling that sleeps half the average
- * service time) lost 15-30 % of the IOPS that yielding kept, because a
- * sleeping thread's wake-up crosses an idle virtual CPU
- * (docs/bench.md). The clock is read every 64 polls only; a wait's
- * first 63 polls never read it. @n == 0 starts a new wait.
+ * controller thread or a backend's daemons sharing this core run.
+ * Short naps cost more than they give: measured against RADOS on a
+ * 2-vCPU VM at 4 KiB, 10 us naps, or Linux-style hybrid polling that
+ * sleeps half the average service time, lost 15-30 % of the IOPS that
+ * yielding kept (a sleeping thread's wake-up crosses an idle virtual
+ * CPU). A wait past NKV_CPU_NAP_AFTER_NS is another kind, though: a
+ * backend moving megabytes (a batch of 2 MiB RADOS writes takes ~20 ms)
+ * while a yielding poller still takes a hyperthread's share from its
+ * daemons. Such a wait naps 1/NKV_CPU_NAP_DIV of the time waited so far
+ * (at most NKV_CPU_NAP_MAX_NS), so its completion is seen at most that
+ * fraction late: 2 MiB and 32 MiB RADOS batches went from 0.7-0.85x to
+ * 0.9-1.1x of librados alone (docs/bench.md). The clock is read every
+ * 64 polls only; a wait's first 63 polls never read it. @n == 0 starts
+ * a new wait.
  */
 #define NKV_CPU_SPIN_NS 20000ull
+#define NKV_CPU_NAP_AFTER_NS 200000ull
+#define NKV_CPU_NAP_DIV 8u
+#define NKV_CPU_NAP_MAX_NS 2000000ull
 
 static __thread uint64_t pause_t0;	/* this wait's clock at poll 63 */
 static __thread int pause_yield;	/* this wait is past its spin */
@@ -870,6 +880,23 @@ uint64_t nkv_cpu_clock_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Past the spin: yield, or nap after a long wait (above). */
+static void pause_rest(uint64_t waited)
+{
+	uint64_t nap = waited / NKV_CPU_NAP_DIV;
+	struct timespec ts;
+
+	if (waited < NKV_CPU_NAP_AFTER_NS) {
+		sched_yield();
+		return;
+	}
+	if (nap > NKV_CPU_NAP_MAX_NS)
+		nap = NKV_CPU_NAP_MAX_NS;
+	ts.tv_sec = 0;
+	ts.tv_nsec = (long)nap;
+	nanosleep(&ts, NULL);
+}
+
 static void pause_step(uint64_t n)
 {
 	if (n == 0)
@@ -877,7 +904,7 @@ static void pause_step(uint64_t n)
 	if ((n & 63) != 63)
 		return;
 	if (pause_yield) {
-		sched_yield();
+		pause_rest(nkv_cpu_clock_ns() - pause_t0);
 		return;
 	}
 	if (n == 63)
