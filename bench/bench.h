@@ -78,7 +78,7 @@ void nkv_bench_usage(FILE *f);
 const char *nkv_bench_op_name(uint8_t opc);
 const char *nkv_bench_key_order_name(int order);
 /* Key i of --key-order hash: 16 bytes of a hash of (prefix, i). */
-void nkv_bench_hash_key(const char *prefix, uint64_t i, uint8_t key[NKV_KEY_MAX]);
+void nkv_bench_hash_key(const char *prefix, uint64_t i, uint8_t key[NKV_KEY_INLINE_MAX]);
 
 /* The embedded nkv-target: a thread of this process on a private socket. */
 struct nkv_bench_target;

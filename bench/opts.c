@@ -137,7 +137,7 @@ static int nkv_bench_add_key(struct nkv_bench_opts *o, const char *k, size_t len
 {
 	struct nkv_bk_key *n;
 
-	if (len == 0 || len > NKV_KEY_MAX) {
+	if (len == 0 || len > NKV_KEY_INLINE_MAX) {
 		fprintf(stderr, "nkv-bench: --keys: key '%.*s' is %zu bytes; keys are 1..16 bytes\n",
 			(int)len, k, len);
 		return NKV_BENCH_EXIT_USAGE;
@@ -190,7 +190,7 @@ static uint64_t nkv_bench_mix(uint64_t z)
  * of i (so no two indexes share a key), the second one more round of the
  * mixer. Stand-in for a content hash: stable, uniform, not cryptographic.
  */
-void nkv_bench_hash_key(const char *prefix, uint64_t i, uint8_t key[NKV_KEY_MAX])
+void nkv_bench_hash_key(const char *prefix, uint64_t i, uint8_t key[NKV_KEY_INLINE_MAX])
 {
 	uint64_t h = 0xcbf29ce484222325ull, a, b;
 	const char *p;
@@ -212,7 +212,7 @@ static int nkv_bench_gen_hash_keys(struct nkv_bench_opts *o, uint64_t n)
 
 	for (i = 0; i < n; i++) {
 		nkv_bench_hash_key(o->key_prefix, i, o->keys[i].key);
-		o->keys[i].len = NKV_KEY_MAX;
+		o->keys[i].len = NKV_KEY_INLINE_MAX;
 	}
 	o->num_keys = (uint32_t)n;
 	return 0;
@@ -226,7 +226,7 @@ static int nkv_bench_gen_keys(struct nkv_bench_opts *o, uint64_t n)
 	int width = snprintf(NULL, 0, "%llu", (unsigned long long)(n ? n - 1 : 0));
 	uint64_t i;
 
-	if (o->key_order == NKV_BENCH_KEYS_SEQ && plen + (size_t)width > NKV_KEY_MAX) {
+	if (o->key_order == NKV_BENCH_KEYS_SEQ && plen + (size_t)width > NKV_KEY_INLINE_MAX) {
 		fprintf(stderr, "nkv-bench: --key-prefix '%s' (%zu bytes) + %d digits for %llu keys "
 			"makes keys of %zu bytes; keys are at most 16 bytes\n", o->key_prefix, plen,
 			width, (unsigned long long)n, plen + (size_t)width);

@@ -115,7 +115,7 @@ NKV_HD struct nkv_prep nkv_sqe_kv(uint8_t opc, uint32_t nsid, const void *key, u
 {
 	struct nkv_prep p;
 
-	if ((klen && !key) || klen < min_klen || klen > NKV_KEY_MAX)
+	if ((klen && !key) || klen < min_klen || klen > NKV_KEY_INLINE_MAX)
 		return nkv_prep_err(NKV_EINVAL);
 	nkv_sqe_zero(&p.sqe);
 	p.sqe.cdw0 = nkv_sqe_cdw0(opc, 0);

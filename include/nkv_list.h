@@ -69,7 +69,7 @@ NKV_HD int nkv_list_enc_init(struct nkv_list_enc *e, void *buf, uint32_t cap)
  * fit: the payload is left as it was (only whole entries are returned). */
 NKV_HD int nkv_list_enc_add(struct nkv_list_enc *e, const void *key, uint32_t klen)
 {
-	if (klen == 0 || klen > NKV_KEY_MAX)
+	if (klen == 0 || klen > NKV_KEY_INLINE_MAX)
 		return NKV_EINVAL;
 	if (!key)
 		return NKV_EINVAL;
@@ -109,7 +109,7 @@ NKV_HD int nkv_list_dec_init(struct nkv_list_dec *d, const void *buf, uint32_t l
 
 /* Next key into @key (16 bytes) and @klen: 1 = got one, 0 = end,
  * NKV_EBADMSG = key length 0 or > 16, entry past @len, non-zero pad. */
-NKV_HD int nkv_list_dec_next(struct nkv_list_dec *d, uint8_t key[NKV_KEY_MAX], uint32_t *klen)
+NKV_HD int nkv_list_dec_next(struct nkv_list_dec *d, uint8_t key[NKV_KEY_INLINE_MAX], uint32_t *klen)
 {
 	const uint8_t *p;
 	uint32_t kl, sz, i;
@@ -120,7 +120,7 @@ NKV_HD int nkv_list_dec_next(struct nkv_list_dec *d, uint8_t key[NKV_KEY_MAX], u
 		return NKV_EBADMSG;
 	p = d->buf + d->off;
 	kl = (uint32_t)p[0] | (uint32_t)p[1] << 8;
-	if (kl == 0 || kl > NKV_KEY_MAX)
+	if (kl == 0 || kl > NKV_KEY_INLINE_MAX)
 		return NKV_EBADMSG;
 	sz = nkv_list_entry_size(kl);
 	if (sz > d->len - d->off)
@@ -140,7 +140,7 @@ NKV_HD int nkv_list_dec_next(struct nkv_list_dec *d, uint8_t key[NKV_KEY_MAX], u
 NKV_HD int nkv_list_check(const void *buf, uint32_t len)
 {
 	struct nkv_list_dec d;
-	uint8_t key[NKV_KEY_MAX];
+	uint8_t key[NKV_KEY_INLINE_MAX];
 	uint32_t kl;
 	int r = nkv_list_dec_init(&d, buf, len);
 

@@ -166,6 +166,58 @@ NKV_HD uint32_t nkv_sqe_cdw0(uint8_t opc, uint16_t cid)
 	return (uint32_t)opc | ((uint32_t)cid << 16);
 }
 
+/* PSDT: how DPTR (CDW6-9) addresses data. */
+#define NKV_PSDT_PRP 0u		/* PRP1, PRP2 */
+#define NKV_PSDT_SGL 1u		/* SGL1, metadata (unused here) contiguous */
+NKV_HD uint32_t nkv_sqe_cdw0_psdt(uint32_t cdw0, uint32_t psdt)
+{
+	return NKV_SET(cdw0, 14, 2, psdt);
+}
+
+/* ------------------------------------------------------------------ */
+/* SGL descriptor (16 bytes), NVMe Base 2.0 4.1.4                      */
+/* ------------------------------------------------------------------ */
+struct nkv_sgl_desc {
+	uint64_t addr;		/* Data Block: the data; Segment: the next list */
+	uint32_t len;		/* bytes (a Segment's: of its list, 16 per entry) */
+	uint8_t rsvd[3];
+	uint8_t id;		/* type [7:4], subtype [3:0] (0: address) */
+};
+NKV_ASSERT_SIZE(struct nkv_sgl_desc, 16);
+NKV_ASSERT_OFF(struct nkv_sgl_desc, addr, 0);
+NKV_ASSERT_OFF(struct nkv_sgl_desc, len, 8);
+NKV_ASSERT_OFF(struct nkv_sgl_desc, rsvd, 12);
+NKV_ASSERT_OFF(struct nkv_sgl_desc, id, 15);
+
+enum nkv_sgl_type {
+	NKV_SGL_DATA_BLOCK = 0x0,
+	NKV_SGL_BIT_BUCKET = 0x1,
+	NKV_SGL_SEGMENT = 0x2,		/* a list that ends in a Segment or Last Segment */
+	NKV_SGL_LAST_SEGMENT = 0x3,	/* a list of Data Blocks only */
+};
+NKV_HD uint32_t nkv_sgl_type(uint8_t id) { return (uint32_t)NKV_GET(id, 4, 4); }
+NKV_HD uint32_t nkv_sgl_subtype(uint8_t id) { return (uint32_t)NKV_GET(id, 0, 4); }
+NKV_HD uint8_t nkv_sgl_id(uint32_t type) { return (uint8_t)(type << 4); }
+
+/* SGL1 lives in DPTR: address in CDW6-7, length in CDW8, id in CDW9[31:24]. */
+NKV_HD struct nkv_sgl_desc nkv_sqe_sgl1(const struct nkv_sqe *s)
+{
+	struct nkv_sgl_desc d;
+
+	d.addr = s->prp1;
+	d.len = (uint32_t)s->prp2;
+	d.rsvd[0] = (uint8_t)(s->prp2 >> 32);
+	d.rsvd[1] = (uint8_t)(s->prp2 >> 40);
+	d.rsvd[2] = (uint8_t)(s->prp2 >> 48);
+	d.id = (uint8_t)(s->prp2 >> 56);
+	return d;
+}
+NKV_HD void nkv_sqe_sgl1_set(struct nkv_sqe *s, uint64_t addr, uint32_t len, uint32_t type)
+{
+	s->prp1 = addr;
+	s->prp2 = (uint64_t)len | ((uint64_t)nkv_sgl_id(type) << 56);
+}
+
 /* ------------------------------------------------------------------ */
 /* Completion Queue Entry (16 bytes), NVMe Base 2.0 figure 89          */
 /* ------------------------------------------------------------------ */
@@ -219,7 +271,11 @@ enum nkv_sc_generic {
 	NKV_SC_ABORTED_BY_REQUEST = 0x07,
 	NKV_SC_ABORTED_SQ_DELETION = 0x08,
 	NKV_SC_INVALID_NS = 0x0b,
+	NKV_SC_SGL_COUNT_INVALID = 0x0e,	/* Invalid Number of SGL Descriptors */
+	NKV_SC_SGL_DATA_LEN_INVALID = 0x0f,	/* Data SGL Length Invalid */
+	NKV_SC_SGL_TYPE_INVALID = 0x11,		/* SGL Descriptor Type Invalid */
 	NKV_SC_PRP_OFFSET_INVALID = 0x13,
+	NKV_SC_SGL_OFFSET_INVALID = 0x16,	/* SGL Offset Invalid */
 	NKV_SC_INVALID_PRP_OFFSET = NKV_SC_PRP_OFFSET_INVALID,
 	NKV_SC_LBA_OUT_OF_RANGE = 0x80,
 	NKV_SC_CAPACITY_EXCEEDED = 0x81,
@@ -416,7 +472,7 @@ struct nkv_id_ctrl {
 	uint8_t nwpc;
 	uint16_t acwu;
 	uint16_t ocfs;
-	uint32_t sgls;
+	uint32_t sgls;		/* NKV_SGLS_* */
 	uint32_t mnan;
 	uint8_t rsvd544[224];
 	char subnqn[256];
@@ -441,6 +497,12 @@ NKV_ASSERT_OFF(struct nkv_id_ctrl, maxcmd, 514);
 NKV_ASSERT_OFF(struct nkv_id_ctrl, nn, 516);
 NKV_ASSERT_OFF(struct nkv_id_ctrl, oncs, 520);
 NKV_ASSERT_OFF(struct nkv_id_ctrl, sgls, 536);
+/* Identify Controller SGLS: bits 1:0 SGL support (01b any alignment,
+ * 10b dword aligned), bit 18 an SGL may describe more than the transfer. */
+#define NKV_SGLS_SUPPORT_MASK 0x3u
+#define NKV_SGLS_SUPPORTED 0x1u
+#define NKV_SGLS_DWORD_ALIGNED 0x2u
+#define NKV_SGLS_LONGER_THAN_DATA (1u << 18)
 NKV_ASSERT_OFF(struct nkv_id_ctrl, subnqn, 768);
 NKV_ASSERT_OFF(struct nkv_id_ctrl, psd, 2048);
 NKV_ASSERT_OFF(struct nkv_id_ctrl, vs, 3072);
@@ -518,7 +580,37 @@ enum nkv_kv_opc {
 	NKV_KV_EXIST = 0x14,
 };
 
-#define NKV_KEY_MAX 16u
+/*
+ * Keys. 1..16 bytes travel inline: bytes 0-7 in CDW2/3, 8-15 in
+ * CDW14/15, CDW11 KL = the length (KV 1.0). 1..255 bytes may travel at
+ * the head of the data buffer as [u16 length, little-endian][key bytes],
+ * signalled by KL = 0 (the rados-nkv encoding, its docs/wire-format.md):
+ * Store's buffer is [head][value]; Retrieve's and List's hold the head
+ * (host to device) and take the value / payload right after it, at
+ * offset 2 + length (device to host); Exist's and Delete's are the head
+ * alone. CDW10 never counts the head.
+ */
+#define NKV_KEY_INLINE_MAX 16u
+#define NKV_KEY_MAX 255u
+#define NKV_KEY_HEAD_MAX (2u + NKV_KEY_MAX)	/* the longest head, 257 bytes */
+
+/* Bytes a head for a key of @klen bytes takes. */
+NKV_HD uint32_t nkv_key_head_size(uint32_t klen) { return 2u + klen; }
+/* The length a head claims (its first two bytes, little-endian). */
+NKV_HD uint32_t nkv_key_head_len(const uint8_t *head)
+{
+	return (uint32_t)head[0] | ((uint32_t)head[1] << 8);
+}
+/* Write the head for @key (@klen bytes) at @head. */
+NKV_HD void nkv_key_head_put(uint8_t *head, const uint8_t *key, uint32_t klen)
+{
+	uint32_t i;
+
+	head[0] = (uint8_t)klen;
+	head[1] = (uint8_t)(klen >> 8);
+	for (i = 0; i < klen; i++)
+		head[2 + i] = key[i];
+}
 
 /* CDW11: KL[7:0] key length; options in [15:8]. */
 NKV_HD uint32_t nkv_kv_key_len(const struct nkv_sqe *s) { return (uint32_t)NKV_GET(s->cdw11, 0, 8); }
@@ -529,9 +621,10 @@ NKV_HD uint32_t nkv_kv_options(const struct nkv_sqe *s) { return (uint32_t)NKV_G
 #define NKV_STORE_NO_COMPRESS (1u << 10)
 #define NKV_STORE_OPTIONS_MASK (NKV_STORE_MUST_EXIST | NKV_STORE_MUST_NOT_EXIST | NKV_STORE_NO_COMPRESS)
 
-/* Copy the key out of an SQE (bytes 0-7 from CDW2/3, 8-15 from CDW14/15);
- * the caller's buffer holds 16 bytes. Returns the key length field. */
-NKV_HD uint32_t nkv_kv_key_get(const struct nkv_sqe *s, uint8_t key[NKV_KEY_MAX])
+/* Copy the inline key out of an SQE (bytes 0-7 from CDW2/3, 8-15 from
+ * CDW14/15); the caller's buffer holds 16 bytes. Returns the key length
+ * field (0: the key is at the head of the data buffer). */
+NKV_HD uint32_t nkv_kv_key_get(const struct nkv_sqe *s, uint8_t key[NKV_KEY_INLINE_MAX])
 {
 	uint32_t w[4];
 	uint32_t i;

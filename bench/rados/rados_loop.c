@@ -79,9 +79,9 @@ static uint64_t rl_ns(void)
 }
 
 /* Object i's key, the bytes "rl%06u"; returns its length. */
-static uint8_t rl_key(unsigned i, uint8_t key[NKV_KEY_MAX])
+static uint8_t rl_key(unsigned i, uint8_t key[NKV_KEY_INLINE_MAX])
 {
-	char buf[NKV_KEY_MAX + 1];
+	char buf[NKV_KEY_INLINE_MAX + 1];
 	int n = snprintf(buf, sizeof(buf), "rl%06u", i);
 
 	memcpy(key, buf, (size_t)n);
@@ -91,7 +91,7 @@ static uint8_t rl_key(unsigned i, uint8_t key[NKV_KEY_MAX])
 /* Its object name, as nkv-target names a key's object (33 bytes). */
 static void rl_oid(unsigned i, char *out)
 {
-	uint8_t key[NKV_KEY_MAX];
+	uint8_t key[NKV_KEY_INLINE_MAX];
 
 	nkv_rados_key_to_oid(key, rl_key(i, key), out);
 }

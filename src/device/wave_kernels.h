@@ -14,7 +14,7 @@
 #include "nkv_dev.h"
 
 struct nkv_wk_key {
-	uint8_t key[NKV_KEY_MAX];
+	uint8_t key[NKV_KEY_INLINE_MAX];
 	uint32_t len;
 };
 

@@ -227,9 +227,9 @@ static int nkv_h_ns_kv(struct nkv_ctrl *c, struct nkv_ns_info *ns)
 
 	if (nkv_h_identify(c, NKV_CNS_IOCS_NS, NKV_CSI_KV, ns->nsid))
 		return -1;
-	ns->max_key = id->kvf[0].kml ? id->kvf[0].kml : NKV_KEY_MAX;
-	if (ns->max_key > NKV_KEY_MAX)
-		ns->max_key = NKV_KEY_MAX;
+	ns->max_key = id->kvf[0].kml ? id->kvf[0].kml : NKV_KEY_INLINE_MAX;
+	if (ns->max_key > NKV_KEY_INLINE_MAX)
+		ns->max_key = NKV_KEY_INLINE_MAX;
 	ns->max_value = id->kvf[0].mvl;
 	ns->max_keys = id->kvf[0].mnk;
 	ns->capacity = id->nsze;

@@ -100,7 +100,7 @@ static int nkv_h_sync_exec(struct nkv_qpair *q, struct nkv_sqe *sqe, struct nkv_
 static int nkv_h_sync_key_ok(const struct nkv_qpair *q, const void *key, uint32_t klen,
 			     uint32_t min)
 {
-	uint32_t max = q->c->info.max_key ? q->c->info.max_key : NKV_KEY_MAX;
+	uint32_t max = q->c->info.max_key ? q->c->info.max_key : NKV_KEY_INLINE_MAX;
 
 	return klen >= min && klen <= max && (key || !klen);
 }

@@ -133,7 +133,7 @@ static void device_qpair(uint32_t mode)
 
 		cr_assert(v && len == 4096);
 		memset(v, (int)(i + 1), 512);
-		keys[i].len = (uint32_t)snprintf((char *)keys[i].key, NKV_KEY_MAX, "gpu%02u", i);
+		keys[i].len = (uint32_t)snprintf((char *)keys[i].key, NKV_KEY_INLINE_MAX, "gpu%02u", i);
 	}
 	run_op(dq, keys, out, NKV_KV_STORE);
 	for (i = 0; i < KEYS; i++) {

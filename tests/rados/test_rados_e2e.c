@@ -191,7 +191,7 @@ static void keys_make(struct nkv_wk_key *k, uint32_t n, const char *prefix)
 
 	memset(k, 0, n * sizeof(*k));
 	for (i = 0; i < n; i++)
-		k[i].len = (uint32_t)snprintf((char *)k[i].key, NKV_KEY_MAX, "%s%02u", prefix, i + 1);
+		k[i].len = (uint32_t)snprintf((char *)k[i].key, NKV_KEY_INLINE_MAX, "%s%02u", prefix, i + 1);
 }
 
 static void wave_run(struct nkv_qpair *q, uint32_t opc, uint32_t nsid, struct nkv_wk_key *k,
@@ -400,14 +400,14 @@ Test(e2e, namespaces_isolated)
 
 static uint32_t list_key(uint32_t i, char *k)
 {
-	return (uint32_t)snprintf(k, NKV_KEY_MAX + 1, "lk-%04u", i);
+	return (uint32_t)snprintf(k, NKV_KEY_INLINE_MAX + 1, "lk-%04u", i);
 }
 
 /* Page through List with a small buffer; every key seen exactly once.
  * Returns the number of keys seen; seen[i] counts key i. */
 static uint32_t list_all(struct nkv_qpair *q, uint8_t *seen, uint32_t *pages)
 {
-	uint8_t buf[512], start[NKV_KEY_MAX], key[NKV_KEY_MAX];
+	uint8_t buf[512], start[NKV_KEY_INLINE_MAX], key[NKV_KEY_INLINE_MAX];
 	uint32_t startlen = 0, klen, total = 0, n;
 	struct nkv_result res;
 	struct nkv_list_dec d;
@@ -421,7 +421,7 @@ static uint32_t list_all(struct nkv_qpair *q, uint8_t *seen, uint32_t *pages)
 		cr_assert_eq(nkv_list_dec_init(&d, buf, sizeof(buf)), 0);
 		n = 0;
 		while ((rc = nkv_list_dec_next(&d, key, &klen)) == 1) {
-			char s[NKV_KEY_MAX + 1] = "";
+			char s[NKV_KEY_INLINE_MAX + 1] = "";
 
 			memcpy(s, key, klen);
 			cr_assert_eq(sscanf(s, "lk-%4u", &idx), 1, "foreign key '%s'", s);
@@ -607,7 +607,7 @@ static void fz_batch(struct fz_state *s)
 
 	for (i = 0; i < n; i++) {
 		s->k[base + i].len = (uint32_t)snprintf((char *)s->k[base + i].key,
-							NKV_KEY_MAX, "fz%05u", base + i);
+							NKV_KEY_INLINE_MAX, "fz%05u", base + i);
 		ht_fill(nkv_qpair_slot(s->q, (base + i) % FZ_LANES, &len), FZ_VSIZE,
 			fz_seed(base + i));
 	}

@@ -36,7 +36,7 @@ static uint64_t splitmix(uint64_t *s)
 /* The reference: entries sorted by an independent statement of the order. */
 struct ref_ent {
 	uint8_t len;
-	uint8_t k[NKV_KEY_MAX];
+	uint8_t k[NKV_KEY_INLINE_MAX];
 	uintptr_t v;
 };
 
@@ -242,7 +242,7 @@ static void make_pool(uint64_t *s)
 			const struct ref_ent *q = &pool[(r >> 8) % i];
 
 			*p = *q;
-			if (q->len < NKV_KEY_MAX && (r & 4))
+			if (q->len < NKV_KEY_INLINE_MAX && (r & 4))
 				p->k[p->len++] = sym[(r >> 40) % 3];
 			else if (q->len > 1)
 				p->len = (uint8_t)(1 + (r >> 40) % (q->len - 1));
@@ -368,7 +368,7 @@ Test(kvmap, model_check_random, .timeout = 60)
 	free(r.e);
 }
 
-static void big_key(uint64_t i, uint8_t k[NKV_KEY_MAX])
+static void big_key(uint64_t i, uint8_t k[NKV_KEY_INLINE_MAX])
 {
 	uint64_t s = i, a = splitmix(&s), b = splitmix(&s);
 
@@ -381,35 +381,35 @@ Test(kvmap, million_random_keys, .timeout = 60)
 	const unsigned n = NKV_TEST_BIG_KEYS;
 	struct nkv_kvmap m;
 	struct nkv_kvmap_cursor c;
-	uint8_t k[NKV_KEY_MAX], prev[NKV_KEY_MAX];
+	uint8_t k[NKV_KEY_INLINE_MAX], prev[NKV_KEY_INLINE_MAX];
 	unsigned i, seen = 0;
 	int more;
 
 	nkv_kvmap_init(&m);
 	for (i = 0; i < n; i++) {
 		big_key(i, k);
-		cr_assert_eq(nkv_kvmap_insert(&m, k, NKV_KEY_MAX, V(i + 1), NULL), 0, "key %u", i);
+		cr_assert_eq(nkv_kvmap_insert(&m, k, NKV_KEY_INLINE_MAX, V(i + 1), NULL), 0, "key %u", i);
 	}
 	cr_assert_eq(m.count, n);
 	for (i = 0; i < n; i++) {
 		big_key(i, k);
-		cr_assert_eq(nkv_kvmap_find(&m, k, NKV_KEY_MAX), V(i + 1));
+		cr_assert_eq(nkv_kvmap_find(&m, k, NKV_KEY_INLINE_MAX), V(i + 1));
 	}
 	for (i = 0; i < n; i += 2) {
 		big_key(i, k);
-		cr_assert_eq(nkv_kvmap_delete(&m, k, NKV_KEY_MAX), V(i + 1));
+		cr_assert_eq(nkv_kvmap_delete(&m, k, NKV_KEY_INLINE_MAX), V(i + 1));
 	}
 	cr_assert_eq(m.count, n / 2);
 	for (more = nkv_kvmap_seek(&m, &c, NULL, 0); more > 0; more = nkv_kvmap_next(&c)) {
 		uintptr_t v = (uintptr_t)c.val;
 
-		cr_assert_eq(c.klen, NKV_KEY_MAX);
+		cr_assert_eq(c.klen, NKV_KEY_INLINE_MAX);
 		if (seen)
-			cr_assert_lt(memcmp(prev, c.key, NKV_KEY_MAX), 0, "order at %u", seen);
+			cr_assert_lt(memcmp(prev, c.key, NKV_KEY_INLINE_MAX), 0, "order at %u", seen);
 		cr_assert(v >= 1 && v <= n && (v - 1) % 2 == 1, "only odd keys remain");
 		big_key(v - 1, k);
-		cr_assert_eq(memcmp(k, c.key, NKV_KEY_MAX), 0, "key matches its value");
-		memcpy(prev, c.key, NKV_KEY_MAX);
+		cr_assert_eq(memcmp(k, c.key, NKV_KEY_INLINE_MAX), 0, "key matches its value");
+		memcpy(prev, c.key, NKV_KEY_INLINE_MAX);
 		seen++;
 	}
 	cr_assert_eq(seen, n / 2);

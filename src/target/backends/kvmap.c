@@ -94,7 +94,7 @@ static void nkv_kvmap_put_be64(uint8_t *p, uint64_t v)
 
 static struct nkv_kvmap_key nkv_kvmap_key_of(const uint8_t *k, uint8_t kl)
 {
-	uint8_t b[NKV_KEY_MAX] = { 0 };
+	uint8_t b[NKV_KEY_INLINE_MAX] = { 0 };
 	struct nkv_kvmap_key p;
 
 	if (kl)
@@ -105,8 +105,8 @@ static struct nkv_kvmap_key nkv_kvmap_key_of(const uint8_t *k, uint8_t kl)
 	return p;
 }
 
-/* The key's bytes, zero-padded to NKV_KEY_MAX. */
-static void nkv_kvmap_key_bytes_of(const struct nkv_kvmap_key *k, uint8_t b[NKV_KEY_MAX])
+/* The key's bytes, zero-padded to NKV_KEY_INLINE_MAX. */
+static void nkv_kvmap_key_bytes_of(const struct nkv_kvmap_key *k, uint8_t b[NKV_KEY_INLINE_MAX])
 {
 	nkv_kvmap_put_be64(b, k->hi);
 	nkv_kvmap_put_be64(b + 8, k->lo);
@@ -126,7 +126,7 @@ static int nkv_kvmap_pcmp(const struct nkv_kvmap_key *a, const struct nkv_kvmap_
  * order than the one lookups take. */
 static int nkv_kvmap_kcmp(const struct nkv_kvmap_key *a, const struct nkv_kvmap_key *b)
 {
-	uint8_t x[NKV_KEY_MAX], y[NKV_KEY_MAX];
+	uint8_t x[NKV_KEY_INLINE_MAX], y[NKV_KEY_INLINE_MAX];
 
 	nkv_kvmap_key_bytes_of(a, x);
 	nkv_kvmap_key_bytes_of(b, y);
@@ -222,7 +222,7 @@ void **nkv_kvmap_slot(struct nkv_kvmap *m, const uint8_t *key, uint8_t klen)
 	struct nkv_kvmap_leaf *l;
 	unsigned i;
 
-	if (!m->root || !key || !klen || klen > NKV_KEY_MAX)
+	if (!m->root || !key || !klen || klen > NKV_KEY_INLINE_MAX)
 		return NULL;
 	p = nkv_kvmap_key_of(key, klen);
 	l = (struct nkv_kvmap_leaf *)nkv_kvmap_descend(m, &p);
@@ -325,7 +325,7 @@ int nkv_kvmap_insert(struct nkv_kvmap *m, const uint8_t *key, uint8_t klen, void
 	void *node;
 	unsigned h;
 
-	if (!key || !klen || klen > NKV_KEY_MAX || !val)
+	if (!key || !klen || klen > NKV_KEY_INLINE_MAX || !val)
 		return -EINVAL;
 	p = nkv_kvmap_key_of(key, klen);
 	m->gen++;	/* even a split alone moves entries under cursors */
@@ -457,7 +457,7 @@ void *nkv_kvmap_delete(struct nkv_kvmap *m, const uint8_t *key, uint8_t klen)
 	void *node, *val;
 	unsigned h, i;
 
-	if (!m->root || !key || !klen || klen > NKV_KEY_MAX)
+	if (!m->root || !key || !klen || klen > NKV_KEY_INLINE_MAX)
 		return NULL;
 	p = nkv_kvmap_key_of(key, klen);
 	m->gen++;
@@ -521,7 +521,7 @@ int nkv_kvmap_seek(const struct nkv_kvmap *m, struct nkv_kvmap_cursor *c, const 
 	c->gen = m->gen;
 	c->leaf = NULL;
 	c->idx = 0;
-	if (klen > NKV_KEY_MAX || (klen && !key)) {
+	if (klen > NKV_KEY_INLINE_MAX || (klen && !key)) {
 		nkv_kvmap_load(c);
 		return -EINVAL;
 	}
@@ -537,7 +537,7 @@ int nkv_kvmap_seek(const struct nkv_kvmap *m, struct nkv_kvmap_cursor *c, const 
 
 int nkv_kvmap_next(struct nkv_kvmap_cursor *c)
 {
-	uint8_t k[NKV_KEY_MAX];
+	uint8_t k[NKV_KEY_INLINE_MAX];
 	uint8_t kl = c->klen;
 
 	if (!c->leaf)
@@ -573,7 +573,7 @@ static int nkv_kvmap_check_leaf(const struct nkv_kvmap_leaf *l, const struct nkv
 	if (l->n > NKV_KVMAP_FAN || l->n < (root ? 1 : NKV_KVMAP_MIN))
 		return -2;
 	for (i = 0; i < l->n; i++) {
-		if (!l->key[i].len || l->key[i].len > NKV_KEY_MAX || !l->val[i])
+		if (!l->key[i].len || l->key[i].len > NKV_KEY_INLINE_MAX || !l->val[i])
 			return -3;
 		if (!nkv_kvmap_in_range(&l->key[i], lo, hi))
 			return -4;

@@ -42,7 +42,7 @@ struct nkv_kvmap_cursor {
 	unsigned idx;
 	uint64_t gen;
 	uint8_t klen;
-	uint8_t key[NKV_KEY_MAX];
+	uint8_t key[NKV_KEY_INLINE_MAX];
 	void *val;
 };
 

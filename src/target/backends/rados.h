@@ -30,7 +30,7 @@
 size_t nkv_rados_key_to_oid(const uint8_t *key, uint32_t klen, char *buf);
 
 /* Key of an object name: 1..16 bytes of lowercase hex, else -1. */
-int nkv_rados_oid_to_key(const char *oid, size_t len, uint8_t key[NKV_KEY_MAX]);
+int nkv_rados_oid_to_key(const char *oid, size_t len, uint8_t key[NKV_KEY_INLINE_MAX]);
 
 /* RADOS' placement hash of an object in a namespace (rjenkins, the pool
  * default): what orders List. Exposed for the tests. */

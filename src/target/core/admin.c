@@ -110,7 +110,7 @@ static void nkv_tgt_id_ns_kv(struct nkv_tgt_ctrl *c, uint32_t nsid,
 	id->nsze = be->capacity;
 	id->nuse = be->ops->bytes_used(be);
 	id->nkvf = 0;		/* one KV format */
-	id->kvf[0].kml = NKV_KEY_MAX;
+	id->kvf[0].kml = NKV_KEY_INLINE_MAX;
 	id->kvf[0].mvl = be->max_value;
 	id->kvf[0].mnk = be->max_keys;
 	nkv_tgt_ns_guid(c, nsid, id->nguid);

@@ -29,7 +29,7 @@ struct nkv_be;
 struct nkv_be_op {
 	uint8_t opc;		/* NKV_KV_* on a KV namespace, NKV_NVM_* on an NVM one */
 	uint8_t klen;		/* 1..16 (0 only for List: from the beginning) */
-	uint8_t key[NKV_KEY_MAX];	/* unused bytes are zero */
+	uint8_t key[NKV_KEY_INLINE_MAX];	/* unused bytes are zero */
 	uint32_t options;	/* CDW11 bits as sent (NKV_STORE_*) */
 	/*
 	 * Bytes of data: Store = the value (1..max_value); Retrieve = the

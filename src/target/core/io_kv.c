@@ -13,11 +13,11 @@ static uint16_t nkv_tgt_kv_key(struct nkv_tgt_cmd *cmd)
 	uint32_t klen = nkv_kv_key_get(&cmd->sqe, cmd->op.key);
 	uint32_t opc = nkv_sqe_opc(&cmd->sqe);
 
-	if (klen > NKV_KEY_MAX || (!klen && opc != NKV_KV_LIST))
+	if (klen > NKV_KEY_INLINE_MAX || (!klen && opc != NKV_KV_LIST))
 		return nkv_tgt_sc(NKV_SC_KV_INVALID_KEY_SIZE);
 	/* Bytes past the key length are not part of the key, whatever the
 	 * client left there. */
-	memset(cmd->op.key + klen, 0, NKV_KEY_MAX - klen);
+	memset(cmd->op.key + klen, 0, NKV_KEY_INLINE_MAX - klen);
 	cmd->op.klen = (uint8_t)klen;
 	return 0;
 }
