@@ -485,7 +485,7 @@ def rados_part(book, run, tools, cl, quick):
         base = point_key(size, batch, queues)
         common = ["--target", "vfio-user:" + cl.sock, "--value-size", str(size),
                   "--batch-size", str(batch), "--num-queues", str(queues), "--num-keys",
-                  str(keys), "--iterations", str(iters), "--key-prefix", "c%d-" % size,
+                  str(keys), "--iterations", str(iters),
                   "--timeout-ms", "60000", "--poll-sched", "idle"]
         where = "%s depth %s" % (size_name(size), d)
         for op, lop in (("store", "write"), ("retrieve", "read")):
@@ -500,8 +500,11 @@ def rados_part(book, run, tools, cl, quick):
                                                         if tool == "backend" else "")
                 else:
                     # --fill once: a Store sends its slot as rados_loop sends
-                    # its buffer, filled once, not a pattern written per command.
-                    fill = ["--fill", "once"] if op == "store" else []
+                    # its buffer, filled once, not a pattern written per command;
+                    # its keys may then hold other keys' patterns, so the
+                    # Retrieves (--verify too) read keys of their own.
+                    fill = ["--fill", "once", "--key-prefix", "c%ds-" % size] \
+                        if op == "store" else ["--key-prefix", "c%d-" % size]
                     j = nkv_bench(tools, "nkv-bench %s %s" % (op, where),
                                   common + fill + ["--kv-op", op,
                                                    "--verify" if verify else "--no-verify"],
