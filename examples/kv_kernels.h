@@ -222,7 +222,7 @@ NKV_DEV void ex_cache_lookup(struct nkv_dev_qp *qp, const struct ex_args *a)
 		uint32_t i = base + nkv_wave_rank(wv);
 		int have = i < a->count, hit;
 		const struct ex_key *k = &keys[have ? i : base];	/* unread without have */
-		struct nkv_dev_result r = nkv_wave_exist(wv, qp, have, k->bytes, k->len);
+		struct nkv_dev_result r = nkv_wave_exist(wv, qp, have, slot, k->bytes, k->len);
 		struct nkv_dev_result got;
 
 		hit = have && !r.err && r.status == 0;

@@ -108,25 +108,95 @@ NKV_HD struct nkv_prep nkv_prep_err(int err)
 	return p;
 }
 
-/* Common KV builder; @min_klen is 0 for List, 1 otherwise. */
-NKV_HD struct nkv_prep nkv_sqe_kv(uint8_t opc, uint32_t nsid, const void *key, uint32_t klen,
-				  uint32_t min_klen, uint32_t opts, uint32_t cdw10,
-				  uint64_t prp1, uint64_t prp2)
+/* A data pointer (DPTR, CDW6-9) and how the controller reads it (CDW0
+ * PSDT): PRP1/PRP2, or SGL1 (d1 its address, d2 its length | id << 56). */
+struct nkv_dptr {
+	uint64_t d1;
+	uint64_t d2;
+	uint32_t psdt;		/* NKV_PSDT_PRP or NKV_PSDT_SGL */
+};
+
+NKV_HD struct nkv_dptr nkv_dptr_prp(uint64_t prp1, uint64_t prp2)
+{
+	struct nkv_dptr d;
+
+	d.d1 = prp1;
+	d.d2 = prp2;
+	d.psdt = NKV_PSDT_PRP;
+	return d;
+}
+
+/* SGL1 as one Data Block of @len bytes at controller address @addr. */
+NKV_HD struct nkv_dptr nkv_dptr_sgl(uint64_t addr, uint32_t len)
+{
+	struct nkv_dptr d;
+
+	d.d1 = addr;
+	d.d2 = (uint64_t)len | ((uint64_t)nkv_sgl_id(NKV_SGL_DATA_BLOCK) << 56);
+	d.psdt = NKV_PSDT_SGL;
+	return d;
+}
+
+/* The fields every KV command shares; the key is the caller's to place. */
+NKV_HD struct nkv_prep nkv_sqe_kv_base(uint8_t opc, uint32_t nsid, uint32_t kl, uint32_t opts,
+				       uint32_t cdw10, struct nkv_dptr dp)
+{
+	struct nkv_prep p;
+
+	nkv_sqe_zero(&p.sqe);
+	p.sqe.cdw0 = nkv_sqe_cdw0_psdt(nkv_sqe_cdw0(opc, 0), dp.psdt);
+	p.sqe.nsid = nsid;
+	p.sqe.prp1 = dp.d1;
+	p.sqe.prp2 = dp.d2;
+	p.sqe.cdw10 = cdw10;
+	p.sqe.cdw11 = kl | opts;
+	p.err = 0;
+	return p;
+}
+
+/* Inline form with any data pointer; @min_klen is 0 for List, 1 otherwise. */
+NKV_HD struct nkv_prep nkv_sqe_kv_dptr(uint8_t opc, uint32_t nsid, const void *key,
+				       uint32_t klen, uint32_t min_klen, uint32_t opts,
+				       uint32_t cdw10, struct nkv_dptr dp)
 {
 	struct nkv_prep p;
 
 	if ((klen && !key) || klen < min_klen || klen > NKV_KEY_INLINE_MAX)
 		return nkv_prep_err(NKV_EINVAL);
-	nkv_sqe_zero(&p.sqe);
-	p.sqe.cdw0 = nkv_sqe_cdw0(opc, 0);
-	p.sqe.nsid = nsid;
+	p = nkv_sqe_kv_base(opc, nsid, klen, opts, cdw10, dp);
 	nkv_key_pack(&p.sqe, (const uint8_t *)key, klen);
-	p.sqe.prp1 = prp1;
-	p.sqe.prp2 = prp2;
-	p.sqe.cdw10 = cdw10;
-	p.sqe.cdw11 = klen | opts;
-	p.err = 0;
 	return p;
+}
+
+/* Common KV builder, inline form over PRPs. */
+NKV_HD struct nkv_prep nkv_sqe_kv(uint8_t opc, uint32_t nsid, const void *key, uint32_t klen,
+				  uint32_t min_klen, uint32_t opts, uint32_t cdw10,
+				  uint64_t prp1, uint64_t prp2)
+{
+	return nkv_sqe_kv_dptr(opc, nsid, key, klen, min_klen, opts, cdw10,
+			       nkv_dptr_prp(prp1, prp2));
+}
+
+/*
+ * Head form (KL = 0; nkv_wire.h): the caller has written the head
+ * [u16 klen][key] (nkv_key_head_put) where @dp starts, followed by the
+ * value (Store) or room for it (Retrieve, List); Exist and Delete
+ * describe the head alone. @cdw10 never counts the head. @opc is a KV
+ * command, @opts Store's NKV_STORE_* bits (0 for the others); else
+ * NKV_EINVAL, as for MUST_EXIST together with MUST_NOT_EXIST.
+ */
+NKV_HD struct nkv_prep nkv_sqe_kv_head(uint8_t opc, uint32_t nsid, uint32_t opts,
+				       uint32_t cdw10, struct nkv_dptr dp)
+{
+	const uint32_t both = NKV_STORE_MUST_EXIST | NKV_STORE_MUST_NOT_EXIST;
+	uint32_t mask = opc == NKV_KV_STORE ? NKV_STORE_OPTIONS_MASK : 0u;
+
+	if (opc != NKV_KV_STORE && opc != NKV_KV_RETRIEVE && opc != NKV_KV_LIST &&
+	    opc != NKV_KV_EXIST && opc != NKV_KV_DELETE)
+		return nkv_prep_err(NKV_EINVAL);
+	if ((opts & ~mask) || (opts & both) == both)
+		return nkv_prep_err(NKV_EINVAL);
+	return nkv_sqe_kv_base(opc, nsid, 0, opts, cdw10, dp);
 }
 
 /*
@@ -212,25 +282,41 @@ NKV_ASSERT_OFF(struct nkv_dev_cpl, status, 4);
 NKV_ASSERT_OFF(struct nkv_dev_cpl, done, 8);
 
 /*
- * A value buffer the host registered; PRPs built by the host. NVMe reads
- * PRP2 by the transfer's length: unused within one page, a data page when
- * the transfer ends in the second page, a PRP list beyond. The host fills
- * both candidates; nkv_dev_slot_prp2() picks per command.
+ * A value buffer the host registered; its data pointers built by the
+ * host. NVMe reads PRP2 by the transfer's length: unused within one page,
+ * a data page when the transfer ends in the second page, a PRP list
+ * beyond. The host fills every candidate; nkv_dev_slot_dptr() picks per
+ * command. The value starts page aligned (addr, prp1); the page below it
+ * is the slot's head room (docs/host.md, "Slot layout"): a key in head
+ * form is written at addr - (2 + klen), and the command's data pointer
+ * starts there: PRP1 = head_end - (2 + klen), PRP2 = value page 0 or
+ * head_prp2 (a list of the value pages from page 0); or, when the slot
+ * has NKV_DEV_SLOT_SGL, SGL1 = one Data Block from prp1 - (2 + klen).
  */
 struct nkv_dev_slot {
-	uint64_t addr;		/* device-visible address of the buffer */
-	uint64_t prp1;		/* controller address of the first page */
+	uint64_t addr;		/* device-visible address of the value */
+	uint64_t prp1;		/* controller address of value page 0 */
 	uint64_t prp2;		/* PRP list (> 2 pages), else the second page, or 0 */
 	uint64_t page2;		/* controller address of the second page, or 0 */
+	uint64_t head_end;	/* controller address just past the head room */
+	uint64_t head_prp2;	/* head form past value page 0: the PRP list of
+				 * the value pages from page 0 (a one-page
+				 * slot: value page 0) */
 	uint32_t size;		/* bytes */
-	uint32_t rsvd;
+	uint32_t flags;		/* NKV_DEV_SLOT_* */
 };
-NKV_ASSERT_SIZE(struct nkv_dev_slot, 40);
+NKV_ASSERT_SIZE(struct nkv_dev_slot, 56);
 NKV_ASSERT_OFF(struct nkv_dev_slot, addr, 0);
 NKV_ASSERT_OFF(struct nkv_dev_slot, prp1, 8);
 NKV_ASSERT_OFF(struct nkv_dev_slot, prp2, 16);
 NKV_ASSERT_OFF(struct nkv_dev_slot, page2, 24);
-NKV_ASSERT_OFF(struct nkv_dev_slot, size, 32);
+NKV_ASSERT_OFF(struct nkv_dev_slot, head_end, 32);
+NKV_ASSERT_OFF(struct nkv_dev_slot, head_prp2, 40);
+NKV_ASSERT_OFF(struct nkv_dev_slot, size, 48);
+NKV_ASSERT_OFF(struct nkv_dev_slot, flags, 52);
+/* The controller takes SGLs and the head room and value pages are one
+ * run of controller addresses: SGL1 is one Data Block. */
+#define NKV_DEV_SLOT_SGL 0x1u
 
 struct nkv_dev_qp {
 	/* Setup, written by the host before launch, read-only to devices. */
@@ -268,8 +354,12 @@ struct nkv_dev_qp {
 	uint64_t commands;	/* SQEs submitted */
 	uint64_t sq_doorbells;	/* SQ tail doorbell writes */
 	uint64_t cq_doorbells;	/* CQ head doorbell writes */
+	/* Setup: keys the nkv_dev_*() builders take. */
+	uint32_t max_key;	/* longest key, bytes (the controller's KML,
+				 * <= NKV_KEY_MAX); 0: NKV_KEY_INLINE_MAX */
+	uint32_t key_flags;	/* NKV_DEV_KEY_* */
 };
-NKV_ASSERT_SIZE(struct nkv_dev_qp, 160);
+NKV_ASSERT_SIZE(struct nkv_dev_qp, 168);
 NKV_ASSERT_OFF(struct nkv_dev_qp, sq_addr, 0);
 NKV_ASSERT_OFF(struct nkv_dev_qp, cq_addr, 8);
 NKV_ASSERT_OFF(struct nkv_dev_qp, sq_db_addr, 16);
@@ -298,6 +388,11 @@ NKV_ASSERT_OFF(struct nkv_dev_qp, fail_addr, 128);
 NKV_ASSERT_OFF(struct nkv_dev_qp, commands, 136);
 NKV_ASSERT_OFF(struct nkv_dev_qp, sq_doorbells, 144);
 NKV_ASSERT_OFF(struct nkv_dev_qp, cq_doorbells, 152);
+NKV_ASSERT_OFF(struct nkv_dev_qp, max_key, 160);
+NKV_ASSERT_OFF(struct nkv_dev_qp, key_flags, 164);
+/* Every key in head form, short ones too (for controllers that read keys
+ * only from the head of the data buffer, e.g. rados-nkv's forwarder). */
+#define NKV_DEV_KEY_HEAD 0x1u
 
 /*
  * What a lane gets back for one command: one result, whatever went wrong.
@@ -364,6 +459,29 @@ NKV_HD uint64_t nkv_dev_slot_prp2(const struct nkv_dev_slot *s, uint32_t len)
 	return s->prp2;
 }
 
+/* The same for a head-form transfer of a head then @len value bytes: the
+ * head fills PRP1's page to its end, so the value pages follow in PRP2. */
+NKV_HD uint64_t nkv_dev_slot_head_prp2(const struct nkv_dev_slot *s, uint32_t len)
+{
+	if (len == 0)
+		return 0;
+	if (len <= NKV_PAGE_SIZE)
+		return s->prp1;
+	return s->head_prp2;
+}
+
+/* The data pointer for @len value bytes through slot @s, with a head of
+ * @hl bytes just below the value (@hl 0: the inline form). Any lane. */
+NKV_HD struct nkv_dptr nkv_dev_slot_dptr(const struct nkv_dev_slot *s, uint32_t hl,
+					 uint32_t len)
+{
+	if (s->flags & NKV_DEV_SLOT_SGL)
+		return nkv_dptr_sgl(s->prp1 - hl, hl + len);
+	if (!hl)
+		return nkv_dptr_prp(s->prp1, nkv_dev_slot_prp2(s, len));
+	return nkv_dptr_prp(s->head_end - hl, nkv_dev_slot_head_prp2(s, len));
+}
+
 /* Value slot @i's buffer, where device code reads and writes the value
  * (a device address on a GPU), or NULL: any lane. */
 NKV_HD void *nkv_dev_value(const struct nkv_dev_qp *qp, uint32_t i)
@@ -373,25 +491,72 @@ NKV_HD void *nkv_dev_value(const struct nkv_dev_qp *qp, uint32_t i)
 	return s ? NKV_DEV_PTR(void, s->addr) : NULL;
 }
 
+/* The longest key @qp's builders take. */
+NKV_HD uint32_t nkv_dev_max_key(const struct nkv_dev_qp *qp)
+{
+	return qp->max_key ? qp->max_key : NKV_KEY_INLINE_MAX;
+}
+
+/* Does a key of @klen bytes (1..max) travel in head form on @qp? Keys too
+ * long for the command, and every key under NKV_DEV_KEY_HEAD. */
+NKV_HD int nkv_dev_key_head(const struct nkv_dev_qp *qp, uint32_t klen)
+{
+	return klen > NKV_KEY_INLINE_MAX || (klen && (qp->key_flags & NKV_DEV_KEY_HEAD));
+}
+
+/*
+ * One KV command through slot @s (NULL: none; Exist and Delete need one
+ * only for a key in head form), moving @len value bytes. A key in head
+ * form is written into the slot's head room here, byte by byte (no
+ * stack), before the caller publishes the entry: the lane's release fence
+ * orders it with the SQE. NKV_EINVAL for a missing slot or a key length
+ * outside @min_klen..max_key. Any lane; the host's synchronous API calls
+ * it with its own slot.
+ */
+NKV_HD struct nkv_prep nkv_dev_kv_slot(const struct nkv_dev_qp *qp, const struct nkv_dev_slot *s,
+				       uint8_t opc, const void *key, uint32_t klen,
+				       uint32_t min_klen, uint32_t opts, uint32_t cdw10,
+				       uint32_t len)
+{
+	int data = opc == NKV_KV_STORE || opc == NKV_KV_RETRIEVE || opc == NKV_KV_LIST;
+	uint32_t hl = nkv_key_head_size(klen);
+
+	if ((klen && !key) || klen < min_klen || klen > nkv_dev_max_key(qp))
+		return nkv_prep_err(NKV_EINVAL);
+	if (nkv_dev_key_head(qp, klen)) {
+		if (!s)
+			return nkv_prep_err(NKV_EINVAL);
+		nkv_key_head_put(NKV_DEV_PTR(uint8_t, s->addr - hl), (const uint8_t *)key, klen);
+		return nkv_sqe_kv_head(opc, qp->nsid, opts, cdw10, nkv_dev_slot_dptr(s, hl, len));
+	}
+	if (data && !s)
+		return nkv_prep_err(NKV_EINVAL);
+	return nkv_sqe_kv_dptr(opc, qp->nsid, key, klen, min_klen, opts, cdw10,
+			       data ? nkv_dev_slot_dptr(s, 0, len) : nkv_dptr_prp(0, 0));
+}
+
 /*
  * The device builders: a command for the queue pair's namespace
- * (qp->nsid) through value slot @slot (its host-built PRPs). Any lane.
- * NKV_EINVAL for a slot the queue pair does not have or a key length
- * outside 1..16 (List: 0..16), NKV_EMSGSIZE for a value larger than the
- * slot. nkv_sqe_*() above are the same commands with explicit PRPs.
+ * (qp->nsid) through value slot @slot (its host-built data pointers).
+ * Any lane. Keys of 1..max_key bytes (List: 0 too, from the beginning):
+ * inline up to 16 bytes, else (or, under NKV_DEV_KEY_HEAD, always) in
+ * head form, written at nkv_dev_value() - (2 + klen). NKV_EINVAL for a
+ * slot the queue pair does not have or a key length outside those
+ * bounds, NKV_EMSGSIZE for a value larger than the slot. nkv_sqe_*()
+ * above are the same commands with explicit data pointers.
  */
 NKV_HD struct nkv_prep nkv_dev_store(const struct nkv_dev_qp *qp, uint32_t slot,
 				     const void *key, uint32_t klen, uint32_t opts,
 				     uint32_t value_size)
 {
+	const uint32_t both = NKV_STORE_MUST_EXIST | NKV_STORE_MUST_NOT_EXIST;
 	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, slot);
 
-	if (!s)
+	if (!s || (opts & ~NKV_STORE_OPTIONS_MASK) || (opts & both) == both)
 		return nkv_prep_err(NKV_EINVAL);
 	if (value_size > s->size)
 		return nkv_prep_err(NKV_EMSGSIZE);
-	return nkv_sqe_store(qp->nsid, key, klen, opts, value_size, s->prp1,
-			     nkv_dev_slot_prp2(s, value_size));
+	return nkv_dev_kv_slot(qp, s, NKV_KV_STORE, key, klen, 1, opts, value_size, value_size);
 }
 
 /* Retrieve into the whole slot; CQE DW0 = the stored value's full size. */
@@ -402,12 +567,11 @@ NKV_HD struct nkv_prep nkv_dev_retrieve(const struct nkv_dev_qp *qp, uint32_t sl
 
 	if (!s)
 		return nkv_prep_err(NKV_EINVAL);
-	return nkv_sqe_retrieve(qp->nsid, key, klen, s->size, s->prp1,
-				nkv_dev_slot_prp2(s, s->size));
+	return nkv_dev_kv_slot(qp, s, NKV_KV_RETRIEVE, key, klen, 1, 0, s->size, s->size);
 }
 
-/* List from @key (@klen 0: the beginning) into the whole slot (the
- * payload format: nkv_list.h). */
+/* List from @key (@klen 0: the beginning, inline) into the whole slot
+ * (the payload format: nkv_list.h). */
 NKV_HD struct nkv_prep nkv_dev_list(const struct nkv_dev_qp *qp, uint32_t slot,
 				    const void *key, uint32_t klen)
 {
@@ -415,19 +579,22 @@ NKV_HD struct nkv_prep nkv_dev_list(const struct nkv_dev_qp *qp, uint32_t slot,
 
 	if (!s)
 		return nkv_prep_err(NKV_EINVAL);
-	return nkv_sqe_list(qp->nsid, key, klen, s->size, s->prp1, nkv_dev_slot_prp2(s, s->size));
+	return nkv_dev_kv_slot(qp, s, NKV_KV_LIST, key, klen, 0, 0, s->size, s->size);
 }
 
-NKV_HD struct nkv_prep nkv_dev_exist(const struct nkv_dev_qp *qp, const void *key,
-				     uint32_t klen)
+/* Exist and Delete: slot @slot holds the head when the key takes the
+ * head form (else it is not read). */
+NKV_HD struct nkv_prep nkv_dev_exist(const struct nkv_dev_qp *qp, uint32_t slot,
+				     const void *key, uint32_t klen)
 {
-	return nkv_sqe_exist(qp->nsid, key, klen);
+	return nkv_dev_kv_slot(qp, nkv_dev_slot_get(qp, slot), NKV_KV_EXIST, key, klen, 1, 0, 0, 0);
 }
 
-NKV_HD struct nkv_prep nkv_dev_delete(const struct nkv_dev_qp *qp, const void *key,
-				      uint32_t klen)
+NKV_HD struct nkv_prep nkv_dev_delete(const struct nkv_dev_qp *qp, uint32_t slot,
+				      const void *key, uint32_t klen)
 {
-	return nkv_sqe_delete(qp->nsid, key, klen);
+	return nkv_dev_kv_slot(qp, nkv_dev_slot_get(qp, slot), NKV_KV_DELETE, key, klen, 1, 0, 0,
+			       0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -934,8 +1101,9 @@ NKV_DEV struct nkv_dev_result nkv_wave_exec(struct nkv_wave w, struct nkv_dev_qp
  * One call per KV command, collective over @w: build (lanes with @have,
  * through the nkv_dev_*() builders: the queue pair's namespace, value
  * slot @slot), submit the wave's batch with one doorbell, wait, and
- * report each lane's result. Lanes with have = 0 still call, and their
- * key and slot are not read.
+ * report each lane's result (Exist and Delete use the slot only for a
+ * key in head form). Lanes with have = 0 still call, and their key and
+ * slot are not read.
  */
 NKV_DEV struct nkv_dev_result nkv_wave_store(struct nkv_wave w, struct nkv_dev_qp *qp, int have,
 					     uint32_t slot, const void *key, uint32_t klen,
@@ -962,15 +1130,17 @@ NKV_DEV struct nkv_dev_result nkv_wave_list(struct nkv_wave w, struct nkv_dev_qp
 }
 
 NKV_DEV struct nkv_dev_result nkv_wave_exist(struct nkv_wave w, struct nkv_dev_qp *qp, int have,
-					     const void *key, uint32_t klen)
+					     uint32_t slot, const void *key, uint32_t klen)
 {
-	return nkv_wave_exec(w, qp, have, have ? nkv_dev_exist(qp, key, klen) : nkv_prep_err(0));
+	return nkv_wave_exec(w, qp, have,
+			     have ? nkv_dev_exist(qp, slot, key, klen) : nkv_prep_err(0));
 }
 
 NKV_DEV struct nkv_dev_result nkv_wave_delete(struct nkv_wave w, struct nkv_dev_qp *qp, int have,
-					      const void *key, uint32_t klen)
+					      uint32_t slot, const void *key, uint32_t klen)
 {
-	return nkv_wave_exec(w, qp, have, have ? nkv_dev_delete(qp, key, klen) : nkv_prep_err(0));
+	return nkv_wave_exec(w, qp, have,
+			     have ? nkv_dev_delete(qp, slot, key, klen) : nkv_prep_err(0));
 }
 
 #endif /* NKV_DEV_H */

@@ -65,6 +65,14 @@ struct nkv_ctrl_opts {
  * which parts took it.
  */
 #define NKV_CTRL_VALUES_BY_MESSAGES 0x1u
+/*
+ * Send every key in head form ([u16 length][key] at the head of the data
+ * buffer, CDW11 KL = 0), the short ones too, on every queue pair: for
+ * controllers that read keys only from there (rados-nkv's forwarder).
+ * Without it keys of 1..16 bytes travel inline and longer ones in head
+ * form. Per queue pair: NKV_QPAIR_KEY_HEAD.
+ */
+#define NKV_CTRL_KEY_HEAD 0x2u
 
 /*
  * Connect to the controller at uri and bring it up:
@@ -90,7 +98,9 @@ struct nkv_ctrl_info {
 	uint32_t io_queues;	/* queue pairs the controller granted */
 	uint32_t nsid;		/* the namespace in use */
 	uint8_t csi;		/* its command set: 1 = KV, 0 = NVM */
-	uint32_t max_key;	/* KV: longest key (<= 16) */
+	uint32_t max_key;	/* KV: longest key the controller takes (its
+				 * KV format's KML, at most 255; 16 when it
+				 * reports none) */
 	uint32_t max_value;	/* KV: largest value */
 	uint32_t max_keys;	/* KV: 0 = not reported */
 	uint32_t block_size;	/* NVM: bytes per block */
@@ -107,6 +117,8 @@ struct nkv_ctrl_info {
 	char transport[16];
 	char model[41];
 	char serial[21];
+	uint32_t sgls;		/* Identify Controller SGLS (NKV_SGLS_*): value
+				 * slots send SGL1 when its bits 1:0 are 01b */
 };
 /* Copy what bring-up found (any thread). 0 or -EINVAL. */
 int nkv_ctrl_get_info(struct nkv_ctrl *c, struct nkv_ctrl_info *info);
@@ -152,19 +164,25 @@ struct nkv_qpair_opts {
 				 * wait gives up, in the synchronous API and in
 				 * device code (nkv_dev_qp.timeout_us);
 				 * 0: the controller's timeout */
-	uint32_t flags;		/* none defined yet: 0 */
+	uint32_t flags;		/* NKV_QPAIR_* */
 	uint32_t memory_mode;	/* NKV_MEM_SQ / _CQ / _DATA placed in device
 				 * memory for this queue pair, on top of the
 				 * controller's memory mode (NKV_MEM_DB is the
 				 * controller's alone: -EINVAL) */
 };
 
+/* Every key in head form on this queue pair (NKV_CTRL_KEY_HEAD for one). */
+#define NKV_QPAIR_KEY_HEAD 0x1u
+/* PRPs only, even where the controller takes SGLs. */
+#define NKV_QPAIR_PRP_ONLY 0x2u
 /*
  * Create an I/O queue pair for host use (the synchronous API, and the
  * cpu engine running device code on host threads): CQ then SQ over the
  * admin queue, with its rings, value slots and PRP lists placed by the
- * controller's memory mode and opts->memory_mode. opts may be NULL. 0,
- * -EINVAL (depth outside 2..MQES, flags, a memory-mode bit that is not
+ * controller's memory mode and opts->memory_mode. Each slot has a page of
+ * head room below its value for a key in head form (docs/host.md, "Slot
+ * layout"). opts may be NULL. 0,
+ * -EINVAL (depth outside 2..MQES, unknown flags, a memory-mode bit that is not
  * the queue pair's), -EMSGSIZE (slot_size above min(MDTS, max value)),
  * -EBUSY (every granted queue id in use), -ENOTCONN (controller dead),
  * -EOPNOTSUPP (a memory-mode bit the GPU does not honour, docs/gpu.md),
@@ -219,6 +237,10 @@ struct nkv_qpair_info {
 				 * reaches by messages (vfio-user DMA_READ/
 				 * WRITE), not by mapping them: values under
 				 * NKV_CTRL_VALUES_BY_MESSAGES; 0: all mapped */
+	uint32_t sgl;		/* 1: value slots send SGL1 (one Data Block);
+				 * 0: PRPs */
+	uint32_t key_head;	/* 1: every key in head form; 0: keys of
+				 * 17+ bytes only */
 };
 /* Say truthfully where each part lives (any thread). info->size as the
  * caller was built: one built before by_messages existed gets the fields
@@ -281,8 +303,8 @@ struct nkv_result {
  * Each call returns 0 when the command completed (whatever its NVMe
  * status, see res), or a negative errno when it could not be sent or did
  * not complete, the same code the device builders give for the same
- * mistake (nkv_errno.h): -EINVAL bad key length (0 or > 16, except List)
- * or options (NKV_STORE_* of nkv_wire.h), -EMSGSIZE value larger than the
+ * mistake (nkv_errno.h): -EINVAL bad key length (0 except List, or longer
+ * than nkv_ctrl_info.max_key: logged with the limit) or options (NKV_STORE_* of nkv_wire.h), -EMSGSIZE value larger than the
  * controller's maximum or the buffer, -ETIMEDOUT no completion in time
  * (the queue pair is then failed until nkv_qpair_reset), -EIO the queue
  * pair is failed.

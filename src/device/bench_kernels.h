@@ -156,9 +156,9 @@ NKV_DEV struct nkv_prep nkv_bk_prep(const struct nkv_dev_qp *qp, const struct nk
 	case NKV_KV_RETRIEVE:
 		return nkv_dev_retrieve(qp, slot, k->key, k->len);
 	case NKV_KV_DELETE:
-		return nkv_dev_delete(qp, k->key, k->len);
+		return nkv_dev_delete(qp, slot, k->key, k->len);
 	case NKV_KV_EXIST:
-		return nkv_dev_exist(qp, k->key, k->len);
+		return nkv_dev_exist(qp, slot, k->key, k->len);
 	case NKV_KV_LIST:
 		return nkv_dev_list(qp, slot, k->key, k->len);
 	default:

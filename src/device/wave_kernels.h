@@ -47,9 +47,9 @@ NKV_DEV struct nkv_prep nkv_wk_op(const struct nkv_dev_qp *qp, const struct nkv_
 	case NKV_KV_RETRIEVE:
 		return nkv_dev_retrieve(qp, slot, k->key, k->len);
 	case NKV_KV_DELETE:
-		return nkv_dev_delete(qp, k->key, k->len);
+		return nkv_dev_delete(qp, slot, k->key, k->len);
 	case NKV_KV_EXIST:
-		return nkv_dev_exist(qp, k->key, k->len);
+		return nkv_dev_exist(qp, slot, k->key, k->len);
 	default:
 		return nkv_prep_err(NKV_EINVAL);
 	}

@@ -143,6 +143,7 @@ static int nkv_h_id_ctrl(struct nkv_ctrl *c, char *err, size_t errlen)
 	}
 	nkv_h_copy_str(c->info.model, id->mn, sizeof(id->mn));
 	nkv_h_copy_str(c->info.serial, id->sn, sizeof(id->sn));
+	c->info.sgls = id->sgls;
 	/* MDTS is in units of the minimum page size; 0 = no limit. */
 	if (id->mdts) {
 		uint32_t shift = 12u + nkv_cap_mpsmin(c->cap) + id->mdts;
@@ -227,9 +228,11 @@ static int nkv_h_ns_kv(struct nkv_ctrl *c, struct nkv_ns_info *ns)
 
 	if (nkv_h_identify(c, NKV_CNS_IOCS_NS, NKV_CSI_KV, ns->nsid))
 		return -1;
+	/* KL is 8 bits wide: no key is longer than 255 bytes, whatever a
+	 * controller claims; none reported means the inline 16. */
 	ns->max_key = id->kvf[0].kml ? id->kvf[0].kml : NKV_KEY_INLINE_MAX;
-	if (ns->max_key > NKV_KEY_INLINE_MAX)
-		ns->max_key = NKV_KEY_INLINE_MAX;
+	if (ns->max_key > NKV_KEY_MAX)
+		ns->max_key = NKV_KEY_MAX;
 	ns->max_value = id->kvf[0].mvl;
 	ns->max_keys = id->kvf[0].mnk;
 	ns->capacity = id->nsze;
@@ -352,7 +355,7 @@ static int nkv_h_check_opts(const struct nkv_ctrl_opts *o, char *err, size_t err
 		return -EINVAL;
 	}
 	if (o->size >= offsetof(struct nkv_ctrl_opts, flags) + sizeof(o->flags) &&
-	    (o->flags & ~NKV_CTRL_VALUES_BY_MESSAGES)) {
+	    (o->flags & ~(NKV_CTRL_VALUES_BY_MESSAGES | NKV_CTRL_KEY_HEAD))) {
 		nkv_h_err(err, errlen, "nkv_ctrl_opts.flags %#x: unknown bits", o->flags);
 		return -EINVAL;
 	}

@@ -169,8 +169,9 @@ struct nkv_qpair {
 	uint16_t qid;
 	struct nkv_dev_qp *dev;		/* the descriptor (64-byte aligned) */
 	struct nkv_h_buf sq, cq;
-	struct nkv_h_buf data;		/* nr_slots value buffers */
-	struct nkv_h_buf prps;		/* their PRP list pages */
+	struct nkv_h_buf data;		/* nr_slots value buffers, each after
+					 * its head page */
+	struct nkv_h_buf prps;		/* their PRP list pages (both forms) */
 	/* The synchronous API's buffer: none (size 0) until first used,
 	 * then grown to the largest value moved (nkv_h_qp_sync_room). */
 	struct nkv_h_buf sdata, sprps;
@@ -180,6 +181,7 @@ struct nkv_qpair {
 	struct nkv_dev_slot *slots;
 	uint32_t timeout_ms;
 	uint32_t mode;			/* memory mode: the controller's | its own */
+	uint32_t flags;			/* NKV_QPAIR_* */
 	/* Why device code failed the queue pair (descriptor fail_addr): the
 	 * word a host reads while a kernel runs; a page of its own, so a GPU
 	 * runtime can map it. */

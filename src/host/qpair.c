@@ -87,9 +87,10 @@ static int nkv_h_queues_delete(struct nkv_qpair *q)
 	return a < 0 ? a : b < 0 ? b : 0;
 }
 
-/* PRPs of one slot of npages pages starting at data page first. */
-static int nkv_h_slot_prps(struct nkv_h_buf *data, size_t first, size_t npages,
-			   struct nkv_h_buf *lists, size_t lfirst, struct nkv_dev_slot *s)
+/* PRP1/PRP2 of the run of npages data pages from data page first, its
+ * list in list pages lfirst.. of lists. */
+static int nkv_h_run_prps(struct nkv_h_buf *data, size_t first, size_t npages,
+			  struct nkv_h_buf *lists, size_t lfirst, uint64_t *prp1, uint64_t *prp2)
 {
 	size_t nl = nkv_h_prp_list_pages(npages), i;
 	/* 33 list pages for a 64 MiB slot: on the heap, not the stack. */
@@ -100,32 +101,78 @@ static int nkv_h_slot_prps(struct nkv_h_buf *data, size_t first, size_t npages,
 		lva[i] = (uint64_t *)((uint8_t *)lists->m.va + (lfirst + i) * NKV_PAGE_SIZE);
 		liova[i] = lists->m.iova[lfirst + i];
 	}
-	s->addr = (uint64_t)(uintptr_t)((uint8_t *)data->m.va + first * NKV_PAGE_SIZE);
-	s->page2 = npages > 1 ? data->m.iova[first + 1] : 0;
 	if (!rc)
-		rc = nkv_h_prp_build(data->m.iova + first, npages, lva, liova, nl, &s->prp1,
-				     &s->prp2);
+		rc = nkv_h_prp_build(data->m.iova + first, npages, lva, liova, nl, prp1, prp2);
 	free(lva);
 	free(liova);
 	return rc;
 }
 
-/* nr slots of size bytes in data (stride apart), list pages in lists. */
+/* Are data pages first..first+n-1 one run of controller addresses? */
+static int nkv_h_run_contiguous(const struct nkv_h_buf *data, size_t first, size_t n)
+{
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (data->m.iova[first + i] != data->m.iova[first] + i * NKV_PAGE_SIZE)
+			return 0;
+	return 1;
+}
+
+/* Lists a slot of npages value pages needs: the inline form's (value
+ * pages) and the head form's (head page + value pages). */
+static size_t nkv_h_slot_list_pages(size_t npages)
+{
+	return nkv_h_prp_list_pages(npages) + nkv_h_prp_list_pages(npages + 1);
+}
+
+/*
+ * One slot: its head page at data page first, npages value pages after
+ * it (docs/host.md, "Slot layout"); both forms' PRPs, and SGL1 allowed
+ * when @sgl and the pages are one run of controller addresses.
+ */
+static int nkv_h_slot_prps(struct nkv_h_buf *data, size_t first, size_t npages,
+			   struct nkv_h_buf *lists, size_t lfirst, int sgl, struct nkv_dev_slot *s)
+{
+	uint64_t head_prp1;
+	int rc;
+
+	s->addr = (uint64_t)(uintptr_t)((uint8_t *)data->m.va + (first + 1) * NKV_PAGE_SIZE);
+	s->page2 = npages > 1 ? data->m.iova[first + 2] : 0;
+	s->head_end = data->m.iova[first] + NKV_PAGE_SIZE;
+	s->flags = sgl && nkv_h_run_contiguous(data, first, npages + 1) ? NKV_DEV_SLOT_SGL : 0;
+	rc = nkv_h_run_prps(data, first + 1, npages, lists, lfirst, &s->prp1, &s->prp2);
+	if (!rc)
+		rc = nkv_h_run_prps(data, first, npages + 1, lists,
+				    lfirst + nkv_h_prp_list_pages(npages), &head_prp1, &s->head_prp2);
+	return rc;
+}
+
+/* Does q send SGLs? The controller takes them and q was not told not to. */
+static int nkv_h_qp_sgl(const struct nkv_qpair *q)
+{
+	return (q->c->info.sgls & NKV_SGLS_SUPPORT_MASK) == NKV_SGLS_SUPPORTED &&
+	       !(q->flags & NKV_QPAIR_PRP_ONLY);
+}
+
+/* nr slots of size bytes in data, each a head page then its value pages;
+ * list pages in lists. */
 static int nkv_h_slots_alloc(struct nkv_qpair *q, uint32_t nr, uint32_t size,
 			     struct nkv_h_buf *data, struct nkv_h_buf *lists,
 			     struct nkv_dev_slot *out)
 {
 	struct nkv_ctrl *c = q->c;
-	size_t pages = nkv_h_round(size) / NKV_PAGE_SIZE, nl = nkv_h_prp_list_pages(pages);
+	size_t pages = nkv_h_round(size) / NKV_PAGE_SIZE, nl = nkv_h_slot_list_pages(pages);
 	uint32_t i;
 	int rc;
 
-	rc = nkv_h_buf_alloc(c, nkv_h_place(c, q->mode, NKV_MEM_DATA), (size_t)nr * pages * NKV_PAGE_SIZE,
-			     data);
+	rc = nkv_h_buf_alloc(c, nkv_h_place(c, q->mode, NKV_MEM_DATA),
+			     (size_t)nr * (pages + 1) * NKV_PAGE_SIZE, data);
 	if (!rc && nl)
 		rc = nkv_h_buf_alloc(c, c->host, (size_t)nr * nl * NKV_PAGE_SIZE, lists);
 	for (i = 0; !rc && i < nr; i++) {
-		rc = nkv_h_slot_prps(data, (size_t)i * pages, pages, lists, (size_t)i * nl, &out[i]);
+		rc = nkv_h_slot_prps(data, (size_t)i * (pages + 1), pages, lists, (size_t)i * nl,
+				     nkv_h_qp_sgl(q), &out[i]);
 		out[i].size = size;
 	}
 	return rc;
@@ -165,7 +212,8 @@ static int nkv_h_qp_check_opts(struct nkv_ctrl *c, const struct nkv_qpair_opts *
 		r->flags = 0;
 	if (o->size < offsetof(struct nkv_qpair_opts, memory_mode) + sizeof(uint32_t))
 		r->memory_mode = 0;
-	if (r->flags || (r->memory_mode & ~(NKV_MEM_SQ | NKV_MEM_CQ | NKV_MEM_DATA)))
+	if ((r->flags & ~(NKV_QPAIR_KEY_HEAD | NKV_QPAIR_PRP_ONLY)) ||
+	    (r->memory_mode & ~(NKV_MEM_SQ | NKV_MEM_CQ | NKV_MEM_DATA)))
 		return -EINVAL;
 	if (device && c->gpu_rc) {
 		nkv_h_log("a queue pair for device code needs a GPU: %s", c->gpu_err);
@@ -238,6 +286,9 @@ static void nkv_h_qp_fill(struct nkv_qpair *q, const struct nkv_qpair_opts *r)
 	d->cid_count = r->depth;
 	d->nr_slots = r->slots;
 	d->credit_limit = nkv_dev_credit_limit(r->depth, r->depth);
+	d->max_key = q->c->info.csi == NKV_CSI_KV ? q->c->info.max_key : 0;
+	d->key_flags = (q->flags & NKV_QPAIR_KEY_HEAD) || (q->c->flags & NKV_CTRL_KEY_HEAD)
+			       ? NKV_DEV_KEY_HEAD : 0;
 	nkv_h_qp_clear(q);
 }
 
@@ -332,6 +383,7 @@ static int nkv_h_qp_create(struct nkv_ctrl *c, const struct nkv_qpair_opts *opts
 		return -ENOMEM;
 	q->c = c;
 	q->mode = c->mode | r.memory_mode;
+	q->flags = r.flags;
 	pthread_mutex_lock(&c->lock);
 	for (qid = 1; qid <= c->granted && c->qps[qid]; qid++)
 		;
@@ -461,6 +513,8 @@ int nkv_qpair_get_info(struct nkv_qpair *q, struct nkv_qpair_info *info)
 	else
 		i.bookkeeping = q->c->gpu_caps.emulated ? NKV_PLACE_EMULATED : NKV_PLACE_DEVICE;
 	i.by_messages = q->c->dev_msg && (q->mode & NKV_MEM_DATA) ? NKV_MEM_DATA : 0;
+	i.sgl = q->dev->nr_slots && (q->slots[0].flags & NKV_DEV_SLOT_SGL) ? 1 : 0;
+	i.key_head = (q->dev->key_flags & NKV_DEV_KEY_HEAD) ? 1 : 0;
 	memcpy(info, &i, i.size);
 	return 0;
 }

@@ -12,8 +12,9 @@
 #include "nkv_dev.h"
 
 /* 0 when every setup field and the ring state are sane; NKV_EINVAL for a
- * NULL @qp or a missing address, NKV_ERANGE for a depth, credit limit,
- * CID count or ring position out of range. */
+ * NULL @qp, a missing address or unknown key flags, NKV_ERANGE for a
+ * depth, credit limit, CID count, longest key or ring position out of
+ * range. */
 static inline int nkv_dev_qp_check(const struct nkv_dev_qp *qp)
 {
 	uint32_t dmax;
@@ -27,8 +28,11 @@ static inline int nkv_dev_qp_check(const struct nkv_dev_qp *qp)
 	dmax = qp->sq_depth > qp->cq_depth ? qp->sq_depth : qp->cq_depth;
 	if (qp->credit_limit != nkv_dev_credit_limit(qp->sq_depth, qp->cq_depth) ||
 	    qp->cid_count < dmax || qp->cid_count > NKV_CID_MAX ||
-	    (qp->nr_slots && !qp->slots_addr) || qp->poll_budget == 0)
+	    (qp->nr_slots && !qp->slots_addr) || qp->poll_budget == 0 ||
+	    qp->max_key > NKV_KEY_MAX)
 		return NKV_ERANGE;
+	if (qp->key_flags & ~NKV_DEV_KEY_HEAD)
+		return NKV_EINVAL;
 	if (qp->sq_tail >= qp->sq_depth || qp->sq_head >= qp->sq_depth ||
 	    qp->cq_head >= qp->cq_depth || qp->cq_phase > 1)
 		return NKV_ERANGE;

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "host/host.h"
-#include "host/prep.h"
 
 /* Poll until the completion of cid is parked, within q->timeout_ms. */
 static int nkv_h_sync_wait(struct nkv_qpair *q, uint16_t cid)
@@ -82,8 +81,9 @@ static int nkv_h_sync_exec(struct nkv_qpair *q, struct nkv_sqe *sqe, struct nkv_
 	} else {
 		__atomic_fetch_add(&st->sq_doorbells, 1, __ATOMIC_RELAXED);
 	}
-	nkv_h_trace("qp %u: opc %#x cid %u klen %u cdw10 %u", q->qid, nkv_sqe_opc(sqe), cid,
-		    sqe->cdw11 & 0xff, sqe->cdw10);
+	nkv_h_trace("qp %u: opc %#x cid %u klen %u cdw10 %u %s", q->qid, nkv_sqe_opc(sqe), cid,
+		    sqe->cdw11 & 0xff, sqe->cdw10,
+		    nkv_sqe_psdt(sqe) == NKV_PSDT_SGL ? "sgl" : "prp");
 	rc = nkv_h_sync_wait(q, cid);
 	if (rc)
 		return rc;
@@ -97,12 +97,39 @@ static int nkv_h_sync_exec(struct nkv_qpair *q, struct nkv_sqe *sqe, struct nkv_
 	return 0;
 }
 
-static int nkv_h_sync_key_ok(const struct nkv_qpair *q, const void *key, uint32_t klen,
-			     uint32_t min)
+/* 0 for a key of @min..max_key bytes; else -EINVAL, and a key longer
+ * than the controller takes is logged with the limit. */
+static int nkv_h_sync_key(const struct nkv_qpair *q, const void *key, uint32_t klen,
+			  uint32_t min)
 {
-	uint32_t max = q->c->info.max_key ? q->c->info.max_key : NKV_KEY_INLINE_MAX;
+	uint32_t max = nkv_dev_max_key(q->dev);
 
-	return klen >= min && klen <= max && (key || !klen);
+	if (klen > max) {
+		nkv_h_log("key of %u bytes is longer than the controller's limit of %u bytes (KML)",
+			  klen, max);
+		return -EINVAL;
+	}
+	return klen >= min && (key || !klen) ? 0 : -EINVAL;
+}
+
+/* The synchronous buffer holds @len value bytes, and has its head room
+ * when the key takes the head form (Exist and Delete too). */
+static int nkv_h_sync_slot(struct nkv_qpair *q, uint32_t klen, uint32_t len)
+{
+	return nkv_h_qp_sync_room(q, len || !nkv_dev_key_head(q->dev, klen) ? len : 1);
+}
+
+/* The entry for one command through the synchronous buffer, by the same
+ * builder device code uses (CID 0: the wave submit sets it). */
+static int nkv_h_sync_prep(struct nkv_qpair *q, struct nkv_sqe *sqe, uint8_t opc,
+			   const void *key, uint32_t klen, uint32_t opts, uint32_t cdw10,
+			   uint32_t len)
+{
+	struct nkv_prep p = nkv_dev_kv_slot(q->dev, &q->sslot, opc, key, klen,
+					    opc == NKV_KV_LIST ? 0 : 1, opts, cdw10, len);
+
+	*sqe = p.sqe;
+	return p.err;
 }
 
 static int nkv_h_sync_pre(struct nkv_qpair *q, struct nkv_result *res)
@@ -137,17 +164,19 @@ int nkv_store(struct nkv_qpair *q, const void *key, uint32_t klen,
 
 	if (rc)
 		return rc;
-	if (!nkv_h_sync_key_ok(q, key, klen, 1) || (len && !val) ||
-	    (options & ~NKV_STORE_OPTIONS_MASK) || (options & both) == both)
+	rc = nkv_h_sync_key(q, key, klen, 1);
+	if (rc)
+		return rc;
+	if ((len && !val) || (options & ~NKV_STORE_OPTIONS_MASK) || (options & both) == both)
 		return -EINVAL;
 	rc = nkv_h_value_fits(q->c, "value", len);
 	if (!rc)
-		rc = nkv_h_qp_sync_room(q, len);
+		rc = nkv_h_sync_slot(q, klen, len);
 	if (rc)
 		return rc;
-	memcpy((void *)(uintptr_t)q->sslot.addr, val, len);
-	rc = nkv_prep_store(&sqe, q->c->nsid, 0, key, klen, options, len,
-			    q->sslot.prp1, nkv_dev_slot_prp2(&q->sslot, len));
+	if (len)
+		memcpy((void *)(uintptr_t)q->sslot.addr, val, len);
+	rc = nkv_h_sync_prep(q, &sqe, NKV_KV_STORE, key, klen, options, len, len);
 	if (!rc)
 		rc = nkv_h_sync_exec(q, &sqe, res);
 	if (!rc)
@@ -171,17 +200,14 @@ static int nkv_h_sync_read(struct nkv_qpair *q, uint8_t opc, const void *key,
 
 	if (rc)
 		return rc;
-	if (!nkv_h_sync_key_ok(q, key, klen, opc == NKV_KV_LIST ? 0 : 1) || (buflen && !buf))
-		return -EINVAL;
-	rc = nkv_h_qp_sync_room(q, cap);
+	rc = nkv_h_sync_key(q, key, klen, opc == NKV_KV_LIST ? 0 : 1);
 	if (rc)
 		return rc;
-	if (opc == NKV_KV_LIST)
-		rc = nkv_prep_list(&sqe, q->c->nsid, 0, key, klen, cap, q->sslot.prp1,
-				   nkv_dev_slot_prp2(&q->sslot, cap));
-	else
-		rc = nkv_prep_retrieve(&sqe, q->c->nsid, 0, key, klen, cap, q->sslot.prp1,
-				       nkv_dev_slot_prp2(&q->sslot, cap));
+	if (buflen && !buf)
+		return -EINVAL;
+	rc = nkv_h_sync_slot(q, klen, cap);
+	if (!rc)
+		rc = nkv_h_sync_prep(q, &sqe, opc, key, klen, 0, cap, cap);
 	if (!rc)
 		rc = nkv_h_sync_exec(q, &sqe, res);
 	if (rc)
@@ -192,7 +218,8 @@ static int nkv_h_sync_read(struct nkv_qpair *q, uint8_t opc, const void *key,
 	}
 	/* Retrieve: the stored size may exceed the buffer (a prefix came). */
 	n = opc == NKV_KV_LIST ? cap : (res->dw0 < cap ? res->dw0 : cap);
-	if (!res->status)
+	/* The value pointer, in either key form: a head sits below it. */
+	if (!res->status && n)
 		memcpy(buf, (const void *)(uintptr_t)q->sslot.addr, n);
 	nkv_h_sync_count(q, res, res->status ? 0 : n);
 	return 0;
@@ -218,10 +245,11 @@ static int nkv_h_sync_nodata(struct nkv_qpair *q, uint8_t opc, const void *key,
 
 	if (rc)
 		return rc;
-	if (!nkv_h_sync_key_ok(q, key, klen, 1))
-		return -EINVAL;
-	rc = opc == NKV_KV_DELETE ? nkv_prep_delete(&sqe, q->c->nsid, 0, key, klen)
-				  : nkv_prep_exist(&sqe, q->c->nsid, 0, key, klen);
+	rc = nkv_h_sync_key(q, key, klen, 1);
+	if (!rc)
+		rc = nkv_h_sync_slot(q, klen, 0);
+	if (!rc)
+		rc = nkv_h_sync_prep(q, &sqe, opc, key, klen, 0, 0, 0);
 	if (!rc)
 		rc = nkv_h_sync_exec(q, &sqe, res);
 	if (!rc)

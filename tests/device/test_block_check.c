@@ -147,7 +147,7 @@ static void skips_submit(void *arg)
 
 	if (b.thread / skip[1] == skip[0] / skip[1])
 		return;
-	nkv_block_exec(b, &skip_tq.qp, 1, nkv_dev_exist(&skip_tq.qp, key, 2));
+	nkv_block_exec(b, &skip_tq.qp, 1, nkv_dev_exist(&skip_tq.qp, 0, key, 2));
 }
 
 Test(block_check, threads_that_skip_the_submit)

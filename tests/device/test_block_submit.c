@@ -278,9 +278,9 @@ static void spent_lane(void *arg)
 	struct nkv_dev_qp *qp = &tq.qp;
 	uint8_t key[2] = { 'b', (uint8_t)b.thread };
 	int have = b.thread < 24;
-	struct nkv_ticket t1 = nkv_block_submit(b, qp, have, nkv_dev_exist(qp, key, 2));
-	struct nkv_ticket t2 = nkv_block_submit(b, qp, have, nkv_dev_exist(qp, key, 2));
-	struct nkv_ticket t3 = nkv_block_submit(b, qp, have, nkv_dev_exist(qp, key, 2));
+	struct nkv_ticket t1 = nkv_block_submit(b, qp, have, nkv_dev_exist(qp, 0, key, 2));
+	struct nkv_ticket t2 = nkv_block_submit(b, qp, have, nkv_dev_exist(qp, 0, key, 2));
+	struct nkv_ticket t3 = nkv_block_submit(b, qp, have, nkv_dev_exist(qp, 0, key, 2));
 	struct nkv_dev_result r3 = nkv_block_wait(b, qp, t3);
 	struct nkv_dev_result r1 = nkv_block_wait(b, qp, t1);
 	struct nkv_dev_result r2 = nkv_block_wait(b, qp, t2);

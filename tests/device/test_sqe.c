@@ -192,10 +192,10 @@ Test(sqe, device_builders)
 	cr_assert_eq(p.err, 0);
 	cr_expect_eq(p.sqe.cdw10, 8192u);
 	cr_expect_eq(p.sqe.nsid, 7u);
-	p = nkv_dev_exist(&qp, "abc", 3);
+	p = nkv_dev_exist(&qp, 0, "abc", 3);
 	cr_expect_eq(nkv_sqe_opc(&p.sqe), NKV_KV_EXIST);
 	cr_expect_eq(p.sqe.nsid, 7u);
-	p = nkv_dev_delete(&qp, "abc", 3);
+	p = nkv_dev_delete(&qp, 0, "abc", 3);
 	cr_expect_eq(nkv_sqe_opc(&p.sqe), NKV_KV_DELETE);
 	cr_expect_eq(p.sqe.nsid, 7u);
 	cr_expect_eq(nkv_dev_value(&qp, 0), (void *)0x1000);

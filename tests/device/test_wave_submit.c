@@ -279,9 +279,9 @@ static void spent_lane(void *arg)
 	struct nkv_dev_qp *qp = &tq.qp;
 	uint8_t key[2] = { 'b', (uint8_t)w.lane };
 	int have = w.lane < 7;
-	struct nkv_ticket t1 = nkv_wave_submit(w, qp, have, nkv_dev_exist(qp, key, 2));
-	struct nkv_ticket t2 = nkv_wave_submit(w, qp, have, nkv_dev_exist(qp, key, 2));
-	struct nkv_ticket t3 = nkv_wave_submit(w, qp, have, nkv_dev_exist(qp, key, 2));
+	struct nkv_ticket t1 = nkv_wave_submit(w, qp, have, nkv_dev_exist(qp, 0, key, 2));
+	struct nkv_ticket t2 = nkv_wave_submit(w, qp, have, nkv_dev_exist(qp, 0, key, 2));
+	struct nkv_ticket t3 = nkv_wave_submit(w, qp, have, nkv_dev_exist(qp, 0, key, 2));
 	struct nkv_dev_result r3 = nkv_wave_wait(w, qp, t3);
 	struct nkv_dev_result r1 = nkv_wave_wait(w, qp, t1);
 	struct nkv_dev_result r2 = nkv_wave_wait(w, qp, t2);

@@ -54,9 +54,9 @@ static struct nkv_prep hb_prep(const struct hb_job *j, struct nkv_dev_qp *qp, ui
 		memset(nkv_dev_value(qp, slot), 0, VLEN);
 		return nkv_dev_retrieve(qp, slot, key, kl);
 	case HB_DELETE:
-		return nkv_dev_delete(qp, key, kl);
+		return nkv_dev_delete(qp, slot, key, kl);
 	default:
-		return nkv_dev_exist(qp, key, kl);
+		return nkv_dev_exist(qp, slot, key, kl);
 	}
 }
 

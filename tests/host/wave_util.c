@@ -54,9 +54,9 @@ static struct nkv_prep wu_prep(struct wu_job *j, struct wu_wave *w, uint32_t i, 
 		return nkv_dev_retrieve(w->qp, s, key, kl);
 	case WU_EXIST:
 	case WU_GONE:
-		return nkv_dev_exist(w->qp, key, kl);
+		return nkv_dev_exist(w->qp, s, key, kl);
 	case WU_DELETE:
-		return nkv_dev_delete(w->qp, key, kl);
+		return nkv_dev_delete(w->qp, s, key, kl);
 	default:
 		return nkv_prep_err(NKV_EINVAL);
 	}

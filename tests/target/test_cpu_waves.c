@@ -105,7 +105,7 @@ static void lane(void *arg)
 		CHECK(run(nkv_wave_store(entry, qp, 1, l, key, kl, 0, VLEN)).status == 0);
 		res = run(nkv_wave_store(entry, qp, 1, l, key, kl, NKV_STORE_MUST_NOT_EXIST, VLEN));
 		CHECK(res.status == NKV_STATUS(0, NKV_SC_KV_KEY_EXISTS));
-		CHECK(run(nkv_wave_exist(entry, qp, 1, key, kl)).status == 0);
+		CHECK(run(nkv_wave_exist(entry, qp, 1, l, key, kl)).status == 0);
 		memset(val, 0, SLOT);
 		res = run(nkv_wave_retrieve(entry, qp, 1, l, key, kl));
 		CHECK(res.status == 0 && res.dw0 == VLEN);
@@ -121,8 +121,8 @@ static void lane(void *arg)
 		      kl2 == kl && !memcmp(k2, key, kl));
 		if (r == ROUNDS - 1)
 			continue;	/* keep the last round's keys */
-		CHECK(run(nkv_wave_delete(entry, qp, 1, key, kl)).status == 0);
-		res = run(nkv_wave_exist(entry, qp, 1, key, kl));
+		CHECK(run(nkv_wave_delete(entry, qp, 1, l, key, kl)).status == 0);
+		res = run(nkv_wave_exist(entry, qp, 1, l, key, kl));
 		CHECK(res.status == NKV_STATUS(0, NKV_SC_KV_KEY_NOT_EXISTS));
 	}
 }
