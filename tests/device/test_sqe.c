@@ -259,3 +259,224 @@ Test(sqe, by_value_builders)
 	p = nkv_sqe_nvm_rw(NKV_NVM_READ, 1, 0, 0, 0, 0);
 	cr_expect_eq(p.err, NKV_ERANGE);
 }
+
+/* A slot of 3 value pages after its head page, in real memory (the
+ * builders write the head there); controller addresses: head page at
+ * 0x10000, value pages at 0x11000.., lists at 0x900000 (from page 1)
+ * and 0xa00000 (from page 0). */
+static uint8_t hmem[4 * 4096] __attribute__((aligned(4096)));
+
+static void head_qp(struct nkv_dev_qp *qp, struct nkv_dev_slot *s, uint32_t max_key,
+		    uint32_t slot_flags)
+{
+	memset(hmem, 0xee, sizeof(hmem));
+	*s = (struct nkv_dev_slot){ .addr = (uintptr_t)hmem + 4096, .prp1 = 0x11000,
+				    .prp2 = 0x900000, .page2 = 0x12000, .head_end = 0x11000,
+				    .head_prp2 = 0xa00000, .size = 3 * 4096,
+				    .flags = slot_flags };
+	memset(qp, 0, sizeof(*qp));
+	qp->slots_addr = (uintptr_t)s;
+	qp->nr_slots = 1;
+	qp->nsid = 3;
+	qp->max_key = max_key;
+}
+
+/* The head [u16 LE klen][key] sits right below the value, and nothing
+ * of the slot beyond it was touched. */
+static void expect_head(const uint8_t *key, uint32_t klen)
+{
+	const uint8_t *h = hmem + 4096 - 2 - klen;
+
+	cr_expect_eq(nkv_key_head_len(h), klen);
+	cr_expect_arr_eq(h + 2, key, klen);
+	cr_expect_eq(h[-1], 0xee, "byte below the head written");
+	cr_expect_eq(hmem[4096], 0xee, "value written");
+}
+
+static void key_of(uint8_t *key, uint32_t klen)
+{
+	uint32_t i;
+
+	for (i = 0; i < klen; i++)
+		key[i] = (uint8_t)(i * 7 + klen);
+}
+
+/* Keys of 17+ bytes go in head form over PRPs: KL = 0, no inline key,
+ * PRP1 = the tail of the head page, PRP2 by the value's length: nothing,
+ * value page 0, or the list that starts at value page 0. CDW10 never
+ * counts the head. */
+Test(sqe, head_form_prp)
+{
+	static const uint32_t lens[] = { 17, 32, 255 };
+	struct nkv_dev_slot s;
+	struct nkv_dev_qp qp;
+	struct nkv_prep p;
+	uint8_t key[255];
+	uint32_t i, hl;
+
+	for (i = 0; i < 3; i++) {
+		key_of(key, lens[i]);
+		hl = 2 + lens[i];
+		head_qp(&qp, &s, 255, 0);
+		p = nkv_dev_store(&qp, 0, key, lens[i], NKV_STORE_MUST_NOT_EXIST, 100);
+		cr_assert_eq(p.err, 0);
+		expect_head(key, lens[i]);
+		cr_expect_eq(nkv_kv_key_len(&p.sqe), 0u);
+		cr_expect_eq(p.sqe.cdw2 | p.sqe.cdw3 | p.sqe.cdw14 | p.sqe.cdw15, 0u);
+		cr_expect_eq(nkv_kv_options(&p.sqe) << 8, NKV_STORE_MUST_NOT_EXIST);
+		cr_expect_eq(nkv_sqe_psdt(&p.sqe), NKV_PSDT_PRP);
+		cr_expect_eq(nkv_sqe_opc(&p.sqe), NKV_KV_STORE);
+		cr_expect_eq(p.sqe.nsid, 3u);
+		cr_expect_eq(p.sqe.cdw10, 100u);
+		cr_expect_eq(p.sqe.prp1, 0x11000u - hl);
+		cr_expect_eq(p.sqe.prp2, 0x11000u, "value page 0 follows the head page");
+		p = nkv_dev_store(&qp, 0, key, lens[i], 0, 4097);
+		cr_expect_eq(p.sqe.prp2, 0xa00000u, "the list from value page 0");
+		p = nkv_dev_retrieve(&qp, 0, key, lens[i]);
+		cr_assert_eq(p.err, 0);
+		cr_expect_eq(p.sqe.cdw10, 3u * 4096);
+		cr_expect_eq(p.sqe.prp1, 0x11000u - hl);
+		cr_expect_eq(p.sqe.prp2, 0xa00000u);
+		p = nkv_dev_list(&qp, 0, key, lens[i]);
+		cr_expect_eq(nkv_sqe_opc(&p.sqe), NKV_KV_LIST);
+		cr_expect_eq(nkv_kv_key_len(&p.sqe), 0u);
+		cr_expect_eq(p.sqe.prp2, 0xa00000u);
+		head_qp(&qp, &s, 255, 0);
+		p = nkv_dev_exist(&qp, 0, key, lens[i]);
+		cr_assert_eq(p.err, 0);
+		expect_head(key, lens[i]);
+		cr_expect_eq(p.sqe.cdw10, 0u);
+		cr_expect_eq(p.sqe.prp1, 0x11000u - hl);
+		cr_expect_eq(p.sqe.prp2, 0u, "the head alone stays in PRP1's page");
+		p = nkv_dev_delete(&qp, 0, key, lens[i]);
+		cr_expect_eq(nkv_sqe_opc(&p.sqe), NKV_KV_DELETE);
+		cr_expect_eq(p.sqe.prp1, 0x11000u - hl);
+		cr_expect_eq(p.sqe.prp2, 0u);
+	}
+}
+
+/* A slot that is one run of controller addresses on a controller with
+ * SGLs: SGL1 is one Data Block, from the head (head form) or the value
+ * (inline form), as long as the head and the value together. */
+Test(sqe, sgl_data_block)
+{
+	struct nkv_dev_slot s;
+	struct nkv_dev_qp qp;
+	struct nkv_sgl_desc d;
+	struct nkv_prep p;
+	uint8_t key[255];
+
+	key_of(key, 32);
+	head_qp(&qp, &s, 255, NKV_DEV_SLOT_SGL);
+	p = nkv_dev_store(&qp, 0, key, 32, 0, 5000);
+	cr_assert_eq(p.err, 0);
+	expect_head(key, 32);
+	cr_expect_eq(nkv_sqe_psdt(&p.sqe), NKV_PSDT_SGL);
+	d = nkv_sqe_sgl1(&p.sqe);
+	cr_expect_eq(d.addr, 0x11000u - 34);
+	cr_expect_eq(d.len, 34u + 5000);
+	cr_expect_eq(nkv_sgl_type(d.id), NKV_SGL_DATA_BLOCK);
+	cr_expect_eq(nkv_sgl_subtype(d.id), 0u);
+	cr_expect_eq(p.sqe.cdw10, 5000u);
+	p = nkv_dev_exist(&qp, 0, key, 32);
+	d = nkv_sqe_sgl1(&p.sqe);
+	cr_expect_eq(d.addr, 0x11000u - 34);
+	cr_expect_eq(d.len, 34u);
+	p = nkv_dev_retrieve(&qp, 0, key, 16);
+	cr_assert_eq(p.err, 0);
+	cr_expect_eq(nkv_kv_key_len(&p.sqe), 16u);
+	cr_expect_eq(nkv_sqe_psdt(&p.sqe), NKV_PSDT_SGL);
+	d = nkv_sqe_sgl1(&p.sqe);
+	cr_expect_eq(d.addr, 0x11000u);
+	cr_expect_eq(d.len, 3u * 4096);
+	/* Inline Exist and Delete move no data: no data pointer at all. */
+	p = nkv_dev_delete(&qp, 0, key, 16);
+	cr_expect_eq(nkv_sqe_psdt(&p.sqe), NKV_PSDT_PRP);
+	cr_expect_eq(p.sqe.prp1 | p.sqe.prp2, 0u);
+}
+
+/* Keys of 1..16 bytes stay inline, unless the queue pair sends every key
+ * in head form (NKV_DEV_KEY_HEAD); List from the beginning stays inline
+ * (KL 0 with no head: the start of the keyspace). */
+Test(sqe, head_form_always)
+{
+	struct nkv_dev_slot s;
+	struct nkv_dev_qp qp;
+	struct nkv_prep p;
+	uint8_t key[16];
+
+	key_of(key, 16);
+	head_qp(&qp, &s, 255, 0);
+	p = nkv_dev_store(&qp, 0, key, 16, 0, 8);
+	cr_expect_eq(nkv_kv_key_len(&p.sqe), 16u);
+	cr_expect_eq(p.sqe.prp1, 0x11000u);
+	cr_expect_eq(hmem[4095], 0xee, "an inline key writes no head");
+	qp.key_flags = NKV_DEV_KEY_HEAD;
+	p = nkv_dev_store(&qp, 0, key, 1, 0, 8);
+	cr_assert_eq(p.err, 0);
+	expect_head(key, 1);
+	cr_expect_eq(nkv_kv_key_len(&p.sqe), 0u);
+	cr_expect_eq(p.sqe.prp1, 0x11000u - 3);
+	p = nkv_dev_exist(&qp, 0, key, 16);
+	expect_head(key, 16);
+	cr_expect_eq(p.sqe.prp1, 0x11000u - 18);
+	p = nkv_dev_list(&qp, 0, NULL, 0);
+	cr_assert_eq(p.err, 0);
+	cr_expect_eq(nkv_kv_key_len(&p.sqe), 0u);
+	cr_expect_eq(p.sqe.prp1, 0x11000u, "List from the beginning: no head");
+	/* A head needs a slot: Exist and Delete without one refuse. */
+	cr_expect_eq(nkv_dev_exist(&qp, 1, key, 4).err, NKV_EINVAL);
+	qp.key_flags = 0;
+	cr_expect_eq(nkv_dev_exist(&qp, 1, key, 4).err, 0, "inline needs no slot");
+}
+
+/* Keys longer than the queue pair's limit (the controller's KML; 16 when
+ * none is set) are refused before anything is written. */
+Test(sqe, key_over_limit)
+{
+	struct nkv_dev_slot s;
+	struct nkv_dev_qp qp;
+	uint8_t key[256];
+
+	key_of(key, 255);
+	head_qp(&qp, &s, 0, 0);
+	cr_expect_eq(nkv_dev_max_key(&qp), 16u);
+	cr_expect_eq(nkv_dev_store(&qp, 0, key, 17, 0, 8).err, NKV_EINVAL);
+	qp.max_key = 32;
+	cr_expect_eq(nkv_dev_store(&qp, 0, key, 32, 0, 8).err, 0);
+	head_qp(&qp, &s, 32, 0);
+	cr_expect_eq(nkv_dev_retrieve(&qp, 0, key, 33).err, NKV_EINVAL);
+	cr_expect_eq(nkv_dev_exist(&qp, 0, key, 33).err, NKV_EINVAL);
+	cr_expect_eq(hmem[4095], 0xee, "a refused key writes no head");
+	qp.max_key = 255;
+	cr_expect_eq(nkv_dev_delete(&qp, 0, key, 256).err, NKV_EINVAL);
+	cr_expect_eq(nkv_dev_list(&qp, 0, key, 256).err, NKV_EINVAL);
+	cr_expect_eq(nkv_dev_store(&qp, 0, NULL, 20, 0, 8).err, NKV_EINVAL);
+	cr_expect_eq(nkv_dev_store(&qp, 0, key, 0, 0, 8).err, NKV_EINVAL);
+}
+
+/* The explicit head-form builder: KL 0, the data pointer as given, the
+ * same option checks as Store. */
+Test(sqe, explicit_head_builder)
+{
+	struct nkv_prep p = nkv_sqe_kv_head(NKV_KV_RETRIEVE, 1, 0, 4096,
+					    nkv_dptr_sgl(0x5000 - 7, 7 + 4096));
+	struct nkv_sgl_desc d;
+
+	cr_assert_eq(p.err, 0);
+	cr_expect_eq(nkv_kv_key_len(&p.sqe), 0u);
+	cr_expect_eq(nkv_sqe_psdt(&p.sqe), NKV_PSDT_SGL);
+	d = nkv_sqe_sgl1(&p.sqe);
+	cr_expect_eq(d.addr, 0x5000u - 7);
+	cr_expect_eq(d.len, 7u + 4096);
+	p = nkv_sqe_kv_head(NKV_KV_STORE, 1, NKV_STORE_MUST_EXIST, 8, nkv_dptr_prp(0x1ff0, 0x2000));
+	cr_assert_eq(p.err, 0);
+	cr_expect_eq(p.sqe.prp1, 0x1ff0u);
+	cr_expect_eq(p.sqe.prp2, 0x2000u);
+	cr_expect_eq(nkv_sqe_kv_head(NKV_KV_EXIST, 1, NKV_STORE_MUST_EXIST, 0,
+				     nkv_dptr_prp(0, 0)).err, NKV_EINVAL);
+	cr_expect_eq(nkv_sqe_kv_head(0x7f, 1, 0, 0, nkv_dptr_prp(0, 0)).err, NKV_EINVAL);
+	cr_expect_eq(nkv_sqe_kv_head(NKV_KV_STORE, 1,
+				     NKV_STORE_MUST_EXIST | NKV_STORE_MUST_NOT_EXIST, 0,
+				     nkv_dptr_prp(0, 0)).err, NKV_EINVAL);
+}

@@ -9,6 +9,11 @@ test_host_sync_SRCS = tests/host/test_host_sync.c tests/host/big_util.c $(TL_HOS
 test_host_sync_LIBS = $(TL_HOST_LIBS)
 test_host_sync_LDLIBS = $(TL_HOST_LDLIBS)
 
+TESTS += test_host_keys
+test_host_keys_SRCS = tests/host/test_host_keys.c tests/host/big_util.c $(TL_HOST)
+test_host_keys_LIBS = $(TL_HOST_LIBS)
+test_host_keys_LDLIBS = $(TL_HOST_LDLIBS)
+
 TESTS += test_host_waves
 test_host_waves_SRCS = tests/host/test_host_waves.c tests/host/wave_util.c $(TL_HOST)
 test_host_waves_LIBS = $(TL_HOST_LIBS)

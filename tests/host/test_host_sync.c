@@ -218,21 +218,28 @@ Test(host_sync, refused_before_submission, .init = setup, .fini = down)
 	/* Never touched: refused on its size. */
 	uint8_t *huge = malloc(NKV_TGT_DEF_MAX_VALUE + 1);
 	struct nkv_qpair_stats st;
+	struct nkv_ctrl_info in;
 	struct nkv_result r;
-	uint8_t buf[8];
+	uint8_t buf[8], lk[NKV_KEY_MAX + 1];
+	uint32_t over;
 
 	cr_assert_not_null(huge);
+	cr_assert_eq(nkv_ctrl_get_info(ctrl, &in), 0);
+	/* One byte past the controller's longest key (its KML). */
+	over = in.max_key + 1;
+	memset(lk, 'k', sizeof(lk));
 	cr_expect_eq(nkv_store(qp, "k", 0, "v", 1, 0, &r), -EINVAL);
-	cr_expect_eq(nkv_store(qp, "01234567890123456", 17, "v", 1, 0, &r), -EINVAL);
+	cr_expect_eq(nkv_store(qp, lk, over, "v", 1, 0, &r), -EINVAL);
 	cr_expect_eq(nkv_store(qp, NULL, 3, "v", 1, 0, &r), -EINVAL);
 	cr_expect_eq(nkv_store(qp, "k", 1, NULL, 5, 0, &r), -EINVAL);
 	cr_expect_eq(nkv_store(qp, "k", 1, huge, NKV_TGT_DEF_MAX_VALUE + 1, 0, &r), -EMSGSIZE);
 	free(huge);
 	cr_expect_eq(nkv_retrieve(qp, "k", 0, buf, 8, &r), -EINVAL);
 	cr_expect_eq(nkv_retrieve(qp, "k", 1, NULL, 8, &r), -EINVAL);
-	cr_expect_eq(nkv_exist(qp, "k", 17, &r), -EINVAL);
+	cr_expect_eq(nkv_exist(qp, lk, over, &r), -EINVAL);
 	cr_expect_eq(nkv_delete(qp, "k", 0, &r), -EINVAL);
-	cr_expect_eq(nkv_list(qp, "k", 17, buf, 8, &r), -EINVAL);
+	cr_expect_eq(nkv_list(qp, lk, over, buf, 8, &r), -EINVAL);
+	cr_expect_eq(nkv_retrieve(qp, lk, NKV_KEY_MAX + 1, buf, 8, &r), -EINVAL);
 	cr_expect_eq(nkv_store(NULL, "k", 1, "v", 1, 0, &r), -EINVAL);
 	cr_expect_eq(nkv_store(qp, "k", 1, "v", 1, 0, NULL), -EINVAL);
 	cr_assert_eq(nkv_qpair_get_stats(qp, &st), 0);
