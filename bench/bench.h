@@ -37,6 +37,7 @@ enum nkv_bench_engine {
 enum nkv_bench_key_order {
 	NKV_BENCH_KEYS_SEQ = 0,		/* PREFIX + zero-padded index: sorted */
 	NKV_BENCH_KEYS_HASH = 1,	/* 16-byte hash of (PREFIX, index): random */
+	NKV_BENCH_KEYS_SHA256 = 2,	/* SHA-256 of (PREFIX, index): 32 bytes */
 };
 
 struct nkv_bench_opts {
@@ -48,6 +49,8 @@ struct nkv_bench_opts {
 	int keys_given;			/* --keys used */
 	const char *key_prefix;
 	int key_order;			/* enum nkv_bench_key_order */
+	uint32_t key_size;		/* --key-size: every generated key's bytes;
+					 * 0: the order's own */
 	uint32_t batch;
 	uint32_t value_size;
 	uint32_t buf_size;		/* bytes per value slot */
@@ -77,8 +80,12 @@ void nkv_bench_opts_free(struct nkv_bench_opts *o);
 void nkv_bench_usage(FILE *f);
 const char *nkv_bench_op_name(uint8_t opc);
 const char *nkv_bench_key_order_name(int order);
-/* Key i of --key-order hash: 16 bytes of a hash of (prefix, i). */
-void nkv_bench_hash_key(const char *prefix, uint64_t i, uint8_t key[NKV_KEY_INLINE_MAX]);
+/* Key i of --key-order hash: @len (8..255) bytes of a hash of (prefix,
+ * i); the first 16 are the same whatever @len. */
+void nkv_bench_hash_key(const char *prefix, uint64_t i, uint8_t *key, uint32_t len);
+/* Key i of --key-order sha256: SHA-256 of prefix then i (8 bytes, little
+ * endian), 32 bytes. 0, or -EIO when libcrypto fails. */
+int nkv_bench_sha256_key(const char *prefix, uint64_t i, uint8_t key[32]);
 
 /* The embedded nkv-target: a thread of this process on a private socket. */
 struct nkv_bench_target;

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "bench.h"
 
 void nkv_bench_usage(FILE *f)
@@ -24,12 +26,19 @@ void nkv_bench_usage(FILE *f)
 	      "  --values-by-messages   the controller reaches values (mode bit 0x8) only by\n"
 	      "                         vfio-user DMA_READ/WRITE messages, as GPU memory it\n"
 	      "                         cannot map (no GPU: the device arena does)\n"
-	      "  --keys K[,K...] [K...] explicit keys (1..16 bytes each)\n"
+	      "  --keys K[,K...] [K...] explicit keys (1..255 bytes each; longer than 16 go\n"
+	      "                         in head form, as the controller's KML allows)\n"
 	      "  --num-keys N           generated keys PREFIX0..PREFIXn (default 1024)\n"
 	      "  --key-prefix P         prefix of generated keys (default nkvb-)\n"
-	      "  --key-order seq|hash   generated keys: seq = PREFIX + index, sorted (default);\n"
+	      "  --key-order seq|hash|sha256\n"
+	      "                         generated keys: seq = PREFIX + index, sorted (default);\n"
 	      "                         hash = 16-byte hash of (PREFIX, index), random order,\n"
-	      "                         as an LLM KV cache keys blocks by content\n"
+	      "                         as an LLM KV cache keys blocks by content;\n"
+	      "                         sha256 = 32-byte SHA-256 of (PREFIX, index), vLLM's\n"
+	      "                         block key (head form: longer than 16 bytes)\n"
+	      "  --key-size N           every generated key N bytes, 1..255: seq pads the\n"
+	      "                         index with zeros, hash derives more bytes (8..255),\n"
+	      "                         sha256 is 32 (default: the order's own length)\n"
 	      "  --batch-size B         commands per doorbell, 1..1023 (default 64): up to a\n"
 	      "                         wave (32 or 64) a wave batch, above it a block of\n"
 	      "                         waves (needs --queue-length > B)\n"
@@ -137,8 +146,8 @@ static int nkv_bench_add_key(struct nkv_bench_opts *o, const char *k, size_t len
 {
 	struct nkv_bk_key *n;
 
-	if (len == 0 || len > NKV_KEY_INLINE_MAX) {
-		fprintf(stderr, "nkv-bench: --keys: key '%.*s' is %zu bytes; keys are 1..16 bytes\n",
+	if (len == 0 || len > NKV_KEY_MAX) {
+		fprintf(stderr, "nkv-bench: --keys: key '%.*s' is %zu bytes; keys are 1..255 bytes\n",
 			(int)len, k, len);
 		return NKV_BENCH_EXIT_USAGE;
 	}
@@ -174,7 +183,8 @@ static int nkv_bench_add_keys(struct nkv_bench_opts *o, const char *s)
 
 const char *nkv_bench_key_order_name(int order)
 {
-	return order == NKV_BENCH_KEYS_HASH ? "hash" : "seq";
+	return order == NKV_BENCH_KEYS_SHA256 ? "sha256" : order == NKV_BENCH_KEYS_HASH ? "hash"
+										     : "seq";
 }
 
 /* splitmix64's output function: a bijection on 64 bits that mixes well. */
@@ -187,60 +197,116 @@ static uint64_t nkv_bench_mix(uint64_t z)
 
 /*
  * FNV-1a of the prefix seeds the stream; the first word is a bijection
- * of i (so no two indexes share a key), the second one more round of the
- * mixer. Stand-in for a content hash: stable, uniform, not cryptographic.
+ * of i (so no two indexes share a key of 8 bytes or more), every next
+ * word one more round of the mixer. Stand-in for a content hash: stable,
+ * uniform, not cryptographic.
  */
-void nkv_bench_hash_key(const char *prefix, uint64_t i, uint8_t key[NKV_KEY_INLINE_MAX])
+void nkv_bench_hash_key(const char *prefix, uint64_t i, uint8_t *key, uint32_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull, a, b;
+	uint64_t h = 0xcbf29ce484222325ull, w;
 	const char *p;
-	int j;
+	uint32_t j;
 
 	for (p = prefix; *p; p++)
 		h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
-	a = nkv_bench_mix(h + (i + 1) * 0x9e3779b97f4a7c15ull);
-	b = nkv_bench_mix(a + 0x9e3779b97f4a7c15ull);
-	for (j = 0; j < 8; j++) {
-		key[j] = (uint8_t)(a >> (8 * j));
-		key[8 + j] = (uint8_t)(b >> (8 * j));
+	w = nkv_bench_mix(h + (i + 1) * 0x9e3779b97f4a7c15ull);
+	for (j = 0; j < len; j++) {
+		if (j && j % 8 == 0)
+			w = nkv_bench_mix(w + 0x9e3779b97f4a7c15ull);
+		key[j] = (uint8_t)(w >> (8 * (j % 8)));
 	}
+}
+
+int nkv_bench_sha256_key(const char *prefix, uint64_t i, uint8_t key[32])
+{
+	size_t plen = strlen(prefix);
+	uint8_t in[256 + 8];
+	unsigned int n = 0;
+	int j;
+
+	if (plen > 256)
+		return -EINVAL;
+	memcpy(in, prefix, plen);
+	for (j = 0; j < 8; j++)
+		in[plen + (size_t)j] = (uint8_t)(i >> (8 * j));
+	if (!EVP_Digest(in, plen + 8, key, &n, EVP_sha256(), NULL) || n != 32)
+		return -EIO;
+	return 0;
 }
 
 static int nkv_bench_gen_hash_keys(struct nkv_bench_opts *o, uint64_t n)
 {
+	uint32_t len = o->key_size ? o->key_size : NKV_KEY_INLINE_MAX;
 	uint64_t i;
 
 	for (i = 0; i < n; i++) {
-		nkv_bench_hash_key(o->key_prefix, i, o->keys[i].key);
-		o->keys[i].len = NKV_KEY_INLINE_MAX;
+		if (o->key_order == NKV_BENCH_KEYS_HASH) {
+			nkv_bench_hash_key(o->key_prefix, i, o->keys[i].key, len);
+		} else {
+			len = 32;
+			if (nkv_bench_sha256_key(o->key_prefix, i, o->keys[i].key)) {
+				fprintf(stderr, "nkv-bench: --key-order sha256: libcrypto's SHA-256 "
+					"failed (or --key-prefix is over 256 bytes)\n");
+				return NKV_BENCH_EXIT_USAGE;
+			}
+		}
+		o->keys[i].len = len;
 	}
 	o->num_keys = (uint32_t)n;
 	return 0;
 }
 
-/* PREFIX + zero-padded decimal index, as wide as the largest index; or
- * with --key-order hash, a hash of the two. */
+/* --key-size against --key-order: the sizes each can make. */
+static int nkv_bench_key_size_ok(const struct nkv_bench_opts *o)
+{
+	if (!o->key_size)
+		return 0;
+	if (o->keys_given) {
+		fprintf(stderr, "nkv-bench: --key-size is for generated keys; --keys have their "
+			"own lengths\n");
+		return NKV_BENCH_EXIT_USAGE;
+	}
+	if (o->key_order == NKV_BENCH_KEYS_SHA256 && o->key_size != 32) {
+		fprintf(stderr, "nkv-bench: --key-order sha256 makes 32-byte keys, not %u\n",
+			o->key_size);
+		return NKV_BENCH_EXIT_USAGE;
+	}
+	/* Fewer bytes than the bijection's word could repeat keys. */
+	if (o->key_order == NKV_BENCH_KEYS_HASH && o->key_size < 8) {
+		fprintf(stderr, "nkv-bench: --key-order hash needs --key-size 8..255 (shorter "
+			"hashes could repeat); --key-order seq makes short keys\n");
+		return NKV_BENCH_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* PREFIX + zero-padded decimal index, as wide as the largest index (or
+ * --key-size); or with --key-order hash / sha256, a hash of the two. */
 static int nkv_bench_gen_keys(struct nkv_bench_opts *o, uint64_t n)
 {
 	size_t plen = strlen(o->key_prefix);
 	int width = snprintf(NULL, 0, "%llu", (unsigned long long)(n ? n - 1 : 0));
+	size_t max = o->key_size ? o->key_size : NKV_KEY_MAX;
 	uint64_t i;
 
-	if (o->key_order == NKV_BENCH_KEYS_SEQ && plen + (size_t)width > NKV_KEY_INLINE_MAX) {
+	if (o->key_order == NKV_BENCH_KEYS_SEQ && plen + (size_t)width > max) {
 		fprintf(stderr, "nkv-bench: --key-prefix '%s' (%zu bytes) + %d digits for %llu keys "
-			"makes keys of %zu bytes; keys are at most 16 bytes\n", o->key_prefix, plen,
-			width, (unsigned long long)n, plen + (size_t)width);
+			"makes keys of %zu bytes; %s %zu bytes\n", o->key_prefix, plen,
+			width, (unsigned long long)n, plen + (size_t)width,
+			o->key_size ? "--key-size is" : "keys are at most", max);
 		return NKV_BENCH_EXIT_USAGE;
 	}
+	if (o->key_size && o->key_order == NKV_BENCH_KEYS_SEQ)
+		width = (int)(o->key_size - plen);
 	o->keys = calloc(n, sizeof(*o->keys));
 	if (!o->keys) {
 		fprintf(stderr, "nkv-bench: out of memory for %llu keys\n", (unsigned long long)n);
 		return NKV_BENCH_EXIT_USAGE;
 	}
-	if (o->key_order == NKV_BENCH_KEYS_HASH)
+	if (o->key_order != NKV_BENCH_KEYS_SEQ)
 		return nkv_bench_gen_hash_keys(o, n);
 	for (i = 0; i < n; i++) {
-		char buf[40];
+		char buf[NKV_KEY_MAX + 1];
 		int len = snprintf(buf, sizeof(buf), "%s%0*llu", o->key_prefix, width,
 				   (unsigned long long)i);
 
@@ -255,7 +321,7 @@ enum {
 	OPT_OP = 256, OPT_MODE, OPT_KEYS, OPT_NUM_KEYS, OPT_PREFIX, OPT_BATCH, OPT_VSIZE,
 	OPT_BSIZE, OPT_QLEN, OPT_NQ, OPT_ITER, OPT_WARMUP, OPT_SEED, OPT_VERIFY, OPT_NO_VERIFY,
 	OPT_POLL, OPT_ENGINE, OPT_TARGET, OPT_TIMEOUT, OPT_JSON, OPT_QUIET, OPT_KEY_ORDER, OPT_CPUS,
-	OPT_BY_MSGS, OPT_POLL_SCHED, OPT_FILL,
+	OPT_BY_MSGS, OPT_POLL_SCHED, OPT_FILL, OPT_KEY_SIZE,
 };
 
 static const struct option nkv_bench_lopts[] = {
@@ -285,6 +351,7 @@ static const struct option nkv_bench_lopts[] = {
 	{ "values-by-messages", no_argument, NULL, OPT_BY_MSGS },
 	{ "poll-sched", required_argument, NULL, OPT_POLL_SCHED },
 	{ "fill", required_argument, NULL, OPT_FILL },
+	{ "key-size", required_argument, NULL, OPT_KEY_SIZE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -306,6 +373,7 @@ static int nkv_bench_numeric(int opt, const char *arg, struct nkv_bench_opts *o,
 		{ OPT_SEED, 0, UINT32_MAX, 0, "0..0xffffffff" },
 		{ OPT_POLL, 0, 1000000000ull, 0, "0..1000000000" },
 		{ OPT_TIMEOUT, 1, 3600000, 0, "1..3600000" },
+		{ OPT_KEY_SIZE, 1, NKV_KEY_MAX, 0, "1..255" },
 	};
 	uint64_t v = 0;
 	size_t i;
@@ -334,6 +402,7 @@ static int nkv_bench_numeric(int opt, const char *arg, struct nkv_bench_opts *o,
 	case OPT_SEED: o->seed = (uint32_t)v; break;
 	case OPT_POLL: o->poll_ns = v; break;
 	case OPT_TIMEOUT: o->timeout_ms = (uint32_t)v; break;
+	case OPT_KEY_SIZE: o->key_size = (uint32_t)v; break;
 	}
 	return 0;
 }
@@ -354,11 +423,13 @@ static int nkv_bench_word(int opt, const char *arg, struct nkv_bench_opts *o)
 		return NKV_BENCH_EXIT_USAGE;
 	}
 	if (opt == OPT_KEY_ORDER) {
-		if (!strcmp(arg, "seq") || !strcmp(arg, "hash")) {
-			o->key_order = arg[0] == 'h' ? NKV_BENCH_KEYS_HASH : NKV_BENCH_KEYS_SEQ;
+		if (!strcmp(arg, "seq") || !strcmp(arg, "hash") || !strcmp(arg, "sha256")) {
+			o->key_order = arg[0] == 'h' ? NKV_BENCH_KEYS_HASH
+				     : arg[0] == 's' && arg[1] == 'h' ? NKV_BENCH_KEYS_SHA256
+								      : NKV_BENCH_KEYS_SEQ;
 			return 0;
 		}
-		fprintf(stderr, "nkv-bench: bad --key-order '%s': seq|hash\n", arg);
+		fprintf(stderr, "nkv-bench: bad --key-order '%s': seq|hash|sha256\n", arg);
 		return NKV_BENCH_EXIT_USAGE;
 	}
 	if (opt == OPT_POLL_SCHED) {
@@ -460,11 +531,14 @@ static int nkv_bench_check(struct nkv_bench_opts *o, uint64_t num_keys)
 			"(a queue holds length - 1 commands)\n", o->batch, o->batch + 1);
 		return NKV_BENCH_EXIT_USAGE;
 	}
-	if (o->keys_given && o->key_order == NKV_BENCH_KEYS_HASH) {
-		fprintf(stderr, "nkv-bench: --key-order hash makes the keys; it cannot be "
-			"combined with --keys\n");
+	if (o->keys_given && o->key_order != NKV_BENCH_KEYS_SEQ) {
+		fprintf(stderr, "nkv-bench: --key-order %s makes the keys; it cannot be "
+			"combined with --keys\n", nkv_bench_key_order_name(o->key_order));
 		return NKV_BENCH_EXIT_USAGE;
 	}
+	rc = nkv_bench_key_size_ok(o);
+	if (rc)
+		return rc;
 	if (o->target && o->cpu_target >= 0) {
 		fprintf(stderr, "nkv-bench: --cpus %d,%d: with --target the target is another "
 			"process; pin it with taskset and give --cpus %d\n", o->cpu_device,

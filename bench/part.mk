@@ -3,7 +3,8 @@
 PROGRAMS += nkv-bench
 nkv-bench_SRCS := bench/main.c bench/opts.c bench/target.c bench/run.c bench/report.c
 nkv-bench_LIBS = $(LIBNKV) $(LIBNKVTGT)
-nkv-bench_LDLIBS = $(LIBNKV_LDLIBS) $(TARGET_LDLIBS) -lm
+# libcrypto: --key-order sha256's SHA-256 (nkv-bench only; libssl-dev).
+nkv-bench_LDLIBS = $(LIBNKV_LDLIBS) $(TARGET_LDLIBS) -lm -lcrypto
 # The GPU engine: the bench kernel's launcher, through the GPU's compiler
 # (make GPU=cuda | GPU=hip); without one, a stub that says so. `make
 # cuda` / `make hip` compile the launchers too (compile proofs).

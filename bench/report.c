@@ -194,9 +194,12 @@ static void nkv_bench_text_setup(FILE *f, const struct nkv_bench_opts *o,
 		db, nkv_bench_where(in, NKV_MEM_DATA));
 	if (o->values_by_messages)
 		fprintf(f, "              values reached by vfio-user DMA_READ/WRITE messages\n");
-	if (!o->keys_given && o->key_order == NKV_BENCH_KEYS_HASH)
-		fprintf(f, "  keys        16-byte hashes of (%s, index), in random order\n",
+	if (!o->keys_given && o->key_order != NKV_BENCH_KEYS_SEQ)
+		fprintf(f, "  keys        %u-byte %s of (%s, index), in random order\n",
+			o->keys[0].len, o->key_order == NKV_BENCH_KEYS_SHA256 ? "SHA-256s" : "hashes",
 			o->key_prefix);
+	else if (!o->keys_given && o->key_size)
+		fprintf(f, "  keys        %u bytes each\n", o->key_size);
 	if (s->keys_present != UINT64_MAX)
 		fprintf(f, "  setup       the target had %llu of %u keys%s\n",
 			(unsigned long long)s->keys_present, o->num_keys,
@@ -306,10 +309,12 @@ void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
 	unsigned i;
 
 	nkv_bench_lat_stats(ph, &l);
-	fprintf(f, "{\"op\":\"%s\",\"key_order\":\"%s\",\"engine\":\"%s\",\"memory_mode\":%u,"
+	fprintf(f, "{\"op\":\"%s\",\"key_order\":\"%s\",\"key_size\":%u,\"engine\":\"%s\","
+		"\"memory_mode\":%u,"
 		"\"vram_emulated\":%s,\"doorbells_mapped\":%s,\"values_by_messages\":%s,"
 		"\"target\":", o->op_name,
 		o->keys_given ? "explicit" : nkv_bench_key_order_name(o->key_order),
+		o->num_keys ? o->keys[0].len : 0,
 		o->engine == NKV_BENCH_ENGINE_GPU ? "gpu" : "cpu", in->memory_mode,
 		in->vram_is_emulated ? "true" : "false", in->doorbells_mapped ? "true" : "false",
 		o->values_by_messages ? "true" : "false");

@@ -108,6 +108,16 @@ static uint64_t nkv_bench_db_writes(const struct nkv_bench_run *r, int cq)
 }
 
 /* Values must fit the controller: its largest value and its MDTS. */
+/* The longest key of the run (explicit keys may differ in length). */
+static uint32_t nkv_bench_longest_key(const struct nkv_bench_opts *o)
+{
+	uint32_t i, m = 0;
+
+	for (i = 0; i < o->num_keys; i++)
+		m = o->keys[i].len > m ? o->keys[i].len : m;
+	return m;
+}
+
 static int nkv_bench_fits(const struct nkv_bench_run *r, char *err, size_t errlen)
 {
 	const struct nkv_ctrl_info *in = &r->info;
@@ -116,6 +126,11 @@ static int nkv_bench_fits(const struct nkv_bench_run *r, char *err, size_t errle
 		snprintf(err, errlen, "namespace %u is not a Key Value namespace (csi %u)",
 			 in->nsid, in->csi);
 		return -ENODEV;
+	}
+	if (nkv_bench_longest_key(r->o) > in->max_key) {
+		snprintf(err, errlen, "keys of %u bytes are longer than the controller's limit of "
+			 "%u bytes (KML)", nkv_bench_longest_key(r->o), in->max_key);
+		return -EINVAL;
 	}
 	if (in->max_value && r->o->value_size > in->max_value) {
 		snprintf(err, errlen, "--value-size: a value of %u bytes is larger than the "

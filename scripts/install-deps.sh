@@ -14,7 +14,8 @@ ceph=(librados-dev ceph-mon ceph-osd ceph-common)
 # and headers, QEMU, a busybox initramfs).
 kmod=(libpciaccess-dev qemu-system-x86 linux-headers-amd64 linux-image-amd64
       busybox-static)
-bench=(gnuplot-nox)
+# bench: plots; libcrypto (libssl-dev) for nkv-bench --key-order sha256.
+bench=(gnuplot-nox libssl-dev)
 
 want=("${core[@]}" "${gpu[@]}" "${ceph[@]}" "${kmod[@]}" "${bench[@]}")
 if [ $# -gt 0 ]; then

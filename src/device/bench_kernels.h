@@ -29,7 +29,7 @@
 
 /* A key: up to 16 bytes and its length (same layout as nkv_wk_key). */
 struct nkv_bk_key {
-	uint8_t key[NKV_KEY_INLINE_MAX];
+	uint8_t key[NKV_KEY_MAX];	/* 1..255 bytes: longer than 16 go in head form */
 	uint32_t len;
 };
 
