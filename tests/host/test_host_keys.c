@@ -262,3 +262,45 @@ Test(host_keys, over_kml_refused, .init = setup, .fini = down)
 	cr_expect_eq(st.commands, 0, "nothing was sent");
 	cr_expect_eq(st.sq_doorbells, 0);
 }
+
+/* The slots as built: a head page below every value, both forms' PRPs
+ * (vfio-user addresses are the host's, so the lists can be read here),
+ * SGL1 only where the controller takes it. */
+static void check_slots(uint32_t flags)
+{
+	struct nkv_qpair_opts o = { .size = sizeof(o), .depth = 4, .slots = 3,
+				    .slot_size = 3 * 4096, .flags = flags };
+	const struct nkv_dev_slot *s;
+	const uint64_t *l;
+	struct nkv_dev_qp *d;
+	uint32_t i, want_sgl = takes_sgl() && !(flags & NKV_QPAIR_PRP_ONLY);
+
+	cr_assert_eq(nkv_qpair_create(ctrl, &o, &qp), 0);
+	d = nkv_qpair_dev(qp);
+	cr_assert_eq(d->max_key, info.max_key);
+	cr_assert_eq(d->key_flags, flags & NKV_QPAIR_KEY_HEAD ? NKV_DEV_KEY_HEAD : 0);
+	for (i = 0; i < 3; i++) {
+		s = nkv_dev_slot_get(d, i);
+		cr_assert_eq((void *)(uintptr_t)s->addr, nkv_qpair_slot(qp, i, NULL));
+		cr_assert_eq(s->addr % 4096, 0);
+		cr_expect_eq(s->prp1, s->addr, "vfio-user: the host address");
+		cr_expect_eq(s->head_end, s->prp1, "the head page runs into the value");
+		cr_expect_eq(s->page2, s->prp1 + 4096);
+		l = (const uint64_t *)(uintptr_t)s->prp2;
+		cr_expect(l[0] == s->prp1 + 4096 && l[1] == s->prp1 + 8192, "list from page 1");
+		l = (const uint64_t *)(uintptr_t)s->head_prp2;
+		cr_expect(l[0] == s->prp1 && l[1] == s->prp1 + 4096 && l[2] == s->prp1 + 8192,
+			  "list from page 0");
+		cr_expect_eq(!!(s->flags & NKV_DEV_SLOT_SGL), want_sgl);
+		if (i)
+			cr_expect_eq(s->addr, nkv_dev_slot_get(d, i - 1)->addr + 4 * 4096,
+				     "each slot: a head page, then its value pages");
+	}
+}
+
+Test(host_keys, slot_layout, .init = setup, .fini = down) { check_slots(NKV_QPAIR_KEY_HEAD); }
+Test(host_keys, slot_layout_vram, .init = setup_vram, .fini = down) { check_slots(0); }
+Test(host_keys, slot_layout_prp_only, .init = setup, .fini = down)
+{
+	check_slots(NKV_QPAIR_PRP_ONLY);
+}
