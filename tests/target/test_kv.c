@@ -97,13 +97,14 @@ Test(kv, key_and_value_sizes)
 	struct nkv_sqe s;
 	unsigned i;
 
-	cr_assert_eq(h_store(&H, 1, "k", 0, "v", 1, 0), SC(NKV_SC_KV_INVALID_KEY_SIZE));
+	/* KL 0: the key is at the head of the data; a head claiming 0 bytes. */
+	cr_assert_eq(h_store(&H, 1, "k", 0, "\0\0v", 3, 0), SC(NKV_SC_KV_INVALID_KEY_SIZE));
 	cr_assert_eq(h_store(&H, 1, "0123456789abcdefg", 17, "v", 1, 0),
 		     SC(NKV_SC_KV_INVALID_KEY_SIZE));
 	cr_assert_eq(h_store(&H, 1, "0123456789abcdef", 16, "v", 1, 0), 0);
 	for (i = 0; i < sizeof(ops); i++) {
 		h_kv(&s, ops[i], 1, "k", 0, 16, 0);
-		s.prp1 = H_IOVA;
+		s.prp1 = h_alloc(&H, 4096);	/* zeroed: a head claiming 0 */
 		cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_KV_INVALID_KEY_SIZE));
 		h_kv(&s, ops[i], 1, "0123456789abcdefg", 200, 16, 0);
 		s.prp1 = H_IOVA;
