@@ -478,9 +478,10 @@ Test(rados, list_pages_every_key_once, .timeout = 60)
 		top_wait(&t[i], 30);
 		cr_assert_eq(t[i].cmd.op.status, 0);
 	}
-	/* Objects that are not hex of 1..16 bytes are not keys. */
+	/* Objects that are not hex of 1..255 bytes are not keys (the last:
+	 * 512 hex digits, 256 bytes). */
 	cr_assert_eq(nkv_test_sh(20, NULL, 0,
-				 "for o in notahexname ABCD 6 00112233445566778899aabbccddeeff00; do "
+				 "for o in notahexname ABCD 6 $(printf %%0512d 0); do "
 				 "echo x | rados -c %s -p kvpool -N t_list put $o - || exit 1; done", cf), 0);
 	do {
 		n = list_page(be, last, buf, sizeof(buf), page, 64);
