@@ -362,7 +362,7 @@ Test(admin, log_pages)
 	cr_assert_eq(h_store(&H, 1, "b", 1, "xyz", 3, 0), 0);
 	h_kv(&s, NKV_KV_EXIST, 1, "c", 1, 0, 0);
 	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_KV_KEY_NOT_EXISTS));
-	h_kv(&s, NKV_KV_EXIST, 1, "c", 17, 0, 0);	/* inline cannot carry 17 */
+	h_kv(&s, NKV_KV_EXIST, 1, "0123456789abcdefg", 17, 0, 0);	/* inline cannot carry 17 */
 	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_KV_INVALID_KEY_SIZE));
 	cr_assert_eq(get_log(NKV_LID_ERROR, sizeof(el), 0, el), 0);
 	cr_assert_eq(el[0].error_count, 2, "newest first");
