@@ -621,6 +621,13 @@ NKV_HD uint32_t nkv_kv_options(const struct nkv_sqe *s) { return (uint32_t)NKV_G
 #define NKV_STORE_NO_COMPRESS (1u << 10)
 #define NKV_STORE_OPTIONS_MASK (NKV_STORE_MUST_EXIST | NKV_STORE_MUST_NOT_EXIST | NKV_STORE_NO_COMPRESS)
 
+/* List option, as a bit of CDW11: the start key travels in head form
+ * (KL = 0; the payload follows the head; a head claiming 0 lists from
+ * the beginning). Without it KL = 0 lists from the beginning with the
+ * payload at offset 0, as KV 1.0 has it: a List cannot tell a head from
+ * its payload buffer by KL alone. */
+#define NKV_LIST_KEY_HEAD (1u << 8)
+
 /* Copy the inline key out of an SQE (bytes 0-7 from CDW2/3, 8-15 from
  * CDW14/15); the caller's buffer holds 16 bytes. Returns the key length
  * field (0: the key is at the head of the data buffer). */

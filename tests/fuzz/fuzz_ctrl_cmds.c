@@ -2,8 +2,11 @@
 /*
  * fuzz_ctrl_cmds.c - nkv-target's controller core driven by a hostile
  * in-process host: arbitrary SQEs (PRPs into, across and outside the
- * registered regions, PRP lists with arbitrary entries), doorbells with
- * arbitrary values, register writes, memory unmapped and remapped.
+ * registered regions, PRP lists with arbitrary entries; SGL1 descriptors
+ * of any type pointing into the regions, segment lists written there by
+ * memory writes; KV keys inline or as a head at the data's start),
+ * doorbells with arbitrary values, register writes, memory unmapped and
+ * remapped.
  *
  * Every registered region is its own heap block (ASan redzones around it)
  * and an unmapped region is poisoned, so any controller access outside
@@ -222,6 +225,11 @@ static int fz_sqe(struct fz *f)
 			return -1;
 		s.prp1 = fz_iova(sel1, o1);
 		s.prp2 = fz_iova(sel2, (mode & 2) ? o2 & ~4095u : o2);
+		if (mode & 4) {	/* SGL1 instead: address by region, any length and id */
+			s.cdw0 = nkv_sqe_cdw0_psdt(s.cdw0, NKV_PSDT_SGL);
+			nkv_sqe_sgl1_set(&s, s.prp1, o2, 0);
+			s.prp2 |= (uint64_t)sel2 << 56;
+		}
 	}
 	fz_submit(f, qarg % (FZ_MAXQ + 1), &s);
 	return 0;

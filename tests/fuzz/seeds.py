@@ -107,6 +107,20 @@ def op_sqe(q, s, prps=None):
         bytes([sel2]) + struct.pack("<I", o2)
 
 
+def op_sqe_sgl(q, s, addr, length, sgl_id):
+    """SGL1 = {R0 + addr, length, id} (mode 1|4: address by region 0)."""
+    return bytes([0, q]) + s + bytes([1 | 4]) + bytes([0]) + struct.pack("<I", addr) + \
+        bytes([sgl_id]) + struct.pack("<I", length)
+
+
+def sgl_desc(addr, length, typ):
+    return struct.pack("<QI3xB", addr, length, typ << 4)
+
+
+def key_head(key):
+    return struct.pack("<H", len(key)) + key
+
+
 def op_mem(r, off, data):
     return bytes([1, r]) + struct.pack("<I", off) + bytes([len(data)]) + data
 
@@ -125,7 +139,32 @@ def ctrl_seeds():
         op_sqe(0, sqe(0x02, 0, 2 | (127 << 16), 0, R0 + 0x16000)) + \
         op_sqe(0, sqe(0x09, 0, 7, 0x00030003))
     unmap = bytes([8, 1, 8, 2]) + cross + bytes([9, 1, 9, 2]) + cross
+    # Keys in head form (KL = 0) and SGLs: a 32-byte key's head and value
+    # in one Data Block; Retrieve of it through a Segment chain whose
+    # first Data Block splits the head; a head at a page's tail by PRP.
+    k32 = bytes(range(0x41, 0x61))
+    head_store = op_mem(0, 0x10000, key_head(k32) + b"v" * 100) + \
+        op_sqe_sgl(1, sqe(0x01, 1, 100, 0), 0x10000, 134 + 16, 0x00)
+    chain = op_mem(0, 0x1e000, sgl_desc(R0 + 0x10000, 3, 0) + sgl_desc(R0 + 0x10003, 31, 0) +
+                   sgl_desc(R0 + 0x1e100, 32, 3)) + \
+        op_mem(0, 0x1e100, sgl_desc(R0 + 0x12001, 50, 0) + sgl_desc(R0 + 0x13000, 100, 0))
+    head_ret = chain + op_sqe_sgl(1, sqe(0x02, 1, 150, 0), 0x1e000, 48, 0x20)
+    head_exist = op_sqe_sgl(1, sqe(0x14, 1, 0, 0), 0x10000, 34, 0x00) + \
+        op_sqe_sgl(1, sqe(0x10, 1, 0, 0), 0x1e100, 32, 0x30)
+    tail = op_mem(0, 0x14000 - 34, key_head(k32)) + \
+        op_sqe(1, sqe(0x02, 1, 4096, 0, R0 + 0x14000 - 34, R0 + 0x14000))
+    list_head = op_mem(0, 0x15000, key_head(k32[:20])) + \
+        op_sqe(1, sqe(0x06, 1, 4000, 1 << 8, R0 + 0x15000))
+    bad_heads = op_mem(0, 0x16000, struct.pack("<H", 256) + b"x" * 40) + \
+        op_sqe_sgl(1, sqe(0x14, 1, 0, 0), 0x16000, 300, 0x00) + \
+        op_sqe_sgl(1, sqe(0x14, 1, 0, 0), 0x16000, 1, 0x00) + \
+        op_sqe_sgl(1, sqe(0x14, 1, 0, 0), 0x16000, 16, 0x10) + \
+        op_mem(0, 0x17000, sgl_desc(R0 + 0x17000, 16, 2)) + \
+        op_sqe_sgl(1, sqe(0x14, 1, 0, 0), 0x17000, 16, 0x20)
     return {
+        "sgl_head_store_retrieve": base + head_store + head_ret + head_exist + bytes([5, 9]),
+        "prp_head_tail_list_head": base + head_store + tail + list_head,
+        "sgl_bad": base + bad_heads,
         "store_retrieve": base + store + ret + bytes([5, 9]),
         "prp_list": base + plist + big + ret,
         "list": base + store + lst,

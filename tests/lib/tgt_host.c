@@ -266,6 +266,149 @@ uint16_t h_retrieve(struct h *h, uint16_t qid, const void *key, uint32_t klen,
 	return st;
 }
 
+void h_sgl_db(struct nkv_sqe *s, uint64_t iova, uint32_t len)
+{
+	s->cdw0 = nkv_sqe_cdw0_psdt(s->cdw0, NKV_PSDT_SGL);
+	nkv_sqe_sgl1_set(s, iova, len, NKV_SGL_DATA_BLOCK);
+}
+
+/* The pieces an SGL of dp cuts n bytes into: the first 3 bytes, then
+ * chunks of @chunk; each piece in pages of its own (never contiguous
+ * with the next). Returns the count; iova[] and sz[] filled. */
+static unsigned h_pieces(struct h *h, uint32_t n, uint32_t chunk, uint64_t *iova,
+			 uint32_t *sz, unsigned max)
+{
+	unsigned k = 0;
+	uint32_t off = 0;
+
+	while (off < n) {
+		uint32_t m = k ? chunk : 3;
+
+		m = m < n - off ? m : n - off;
+		cr_assert_lt(k, max, "too many pieces");
+		sz[k] = m;
+		iova[k] = h_alloc(h, m) + (k & 1);	/* odd pieces byte-misaligned */
+		off += m;
+		k++;
+	}
+	return k;
+}
+
+static void h_desc(struct nkv_sgl_desc *d, uint64_t addr, uint32_t len, uint32_t type)
+{
+	memset(d, 0, sizeof(*d));
+	d->addr = addr;
+	d->len = len;
+	d->id = nkv_sgl_id(type);
+}
+
+/* Lists of two Data Blocks each, chained; SGL1 points at the first. */
+static void h_sgl_chain(struct h *h, struct nkv_sqe *s, const uint64_t *iova,
+			const uint32_t *sz, unsigned n)
+{
+	unsigned m = (n + 1) / 2, j;
+	uint64_t lists[256] = { 0 };
+
+	cr_assert_leq(m, 256);
+	for (j = 0; j < m; j++)
+		lists[j] = h_alloc(h, 3 * sizeof(struct nkv_sgl_desc));
+	for (j = 0; j < m; j++) {
+		struct nkv_sgl_desc *l = h_ptr(h, lists[j]);
+		unsigned i, e = 0;
+
+		for (i = 2 * j; i < n && i < 2 * j + 2; i++)
+			h_desc(&l[e++], iova[i], sz[i], NKV_SGL_DATA_BLOCK);
+		if (j + 1 < m) {
+			unsigned ne = (j + 2 < m ? 3 : (n - 2 * (j + 1)));
+
+			h_desc(&l[e], lists[j + 1], ne * 16,
+			       j + 2 < m ? NKV_SGL_SEGMENT : NKV_SGL_LAST_SEGMENT);
+		}
+	}
+	s->cdw0 = nkv_sqe_cdw0_psdt(s->cdw0, NKV_PSDT_SGL);
+	nkv_sqe_sgl1_set(s, lists[0], (m > 1 ? 3 : n) * 16,
+			 m > 1 ? NKV_SGL_SEGMENT : NKV_SGL_LAST_SEGMENT);
+}
+
+/* Describe n bytes of buf as dp says; returns where each piece is, so
+ * the caller can read them back (pieces: n_out). */
+static unsigned h_describe(struct h *h, struct nkv_sqe *s, enum h_dp dp, uint32_t hl,
+			   uint32_t n, uint64_t *iova, uint32_t *sz, unsigned max)
+{
+	unsigned k, i;
+
+	switch (dp) {
+	case H_DP_PRP:
+		iova[0] = h_alloc(h, n + 4096) + 4096 - hl;
+		sz[0] = n;
+		h_prp(h, s, iova[0], n);
+		return 1;
+	case H_DP_SGL_DB:
+		iova[0] = h_alloc(h, n + 16);
+		sz[0] = n;
+		h_sgl_db(s, iova[0], n + 16);
+		return 1;
+	case H_DP_SGL_SEG:
+		k = h_pieces(h, n, 61, iova, sz, max);
+		h_sgl_chain(h, s, iova, sz, k);
+		return k;
+	default: {
+		struct nkv_sgl_desc *l;
+		uint64_t lp;
+
+		k = h_pieces(h, n, 1000, iova, sz, max);
+		lp = h_alloc(h, k * sizeof(*l));
+		l = h_ptr(h, lp);
+		for (i = 0; i < k; i++)
+			h_desc(&l[i], iova[i], sz[i], NKV_SGL_DATA_BLOCK);
+		s->cdw0 = nkv_sqe_cdw0_psdt(s->cdw0, NKV_PSDT_SGL);
+		nkv_sqe_sgl1_set(s, lp, k * 16, NKV_SGL_LAST_SEGMENT);
+		return k;
+	}
+	}
+}
+
+uint16_t h_kvx(struct h *h, uint16_t qid, uint8_t opc, const void *key, uint32_t klen,
+	       int form, enum h_dp dp, void *data, uint32_t len, uint32_t *dw0)
+{
+	uint32_t hl = form == H_KEY_HEAD ? nkv_key_head_size(klen) : 0, n = hl + len, i, off;
+	uint64_t saved = h->bump, iova[1024];
+	uint8_t *buf = calloc(1, n + 1);
+	uint32_t sz[1024];
+	struct nkv_sqe s;
+	struct nkv_cqe e;
+	unsigned k = 0;
+	uint16_t st;
+
+	cr_assert_not_null(buf);
+	h_kv(&s, opc, 1, key, form == H_KEY_HEAD ? 0 : klen, len, 0);
+	if (form == H_KEY_HEAD) {
+		nkv_key_head_put(buf, key, klen);
+		if (opc == NKV_KV_LIST)
+			s.cdw11 |= NKV_LIST_KEY_HEAD;
+	}
+	if (opc == NKV_KV_STORE && len)
+		memcpy(buf + hl, data, len);
+	if (n) {
+		k = h_describe(h, &s, dp, hl, n, iova, sz, 1024);
+		for (i = 0, off = 0; i < k; off += sz[i++])
+			memcpy(h_ptr(h, iova[i]), buf + off, sz[i]);
+	} else if (dp != H_DP_PRP) {
+		s.cdw0 = nkv_sqe_cdw0_psdt(s.cdw0, NKV_PSDT_SGL);	/* nothing to describe */
+	}
+	st = h_cmd(h, qid, &s, &e);
+	if ((opc == NKV_KV_RETRIEVE || opc == NKV_KV_LIST) && data) {
+		for (i = 0, off = 0; i < k; off += sz[i++])
+			memcpy(buf + off, h_ptr(h, iova[i]), sz[i]);
+		memcpy(data, buf + hl, len);
+	}
+	if (dw0)
+		*dw0 = e.dw0;
+	free(buf);
+	h->bump = saved;
+	return st;
+}
+
 uint16_t h_identify(struct h *h, uint8_t cns, uint32_t nsid, uint8_t csi,
 		    void *out4k)
 {

@@ -72,6 +72,32 @@ uint16_t h_store(struct h *h, uint16_t qid, const void *key, uint32_t klen,
 		 const void *val, uint32_t len, uint32_t options);
 uint16_t h_retrieve(struct h *h, uint16_t qid, const void *key, uint32_t klen,
 		    void *val, uint32_t buflen, uint32_t *dw0);
+/* How h_kvx describes a command's data. */
+enum h_dp {
+	H_DP_PRP,	/* PRPs; a head ends where a page ends, the data
+			 * after it page aligned (the host's slot layout) */
+	H_DP_SGL_DB,	/* SGL1 = one Data Block, 16 bytes longer than the data */
+	H_DP_SGL_SEG,	/* SGL1 = Segment: lists of two Data Blocks chained by
+			 * Segments, the last list a Last Segment's; every
+			 * piece in a page of its own, the first 3 bytes (a
+			 * head's length and first key byte: a split head) */
+	H_DP_SGL_LAST,	/* SGL1 = Last Segment: one list of scattered pieces */
+};
+#define H_KEY_INLINE 0
+#define H_KEY_HEAD 1
+/*
+ * A KV command on ns 1 with the key inline (H_KEY_INLINE) or in head
+ * form (H_KEY_HEAD: KL = 0, [u16 klen][key] first in the buffer; a List
+ * sets NKV_LIST_KEY_HEAD), its data described as dp says. data: Store's
+ * value (len bytes in), Retrieve's / List's buffer (len bytes out, from
+ * after the head); Exist / Delete: none (len 0). Returns the status;
+ * *dw0 (may be NULL) gets DW0.
+ */
+uint16_t h_kvx(struct h *h, uint16_t qid, uint8_t opc, const void *key, uint32_t klen,
+	       int form, enum h_dp dp, void *data, uint32_t len, uint32_t *dw0);
+/* SGL1 of s as a Data Block of len bytes at iova (PSDT = SGL). */
+void h_sgl_db(struct nkv_sqe *s, uint64_t iova, uint32_t len);
+
 /* Admin Identify into a fresh 4 KiB buffer; returns the status. */
 uint16_t h_identify(struct h *h, uint8_t cns, uint32_t nsid, uint8_t csi,
 		    void *out4k);

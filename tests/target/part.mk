@@ -57,7 +57,7 @@ test_registry_LDLIBS = $(TARGET_LDLIBS) $(NKV_TGT_TEST_LDLIBS)
 
 # The RADOS backend against a throwaway cluster.
 TESTS += test_be_rados
-test_be_rados_SRCS = tests/target/test_be_rados.c $(TL_CEPH)
+test_be_rados_SRCS = tests/target/test_be_rados.c $(TL_CEPH) $(TL_TGT_HOST)
 test_be_rados_LIBS = $(LIBNKVTGT)
 test_be_rados_LDLIBS = $(TARGET_LDLIBS) -lcriterion
 

@@ -64,7 +64,7 @@ Test(admin, identify_controller)
 	cr_assert_eq(c->maxcmd, 256);
 	cr_assert_eq(c->nn, NKV_TGT_MAX_NS);
 	cr_assert_eq(c->oncs, 0);
-	cr_assert_eq(c->sgls, 0, "PRPs only");
+	cr_assert_eq(c->sgls, NKV_SGLS_SUPPORTED | NKV_SGLS_LONGER_THAN_DATA, "byte-aligned SGLs, longer than the data allowed");
 	cr_assert_str_eq(c->subnqn, "nqn.2026-01.io.nkv:target");
 	cr_assert(all_zero(c->psd, sizeof(c->psd)));
 	cr_assert(all_zero(c->rsvd1024, sizeof(c->rsvd1024)));
@@ -165,7 +165,7 @@ Test(admin, identify_kv_namespace)
 	cr_assert_eq(k->nsze, 1 << 20);
 	cr_assert_eq(k->nuse, 0);
 	cr_assert_eq(k->nkvf, 0);
-	cr_assert_eq(k->kvf[0].kml, 16);
+	cr_assert_eq(k->kvf[0].kml, 255, "keys to 255 bytes (17..255 in head form)");
 	cr_assert_eq(k->kvf[0].mvl, 65536);
 	cr_assert_eq(k->kvf[0].mnk, 1000);
 	cr_assert(all_zero(&k->kvf[1], 15 * 16));
@@ -362,7 +362,7 @@ Test(admin, log_pages)
 	cr_assert_eq(h_store(&H, 1, "b", 1, "xyz", 3, 0), 0);
 	h_kv(&s, NKV_KV_EXIST, 1, "c", 1, 0, 0);
 	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_KV_KEY_NOT_EXISTS));
-	h_kv(&s, NKV_KV_EXIST, 1, "c", 0, 0, 0);
+	h_kv(&s, NKV_KV_EXIST, 1, "0123456789abcdefg", 17, 0, 0);	/* inline cannot carry 17 */
 	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_KV_INVALID_KEY_SIZE));
 	cr_assert_eq(get_log(NKV_LID_ERROR, sizeof(el), 0, el), 0);
 	cr_assert_eq(el[0].error_count, 2, "newest first");

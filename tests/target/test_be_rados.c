@@ -22,6 +22,7 @@
 #include "target/backends/rados.h"
 #include "target/backends/registry.h"
 #include "target/core/core.h"
+#include "tgt_host.h"
 
 #define ST(sc) NKV_STATUS(NKV_SCT_GENERIC, (sc))
 #define ST_87 ST(NKV_SC_KV_KEY_NOT_EXISTS)
@@ -477,9 +478,10 @@ Test(rados, list_pages_every_key_once, .timeout = 60)
 		top_wait(&t[i], 30);
 		cr_assert_eq(t[i].cmd.op.status, 0);
 	}
-	/* Objects that are not hex of 1..16 bytes are not keys. */
+	/* Objects that are not hex of 1..255 bytes are not keys (the last:
+	 * 512 hex digits, 256 bytes). */
 	cr_assert_eq(nkv_test_sh(20, NULL, 0,
-				 "for o in notahexname ABCD 6 00112233445566778899aabbccddeeff00; do "
+				 "for o in notahexname ABCD 6 $(printf %%0512d 0); do "
 				 "echo x | rados -c %s -p kvpool -N t_list put $o - || exit 1; done", cf), 0);
 	do {
 		n = list_page(be, last, buf, sizeof(buf), page, 64);
@@ -531,8 +533,9 @@ Test(rados, hash_matches_ceph)
 
 Test(rados, names)
 {
-	uint8_t k[16];
-	char oid[33];
+	uint8_t k[NKV_KEY_MAX], big[NKV_KEY_MAX];
+	char oid[2 * NKV_KEY_MAX + 1], hex[2 * NKV_KEY_MAX + 3];
+	unsigned i;
 
 	cr_assert_eq(nkv_rados_key_to_oid((const uint8_t *)"gpukey01", 8, oid), 16);
 	cr_assert_str_eq(oid, "6770756b65793031");
@@ -542,7 +545,101 @@ Test(rados, names)
 	cr_assert_eq(nkv_rados_oid_to_key("", 0, k), -1);
 	cr_assert_eq(nkv_rados_oid_to_key("6G", 2, k), -1);
 	cr_assert_eq(nkv_rados_oid_to_key("AB", 2, k), -1);
-	cr_assert_eq(nkv_rados_oid_to_key("00112233445566778899aabbccddeeff00", 34, k), -1);
+	cr_assert_eq(nkv_rados_oid_to_key("00112233445566778899aabbccddeeff00", 34, k), 17,
+		     "17 bytes: a key now");
+	/* 255 bytes: a 510-character name and back; 256 bytes: not a key. */
+	for (i = 0; i < NKV_KEY_MAX; i++)
+		big[i] = (uint8_t)(i * 37 + 1);
+	cr_assert_eq(nkv_rados_key_to_oid(big, NKV_KEY_MAX, oid), 510);
+	cr_assert_eq(strlen(oid), 510);
+	cr_assert_eq(nkv_rados_oid_to_key(oid, 510, k), 255);
+	cr_assert_arr_eq(k, big, NKV_KEY_MAX);
+	memcpy(hex, oid, 510);
+	memcpy(hex + 510, "ab", 3);
+	cr_assert_eq(nkv_rados_oid_to_key(hex, 512, k), -1, "256 bytes");
+}
+
+/* A printable key of n bytes (the rados CLI takes its hex name as an
+ * argument) and its oid. */
+static void long_key(char *k, unsigned n, char c)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		k[i] = (char)('a' + (i * 7 + (unsigned)c) % 26);
+	k[n] = '\0';
+}
+
+/* Keys of 32 and 255 bytes through the controller, inline form refused
+ * (86h), head form over PRP and SGL: stored under the lowercase hex of
+ * exactly their bytes (64 and 510 characters), read back byte-equal by
+ * the rados CLI and by Retrieve, Listed whole, Exist, Delete. */
+Test(rados, long_keys_through_the_controller, .timeout = 90)
+{
+	static const enum h_dp dps[] = { H_DP_PRP, H_DP_SGL_DB, H_DP_SGL_SEG };
+	static const unsigned lens[] = { 32, NKV_KEY_MAX };
+	const char *cf = conf();
+	char key[NKV_KEY_MAX + 1], oid[2 * NKV_KEY_MAX + 1], out[8192];
+	uint8_t v[3000], got[3000], list[8192];
+	uint32_t dw0;
+	unsigned l, d;
+	struct h h;
+
+	h_init_be(&h, NULL, open_be(cf, "longkeys", 0));
+	cr_assert_eq(h_enable(&h, 16), NKV_CSTS_RDY);
+	cr_assert_eq(h_create_qpair(&h, 1, 16), 0);
+	for (l = 0; l < 2; l++) {
+		for (d = 0; d < 3; d++) {
+			long_key(key, lens[l], (char)d);
+			fill(v, sizeof(v), 3 * l + d);
+			cr_assert_eq(h_kvx(&h, 1, NKV_KV_STORE, key, lens[l], H_KEY_HEAD, dps[d], v,
+					   sizeof(v) - d, NULL), 0, "store %u/%u", lens[l], d);
+			nkv_rados_key_to_oid((const uint8_t *)key, lens[l], oid);
+			cr_assert_eq(strlen(oid), 2 * lens[l]);
+			cr_assert_eq(nkv_test_sh(20, out, sizeof(out),
+						 "rados -c %s -p kvpool -N longkeys ls | grep -cx %s", cf,
+						 oid), 0, "oid %s listed: %s", oid, out);
+			cr_assert_eq(nkv_test_sh(20, out, sizeof(out),
+						 "rados -c %s -p kvpool -N longkeys get %s %s.got && "
+						 "stat -c %%s %s.got", cf, oid, cf, cf), 0, "%s", out);
+			cr_assert_eq((size_t)atoi(out), sizeof(v) - d, "rados sees %s bytes", out);
+			memset(got, 0, sizeof(got));
+			cr_assert_eq(h_kvx(&h, 1, NKV_KV_RETRIEVE, key, lens[l], H_KEY_HEAD, dps[d],
+					   got, sizeof(got), &dw0), 0);
+			cr_assert_eq(dw0, sizeof(v) - d);
+			cr_assert_arr_eq(got, v, sizeof(v) - d);
+			cr_assert_eq(h_kvx(&h, 1, NKV_KV_EXIST, key, lens[l], H_KEY_HEAD, dps[d], NULL,
+					   0, NULL), 0);
+		}
+		cr_assert_eq(h_kvx(&h, 1, NKV_KV_STORE, key, lens[l], H_KEY_INLINE, H_DP_PRP, v, 8,
+				   NULL), NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_KV_INVALID_KEY_SIZE),
+			     "inline cannot carry %u bytes", lens[l]);
+	}
+	/* List from the beginning: 6 whole keys, 32 and 255 bytes long. */
+	cr_assert_eq(h_kvx(&h, 1, NKV_KV_LIST, "", 0, H_KEY_INLINE, H_DP_SGL_LAST, list,
+			   sizeof(list), &dw0), 0);
+	cr_assert_eq(dw0, 6);
+	{
+		uint32_t off = 4, i, kl;
+
+		for (i = 0; i < dw0; i++) {
+			kl = list[off] | (uint32_t)list[off + 1] << 8;
+			cr_assert(kl == 32 || kl == NKV_KEY_MAX, "entry %u: %u bytes", i, kl);
+			off += nkv_list_entry_size(kl);
+		}
+	}
+	for (l = 0; l < 2; l++)
+		for (d = 0; d < 3; d++) {
+			long_key(key, lens[l], (char)d);
+			cr_assert_eq(h_kvx(&h, 1, NKV_KV_DELETE, key, lens[l], H_KEY_HEAD, dps[d],
+					   NULL, 0, NULL), 0);
+			cr_assert_eq(h_kvx(&h, 1, NKV_KV_EXIST, key, lens[l], H_KEY_HEAD, dps[d],
+					   NULL, 0, NULL), ST_87);
+		}
+	cr_assert_eq(nkv_test_sh(20, out, sizeof(out),
+				 "rados -c %s -p kvpool -N longkeys ls | wc -l", cf), 0);
+	cr_assert_eq(atoi(out), 0, "every object deleted: %s", out);
+	h_fini(&h);
 }
 
 Test(rados, bad_input_and_backpressure)

@@ -97,13 +97,14 @@ Test(kv, key_and_value_sizes)
 	struct nkv_sqe s;
 	unsigned i;
 
-	cr_assert_eq(h_store(&H, 1, "k", 0, "v", 1, 0), SC(NKV_SC_KV_INVALID_KEY_SIZE));
+	/* KL 0: the key is at the head of the data; a head claiming 0 bytes. */
+	cr_assert_eq(h_store(&H, 1, "k", 0, "\0\0v", 3, 0), SC(NKV_SC_KV_INVALID_KEY_SIZE));
 	cr_assert_eq(h_store(&H, 1, "0123456789abcdefg", 17, "v", 1, 0),
 		     SC(NKV_SC_KV_INVALID_KEY_SIZE));
 	cr_assert_eq(h_store(&H, 1, "0123456789abcdef", 16, "v", 1, 0), 0);
 	for (i = 0; i < sizeof(ops); i++) {
 		h_kv(&s, ops[i], 1, "k", 0, 16, 0);
-		s.prp1 = H_IOVA;
+		s.prp1 = h_alloc(&H, 4096);	/* zeroed: a head claiming 0 */
 		cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_KV_INVALID_KEY_SIZE));
 		h_kv(&s, ops[i], 1, "0123456789abcdefg", 200, 16, 0);
 		s.prp1 = H_IOVA;
@@ -607,4 +608,305 @@ Test(kv, nvm_read_write)
 	cr_assert_eq(h_cmd(&H, 1, &s, NULL), 0);
 	s.cdw0 = NKV_KV_LIST;
 	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_INVALID_OPCODE));
+}
+
+/* ---- keys to 255 bytes (head form) and SGL data pointers ---- */
+
+static const enum h_dp all_dps[] = { H_DP_PRP, H_DP_SGL_DB, H_DP_SGL_SEG, H_DP_SGL_LAST };
+static const uint32_t key_lens[] = { 1, 16, 17, 32, 255 };
+
+static void key_of_len(uint8_t *k, uint32_t n, uint32_t salt)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		k[i] = (uint8_t)(i * 131 + salt * 17 + 1);
+}
+
+/* One key through every op, stored and read in the forms given. */
+static void key_round(const uint8_t *k, uint32_t kl, int wform, int rform, enum h_dp dp)
+{
+	uint8_t v[700], got[700], list[4096];
+	uint32_t dw0, i;
+
+	for (i = 0; i < sizeof(v); i++)
+		v[i] = (uint8_t)(i ^ kl ^ (uint32_t)dp);
+	cr_assert_eq(h_kvx(&H, 1, NKV_KV_STORE, k, kl, wform, dp, v, sizeof(v), NULL), 0,
+		     "store %u form %d dp %d", kl, wform, dp);
+	memset(got, 0, sizeof(got));
+	cr_assert_eq(h_kvx(&H, 1, NKV_KV_RETRIEVE, k, kl, rform, dp, got, sizeof(got), &dw0), 0,
+		     "retrieve %u form %d dp %d", kl, rform, dp);
+	cr_assert_eq(dw0, sizeof(v));
+	cr_assert_arr_eq(got, v, sizeof(v), "value of a %u-byte key, dp %d", kl, dp);
+	/* A short buffer: the first bytes, the true length in DW0. */
+	cr_assert_eq(h_kvx(&H, 1, NKV_KV_RETRIEVE, k, kl, rform, dp, got, 10, &dw0), 0);
+	cr_assert_eq(dw0, sizeof(v));
+	cr_assert_arr_eq(got, v, 10);
+	cr_assert_eq(h_kvx(&H, 1, NKV_KV_EXIST, k, kl, rform, dp, NULL, 0, NULL), 0);
+	/* List from the key itself: it comes first, whole. */
+	memset(list, 0xee, sizeof(list));
+	cr_assert_eq(h_kvx(&H, 1, NKV_KV_LIST, k, kl, rform, dp, list, sizeof(list), &dw0), 0,
+		     "list from %u form %d dp %d", kl, rform, dp);
+	cr_assert_eq(dw0, 1);
+	cr_assert_eq(list[4] | list[5] << 8, kl);
+	cr_assert_arr_eq(list + 6, k, kl);
+	cr_assert_eq(h_kvx(&H, 1, NKV_KV_DELETE, k, kl, wform, dp, NULL, 0, NULL), 0);
+	cr_assert_eq(h_kvx(&H, 1, NKV_KV_EXIST, k, kl, rform, dp, NULL, 0, NULL),
+		     SC(NKV_SC_KV_KEY_NOT_EXISTS));
+	cr_assert_eq(h_kvx(&H, 1, NKV_KV_RETRIEVE, k, kl, rform, dp, got, 8, NULL),
+		     SC(NKV_SC_KV_KEY_NOT_EXISTS));
+}
+
+/* Every op with keys of 1, 16, 17, 32 and 255 bytes, in both forms
+ * where inline can carry the key (and across them: stored inline, read
+ * in head form and back), over PRPs and each kind of SGL. */
+Test(kv, every_op_every_key_size_every_dptr)
+{
+	uint8_t k[NKV_KEY_MAX];
+	unsigned l, d;
+
+	for (l = 0; l < sizeof(key_lens) / sizeof(key_lens[0]); l++) {
+		uint32_t kl = key_lens[l];
+
+		key_of_len(k, kl, l);
+		for (d = 0; d < sizeof(all_dps) / sizeof(all_dps[0]); d++) {
+			key_round(k, kl, H_KEY_HEAD, H_KEY_HEAD, all_dps[d]);
+			if (kl > NKV_KEY_INLINE_MAX)
+				continue;
+			key_round(k, kl, H_KEY_INLINE, H_KEY_INLINE, all_dps[d]);
+			key_round(k, kl, H_KEY_INLINE, H_KEY_HEAD, all_dps[d]);
+			key_round(k, kl, H_KEY_HEAD, H_KEY_INLINE, all_dps[d]);
+		}
+	}
+}
+
+/* A 5-byte key in head form is the 5-byte key inline: one object. */
+Test(kv, head_form_is_the_same_key)
+{
+	uint32_t dw0;
+	char buf[8];
+
+	cr_assert_eq(h_kvx(&H, 1, NKV_KV_STORE, "hello", 5, H_KEY_HEAD, H_DP_PRP, "v1", 2, NULL), 0);
+	cr_assert_eq(h_retrieve(&H, 1, "hello", 5, buf, 8, &dw0), 0);
+	cr_assert_eq(dw0, 2);
+	cr_assert_eq(memcmp(buf, "v1", 2), 0);
+	cr_assert_eq(h_store(&H, 1, "hello", 5, "v22", 3, 0), 0);
+	cr_assert_eq(h_kvx(&H, 1, NKV_KV_RETRIEVE, "hello", 5, H_KEY_HEAD, H_DP_SGL_DB, buf, 8,
+			   &dw0), 0);
+	cr_assert_eq(dw0, 3, "replaced, not a second key");
+	{
+		uint8_t list[256];
+
+		cr_assert_eq(h_kvx(&H, 1, NKV_KV_LIST, "", 0, H_KEY_INLINE, H_DP_PRP, list,
+				   sizeof(list), &dw0), 0);
+		cr_assert_eq(dw0, 1, "one key in the namespace");
+	}
+}
+
+/* Long keys List in key order with their whole bytes, resumable from a
+ * long start key in head form. */
+Test(kv, list_long_keys_from_a_long_start)
+{
+	uint8_t k[NKV_KEY_MAX], list[8192];
+	uint32_t dw0, off, i;
+
+	memset(k, 'k', sizeof(k));
+	for (i = 0; i < 4; i++) {
+		k[200] = (uint8_t)('a' + i);
+		cr_assert_eq(h_kvx(&H, 1, NKV_KV_STORE, k, 201 + i, H_KEY_HEAD, H_DP_SGL_SEG, "v", 1,
+				   NULL), 0);
+	}
+	k[200] = 'b';	/* start: the second key (201 + 1 bytes) */
+	cr_assert_eq(h_kvx(&H, 1, NKV_KV_LIST, k, 202, H_KEY_HEAD, H_DP_SGL_LAST, list,
+			   sizeof(list), &dw0), 0);
+	cr_assert_eq(dw0, 3);
+	for (i = 0, off = 4; i < 3; i++) {
+		uint32_t kl = list[off] | list[off + 1] << 8;
+
+		cr_assert_eq(kl, 202 + i);
+		cr_assert_eq(list[off + 2 + 200], 'b' + i);
+		off += nkv_list_entry_size(kl);
+	}
+	/* A page too small for the second entry ends after the first. */
+	cr_assert_eq(h_kvx(&H, 1, NKV_KV_LIST, k, 202, H_KEY_HEAD, H_DP_PRP, list,
+			   4 + nkv_list_entry_size(202) + 100, &dw0), 0);
+	cr_assert_eq(dw0, 1);
+	/* From the beginning in head form: a head claiming 0. */
+	cr_assert_eq(h_kvx(&H, 1, NKV_KV_LIST, k, 0, H_KEY_HEAD, H_DP_PRP, list, sizeof(list),
+			   &dw0), 0);
+	cr_assert_eq(dw0, 4);
+}
+
+/* An SQE whose data (n bytes at a fresh iova, prefilled with p) is one
+ * SGL Data Block of dlen bytes. */
+static uint64_t sgl_cmd(struct nkv_sqe *s, uint8_t opc, uint32_t cdw10, const void *p,
+			uint32_t n, uint32_t dlen)
+{
+	uint64_t iova = h_alloc(&H, n + 1);
+
+	memcpy(h_ptr(&H, iova), p, n);
+	h_kv(s, opc, 1, "", 0, cdw10, 0);
+	h_sgl_db(s, iova, dlen);
+	return iova;
+}
+
+Test(kv, bad_heads_86h)
+{
+	static const uint8_t ops[] = { NKV_KV_STORE, NKV_KV_RETRIEVE, NKV_KV_EXIST,
+				       NKV_KV_DELETE };
+	uint8_t head[300] = { 0 };
+	struct nkv_sqe s;
+	unsigned i;
+
+	for (i = 0; i < sizeof(ops); i++) {
+		uint32_t data = ops[i] == NKV_KV_STORE || ops[i] == NKV_KV_RETRIEVE ? 8 : 0;
+
+		/* Claims 0 bytes. */
+		sgl_cmd(&s, ops[i], data, head, 2 + data, 2 + data);
+		cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_KV_INVALID_KEY_SIZE), "op %x 0", ops[i]);
+		/* Claims 256. */
+		head[0] = 0;
+		head[1] = 1;
+		sgl_cmd(&s, ops[i], data, head, 258 + data, 258 + data);
+		cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_KV_INVALID_KEY_SIZE), "op %x 256", ops[i]);
+		/* Claims 40 in an SGL of 20 bytes: past the data described. */
+		head[0] = 40;
+		head[1] = 0;
+		sgl_cmd(&s, ops[i], data, head, 20, 20);
+		cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_KV_INVALID_KEY_SIZE), "op %x past", ops[i]);
+		/* A one-byte SGL: not even the length. */
+		sgl_cmd(&s, ops[i], data, head, 1, 1);
+		cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_KV_INVALID_KEY_SIZE), "op %x 1", ops[i]);
+		/* KL 17..255 inline. */
+		h_kv(&s, ops[i], 1, "0123456789abcdefg", 17, data, 0);
+		h_prp(&H, &s, h_alloc(&H, 64), data);
+		cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_KV_INVALID_KEY_SIZE), "op %x KL17", ops[i]);
+		h_kv(&s, ops[i], 1, "0123456789abcdefg", 255, data, 0);
+		cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_KV_INVALID_KEY_SIZE), "op %x KL255", ops[i]);
+	}
+	/* A head with a valid length but data short of the value: the SGL's
+	 * length is the fault (0Fh), not the key. */
+	head[0] = 3;
+	sgl_cmd(&s, NKV_KV_STORE, 100, head, 5 + 50, 5 + 50);
+	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_SGL_DATA_LEN_INVALID));
+}
+
+/* A head whose length field is split across two PRP pages (PRP1 = the
+ * last byte of a page): the high byte comes from the next page. */
+Test(kv, head_length_split_across_prp_pages)
+{
+	uint64_t base = h_alloc(&H, 3 * 4096), at = base + 4095;
+	uint8_t buf[2 + 20 + 5];
+	struct nkv_sqe s;
+	uint32_t i;
+
+	nkv_key_head_put(buf, (const uint8_t *)"abcdefghijklmnopqrst", 20);
+	memcpy(buf + 22, "value", 5);
+	for (i = 0; i < sizeof(buf); i++)
+		*(uint8_t *)h_ptr(&H, at + i) = buf[i];
+	h_kv(&s, NKV_KV_STORE, 1, "", 0, 5, 0);
+	h_prp(&H, &s, at, sizeof(buf));
+	cr_assert_eq(h_cmd(&H, 1, &s, NULL), 0);
+	cr_assert_eq(h_kvx(&H, 1, NKV_KV_EXIST, "abcdefghijklmnopqrst", 20, H_KEY_HEAD,
+			   H_DP_SGL_SEG, NULL, 0, NULL), 0);
+	/* The same with a high byte of 1 (a 276-byte claim): 86h. */
+	*(uint8_t *)h_ptr(&H, at + 1) = 1;
+	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_KV_INVALID_KEY_SIZE));
+}
+
+Test(kv, sgl_errors)
+{
+	struct nkv_sgl_desc *l;
+	struct nkv_sqe s;
+	uint64_t lp;
+	unsigned i;
+
+	/* A Data Block outside registered memory: Data Transfer Error. */
+	h_kv(&s, NKV_KV_STORE, 1, "k", 1, 16, 0);
+	h_sgl_db(&s, 0x1000, 16);
+	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_DATA_XFER_ERROR));
+	h_sgl_db(&s, H_IOVA + H_ARENA - 8, 16);	/* runs past the region's end */
+	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_DATA_XFER_ERROR));
+	/* A segment list outside registered memory. */
+	nkv_sqe_sgl1_set(&s, 0x2000, 32, NKV_SGL_LAST_SEGMENT);
+	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_DATA_XFER_ERROR));
+	/* Bit Bucket, a reserved type, a non-zero subtype: 11h. */
+	h_sgl_db(&s, h_alloc(&H, 16), 16);
+	s.prp2 = (s.prp2 & ~(0xffull << 56)) | ((uint64_t)nkv_sgl_id(NKV_SGL_BIT_BUCKET) << 56);
+	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_SGL_TYPE_INVALID));
+	s.prp2 = (s.prp2 & ~(0xffull << 56)) | (0x5ull << 60);
+	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_SGL_TYPE_INVALID));
+	s.prp2 = (s.prp2 & ~(0xffull << 56)) | (0x01ull << 56);	/* Data Block, offset subtype */
+	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_SGL_TYPE_INVALID));
+	/* Inside a list: a Segment not at its end, a Segment in a Last
+	 * Segment's list, a Bit Bucket. */
+	lp = h_alloc(&H, 4096);
+	l = h_ptr(&H, lp);
+	l[0] = (struct nkv_sgl_desc){ lp + 1024, 8, { 0 }, nkv_sgl_id(NKV_SGL_SEGMENT) };
+	l[1] = (struct nkv_sgl_desc){ lp + 2048, 16, { 0 }, nkv_sgl_id(NKV_SGL_DATA_BLOCK) };
+	nkv_sqe_sgl1_set(&s, lp, 32, NKV_SGL_SEGMENT);
+	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_SGL_TYPE_INVALID));
+	l[0] = (struct nkv_sgl_desc){ lp + 2048, 8, { 0 }, nkv_sgl_id(NKV_SGL_DATA_BLOCK) };
+	l[1] = (struct nkv_sgl_desc){ lp + 1024, 16, { 0 }, nkv_sgl_id(NKV_SGL_LAST_SEGMENT) };
+	nkv_sqe_sgl1_set(&s, lp, 32, NKV_SGL_LAST_SEGMENT);
+	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_SGL_TYPE_INVALID));
+	l[1] = (struct nkv_sgl_desc){ lp + 1024, 16, { 0 }, nkv_sgl_id(NKV_SGL_BIT_BUCKET) };
+	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_SGL_TYPE_INVALID));
+	/* Lengths short of the transfer: 0Fh (one Data Block; a list that
+	 * ends early; a list length not a multiple of 16). */
+	h_sgl_db(&s, h_alloc(&H, 16), 15);
+	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_SGL_DATA_LEN_INVALID));
+	l[1] = (struct nkv_sgl_desc){ lp + 2100, 7, { 0 }, nkv_sgl_id(NKV_SGL_DATA_BLOCK) };
+	nkv_sqe_sgl1_set(&s, lp, 32, NKV_SGL_LAST_SEGMENT);
+	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_SGL_DATA_LEN_INVALID));
+	nkv_sqe_sgl1_set(&s, lp, 24, NKV_SGL_LAST_SEGMENT);
+	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_SGL_DATA_LEN_INVALID));
+	/* The same two Data Blocks, 8 + 8: accepted; longer than the data
+	 * (a block of 9, one byte unused): accepted too. */
+	l[1].len = 8;
+	nkv_sqe_sgl1_set(&s, lp, 32, NKV_SGL_LAST_SEGMENT);
+	cr_assert_eq(h_cmd(&H, 1, &s, NULL), 0);
+	l[1].len = 9;
+	cr_assert_eq(h_cmd(&H, 1, &s, NULL), 0);
+	/* A list pointing at itself: bounded, Invalid Number of SGL
+	 * Descriptors, never a hang. */
+	l[0] = (struct nkv_sgl_desc){ lp, 16, { 0 }, nkv_sgl_id(NKV_SGL_SEGMENT) };
+	nkv_sqe_sgl1_set(&s, lp, 16, NKV_SGL_SEGMENT);
+	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_SGL_COUNT_INVALID));
+	/* More Data Blocks than MDTS allows (pages + 1), of one byte each. */
+	for (i = 0; i < 255; i++)
+		l[i] = (struct nkv_sgl_desc){ lp + 2048 + (i & 7) * 2, 0, { 0 },
+					      nkv_sgl_id(NKV_SGL_DATA_BLOCK) };
+	l[255] = (struct nkv_sgl_desc){ lp, 16 * 256, { 0 }, nkv_sgl_id(NKV_SGL_SEGMENT) };
+	nkv_sqe_sgl1_set(&s, lp, 16 * 256, NKV_SGL_SEGMENT);
+	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_SGL_COUNT_INVALID), "empty blocks count");
+	/* PSDT 2 (SGL with a metadata SGL) is not offered. */
+	h_kv(&s, NKV_KV_EXIST, 1, "k", 1, 0, 0);
+	s.cdw0 = nkv_sqe_cdw0_psdt(s.cdw0, 2);
+	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_INVALID_FIELD));
+}
+
+/* SGL on the NVM namespace's Read and Write (the same walk). */
+Test(kv, nvm_read_write_over_sgl)
+{
+	uint8_t blk[1024], got[1024];
+	struct nkv_sqe s;
+	uint64_t w = h_alloc(&H, 1024), r = h_alloc(&H, 1024);
+	unsigned i;
+
+	for (i = 0; i < sizeof(blk); i++)
+		blk[i] = (uint8_t)(i * 3);
+	memcpy(h_ptr(&H, w), blk, sizeof(blk));
+	memset(&s, 0, sizeof(s));
+	s.cdw0 = NKV_NVM_WRITE;
+	s.nsid = 2;
+	s.cdw10 = 4;
+	s.cdw12 = 1;	/* 2 blocks of 512 */
+	h_sgl_db(&s, w, 1024);
+	cr_assert_eq(h_cmd(&H, 1, &s, NULL), 0);
+	s.cdw0 = NKV_NVM_READ;
+	h_sgl_db(&s, r, 2048);	/* longer than the data */
+	cr_assert_eq(h_cmd(&H, 1, &s, NULL), 0);
+	memcpy(got, h_ptr(&H, r), sizeof(got));
+	cr_assert_arr_eq(got, blk, sizeof(blk));
 }

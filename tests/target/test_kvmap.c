@@ -36,7 +36,7 @@ static uint64_t splitmix(uint64_t *s)
 /* The reference: entries sorted by an independent statement of the order. */
 struct ref_ent {
 	uint8_t len;
-	uint8_t k[NKV_KEY_INLINE_MAX];
+	uint8_t k[NKV_KEY_MAX];
 	uintptr_t v;
 };
 
@@ -104,10 +104,10 @@ Test(kvmap, empty_and_bad_input)
 	cr_assert_eq(nkv_kvmap_next(&c), 0);
 	cr_assert_eq(nkv_kvmap_check(&m), 0);
 	cr_assert_eq(nkv_kvmap_insert(&m, k, 0, V(1), NULL), -EINVAL);
-	cr_assert_eq(nkv_kvmap_insert(&m, k, 17, V(1), NULL), -EINVAL);
 	cr_assert_eq(nkv_kvmap_insert(&m, k, 3, NULL, NULL), -EINVAL);
 	cr_assert_eq(nkv_kvmap_insert(&m, NULL, 3, V(1), NULL), -EINVAL);
-	cr_assert_eq(nkv_kvmap_seek(&m, &c, k, 17), -EINVAL);
+	cr_assert_eq(nkv_kvmap_insert(&m, NULL, 17, V(1), NULL), -EINVAL);
+	cr_assert_eq(nkv_kvmap_seek(&m, &c, NULL, 17), -EINVAL);
 	cr_assert_eq(m.count, 0);
 	cr_assert_eq(nkv_kvmap_insert(&m, k, 3, V(7), NULL), 0);
 	cr_assert_null(nkv_kvmap_find(&m, k, 0));
@@ -222,12 +222,14 @@ Test(kvmap, delete_all_shrinks)
 
 /*
  * Keys from a pool built so prefixes abound: short keys over a 3-symbol
- * alphabet including 0x00 and 0xff, plus extensions of earlier keys.
+ * alphabet including 0x00 and 0xff, plus extensions of earlier keys, up
+ * to maxlen bytes (over 16: long keys sharing their first 16 bytes, and
+ * short keys that are their prefixes).
  */
 #define POOL 3000u
 static struct ref_ent pool[POOL];
 
-static void make_pool(uint64_t *s)
+static void make_pool_len(uint64_t *s, unsigned maxlen)
 {
 	static const uint8_t sym[] = { 0x00, 'a', 0xff };
 	unsigned i, j;
@@ -242,16 +244,21 @@ static void make_pool(uint64_t *s)
 			const struct ref_ent *q = &pool[(r >> 8) % i];
 
 			*p = *q;
-			if (q->len < NKV_KEY_INLINE_MAX && (r & 4))
+			if (q->len < maxlen && (r & 4))
 				p->k[p->len++] = sym[(r >> 40) % 3];
 			else if (q->len > 1)
 				p->len = (uint8_t)(1 + (r >> 40) % (q->len - 1));
 		} else {
-			p->len = (uint8_t)(1 + (r >> 4) % 16);
+			p->len = (uint8_t)(1 + (r >> 4) % maxlen);
 			for (j = 0; j < p->len; j++)
 				p->k[j] = sym[(splitmix(s) >> 20) % 3];
 		}
 	}
+}
+
+static void make_pool(uint64_t *s)
+{
+	make_pool_len(s, NKV_KEY_INLINE_MAX);
 }
 
 static void ref_insert(struct ref *r, const struct ref_ent *k, uintptr_t v)
@@ -342,7 +349,7 @@ Test(kvmap, cmp_matches_reference)
 	}
 }
 
-Test(kvmap, model_check_random, .timeout = 60)
+static void model_check(unsigned maxlen)
 {
 	struct nkv_kvmap m;
 	struct ref r = { calloc(POOL, sizeof(struct ref_ent)), 0 };
@@ -350,7 +357,7 @@ Test(kvmap, model_check_random, .timeout = 60)
 	unsigned step, ops = 60000, peak_h = 0;
 
 	cr_assert_not_null(r.e);
-	make_pool(&s);
+	make_pool_len(&s, maxlen);
 	nkv_kvmap_init(&m);
 	for (step = 0; step < ops; step++) {
 		model_step(&m, &r, &s, step);
@@ -366,6 +373,137 @@ Test(kvmap, model_check_random, .timeout = 60)
 	check_walk(&m, &r, NULL, (unsigned)r.n + 1);
 	nkv_kvmap_fini(&m, NULL);
 	free(r.e);
+}
+
+Test(kvmap, model_check_random, .timeout = 60)
+{
+	model_check(NKV_KEY_INLINE_MAX);
+}
+
+/* Keys to 40 bytes: the order past byte 16, separators that share a
+ * long key's bytes while it is deleted and reinserted (ASan sees a
+ * count gone wrong as a use after free or a leak). */
+Test(kvmap, model_check_long_keys, .timeout = 60)
+{
+	model_check(40);
+}
+
+Test(kvmap, cmp_matches_reference_long)
+{
+	uint64_t s = 7;
+	unsigned i;
+
+	make_pool_len(&s, NKV_KEY_MAX);
+	for (i = 0; i < 100000; i++) {
+		const struct ref_ent *a = &pool[splitmix(&s) % POOL], *b = &pool[splitmix(&s) % POOL];
+
+		cr_assert_eq(sign(nkv_kvmap_cmp(a->k, a->len, b->k, b->len)),
+			     ref_cmp(a->k, a->len, b->k, b->len));
+	}
+}
+
+/* A 255-byte key of pattern p whose last byte is b. */
+static void long_key(uint8_t k[NKV_KEY_MAX], uint8_t p, uint8_t b)
+{
+	memset(k, p, NKV_KEY_MAX);
+	k[NKV_KEY_MAX - 1] = b;
+}
+
+Test(kvmap, long_keys_order_delete_list)
+{
+	struct nkv_kvmap m;
+	struct nkv_kvmap_cursor c;
+	uint8_t k[NKV_KEY_MAX], k2[NKV_KEY_MAX];
+	unsigned i;
+	int more;
+
+	nkv_kvmap_init(&m);
+	/* 16 bytes of 'x', then keys differing only at byte 254 or in
+	 * length: 16 < 17 < 32 < 254 < 255 (with last bytes 1 < 2). */
+	long_key(k, 'x', 1);
+	cr_assert_eq(nkv_kvmap_insert(&m, k, 16, V(16), NULL), 0);
+	cr_assert_eq(nkv_kvmap_insert(&m, k, 255, V(2551), NULL), 0);
+	cr_assert_eq(nkv_kvmap_insert(&m, k, 32, V(32), NULL), 0);
+	cr_assert_eq(nkv_kvmap_insert(&m, k, 17, V(17), NULL), 0);
+	cr_assert_eq(nkv_kvmap_insert(&m, k, 254, V(254), NULL), 0);
+	long_key(k2, 'x', 2);
+	cr_assert_eq(nkv_kvmap_insert(&m, k2, 255, V(2552), NULL), 0);
+	cr_assert_eq(m.count, 6);
+	cr_assert_eq(nkv_kvmap_find(&m, k, 255), V(2551));
+	cr_assert_eq(nkv_kvmap_find(&m, k2, 255), V(2552));
+	cr_assert_eq(nkv_kvmap_find(&m, k2, 254), V(254), "the same 254 bytes: the same key");
+	{
+		static const uintptr_t want[] = { 16, 17, 32, 254, 2551, 2552 };
+
+		for (i = 0, more = nkv_kvmap_seek(&m, &c, NULL, 0); more > 0;
+		     more = nkv_kvmap_next(&c), i++) {
+			cr_assert_lt(i, 6);
+			cr_assert_eq(c.val, V(want[i]), "position %u", i);
+		}
+		cr_assert_eq(i, 6);
+	}
+	/* List from a long start key: itself first, then the larger. */
+	cr_assert_eq(nkv_kvmap_seek(&m, &c, k, 254), 1);
+	cr_assert_eq(c.klen, 254);
+	cr_assert_eq(memcmp(c.key, k, 254), 0, "the cursor holds the whole long key");
+	cr_assert_eq(nkv_kvmap_next(&c), 1);
+	cr_assert_eq(c.klen, 255);
+	cr_assert_eq(memcmp(c.key, k, 255), 0);
+	/* A start key between two long keys (k with byte 254 = 0x01, then
+	 * 0x00 appended... i.e. k[0..254] + nothing: 255 bytes ending 0x01
+	 * sorts before k2's 0x02). */
+	k[NKV_KEY_MAX - 1] = 0x01;
+	cr_assert_eq(nkv_kvmap_seek(&m, &c, k, 255), 1);
+	cr_assert_eq(c.val, V(2551));
+	k[NKV_KEY_MAX - 1] = 0x02;
+	cr_assert_eq(nkv_kvmap_seek(&m, &c, k, 255), 1);
+	cr_assert_eq(c.val, V(2552));
+	k[NKV_KEY_MAX - 1] = 0x03;
+	cr_assert_eq(nkv_kvmap_seek(&m, &c, k, 255), 0, "past the last key");
+	/* Replace keeps one copy; delete each; a cursor over a deleted key
+	 * re-seeks by its copy. */
+	long_key(k, 'x', 1);
+	cr_assert_eq(nkv_kvmap_insert(&m, k, 255, V(9), NULL), 1);
+	cr_assert_eq(nkv_kvmap_seek(&m, &c, k, 32), 1);
+	cr_assert_eq(nkv_kvmap_delete(&m, k, 32), V(32));
+	cr_assert_eq(nkv_kvmap_next(&c), 1);
+	cr_assert_eq(c.val, V(254), "the next key after the deleted one");
+	cr_assert_eq(nkv_kvmap_delete(&m, k, 255), V(9));
+	cr_assert_eq(nkv_kvmap_delete(&m, k2, 255), V(2552));
+	cr_assert_null(nkv_kvmap_delete(&m, k, 255));
+	cr_assert_eq(m.count, 3);
+	cr_assert_eq(nkv_kvmap_check(&m), 0);
+	nkv_kvmap_fini(&m, NULL);
+}
+
+/* Many long keys, all alike in their first 16 bytes: the tree splits
+ * and merges on bytes 16.. alone; fini frees every copy (ASan: leaks). */
+Test(kvmap, many_long_keys_one_prefix)
+{
+	struct nkv_kvmap m;
+	struct nkv_kvmap_cursor c;
+	uint8_t k[NKV_KEY_MAX];
+	unsigned i, n = 5000, seen = 0;
+	int more;
+
+	nkv_kvmap_init(&m);
+	memset(k, 'p', sizeof(k));
+	for (i = 0; i < n; i++) {
+		k[40] = (uint8_t)(i >> 8);
+		k[41] = (uint8_t)i;
+		cr_assert_eq(nkv_kvmap_insert(&m, k, 42 + i % 23, V(i + 1), NULL), 0, "key %u", i);
+	}
+	cr_assert_eq(nkv_kvmap_check(&m), 0);
+	for (more = nkv_kvmap_seek(&m, &c, NULL, 0); more > 0; more = nkv_kvmap_next(&c))
+		seen++;
+	cr_assert_eq(seen, m.count);
+	for (i = 0; i < n; i += 3) {
+		k[40] = (uint8_t)(i >> 8);
+		k[41] = (uint8_t)i;
+		cr_assert_eq(nkv_kvmap_delete(&m, k, 42 + i % 23), V(i + 1));
+	}
+	cr_assert_eq(nkv_kvmap_check(&m), 0);
+	nkv_kvmap_fini(&m, NULL);
 }
 
 static void big_key(uint64_t i, uint8_t k[NKV_KEY_INLINE_MAX])

@@ -2,8 +2,8 @@
 /*
  * kvmap.c - the ordered key map (see kvmap.h) as a B+ tree.
  *
- * Why a B+ tree: keys are at most 16 bytes, so a node of 32 keys is a few
- * cache lines that a binary search walks with ~5 compares; a million keys
+ * Why a B+ tree: a key's first 16 bytes sit in the node (longer keys
+ * point at the rest), so a node of 32 keys is a few cache lines that a binary search walks with ~5 compares; a million keys
  * sit under 4-5 levels (a red-black tree would chase ~20 pointers, each a
  * likely cache miss, and a skip list more). Values live only in the
  * leaves, which are chained left to right, so List is a seek plus a walk
@@ -38,10 +38,24 @@
  * decide), so a lookup's ~15 compares are integer compares: as bytes
  * they were memcmp calls, about half of the mem backend's time beside
  * its value copies.
+ *
+ * A key over 16 bytes also points at all its bytes (b): when both keys
+ * are that long and their first 16 bytes are equal, bytes 16.. decide
+ * before the length. A key of 16 bytes or less never looks there, so it
+ * pays one branch. A stored long key's bytes are one allocation with a
+ * reference count (struct nkv_kvmap_long), shared by the leaf entry and
+ * any separators copied from it, freed when the last one goes; a probe's
+ * b is the caller's bytes and never counted.
  */
 struct nkv_kvmap_key {
 	uint64_t hi, lo;
+	const uint8_t *b;	/* len > 16: the whole key; else NULL */
 	uint8_t len;
+};
+
+struct nkv_kvmap_long {
+	uint64_t ref;		/* the leaf entry and separators holding it */
+	uint8_t b[];
 };
 
 struct nkv_kvmap_leaf {
@@ -57,12 +71,27 @@ struct nkv_kvmap_inner {
 	void *child[NKV_KVMAP_FAN];	/* leaves at level 1, inner nodes above */
 };
 
+/* Bytes one long key's allocation takes, with malloc's header. */
+static size_t nkv_kvmap_long_alloc(size_t klen)
+{
+	return (sizeof(struct nkv_kvmap_long) + klen + 16 + 15) & ~(size_t)15;
+}
+
 size_t nkv_kvmap_key_bytes(void)
 {
 	size_t leaf = sizeof(struct nkv_kvmap_leaf) + 16, inner = sizeof(struct nkv_kvmap_inner) + 16;
+	/* A separator may keep a deleted long key's bytes alive: at most
+	 * one per separator, fewer than one separator per MIN - 1 keys. */
+	size_t stale = nkv_kvmap_long_alloc(NKV_KEY_MAX);
 
 	return (leaf + NKV_KVMAP_MIN - 1) / NKV_KVMAP_MIN +
-	       (inner + NKV_KVMAP_MIN * NKV_KVMAP_MIN - 1) / (NKV_KVMAP_MIN * NKV_KVMAP_MIN);
+	       (inner + NKV_KVMAP_MIN * NKV_KVMAP_MIN - 1) / (NKV_KVMAP_MIN * NKV_KVMAP_MIN) +
+	       (stale + NKV_KVMAP_MIN - 2) / (NKV_KVMAP_MIN - 1);
+}
+
+size_t nkv_kvmap_long_bytes(size_t klen)
+{
+	return klen > NKV_KEY_INLINE_MAX ? nkv_kvmap_long_alloc(klen) : 0;
 }
 
 int nkv_kvmap_cmp(const uint8_t *a, uint8_t al, const uint8_t *b, uint8_t bl)
@@ -92,22 +121,64 @@ static void nkv_kvmap_put_be64(uint8_t *p, uint64_t v)
 	memcpy(p, &v, sizeof(v));
 }
 
+/* A probe for the key (its bytes stay the caller's). */
 static struct nkv_kvmap_key nkv_kvmap_key_of(const uint8_t *k, uint8_t kl)
 {
 	uint8_t b[NKV_KEY_INLINE_MAX] = { 0 };
 	struct nkv_kvmap_key p;
 
 	if (kl)
-		memcpy(b, k, kl);
+		memcpy(b, k, kl < NKV_KEY_INLINE_MAX ? kl : NKV_KEY_INLINE_MAX);
 	p.hi = nkv_kvmap_be64(b);
 	p.lo = nkv_kvmap_be64(b + 8);
+	p.b = kl > NKV_KEY_INLINE_MAX ? k : NULL;
 	p.len = kl;
 	return p;
 }
 
-/* The key's bytes, zero-padded to NKV_KEY_INLINE_MAX. */
-static void nkv_kvmap_key_bytes_of(const struct nkv_kvmap_key *k, uint8_t b[NKV_KEY_INLINE_MAX])
+static struct nkv_kvmap_long *nkv_kvmap_long_of(const struct nkv_kvmap_key *k)
 {
+	return (struct nkv_kvmap_long *)(k->b - offsetof(struct nkv_kvmap_long, b));
+}
+
+/* One more holder of a stored key's bytes (a separator copied from it). */
+static void nkv_kvmap_ref(const struct nkv_kvmap_key *k)
+{
+	if (k->b)
+		nkv_kvmap_long_of(k)->ref++;
+}
+
+/* One holder fewer; the last frees the bytes. */
+static void nkv_kvmap_unref(const struct nkv_kvmap_key *k)
+{
+	if (k->b && !--nkv_kvmap_long_of(k)->ref)
+		free(nkv_kvmap_long_of(k));
+}
+
+/* Make probe p a stored key: a long key's bytes copied into a counted
+ * allocation. 0 or -ENOMEM. */
+static int nkv_kvmap_own(struct nkv_kvmap_key *p)
+{
+	struct nkv_kvmap_long *x;
+
+	if (!p->b)
+		return 0;
+	x = malloc(sizeof(*x) + p->len);
+	if (!x)
+		return -ENOMEM;
+	x->ref = 1;
+	memcpy(x->b, p->b, p->len);
+	p->b = x->b;
+	return 0;
+}
+
+/* The key's bytes (zero-padded to NKV_KEY_INLINE_MAX when shorter). */
+static void nkv_kvmap_key_bytes_of(const struct nkv_kvmap_key *k, uint8_t b[NKV_KEY_MAX])
+{
+	if (k->b) {
+		memcpy(b, k->b, k->len);
+		return;
+	}
 	nkv_kvmap_put_be64(b, k->hi);
 	nkv_kvmap_put_be64(b + 8, k->lo);
 }
@@ -119,6 +190,13 @@ static int nkv_kvmap_pcmp(const struct nkv_kvmap_key *a, const struct nkv_kvmap_
 		return a->hi < p->hi ? -1 : 1;
 	if (a->lo != p->lo)
 		return a->lo < p->lo ? -1 : 1;
+	if (a->b && p->b) {
+		uint8_t n = (a->len < p->len ? a->len : p->len) - NKV_KEY_INLINE_MAX;
+		int r = memcmp(a->b + NKV_KEY_INLINE_MAX, p->b + NKV_KEY_INLINE_MAX, n);
+
+		if (r)
+			return r;
+	}
 	return (int)a->len - (int)p->len;
 }
 
@@ -126,7 +204,7 @@ static int nkv_kvmap_pcmp(const struct nkv_kvmap_key *a, const struct nkv_kvmap_
  * order than the one lookups take. */
 static int nkv_kvmap_kcmp(const struct nkv_kvmap_key *a, const struct nkv_kvmap_key *b)
 {
-	uint8_t x[NKV_KEY_INLINE_MAX], y[NKV_KEY_INLINE_MAX];
+	uint8_t x[NKV_KEY_MAX], y[NKV_KEY_MAX];
 
 	nkv_kvmap_key_bytes_of(a, x);
 	nkv_kvmap_key_bytes_of(b, y);
@@ -198,13 +276,18 @@ static void nkv_kvmap_free_node(void *node, unsigned level, void (*free_val)(voi
 	if (!level) {
 		struct nkv_kvmap_leaf *l = node;
 
-		for (i = 0; free_val && i < l->n; i++)
-			free_val(l->val[i]);
+		for (i = 0; i < l->n; i++) {
+			nkv_kvmap_unref(&l->key[i]);
+			if (free_val)
+				free_val(l->val[i]);
+		}
 	} else {
 		struct nkv_kvmap_inner *in = node;
 
 		for (i = 0; i < in->n; i++)
 			nkv_kvmap_free_node(in->child[i], level - 1, free_val);
+		for (i = 0; i + 1 < in->n; i++)
+			nkv_kvmap_unref(&in->key[i]);
 	}
 	free(node);
 }
@@ -222,7 +305,7 @@ void **nkv_kvmap_slot(struct nkv_kvmap *m, const uint8_t *key, uint8_t klen)
 	struct nkv_kvmap_leaf *l;
 	unsigned i;
 
-	if (!m->root || !key || !klen || klen > NKV_KEY_INLINE_MAX)
+	if (!m->root || !key || !klen)
 		return NULL;
 	p = nkv_kvmap_key_of(key, klen);
 	l = (struct nkv_kvmap_leaf *)nkv_kvmap_descend(m, &p);
@@ -258,6 +341,7 @@ static int nkv_kvmap_split(struct nkv_kvmap_inner *in, unsigned c, unsigned leve
 		r->next = l->next;
 		l->next = r;
 		sep = r->key[0];
+		nkv_kvmap_ref(&sep);	/* the separator shares the leaf key's bytes */
 		right = r;
 	} else {
 		struct nkv_kvmap_inner *l = in->child[c], *r = calloc(1, sizeof(*r));
@@ -307,6 +391,7 @@ static int nkv_kvmap_leaf_put(struct nkv_kvmap *m, struct nkv_kvmap_leaf *l,
 		if (old)
 			*old = l->val[i];
 		l->val[i] = val;
+		nkv_kvmap_unref(p);	/* the stored key's bytes stay */
 		return 1;
 	}
 	memmove(&l->key[i + 1], &l->key[i], (l->n - i) * sizeof(l->key[0]));
@@ -325,25 +410,29 @@ int nkv_kvmap_insert(struct nkv_kvmap *m, const uint8_t *key, uint8_t klen, void
 	void *node;
 	unsigned h;
 
-	if (!key || !klen || klen > NKV_KEY_INLINE_MAX || !val)
+	if (!key || !klen || !val)
 		return -EINVAL;
 	p = nkv_kvmap_key_of(key, klen);
-	m->gen++;	/* even a split alone moves entries under cursors */
-	if (!m->root) {
-		m->root = calloc(1, sizeof(struct nkv_kvmap_leaf));
-		if (!m->root)
-			return -ENOMEM;
-	}
-	if (nkv_kvmap_n(m->root, m->height) == NKV_KVMAP_FAN && nkv_kvmap_grow(m))
+	if (nkv_kvmap_own(&p))
 		return -ENOMEM;
+	m->gen++;	/* even a split alone moves entries under cursors */
+	if (!m->root)
+		m->root = calloc(1, sizeof(struct nkv_kvmap_leaf));
+	if (!m->root ||
+	    (nkv_kvmap_n(m->root, m->height) == NKV_KVMAP_FAN && nkv_kvmap_grow(m))) {
+		nkv_kvmap_unref(&p);
+		return -ENOMEM;
+	}
 	node = m->root;
 	for (h = m->height; h; h--) {
 		struct nkv_kvmap_inner *in = node;
 		unsigned c = nkv_kvmap_child(in, &p);
 
 		if (nkv_kvmap_n(in->child[c], h - 1) == NKV_KVMAP_FAN) {
-			if (nkv_kvmap_split(in, c, h - 1))
+			if (nkv_kvmap_split(in, c, h - 1)) {
+				nkv_kvmap_unref(&p);
 				return -ENOMEM;
+			}
 			if (nkv_kvmap_pcmp(&in->key[c], &p) <= 0)
 				c++;
 		}
@@ -366,7 +455,9 @@ static void nkv_kvmap_borrow_left(struct nkv_kvmap_inner *p, unsigned c, unsigne
 		x->val[0] = l->val[l->n - 1];
 		l->n--;
 		x->n++;
+		nkv_kvmap_unref(&p->key[c - 1]);
 		p->key[c - 1] = x->key[0];
+		nkv_kvmap_ref(&p->key[c - 1]);
 	} else {
 		struct nkv_kvmap_inner *l = p->child[c - 1], *x = p->child[c];
 
@@ -392,7 +483,9 @@ static void nkv_kvmap_borrow_right(struct nkv_kvmap_inner *p, unsigned c, unsign
 		r->n--;
 		memmove(&r->key[0], &r->key[1], r->n * sizeof(r->key[0]));
 		memmove(&r->val[0], &r->val[1], r->n * sizeof(r->val[0]));
+		nkv_kvmap_unref(&p->key[c]);
 		p->key[c] = r->key[0];
+		nkv_kvmap_ref(&p->key[c]);
 	} else {
 		struct nkv_kvmap_inner *x = p->child[c], *r = p->child[c + 1];
 
@@ -417,6 +510,7 @@ static void nkv_kvmap_merge(struct nkv_kvmap_inner *p, unsigned i, unsigned leve
 		l->n += r->n;
 		l->next = r->next;
 		free(r);
+		nkv_kvmap_unref(&p->key[i]);	/* the separator between them goes */
 	} else {
 		struct nkv_kvmap_inner *l = p->child[i], *r = p->child[i + 1];
 
@@ -457,7 +551,7 @@ void *nkv_kvmap_delete(struct nkv_kvmap *m, const uint8_t *key, uint8_t klen)
 	void *node, *val;
 	unsigned h, i;
 
-	if (!m->root || !key || !klen || klen > NKV_KEY_INLINE_MAX)
+	if (!m->root || !key || !klen)
 		return NULL;
 	p = nkv_kvmap_key_of(key, klen);
 	m->gen++;
@@ -481,6 +575,7 @@ void *nkv_kvmap_delete(struct nkv_kvmap *m, const uint8_t *key, uint8_t klen)
 	if (i >= l->n || nkv_kvmap_pcmp(&l->key[i], &p))
 		return NULL;
 	val = l->val[i];
+	nkv_kvmap_unref(&l->key[i]);
 	l->n--;
 	memmove(&l->key[i], &l->key[i + 1], (l->n - i) * sizeof(l->key[0]));
 	memmove(&l->val[i], &l->val[i + 1], (l->n - i) * sizeof(l->val[0]));
@@ -521,7 +616,7 @@ int nkv_kvmap_seek(const struct nkv_kvmap *m, struct nkv_kvmap_cursor *c, const 
 	c->gen = m->gen;
 	c->leaf = NULL;
 	c->idx = 0;
-	if (klen > NKV_KEY_INLINE_MAX || (klen && !key)) {
+	if (klen && !key) {
 		nkv_kvmap_load(c);
 		return -EINVAL;
 	}
@@ -537,14 +632,14 @@ int nkv_kvmap_seek(const struct nkv_kvmap *m, struct nkv_kvmap_cursor *c, const 
 
 int nkv_kvmap_next(struct nkv_kvmap_cursor *c)
 {
-	uint8_t k[NKV_KEY_INLINE_MAX];
+	uint8_t k[NKV_KEY_MAX];
 	uint8_t kl = c->klen;
 
 	if (!c->leaf)
 		return 0;
 	if (c->gen != c->map->gen) {
 		/* The map changed under us: find our place again by key. */
-		memcpy(k, c->key, sizeof(k));
+		memcpy(k, c->key, kl);
 		if (nkv_kvmap_seek(c->map, c, k, kl) <= 0 || nkv_kvmap_cmp(c->key, c->klen, k, kl))
 			return c->leaf != NULL;
 	}
@@ -573,7 +668,8 @@ static int nkv_kvmap_check_leaf(const struct nkv_kvmap_leaf *l, const struct nkv
 	if (l->n > NKV_KVMAP_FAN || l->n < (root ? 1 : NKV_KVMAP_MIN))
 		return -2;
 	for (i = 0; i < l->n; i++) {
-		if (!l->key[i].len || l->key[i].len > NKV_KEY_INLINE_MAX || !l->val[i])
+		if (!l->key[i].len || !l->val[i] ||
+		    !l->key[i].b != (l->key[i].len <= NKV_KEY_INLINE_MAX))
 			return -3;
 		if (!nkv_kvmap_in_range(&l->key[i], lo, hi))
 			return -4;

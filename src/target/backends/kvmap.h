@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * kvmap.h - an ordered map from KV keys (1..16 bytes) to pointers, the
+ * kvmap.h - an ordered map from KV keys (1..255 bytes) to pointers, the
  * index behind nkv-target's mem backend.
  *
  * Order: key bytes compared with memcmp over the shorter length, a shorter
@@ -42,7 +42,7 @@ struct nkv_kvmap_cursor {
 	unsigned idx;
 	uint64_t gen;
 	uint8_t klen;
-	uint8_t key[NKV_KEY_INLINE_MAX];
+	uint8_t key[NKV_KEY_MAX];	/* the first klen bytes */
 	void *val;
 };
 
@@ -59,10 +59,11 @@ void *nkv_kvmap_find(const struct nkv_kvmap *m, const uint8_t *key, uint8_t klen
 void **nkv_kvmap_slot(struct nkv_kvmap *m, const uint8_t *key, uint8_t klen);
 
 /*
- * Insert or replace. val must not be NULL; klen 1..16.
+ * Insert or replace. val must not be NULL; klen 1..255.
  * 0: inserted; 1: replaced (*old gets the previous value when old is not
- * NULL); -EINVAL: bad key or NULL val; -ENOMEM: a node split could not be
- * allocated (the map is unchanged and still valid).
+ * NULL); -EINVAL: bad key or NULL val; -ENOMEM: a node split or a long
+ * key's copy could not be allocated (the map holds the same keys and is
+ * still valid).
  */
 int nkv_kvmap_insert(struct nkv_kvmap *m, const uint8_t *key, uint8_t klen, void *val,
 		     void **old);
@@ -81,6 +82,9 @@ int nkv_kvmap_next(struct nkv_kvmap_cursor *c);
  * least half full, so a key's share of its leaf and of the inner nodes
  * above (with their allocation headers) is bounded by this. */
 size_t nkv_kvmap_key_bytes(void);
+/* Bytes a key of klen bytes costs beyond that: 0 up to 16 bytes; a
+ * longer key's bytes are an allocation of their own. */
+size_t nkv_kvmap_long_bytes(size_t klen);
 
 /* The key order (negative, 0, positive), exported for callers and tests. */
 int nkv_kvmap_cmp(const uint8_t *a, uint8_t al, const uint8_t *b, uint8_t bl);

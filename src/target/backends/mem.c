@@ -62,6 +62,13 @@ uint64_t nkv_be_mem_key_cost(uint64_t len)
 	return blocks + nkv_kvmap_key_bytes();
 }
 
+/* The same for a key of klen bytes: a key over 16 bytes keeps its bytes
+ * in an allocation of the index's own. */
+static uint64_t nkv_mem_cost(uint32_t klen, uint64_t len)
+{
+	return nkv_be_mem_key_cost(len) + nkv_kvmap_long_bytes(klen);
+}
+
 /* An entry for a value of len bytes (not filled), or NULL when the
  * allocator has no room. */
 static struct nkv_mem_ent *nkv_mem_ent_get(struct nkv_be_mem *m, uint64_t len)
@@ -104,8 +111,8 @@ static uint16_t nkv_mem_store_locked(struct nkv_be_mem *m, struct nkv_be_op *op,
 {
 	void **slot = nkv_kvmap_slot(&m->map, op->key, op->klen);
 	const struct nkv_mem_ent *cur = slot ? *slot : NULL;
-	uint64_t ocost = cur ? nkv_be_mem_key_cost(cur->size) : 0;
-	uint64_t cost = nkv_be_mem_key_cost(op->len);
+	uint64_t ocost = cur ? nkv_mem_cost(op->klen, cur->size) : 0;
+	uint64_t cost = nkv_mem_cost(op->klen, op->len);
 
 	if ((op->options & NKV_STORE_MUST_EXIST) && !cur)
 		return nkv_mem_st(NKV_SC_KV_KEY_NOT_EXISTS);
@@ -170,7 +177,7 @@ static uint16_t nkv_mem_delete(struct nkv_be_mem *m, struct nkv_be_op *op)
 	pthread_rwlock_wrlock(&m->lock);
 	e = nkv_kvmap_delete(&m->map, op->key, op->klen);
 	if (e)
-		m->bytes -= nkv_be_mem_key_cost(e->size);
+		m->bytes -= nkv_mem_cost(op->klen, e->size);
 	pthread_rwlock_unlock(&m->lock);
 	if (!e)
 		return nkv_mem_st(NKV_SC_KV_KEY_NOT_EXISTS);

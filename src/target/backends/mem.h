@@ -2,7 +2,7 @@
 /*
  * mem.h - nkv-target's embedded memory backend.
  *
- * KV flavour: a map of keys (1..16 bytes) to values, kept sorted by key
+ * KV flavour: a map of keys (1..255 bytes) to values, kept sorted by key
  * bytes, a shorter key first when one is a prefix of the other (plain
  * lexicographic order over (bytes, length)). List walks that order and
  * seeks its start key in a B+ tree (kvmap.h). Capacity counts what each
@@ -36,10 +36,11 @@
 
 #include "target/core/backend.h"
 
-/* Bytes a KV key whose value is len bytes is charged against capacity
- * (and reported as used): the blocks its header and value take in the
- * namespace's allocator, exactly, plus the key's bounded share of the
- * index. */
+/* Bytes a KV key (of up to 16 bytes) whose value is len bytes is charged
+ * against capacity (and reported as used): the blocks its header and
+ * value take in the namespace's allocator, exactly, plus the key's
+ * bounded share of the index. A longer key costs nkv_kvmap_long_bytes()
+ * more (kvmap.h). */
 uint64_t nkv_be_mem_key_cost(uint64_t len);
 
 #endif /* NKV_TGT_BACKENDS_MEM_H */

@@ -49,8 +49,8 @@ size_t nkv_rados_key_to_oid(const uint8_t *key, uint32_t klen, char *buf)
 	static const char hex[] = "0123456789abcdef";
 	uint32_t i;
 
-	if (klen > NKV_KEY_INLINE_MAX)
-		klen = NKV_KEY_INLINE_MAX;
+	if (klen > NKV_KEY_MAX)
+		klen = NKV_KEY_MAX;
 	for (i = 0; i < klen; i++) {
 		buf[2 * i] = hex[key[i] >> 4];
 		buf[2 * i + 1] = hex[key[i] & 0xf];
@@ -68,11 +68,11 @@ static int nkv_rados_nibble(char c)
 	return -1;	/* uppercase too: only one spelling maps to a key */
 }
 
-int nkv_rados_oid_to_key(const char *oid, size_t len, uint8_t key[NKV_KEY_INLINE_MAX])
+int nkv_rados_oid_to_key(const char *oid, size_t len, uint8_t key[NKV_KEY_MAX])
 {
 	size_t i;
 
-	if (len < 2 || len > 2 * NKV_KEY_INLINE_MAX || (len & 1))
+	if (len < 2 || len > 2 * NKV_KEY_MAX || (len & 1))
 		return -1;
 	for (i = 0; i < len / 2; i++) {
 		int hi = nkv_rados_nibble(oid[2 * i]);

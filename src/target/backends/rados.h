@@ -25,12 +25,14 @@
 
 #include "target/core/backend.h"
 
-/* Object name of a key: lowercase hex, NUL terminated; buf holds 33 bytes.
+/* Object name of a key: lowercase hex, NUL terminated; buf holds
+ * 2 * NKV_KEY_MAX + 1 (511) bytes.
  * Returns the name's length (2 * klen). */
 size_t nkv_rados_key_to_oid(const uint8_t *key, uint32_t klen, char *buf);
 
-/* Key of an object name: 1..16 bytes of lowercase hex, else -1. */
-int nkv_rados_oid_to_key(const char *oid, size_t len, uint8_t key[NKV_KEY_INLINE_MAX]);
+/* Key of an object name: 1..255 bytes of lowercase hex (2..510
+ * characters), else -1. */
+int nkv_rados_oid_to_key(const char *oid, size_t len, uint8_t key[NKV_KEY_MAX]);
 
 /* RADOS' placement hash of an object in a namespace (rjenkins, the pool
  * default): what orders List. Exposed for the tests. */

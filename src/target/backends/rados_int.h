@@ -51,7 +51,7 @@ struct nkv_be_rados {
 	/* List resume points; touched by the lister thread only. */
 	struct {
 		uint8_t klen;
-		uint8_t key[NKV_KEY_INLINE_MAX];
+		uint8_t key[NKV_KEY_MAX];
 		rados_object_list_cursor cur;
 		uint64_t used;
 	} cursors[NKV_RADOS_CURSORS];
@@ -68,7 +68,7 @@ struct nkv_rados_req {
 	rados_completion_t comp;
 	rados_write_op_t wop;
 	rados_read_op_t rop;
-	char oid[2 * NKV_KEY_INLINE_MAX + 1];
+	char oid[2 * NKV_KEY_MAX + 1];
 	char *bounce;		/* the value, when the client's buffer is not direct */
 	size_t bytes_read;
 	int read_rv;

@@ -68,12 +68,12 @@ static uint32_t nkv_rjenkins(const uint8_t *k, size_t length)
 uint32_t nkv_rados_obj_hash(const char *ns, const char *oid, size_t len)
 {
 	/* A namespaced object hashes as "ns" 0x1f "name" (pg_pool_t::hash_key). */
-	uint8_t buf[256 + 2 * NKV_KEY_INLINE_MAX + 1];
+	uint8_t buf[256 + 2 * NKV_KEY_MAX + 1];
 	size_t nl = ns ? strlen(ns) : 0;
 
 	if (!nl)
 		return nkv_rjenkins((const uint8_t *)oid, len);
-	if (nl > 256 || len > 2 * NKV_KEY_INLINE_MAX)
+	if (nl > 256 || len > 2 * NKV_KEY_MAX)
 		return 0;
 	memcpy(buf, ns, nl);
 	buf[nl] = 0x1f;
@@ -93,7 +93,7 @@ static uint32_t nkv_rados_rev32(uint32_t x)
 
 struct nkv_rados_pos {
 	uint32_t rhash;
-	char oid[2 * NKV_KEY_INLINE_MAX + 1];
+	char oid[2 * NKV_KEY_MAX + 1];
 	size_t len;
 };
 
@@ -126,7 +126,7 @@ struct nkv_rados_list_out {
 	struct nkv_be_op *op;
 	uint64_t used;
 	uint32_t count;
-	uint8_t last_key[NKV_KEY_INLINE_MAX];
+	uint8_t last_key[NKV_KEY_MAX];
 	uint8_t last_klen;
 };
 
@@ -190,7 +190,7 @@ static int nkv_rados_list_batch(struct nkv_be_rados *rb, rados_object_list_curso
 	rados_object_list_item items[NKV_RADOS_LIST_BATCH];
 	rados_object_list_cursor next = NULL;
 	struct nkv_rados_pos p;
-	uint8_t key[NKV_KEY_INLINE_MAX];
+	uint8_t key[NKV_KEY_MAX];
 	int n, i, klen, rv = 0;
 	bool full = false;
 
@@ -206,7 +206,7 @@ static int nkv_rados_list_batch(struct nkv_be_rados *rb, rados_object_list_curso
 	for (i = 0; i < n; i++) {
 		klen = nkv_rados_oid_to_key(items[i].oid, items[i].oid_length, key);
 		if (klen < 0)
-			continue;	/* not ours: not hex of 1..16 bytes */
+			continue;	/* not ours: not hex of 1..255 bytes */
 		if (after) {
 			nkv_rados_pos_of(rb, items[i].oid, items[i].oid_length, &p);
 			if (nkv_rados_pos_cmp(&p, after) <= 0)
@@ -239,7 +239,7 @@ static int nkv_rados_list_batch(struct nkv_be_rados *rb, rados_object_list_curso
 /* Entries that surely fit: sized for the longest key; else a probe of one. */
 static size_t nkv_rados_list_room(const struct nkv_rados_list_out *o)
 {
-	uint64_t n = (o->op->len - o->used) / nkv_list_entry_size(NKV_KEY_INLINE_MAX);
+	uint64_t n = (o->op->len - o->used) / nkv_list_entry_size(NKV_KEY_MAX);
 
 	if (!n && o->op->len - o->used >= nkv_list_entry_size(1))
 		n = 1;
@@ -282,7 +282,7 @@ static int nkv_rados_list(struct nkv_be_rados *rb, struct nkv_be_op *op)
 	struct nkv_rados_list_out o = { .op = op, .used = NKV_LIST_HDR_SIZE };
 	struct nkv_rados_pos after, *ap = NULL;
 	rados_object_list_cursor cur;
-	char oid[2 * NKV_KEY_INLINE_MAX + 1];
+	char oid[2 * NKV_KEY_MAX + 1];
 	int slot;
 
 	slot = op->klen ? nkv_rados_cursor_find(rb, op) : -1;

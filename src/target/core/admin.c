@@ -34,7 +34,7 @@ static int nkv_tgt_reply_zeros(struct nkv_tgt_cmd *cmd, uint64_t off, uint64_t l
 static uint16_t nkv_tgt_reply(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 			      const void *buf, uint64_t blen, uint64_t len)
 {
-	int st = nkv_tgt_cmd_prps(c, cmd, len, NKV_DMA_WRITE);
+	int st = nkv_tgt_cmd_dptr(c, cmd, len, NKV_DMA_WRITE, 0);
 
 	if (st)
 		return (uint16_t)st;
@@ -78,6 +78,9 @@ static void nkv_tgt_id_ctrl(struct nkv_tgt_ctrl *c, struct nkv_id_ctrl *id)
 	id->ver = NKV_VS(2, 0, 0);
 	id->ctratt = 0;		/* none of the optional attributes */
 	id->cntrltype = 1;	/* I/O controller */
+	/* SGLs of byte-aligned Data Blocks, Segments and Last Segments,
+	 * describing the transfer or more. */
+	id->sgls = NKV_SGLS_SUPPORTED | NKV_SGLS_LONGER_THAN_DATA;
 	id->acl = 3;		/* Abort limit 4 (0's based) */
 	id->elpe = NKV_TGT_ERRLOG - 1;
 	id->sqes = 0x66;
@@ -110,7 +113,7 @@ static void nkv_tgt_id_ns_kv(struct nkv_tgt_ctrl *c, uint32_t nsid,
 	id->nsze = be->capacity;
 	id->nuse = be->ops->bytes_used(be);
 	id->nkvf = 0;		/* one KV format */
-	id->kvf[0].kml = NKV_KEY_INLINE_MAX;
+	id->kvf[0].kml = NKV_KEY_MAX;	/* 17..255 bytes in head form */
 	id->kvf[0].mvl = be->max_value;
 	id->kvf[0].mnk = be->max_keys;
 	nkv_tgt_ns_guid(c, nsid, id->nguid);

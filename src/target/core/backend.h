@@ -28,8 +28,9 @@ struct nkv_be;
 /* One operation. Filled by the core; the backend writes status and dw0. */
 struct nkv_be_op {
 	uint8_t opc;		/* NKV_KV_* on a KV namespace, NKV_NVM_* on an NVM one */
-	uint8_t klen;		/* 1..16 (0 only for List: from the beginning) */
-	uint8_t key[NKV_KEY_INLINE_MAX];	/* unused bytes are zero */
+	uint8_t klen;		/* 1..255 (0 only for List: from the beginning) */
+	uint8_t key[NKV_KEY_MAX];	/* unused bytes are zero; the same key
+					 * whether it came inline or in head form */
 	uint32_t options;	/* CDW11 bits as sent (NKV_STORE_*) */
 	/*
 	 * Bytes of data: Store = the value (1..max_value); Retrieve = the
@@ -62,7 +63,7 @@ uint16_t nkv_be_copy_in(struct nkv_be_op *op, void *dst, uint64_t len);
 uint16_t nkv_be_copy_out(struct nkv_be_op *op, const void *src, uint64_t len);
 
 /*
- * Append one whole List entry for key (klen 1..16). 0, 1 when the entry
+ * Append one whole List entry for key (klen 1..255). 0, 1 when the entry
  * does not fit (the List ends there), or -EFAULT when a page of the
  * client's vanished (the List ends; the core answers Data Transfer
  * Error). The core writes the payload's header and sets DW0 to the

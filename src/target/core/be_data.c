@@ -45,10 +45,10 @@ uint16_t nkv_be_copy_out(struct nkv_be_op *op, const void *src, uint64_t len)
 int nkv_be_list_add(struct nkv_be_op *op, const uint8_t *key, uint32_t klen)
 {
 	struct nkv_tgt_cmd *cmd = nkv_tgt_op_cmd(op);
-	uint8_t e[NKV_LIST_HDR_SIZE + NKV_KEY_INLINE_MAX];	/* the longest entry */
+	uint8_t e[(2u + NKV_KEY_MAX + 3u) & ~3u];	/* nkv_list_entry_size(NKV_KEY_MAX) */
 	uint32_t sz = nkv_list_entry_size(klen);
 
-	if (!klen || klen > NKV_KEY_INLINE_MAX)
+	if (!klen || klen > NKV_KEY_MAX)
 		return -EINVAL;
 	if (sz > op->len - cmd->produced)
 		return 1;

@@ -201,11 +201,19 @@ void nkv_tgt_complete(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd);
 void nkv_tgt_mem_lost(struct nkv_tgt_ctrl *c);
 
 /* xfer.c: the command's data between the client and its segments. */
-/* Resolve the data pointer (len bytes) into cmd->iov; data in message-only
- * memory comes in now (NKV_DMA_READ) or goes out at completion. 0 or an
- * NVMe status. */
-int nkv_tgt_cmd_prps(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
-		     uint64_t len, uint32_t prot);
+/* Resolve the data pointer (PRPs or an SGL, len bytes) into cmd->iov;
+ * the first rd_head bytes (a key head) need read access whatever prot
+ * says; data in message-only memory comes in now (NKV_DMA_READ) or goes
+ * out at completion. 0 or an NVMe status. */
+int nkv_tgt_cmd_dptr(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
+		     uint64_t len, uint32_t prot, uint64_t rd_head);
+/* The first n bytes of the resolved data into dst (brought in first
+ * where they lie in message-only memory). 0 or Data Transfer Error. */
+uint16_t nkv_tgt_cmd_peek(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd, void *dst,
+			  uint64_t n);
+/* Drop the first n bytes from cmd->iov (a key head read: what follows
+ * is the backend's data, from offset 0). */
+void nkv_tgt_cmd_skip(struct nkv_tgt_cmd *cmd, uint64_t n);
 /* Send the cmd->produced bytes that lie in message-only memory to the
  * client (once; nothing when none do). 0 or Data Transfer Error. */
 uint16_t nkv_tgt_xfer_out(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd);

@@ -174,7 +174,7 @@ void *nkv_dma_ptr(struct nkv_dma *dma, uint64_t iova, uint64_t len,
 	return nkv_dma_ptr_stable(dma, iova, len, prot, &stable);
 }
 
-/* State of one PRP walk. */
+/* State of one walk (PRPs or an SGL). */
 struct nkv_prp_walk {
 	struct nkv_dma *dma;
 	uint32_t ps;
@@ -183,6 +183,9 @@ struct nkv_prp_walk {
 	int n;
 	uint64_t left;
 	uint32_t attr;		/* AND of the segments' region attributes */
+	uint64_t len;		/* the whole transfer */
+	int ndata;		/* SGL: Data Block descriptors seen */
+	int nlist;		/* SGL: segment lists seen */
 };
 
 static int nkv_prp_err(uint8_t sc)
@@ -214,7 +217,10 @@ static int nkv_prp_grow(struct nkv_dma_segs *s)
 static int nkv_prp_add(struct nkv_prp_walk *w, uint64_t iova, uint64_t len)
 {
 	uint32_t attr = 0;
-	uint8_t *p = nkv_dma_ptr_attr(w->dma, iova, len, w->prot, &attr);
+	/* A key head in front of the data is read even when the rest is
+	 * written: its bytes need read access too. */
+	uint32_t prot = w->prot | (w->len - w->left < w->s->rd_head ? NKV_DMA_READ : 0);
+	uint8_t *p = nkv_dma_ptr_attr(w->dma, iova, len, prot, &attr);
 
 	if (!p)
 		return nkv_prp_err(NKV_SC_DATA_XFER_ERROR);
@@ -291,7 +297,7 @@ int nkv_dma_prp_to_iov(struct nkv_dma *dma, uint64_t prp1, uint64_t prp2,
 		       uint64_t len, uint32_t page_size, uint32_t prot,
 		       struct nkv_dma_segs *segs, int *stable)
 {
-	struct nkv_prp_walk w = { dma, page_size, prot, segs, 0, len, ~0u };
+	struct nkv_prp_walk w = { dma, page_size, prot, segs, 0, len, ~0u, len, 0, 0 };
 	uint64_t off = prp1 & (page_size - 1);
 	uint64_t first;
 	int rc;
@@ -302,7 +308,9 @@ int nkv_dma_prp_to_iov(struct nkv_dma *dma, uint64_t prp1, uint64_t prp2,
 		return 0;
 	if (!page_size || (page_size & (page_size - 1)) || segs->cap < 1)
 		return nkv_prp_err(NKV_SC_INVALID_FIELD);
-	if (prp1 & 3)
+	/* PRP1 of a command in key-head form points into the head, which is
+	 * as long as its key: byte aligned (the host's slot layout). */
+	if ((prp1 & 3) && !segs->rd_head)
 		return nkv_prp_err(NKV_SC_PRP_OFFSET_INVALID);
 	first = page_size - off < len ? page_size - off : len;
 	pthread_rwlock_rdlock(&dma->lock);
@@ -313,6 +321,105 @@ int nkv_dma_prp_to_iov(struct nkv_dma *dma, uint64_t prp1, uint64_t prp2,
 		else
 			rc = nkv_prp_list(&w, prp2);
 	}
+	pthread_rwlock_unlock(&dma->lock);
+	if (stable)
+		*stable = !rc && (w.attr & NKV_DMA_STABLE);
+	return rc ? rc : w.n;
+}
+
+/* One Data Block: the bytes of it the transfer still needs (an SGL may
+ * describe more than the transfer). Every Data Block counts against the
+ * bound, so a list of empty ones cannot run long. */
+static int nkv_sgl_data(struct nkv_prp_walk *w, const struct nkv_sgl_desc *d)
+{
+	uint64_t n = d->len < w->left ? d->len : w->left;
+
+	if (++w->ndata > w->s->max)
+		return nkv_prp_err(NKV_SC_SGL_COUNT_INVALID);
+	return n ? nkv_prp_add(w, d->addr, n) : 0;
+}
+
+/* Descriptors nkv-target takes: Data Block, Segment, Last Segment, each
+ * with an address (subtype 0); no Bit Bucket, no keyed or offset forms. */
+static int nkv_sgl_type_ok(uint8_t id)
+{
+	uint32_t t = nkv_sgl_type(id);
+
+	return !nkv_sgl_subtype(id) &&
+	       (t == NKV_SGL_DATA_BLOCK || t == NKV_SGL_SEGMENT || t == NKV_SGL_LAST_SEGMENT);
+}
+
+/*
+ * Walk one segment list that @d (a Segment or Last Segment) points to:
+ * its Data Blocks in order; the last entry of a Segment's list may chain
+ * (*next) to the next list. Lists are read where they lie in registered
+ * memory, one descriptor at a time under memguard.
+ */
+static int nkv_sgl_list(struct nkv_prp_walk *w, const struct nkv_sgl_desc *d,
+			struct nkv_sgl_desc *next, int *chained)
+{
+	uint32_t nent = d->len / sizeof(*d), i, attr = 0;
+	const uint8_t *list;
+	int rc;
+
+	if (!d->len || d->len % sizeof(*d))
+		return nkv_prp_err(NKV_SC_SGL_DATA_LEN_INVALID);
+	if (++w->nlist > w->s->max)
+		return nkv_prp_err(NKV_SC_SGL_COUNT_INVALID);
+	list = nkv_dma_ptr_locked(w->dma, d->addr, d->len, NKV_DMA_READ, &attr);
+	if (!list)
+		return nkv_prp_err(NKV_SC_DATA_XFER_ERROR);
+	*chained = 0;
+	for (i = 0; i < nent && w->left; i++) {
+		struct nkv_sgl_desc e;
+
+		if (nkv_guard_copy(&e, list + (size_t)i * sizeof(e), sizeof(e))) {
+			__atomic_store_n(&w->dma->faulted, 1, __ATOMIC_RELAXED);
+			return nkv_prp_err(NKV_SC_DATA_XFER_ERROR);
+		}
+		if (!nkv_sgl_type_ok(e.id))
+			return nkv_prp_err(NKV_SC_SGL_TYPE_INVALID);
+		if (nkv_sgl_type(e.id) != NKV_SGL_DATA_BLOCK) {
+			/* A list pointer only ends a Segment's list. */
+			if (nkv_sgl_type(d->id) != NKV_SGL_SEGMENT || i != nent - 1)
+				return nkv_prp_err(NKV_SC_SGL_TYPE_INVALID);
+			*next = e;
+			*chained = 1;
+			return 0;
+		}
+		rc = nkv_sgl_data(w, &e);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int nkv_dma_sgl_to_iov(struct nkv_dma *dma, const struct nkv_sgl_desc *sgl1, uint64_t len,
+		       uint32_t prot, struct nkv_dma_segs *segs, int *stable)
+{
+	struct nkv_prp_walk w = { dma, 0, prot, segs, 0, len, ~0u, len, 0, 0 };
+	struct nkv_sgl_desc d = *sgl1;
+	int rc, chained = 1;
+
+	if (stable)
+		*stable = 1;
+	if (!len)
+		return 0;
+	if (segs->cap < 1)
+		return nkv_prp_err(NKV_SC_INVALID_FIELD);
+	if (!nkv_sgl_type_ok(d.id))
+		return nkv_prp_err(NKV_SC_SGL_TYPE_INVALID);
+	pthread_rwlock_rdlock(&dma->lock);
+	if (nkv_sgl_type(d.id) == NKV_SGL_DATA_BLOCK) {
+		rc = nkv_sgl_data(&w, &d);
+		chained = 0;
+	} else {
+		/* Each list is bounded and counted: a cyclic chain ends. */
+		for (rc = 0; !rc && chained && w.left;)
+			rc = nkv_sgl_list(&w, &d, &d, &chained);
+	}
+	if (!rc && w.left)
+		rc = nkv_prp_err(NKV_SC_SGL_DATA_LEN_INVALID);
 	pthread_rwlock_unlock(&dma->lock);
 	if (stable)
 		*stable = !rc && (w.attr & NKV_DMA_STABLE);

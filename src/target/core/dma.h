@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "nkv_wire.h"
+
 #define NKV_DMA_READ 0x1	/* controller may read (host -> device) */
 #define NKV_DMA_WRITE 0x2	/* controller may write (device -> host) */
 #define NKV_DMA_STABLE 0x4	/* region attribute: its pages cannot vanish
@@ -50,17 +52,20 @@ void *nkv_dma_ptr_stable(struct nkv_dma *dma, uint64_t iova, uint64_t len,
 			 uint32_t prot, int *stable);
 
 /*
- * Where a PRP walk puts the local segments it finds: iov holds cap
- * entries (the caller's array); a walk that needs more moves them to a
- * heap array and grows it (heap set: iov is then the caller's to free,
+ * Where a PRP or SGL walk puts the local segments it finds: iov holds
+ * cap entries (the caller's array); a walk that needs more moves them to
+ * a heap array and grows it (heap set: iov is then the caller's to free,
  * whatever the walk returned), up to max entries in all. cap == max: a
- * fixed array, never replaced.
+ * fixed array, never replaced. rd_head (input): the first rd_head bytes
+ * are read by the controller whatever prot says (a key head in front of
+ * a buffer it writes), so they need NKV_DMA_READ as well.
  */
 struct nkv_dma_segs {
 	struct iovec *iov;
 	int cap;
 	int max;
 	int heap;
+	uint64_t rd_head;
 };
 
 /* Resolve a command's PRP1/PRP2 (and PRP lists, chained) describing len
@@ -76,6 +81,24 @@ struct nkv_dma_segs {
 int nkv_dma_prp_to_iov(struct nkv_dma *dma, uint64_t prp1, uint64_t prp2,
 		       uint64_t len, uint32_t page_size, uint32_t prot,
 		       struct nkv_dma_segs *segs, int *stable);
+
+/*
+ * Resolve an SGL (SGL1 from the command's DPTR) describing at least len
+ * bytes, as nkv_dma_prp_to_iov() does PRPs: SGL1 a Data Block, or a
+ * Segment / Last Segment pointing to a list of descriptors in registered
+ * memory (a Segment's list may end in a Segment or Last Segment that
+ * chains to the next list; a Last Segment's list holds Data Blocks
+ * only). Data Blocks may have any byte alignment and may describe more
+ * than len bytes (the rest is ignored). Errors, as negative NVMe status
+ * values: a list or data outside registered memory or the wrong
+ * direction, Data Transfer Error; a type or subtype other than those,
+ * or a list pointer anywhere but a Segment list's end, SGL Descriptor
+ * Type Invalid; fewer bytes than len (or a list length not a multiple
+ * of 16), Data SGL Length Invalid; more than segs->max Data Blocks or
+ * more than segs->max lists, Invalid Number of SGL Descriptors.
+ */
+int nkv_dma_sgl_to_iov(struct nkv_dma *dma, const struct nkv_sgl_desc *sgl1, uint64_t len,
+		       uint32_t prot, struct nkv_dma_segs *segs, int *stable);
 
 /*
  * Which part of the local range [ptr, ptr + len) (a segment from

@@ -2,36 +2,125 @@
 /*
  * io_kv.c - I/O command dispatch and the Key Value command set: checks
  * everything the backend must not have to (namespace, key and value
- * sizes, option bits, PRPs), then hands a resolved op to the backend.
+ * sizes, option bits, the data pointer), reads a key sent in head form
+ * ([u16 length][key] at the start of the data, KL = 0), then hands a
+ * resolved op to the backend.
  */
 #include <string.h>
 
 #include "core.h"
 
-static uint16_t nkv_tgt_kv_key(struct nkv_tgt_cmd *cmd)
-{
-	uint32_t klen = nkv_kv_key_get(&cmd->sqe, cmd->op.key);
-	uint32_t opc = nkv_sqe_opc(&cmd->sqe);
+/* What a KV command moves besides its key: data bytes (CDW10, never the
+ * head) and their direction. */
+struct nkv_tgt_kv_data {
+	uint64_t len;
+	uint32_t prot;
+};
 
-	if (klen > NKV_KEY_INLINE_MAX || (!klen && opc != NKV_KV_LIST))
-		return nkv_tgt_sc(NKV_SC_KV_INVALID_KEY_SIZE);
+static uint16_t nkv_tgt_kv_key_err(void)
+{
+	return nkv_tgt_sc(NKV_SC_KV_INVALID_KEY_SIZE);
+}
+
+/* Key inline in the SQE (List: KL 0 = from the beginning). */
+static uint16_t nkv_tgt_kv_inline(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
+				  uint32_t klen, const struct nkv_tgt_kv_data *d)
+{
 	/* Bytes past the key length are not part of the key, whatever the
 	 * client left there. */
-	memset(cmd->op.key + klen, 0, NKV_KEY_INLINE_MAX - klen);
+	memset(cmd->op.key + klen, 0, sizeof(cmd->op.key) - klen);
 	cmd->op.klen = (uint8_t)klen;
+	return d->len ? (uint16_t)nkv_tgt_cmd_dptr(c, cmd, d->len, d->prot, 0) : 0;
+}
+
+/*
+ * The head's length field, through a data pointer resolved for its first
+ * bytes only. PRPs: no further than the first page, since whether PRP2 is
+ * a page or a list depends on the whole length, not known yet; a length
+ * split across pages then gives its low byte alone (the high byte is 0
+ * for any valid key; the whole head is read again once resolved).
+ */
+static uint16_t nkv_tgt_kv_head_len(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
+				    uint32_t *klen)
+{
+	uint8_t h[2] = { 0, 0 };
+	uint64_t probe = 2;
+	int st;
+
+	if (nkv_sqe_psdt(&cmd->sqe) == NKV_PSDT_PRP) {
+		uint64_t room = c->page_size - (cmd->sqe.prp1 & (c->page_size - 1));
+
+		probe = room < probe ? room : probe;
+	}
+	st = nkv_tgt_cmd_dptr(c, cmd, probe, NKV_DMA_READ, probe);
+	if (st == nkv_tgt_sc(NKV_SC_SGL_DATA_LEN_INVALID))
+		return nkv_tgt_kv_key_err();	/* the head runs past the data */
+	if (!st)
+		st = nkv_tgt_cmd_peek(c, cmd, h, probe);
+	*klen = nkv_key_head_len(h);
+	return (uint16_t)st;
+}
+
+/* Key in head form: read it, then leave cmd->iov describing the data
+ * after it (the backend's data starts at offset 0 as for inline keys). */
+static uint16_t nkv_tgt_kv_head(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
+				const struct nkv_tgt_kv_data *d, int list)
+{
+	uint8_t h[NKV_KEY_HEAD_MAX];
+	uint32_t klen, hl;
+	int st = nkv_tgt_kv_head_len(c, cmd, &klen);
+
+	if (st)
+		return (uint16_t)st;
+	if ((!klen && !list) || klen > NKV_KEY_MAX)
+		return nkv_tgt_kv_key_err();
+	hl = nkv_key_head_size(klen);
+	st = nkv_tgt_cmd_dptr(c, cmd, hl + d->len, d->prot, hl);
+	if (st == nkv_tgt_sc(NKV_SC_SGL_DATA_LEN_INVALID) &&
+	    nkv_tgt_cmd_dptr(c, cmd, hl, NKV_DMA_READ, hl) == st)
+		return nkv_tgt_kv_key_err();	/* short of the head itself */
+	if (!st)
+		st = nkv_tgt_cmd_peek(c, cmd, h, hl);
+	if (st)
+		return (uint16_t)st;
+	if (nkv_key_head_len(h) != klen)
+		return nkv_tgt_kv_key_err();	/* a split length's high byte */
+	memcpy(cmd->op.key, h + 2, klen);
+	memset(cmd->op.key + klen, 0, sizeof(cmd->op.key) - klen);
+	cmd->op.klen = (uint8_t)klen;
+	nkv_tgt_cmd_skip(cmd, hl);
 	return 0;
 }
 
-/* Buffer size of Retrieve and List: the host buffer to fill. */
-static uint16_t nkv_tgt_kv_buf(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
-			       uint32_t min)
+/* Sizes and options of each opcode; the data it moves in *d. */
+static uint16_t nkv_tgt_kv_sizes(struct nkv_tgt_cmd *cmd, struct nkv_be *be,
+				 struct nkv_tgt_kv_data *d)
 {
-	uint32_t len = cmd->sqe.cdw10;
+	const struct nkv_sqe *s = &cmd->sqe;
 
-	if (len < min)
-		return nkv_tgt_sc(NKV_SC_KV_INVALID_VALUE_SIZE);
-	cmd->op.len = len;
-	return (uint16_t)nkv_tgt_cmd_prps(c, cmd, len, NKV_DMA_WRITE);
+	d->len = 0;
+	d->prot = NKV_DMA_READ;
+	switch (nkv_sqe_opc(s)) {
+	case NKV_KV_STORE:
+		if ((s->cdw11 & NKV_STORE_MUST_EXIST) &&
+		    (s->cdw11 & NKV_STORE_MUST_NOT_EXIST))
+			return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
+		if (!s->cdw10 || s->cdw10 > be->max_value)
+			return nkv_tgt_sc(NKV_SC_KV_INVALID_VALUE_SIZE);
+		d->len = s->cdw10;
+		return 0;
+	case NKV_KV_RETRIEVE:
+	case NKV_KV_LIST:
+		/* The host buffer to fill: a value's byte at least, a List
+		 * payload's header. */
+		if (s->cdw10 < (nkv_sqe_opc(s) == NKV_KV_LIST ? NKV_LIST_HDR_SIZE : 1))
+			return nkv_tgt_sc(NKV_SC_KV_INVALID_VALUE_SIZE);
+		d->len = s->cdw10;
+		d->prot = NKV_DMA_WRITE;
+		return 0;
+	default:
+		return 0;	/* Delete, Exist: key only */
+	}
 }
 
 uint16_t nkv_tgt_kv_prep(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
@@ -39,32 +128,27 @@ uint16_t nkv_tgt_kv_prep(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 {
 	const struct nkv_sqe *s = &cmd->sqe;
 	uint32_t opc = nkv_sqe_opc(s);
+	uint32_t klen = nkv_kv_key_get(s, cmd->op.key);
+	int list = opc == NKV_KV_LIST;
+	struct nkv_tgt_kv_data d;
 	uint16_t st;
 
-	if (opc != NKV_KV_STORE && opc != NKV_KV_RETRIEVE && opc != NKV_KV_LIST &&
+	if (opc != NKV_KV_STORE && opc != NKV_KV_RETRIEVE && !list &&
 	    opc != NKV_KV_DELETE && opc != NKV_KV_EXIST)
 		return nkv_tgt_sc(NKV_SC_INVALID_OPCODE);
-	st = nkv_tgt_kv_key(cmd);
+	if (klen > NKV_KEY_INLINE_MAX)
+		return nkv_tgt_kv_key_err();	/* 17..255 travel in head form */
+	st = nkv_tgt_kv_sizes(cmd, be, &d);
 	if (st)
 		return st;
-	cmd->op.options = s->cdw11 & ~0xffu;
-	switch (opc) {
-	case NKV_KV_STORE:
-		if ((s->cdw11 & NKV_STORE_MUST_EXIST) &&
-		    (s->cdw11 & NKV_STORE_MUST_NOT_EXIST))
-			return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
-		if (!s->cdw10 || s->cdw10 > be->max_value)
-			return nkv_tgt_sc(NKV_SC_KV_INVALID_VALUE_SIZE);
-		cmd->op.len = s->cdw10;
-		return (uint16_t)nkv_tgt_cmd_prps(c, cmd, s->cdw10, NKV_DMA_READ);
-	case NKV_KV_RETRIEVE:
-		return nkv_tgt_kv_buf(c, cmd, 1);
-	case NKV_KV_LIST:
+	/* List's options say where its start key is; the backend gets none. */
+	cmd->op.options = list ? 0 : s->cdw11 & ~0xffu;
+	cmd->op.len = d.len;
+	if (list)
 		nkv_tgt_data_start(cmd, 1);
-		return nkv_tgt_kv_buf(c, cmd, NKV_LIST_HDR_SIZE);
-	default:
-		return 0;	/* Delete, Exist: key only */
-	}
+	if (klen || (list && !(s->cdw11 & NKV_LIST_KEY_HEAD)))
+		return nkv_tgt_kv_inline(c, cmd, klen, &d);
+	return nkv_tgt_kv_head(c, cmd, &d, list);
 }
 
 /* Account a finished command and apply the controller's policies that sit
@@ -96,11 +180,12 @@ void nkv_tgt_io_finish(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 void nkv_tgt_io_exec(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 {
 	struct nkv_be *be = nkv_tgt_ns(c, cmd->sqe.nsid);
+	uint32_t psdt = nkv_sqe_psdt(&cmd->sqe);
 	uint16_t st;
 
 	if (!be)
 		st = nkv_tgt_sc(NKV_SC_INVALID_NS);
-	else if (nkv_sqe_fuse(&cmd->sqe) || nkv_sqe_psdt(&cmd->sqe))
+	else if (nkv_sqe_fuse(&cmd->sqe) || (psdt != NKV_PSDT_PRP && psdt != NKV_PSDT_SGL))
 		st = nkv_tgt_sc(NKV_SC_INVALID_FIELD);
 	else if (be->csi == NKV_CSI_KV)
 		st = nkv_tgt_kv_prep(c, cmd, be);

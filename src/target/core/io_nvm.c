@@ -21,7 +21,7 @@ uint16_t nkv_tgt_nvm_prep(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 		return nkv_tgt_sc(NKV_SC_LBA_OUT_OF_RANGE);
 	cmd->op.slba = slba;
 	cmd->op.len = nlb * be->block_size;
-	return (uint16_t)nkv_tgt_cmd_prps(c, cmd, cmd->op.len,
+	return (uint16_t)nkv_tgt_cmd_dptr(c, cmd, cmd->op.len,
 					  opc == NKV_NVM_READ ? NKV_DMA_WRITE
-							      : NKV_DMA_READ);
+							      : NKV_DMA_READ, 0);
 }

@@ -8,6 +8,7 @@
  * completion is queued. Execution never sees the difference.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "core.h"
 
@@ -56,17 +57,30 @@ static int nkv_tgt_msg_any(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 	return 0;
 }
 
-/* Resolve the command's data pointer into cmd->iov. 0 or an NVMe status. */
-int nkv_tgt_cmd_prps(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
-		     uint64_t len, uint32_t prot)
+/* PRPs or an SGL, as the command's PSDT says, into segs. */
+static int nkv_tgt_dptr_walk(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd, uint64_t len,
+			     uint32_t prot, struct nkv_dma_segs *segs, int *stable)
 {
-	struct nkv_dma_segs segs = { cmd->iov, cmd->iov_cap, (int)c->max_iov, cmd->iov_heap };
+	struct nkv_sgl_desc sgl1;
+
+	if (nkv_sqe_psdt(&cmd->sqe) == NKV_PSDT_PRP)
+		return nkv_dma_prp_to_iov(c->dma, cmd->sqe.prp1, cmd->sqe.prp2, len,
+					  c->page_size, prot, segs, stable);
+	sgl1 = nkv_sqe_sgl1(&cmd->sqe);
+	return nkv_dma_sgl_to_iov(c->dma, &sgl1, len, prot, segs, stable);
+}
+
+/* Resolve the command's data pointer into cmd->iov. 0 or an NVMe status. */
+int nkv_tgt_cmd_dptr(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
+		     uint64_t len, uint32_t prot, uint64_t rd_head)
+{
+	struct nkv_dma_segs segs = { cmd->iov, cmd->iov_cap, (int)c->max_iov, cmd->iov_heap,
+				     rd_head };
 	int n, stable = 0;
 
 	if (len > c->max_xfer)
 		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
-	n = nkv_dma_prp_to_iov(c->dma, cmd->sqe.prp1, cmd->sqe.prp2, len,
-			       c->page_size, prot, &segs, &stable);
+	n = nkv_tgt_dptr_walk(c, cmd, len, prot, &segs, &stable);
 	/* Scattered data took a heap array: the command frees it at put. */
 	cmd->iov = segs.iov;
 	cmd->iov_cap = segs.cap;
@@ -90,6 +104,38 @@ int nkv_tgt_cmd_prps(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 		return nkv_tgt_sc(NKV_SC_DATA_XFER_ERROR);
 	}
 	return 0;
+}
+
+uint16_t nkv_tgt_cmd_peek(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd, void *dst,
+			  uint64_t n)
+{
+	int rc = 0;
+
+	if (nkv_dma_has_msg(c->dma))
+		rc = nkv_tgt_msg_move(c, cmd, n, 0);
+	if (rc && rc != -ENOENT) {
+		NKV_TGT_TRACE(c, "message-only head in: %d", rc);
+		return nkv_tgt_sc(NKV_SC_DATA_XFER_ERROR);
+	}
+	if (nkv_guard_gather(dst, cmd->iov, cmd->iovcnt, n)) {
+		nkv_tgt_mem_lost(c);
+		return nkv_tgt_sc(NKV_SC_DATA_XFER_ERROR);
+	}
+	return 0;
+}
+
+void nkv_tgt_cmd_skip(struct nkv_tgt_cmd *cmd, uint64_t n)
+{
+	int i = 0;
+
+	while (n && i < cmd->iovcnt && n >= cmd->iov[i].iov_len)
+		n -= cmd->iov[i++].iov_len;
+	if (n && i < cmd->iovcnt) {
+		cmd->iov[i].iov_base = (uint8_t *)cmd->iov[i].iov_base + n;
+		cmd->iov[i].iov_len -= n;
+	}
+	cmd->iovcnt -= i;
+	memmove(cmd->iov, cmd->iov + i, (size_t)cmd->iovcnt * sizeof(cmd->iov[0]));
 }
 
 uint16_t nkv_tgt_xfer_out(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
