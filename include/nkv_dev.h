@@ -183,7 +183,9 @@ NKV_HD struct nkv_prep nkv_sqe_kv(uint8_t opc, uint32_t nsid, const void *key, u
  * value (Store) or room for it (Retrieve, List); Exist and Delete
  * describe the head alone. @cdw10 never counts the head. @opc is a KV
  * command, @opts Store's NKV_STORE_* bits (0 for the others); else
- * NKV_EINVAL, as for MUST_EXIST together with MUST_NOT_EXIST.
+ * NKV_EINVAL, as for MUST_EXIST together with MUST_NOT_EXIST. A List
+ * also gets NKV_LIST_KEY_HEAD: its KL = 0 alone means "from the
+ * beginning, payload at offset 0".
  */
 NKV_HD struct nkv_prep nkv_sqe_kv_head(uint8_t opc, uint32_t nsid, uint32_t opts,
 				       uint32_t cdw10, struct nkv_dptr dp)
@@ -196,6 +198,8 @@ NKV_HD struct nkv_prep nkv_sqe_kv_head(uint8_t opc, uint32_t nsid, uint32_t opts
 		return nkv_prep_err(NKV_EINVAL);
 	if ((opts & ~mask) || (opts & both) == both)
 		return nkv_prep_err(NKV_EINVAL);
+	if (opc == NKV_KV_LIST)
+		opts = NKV_LIST_KEY_HEAD;
 	return nkv_sqe_kv_base(opc, nsid, 0, opts, cdw10, dp);
 }
 

@@ -29,7 +29,7 @@ NKV_HD uint32_t nkv_le32_get(const uint8_t *p)
 	       (uint32_t)p[3] << 24;
 }
 
-/* Write one whole entry for @key (@klen bytes, 1..16: the caller checks)
+/* Write one whole entry for @key (@klen bytes, 1..255: the caller checks)
  * at @p: length, key, zero padding; nkv_list_entry_size(klen) bytes. */
 NKV_HD uint32_t nkv_list_entry_put(uint8_t *p, const void *key, uint32_t klen)
 {
@@ -65,11 +65,11 @@ NKV_HD int nkv_list_enc_init(struct nkv_list_enc *e, void *buf, uint32_t cap)
 	return 0;
 }
 
-/* Append one key (1..16 bytes). NKV_ENOBUFS when the whole entry does not
+/* Append one key (1..255 bytes). NKV_ENOBUFS when the whole entry does not
  * fit: the payload is left as it was (only whole entries are returned). */
 NKV_HD int nkv_list_enc_add(struct nkv_list_enc *e, const void *key, uint32_t klen)
 {
-	if (klen == 0 || klen > NKV_KEY_INLINE_MAX)
+	if (klen == 0 || klen > NKV_KEY_MAX)
 		return NKV_EINVAL;
 	if (!key)
 		return NKV_EINVAL;
@@ -107,9 +107,11 @@ NKV_HD int nkv_list_dec_init(struct nkv_list_dec *d, const void *buf, uint32_t l
 	return 0;
 }
 
-/* Next key into @key (16 bytes) and @klen: 1 = got one, 0 = end,
- * NKV_EBADMSG = key length 0 or > 16, entry past @len, non-zero pad. */
-NKV_HD int nkv_list_dec_next(struct nkv_list_dec *d, uint8_t key[NKV_KEY_INLINE_MAX], uint32_t *klen)
+/* Next key into @key (@cap bytes; NULL: check the entry only) and @klen:
+ * 1 = got one, 0 = end, NKV_EBADMSG = key length 0 or > 255, entry past
+ * @len, non-zero pad; NKV_ENOBUFS = the key is longer than @cap (the
+ * entry is not consumed: call again with NKV_KEY_MAX bytes). */
+NKV_HD int nkv_list_dec_next(struct nkv_list_dec *d, uint8_t *key, uint32_t cap, uint32_t *klen)
 {
 	const uint8_t *p;
 	uint32_t kl, sz, i;
@@ -120,7 +122,7 @@ NKV_HD int nkv_list_dec_next(struct nkv_list_dec *d, uint8_t key[NKV_KEY_INLINE_
 		return NKV_EBADMSG;
 	p = d->buf + d->off;
 	kl = (uint32_t)p[0] | (uint32_t)p[1] << 8;
-	if (kl == 0 || kl > NKV_KEY_INLINE_MAX)
+	if (kl == 0 || kl > NKV_KEY_MAX)
 		return NKV_EBADMSG;
 	sz = nkv_list_entry_size(kl);
 	if (sz > d->len - d->off)
@@ -128,7 +130,9 @@ NKV_HD int nkv_list_dec_next(struct nkv_list_dec *d, uint8_t key[NKV_KEY_INLINE_
 	for (i = kl; i < sz - 2u; i++)
 		if (p[2 + i])
 			return NKV_EBADMSG;
-	for (i = 0; i < kl; i++)
+	if (key && kl > cap)
+		return NKV_ENOBUFS;
+	for (i = 0; key && i < kl; i++)
 		key[i] = p[2 + i];
 	*klen = kl;
 	d->off += sz;
@@ -140,7 +144,6 @@ NKV_HD int nkv_list_dec_next(struct nkv_list_dec *d, uint8_t key[NKV_KEY_INLINE_
 NKV_HD int nkv_list_check(const void *buf, uint32_t len)
 {
 	struct nkv_list_dec d;
-	uint8_t key[NKV_KEY_INLINE_MAX];
 	uint32_t kl;
 	int r = nkv_list_dec_init(&d, buf, len);
 
@@ -148,7 +151,7 @@ NKV_HD int nkv_list_check(const void *buf, uint32_t len)
 		return r;
 	if (d.count > (len - NKV_LIST_HDR_SIZE) / 4u)
 		return NKV_EBADMSG;	/* every entry takes >= 4 bytes */
-	while ((r = nkv_list_dec_next(&d, key, &kl)) == 1)
+	while ((r = nkv_list_dec_next(&d, NULL, 0, &kl)) == 1)
 		;
 	return r ? r : (int)d.count;
 }

@@ -30,13 +30,13 @@ Test(list, round_trip_odd_lengths)
 	cr_expect_eq(nkv_list_check(buf, nkv_list_enc_len(&e)), 16);
 	cr_assert_eq(nkv_list_dec_init(&d, buf, nkv_list_enc_len(&e)), 0);
 	for (i = 1; i <= 16; i++) {
-		cr_assert_eq(nkv_list_dec_next(&d, key, &kl), 1);
+		cr_assert_eq(nkv_list_dec_next(&d, key, sizeof(key), &kl), 1);
 		cr_expect_eq(kl, i);
 		memset(k, 'a' + i, i);
 		cr_expect_arr_eq(key, k, i);
 		cr_expect_eq(d.off % 4, 0u, "entries stay 4-byte aligned");
 	}
-	cr_expect_eq(nkv_list_dec_next(&d, key, &kl), 0);
+	cr_expect_eq(nkv_list_dec_next(&d, key, sizeof(key), &kl), 0);
 }
 
 Test(list, truncation_to_whole_entries)
@@ -54,7 +54,34 @@ Test(list, truncation_to_whole_entries)
 	cr_expect_eq(nkv_list_enc_init(&e, buf, 3), NKV_ENOBUFS);
 	cr_expect_eq(nkv_list_enc_add(&e, "", 0), NKV_EINVAL);
 	cr_assert_eq(nkv_list_enc_init(&e, buf, 16), 0);
-	cr_expect_eq(nkv_list_enc_add(&e, "0123456789abcdefg", 17), NKV_EINVAL);
+	cr_expect_eq(nkv_list_enc_add(&e, buf, NKV_KEY_MAX + 1), NKV_EINVAL);
+}
+
+/* Keys to 255 bytes; a decode buffer too short for the next key says so
+ * and leaves the entry for a longer one. */
+Test(list, long_keys)
+{
+	uint8_t buf[1024], key[NKV_KEY_MAX], out[NKV_KEY_MAX], small[16];
+	struct nkv_list_enc e;
+	struct nkv_list_dec d;
+	uint32_t i, kl;
+
+	for (i = 0; i < NKV_KEY_MAX; i++)
+		key[i] = (uint8_t)(i * 7 + 1);
+	cr_assert_eq(nkv_list_enc_init(&e, buf, sizeof(buf)), 0);
+	cr_assert_eq(nkv_list_enc_add(&e, key, 17), 0);
+	cr_assert_eq(nkv_list_enc_add(&e, key, NKV_KEY_MAX), 0);
+	cr_expect_eq(nkv_list_enc_len(&e), 4u + 20u + 260u);
+	cr_expect_eq(nkv_list_check(buf, nkv_list_enc_len(&e)), 2);
+	cr_assert_eq(nkv_list_dec_init(&d, buf, nkv_list_enc_len(&e)), 0);
+	cr_expect_eq(nkv_list_dec_next(&d, small, sizeof(small), &kl), NKV_ENOBUFS);
+	cr_assert_eq(nkv_list_dec_next(&d, out, sizeof(out), &kl), 1);
+	cr_expect_eq(kl, 17u);
+	cr_expect_arr_eq(out, key, 17);
+	cr_assert_eq(nkv_list_dec_next(&d, out, sizeof(out), &kl), 1);
+	cr_expect_eq(kl, NKV_KEY_MAX);
+	cr_expect_arr_eq(out, key, NKV_KEY_MAX);
+	cr_expect_eq(nkv_list_dec_next(&d, out, sizeof(out), &kl), 0);
 }
 
 Test(list, malformed_rejected)
@@ -68,8 +95,12 @@ Test(list, malformed_rejected)
 	cr_expect_eq(nkv_list_check(b, 4), NKV_EBADMSG, "count 1 but no entry");
 	b[4] = 0;
 	cr_expect_eq(nkv_list_check(b, 8), NKV_EBADMSG, "key length 0");
+	b[4] = 0;
+	b[5] = 1;
+	cr_expect_eq(nkv_list_check(b, 32), NKV_EBADMSG, "key length 256");
 	b[4] = 17;
-	cr_expect_eq(nkv_list_check(b, 32), NKV_EBADMSG, "key length 17");
+	b[5] = 0;
+	cr_expect_eq(nkv_list_check(b, 32), 1, "key length 17, within the payload");
 	b[4] = 3;
 	b[5] = 0;
 	cr_expect_eq(nkv_list_check(b, 6), NKV_EBADMSG, "entry past the end");

@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * read past its end. */
 static void fz_decode(const uint8_t *p, size_t len)
 {
-	uint8_t *buf = malloc(len ? len : 1), key[NKV_KEY_INLINE_MAX];
+	uint8_t *buf = malloc(len ? len : 1), key[NKV_KEY_MAX];
 	struct nkv_list_dec d;
 	uint32_t kl, n = 0;
 	int chk, r;
@@ -29,8 +29,8 @@ static void fz_decode(const uint8_t *p, size_t len)
 	memcpy(buf, p, len);
 	chk = nkv_list_check(buf, (uint32_t)len);
 	if (nkv_list_dec_init(&d, buf, (uint32_t)len) == 0) {
-		while ((r = nkv_list_dec_next(&d, key, &kl)) == 1) {
-			if (kl < 1 || kl > NKV_KEY_INLINE_MAX || d.off > len)
+		while ((r = nkv_list_dec_next(&d, key, sizeof(key), &kl)) == 1) {
+			if (kl < 1 || kl > NKV_KEY_MAX || d.off > len)
 				abort();
 			n++;
 		}
@@ -45,8 +45,8 @@ static void fz_decode(const uint8_t *p, size_t len)
 
 static void fz_roundtrip(const uint8_t *p, size_t len)
 {
-	uint32_t cap = len ? 4u + p[0] * 4u : 4u;
-	uint8_t *buf = malloc(cap), keys[256][NKV_KEY_INLINE_MAX], out[NKV_KEY_INLINE_MAX];
+	uint32_t cap = len ? 4u + p[0] * 64u : 4u;
+	uint8_t *buf = malloc(cap), keys[256][NKV_KEY_MAX], out[NKV_KEY_MAX];
 	uint32_t klens[256], n = 0, i, kl;
 	struct nkv_list_enc e;
 	struct nkv_list_dec d;
@@ -54,16 +54,18 @@ static void fz_roundtrip(const uint8_t *p, size_t len)
 
 	if (nkv_list_enc_init(&e, buf, cap))
 		abort();
+	if (nkv_list_enc_add(&e, keys[0], NKV_KEY_MAX + 1) != NKV_EINVAL)
+		abort();	/* one past the longest key */
 	while (off < len && n < 256) {
-		uint32_t want = p[off++] % (NKV_KEY_INLINE_MAX + 2);	/* 0 and 17 are bad */
+		uint32_t want = p[off++];	/* 0 is bad, 1..255 good */
 		uint32_t have = len - off < want ? (uint32_t)(len - off) : want;
 		int r;
 
-		memset(keys[n], 0, NKV_KEY_INLINE_MAX);
-		memcpy(keys[n], p + off, have > NKV_KEY_INLINE_MAX ? NKV_KEY_INLINE_MAX : have);
+		memset(keys[n], 0, NKV_KEY_MAX);
+		memcpy(keys[n], p + off, have);
 		off += have;
 		r = nkv_list_enc_add(&e, keys[n], want);
-		if (want == 0 || want > NKV_KEY_INLINE_MAX) {
+		if (want == 0) {
 			if (r != NKV_EINVAL)
 				abort();
 			continue;
@@ -78,11 +80,11 @@ static void fz_roundtrip(const uint8_t *p, size_t len)
 		abort();
 	nkv_list_dec_init(&d, buf, nkv_list_enc_len(&e));
 	for (i = 0; i < n; i++) {
-		if (nkv_list_dec_next(&d, out, &kl) != 1 || kl != klens[i] ||
+		if (nkv_list_dec_next(&d, out, sizeof(out), &kl) != 1 || kl != klens[i] ||
 		    memcmp(out, keys[i], kl))
 			abort();
 	}
-	if (nkv_list_dec_next(&d, out, &kl) != 0)
+	if (nkv_list_dec_next(&d, out, sizeof(out), &kl) != 0)
 		abort();
 	free(buf);
 }

@@ -32,7 +32,7 @@ static void big_list(struct nkv_qpair *qp, uint8_t *buf, uint32_t buflen, uint32
 	cr_assert_eq(nkv_list(qp, NULL, 0, buf, buflen, &r), 0);
 	cr_assert_eq(r.status, 0, "List into %u bytes: %s", buflen, nkv_status_str(r.status));
 	cr_assert_eq(nkv_list_dec_init(&d, buf, buflen), 0);
-	while ((rc = nkv_list_dec_next(&d, k, &kl)) == 1)
+	while ((rc = nkv_list_dec_next(&d, k, sizeof(k), &kl)) == 1)
 		seen++;
 	cr_assert_eq(rc, 0);
 	cr_assert_eq(seen, nkeys, "List into %u bytes", buflen);

@@ -116,7 +116,7 @@ static void all_ops(uint32_t klen, uint32_t salt)
 	cr_assert_eq(nkv_list(qp, key, klen, buf, 4096, &r), 0);
 	cr_assert_eq(r.status, 0, "klen %u list: %s", klen, nkv_status_str(r.status));
 	cr_assert_eq(nkv_list_dec_init(&d, buf, 4096), 0);
-	cr_assert_eq(nkv_list_dec_next(&d, k2, &k2l), 1);
+	cr_assert_eq(nkv_list_dec_next(&d, k2, sizeof(k2), &k2l), 1);
 	cr_assert_eq(k2l, klen);
 	cr_assert_arr_eq(k2, key, klen);
 	cr_assert_eq(nkv_delete(qp, key, klen, &r), 0);

@@ -81,7 +81,7 @@ static void every_op(struct nkv_qpair *qp)
 	cr_assert_eq(nkv_list(qp, NULL, 0, buf, 4096, &r), 0);
 	cr_assert_eq(r.status, 0);
 	cr_assert_eq(nkv_list_dec_init(&d, buf, 4096), 0);
-	while ((rc = nkv_list_dec_next(&d, k2, &k2l)) == 1)
+	while ((rc = nkv_list_dec_next(&d, k2, sizeof(k2), &k2l)) == 1)
 		seen++;
 	cr_assert_eq(rc, 0);
 	cr_assert_eq(seen, NKEYS);

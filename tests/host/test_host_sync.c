@@ -81,7 +81,7 @@ Test(host_sync, info_after_connect, .init = setup, .fini = down)
 	cr_assert_eq(nkv_ctrl_get_info(ctrl, &in), 0);
 	cr_expect_eq(in.csi, 1, "the KV namespace");
 	cr_expect_eq(in.nsid, 1);
-	cr_expect_eq(in.max_key, 16);
+	cr_expect_eq(in.max_key, NKV_KEY_MAX, "nkv-target reports KML 255");
 	cr_expect_eq(in.max_value, NKV_TGT_DEF_MAX_VALUE, "64 MiB, nkv-target's default");
 	cr_expect_eq(in.max_xfer, 128u << 20, "MDTS 15: 64 MiB and a long key's head");
 	cr_expect_eq(in.io_queues, 2);
@@ -278,7 +278,7 @@ Test(host_sync, list_and_delete, .init = setup, .fini = down)
 		cr_assert_eq(r.status, 0);
 		cr_assert_geq(nkv_list_check(buf, 1024), 0);
 		cr_assert_eq(nkv_list_dec_init(&d, buf, 1024), 0);
-		while ((rc = nkv_list_dec_next(&d, k2, &k2l)) == 1) {
+		while ((rc = nkv_list_dec_next(&d, k2, sizeof(k2), &k2l)) == 1) {
 			if (startlen && k2l == startlen && !memcmp(k2, start, k2l))
 				continue;
 			fresh++;

@@ -139,7 +139,7 @@ static void wu_lane_list(struct wu_job *j, struct wu_wave *w)
 		int err = res.err, rc;
 
 		if (lead && !err && !res.status && !nkv_list_dec_init(&d, (void *)(uintptr_t)sl->addr, 4096)) {
-			while ((rc = nkv_list_dec_next(&d, k, &kl)) == 1) {
+			while ((rc = nkv_list_dec_next(&d, k, sizeof(k), &kl)) == 1) {
 				if (startlen == kl && !memcmp(k, start, kl))
 					continue;
 				fresh++;

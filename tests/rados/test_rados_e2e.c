@@ -420,7 +420,7 @@ static uint32_t list_all(struct nkv_qpair *q, uint8_t *seen, uint32_t *pages)
 		cr_assert_eq(res.status, 0, "List: %s", nkv_status_str(res.status));
 		cr_assert_eq(nkv_list_dec_init(&d, buf, sizeof(buf)), 0);
 		n = 0;
-		while ((rc = nkv_list_dec_next(&d, key, &klen)) == 1) {
+		while ((rc = nkv_list_dec_next(&d, key, sizeof(key), &klen)) == 1) {
 			char s[NKV_KEY_INLINE_MAX + 1] = "";
 
 			memcpy(s, key, klen);

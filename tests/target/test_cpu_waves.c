@@ -117,7 +117,7 @@ static void lane(void *arg)
 					nkv_sqe_list(qp->nsid, key, kl, 256, W[w].slots[l].prp1, 0)));
 		CHECK(res.status == 0);
 		CHECK(nkv_list_dec_init(&d, val, 256) == 0 &&
-		      nkv_list_dec_next(&d, k2, &kl2) == 1 &&
+		      nkv_list_dec_next(&d, k2, sizeof(k2), &kl2) == 1 &&
 		      kl2 == kl && !memcmp(k2, key, kl));
 		if (r == ROUNDS - 1)
 			continue;	/* keep the last round's keys */
