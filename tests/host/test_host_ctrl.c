@@ -183,7 +183,7 @@ Test(host_ctrl, namespaces_listed)
 	cr_assert_eq(n, 1);
 	cr_expect_eq(ns[0].nsid, in.nsid);
 	cr_expect_eq(ns[0].csi, 1, "KV");
-	cr_expect_eq(ns[0].max_key, 16);
+	cr_expect_eq(ns[0].max_key, NKV_KEY_MAX, "nkv-target's KML");
 	cr_expect_eq(ns[0].max_value, in.max_value);
 	cr_expect_eq(ns[0].capacity, in.capacity);
 	/* max 0 only counts; a NULL array with room is refused. */

@@ -561,6 +561,26 @@ Test(rados, names)
 
 /* A printable key of n bytes (the rados CLI takes its hex name as an
  * argument) and its oid. */
+/* The value the rados CLI fetched (`get OID CONF.got`) is @len bytes of
+ * @v, byte for byte. */
+static void cli_value_is(const char *cf, const uint8_t *v, size_t len)
+{
+	char path[512];
+	uint8_t *b = malloc(len + 1);
+	FILE *f;
+	size_t n;
+
+	cr_assert(b);
+	snprintf(path, sizeof(path), "%s.got", cf);
+	f = fopen(path, "rb");
+	cr_assert(f, "%s: %s", path, strerror(errno));
+	n = fread(b, 1, len + 1, f);
+	fclose(f);
+	cr_assert_eq(n, len, "the CLI's file holds %zu bytes", n);
+	cr_assert_arr_eq(b, v, len, "the CLI's value differs from the stored one");
+	free(b);
+}
+
 static void long_key(char *k, unsigned n, char c)
 {
 	unsigned i;
@@ -603,6 +623,7 @@ Test(rados, long_keys_through_the_controller, .timeout = 90)
 						 "rados -c %s -p kvpool -N longkeys get %s %s.got && "
 						 "stat -c %%s %s.got", cf, oid, cf, cf), 0, "%s", out);
 			cr_assert_eq((size_t)atoi(out), sizeof(v) - d, "rados sees %s bytes", out);
+			cli_value_is(cf, v, sizeof(v) - d);
 			memset(got, 0, sizeof(got));
 			cr_assert_eq(h_kvx(&h, 1, NKV_KV_RETRIEVE, key, lens[l], H_KEY_HEAD, dps[d],
 					   got, sizeof(got), &dw0), 0);

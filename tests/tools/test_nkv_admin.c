@@ -104,9 +104,9 @@ Test(nkv_admin, info_vfio_user_kv, .timeout = 30)
 	cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
 	cr_assert(strstr(r.out, "transport          vfio-user\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "namespace in use   1 (KV)\n"), "%s", r.out);
-	cr_assert(strstr(r.out, "kv limits          key 16 B"), "%s", r.out);
+	cr_assert(strstr(r.out, "kv limits          key 255 B"), "%s", r.out);
 	cr_assert(strstr(r.out, "doorbells          mapped\n"), "%s", r.out);
-	cr_assert(strstr(r.out, "nsid 1  KV   max key 16 B, max value "), "%s", r.out);
+	cr_assert(strstr(r.out, "nsid 1  KV   max key 255 B, max value "), "%s", r.out);
 	cr_assert(strstr(r.out, "namespaces         "), "%s", r.out);
 }
 

@@ -15,7 +15,11 @@ Test(wire, layouts)
 	cr_expect_eq(offsetof(struct nkv_sqe, cdw14), 56);
 	cr_expect_eq(sizeof(struct nkv_cqe), 16);
 	cr_expect_eq(offsetof(struct nkv_cqe, dw3), 12);
-	cr_expect_eq(sizeof(struct nkv_dev_qp), 160);
+	cr_expect_eq(sizeof(struct nkv_dev_qp), 168);
+	cr_expect_eq(offsetof(struct nkv_dev_qp, max_key), 160);
+	cr_expect_eq(sizeof(struct nkv_dev_slot), 56);
+	cr_expect_eq(sizeof(struct nkv_sgl_desc), 16);
+	cr_expect_eq(offsetof(struct nkv_sgl_desc, id), 15);
 	cr_expect_eq(offsetof(struct nkv_dev_qp, sq_tail), 96);
 	cr_expect_eq(sizeof(struct nkv_id_ns_kv), 4096);
 	cr_expect_eq(offsetof(struct nkv_id_ns_kv, kvf), 72);
@@ -23,7 +27,7 @@ Test(wire, layouts)
 
 Test(wire, cxx17_build_agrees)
 {
-	cr_expect_eq(nkv_cxx_probe_sizes(), 64u + 16u + 160u);
+	cr_expect_eq(nkv_cxx_probe_sizes(), 64u + 16u + 168u);
 }
 
 Test(wire, cqe_and_status_round_trip)
