@@ -85,8 +85,8 @@ $(B)/obj/src/host/gpu_hip.o: CPPFLAGS += -D__HIP_PLATFORM_AMD__
 LIBNKV_LDLIBS += -lamdhip64
 endif
 
-VERSION := 0.2.0
-SOVERSION := 1
+VERSION := 0.3.0
+SOVERSION := 2
 LIBNKV := $(B)/lib/libnkv.a
 LIBNKV_SO := $(B)/lib/libnkv.so.$(VERSION)
 LIBNKVTGT := $(B)/lib/libnkvtarget.a
