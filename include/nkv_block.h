@@ -172,18 +172,10 @@ NKV_DEV struct nkv_ticket nkv_block_submit(struct nkv_block b, struct nkv_dev_qp
 			t.cid = (uint16_t)c;
 		}
 		/* Every publishing thread fenced; the count is the barrier. */
-		if (nkv_arch_block_count(mine) != chunk) {
-			/* A slot holds no fresh SQE: never ring it in. */
-			if (b.thread == 0)
-				nkv_qp_fail(qp, NKV_QP_FAILED_INTERNAL);
+		if (!nkv_qp_ring_chunk(qp, b.thread == 0, nkv_arch_block_count(mine), chunk)) {
 			if (send && rank >= done)
 				t = nkv_ticket_none(NKV_EIO);
 			return t;
-		}
-		if (b.thread == 0) {
-			nkv_arch_mmio_store_u32(NKV_DEV_PTR(volatile uint32_t, qp->sq_db_addr),
-						qp->sq_tail);
-			qp->sq_doorbells++;
 		}
 		done += chunk;
 	}
@@ -211,7 +203,6 @@ NKV_DEV struct nkv_dev_result nkv_block_wait(struct nkv_block b, struct nkv_dev_
 	int have = tk.cid != NKV_CID_NONE;
 	struct nkv_dev_result res = nkv_result_none(have ? 0 : tk.err);
 	uint32_t cid = have ? tk.cid : 0, st;
-	uint64_t taken;
 
 	/* Per thread, but no loop below depends on it: only this thread's
 	 * own result does. */
@@ -239,12 +230,7 @@ NKV_DEV struct nkv_dev_result nkv_block_wait(struct nkv_block b, struct nkv_dev_
 			break;
 		}
 	}
-	if (have)
-		res = nkv_qp_take(qp, cid);
-	taken = nkv_arch_ballot(b.w.mask, have);
-	if (b.w.lane == b.w.leader && taken)
-		nkv_arch_fetch_add_dev_u32(&qp->cids_held, 0u - nkv_arch_popc64(taken));
-	return res;
+	return nkv_wave_take(b.w, qp, have, cid, res);
 }
 
 /* Collective (every thread of @b): submit then wait, one command per

@@ -945,6 +945,29 @@ NKV_DEV void nkv_lane_publish(struct nkv_dev_qp *qp, struct nkv_sqe sqe, uint32_
 	nkv_arch_fence_release();
 }
 
+/*
+ * After a chunk's threads published: @published of the @chunk slots got
+ * their fenced entry (the collective's count, which is its barrier). All
+ * of them: @leader writes the SQ tail doorbell once; returns 1. Fewer: a
+ * slot holds no fresh SQE and must never be rung in, so @leader fails the
+ * queue pair; returns 0. Shared by the wave and the block submit.
+ */
+NKV_DEV int nkv_qp_ring_chunk(struct nkv_dev_qp *qp, int leader, uint32_t published,
+			      uint32_t chunk)
+{
+	if (published != chunk) {
+		if (leader)
+			nkv_qp_fail(qp, NKV_QP_FAILED_INTERNAL);
+		return 0;
+	}
+	if (leader) {
+		nkv_arch_mmio_store_u32(NKV_DEV_PTR(volatile uint32_t, qp->sq_db_addr),
+					qp->sq_tail);
+		qp->sq_doorbells++;
+	}
+	return 1;
+}
+
 /* A result for a lane whose command did not run (@err, 0: none asked). */
 NKV_HD struct nkv_dev_result nkv_result_none(int err)
 {
@@ -1022,22 +1045,34 @@ NKV_DEV struct nkv_ticket nkv_wave_submit(struct nkv_wave w, struct nkv_dev_qp *
 			t.cid = (uint16_t)c;
 		}
 		/* Every publishing lane fenced; the ballot is the barrier. */
-		if (nkv_arch_popc64(nkv_arch_ballot(w.mask, mine)) != chunk) {
-			/* A slot holds no fresh SQE: never ring it in. */
-			if (w.lane == w.leader)
-				nkv_qp_fail(qp, NKV_QP_FAILED_INTERNAL);
+		if (!nkv_qp_ring_chunk(qp, w.lane == w.leader,
+				       nkv_arch_popc64(nkv_arch_ballot(w.mask, mine)), chunk)) {
 			if (send && rank >= done)
 				t = nkv_ticket_none(NKV_EIO);
 			return t;
 		}
-		if (w.lane == w.leader) {
-			nkv_arch_mmio_store_u32(NKV_DEV_PTR(volatile uint32_t, qp->sq_db_addr),
-						qp->sq_tail);
-			qp->sq_doorbells++;
-		}
 		done += chunk;
 	}
 	return t;
+}
+
+/*
+ * The end of a wait, per wave: lanes with @have take CID @cid's parked
+ * result (the others keep @res); the leader gives the wave's taken CIDs
+ * back in one atomic. Collective over @w; the wave and the block wait
+ * end with it.
+ */
+NKV_DEV struct nkv_dev_result nkv_wave_take(struct nkv_wave w, struct nkv_dev_qp *qp, int have,
+					    uint32_t cid, struct nkv_dev_result res)
+{
+	uint64_t taken;
+
+	if (have)
+		res = nkv_qp_take(qp, cid);
+	taken = nkv_arch_ballot(w.mask, have);
+	if (w.lane == w.leader && taken)
+		nkv_arch_fetch_add_dev_u32(&qp->cids_held, 0u - nkv_arch_popc64(taken));
+	return res;
 }
 
 /*
@@ -1058,7 +1093,6 @@ NKV_DEV struct nkv_dev_result nkv_wave_wait(struct nkv_wave w, struct nkv_dev_qp
 	int have = tk.cid != NKV_CID_NONE;
 	struct nkv_dev_result res = nkv_result_none(have ? 0 : tk.err);
 	uint32_t cid = have ? tk.cid : 0;
-	uint64_t taken;
 
 	if (nkv_dev_qp_failed(qp)) {
 		res.err = have ? NKV_EIO : res.err;
@@ -1085,12 +1119,7 @@ NKV_DEV struct nkv_dev_result nkv_wave_wait(struct nkv_wave w, struct nkv_dev_qp
 			break;
 		}
 	}
-	if (have)
-		res = nkv_qp_take(qp, cid);
-	taken = nkv_arch_ballot(w.mask, have);
-	if (w.lane == w.leader && taken)
-		nkv_arch_fetch_add_dev_u32(&qp->cids_held, 0u - nkv_arch_popc64(taken));
-	return res;
+	return nkv_wave_take(w, qp, have, cid, res);
 }
 
 /* Collective (every lane of @w): submit then wait, one command per lane
