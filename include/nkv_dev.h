@@ -361,7 +361,10 @@ struct nkv_dev_qp {
 	/* Setup: keys the nkv_dev_*() builders take. */
 	uint32_t max_key;	/* longest key, bytes (the controller's KML,
 				 * <= NKV_KEY_MAX); 0: NKV_KEY_INLINE_MAX */
-	uint32_t key_flags;	/* NKV_DEV_KEY_* */
+	uint32_t key_flags;	/* NKV_DEV_KEY_* (bits 0-7); bits 8-15: the
+				 * vendor Store options the namespace
+				 * advertises (NKV_STORE_VENDOR_MASK, CDW11
+				 * positions): the builders refuse the others */
 };
 NKV_ASSERT_SIZE(struct nkv_dev_qp, 168);
 NKV_ASSERT_OFF(struct nkv_dev_qp, sq_addr, 0);

@@ -135,6 +135,26 @@ struct nkv_ns_info {
 };
 
 /*
+ * What a KV namespace honours beyond the KV command set: its NSATTR and
+ * the vendor bytes of its KV Identify Namespace (nkv_wire.h struct
+ * nkv_kv_vs). A controller that does not fill those advertises nothing
+ * (advertised = 0), and the library then refuses every vendor Store
+ * option for it (-EOPNOTSUPP) rather than let it be ignored.
+ */
+struct nkv_ns_ext {
+	size_t size;		/* sizeof(struct nkv_ns_ext) */
+	uint32_t nsid;
+	uint32_t advertised;	/* 1: the vendor bytes are filled */
+	uint32_t store_opts;	/* NKV_STORE_VENDOR_MASK bits honoured */
+	uint32_t max_ttl;	/* longest TTL, seconds; 0: any */
+	uint32_t read_only;	/* 1: Store and Delete are refused */
+	uint32_t size_query;	/* 1: Retrieve with a 0-byte buffer returns the size */
+};
+/* Namespace nsid's extensions (0: the one in use). 0, -EINVAL, -ENODEV
+ * (no such KV namespace) or a transport error. Takes the controller's lock. */
+int nkv_ctrl_ns_ext(struct nkv_ctrl *c, uint32_t nsid, struct nkv_ns_ext *ext);
+
+/*
  * Every active namespace (Identify CNS 02h) with its command set and
  * limits, up to max entries in out. Returns how many are active (may be
  * more than max), or a negative errno. Takes the controller's lock.
@@ -312,6 +332,21 @@ struct nkv_result {
 int nkv_store(struct nkv_qpair *q, const void *key, uint32_t klen,
 	      const void *val, uint32_t len, uint32_t options,
 	      struct nkv_result *res);
+/*
+ * A Store with the rados-nkv dialect's options: @options may add
+ * NKV_STORE_TTL (@ttl_s seconds, 1..), NKV_STORE_EPHEMERAL and
+ * NKV_STORE_TOUCH (refresh the key's TTL; @val NULL, @len 0) to the
+ * standard bits. A vendor bit the namespace does not advertise
+ * (nkv_ns_ext.store_opts) is -EOPNOTSUPP, before anything is sent;
+ * NKV_STORE_TTL with @ttl_s 0, or @ttl_s without NKV_STORE_TTL, -EINVAL.
+ */
+int nkv_store_ttl(struct nkv_qpair *q, const void *key, uint32_t klen,
+		  const void *val, uint32_t len, uint32_t options, uint32_t ttl_s,
+		  struct nkv_result *res);
+/* Touch: refresh an existing key's TTL (@ttl_s 0: restart its own TTL;
+ * else set a new one), its value unchanged; 87h when it is absent. */
+int nkv_touch(struct nkv_qpair *q, const void *key, uint32_t klen, uint32_t ttl_s,
+	      struct nkv_result *res);
 int nkv_retrieve(struct nkv_qpair *q, const void *key, uint32_t klen,
 		 void *buf, uint32_t buflen, struct nkv_result *res);
 int nkv_delete(struct nkv_qpair *q, const void *key, uint32_t klen,
@@ -325,6 +360,10 @@ int nkv_list(struct nkv_qpair *q, const void *start, uint32_t klen,
 
 /* Human-readable name of an NVMe status ("Key Does Not Exist"). */
 const char *nkv_status_str(uint16_t status);
+/* 1 when status says the namespace is read-only: Attempted Write to Read
+ * Only Range (SCT 1h, SC 82h, as rados-nkv answers) or Namespace is Write
+ * Protected (generic 20h) alike; else 0. */
+int nkv_status_read_only(uint16_t status);
 
 #ifdef __cplusplus
 }

@@ -271,6 +271,7 @@ enum nkv_sc_generic {
 	NKV_SC_ABORTED_BY_REQUEST = 0x07,
 	NKV_SC_ABORTED_SQ_DELETION = 0x08,
 	NKV_SC_INVALID_NS = 0x0b,
+	NKV_SC_NS_WRITE_PROTECTED = 0x20,	/* Namespace is Write Protected */
 	NKV_SC_SGL_COUNT_INVALID = 0x0e,	/* Invalid Number of SGL Descriptors */
 	NKV_SC_SGL_DATA_LEN_INVALID = 0x0f,	/* Data SGL Length Invalid */
 	NKV_SC_SGL_TYPE_INVALID = 0x11,		/* SGL Descriptor Type Invalid */
@@ -298,6 +299,9 @@ enum nkv_sc_cmd_specific {
 	NKV_SC_FEATURE_NOT_SAVEABLE = 0x0d,
 	NKV_SC_INVALID_QUEUE_DELETION = 0x0c,
 	NKV_SC_FEATURE_NOT_CHANGEABLE = 0x0e,
+	/* I/O, SCT 1: Attempted Write to Read Only Range (what rados-nkv
+	 * answers a write to a read-only namespace with). */
+	NKV_SC_WRITE_READ_ONLY = 0x82,
 };
 
 /* ------------------------------------------------------------------ */
@@ -620,6 +624,19 @@ NKV_HD uint32_t nkv_kv_options(const struct nkv_sqe *s) { return (uint32_t)NKV_G
 #define NKV_STORE_MUST_NOT_EXIST (1u << 9)	/* else Key Exists (89h) */
 #define NKV_STORE_NO_COMPRESS (1u << 10)
 #define NKV_STORE_OPTIONS_MASK (NKV_STORE_MUST_EXIST | NKV_STORE_MUST_NOT_EXIST | NKV_STORE_NO_COMPRESS)
+/*
+ * The rados-nkv dialect's vendor Store options (option bits 3-5). A
+ * controller honours them only where it advertises them (struct
+ * nkv_kv_vs below); one that does not answers Invalid Field in Command,
+ * or, if it ignores unknown bits, stores durably forever: hosts send them
+ * only when advertised.
+ */
+#define NKV_STORE_TTL (1u << 11)	/* CDW12 = time to live, seconds (1..) */
+#define NKV_STORE_EPHEMERAL (1u << 12)	/* not durable: kept in the controller's memory */
+#define NKV_STORE_TOUCH (1u << 13)	/* refresh an existing key's TTL; no value
+					 * (CDW10 = 0), else Invalid Field */
+#define NKV_STORE_VENDOR_MASK (NKV_STORE_TTL | NKV_STORE_EPHEMERAL | NKV_STORE_TOUCH)
+#define NKV_STORE_ALL_MASK (NKV_STORE_OPTIONS_MASK | NKV_STORE_VENDOR_MASK)
 
 /* List option, as a bit of CDW11: the start key travels in head form
  * (KL = 0; the payload follows the head; a head claiming 0 lists from
@@ -702,6 +719,36 @@ NKV_ASSERT_OFF(struct nkv_id_ns_kv, eui64, 64);
 NKV_ASSERT_OFF(struct nkv_id_ns_kv, kvf, 72);
 NKV_ASSERT_OFF(struct nkv_id_ns_kv, rsvd328, 328);
 NKV_ASSERT_OFF(struct nkv_id_ns_kv, vs, 3840);
+
+/* NSATTR bit 0: the namespace is write protected (read-only). */
+#define NKV_NSATTR_WRITE_PROTECTED 0x1u
+
+/*
+ * nkv's vendor-specific bytes of the KV Identify Namespace (vs[], bytes
+ * 3840..4095): what a controller honours beyond the KV command set. A
+ * controller that does not fill them (sig not "nkvX") advertises nothing:
+ * hosts then send no vendor option bit.
+ */
+struct nkv_kv_vs {
+	uint8_t sig[4];		/* NKV_KV_VS_SIG: 'n' 'k' 'v' 'X' */
+	uint8_t ver;		/* NKV_KV_VS_VER */
+	uint8_t flags;		/* NKV_KV_VS_* */
+	uint16_t rsvd6;
+	uint32_t store_opts;	/* NKV_STORE_VENDOR_MASK bits honoured (CDW11
+				 * positions) */
+	uint32_t max_ttl;	/* longest TTL, seconds; 0: any u32 */
+	uint8_t rsvd16[240];
+};
+NKV_ASSERT_SIZE(struct nkv_kv_vs, 256);
+NKV_ASSERT_OFF(struct nkv_kv_vs, ver, 4);
+NKV_ASSERT_OFF(struct nkv_kv_vs, flags, 5);
+NKV_ASSERT_OFF(struct nkv_kv_vs, store_opts, 8);
+NKV_ASSERT_OFF(struct nkv_kv_vs, max_ttl, 12);
+#define NKV_KV_VS_SIG "nkvX"
+#define NKV_KV_VS_VER 1u
+#define NKV_KV_VS_READ_ONLY 0x1u	/* Store and Delete answer SCT 1h / SC 82h */
+#define NKV_KV_VS_SIZE_QUERY 0x2u	/* Retrieve with CDW10 = 0: DW0 = the
+					 * stored size, nothing moved */
 
 /* List payload: u32 count, then per key {u16 length, key bytes, zero pad
  * so the next entry starts on a 4-byte boundary}. Only whole entries. */

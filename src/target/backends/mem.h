@@ -43,4 +43,29 @@
  * more (kvmap.h). */
 uint64_t nkv_be_mem_key_cost(uint64_t len);
 
+/*
+ * A mem KV backend as another backend's volatile tier (rados keeps its
+ * TTL'd and ephemeral values in one; rocksdb will too). Made through
+ * the registry as usual, never given to the core; these run an op on
+ * the calling thread and return its status (op->dw0 set as for submit;
+ * op->done is not called). Store reads the value with nkv_be_copy_in()
+ * from op, so op is the core's op of the command being served.
+ */
+uint16_t nkv_be_mem_run(struct nkv_be *be, struct nkv_be_op *op);
+/* 1 when key is stored and not expired, else 0. */
+int nkv_be_mem_has(struct nkv_be *be, const uint8_t *key, uint8_t klen);
+/* Remove key if stored (expired or not): 1 removed, 0 absent. */
+int nkv_be_mem_remove(struct nkv_be *be, const uint8_t *key, uint8_t klen);
+/* Call fn for every live (unexpired) key, in byte order, under the
+ * backend's read lock (fn must not call back into it); fn's non-zero
+ * return stops the walk and is returned. */
+int nkv_be_mem_walk(struct nkv_be *be,
+		    int (*fn)(void *arg, const uint8_t *key, uint8_t klen), void *arg);
+/* Remove expired keys now (the sweep thread does this every
+ * NKV_MEM_SWEEP_MS); returns how many. For tests under a set clock. */
+size_t nkv_be_mem_sweep(struct nkv_be *be);
+/* Bytes free for values before Capacity Exceeded (a caller checks room
+ * before it gives up a durable copy). */
+uint64_t nkv_be_mem_room(struct nkv_be *be);
+
 #endif /* NKV_TGT_BACKENDS_MEM_H */

@@ -42,6 +42,7 @@ struct nkv_be_conf {
 	int worker;
 	const struct nkv_be_param *params;	/* backend-specific options */
 	size_t nparams;
+	int read_only;		/* KV: writes refused (--ns-map N=NAME:ro) */
 };
 
 /* An option a backend takes (nkv-target --NAME VALUE). */

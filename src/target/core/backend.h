@@ -31,10 +31,14 @@ struct nkv_be_op {
 	uint8_t klen;		/* 1..255 (0 only for List: from the beginning) */
 	uint8_t key[NKV_KEY_MAX];	/* unused bytes are zero; the same key
 					 * whether it came inline or in head form */
-	uint32_t options;	/* CDW11 bits as sent (NKV_STORE_*) */
+	uint32_t options;	/* Store: CDW11 bits as sent (NKV_STORE_*, the
+				 * vendor ones only where the backend's
+				 * store_opts has them); 0 for the others */
+	uint32_t ttl_s;		/* Store with NKV_STORE_TTL: CDW12, 1.. seconds */
 	/*
-	 * Bytes of data: Store = the value (1..max_value); Retrieve = the
-	 * host buffer (fill at most that, report the full size in dw0);
+	 * Bytes of data: Store = the value (1..max_value; 0 with
+	 * NKV_STORE_TOUCH); Retrieve = the host buffer (fill at most that,
+	 * report the full size in dw0; 0 = a size query, nothing moved);
 	 * List = the host buffer for the payload; NVM Read/Write = the
 	 * blocks.
 	 */
@@ -102,7 +106,18 @@ struct nkv_be {
 	uint32_t max_keys;	/* KV: 0 = no limit reported */
 	uint64_t capacity;	/* bytes (KV) or blocks (NVM) */
 	uint32_t block_size;	/* NVM only */
+	uint32_t store_opts;	/* KV: NKV_STORE_VENDOR_MASK bits honoured;
+				 * the core answers Invalid Field for others */
+	uint8_t read_only;	/* KV: the core answers Store and Delete with
+				 * SCT 1h / SC 82h (set from nkv_be_conf) */
 };
+
+/*
+ * The clock TTLs run on: milliseconds of CLOCK_MONOTONIC, or what a test
+ * set with nkv_be_clock_set() (NULL: back to the real clock). Any thread.
+ */
+uint64_t nkv_be_now_ms(void);
+void nkv_be_clock_set(uint64_t (*now_ms)(void));
 
 static inline int nkv_be_submit(struct nkv_be *be, struct nkv_be_op *op)
 {
