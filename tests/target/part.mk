@@ -37,7 +37,7 @@ test_tgt_memguard_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 
 TESTS += test_tgt_be_mem
 test_tgt_be_mem_SRCS := tests/target/test_be_mem.c src/target/backends/mem.c src/target/backends/kvmap.c \
-	src/target/core/memguard.c src/target/core/be_data.c src/target/backends/valloc.c
+	src/target/core/memguard.c src/target/core/be_data.c src/target/backends/valloc.c src/target/core/clock.c
 # --wrap=malloc: the test counts the backend's mallocs.
 test_tgt_be_mem_LDLIBS := -Wl,--wrap=malloc $(NKV_TGT_TEST_LDLIBS)
 
@@ -65,7 +65,7 @@ test_be_rados_LDLIBS = $(TARGET_LDLIBS) -lcriterion
 # (make bench-mem-rss; build/bench/bench_mem_rss [COUNTxSIZE ...]).
 BENCH_MEM_RSS_OBJS = $(patsubst %.c,$(B)/obj/%.o,tests/target/bench_mem_rss.c \
 	src/target/backends/mem.c src/target/backends/kvmap.c src/target/backends/valloc.c \
-	src/target/core/memguard.c src/target/core/be_data.c)
+	src/target/core/memguard.c src/target/core/be_data.c src/target/core/clock.c)
 $(B)/bench/bench_mem_rss: $(BENCH_MEM_RSS_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@

@@ -49,26 +49,34 @@ static void done_cb(struct nkv_be_op *op)
 	__atomic_store_n(&((struct done_op *)op)->done, 1, __ATOMIC_RELEASE);
 }
 
+/* An op as the core fills it (its data in buf). */
+static void op_prep(struct done_op *d, uint8_t opc, const char *key, uint32_t opt,
+		    uint32_t ttl, void *buf, uint64_t len)
+{
+	memset(d, 0, sizeof(*d));
+	d->cmd.op.opc = opc;
+	d->cmd.op.klen = (uint8_t)strlen(key);
+	memcpy(d->cmd.op.key, key, d->cmd.op.klen);
+	d->cmd.op.options = opt;
+	d->cmd.op.ttl_s = ttl;
+	d->iov.iov_base = buf;
+	d->iov.iov_len = len;
+	d->cmd.iov = &d->iov;
+	d->cmd.iovcnt = 1;
+	d->cmd.op.len = len;
+	d->cmd.op.done = done_cb;
+	nkv_tgt_data_start(&d->cmd, opc == NKV_KV_LIST);
+}
+
 /* Submit and wait (the worker completes from its thread), then finish the
  * op's data as the core does (a List's header and DW0). */
-static uint16_t op(struct nkv_be *be, uint8_t opc, const char *key, uint32_t opt,
-		   void *buf, uint64_t len, uint32_t *dw0)
+static uint16_t op_ttl(struct nkv_be *be, uint8_t opc, const char *key, uint32_t opt,
+		       uint32_t ttl, void *buf, uint64_t len, uint32_t *dw0)
 {
 	struct done_op d;
 	long i;
 
-	memset(&d, 0, sizeof(d));
-	d.cmd.op.opc = opc;
-	d.cmd.op.klen = (uint8_t)strlen(key);
-	memcpy(d.cmd.op.key, key, d.cmd.op.klen);
-	d.cmd.op.options = opt;
-	d.iov.iov_base = buf;
-	d.iov.iov_len = len;
-	d.cmd.iov = &d.iov;
-	d.cmd.iovcnt = 1;
-	d.cmd.op.len = len;
-	d.cmd.op.done = done_cb;
-	nkv_tgt_data_start(&d.cmd, opc == NKV_KV_LIST);
+	op_prep(&d, opc, key, opt, ttl, buf, len);
 	cr_assert_eq(be->ops->submit(be, &d.cmd.op), 0);
 	for (i = 0; i < 100000000 && !__atomic_load_n(&d.done, __ATOMIC_ACQUIRE); i++)
 		;
@@ -77,6 +85,12 @@ static uint16_t op(struct nkv_be *be, uint8_t opc, const char *key, uint32_t opt
 	if (dw0)
 		*dw0 = d.cmd.op.dw0;
 	return d.cmd.op.status;
+}
+
+static uint16_t op(struct nkv_be *be, uint8_t opc, const char *key, uint32_t opt,
+		   void *buf, uint64_t len, uint32_t *dw0)
+{
+	return op_ttl(be, opc, key, opt, 0, buf, len, dw0);
 }
 
 Test(be_mem, options)
@@ -114,8 +128,9 @@ Test(be_mem, options)
 
 /* What a key costs, its value's header and its share of the index
  * included: at most 1.10x a power-of-two value from 4 KiB to 64 MiB; any
- * other value at most an eighth more plus the header (above 32 KiB less
- * than a page more), and up to 240 bytes less than 32 bytes more. */
+ * other value at most an eighth more plus the header's 32-byte block
+ * (above 32 KiB less than a page more), and up to 232 bytes (sharing a
+ * block with the 24-byte header) less than 40 bytes more. */
 Test(be_mem, value_cost_bounds)
 {
 	const uint64_t idx = nkv_kvmap_key_bytes();
@@ -127,19 +142,19 @@ Test(be_mem, value_cost_bounds)
 		cr_assert_leq(nkv_be_mem_key_cost(1ull << k) * 100, (1ull << k) * 110, "2^%u: %llu",
 			      k, (unsigned long long)nkv_be_mem_key_cost(1ull << k));
 	for (k = 8; k <= 26; k++)
-		cr_assert_eq(nkv_be_mem_key_cost(1ull << k), (1ull << k) + 16 + idx, "2^%u exact", k);
+		cr_assert_eq(nkv_be_mem_key_cost(1ull << k), (1ull << k) + 32 + idx, "2^%u exact", k);
 	for (len = 1; len <= (64u << 20); len += len < 70000 ? 1 : 65519) {
 		uint64_t v = nkv_be_mem_key_cost(len) - idx;
 
-		if (len <= 240)
-			cr_assert_lt(v - len, 32, "len %llu", (unsigned long long)len);
+		if (len <= 232)
+			cr_assert_lt(v - len, 40, "len %llu", (unsigned long long)len);
 		else
-			cr_assert_leq(v - len, len / 8 + 16, "len %llu", (unsigned long long)len);
+			cr_assert_leq(v - len, len / 8 + 32, "len %llu", (unsigned long long)len);
 		if (len > (32u << 10))
-			cr_assert_lt(v - len, 4096 + 16);
+			cr_assert_lt(v - len, 4096 + 32);
 	}
 	for (k = 0; k < sizeof(odd) / sizeof(odd[0]); k++)
-		cr_assert_lt((nkv_be_mem_key_cost(odd[k]) - idx) * 100, odd[k] * 113, "%llu",
+		cr_assert_lt((nkv_be_mem_key_cost(odd[k]) - idx) * 100, odd[k] * 114, "%llu",
 			     (unsigned long long)odd[k]);
 }
 
@@ -318,5 +333,292 @@ Test(be_mem, store_does_not_malloc_on_the_poll_thread)
 	for (i = 0; i < 1000; i++)
 		cr_assert_eq(st[i], 0);
 	cr_assert_eq(after - before, 0, "%lu mallocs for 1000 Stores", after - before);
+	be->ops->destroy(be);
+}
+
+/* ---- TTL, touch, the sweep and the volatile-tier API, on a set clock ---- */
+
+static uint64_t now_ms = 1000000;	/* atomic */
+
+static uint64_t test_clock(void)
+{
+	return __atomic_load_n(&now_ms, __ATOMIC_RELAXED);
+}
+
+static void clock_at(uint64_t ms)
+{
+	__atomic_store_n(&now_ms, ms, __ATOMIC_RELAXED);
+}
+
+static struct nkv_be *ttl_create(uint64_t capacity)
+{
+	struct nkv_be_conf o = { sizeof(o), .capacity = capacity };
+	struct nkv_be *be;
+
+	nkv_be_clock_set(test_clock);
+	clock_at(1000000);
+	be = mem_create(&o);
+	cr_assert_not_null(be, "%s", err);
+	return be;
+}
+
+static const uint16_t absent = NKV_STATUS(0, NKV_SC_KV_KEY_NOT_EXISTS);
+
+/* The keys a List returns, joined with ','. */
+static void list_keys(struct nkv_be *be, const char *start, char *out, size_t outlen)
+{
+	uint8_t buf[512];
+	uint32_t count, i, off = 4, dw0;
+	size_t o = 0;
+
+	cr_assert_eq(op(be, NKV_KV_LIST, start, 0, buf, sizeof(buf), &dw0), 0);
+	memcpy(&count, buf, 4);
+	cr_assert_eq(count, dw0);
+	out[0] = 0;
+	for (i = 0; i < count; i++) {
+		uint16_t kl;
+
+		memcpy(&kl, buf + off, 2);
+		o += (size_t)snprintf(out + o, outlen - o, "%s%.*s", i ? "," : "", kl,
+				      (const char *)buf + off + 2);
+		off += nkv_list_entry_size(kl);
+	}
+}
+
+Test(be_mem, ttl_key_is_absent_for_every_op_once_expired)
+{
+	struct nkv_be *be = ttl_create(0);
+	char keys[128], v[8];
+	uint32_t dw0;
+
+	cr_assert_eq(be->store_opts, NKV_STORE_VENDOR_MASK);
+	cr_assert_eq(op(be, NKV_KV_STORE, "p", 0, "perm", 4, NULL), 0);
+	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "t", NKV_STORE_TTL, 10, "ttl!", 4, NULL), 0);
+	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "u", NKV_STORE_TTL | NKV_STORE_EPHEMERAL, 10,
+			    "eph", 3, NULL), 0);
+	clock_at(1000000 + 9999);	/* a millisecond before expiry: all there */
+	cr_assert_eq(op(be, NKV_KV_EXIST, "t", 0, NULL, 0, NULL), 0);
+	cr_assert_eq(op(be, NKV_KV_RETRIEVE, "t", 0, v, sizeof(v), &dw0), 0);
+	cr_assert_eq(dw0, 4);
+	cr_assert_eq(memcmp(v, "ttl!", 4), 0);
+	list_keys(be, "", keys, sizeof(keys));
+	cr_assert_str_eq(keys, "p,t,u");
+	clock_at(1000000 + 10000);	/* expired: absent everywhere */
+	list_keys(be, "", keys, sizeof(keys));
+	cr_assert_str_eq(keys, "p");
+	list_keys(be, "t", keys, sizeof(keys));
+	cr_assert_str_eq(keys, "");
+	cr_assert_eq(op(be, NKV_KV_EXIST, "t", 0, NULL, 0, NULL), absent);
+	cr_assert_eq(op(be, NKV_KV_RETRIEVE, "u", 0, v, sizeof(v), &dw0), absent);
+	cr_assert_eq(op(be, NKV_KV_RETRIEVE, "u", 0, NULL, 0, &dw0), absent, "size query");
+	/* Both read ops removed what they found expired: the books are exact. */
+	cr_assert_eq(be->ops->keys_used(be), 1);
+	cr_assert_eq(be->ops->bytes_used(be), nkv_be_mem_key_cost(4));
+	cr_assert_eq(op(be, NKV_KV_DELETE, "t", 0, NULL, 0, NULL), absent);
+	be->ops->destroy(be);
+}
+
+Test(be_mem, delete_and_conditional_stores_see_expired_keys_as_absent)
+{
+	struct nkv_be *be = ttl_create(0);
+	uint32_t dw0;
+	char v[8];
+
+	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "a", NKV_STORE_TTL, 1, "aaaa", 4, NULL), 0);
+	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "b", NKV_STORE_TTL, 1, "bbbb", 4, NULL), 0);
+	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "c", NKV_STORE_TTL, 1, "cccc", 4, NULL), 0);
+	cr_assert_eq(op(be, NKV_KV_STORE, "a", NKV_STORE_MUST_NOT_EXIST, "x", 1, NULL),
+		     NKV_STATUS(0, NKV_SC_KV_KEY_EXISTS), "live: still there");
+	clock_at(1000000 + 1000);
+	cr_assert_eq(op(be, NKV_KV_DELETE, "a", 0, NULL, 0, NULL), absent);
+	cr_assert_eq(op(be, NKV_KV_STORE, "b", NKV_STORE_MUST_EXIST, "x", 1, NULL), absent);
+	cr_assert_eq(op(be, NKV_KV_STORE, "c", NKV_STORE_MUST_NOT_EXIST, "new", 3, NULL), 0);
+	cr_assert_eq(op(be, NKV_KV_RETRIEVE, "c", 0, v, sizeof(v), &dw0), 0);
+	cr_assert_eq(dw0, 3);
+	cr_assert_eq(memcmp(v, "new", 3), 0);
+	/* The Delete and the refused Store removed theirs; the new c has no TTL. */
+	cr_assert_eq(be->ops->keys_used(be), 1);
+	cr_assert_eq(be->ops->bytes_used(be), nkv_be_mem_key_cost(3));
+	clock_at(UINT64_MAX / 2);
+	cr_assert_eq(op(be, NKV_KV_EXIST, "c", 0, NULL, 0, NULL), 0);
+	be->ops->destroy(be);
+}
+
+Test(be_mem, plain_store_clears_a_ttl_and_ttl_store_sets_one)
+{
+	struct nkv_be *be = ttl_create(0);
+
+	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "k", NKV_STORE_TTL, 5, "v1", 2, NULL), 0);
+	cr_assert_eq(op(be, NKV_KV_STORE, "k", 0, "v2", 2, NULL), 0);
+	cr_assert_eq(op(be, NKV_KV_STORE, "j", 0, "v1", 2, NULL), 0);
+	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "j", NKV_STORE_TTL, 5, "v2", 2, NULL), 0);
+	clock_at(1000000 + 5000);
+	cr_assert_eq(op(be, NKV_KV_EXIST, "k", 0, NULL, 0, NULL), 0, "no TTL any more");
+	cr_assert_eq(op(be, NKV_KV_EXIST, "j", 0, NULL, 0, NULL), absent, "a TTL now");
+	be->ops->destroy(be);
+}
+
+Test(be_mem, touch)
+{
+	struct nkv_be *be = ttl_create(0);
+	const uint32_t touch = NKV_STORE_TOUCH, ttl = NKV_STORE_TTL;
+	uint64_t used;
+	uint32_t dw0;
+	char v[8];
+
+	cr_assert_eq(op(be, NKV_KV_STORE, "nope", touch, NULL, 0, NULL), absent);
+	cr_assert_eq(op(be, NKV_KV_STORE, "perm", 0, "P", 1, NULL), 0);
+	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "t", ttl, 10, "T", 1, NULL), 0);
+	used = be->ops->bytes_used(be);
+	/* Without a TTL: a key without one stays as it is... */
+	cr_assert_eq(op(be, NKV_KV_STORE, "perm", touch, NULL, 0, NULL), 0);
+	/* ...a TTL'd key's own TTL restarts from now. */
+	clock_at(1000000 + 6000);
+	cr_assert_eq(op(be, NKV_KV_STORE, "t", touch, NULL, 0, NULL), 0);
+	clock_at(1000000 + 15999);
+	cr_assert_eq(op(be, NKV_KV_EXIST, "t", 0, NULL, 0, NULL), 0, "restarted at 6 s");
+	cr_assert_eq(op(be, NKV_KV_RETRIEVE, "t", 0, v, sizeof(v), &dw0), 0);
+	cr_assert_eq(dw0, 1);
+	cr_assert_eq(v[0], 'T', "the value stays");
+	cr_assert_eq(be->ops->bytes_used(be), used);
+	/* With a TTL: it becomes the key's, from now, for a key without one too. */
+	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "t", touch | ttl, 2, NULL, 0, NULL), 0);
+	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "perm", touch | ttl | NKV_STORE_MUST_EXIST, 3,
+			    NULL, 0, NULL), 0);
+	clock_at(1000000 + 17998);	/* touched at 15999 for 2 s */
+	cr_assert_eq(op(be, NKV_KV_EXIST, "t", 0, NULL, 0, NULL), 0);
+	clock_at(1000000 + 18000);
+	cr_assert_eq(op(be, NKV_KV_EXIST, "t", 0, NULL, 0, NULL), absent);
+	cr_assert_eq(op(be, NKV_KV_EXIST, "perm", 0, NULL, 0, NULL), 0);
+	/* The TTL touch gave perm restarts on a plain touch too. */
+	cr_assert_eq(op(be, NKV_KV_STORE, "perm", touch, NULL, 0, NULL), 0);
+	clock_at(1000000 + 20999);
+	cr_assert_eq(op(be, NKV_KV_EXIST, "perm", 0, NULL, 0, NULL), 0);
+	clock_at(1000000 + 21000);
+	/* Expired: touch finds nothing, with or without a TTL. */
+	cr_assert_eq(op(be, NKV_KV_STORE, "perm", touch, NULL, 0, NULL), absent);
+	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "t", touch | ttl, 5, NULL, 0, NULL), absent);
+	cr_assert_eq(be->ops->keys_used(be), 0);
+	cr_assert_eq(be->ops->bytes_used(be), 0);
+	be->ops->destroy(be);
+}
+
+/* More keys than one lock hold looks at (NKV_MEM_SWEEP_SCAN) and more
+ * expired ones than one removes (NKV_MEM_SWEEP_BATCH). The sweep thread
+ * may beat the call to some of them (it runs on this clock too): what
+ * must hold is that the expired are gone, the rest stay, and the books
+ * are exact. */
+Test(be_mem, sweep_removes_expired_keys_and_their_cost)
+{
+	struct nkv_be *be = ttl_create(0);
+	const uint64_t cost = nkv_be_mem_key_cost(8);
+	char key[16];
+	int i;
+
+	cr_assert_eq(nkv_be_mem_sweep(be), 0, "no TTL'd keys: nothing to do");
+	for (i = 0; i < 3000; i++) {
+		snprintf(key, sizeof(key), "k%05d", i);
+		cr_assert_eq(op_ttl(be, NKV_KV_STORE, key, i % 3 ? NKV_STORE_TTL : 0,
+				    i % 3 == 1 ? 1 : 100, "12345678", 8, NULL), 0);
+	}
+	cr_assert_eq(nkv_be_mem_sweep(be), 0, "nothing expired yet");
+	cr_assert_eq(be->ops->keys_used(be), 3000);
+	clock_at(1000000 + 1000);
+	cr_assert_leq(nkv_be_mem_sweep(be), 1000);
+	cr_assert_eq(be->ops->keys_used(be), 2000);
+	cr_assert_eq(be->ops->bytes_used(be), 2000 * cost);
+	cr_assert_eq(nkv_be_mem_sweep(be), 0, "once");
+	clock_at(1000000 + 100000);
+	cr_assert_leq(nkv_be_mem_sweep(be), 1000);
+	cr_assert_eq(be->ops->keys_used(be), 1000);
+	cr_assert_eq(be->ops->bytes_used(be), 1000 * cost);
+	for (i = 0; i < 3000; i++) {
+		snprintf(key, sizeof(key), "k%05d", i);
+		cr_assert_eq(op(be, NKV_KV_EXIST, key, 0, NULL, 0, NULL), i % 3 ? absent : 0);
+	}
+	be->ops->destroy(be);
+}
+
+/* The thread does it unasked, within a period or two (real time). */
+Test(be_mem, sweep_thread_removes_expired_keys)
+{
+	struct nkv_be *be = ttl_create(0);
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	int i;
+
+	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "t", NKV_STORE_TTL, 1, "x", 1, NULL), 0);
+	clock_at(1000000 + 1000);
+	for (i = 0; i < 500 && be->ops->keys_used(be); i++)
+		nanosleep(&ts, NULL);
+	cr_assert_eq(be->ops->keys_used(be), 0, "not swept in 5 s");
+	cr_assert_eq(be->ops->bytes_used(be), 0);
+	be->ops->destroy(be);
+}
+
+/* A full namespace whose keys expired takes a new key at once. */
+Test(be_mem, store_into_a_full_namespace_sweeps_first)
+{
+	struct nkv_be *be = ttl_create(2 * nkv_be_mem_key_cost(100));
+	static uint8_t v[100];
+
+	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "a", NKV_STORE_TTL, 1, v, 100, NULL), 0);
+	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "b", NKV_STORE_TTL, 1, v, 100, NULL), 0);
+	cr_assert_eq(op(be, NKV_KV_STORE, "c", 0, v, 100, NULL),
+		     NKV_STATUS(0, NKV_SC_CAPACITY_EXCEEDED));
+	clock_at(1000000 + 1000);
+	cr_assert_eq(op(be, NKV_KV_STORE, "c", 0, v, 100, NULL), 0);
+	cr_assert_eq(be->ops->keys_used(be), 1);
+	cr_assert_eq(be->ops->bytes_used(be), nkv_be_mem_key_cost(100));
+	be->ops->destroy(be);
+}
+
+static int walk_collect(void *arg, const uint8_t *key, uint8_t klen)
+{
+	char *out = arg;
+	size_t o = strlen(out);
+
+	snprintf(out + o, 64 - o, "%s%.*s", o ? "," : "", klen, (const char *)key);
+	return klen == 1 && key[0] == 'y' ? 7 : 0;
+}
+
+/* mem.h's volatile tier, as rados drives it: ops on the calling thread,
+ * no done(). */
+Test(be_mem, volatile_tier_api)
+{
+	struct nkv_be *be = ttl_create(1 << 20);
+	struct done_op d;
+	char walked[64] = "", v[8];
+
+	cr_assert_eq(nkv_be_mem_room(be), 1 << 20);
+	op_prep(&d, NKV_KV_STORE, "x", NKV_STORE_TTL, 2, "vx", 2);
+	cr_assert_eq(nkv_be_mem_run(be, &d.cmd.op), 0);
+	cr_assert_eq(d.done, 0, "run never calls done");
+	op_prep(&d, NKV_KV_STORE, "y", NKV_STORE_EPHEMERAL, 0, "vy", 2);
+	cr_assert_eq(nkv_be_mem_run(be, &d.cmd.op), 0);
+	op_prep(&d, NKV_KV_STORE, "z", 0, 0, "vz", 2);
+	cr_assert_eq(nkv_be_mem_run(be, &d.cmd.op), 0);
+	cr_assert_eq(nkv_be_mem_room(be), (1 << 20) - 3 * nkv_be_mem_key_cost(2));
+	op_prep(&d, NKV_KV_RETRIEVE, "y", 0, 0, v, sizeof(v));
+	cr_assert_eq(nkv_be_mem_run(be, &d.cmd.op), 0);
+	cr_assert_eq(d.cmd.op.dw0, 2);
+	cr_assert_eq(memcmp(v, "vy", 2), 0);
+	cr_assert(nkv_be_mem_has(be, (const uint8_t *)"x", 1));
+	cr_assert_not(nkv_be_mem_has(be, (const uint8_t *)"w", 1));
+	cr_assert_eq(nkv_be_mem_walk(be, walk_collect, walked), 7, "stopped at y");
+	cr_assert_str_eq(walked, "x,y");
+	clock_at(1000000 + 2000);
+	cr_assert_not(nkv_be_mem_has(be, (const uint8_t *)"x", 1), "expired");
+	walked[0] = 0;
+	cr_assert_eq(nkv_be_mem_walk(be, walk_collect, walked), 7);
+	cr_assert_str_eq(walked, "y");
+	cr_assert_eq(nkv_be_mem_remove(be, (const uint8_t *)"y", 1), 1);
+	cr_assert_eq(nkv_be_mem_remove(be, (const uint8_t *)"y", 1), 0);
+	op_prep(&d, NKV_KV_STORE, "w", NKV_STORE_TTL, 1, "vw", 2);
+	cr_assert_eq(nkv_be_mem_run(be, &d.cmd.op), 0);
+	clock_at(1000000 + 3000);
+	cr_assert_eq(nkv_be_mem_remove(be, (const uint8_t *)"w", 1), 1, "expired or not");
+	cr_assert_eq(nkv_be_mem_sweep(be), 0, "has() removed x already");
+	cr_assert_eq(nkv_be_mem_room(be), (1 << 20) - nkv_be_mem_key_cost(2));
+	cr_assert_eq(be->ops->keys_used(be), 1);
 	be->ops->destroy(be);
 }

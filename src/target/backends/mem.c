@@ -8,19 +8,29 @@
  * hashes, as an LLM KV cache makes them) cost the same as sorted ones.
  * Entries live in the namespace's value allocator (valloc.h: no heap
  * growth on the poll thread), filled from the op's data (backend.h's copy
- * helpers) before the lock and given back after it. A value of up to 240
- * bytes shares one block with its 16-byte header; a larger one has an
- * extent of its own and its header sits in the allocator's 16-byte
+ * helpers) before the lock and given back after it. A value of up to 232
+ * bytes shares one block with its 24-byte header; a larger one has an
+ * extent of its own and its header sits in the allocator's 32-byte
  * class, so a power-of-two value takes a block of exactly its size, and
  * starts aligned (page-aligned above 32 KiB): with a 4-byte header in
  * front, a 2 MiB value took a 2.5 MiB block and every copy into it ran
  * 4 bytes off alignment, up to 4x slower.
+ *
+ * TTLs (NKV_STORE_TTL): the header holds the key's expiry on the
+ * backend clock (nkv_be_now_ms) and its TTL, for touch to restart it. A
+ * key is absent from the moment its expiry passes; whoever meets it
+ * first removes it (a read notices under the shared lock and removes it
+ * under the exclusive one, if still expired), and a sweep thread removes
+ * the ones nobody asks for, so capacity comes back without a reader.
+ * The sweep scans the map only while TTL'd keys exist, a bounded stretch
+ * per lock hold, so no command waits behind it for long.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mem.h"
 #include "kvmap.h"
@@ -29,9 +39,19 @@
 
 /* The map's value: the stored bytes' header (the key lives in the map). */
 struct nkv_mem_ent {
+	uint8_t *val;		/* just after the header, or an extent of its own */
+	uint64_t expire_ms;	/* absent once nkv_be_now_ms() reaches it; 0: no TTL */
 	uint32_t size;
-	uint8_t *val;	/* just after the header, or an extent of its own */
+	uint32_t ttl_s;		/* the TTL it was stored or touched with; 0: none */
 };
+_Static_assert(sizeof(struct nkv_mem_ent) == 24, "the header size mem.h documents");
+
+/* How often the sweep thread looks for expired keys, and how much it
+ * does per lock hold: entries looked at under the shared lock, expired
+ * keys removed under the exclusive one. */
+#define NKV_MEM_SWEEP_MS 1000
+#define NKV_MEM_SWEEP_SCAN 1024
+#define NKV_MEM_SWEEP_BATCH 32
 
 /* Values up to this many bytes follow their header in one block. */
 #define NKV_MEM_INLINE (256 - sizeof(struct nkv_mem_ent))
@@ -51,6 +71,14 @@ struct nkv_be_mem {
 	struct nkv_be_op **q;
 	size_t qhead, qlen, qcap;
 	int stop;
+	/* KV: keys with a TTL (atomic; the sweep skips the scan at 0), and
+	 * the sweep thread. */
+	uint64_t ttl_keys;
+	int sweeper;
+	pthread_t sweep_thr;
+	pthread_mutex_t slock;
+	pthread_cond_t scond;
+	int sstop;
 };
 
 uint64_t nkv_be_mem_key_cost(uint64_t len)
@@ -104,110 +132,362 @@ static uint16_t nkv_mem_st(uint8_t sc)
 	return NKV_STATUS(NKV_SCT_GENERIC, sc);
 }
 
-/* Store under the write lock; e is consumed on success (*old, the
- * replaced entry, is the caller's to free after unlocking). */
+static int nkv_mem_expired(const struct nkv_mem_ent *e, uint64_t now)
+{
+	return e->expire_ms && now >= e->expire_ms;
+}
+
+/* Take a key's entry (just removed from the map, or replaced) off the
+ * books; under the write lock. */
+static void nkv_mem_forget(struct nkv_be_mem *m, uint8_t klen, const struct nkv_mem_ent *e)
+{
+	m->bytes -= nkv_mem_cost(klen, e->size);
+	if (e->expire_ms)
+		__atomic_sub_fetch(&m->ttl_keys, 1, __ATOMIC_RELAXED);
+}
+
+/* Remove key if it is stored and expired at now; under the write lock.
+ * The removed entry (the caller's to free after unlocking), or NULL. */
+static struct nkv_mem_ent *nkv_mem_drop_expired(struct nkv_be_mem *m, const uint8_t *key,
+						uint8_t klen, uint64_t now)
+{
+	struct nkv_mem_ent *e = nkv_kvmap_find(&m->map, key, klen);
+
+	if (!e || !nkv_mem_expired(e, now))
+		return NULL;
+	nkv_kvmap_delete(&m->map, key, klen);
+	nkv_mem_forget(m, klen, e);
+	return e;
+}
+
+/* A read found key expired under the shared lock: remove it under the
+ * exclusive one, unless a Store renewed it in between. */
+static void nkv_mem_reap(struct nkv_be_mem *m, const uint8_t *key, uint8_t klen)
+{
+	struct nkv_mem_ent *e;
+
+	pthread_rwlock_wrlock(&m->lock);
+	e = nkv_mem_drop_expired(m, key, klen, nkv_be_now_ms());
+	pthread_rwlock_unlock(&m->lock);
+	nkv_mem_ent_put(m, e);
+}
+
+/* Under either lock: key's entry unless absent or expired at now (then
+ * NULL, and *gone = 1 when an expired one is there for nkv_mem_reap). */
+static const struct nkv_mem_ent *nkv_mem_find_live(struct nkv_be_mem *m, const uint8_t *key,
+						   uint8_t klen, uint64_t now, int *gone)
+{
+	const struct nkv_mem_ent *e = nkv_kvmap_find(&m->map, key, klen);
+
+	*gone = e && nkv_mem_expired(e, now);
+	return *gone ? NULL : e;
+}
+
+/* Store under the write lock; e is consumed on success. *old gets an
+ * entry the Store replaced or found expired, the caller's to free after
+ * unlocking (either way). */
 static uint16_t nkv_mem_store_locked(struct nkv_be_mem *m, struct nkv_be_op *op,
-				     struct nkv_mem_ent *e, void **old)
+				     struct nkv_mem_ent *e, uint64_t now, void **old)
 {
 	void **slot = nkv_kvmap_slot(&m->map, op->key, op->klen);
-	const struct nkv_mem_ent *cur = slot ? *slot : NULL;
-	uint64_t ocost = cur ? nkv_mem_cost(op->klen, cur->size) : 0;
+	struct nkv_mem_ent *cur = slot ? *slot : NULL;
 	uint64_t cost = nkv_mem_cost(op->klen, op->len);
 
+	if (cur && nkv_mem_expired(cur, now)) {
+		/* Absent: removed now, so a refused Store leaves nothing stale. */
+		*old = nkv_mem_drop_expired(m, op->key, op->klen, now);
+		cur = NULL;
+		slot = NULL;
+	}
 	if ((op->options & NKV_STORE_MUST_EXIST) && !cur)
 		return nkv_mem_st(NKV_SC_KV_KEY_NOT_EXISTS);
 	if ((op->options & NKV_STORE_MUST_NOT_EXIST) && cur)
 		return nkv_mem_st(NKV_SC_KV_KEY_EXISTS);
-	if (m->bytes - ocost + cost > m->be.capacity ||
+	if (m->bytes - (cur ? nkv_mem_cost(op->klen, cur->size) : 0) + cost > m->be.capacity ||
 	    (!cur && m->be.max_keys && m->map.count >= m->be.max_keys))
 		return nkv_mem_st(NKV_SC_CAPACITY_EXCEEDED);
 	if (slot) {
-		*old = *slot;	/* a replace: no second descent */
+		nkv_mem_forget(m, op->klen, cur);
+		*old = cur;	/* a replace: no second descent */
 		*slot = e;
-	} else if (nkv_kvmap_insert(&m->map, op->key, op->klen, e, old) < 0) {
+	} else if (nkv_kvmap_insert(&m->map, op->key, op->klen, e, NULL) < 0) {
 		return nkv_mem_st(NKV_SC_INTERNAL);
 	}
-	m->bytes = m->bytes - ocost + cost;
+	m->bytes += cost;
+	if (e->expire_ms)
+		__atomic_add_fetch(&m->ttl_keys, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
-static uint16_t nkv_mem_store(struct nkv_be_mem *m, struct nkv_be_op *op)
+/* Touch: the value stays; a TTL given restarts the key's life with it,
+ * else a TTL'd key's own TTL restarts (a key without one: nothing). */
+static uint16_t nkv_mem_touch(struct nkv_be_mem *m, struct nkv_be_op *op)
 {
-	struct nkv_mem_ent *e = nkv_mem_ent_get(m, op->len);
+	uint64_t now = nkv_be_now_ms();
+	struct nkv_mem_ent *e, *dead;
+
+	pthread_rwlock_wrlock(&m->lock);
+	dead = nkv_mem_drop_expired(m, op->key, op->klen, now);
+	e = nkv_kvmap_find(&m->map, op->key, op->klen);
+	if (e && (op->options & NKV_STORE_TTL)) {
+		if (!e->expire_ms)
+			__atomic_add_fetch(&m->ttl_keys, 1, __ATOMIC_RELAXED);
+		e->ttl_s = op->ttl_s;
+	}
+	if (e && e->ttl_s)
+		e->expire_ms = now + (uint64_t)e->ttl_s * 1000u;
+	pthread_rwlock_unlock(&m->lock);
+	nkv_mem_ent_put(m, dead);
+	return e ? 0 : nkv_mem_st(NKV_SC_KV_KEY_NOT_EXISTS);
+}
+
+static size_t nkv_mem_sweep(struct nkv_be_mem *m);
+
+/* One attempt at the map for a filled entry. */
+static uint16_t nkv_mem_store_try(struct nkv_be_mem *m, struct nkv_be_op *op,
+				  struct nkv_mem_ent *e)
+{
+	uint64_t now = nkv_be_now_ms();
 	void *old = NULL;
 	uint16_t st;
 
+	e->expire_ms = e->ttl_s ? now + (uint64_t)e->ttl_s * 1000u : 0;
+	pthread_rwlock_wrlock(&m->lock);
+	st = nkv_mem_store_locked(m, op, e, now, &old);
+	pthread_rwlock_unlock(&m->lock);
+	nkv_mem_ent_put(m, old);
+	return st;
+}
+
+/* A Store that finds the namespace full sweeps once and tries again:
+ * expired keys must not keep a live one out until the sweep thread
+ * comes round. */
+static uint16_t nkv_mem_store(struct nkv_be_mem *m, struct nkv_be_op *op)
+{
+	const uint16_t full = nkv_mem_st(NKV_SC_CAPACITY_EXCEEDED);
+	struct nkv_mem_ent *e;
+	uint16_t st;
+
+	if (op->options & NKV_STORE_TOUCH)
+		return nkv_mem_touch(m, op);
 	/* The reservation is twice the capacity: out of it only when freed
 	 * space too scattered to hold the value fills it. */
+	e = nkv_mem_ent_get(m, op->len);
+	if (!e && nkv_mem_sweep(m))
+		e = nkv_mem_ent_get(m, op->len);
 	if (!e)
-		return nkv_mem_st(NKV_SC_CAPACITY_EXCEEDED);
+		return full;
 	st = nkv_be_copy_in(op, e->val, op->len);
 	if (st) {
 		nkv_mem_ent_put(m, e);
 		return st;
 	}
-	pthread_rwlock_wrlock(&m->lock);
-	st = nkv_mem_store_locked(m, op, e, &old);
-	pthread_rwlock_unlock(&m->lock);
-	nkv_mem_ent_put(m, st ? e : old);
+	e->ttl_s = op->options & NKV_STORE_TTL ? op->ttl_s : 0;
+	st = nkv_mem_store_try(m, op, e);
+	if (st == full && nkv_mem_sweep(m))
+		st = nkv_mem_store_try(m, op, e);
+	if (st)
+		nkv_mem_ent_put(m, e);
 	return st;
 }
 
+/* Retrieve; a host buffer of 0 bytes asks for the size only. */
 static uint16_t nkv_mem_retrieve(struct nkv_be_mem *m, struct nkv_be_op *op)
 {
 	const struct nkv_mem_ent *e;
 	uint16_t st = 0;
+	int gone;
 
 	pthread_rwlock_rdlock(&m->lock);
-	e = nkv_kvmap_find(&m->map, op->key, op->klen);
+	e = nkv_mem_find_live(m, op->key, op->klen, nkv_be_now_ms(), &gone);
 	if (e) {
 		op->dw0 = e->size;	/* the full size, even when truncated */
-		st = nkv_be_copy_out(op, e->val, e->size < op->len ? e->size : op->len);
+		if (op->len)
+			st = nkv_be_copy_out(op, e->val, e->size < op->len ? e->size : op->len);
 	} else {
 		st = nkv_mem_st(NKV_SC_KV_KEY_NOT_EXISTS);
 	}
 	pthread_rwlock_unlock(&m->lock);
+	if (gone)
+		nkv_mem_reap(m, op->key, op->klen);
 	return st;
 }
 
 static uint16_t nkv_mem_delete(struct nkv_be_mem *m, struct nkv_be_op *op)
 {
+	uint64_t now = nkv_be_now_ms();
 	struct nkv_mem_ent *e;
+	int live;
 
 	pthread_rwlock_wrlock(&m->lock);
 	e = nkv_kvmap_delete(&m->map, op->key, op->klen);
 	if (e)
-		m->bytes -= nkv_mem_cost(op->klen, e->size);
+		nkv_mem_forget(m, op->klen, e);
 	pthread_rwlock_unlock(&m->lock);
-	if (!e)
-		return nkv_mem_st(NKV_SC_KV_KEY_NOT_EXISTS);
+	live = e && !nkv_mem_expired(e, now);
 	nkv_mem_ent_put(m, e);
-	return 0;
+	return live ? 0 : nkv_mem_st(NKV_SC_KV_KEY_NOT_EXISTS);
 }
 
 static uint16_t nkv_mem_exist(struct nkv_be_mem *m, struct nkv_be_op *op)
 {
-	int found;
+	int found, gone;
 
 	pthread_rwlock_rdlock(&m->lock);
-	found = nkv_kvmap_find(&m->map, op->key, op->klen) != NULL;
+	found = nkv_mem_find_live(m, op->key, op->klen, nkv_be_now_ms(), &gone) != NULL;
 	pthread_rwlock_unlock(&m->lock);
+	if (gone)
+		nkv_mem_reap(m, op->key, op->klen);
 	return found ? 0 : nkv_mem_st(NKV_SC_KV_KEY_NOT_EXISTS);
 }
 
-/* List: keys >= the start key, in map order, while whole entries fit. */
+/* List: live keys >= the start key, in map order, while whole entries
+ * fit (expired ones are left to the sweep). */
 static uint16_t nkv_mem_list(struct nkv_be_mem *m, struct nkv_be_op *op)
 {
+	uint64_t now = nkv_be_now_ms();
 	struct nkv_kvmap_cursor c;
 	int more;
 
 	pthread_rwlock_rdlock(&m->lock);
 	for (more = nkv_kvmap_seek(&m->map, &c, op->key, op->klen); more > 0;
 	     more = nkv_kvmap_next(&c))
-		if (nkv_be_list_add(op, c.key, c.klen))
+		if (!nkv_mem_expired(c.val, now) && nkv_be_list_add(op, c.key, c.klen))
 			break;	/* full, or the client's page vanished */
 	pthread_rwlock_unlock(&m->lock);
 	return 0;
+}
+
+/* ---- the sweep ---- */
+
+/* One stretch of the sweep: expired keys found under the shared lock
+ * (copied, as the map may change before they are removed), resuming
+ * after the last key looked at. */
+struct nkv_mem_sweep {
+	uint64_t now;
+	uint8_t flen;			/* 0: from the beginning */
+	uint8_t from[NKV_KEY_MAX];	/* the last key looked at */
+	unsigned n;
+	uint8_t klen[NKV_MEM_SWEEP_BATCH];
+	uint8_t key[NKV_MEM_SWEEP_BATCH][NKV_KEY_MAX];
+};
+
+/* Find up to a batch of expired keys; 1 while the map goes on past the
+ * last key looked at. */
+static int nkv_mem_sweep_scan(struct nkv_be_mem *m, struct nkv_mem_sweep *s)
+{
+	struct nkv_kvmap_cursor c;
+	unsigned seen = 0;
+	int more;
+
+	s->n = 0;
+	pthread_rwlock_rdlock(&m->lock);
+	more = nkv_kvmap_seek(&m->map, &c, s->from, s->flen);
+	if (more > 0 && !nkv_kvmap_cmp(c.key, c.klen, s->from, s->flen))
+		more = nkv_kvmap_next(&c);	/* looked at last time */
+	for (; more > 0 && seen < NKV_MEM_SWEEP_SCAN && s->n < NKV_MEM_SWEEP_BATCH;
+	     more = nkv_kvmap_next(&c), seen++) {
+		if (nkv_mem_expired(c.val, s->now)) {
+			memcpy(s->key[s->n], c.key, c.klen);
+			s->klen[s->n++] = c.klen;
+		}
+		memcpy(s->from, c.key, c.klen);
+		s->flen = c.klen;
+	}
+	pthread_rwlock_unlock(&m->lock);
+	return more > 0;
+}
+
+/* Remove the keys a scan found that are still expired; how many. */
+static size_t nkv_mem_sweep_remove(struct nkv_be_mem *m, struct nkv_mem_sweep *s)
+{
+	struct nkv_mem_ent *dead[NKV_MEM_SWEEP_BATCH];
+	unsigned i, n = 0;
+
+	if (!s->n)
+		return 0;
+	pthread_rwlock_wrlock(&m->lock);
+	for (i = 0; i < s->n; i++) {
+		dead[n] = nkv_mem_drop_expired(m, s->key[i], s->klen[i], s->now);
+		n += dead[n] != NULL;
+	}
+	pthread_rwlock_unlock(&m->lock);
+	for (i = 0; i < n; i++)
+		nkv_mem_ent_put(m, dead[i]);
+	return n;
+}
+
+static size_t nkv_mem_sweep(struct nkv_be_mem *m)
+{
+	struct nkv_mem_sweep s;
+	size_t removed = 0;
+	int more;
+
+	if (!__atomic_load_n(&m->ttl_keys, __ATOMIC_RELAXED))
+		return 0;
+	s.now = nkv_be_now_ms();
+	s.flen = 0;
+	do {
+		more = nkv_mem_sweep_scan(m, &s);
+		removed += nkv_mem_sweep_remove(m, &s);
+	} while (more);
+	return removed;
+}
+
+static void *nkv_mem_sweeper(void *arg)
+{
+	struct nkv_be_mem *m = arg;
+	struct timespec ts;
+
+	pthread_mutex_lock(&m->slock);
+	while (!m->sstop) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += NKV_MEM_SWEEP_MS % 1000 * 1000000L;
+		ts.tv_sec += NKV_MEM_SWEEP_MS / 1000 + ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&m->scond, &m->slock, &ts);
+		if (m->sstop)
+			break;
+		pthread_mutex_unlock(&m->slock);
+		nkv_mem_sweep(m);
+		pthread_mutex_lock(&m->slock);
+	}
+	pthread_mutex_unlock(&m->slock);
+	return NULL;
+}
+
+static int nkv_mem_sweeper_start(struct nkv_be_mem *m)
+{
+	pthread_condattr_t ca;
+	int rc;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_mutex_init(&m->slock, NULL);
+	pthread_cond_init(&m->scond, &ca);
+	pthread_condattr_destroy(&ca);
+	rc = pthread_create(&m->sweep_thr, NULL, nkv_mem_sweeper, m);
+	if (rc) {
+		pthread_cond_destroy(&m->scond);
+		pthread_mutex_destroy(&m->slock);
+		return -rc;
+	}
+	m->sweeper = 1;
+	return 0;
+}
+
+static void nkv_mem_sweeper_stop(struct nkv_be_mem *m)
+{
+	if (!m->sweeper)
+		return;
+	pthread_mutex_lock(&m->slock);
+	m->sstop = 1;
+	pthread_cond_signal(&m->scond);
+	pthread_mutex_unlock(&m->slock);
+	pthread_join(m->sweep_thr, NULL);
+	pthread_cond_destroy(&m->scond);
+	pthread_mutex_destroy(&m->slock);
+	m->sweeper = 0;
 }
 
 /* NVM Read / Write: the core checked the range against be.capacity. */
@@ -310,6 +590,74 @@ static int nkv_mem_submit(struct nkv_be *be, struct nkv_be_op *op)
 	return 0;
 }
 
+/* ---- the volatile-tier API (mem.h) ---- */
+
+uint16_t nkv_be_mem_run(struct nkv_be *be, struct nkv_be_op *op)
+{
+	op->dw0 = 0;
+	return nkv_mem_exec((struct nkv_be_mem *)be, op);
+}
+
+int nkv_be_mem_has(struct nkv_be *be, const uint8_t *key, uint8_t klen)
+{
+	struct nkv_be_mem *m = (struct nkv_be_mem *)be;
+	int found, gone;
+
+	pthread_rwlock_rdlock(&m->lock);
+	found = nkv_mem_find_live(m, key, klen, nkv_be_now_ms(), &gone) != NULL;
+	pthread_rwlock_unlock(&m->lock);
+	if (gone)
+		nkv_mem_reap(m, key, klen);
+	return found;
+}
+
+int nkv_be_mem_remove(struct nkv_be *be, const uint8_t *key, uint8_t klen)
+{
+	struct nkv_be_mem *m = (struct nkv_be_mem *)be;
+	struct nkv_mem_ent *e;
+
+	pthread_rwlock_wrlock(&m->lock);
+	e = nkv_kvmap_delete(&m->map, key, klen);
+	if (e)
+		nkv_mem_forget(m, klen, e);
+	pthread_rwlock_unlock(&m->lock);
+	nkv_mem_ent_put(m, e);
+	return e != NULL;
+}
+
+int nkv_be_mem_walk(struct nkv_be *be,
+		    int (*fn)(void *arg, const uint8_t *key, uint8_t klen), void *arg)
+{
+	struct nkv_be_mem *m = (struct nkv_be_mem *)be;
+	uint64_t now = nkv_be_now_ms();
+	struct nkv_kvmap_cursor c;
+	int more, rc = 0;
+
+	pthread_rwlock_rdlock(&m->lock);
+	for (more = nkv_kvmap_seek(&m->map, &c, NULL, 0); more > 0 && !rc;
+	     more = nkv_kvmap_next(&c))
+		if (!nkv_mem_expired(c.val, now))
+			rc = fn(arg, c.key, c.klen);
+	pthread_rwlock_unlock(&m->lock);
+	return rc;
+}
+
+size_t nkv_be_mem_sweep(struct nkv_be *be)
+{
+	return nkv_mem_sweep((struct nkv_be_mem *)be);
+}
+
+uint64_t nkv_be_mem_room(struct nkv_be *be)
+{
+	struct nkv_be_mem *m = (struct nkv_be_mem *)be;
+	uint64_t room;
+
+	pthread_rwlock_rdlock(&m->lock);
+	room = m->bytes < be->capacity ? be->capacity - m->bytes : 0;
+	pthread_rwlock_unlock(&m->lock);
+	return room;
+}
+
 static uint64_t nkv_mem_bytes(struct nkv_be *be)
 {
 	struct nkv_be_mem *m = (struct nkv_be_mem *)be;
@@ -344,6 +692,7 @@ static void nkv_mem_destroy(struct nkv_be *be)
 		pthread_mutex_destroy(&m->qlock);
 		pthread_cond_destroy(&m->qcond);
 	}
+	nkv_mem_sweeper_stop(m);
 	nkv_kvmap_fini(&m->map, NULL);	/* the entries go with the allocator */
 	nkv_valloc_destroy(m->va);
 	pthread_rwlock_destroy(&m->lock);
@@ -382,8 +731,10 @@ static int nkv_mem_setup(struct nkv_be_mem *m, const struct nkv_be_conf *o, uint
 		m->be.capacity = cap;
 		m->be.max_keys = o->max_keys;
 		m->be.max_value = mv;
+		/* TTL and touch in full; ephemeral is what mem always is. */
+		m->be.store_opts = NKV_STORE_VENDOR_MASK;
 		m->va = nkv_valloc_create(cap, m->be.max_value);
-		return m->va ? 0 : -ENOMEM;
+		return m->va ? nkv_mem_sweeper_start(m) : -ENOMEM;
 	}
 	m->be.csi = NKV_CSI_NVM;
 	m->be.block_size = bs;

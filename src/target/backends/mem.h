@@ -18,12 +18,22 @@
  * values of max_value when that is more), max_value 1 MiB, block_size
  * 4096, max_keys no limit.
  *
- * Memory: a value of up to 240 bytes shares a block with its 16-byte
- * header; a larger value has an extent of its own (valloc.h): a power of
- * two from 256 B on takes exactly its size, any other size less than an
- * eighth more (above 32 KiB less than a page more), each plus the
- * header. With the key's share of the index (nkv_be_mem_key_cost) a
- * power-of-two value from 4 KiB to 64 MiB costs at most 1.02x its size.
+ * Memory: a value of up to 232 bytes shares a block with its 24-byte
+ * header (size, TTL, expiry); a larger value has an extent of its own
+ * (valloc.h): a power of two from 256 B on takes exactly its size, any
+ * other size less than an eighth more (above 32 KiB less than a page
+ * more), each plus the header's 32-byte block. With the key's share of
+ * the index (nkv_be_mem_key_cost) a power-of-two value from 4 KiB to
+ * 64 MiB costs at most 1.04x its size (under 1.02x from 8 KiB).
+ *
+ * Store options: all of NKV_STORE_VENDOR_MASK (be->store_opts). A TTL'd
+ * key is absent from the moment nkv_be_now_ms() reaches its expiry (every
+ * op, List included); a read that meets one removes it, and a sweep
+ * thread per KV namespace removes the rest every NKV_MEM_SWEEP_MS (mem.c)
+ * while TTL'd keys exist, so bytes and keys used come back without a
+ * reader. Touch keeps the value and restarts the key's TTL (a new one
+ * when NKV_STORE_TTL is set too); a plain Store leaves a key without
+ * TTL. Ephemeral changes nothing: mem is never durable.
  *
  * Threading: submit() may be called from any thread; ops complete inline
  * (inside submit) or, with conf.worker = 1, in order from a worker thread.
