@@ -19,6 +19,11 @@ TESTS += test_tgt_kv
 test_tgt_kv_SRCS = tests/target/test_kv.c $(TL_TGT_HOST) $(NKV_TGT_CORE)
 test_tgt_kv_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 
+# The option byte, TTL and touch, read-only namespaces, the size query.
+TESTS += test_tgt_kv_opts
+test_tgt_kv_opts_SRCS = tests/target/test_kv_opts.c $(TL_TGT_HOST) $(NKV_TGT_CORE)
+test_tgt_kv_opts_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
+
 TESTS += test_tgt_queue
 test_tgt_queue_SRCS = tests/target/test_queue.c $(TL_TGT_HOST) $(NKV_TGT_CORE)
 test_tgt_queue_LDLIBS := $(NKV_TGT_TEST_LDLIBS)

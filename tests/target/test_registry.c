@@ -165,3 +165,22 @@ Test(registry, old_conf_refused)
 	cr_assert_null(nkv_be_create("mem", NULL, err, sizeof(err)));
 	cr_assert_eq(errno, EINVAL);
 }
+
+/* conf.read_only (--ns-map N=NAME:ro) reaches every backend made here:
+ * the core refuses the writes. */
+Test(registry, read_only_set_on_the_backend)
+{
+	struct nkv_be_conf c = conf_of(NULL, 0);
+	struct nkv_be *be;
+
+	be = nkv_be_create("mem", &c, err, sizeof(err));
+	cr_assert_not_null(be, "%s", err);
+	cr_assert_eq(be->read_only, 0);
+	cr_assert_eq(be->store_opts, NKV_STORE_VENDOR_MASK);
+	be->ops->destroy(be);
+	c.read_only = 1;
+	be = nkv_be_create("mem", &c, err, sizeof(err));
+	cr_assert_not_null(be, "%s", err);
+	cr_assert_eq(be->read_only, 1);
+	be->ops->destroy(be);
+}

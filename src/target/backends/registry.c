@@ -115,8 +115,12 @@ struct nkv_be *nkv_be_create(const char *name, const struct nkv_be_conf *conf,
 			     char *err, size_t errlen)
 {
 	const struct nkv_be_type *t = nkv_be_resolve(name, conf, err, errlen);
+	struct nkv_be *be = t ? t->create(conf, err, errlen) : NULL;
 
-	return t ? t->create(conf, err, errlen) : NULL;
+	/* Read-only is the core's to enforce, the same on every backend. */
+	if (be)
+		be->read_only = conf->read_only && be->csi == NKV_CSI_KV;
+	return be;
 }
 
 const char *nkv_be_conf_get(const struct nkv_be_conf *conf, const char *name)

@@ -107,6 +107,22 @@ static void nkv_tgt_id_ns_nvm(struct nkv_tgt_ctrl *c, uint32_t nsid,
 	nkv_tgt_ns_guid(c, nsid, id->nguid);
 }
 
+/* nkv's vendor bytes (struct nkv_kv_vs): what this namespace honours
+ * beyond the KV command set, so a host sends vendor bits only here. */
+static void nkv_tgt_kv_vs(const struct nkv_be *be, uint8_t vs[256])
+{
+	struct nkv_kv_vs v;
+
+	memset(&v, 0, sizeof(v));
+	memcpy(v.sig, NKV_KV_VS_SIG, sizeof(v.sig));
+	v.ver = NKV_KV_VS_VER;
+	/* Every backend answers a Retrieve of 0 bytes with the size (backend.h). */
+	v.flags = NKV_KV_VS_SIZE_QUERY | (be->read_only ? NKV_KV_VS_READ_ONLY : 0);
+	v.store_opts = be->store_opts & NKV_STORE_VENDOR_MASK;
+	v.max_ttl = 0;	/* any u32 */
+	memcpy(vs, &v, sizeof(v));
+}
+
 static void nkv_tgt_id_ns_kv(struct nkv_tgt_ctrl *c, uint32_t nsid,
 			     struct nkv_be *be, struct nkv_id_ns_kv *id)
 {
@@ -116,7 +132,9 @@ static void nkv_tgt_id_ns_kv(struct nkv_tgt_ctrl *c, uint32_t nsid,
 	id->kvf[0].kml = NKV_KEY_MAX;	/* 17..255 bytes in head form */
 	id->kvf[0].mvl = be->max_value;
 	id->kvf[0].mnk = be->max_keys;
+	id->nsattr = be->read_only ? NKV_NSATTR_WRITE_PROTECTED : 0;
 	nkv_tgt_ns_guid(c, nsid, id->nguid);
+	nkv_tgt_kv_vs(be, id->vs);
 }
 
 /* Active namespace list (CNS 02h / 07h): nsids above start, ascending. */

@@ -2,7 +2,8 @@
 /*
  * io_kv.c - I/O command dispatch and the Key Value command set: checks
  * everything the backend must not have to (namespace, key and value
- * sizes, option bits, the data pointer), reads a key sent in head form
+ * sizes, option bits, the data pointer, read-only namespaces), reads a
+ * key sent in head form
  * ([u16 length][key] at the start of the data, KL = 0), then hands a
  * resolved op to the backend.
  */
@@ -92,6 +93,37 @@ static uint16_t nkv_tgt_kv_head(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 	return 0;
 }
 
+/* The option byte (CDW11[15:8]) of a Store: the standard bits, the
+ * vendor ones the backend honours, and their rules. */
+static int nkv_tgt_kv_store_opts_ok(const struct nkv_sqe *s, const struct nkv_be *be)
+{
+	uint32_t o = s->cdw11 & 0xff00u;
+	uint32_t ok = NKV_STORE_OPTIONS_MASK | (be->store_opts & NKV_STORE_VENDOR_MASK);
+
+	if ((o & ~ok) ||
+	    ((o & NKV_STORE_MUST_EXIST) && (o & NKV_STORE_MUST_NOT_EXIST)) ||
+	    ((o & NKV_STORE_TTL) && !s->cdw12))
+		return 0;
+	/* Touch refreshes a key that exists: no value, nothing to create,
+	 * no durability class to change. */
+	return !(o & NKV_STORE_TOUCH) ||
+	       (!s->cdw10 && !(o & (NKV_STORE_MUST_NOT_EXIST | NKV_STORE_EPHEMERAL)));
+}
+
+/* No option bit is ignored: one a command does not define, or the
+ * namespace does not honour, is Invalid Field. */
+static int nkv_tgt_kv_opts_ok(const struct nkv_sqe *s, const struct nkv_be *be)
+{
+	switch (nkv_sqe_opc(s)) {
+	case NKV_KV_STORE:
+		return nkv_tgt_kv_store_opts_ok(s, be);
+	case NKV_KV_LIST:
+		return !(s->cdw11 & 0xff00u & ~NKV_LIST_KEY_HEAD);
+	default:
+		return !(s->cdw11 & 0xff00u);	/* Retrieve, Delete, Exist */
+	}
+}
+
 /* Sizes and options of each opcode; the data it moves in *d. */
 static uint16_t nkv_tgt_kv_sizes(struct nkv_tgt_cmd *cmd, struct nkv_be *be,
 				 struct nkv_tgt_kv_data *d)
@@ -100,20 +132,21 @@ static uint16_t nkv_tgt_kv_sizes(struct nkv_tgt_cmd *cmd, struct nkv_be *be,
 
 	d->len = 0;
 	d->prot = NKV_DMA_READ;
+	if (!nkv_tgt_kv_opts_ok(s, be))
+		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
 	switch (nkv_sqe_opc(s)) {
 	case NKV_KV_STORE:
-		if ((s->cdw11 & NKV_STORE_MUST_EXIST) &&
-		    (s->cdw11 & NKV_STORE_MUST_NOT_EXIST))
-			return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
+		if (s->cdw11 & NKV_STORE_TOUCH)
+			return 0;	/* CDW10 is 0: no value */
 		if (!s->cdw10 || s->cdw10 > be->max_value)
 			return nkv_tgt_sc(NKV_SC_KV_INVALID_VALUE_SIZE);
 		d->len = s->cdw10;
 		return 0;
 	case NKV_KV_RETRIEVE:
 	case NKV_KV_LIST:
-		/* The host buffer to fill: a value's byte at least, a List
-		 * payload's header. */
-		if (s->cdw10 < (nkv_sqe_opc(s) == NKV_KV_LIST ? NKV_LIST_HDR_SIZE : 1))
+		/* The host buffer to fill: a List payload's header at least;
+		 * a Retrieve's 0 asks for the value's size alone. */
+		if (nkv_sqe_opc(s) == NKV_KV_LIST && s->cdw10 < NKV_LIST_HDR_SIZE)
 			return nkv_tgt_sc(NKV_SC_KV_INVALID_VALUE_SIZE);
 		d->len = s->cdw10;
 		d->prot = NKV_DMA_WRITE;
@@ -136,13 +169,19 @@ uint16_t nkv_tgt_kv_prep(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 	if (opc != NKV_KV_STORE && opc != NKV_KV_RETRIEVE && !list &&
 	    opc != NKV_KV_DELETE && opc != NKV_KV_EXIST)
 		return nkv_tgt_sc(NKV_SC_INVALID_OPCODE);
+	/* Before anything else, as rados-nkv answers: whatever the rest of
+	 * the command, a write to a read-only namespace is this. */
+	if (be->read_only && (opc == NKV_KV_STORE || opc == NKV_KV_DELETE))
+		return nkv_tgt_cs(NKV_SC_WRITE_READ_ONLY);
 	if (klen > NKV_KEY_INLINE_MAX)
 		return nkv_tgt_kv_key_err();	/* 17..255 travel in head form */
 	st = nkv_tgt_kv_sizes(cmd, be, &d);
 	if (st)
 		return st;
-	/* List's options say where its start key is; the backend gets none. */
-	cmd->op.options = list ? 0 : s->cdw11 & ~0xffu;
+	/* List's options say where its start key is; the backend gets none
+	 * but a Store's (all of them valid by now). */
+	cmd->op.options = opc == NKV_KV_STORE ? s->cdw11 & NKV_STORE_ALL_MASK : 0;
+	cmd->op.ttl_s = cmd->op.options & NKV_STORE_TTL ? s->cdw12 : 0;
 	cmd->op.len = d.len;
 	if (list)
 		nkv_tgt_data_start(cmd, 1);
