@@ -98,9 +98,10 @@ static void nkv_target_usage(FILE *f)
 	      "                         64M); MDTS follows it: the smallest transfer that\n"
 	      "                         holds it and 257 bytes more, never below 1M\n"
 	      "  --max-keys N           most keys stored (default 0 = capacity only)\n"
-	      "  --ns-map MAP           the KV namespaces, NSID=NAME[,NSID=NAME...], each on\n"
+	      "  --ns-map MAP           the KV namespaces, NSID=NAME[:ro][,...], each on\n"
 	      "                         its own backend (default 1=gpukv; rados: NAME is\n"
-	      "                         the RADOS namespace, mem: a label)\n"
+	      "                         the RADOS namespace, mem: a label). :ro makes one\n"
+	      "                         read-only: Store and Delete answer 82h (SCT 1)\n"
 	      "  --nvm-ns SIZE          add an NVM block namespace (nsid 2) of SIZE bytes\n"
 	      "  --queue-depth N        max queue entries, CAP.MQES+1 (default 1024)\n"
 	      "  --poll-interval-ns N   idle sleep between controller polls (default 100000)\n"
@@ -138,6 +139,8 @@ static void nkv_target_usage(FILE *f)
 	      "  nkv-target --socket /tmp/nkv.sock --no-sparse-mmap --log-level debug\n"
 	      "  nkv-target --socket /tmp/nkv.sock --backend rados --conf /etc/ceph/ceph.conf \\\n"
 	      "             --id nkv --pool kvpool --ns-map 1=gpukv,2=tenant2\n"
+	      "  nkv-target --socket /tmp/nkv.sock --backend rados --conf /etc/ceph/ceph.conf \\\n"
+	      "             --id nkv --pool kvpool --ns-map 1=weights:ro,2=scratch\n"
 	      "  nkv-probe vfio-user:/tmp/nkv.sock      # check it from another shell\n", f);
 }
 
@@ -351,6 +354,57 @@ static struct nkv_be_conf nkv_target_conf(const struct nkv_target_args *a)
 	return c;
 }
 
+/* One --ns-map entry. */
+struct nkv_target_ns {
+	uint32_t nsid;
+	const char *name;
+	int read_only;
+};
+
+/* Parse "NSID=NAME[:ro]" (ent is cut at the ':'); say why not. NAME
+ * cannot hold a ':': anything after one is a suffix, and :ro the only. */
+static int nkv_target_ns_entry(char *ent, struct nkv_target_ns *ns)
+{
+	char *eq = strchr(ent, '='), *end, *colon = eq ? strchr(eq, ':') : NULL;
+	unsigned long nsid = strtoul(ent, &end, 10);
+
+	if (!eq || end != eq || nsid < 1 || nsid > NKV_TGT_MAX_NS || eq + 1 == colon || !eq[1]) {
+		fprintf(stderr, "nkv-target: bad --ns-map entry '%s' (want NSID=NAME[:ro], "
+			"NSID 1..%d)\n", ent, NKV_TGT_MAX_NS);
+		return -EINVAL;
+	}
+	if (colon && strcmp(colon, ":ro")) {
+		fprintf(stderr, "nkv-target: bad --ns-map entry '%s': unknown suffix '%s' (the "
+			"only one is :ro, read-only; NAME cannot hold a ':')\n", ent, colon);
+		return -EINVAL;
+	}
+	ns->read_only = colon != NULL;
+	if (colon)
+		*colon = 0;
+	ns->nsid = (uint32_t)nsid;
+	ns->name = eq + 1;
+	return 0;
+}
+
+/* Call fn (NULL: only check) for each --ns-map entry, in order; the
+ * first error ends it. */
+static int nkv_target_each_ns(const struct nkv_target_args *a,
+			      int (*fn)(void *arg, const struct nkv_target_ns *ns), void *arg)
+{
+	char *map = strdup(a->ns_map ? a->ns_map : "1=gpukv"), *save = NULL, *ent;
+	struct nkv_target_ns ns;
+	int rc = map ? 0 : -ENOMEM;
+
+	for (ent = map ? strtok_r(map, ",", &save) : NULL; ent && !rc;
+	     ent = strtok_r(NULL, ",", &save)) {
+		rc = nkv_target_ns_entry(ent, &ns);
+		if (!rc && fn)
+			rc = fn(arg, &ns);
+	}
+	free(map);
+	return rc;
+}
+
 static int nkv_target_check(const struct nkv_target_args *a)
 {
 	struct nkv_be_conf c = nkv_target_conf(a);
@@ -383,7 +437,7 @@ static int nkv_target_check(const struct nkv_target_args *a)
 		fprintf(stderr, "nkv-target: %s\n", err);
 		return -EINVAL;
 	}
-	return 0;
+	return nkv_target_each_ns(a, NULL, NULL) ? -EINVAL : 0;
 }
 
 static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
@@ -420,37 +474,36 @@ static int nkv_target_add_ns(struct nkv_subsys *ss, uint32_t nsid, const char *t
 	return -EINVAL;
 }
 
-/* One KV namespace per "NSID=NAME" entry of --ns-map, each on its own
- * backend of --backend. */
+struct nkv_target_kv {
+	struct nkv_subsys *ss;
+	const char *backend;
+	struct nkv_be_conf conf;
+};
+
+static int nkv_target_kv_ns(void *arg, const struct nkv_target_ns *ns)
+{
+	struct nkv_target_kv *k = arg;
+	char what[160];
+
+	k->conf.ns_name = ns->name;
+	k->conf.read_only = ns->read_only;
+	snprintf(what, sizeof(what), "namespace %u (%s%s)", ns->nsid, ns->name,
+		 ns->read_only ? ", read-only" : "");
+	return nkv_target_add_ns(k->ss, ns->nsid, k->backend, &k->conf, what);
+}
+
+/* One KV namespace per "NSID=NAME[:ro]" entry of --ns-map, each on its
+ * own backend of --backend. */
 static int nkv_target_add_kv(struct nkv_subsys *ss, const struct nkv_target_args *a)
 {
-	char *map, *save = NULL, *ent, what[160], err[256];
-	struct nkv_be_conf c = nkv_target_conf(a);
-	int rc;
+	struct nkv_target_kv k = { ss, a->backend, nkv_target_conf(a) };
+	char err[256];
 
-	if (nkv_be_conf_check(a->backend, &c, err, sizeof(err))) {
+	if (nkv_be_conf_check(a->backend, &k.conf, err, sizeof(err))) {
 		fprintf(stderr, "nkv-target: %s\n", err);
 		return -EINVAL;
 	}
-	map = strdup(a->ns_map ? a->ns_map : "1=gpukv");
-	rc = map ? 0 : -ENOMEM;
-	for (ent = map ? strtok_r(map, ",", &save) : NULL; ent && !rc;
-	     ent = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(ent, '='), *end;
-		unsigned long nsid = strtoul(ent, &end, 10);
-
-		if (!eq || end != eq || nsid < 1 || nsid > NKV_TGT_MAX_NS || !eq[1]) {
-			fprintf(stderr, "nkv-target: bad --ns-map entry '%s' (want NSID=NAME, "
-				"NSID 1..%d)\n", ent, NKV_TGT_MAX_NS);
-			rc = -EINVAL;
-			break;
-		}
-		c.ns_name = eq + 1;
-		snprintf(what, sizeof(what), "namespace %lu (%s)", nsid, eq + 1);
-		rc = nkv_target_add_ns(ss, (uint32_t)nsid, a->backend, &c, what);
-	}
-	free(map);
-	return rc;
+	return nkv_target_each_ns(a, nkv_target_kv_ns, &k);
 }
 
 static struct nkv_subsys *nkv_target_subsys(const struct nkv_target_args *a)

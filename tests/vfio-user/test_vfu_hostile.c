@@ -748,3 +748,34 @@ Test(vfu_hostile, nkv_target_refuses_another_backends_option)
 	cr_assert(strstr(out, "option --pool is not an option of the mem backend"), "%s", out);
 	cr_assert_neq(access(srv.path, F_OK), 0, "it never listened");
 }
+
+/* --ns-map N=NAME:ro is taken (the core's test_kv_opts shows what it
+ * does); another suffix is a usage error naming it, before listening. */
+Test(vfu_hostile, nkv_target_ns_map_read_only_suffix)
+{
+	static const char *const ro[] = { "--ns-map", "1=weights:ro,2=scratch", NULL };
+	static const char *const bad[] = { "--ns-map", "1=weights:rw", NULL };
+	char out[8192];
+	size_t len = 0;
+	ssize_t n;
+	int st = 0, pfd[2];
+	pid_t pid;
+
+	snprintf(srv.path, sizeof(srv.path), "/tmp/nkv-hostile-nsro-%d.sock", (int)getpid());
+	pid = spawn_target(srv.path, ro);
+	wait_socket(srv.path);
+	kill(pid, SIGTERM);
+	waitpid(pid, &st, 0);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	cr_assert_eq(pipe(pfd), 0);
+	pid = spawn_target_err(srv.path, bad, pfd[1]);
+	close(pfd[1]);
+	while (len < sizeof(out) - 1 && (n = read(pfd[0], out + len, sizeof(out) - 1 - len)) > 0)
+		len += (size_t)n;
+	out[len] = 0;
+	close(pfd[0]);
+	waitpid(pid, &st, 0);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "--ns-map 1=weights:rw is refused");
+	cr_assert(strstr(out, "unknown suffix ':rw'"), "%s", out);
+	cr_assert_neq(access(srv.path, F_OK), 0, "it never listened");
+}
