@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * io_kv.c - I/O command dispatch and the Key Value command set: checks
- * everything the backend must not have to (namespace, key and value
- * sizes, option bits, the data pointer, read-only namespaces), reads a
- * key sent in head form
- * ([u16 length][key] at the start of the data, KL = 0), then hands a
- * resolved op to the backend.
+ * everything the backend must not have to (namespace, read-only
+ * namespaces, option bits, key and value sizes, the data pointer), reads
+ * a key sent in head form ([u16 length][key] at the start of the data,
+ * KL = 0), then hands a resolved op to the backend.
  */
 #include <string.h>
 
