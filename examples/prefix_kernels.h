@@ -11,8 +11,8 @@
  *              last: a block whose layer-0 key exists has every layer
  *   PC_LOOKUP  the prefix lookup over the blocks' layer-0 keys
  *   PC_LOAD    Retrieve every layer of the blocks, a batch of a wave's
- *              width at a time, the next batch in flight while the
- *              stand-in compute of this one runs (compute_ns each)
+ *              width at a time, the next two batches in flight while
+ *              the stand-in compute of this one runs (compute_ns each)
  *   PC_CHECK   count the pages that do not hold their key's value
  * nkv_kvcache.h does the commands and reports each entry's outcome.
  */
@@ -123,35 +123,50 @@ NKV_DEV void pc_compute(struct nkv_wave wv, uint64_t ns)
 	nkv_arch_wave_barrier(wv.mask);
 }
 
+/* Collective: submit batch @u of the load (none past @units): layer
+ * u / chunks, blocks (u % chunks) * width and up. */
+NKV_DEV struct nkv_ticket pc_load_submit(struct nkv_wave wv, struct nkv_dev_qp *qp,
+					 const struct pc_args *a, uint32_t u, uint32_t units,
+					 uint32_t chunks)
+{
+	uint32_t width = nkv_wave_width(wv), v = u < units ? u : 0u;
+
+	/* Past the last batch nothing is sent (n 0): the list is not read. */
+	return nkv_wave_kvc_submit(wv, qp, NKV_KV_RETRIEVE, pc_list(a, v / chunks),
+				   (v % chunks) * width, u < units ? width : 0u);
+}
+
 /* Collective: the load. Batch u is layer u / chunks, blocks chunk
- * u % chunks of a wave's width; batch u + 1 goes in before batch u is
- * waited and computed, so its transfer runs beside the compute. The
- * leader reports the compute time spent in r->compute_ns. */
+ * u % chunks of a wave's width; batches u + 1 and u + 2 are in flight
+ * while batch u is waited and computed, so their transfers run beside
+ * the compute (one batch ahead leaves the controller idle whenever a
+ * compute step ends early). The leader reports the compute time spent
+ * in r->compute_ns. */
 NKV_DEV uint32_t pc_load(struct nkv_wave wv, struct nkv_dev_qp *qp, const struct pc_args *a,
 			 struct pc_res *r)
 {
 	uint32_t width = nkv_wave_width(wv), chunks = (a->count + width - 1u) / width;
 	uint32_t units = a->layers * chunks, u, done = 0;
 	uint64_t compute = 0;
-	struct nkv_ticket t = nkv_wave_kvc_submit(wv, qp, NKV_KV_RETRIEVE, pc_list(a, 0), 0,
-						  units ? width : 0u);
+	struct nkv_ticket t0 = pc_load_submit(wv, qp, a, 0, units, chunks);
+	struct nkv_ticket t1 = pc_load_submit(wv, qp, a, 1, units, chunks);
 
 	for (u = 0; u < units; u++) {
-		uint32_t l = u / chunks, c = u % chunks, nx = u + 1u < units ? u + 1u : u;
-		/* The last pass sends nothing (n 0): its list is not read. */
-		struct nkv_ticket tn = nkv_wave_kvc_submit(wv, qp, NKV_KV_RETRIEVE,
-							   pc_list(a, nx / chunks),
-							   (nx % chunks) * width,
-							   u + 1u < units ? width : 0u);
-		uint64_t t0;
+		struct nkv_ticket t2 = pc_load_submit(wv, qp, a, u + 2u, units, chunks);
+		uint32_t l = u / chunks;
+		uint64_t t;
 
-		done += nkv_wave_kvc_wait(wv, qp, t, NKV_KV_RETRIEVE, pc_list(a, l), c * width,
-					  width, pc_out(a, l));
-		t0 = nkv_arch_clock_ns();
+		done += nkv_wave_kvc_wait(wv, qp, t0, NKV_KV_RETRIEVE, pc_list(a, l),
+					  (u % chunks) * width, width, pc_out(a, l));
+		t = nkv_arch_clock_ns();
 		pc_compute(wv, a->compute_ns);
-		compute += nkv_arch_clock_ns() - t0;
-		t = tn;
+		compute += nkv_arch_clock_ns() - t;
+		t0 = t1;
+		t1 = t2;
 	}
+	/* units < 2: the tickets of batches never sent hold nothing. */
+	nkv_wave_wait(wv, qp, t0);
+	nkv_wave_wait(wv, qp, t1);
 	if (wv.lane == wv.leader)
 		r->compute_ns = compute;
 	return done;
