@@ -164,7 +164,7 @@ INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 PUBLIC_HEADERS := include/nkv_wire.h include/nkv_errno.h include/nkv_list.h include/nkv_dev.h \
-	include/nkv_block.h include/nkv_host.h include/nkv_cpu.h \
+	include/nkv_block.h include/nkv_kvcache.h include/nkv_host.h include/nkv_cpu.h \
 	include/nkv_arch_cpu.h include/nkv_arch_hip.h include/nkv_arch_cuda.h include/nkv_kmod.h
 MANPAGES := $(wildcard docs/man/*.1)
 install: lib programs

@@ -5,7 +5,7 @@
 # (`make examples`; tests/examples/run.sh runs them). Kernel bodies:
 # examples/kv_kernels.h, shared by every build; first_retrieve is
 # self-contained (its kernel in its own source, no ex_* header).
-EXAMPLES := first_retrieve batch_store_retrieve multi_queue cache_lookup
+EXAMPLES := first_retrieve batch_store_retrieve multi_queue cache_lookup prefix_cache
 EXAMPLES_CPU := $(addprefix $(B)/examples/,$(addsuffix _cpu,$(EXAMPLES)))
 EXAMPLES_GPU_SRCS := $(addprefix examples/,$(addsuffix _gpu.cu,$(EXAMPLES)))
 HIP_SRCS += $(EXAMPLES_GPU_SRCS)
@@ -13,7 +13,10 @@ CUDA_SRCS += $(EXAMPLES_GPU_SRCS)
 
 $(B)/examples/%_cpu: examples/%_cpu.c examples/ex_host.h examples/kv_kernels.h $(LIBNKV)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $< $(LIBNKV) $(LDFLAGS) $(LIBNKV_LDLIBS) -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) $< $(LIBNKV) $(LDFLAGS) $(LIBNKV_LDLIBS) $(EX_LDLIBS) -o $@
+# prefix_cache: its own headers, and block keys from libxxhash / libcrypto.
+$(B)/examples/prefix_cache_cpu: examples/pc_host.h examples/prefix_kernels.h include/nkv_kvcache.h
+$(B)/examples/prefix_cache_cpu: EX_LDLIBS := -lxxhash -lcrypto
 
 .PHONY: examples examples-cpu examples-hip
 examples-cpu: $(EXAMPLES_CPU)

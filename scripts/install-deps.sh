@@ -5,9 +5,10 @@ set -euo pipefail
 
 # Grouped by the part that needs them, so a reader sees why each is here.
 # core: build, tests (Criterion), sanitizers and libFuzzer (clang's runtime),
-# the test and benchmark scripts (python3).
+# the test and benchmark scripts (python3), the prefix_cache example's
+# XXH3-128 block keys (libxxhash-dev; its SHA-256 ones: libssl-dev below).
 core=(build-essential pkg-config clang libclang-rt-14-dev libcriterion-dev
-      python3)
+      python3 libxxhash-dev)
 gpu=(hipcc libamdhip64-dev)
 ceph=(librados-dev ceph-mon ceph-osd ceph-common)
 # kmod: the pcie transport's discovery, and the VM proof (Debian's kernel

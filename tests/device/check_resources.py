@@ -28,7 +28,8 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = ["examples/batch_store_retrieve_gpu.cu", "examples/multi_queue_gpu.cu",
-            "examples/cache_lookup_gpu.cu", "examples/first_retrieve_gpu.cu"]
+            "examples/cache_lookup_gpu.cu", "examples/first_retrieve_gpu.cu",
+            "examples/prefix_cache_gpu.cu"]
 CUDA_SRCS = ["src/device/wave_kernels_cuda.cu", "bench/gpu_cuda.cu"] + EXAMPLES
 HIP_SRCS = ["src/device/wave_kernels_hip.cpp", "bench/gpu_hip.cpp"] + EXAMPLES
 # The library's own kernels: each must be reported for every arch.

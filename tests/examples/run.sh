@@ -54,6 +54,21 @@ run_example first_retrieve "$B/examples/first_retrieve_cpu" "every lane stored a
 run_example batch_store_retrieve "$B/examples/batch_store_retrieve_cpu" "SQ doorbells: 8 for 256 stores, 8 for 256 retrieves"
 run_example multi_queue "$B/examples/multi_queue_cpu" "64 SQ doorbells for 1024 commands"
 run_example cache_lookup "$B/examples/cache_lookup_cpu" "64 hits (retrieved), 64 misses (87h, computed), 0 wrong: ok"
+# prefix_cache at the CI size: the first run stores request 1 and hits
+# 75 % of request 2; a second process running the same requests finds
+# every block (content-derived keys) and stores nothing new.
+run_prefix() {	# NAME WANT1 WANT2 [FLAGS]
+	local out rc
+	out=$(timeout 60 "$B/examples/prefix_cache_cpu" --ci ${4:-} "vfio-user:$TMP/t.sock" 2>&1)
+	rc=$?
+	echo "$out" | sed "s/^/  $1: /"
+	[ $rc -eq 0 ] && grep -q "$2" <<<"$out" && grep -q "$3" <<<"$out" &&
+		grep -q "every page byte-checked (256 pages of 8192 bytes): 0 bad: ok" <<<"$out"
+	result "$1" $? "exit $rc, want '$2' and '$3'"
+}
+run_prefix prefix_cache "48 of 64 blocks hit" "256 stored, 0 already there"
+run_prefix prefix_cache-second-process "64 of 64 blocks hit" "0 stored, 256 already there"
+run_prefix prefix_cache-sha256 "48 of 64 blocks hit" "256 stored, 0 already there" "--hash sha256"
 out=$(timeout 10 "$B/examples/batch_store_retrieve_cpu" 2>&1)
 rc=$?
 [ $rc -ne 0 ] && grep -q "usage:" <<<"$out"

@@ -55,3 +55,12 @@ TESTS += test_host_block
 test_host_block_SRCS = tests/host/test_host_block.c $(TL_HOST)
 test_host_block_LIBS = $(TL_HOST_LIBS)
 test_host_block_LDLIBS = $(TL_HOST_LDLIBS)
+
+# The KV-cache tier (nkv_kvcache.h) on the cpu engine against the target.
+TESTS += test_host_kvcache test_host_kvc_procs
+test_host_kvcache_SRCS = tests/host/test_host_kvcache.c tests/host/kvc_util.c $(TL_HOST)
+test_host_kvcache_LIBS = $(TL_HOST_LIBS)
+test_host_kvcache_LDLIBS = $(TL_HOST_LDLIBS)
+test_host_kvc_procs_SRCS = tests/host/test_host_kvc_procs.c tests/host/kvc_util.c $(TL_HOST)
+test_host_kvc_procs_LIBS = $(TL_HOST_LIBS)
+test_host_kvc_procs_LDLIBS = $(TL_HOST_LDLIBS)
