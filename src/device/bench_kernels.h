@@ -50,6 +50,7 @@ struct nkv_bk_args {
 	uint32_t value_size;	/* Store: bytes; Retrieve: expected stored size */
 	uint32_t seed;
 	uint32_t flags;		/* NKV_BK_* */
+	uint32_t ttl_s;		/* Store: a TTL of this many seconds; 0: none */
 };
 
 /* What one lane saw. by_status: generic statuses 80h..8Fh. */
@@ -152,6 +153,8 @@ NKV_DEV struct nkv_prep nkv_bk_prep(const struct nkv_dev_qp *qp, const struct nk
 {
 	switch (a->opc) {
 	case NKV_KV_STORE:
+		if (a->ttl_s)
+			return nkv_dev_store_ttl(qp, slot, k->key, k->len, 0, a->value_size, a->ttl_s);
 		return nkv_dev_store(qp, slot, k->key, k->len, 0, a->value_size);
 	case NKV_KV_RETRIEVE:
 		return nkv_dev_retrieve(qp, slot, k->key, k->len);
