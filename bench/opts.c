@@ -55,7 +55,8 @@ void nkv_bench_usage(FILE *f)
 	      "  --ttl SECONDS          every Store carries a TTL of SECONDS (1..4294967295):\n"
 	      "                         the measured ones and those that store the keys\n"
 	      "                         first; the controller must advertise TTL (nkv-target\n"
-	      "                         does), else a usage error\n"
+	      "                         does), else a usage error; wave batches only\n"
+	      "                         (--batch-size 64 or less)\n"
 	      "  --lfsr-seed N          value pattern seed (default 0x1d872b41)\n"
 	      "  --verify, --no-verify  check values / List payloads (default on)\n"
 	      "  --fill each|once       Store: write the key's pattern into its slot before\n"
@@ -522,6 +523,12 @@ static int nkv_bench_check(struct nkv_bench_opts *o, uint64_t num_keys)
 	if (o->fill_once && o->opc != NKV_KV_STORE) {
 		fprintf(stderr, "nkv-bench: --fill once is for --kv-op store (only a Store "
 			"writes values)\n");
+		return NKV_BENCH_EXIT_USAGE;
+	}
+	if (o->ttl_s && o->batch > NKV_WAVE_MAX) {
+		fprintf(stderr, "nkv-bench: --ttl with --batch-size %u: TTL'd Stores go in wave "
+			"batches only (--batch-size %u or less; a block batch has no register "
+			"left for the TTL on sm_90)\n", o->batch, NKV_WAVE_MAX);
 		return NKV_BENCH_EXIT_USAGE;
 	}
 	if (o->warmup && o->opc == NKV_KV_DELETE) {

@@ -334,6 +334,7 @@ def bad_flags():
         (["--fill", "twice"], "--fill"), (["--kv-op", "retrieve", "--fill", "once"], "--fill once"),
         (["--value-size", "65M"], "1..64M"), (["--data-buffer-size", "65M"], "1..64M"),
         (["--ttl", "0"], "--ttl"), (["--ttl", "x"], "--ttl"), (["--ttl", "4294967296"], "--ttl"),
+        (["--ttl", "60", "--batch-size", "100"], "wave batches only"),
     ]
     for args, word in cases:
         rc, out, err = bench(*args)
