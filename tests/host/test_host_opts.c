@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "big_util.h"
+#include "host/qpair_check.h"
 #include "host_util.h"
 #include "nkv_dev.h"
 
@@ -120,6 +121,12 @@ Test(host_opts, advertised_sent, .init = setup, .fini = down)
 	struct nkv_result r;
 
 	nkv_qpair_dev(qp)->key_flags |= NKV_STORE_VENDOR_MASK;
+	cr_expect_eq(nkv_dev_qp_check(nkv_qpair_dev(qp)), 0, "bits 8-15 are the descriptor's");
+	nkv_qpair_dev(qp)->key_flags |= 1u << 14;
+	cr_expect_eq(nkv_dev_qp_check(nkv_qpair_dev(qp)), NKV_EINVAL, "option bit 6 is no option");
+	nkv_qpair_dev(qp)->key_flags &= ~(1u << 14);
+	cr_expect_eq(nkv_qpair_reset(qp), 0, "a reset keeps (and checks) the advertised bits");
+	cr_expect_eq(nkv_qpair_dev(qp)->key_flags & NKV_STORE_VENDOR_MASK, NKV_STORE_VENDOR_MASK);
 	cr_assert_eq(nkv_store(qp, "t", 1, "v", 1, 0, &r), 0);
 	big_log_start();
 	nkv_set_trace(1);
