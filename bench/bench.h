@@ -71,6 +71,7 @@ struct nkv_bench_opts {
 	int cpu_target;			/* --cpus: the embedded target's, or -1 */
 	uint32_t poll_sched;		/* --poll-sched: enum nkv_cpu_sched */
 	int values_by_messages;		/* NKV_CTRL_VALUES_BY_MESSAGES */
+	uint32_t ttl_s;			/* --ttl: every Store's TTL, seconds; 0: none */
 };
 
 /* Parse argv into o. 0, or NKV_BENCH_EXIT_USAGE after printing why;

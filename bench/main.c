@@ -247,7 +247,9 @@ static int nkv_bench_main(struct nkv_bench_opts *o)
 	if (rc) {
 		fprintf(stderr, "nkv-bench: %s\n", err[0] ? err : strerror(-rc));
 		nkv_bench_target_stop(t);
-		return rc == -EMSGSIZE ? NKV_BENCH_EXIT_USAGE : NKV_BENCH_EXIT_SETUP;
+		/* Flags the controller cannot serve are the user's to change. */
+		return rc == -EMSGSIZE || rc == -EOPNOTSUPP ? NKV_BENCH_EXIT_USAGE
+							    : NKV_BENCH_EXIT_SETUP;
 	}
 	nkv_bench_run_info(r, &info);
 	s.info = &info;

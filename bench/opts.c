@@ -52,6 +52,11 @@ void nkv_bench_usage(FILE *f)
 	      "  --warmup N             passes of the same op before them, not measured\n"
 	      "                         (default 0): a Store then overwrites values in\n"
 	      "                         memory the target has touched before\n"
+	      "  --ttl SECONDS          every Store carries a TTL of SECONDS (1..4294967295):\n"
+	      "                         the measured ones and those that store the keys\n"
+	      "                         first; the controller must advertise TTL (nkv-target\n"
+	      "                         does), else a usage error; wave batches only\n"
+	      "                         (--batch-size 64 or less)\n"
 	      "  --lfsr-seed N          value pattern seed (default 0x1d872b41)\n"
 	      "  --verify, --no-verify  check values / List payloads (default on)\n"
 	      "  --fill each|once       Store: write the key's pattern into its slot before\n"
@@ -82,6 +87,7 @@ void nkv_bench_usage(FILE *f)
 	      "  nkv-bench --kv-op retrieve --memory-mode 8 --values-by-messages\n"
 	      "  nkv-bench --kv-op store --num-keys 4096 --batch-size 32 --num-queues 2\n"
 	      "  nkv-bench --kv-op store --num-keys 200000 --value-size 64 --key-order hash\n"
+	      "  nkv-bench --kv-op store --ttl 600\n"
 	      "  nkv-bench --kv-op exist --keys gpukey01,gpukey02 --batch-size 2\n"
 	      "  nkv-bench --kv-op retrieve --target vfio-user:/tmp/nkv.sock --json\n", f);
 }
@@ -321,7 +327,7 @@ enum {
 	OPT_OP = 256, OPT_MODE, OPT_KEYS, OPT_NUM_KEYS, OPT_PREFIX, OPT_BATCH, OPT_VSIZE,
 	OPT_BSIZE, OPT_QLEN, OPT_NQ, OPT_ITER, OPT_WARMUP, OPT_SEED, OPT_VERIFY, OPT_NO_VERIFY,
 	OPT_POLL, OPT_ENGINE, OPT_TARGET, OPT_TIMEOUT, OPT_JSON, OPT_QUIET, OPT_KEY_ORDER, OPT_CPUS,
-	OPT_BY_MSGS, OPT_POLL_SCHED, OPT_FILL, OPT_KEY_SIZE,
+	OPT_BY_MSGS, OPT_POLL_SCHED, OPT_FILL, OPT_KEY_SIZE, OPT_TTL,
 };
 
 static const struct option nkv_bench_lopts[] = {
@@ -352,6 +358,7 @@ static const struct option nkv_bench_lopts[] = {
 	{ "poll-sched", required_argument, NULL, OPT_POLL_SCHED },
 	{ "fill", required_argument, NULL, OPT_FILL },
 	{ "key-size", required_argument, NULL, OPT_KEY_SIZE },
+	{ "ttl", required_argument, NULL, OPT_TTL },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -374,6 +381,7 @@ static int nkv_bench_numeric(int opt, const char *arg, struct nkv_bench_opts *o,
 		{ OPT_POLL, 0, 1000000000ull, 0, "0..1000000000" },
 		{ OPT_TIMEOUT, 1, 3600000, 0, "1..3600000" },
 		{ OPT_KEY_SIZE, 1, NKV_KEY_MAX, 0, "1..255" },
+		{ OPT_TTL, 1, UINT32_MAX, 0, "1..4294967295 seconds" },
 	};
 	uint64_t v = 0;
 	size_t i;
@@ -403,6 +411,7 @@ static int nkv_bench_numeric(int opt, const char *arg, struct nkv_bench_opts *o,
 	case OPT_POLL: o->poll_ns = v; break;
 	case OPT_TIMEOUT: o->timeout_ms = (uint32_t)v; break;
 	case OPT_KEY_SIZE: o->key_size = (uint32_t)v; break;
+	case OPT_TTL: o->ttl_s = (uint32_t)v; break;
 	}
 	return 0;
 }
@@ -514,6 +523,12 @@ static int nkv_bench_check(struct nkv_bench_opts *o, uint64_t num_keys)
 	if (o->fill_once && o->opc != NKV_KV_STORE) {
 		fprintf(stderr, "nkv-bench: --fill once is for --kv-op store (only a Store "
 			"writes values)\n");
+		return NKV_BENCH_EXIT_USAGE;
+	}
+	if (o->ttl_s && o->batch > NKV_WAVE_MAX) {
+		fprintf(stderr, "nkv-bench: --ttl with --batch-size %u: TTL'd Stores go in wave "
+			"batches only (--batch-size %u or less; a block batch has no register "
+			"left for the TTL on sm_90)\n", o->batch, NKV_WAVE_MAX);
 		return NKV_BENCH_EXIT_USAGE;
 	}
 	if (o->warmup && o->opc == NKV_KV_DELETE) {

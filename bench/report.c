@@ -204,6 +204,9 @@ static void nkv_bench_text_setup(FILE *f, const struct nkv_bench_opts *o,
 		fprintf(f, "  setup       the target had %llu of %u keys%s\n",
 			(unsigned long long)s->keys_present, o->num_keys,
 			s->keys_stored ? "; stored them all first" : "");
+	if (o->ttl_s)
+		fprintf(f, "  ttl         every Store with a TTL of %u s (--ttl): the keys age out\n",
+			o->ttl_s);
 	if (o->fill_once)
 		fprintf(f, "  values      --fill once: keys stored with their patterns first (not\n"
 			   "              measured), then the slots sent as they are; a key may\n"
@@ -330,11 +333,11 @@ void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
 		fprintf(f, "null");
 	fprintf(f, "},\"keys\":%u,\"keys_present\":%lld,\"keys_stored\":%llu,\"batch_size\":%u,"
 		"\"value_size\":%u,\"data_buffer_size\":%u,\"queue_length\":%u,\"num_queues\":%u,"
-		"\"iterations\":%u,\"warmup\":%u,\"verify\":%s,\"fill\":\"%s\",",
+		"\"iterations\":%u,\"warmup\":%u,\"verify\":%s,\"fill\":\"%s\",\"ttl_s\":%u,",
 		o->num_keys, s->keys_present == UINT64_MAX ? -1LL : (long long)s->keys_present,
 		(unsigned long long)s->keys_stored, o->batch, o->value_size, o->buf_size,
 		o->queue_length, o->num_queues, o->iterations, o->warmup,
-		o->verify ? "true" : "false", o->fill_once ? "once" : "each");
+		o->verify ? "true" : "false", o->fill_once ? "once" : "each", o->ttl_s);
 	fprintf(f, "\"commands\":%llu,\"batches\":%llu,\"ok\":%llu,\"bytes\":%llu,"
 		"\"wall_ns\":%llu,\"busy_ns\":%llu,\"iops\":%.1f,\"iops_wall\":%.1f,\"iops_busy\":%.1f,"
 		"\"bytes_per_s\":%.1f,",

@@ -195,9 +195,33 @@ static int nkv_bench_qpairs(struct nkv_bench_run *r, char *err, size_t errlen)
 		r->args[i].batch = o->batch;
 		r->args[i].value_size = o->value_size;
 		r->args[i].seed = o->seed;
+		r->args[i].ttl_s = o->ttl_s;
 		first += n;
 	}
 	return 0;
+}
+
+/* --ttl needs a namespace that advertises TTL: else the Stores would
+ * all be refused (-EOPNOTSUPP), so it is a usage error said up front. */
+static int nkv_bench_ttl_ok(struct nkv_bench_run *r, char *err, size_t errlen)
+{
+	struct nkv_ns_ext e = { .size = sizeof(e) };
+	int rc;
+
+	if (!r->o->ttl_s)
+		return 0;
+	rc = nkv_ctrl_ns_ext(r->ctrl, 0, &e);
+	if (rc == -ENODEV || (!rc && !(e.store_opts & NKV_STORE_TTL))) {
+		snprintf(err, errlen, "--ttl %u: namespace %u of the controller does not advertise "
+			 "TTL Stores (%s); run without --ttl", r->o->ttl_s, r->info.nsid,
+			 rc ? "not a KV namespace" : e.advertised ? "its vendor options leave it out"
+								  : "vendor options not advertised");
+		return -EOPNOTSUPP;
+	}
+	if (rc)
+		snprintf(err, errlen, "reading namespace %u's options: %s", r->info.nsid,
+			 strerror(-rc));
+	return rc;
 }
 
 int nkv_bench_run_open(const struct nkv_bench_opts *o, const char *uri,
@@ -229,6 +253,8 @@ int nkv_bench_run_open(const struct nkv_bench_opts *o, const char *uri,
 	rc = nkv_ctrl_get_info(r->ctrl, &r->info);
 	if (!rc)
 		rc = nkv_bench_fits(r, err, errlen);
+	if (!rc)
+		rc = nkv_bench_ttl_ok(r, err, errlen);
 	if (!rc)
 		rc = nkv_bench_qpairs(r, err, errlen);
 	if (rc) {

@@ -182,7 +182,8 @@ NKV_HD struct nkv_prep nkv_sqe_kv(uint8_t opc, uint32_t nsid, const void *key, u
  * [u16 klen][key] (nkv_key_head_put) where @dp starts, followed by the
  * value (Store) or room for it (Retrieve, List); Exist and Delete
  * describe the head alone. @cdw10 never counts the head. @opc is a KV
- * command, @opts Store's NKV_STORE_* bits (0 for the others); else
+ * command, @opts Store's NKV_STORE_* bits, vendor ones included (0 for
+ * the others); else
  * NKV_EINVAL, as for MUST_EXIST together with MUST_NOT_EXIST. A List
  * also gets NKV_LIST_KEY_HEAD: its KL = 0 alone means "from the
  * beginning, payload at offset 0".
@@ -191,7 +192,7 @@ NKV_HD struct nkv_prep nkv_sqe_kv_head(uint8_t opc, uint32_t nsid, uint32_t opts
 				       uint32_t cdw10, struct nkv_dptr dp)
 {
 	const uint32_t both = NKV_STORE_MUST_EXIST | NKV_STORE_MUST_NOT_EXIST;
-	uint32_t mask = opc == NKV_KV_STORE ? NKV_STORE_OPTIONS_MASK : 0u;
+	uint32_t mask = opc == NKV_KV_STORE ? NKV_STORE_ALL_MASK : 0u;
 
 	if (opc != NKV_KV_STORE && opc != NKV_KV_RETRIEVE && opc != NKV_KV_LIST &&
 	    opc != NKV_KV_EXIST && opc != NKV_KV_DELETE)
@@ -205,8 +206,12 @@ NKV_HD struct nkv_prep nkv_sqe_kv_head(uint8_t opc, uint32_t nsid, uint32_t opts
 
 /*
  * Store @value_size bytes at PRP1/PRP2 under @key (1..16 bytes).
- * @opts: NKV_STORE_* bits (CDW11[15:8]); other bits give NKV_EINVAL, and so
- * does MUST_EXIST together with MUST_NOT_EXIST (no key satisfies both).
+ * @opts: NKV_STORE_* bits (CDW11[15:8]), the vendor ones too: a raw
+ * builder knows no queue pair, so sending only what the namespace
+ * advertises is the caller's part (nkv_dev_store() checks it); other
+ * bits give NKV_EINVAL, and so does MUST_EXIST together with
+ * MUST_NOT_EXIST (no key satisfies both). NKV_STORE_TTL's seconds:
+ * nkv_prep_ttl().
  */
 NKV_HD struct nkv_prep nkv_sqe_store(uint32_t nsid, const void *key, uint32_t klen,
 				     uint32_t opts, uint32_t value_size, uint64_t prp1,
@@ -214,9 +219,28 @@ NKV_HD struct nkv_prep nkv_sqe_store(uint32_t nsid, const void *key, uint32_t kl
 {
 	const uint32_t both = NKV_STORE_MUST_EXIST | NKV_STORE_MUST_NOT_EXIST;
 
-	if ((opts & ~NKV_STORE_OPTIONS_MASK) || (opts & both) == both)
+	if ((opts & ~NKV_STORE_ALL_MASK) || (opts & both) == both)
 		return nkv_prep_err(NKV_EINVAL);
 	return nkv_sqe_kv(NKV_KV_STORE, nsid, key, klen, 1, opts, value_size, prp1, prp2);
+}
+
+/*
+ * A TTL of @ttl_s seconds on Store prep @p (any builder's): NKV_STORE_TTL
+ * in CDW11, the seconds in CDW12. NKV_EINVAL for 0 seconds or a prep that
+ * is not a Store; a failed prep passes through unchanged. Device code
+ * passes NKV_STORE_TTL to nkv_dev_store() too, so that the queue pair's
+ * advertised options are checked (or calls nkv_dev_store_ttl()).
+ */
+NKV_HD struct nkv_prep nkv_prep_ttl(struct nkv_prep p, uint32_t ttl_s)
+{
+	if (p.err)
+		return p;
+	/* The opcode field read by value: the entry's address is never taken. */
+	if (!ttl_s || NKV_GET(p.sqe.cdw0, 0, 8) != NKV_KV_STORE)
+		return nkv_prep_err(NKV_EINVAL);
+	p.sqe.cdw11 |= NKV_STORE_TTL;
+	p.sqe.cdw12 = ttl_s;
+	return p;
 }
 
 /* Retrieve @key into a host buffer of @buf_size bytes; CQE DW0 = the full
@@ -543,6 +567,26 @@ NKV_HD struct nkv_prep nkv_dev_kv_slot(const struct nkv_dev_qp *qp, const struct
 }
 
 /*
+ * Are @opts Store options @qp's namespace takes, for a value of
+ * @value_size bytes? Known bits, not both existence conditions, vendor
+ * bits only where advertised (key_flags bits 8-15), and a touch with no
+ * value and neither MUST_NOT_EXIST nor EPHEMERAL (the controller answers
+ * Invalid Field to those). Any lane.
+ */
+NKV_HD int nkv_dev_store_opts_ok(const struct nkv_dev_qp *qp, uint32_t opts, uint32_t value_size)
+{
+	const uint32_t both = NKV_STORE_MUST_EXIST | NKV_STORE_MUST_NOT_EXIST;
+
+	if ((opts & ~NKV_STORE_ALL_MASK) || (opts & both) == both)
+		return 0;
+	if (opts & NKV_STORE_VENDOR_MASK & ~qp->key_flags)
+		return 0;
+	if (!(opts & NKV_STORE_TOUCH))
+		return 1;
+	return !value_size && !(opts & (NKV_STORE_MUST_NOT_EXIST | NKV_STORE_EPHEMERAL));
+}
+
+/*
  * The device builders: a command for the queue pair's namespace
  * (qp->nsid) through value slot @slot (its host-built data pointers).
  * Any lane. Keys of 1..max_key bytes (List: 0 too, from the beginning):
@@ -551,15 +595,17 @@ NKV_HD struct nkv_prep nkv_dev_kv_slot(const struct nkv_dev_qp *qp, const struct
  * slot the queue pair does not have or a key length outside those
  * bounds, NKV_EMSGSIZE for a value larger than the slot. nkv_sqe_*()
  * above are the same commands with explicit data pointers.
+ * nkv_dev_store()'s @opts: NKV_STORE_* bits, vendor ones only where the
+ * namespace advertises them (nkv_dev_store_opts_ok(): else NKV_EINVAL);
+ * a TTL's seconds come with nkv_dev_store_ttl() or nkv_prep_ttl().
  */
 NKV_HD struct nkv_prep nkv_dev_store(const struct nkv_dev_qp *qp, uint32_t slot,
 				     const void *key, uint32_t klen, uint32_t opts,
 				     uint32_t value_size)
 {
-	const uint32_t both = NKV_STORE_MUST_EXIST | NKV_STORE_MUST_NOT_EXIST;
 	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, slot);
 
-	if (!s || (opts & ~NKV_STORE_OPTIONS_MASK) || (opts & both) == both)
+	if (!s || !nkv_dev_store_opts_ok(qp, opts, value_size))
 		return nkv_prep_err(NKV_EINVAL);
 	if (value_size > s->size)
 		return nkv_prep_err(NKV_EMSGSIZE);
@@ -602,6 +648,32 @@ NKV_HD struct nkv_prep nkv_dev_delete(const struct nkv_dev_qp *qp, uint32_t slot
 {
 	return nkv_dev_kv_slot(qp, nkv_dev_slot_get(qp, slot), NKV_KV_DELETE, key, klen, 1, 0, 0,
 			       0);
+}
+
+/* Store @value_size bytes of slot @slot with a TTL of @ttl_s seconds (1..):
+ * nkv_dev_store() with NKV_STORE_TTL added to @opts (so NKV_EINVAL where
+ * the namespace does not advertise it), then nkv_prep_ttl(). */
+NKV_HD struct nkv_prep nkv_dev_store_ttl(const struct nkv_dev_qp *qp, uint32_t slot,
+					 const void *key, uint32_t klen, uint32_t opts,
+					 uint32_t value_size, uint32_t ttl_s)
+{
+	return nkv_prep_ttl(nkv_dev_store(qp, slot, key, klen, opts | NKV_STORE_TTL, value_size),
+			    ttl_s);
+}
+
+/*
+ * Touch @key: a Store of no value with NKV_STORE_TOUCH, refreshing the
+ * key's TTL (@ttl_s 0: it restarts its own; else it becomes @ttl_s
+ * seconds from now); 87h when the key is absent. NKV_EINVAL where the
+ * namespace does not advertise touch (or TTL, with @ttl_s). Slot @slot
+ * holds the head when the key takes the head form.
+ */
+NKV_HD struct nkv_prep nkv_dev_touch(const struct nkv_dev_qp *qp, uint32_t slot, const void *key,
+				     uint32_t klen, uint32_t ttl_s)
+{
+	if (ttl_s)
+		return nkv_dev_store_ttl(qp, slot, key, klen, NKV_STORE_TOUCH, 0, ttl_s);
+	return nkv_dev_store(qp, slot, key, klen, NKV_STORE_TOUCH, 0);
 }
 
 /* ------------------------------------------------------------------ */

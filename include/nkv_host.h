@@ -324,7 +324,10 @@ struct nkv_result {
  * status, see res), or a negative errno when it could not be sent or did
  * not complete, the same code the device builders give for the same
  * mistake (nkv_errno.h): -EINVAL bad key length (0 except List, or longer
- * than nkv_ctrl_info.max_key: logged with the limit) or options (NKV_STORE_* of nkv_wire.h), -EMSGSIZE value larger than the
+ * than nkv_ctrl_info.max_key: logged with the limit) or options (NKV_STORE_* of nkv_wire.h),
+ * -EOPNOTSUPP a vendor Store option (NKV_STORE_TTL, _EPHEMERAL, _TOUCH)
+ * the namespace does not advertise (logged, naming it and the advertised
+ * set; nkv_store() takes them as nkv_store_ttl() does), -EMSGSIZE value larger than the
  * controller's maximum or the buffer, -ETIMEDOUT no completion in time
  * (the queue pair is then failed until nkv_qpair_reset), -EIO the queue
  * pair is failed.
@@ -347,6 +350,10 @@ int nkv_store_ttl(struct nkv_qpair *q, const void *key, uint32_t klen,
  * else set a new one), its value unchanged; 87h when it is absent. */
 int nkv_touch(struct nkv_qpair *q, const void *key, uint32_t klen, uint32_t ttl_s,
 	      struct nkv_result *res);
+/* Retrieve into buf (buflen bytes); DW0 = the stored size, which may
+ * exceed buflen (a prefix came). buflen 0 (buf may be NULL) is a size
+ * query: DW0 = the stored size, nothing transferred, on a namespace with
+ * nkv_ns_ext.size_query (one without answers Invalid Value Size, 85h). */
 int nkv_retrieve(struct nkv_qpair *q, const void *key, uint32_t klen,
 		 void *buf, uint32_t buflen, struct nkv_result *res);
 int nkv_delete(struct nkv_qpair *q, const void *key, uint32_t klen,

@@ -50,6 +50,8 @@ struct nkv_bk_args {
 	uint32_t value_size;	/* Store: bytes; Retrieve: expected stored size */
 	uint32_t seed;
 	uint32_t flags;		/* NKV_BK_* */
+	uint32_t ttl_s;		/* Store: a TTL of this many seconds; 0: none
+				 * (wave batches only: nkv_bk_run_block) */
 };
 
 /* What one lane saw. by_status: generic statuses 80h..8Fh. */
@@ -146,12 +148,15 @@ NKV_HD int64_t nkv_bk_check(const uint8_t *p, uint32_t len, uint32_t seed)
 	return -1;
 }
 
-/* This lane's SQE for key @k through slot @slot, by value. */
+/* This lane's SQE for key @k through slot @slot, by value; a Store with
+ * a TTL of @ttl_s seconds (0: none). */
 NKV_DEV struct nkv_prep nkv_bk_prep(const struct nkv_dev_qp *qp, const struct nkv_bk_args *a,
-				    const struct nkv_bk_key *k, uint32_t slot)
+				    const struct nkv_bk_key *k, uint32_t slot, uint32_t ttl_s)
 {
 	switch (a->opc) {
 	case NKV_KV_STORE:
+		if (ttl_s)
+			return nkv_dev_store_ttl(qp, slot, k->key, k->len, 0, a->value_size, ttl_s);
 		return nkv_dev_store(qp, slot, k->key, k->len, 0, a->value_size);
 	case NKV_KV_RETRIEVE:
 		return nkv_dev_retrieve(qp, slot, k->key, k->len);
@@ -237,10 +242,11 @@ NKV_DEV void nkv_bk_account(const struct nkv_dev_qp *qp, const struct nkv_bk_arg
 }
 
 /* Thread @t's command of batch @b (a wave's lane or a block's thread):
- * with a Store, the pattern first written into its slot. Pure per
- * thread; nkv_prep_err(0) for a thread without a key in the batch. */
+ * with a Store, the pattern first written into its slot, and a TTL of
+ * @ttl_s seconds (0: none). Pure per thread; nkv_prep_err(0) for a
+ * thread without a key in the batch. */
 NKV_DEV struct nkv_prep nkv_bk_batch_prep(struct nkv_dev_qp *qp, const struct nkv_bk_args *a,
-					  uint32_t b, uint32_t t, uint32_t slot)
+					  uint32_t b, uint32_t t, uint32_t slot, uint32_t ttl_s)
 {
 	const struct nkv_bk_key *keys = NKV_DEV_PTR(const struct nkv_bk_key, a->keys_addr);
 	uint32_t idx = b * a->batch + t;
@@ -250,7 +256,7 @@ NKV_DEV struct nkv_prep nkv_bk_batch_prep(struct nkv_dev_qp *qp, const struct nk
 	if (a->opc == NKV_KV_STORE && (a->flags & NKV_BK_FILL))
 		nkv_bk_fill((uint8_t *)nkv_dev_value(qp, slot), a->value_size,
 			    nkv_bk_seed(a->seed, a->key_base + idx));
-	return nkv_bk_prep(qp, a, &keys[idx], slot);
+	return nkv_bk_prep(qp, a, &keys[idx], slot, ttl_s);
 }
 
 /* The timing thread, after batch @b of pass @it (of @nb batches each):
@@ -290,7 +296,7 @@ NKV_DEV void nkv_bk_run(struct nkv_dev_qp *qp, const struct nkv_bk_args *a)
 		for (b = 0; b < nb; b++) {
 			uint32_t idx = b * a->batch + lane;
 			int have = lane < a->batch && idx < a->count;
-			struct nkv_prep p = nkv_bk_batch_prep(qp, a, b, lane, slot);
+			struct nkv_prep p = nkv_bk_batch_prep(qp, a, b, lane, slot, a->ttl_s);
 			uint64_t t0 = lane == w.leader ? nkv_bk_clock() : 0;
 			struct nkv_dev_result res = nkv_wave_exec(w, qp, have, p);
 
@@ -330,7 +336,10 @@ NKV_DEV void nkv_bk_run_block(struct nkv_dev_qp *qp, const struct nkv_bk_args *a
 		for (b = 0; b < nb; b++) {
 			uint32_t idx = b * a->batch + t;
 			int have = t < a->batch && idx < a->count;
-			struct nkv_prep p = nkv_bk_batch_prep(qp, a, b, t, slot);
+			/* No TTL: a live CDW12 takes the 65th register of a
+			 * 1024-thread block on sm_90 (a spill); nkv-bench
+			 * refuses --ttl with block batches. */
+			struct nkv_prep p = nkv_bk_batch_prep(qp, a, b, t, slot, 0u);
 			uint64_t t0 = t == 0 ? nkv_bk_clock() : 0;
 			struct nkv_dev_result res = nkv_block_exec(bl, qp, have, p);
 

@@ -222,12 +222,16 @@ static int nkv_h_ns_csi(struct nkv_ctrl *c, uint32_t nsid)
 	return -1;
 }
 
-static int nkv_h_ns_kv(struct nkv_ctrl *c, struct nkv_ns_info *ns)
+/* Limits of KV namespace ns->nsid, and (@ext not NULL) what it honours
+ * beyond the command set, from the one KV Identify Namespace. */
+static int nkv_h_ns_kv(struct nkv_ctrl *c, struct nkv_ns_info *ns, struct nkv_ns_ext *ext)
 {
 	const struct nkv_id_ns_kv *id = c->idbuf.m.va;
 
 	if (nkv_h_identify(c, NKV_CNS_IOCS_NS, NKV_CSI_KV, ns->nsid))
 		return -1;
+	if (ext)
+		nkv_h_ns_ext_parse(id, ns->nsid, ext);
 	/* KL is 8 bits wide: no key is longer than 255 bytes, whatever a
 	 * controller claims; none reported means the inline 16. */
 	ns->max_key = id->kvf[0].kml ? id->kvf[0].kml : NKV_KEY_INLINE_MAX;
@@ -254,14 +258,16 @@ static int nkv_h_ns_nvm(struct nkv_ctrl *c, struct nkv_ns_info *ns)
 	return 0;
 }
 
-/* Command set and limits of namespace nsid: 0, or -1 when unusable. */
-static int nkv_h_ns_info(struct nkv_ctrl *c, uint32_t nsid, struct nkv_ns_info *ns)
+/* Command set and limits of namespace nsid (and a KV one's extensions
+ * in @ext, when not NULL): 0, or -1 when unusable. */
+static int nkv_h_ns_info(struct nkv_ctrl *c, uint32_t nsid, struct nkv_ns_info *ns,
+			 struct nkv_ns_ext *ext)
 {
 	memset(ns, 0, sizeof(*ns));
 	ns->nsid = nsid;
 	ns->csi = nkv_h_ns_csi(c, nsid);
 	if (ns->csi == NKV_CSI_KV)
-		return nkv_h_ns_kv(c, ns);
+		return nkv_h_ns_kv(c, ns, ext);
 	if (ns->csi == NKV_CSI_NVM)
 		return nkv_h_ns_nvm(c, ns);
 	return -1;
@@ -289,6 +295,7 @@ static int nkv_h_ns_list(struct nkv_ctrl *c, uint32_t *ids, size_t max)
 static int nkv_h_pick_ns(struct nkv_ctrl *c, char *err, size_t errlen)
 {
 	struct nkv_ns_info ns, nvm = { 0 };
+	struct nkv_ns_ext ext;
 	uint32_t ids[64];
 	int n = nkv_h_ns_list(c, ids, 64), i;
 
@@ -297,10 +304,12 @@ static int nkv_h_pick_ns(struct nkv_ctrl *c, char *err, size_t errlen)
 		return n;
 	}
 	for (i = 0; i < n && !c->nsid; i++) {
-		if (nkv_h_ns_info(c, ids[i], &ns))
+		if (nkv_h_ns_info(c, ids[i], &ns, &ext))
 			continue;
-		if (ns.csi == NKV_CSI_KV)
+		if (ns.csi == NKV_CSI_KV) {
 			c->nsid = ns.nsid;
+			c->ext = ext;	/* what its queue pairs may send */
+		}
 		else if (ns.csi == NKV_CSI_NVM && !nvm.nsid)
 			nvm = ns;
 	}
@@ -337,11 +346,35 @@ int nkv_ctrl_namespaces(struct nkv_ctrl *c, struct nkv_ns_info *out, size_t max)
 	n = c->dead ? -ENOTCONN : nkv_h_ns_list(c, ids, NKV_PAGE_SIZE / 4);
 	/* An unusable namespace still shows, with what could be read. */
 	for (i = 0; n > 0 && i < n && (size_t)i < max; i++)
-		(void)nkv_h_ns_info(c, ids[i], &out[i]);
+		(void)nkv_h_ns_info(c, ids[i], &out[i], NULL);
 	if (n >= 0 && c->dead)
 		n = -ENOTCONN;
 	pthread_mutex_unlock(&c->lock);
 	return n;
+}
+
+int nkv_ctrl_ns_ext(struct nkv_ctrl *c, uint32_t nsid, struct nkv_ns_ext *ext)
+{
+	struct nkv_ns_info ns;
+	struct nkv_ns_ext e;
+	int rc;
+
+	if (!c || !ext || ext->size < sizeof(*ext))
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	/* Asked afresh: a namespace can become read-only while in use. */
+	if (c->dead)
+		rc = -ENOTCONN;
+	else if (nkv_h_ns_info(c, nsid ? nsid : c->nsid, &ns, &e) || ns.csi != NKV_CSI_KV)
+		rc = c->dead ? -ENOTCONN : -ENODEV;
+	else
+		rc = 0;
+	pthread_mutex_unlock(&c->lock);
+	if (!rc) {
+		e.size = ext->size;	/* a caller built with a larger struct keeps its size */
+		memcpy(ext, &e, sizeof(e));
+	}
+	return rc;
 }
 
 static int nkv_h_check_opts(const struct nkv_ctrl_opts *o, char *err, size_t errlen)

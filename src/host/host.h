@@ -30,6 +30,14 @@ void nkv_h_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void nkv_h_err(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* ---- namespace extensions (ns_ext.c) ---- */
+/* What KV Identify Namespace @id of namespace @nsid advertises (NSATTR,
+ * the nkvX vendor bytes); all zeroes but nsid and size without them. */
+void nkv_h_ns_ext_parse(const struct nkv_id_ns_kv *id, uint32_t nsid, struct nkv_ns_ext *ext);
+/* "TTL (option bit 3), touch (option bit 5)" for the NKV_STORE_VENDOR_MASK
+ * bits of @opts, or "none"; into @buf (@len bytes), which it returns. */
+const char *nkv_h_store_opts_str(uint32_t opts, char *buf, size_t len);
+
 /* ---- URI (uri.c) ---- */
 /* Split "scheme:addr": the transport and a pointer to addr inside uri. */
 int nkv_h_uri_parse(const char *uri, const struct nkv_transport_ops **ops,
@@ -133,6 +141,7 @@ struct nkv_ctrl {
 	uint32_t vs, dstrd, db_stride;
 	struct nkv_ctrl_info info;
 	uint32_t nsid;
+	struct nkv_ns_ext ext;	/* the namespace in use's, read at connect */
 	/* Admin queue: host RAM, driven only by the library. */
 	struct nkv_h_buf asq, acq, idbuf;
 	uint32_t adepth, atail, ahead, aphase;

@@ -289,6 +289,9 @@ static void nkv_h_qp_fill(struct nkv_qpair *q, const struct nkv_qpair_opts *r)
 	d->max_key = q->c->info.csi == NKV_CSI_KV ? q->c->info.max_key : 0;
 	d->key_flags = (q->flags & NKV_QPAIR_KEY_HEAD) || (q->c->flags & NKV_CTRL_KEY_HEAD)
 			       ? NKV_DEV_KEY_HEAD : 0;
+	/* The vendor Store options the builders may send: only advertised
+	 * ones, in their CDW11 positions (bits 8-15). */
+	d->key_flags |= q->c->ext.store_opts & NKV_STORE_VENDOR_MASK;
 	nkv_h_qp_clear(q);
 }
 

@@ -31,7 +31,8 @@ static inline int nkv_dev_qp_check(const struct nkv_dev_qp *qp)
 	    (qp->nr_slots && !qp->slots_addr) || qp->poll_budget == 0 ||
 	    qp->max_key > NKV_KEY_MAX)
 		return NKV_ERANGE;
-	if (qp->key_flags & ~NKV_DEV_KEY_HEAD)
+	/* Bits 8-15: the vendor Store options advertised, no others. */
+	if (qp->key_flags & ~(NKV_DEV_KEY_HEAD | NKV_STORE_VENDOR_MASK))
 		return NKV_EINVAL;
 	if (qp->sq_tail >= qp->sq_depth || qp->sq_head >= qp->sq_depth ||
 	    qp->cq_head >= qp->cq_depth || qp->cq_phase > 1)

@@ -26,6 +26,9 @@ static const struct nkv_h_stname nkv_h_stnames[] = {
 	{ 0x00b, "Invalid Namespace or Format" },
 	{ 0x00c, "Command Sequence Error" },
 	{ 0x013, "PRP Offset Invalid" },
+	/* Read-only namespaces: one clear text for both ways of saying it
+	 * (rados-nkv answers 82h), the specification's name after it. */
+	{ 0x020, "read-only namespace: writes are refused (Namespace is Write Protected)" },
 	{ 0x080, "LBA Out of Range" },
 	{ 0x081, "Capacity Exceeded" },
 	{ 0x082, "Namespace Not Ready" },
@@ -42,8 +45,17 @@ static const struct nkv_h_stname nkv_h_stnames[] = {
 	{ 0x10c, "Invalid Queue Deletion" },
 	{ 0x10d, "Feature Identifier Not Saveable" },
 	{ 0x10e, "Feature Not Changeable" },
+	{ 0x182, "read-only namespace: writes are refused (Attempted Write to Read Only Range)" },
 	{ 0x281, "Unrecovered Read Error" },
 };
+
+int nkv_status_read_only(uint16_t status)
+{
+	uint16_t st = status & 0x7ff;
+
+	return st == NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_NS_WRITE_PROTECTED) ||
+	       st == NKV_STATUS(NKV_SCT_CMD_SPECIFIC, NKV_SC_WRITE_READ_ONLY);
+}
 
 const char *nkv_status_str(uint16_t status)
 {

@@ -81,9 +81,9 @@ static int nkv_h_sync_exec(struct nkv_qpair *q, struct nkv_sqe *sqe, struct nkv_
 	} else {
 		__atomic_fetch_add(&st->sq_doorbells, 1, __ATOMIC_RELAXED);
 	}
-	nkv_h_trace("qp %u: opc %#x cid %u klen %u cdw10 %u %s", q->qid, nkv_sqe_opc(sqe), cid,
-		    sqe->cdw11 & 0xff, sqe->cdw10,
-		    nkv_sqe_psdt(sqe) == NKV_PSDT_SGL ? "sgl" : "prp");
+	nkv_h_trace("qp %u: opc %#x cid %u klen %u cdw10 %u options %#x cdw12 %u %s", q->qid,
+		    nkv_sqe_opc(sqe), cid, sqe->cdw11 & 0xff, sqe->cdw10, sqe->cdw11 & 0xff00u,
+		    sqe->cdw12, nkv_sqe_psdt(sqe) == NKV_PSDT_SGL ? "sgl" : "prp");
 	rc = nkv_h_sync_wait(q, cid);
 	if (rc)
 		return rc;
@@ -154,11 +154,45 @@ static void nkv_h_sync_count(struct nkv_qpair *q, const struct nkv_result *res, 
 	nkv_h_stats_result(&q->c->qst[q->qid], res->status, bytes);
 }
 
-int nkv_store(struct nkv_qpair *q, const void *key, uint32_t klen,
-	      const void *val, uint32_t len, uint32_t options,
-	      struct nkv_result *res)
+/*
+ * The vendor Store options of @opts that @q's namespace does not
+ * advertise (the descriptor's key_flags bits 8-15, as device code sees
+ * them): 0, or -EOPNOTSUPP with one line naming them and what is
+ * advertised, before anything is sent.
+ */
+static int nkv_h_sync_vendor(const struct nkv_qpair *q, uint32_t opts)
 {
-	const uint32_t both = NKV_STORE_MUST_EXIST | NKV_STORE_MUST_NOT_EXIST;
+	uint32_t adv = q->dev->key_flags & NKV_STORE_VENDOR_MASK;
+	char want[96], have[96];
+
+	if (!(opts & NKV_STORE_VENDOR_MASK & ~adv))
+		return 0;
+	nkv_h_log("Store option %s: not advertised by namespace %u (it advertises %s%s)",
+		  nkv_h_store_opts_str(opts & ~adv, want, sizeof(want)), q->dev->nsid,
+		  nkv_h_store_opts_str(adv, have, sizeof(have)),
+		  q->c->ext.advertised ? "" : ": no nkvX vendor bytes in its KV Identify Namespace");
+	return -EOPNOTSUPP;
+}
+
+/* Store options the controller can act on: known bits, one existence
+ * condition at most, a TTL with its seconds (and seconds only with it),
+ * a touch without a value, MUST_NOT_EXIST or EPHEMERAL. */
+static int nkv_h_sync_opts(const struct nkv_qpair *q, uint32_t opts, uint32_t ttl_s,
+			   uint32_t len)
+{
+	if (opts & ~NKV_STORE_ALL_MASK)
+		return -EINVAL;
+	if (nkv_h_sync_vendor(q, opts))
+		return -EOPNOTSUPP;
+	if (!(opts & NKV_STORE_TTL) != !ttl_s)
+		return -EINVAL;
+	return nkv_dev_store_opts_ok(q->dev, opts, len) ? 0 : -EINVAL;
+}
+
+int nkv_store_ttl(struct nkv_qpair *q, const void *key, uint32_t klen,
+		  const void *val, uint32_t len, uint32_t options, uint32_t ttl_s,
+		  struct nkv_result *res)
+{
 	struct nkv_sqe sqe;
 	int rc = nkv_h_sync_pre(q, res);
 
@@ -167,9 +201,11 @@ int nkv_store(struct nkv_qpair *q, const void *key, uint32_t klen,
 	rc = nkv_h_sync_key(q, key, klen, 1);
 	if (rc)
 		return rc;
-	if ((len && !val) || (options & ~NKV_STORE_OPTIONS_MASK) || (options & both) == both)
+	if (len && !val)
 		return -EINVAL;
-	rc = nkv_h_value_fits(q->c, "value", len);
+	rc = nkv_h_sync_opts(q, options, ttl_s, len);
+	if (!rc)
+		rc = nkv_h_value_fits(q->c, "value", len);
 	if (!rc)
 		rc = nkv_h_sync_slot(q, klen, len);
 	if (rc)
@@ -177,11 +213,28 @@ int nkv_store(struct nkv_qpair *q, const void *key, uint32_t klen,
 	if (len)
 		memcpy((void *)(uintptr_t)q->sslot.addr, val, len);
 	rc = nkv_h_sync_prep(q, &sqe, NKV_KV_STORE, key, klen, options, len, len);
-	if (!rc)
+	if (!rc) {
+		sqe.cdw12 = ttl_s;	/* NKV_STORE_TTL's seconds; 0 without it */
 		rc = nkv_h_sync_exec(q, &sqe, res);
+	}
 	if (!rc)
 		nkv_h_sync_count(q, res, res->status ? 0 : len);
 	return rc;
+}
+
+int nkv_store(struct nkv_qpair *q, const void *key, uint32_t klen,
+	      const void *val, uint32_t len, uint32_t options,
+	      struct nkv_result *res)
+{
+	return nkv_store_ttl(q, key, klen, val, len, options, 0, res);
+}
+
+int nkv_touch(struct nkv_qpair *q, const void *key, uint32_t klen, uint32_t ttl_s,
+	      struct nkv_result *res)
+{
+	uint32_t opts = NKV_STORE_TOUCH | (ttl_s ? NKV_STORE_TTL : 0u);
+
+	return nkv_store_ttl(q, key, klen, NULL, 0, opts, ttl_s, res);
 }
 
 /*
@@ -225,6 +278,8 @@ static int nkv_h_sync_read(struct nkv_qpair *q, uint8_t opc, const void *key,
 	return 0;
 }
 
+/* buflen 0 asks for the size alone (CDW10 = 0): DW0 = the stored length,
+ * nothing moved, where the namespace advertises it (others: 85h). */
 int nkv_retrieve(struct nkv_qpair *q, const void *key, uint32_t klen,
 		 void *buf, uint32_t buflen, struct nkv_result *res)
 {

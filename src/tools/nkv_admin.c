@@ -8,7 +8,8 @@
  *                          to nkv.ko, its namespaces: nsid, command set
  *                          (KV or NVM) and limits
  *   nkv-admin info URI     what bring-up finds on one controller (pcie:
- *                          or vfio-user:), and its namespaces
+ *                          or vfio-user:): limits, SGLs, read-only, the
+ *                          vendor options advertised, and its namespaces
  *
  * Looking at an nkv controller means connecting to it: the library owns
  * the whole controller, so it is disabled, re-enabled and shut down again
@@ -26,6 +27,7 @@
 #include "nkv_host.h"
 #include "nkv_wire.h"
 #include "host/pcie.h"
+#include "tools/ctrl_show.h"
 
 #define NKV_ADMIN_MAX_CTRLS 64
 #define NKV_ADMIN_MAX_NS 64
@@ -43,7 +45,10 @@ static void nkv_admin_usage(FILE *f)
 		"  Reading the namespaces connects to the controller: nkv owns it whole, so\n"
 		"  this disables, re-enables and shuts it down (a reset). Controllers on\n"
 		"  nvme are never touched; one another process has open shows as busy.\n"
-		"info URI: connect to one controller and print what bring-up found.\n"
+		"info URI: connect to one controller and print what bring-up found: the\n"
+		"  namespace in use's largest key and value, MDTS, SGL support, read-only, and\n"
+		"  the vendor options it advertises (TTL, ephemeral, touch, size query; \"not\n"
+		"  advertised\" for a controller without nkv's vendor Identify bytes).\n"
 		"\n"
 		"examples:\n"
 		"  nkv-admin list\n"
@@ -175,6 +180,7 @@ static int nkv_admin_info(const char *uri)
 	}
 	nkv_ctrl_get_info(c, &info);
 	nkv_admin_print_info(&info);
+	nkv_tool_show_caps(stdout, c, &info);
 	n = nkv_ctrl_namespaces(c, ns, NKV_ADMIN_MAX_NS);
 	nkv_ctrl_close(c);
 	if (n < 0) {

@@ -2,9 +2,12 @@
 /*
  * nkv_probe.c - the nkv-probe program: connect to a controller and print
  * what a host needs to know before driving it (device, regions,
- * sparse-mmap areas, CAP/VS/CSTS decoded). Needs no GPU and changes
- * nothing on the controller (reads only), so it is the cheap way to check
- * any vfio-user NVMe controller, ours or a third party's.
+ * sparse-mmap areas, CAP/VS/CSTS decoded), reading only; then bring it
+ * up as a host does (libnkv: a controller reset) and print what Identify
+ * says: the largest key and value, MDTS, SGL support, read-only, the
+ * vendor options advertised. --registers-only stops before the bring-up.
+ * Needs no GPU, so it is the cheap way to check any vfio-user NVMe
+ * controller, ours or a third party's.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,15 +15,21 @@
 #include <string.h>
 #include <linux/vfio.h>
 
+#include "nkv_host.h"
 #include "host/transport.h"
+#include "tools/ctrl_show.h"
 #include "vfio-user/client.h"
 #include "vfio-user/proto.h"
 
 static void nkv_probe_usage(FILE *f)
 {
-	fputs("usage: nkv-probe vfio-user:/path/to/socket\n"
+	fputs("usage: nkv-probe [--registers-only] vfio-user:/path/to/socket\n"
 	      "Print a vfio-user NVMe controller's device info, regions, sparse-mmap\n"
-	      "areas and CAP/VS/CSTS registers (decoded). Read-only.\n\n"
+	      "areas and CAP/VS/CSTS registers (decoded), reading only; then bring it up\n"
+	      "as a host does (a controller reset) and print what Identify says: the\n"
+	      "largest key and value, MDTS, SGL support, read-only, and the vendor options\n"
+	      "it advertises (\"not advertised\" for a controller without nkv's vendor\n"
+	      "Identify bytes). --registers-only: the first part alone (no reset).\n\n"
 	      "example:\n"
 	      "  nkv-target --socket /tmp/nkv.sock &\n"
 	      "  nkv-probe vfio-user:/tmp/nkv.sock\n", f);
@@ -102,24 +111,51 @@ static int nkv_probe_regs(const struct nkv_transport_ops *ops, struct nkv_tr *tr
 	return 0;
 }
 
+/* Bring the controller up as a host does and print what Identify says. */
+static int nkv_probe_identify(const char *uri)
+{
+	struct nkv_ctrl_opts o = { .size = sizeof(o), .io_queues = 1 };
+	struct nkv_ctrl_info info;
+	struct nkv_ctrl *c;
+	char err[512] = "";
+	int rc;
+
+	o.err = err;
+	o.errlen = sizeof(err);
+	rc = nkv_ctrl_connect(uri, &o, &c);
+	if (rc) {
+		fprintf(stderr, "nkv-probe: bringing the controller up: %s%s%s\n", strerror(-rc),
+			err[0] ? ": " : "", err);
+		return rc;
+	}
+	nkv_ctrl_get_info(c, &info);
+	printf("identify: model \"%s\", namespace %u (%s)\n", info.model, info.nsid,
+	       info.csi == NKV_CSI_KV ? "KV" : "NVM");
+	nkv_tool_show_caps(stdout, c, &info);
+	nkv_ctrl_close(c);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const struct nkv_transport_ops *ops = &nkv_transport_vfio_user;
 	struct nkv_vfu_client_info in;
+	int regs_only = argc == 3 && !strcmp(argv[1], "--registers-only");
+	const char *uri = argv[argc - 1];
 	struct nkv_tr *tr;
 	char err[256] = "";
 	size_t dblen = 0;
 	int rc;
 
-	if (argc != 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+	if ((argc != 2 && !regs_only) || !strcmp(uri, "-h") || !strcmp(uri, "--help")) {
 		nkv_probe_usage(argc == 2 ? stdout : stderr);
 		return argc == 2 ? 0 : 2;
 	}
-	if (strncmp(argv[1], "vfio-user:", 10)) {
+	if (strncmp(uri, "vfio-user:", 10)) {
 		fprintf(stderr, "nkv-probe: only vfio-user:PATH addresses are supported\n");
 		return 2;
 	}
-	rc = ops->open(argv[1] + 10, &tr, err, sizeof(err));
+	rc = ops->open(uri + 10, &tr, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "nkv-probe: %s (%s)\n", err, strerror(-rc));
 		return 1;
@@ -141,6 +177,9 @@ int main(int argc, char **argv)
 		rc = nkv_probe_regs(ops, tr);
 	if (rc)
 		fprintf(stderr, "nkv-probe: %s (%s)\n", nkv_vfu_client_last_error(tr), strerror(-rc));
+	/* One client at a time: this connection ends before the host's. */
 	ops->close(tr);
+	if (!rc && !regs_only)
+		rc = nkv_probe_identify(uri);
 	return rc ? 1 : 0;
 }

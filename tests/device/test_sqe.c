@@ -127,10 +127,103 @@ Test(sqe, store_option_bits)
 	for (bit = 0; bit < 32; bit++) {
 		uint32_t o = 1u << bit;
 
-		if (o & NKV_STORE_OPTIONS_MASK)
+		if (o & NKV_STORE_ALL_MASK)
 			continue;
 		cr_expect_eq(nkv_prep_store(&s, 1, 0, "k", 1, o, 1, 0, 0), NKV_EINVAL, "bit %u", bit);
 	}
+}
+
+/* The raw builders know no queue pair: they take the vendor bits (option
+ * bits 3-5) where CDW11 puts them, and only those besides the standard. */
+Test(sqe, store_vendor_bits_raw)
+{
+	struct nkv_sqe s;
+
+	cr_assert_eq(nkv_prep_store(&s, 1, 0, "k", 1, NKV_STORE_TTL, 1, 0, 0), 0);
+	cr_expect_eq(s.cdw11, 0x801u);
+	cr_expect_eq(nkv_kv_options(&s), 0x8u, "option bit 3");
+	cr_assert_eq(nkv_prep_store(&s, 1, 0, "k", 1, NKV_STORE_EPHEMERAL, 1, 0, 0), 0);
+	cr_expect_eq(nkv_kv_options(&s), 0x10u, "option bit 4");
+	cr_assert_eq(nkv_prep_store(&s, 1, 0, "k", 1, NKV_STORE_TOUCH, 0, 0, 0), 0);
+	cr_expect_eq(nkv_kv_options(&s), 0x20u, "option bit 5");
+	cr_expect_eq(nkv_prep_store(&s, 1, 0, "k", 1, 1u << 14, 1, 0, 0), NKV_EINVAL, "option bit 6");
+	cr_expect_eq(nkv_prep_store(&s, 1, 0, "k", 1, 1u << 15, 1, 0, 0), NKV_EINVAL, "option bit 7");
+	cr_expect_eq(nkv_sqe_kv_head(NKV_KV_STORE, 1, NKV_STORE_ALL_MASK & ~NKV_STORE_MUST_EXIST, 1,
+				     nkv_dptr_prp(0x1000, 0)).err, 0);
+	cr_expect_eq(nkv_sqe_kv_head(NKV_KV_STORE, 1, 1u << 14, 1, nkv_dptr_prp(0x1000, 0)).err,
+		     NKV_EINVAL);
+	cr_expect_eq(nkv_sqe_kv_head(NKV_KV_RETRIEVE, 1, NKV_STORE_TTL, 1,
+				     nkv_dptr_prp(0x1000, 0)).err, NKV_EINVAL, "Store only");
+}
+
+/* nkv_prep_ttl: the bit and CDW12 on a Store; 0 seconds, another
+ * command or a failed prep are no TTL'd Store. */
+Test(sqe, prep_ttl)
+{
+	struct nkv_prep p = nkv_prep_ttl(nkv_sqe_store(1, "k", 1, NKV_STORE_NO_COMPRESS, 8, 0x1000, 0),
+					 3600);
+
+	cr_assert_eq(p.err, 0);
+	cr_expect_eq(p.sqe.cdw11, NKV_STORE_NO_COMPRESS | NKV_STORE_TTL | 1u);
+	cr_expect_eq(p.sqe.cdw12, 3600u);
+	cr_expect_eq(p.sqe.cdw10, 8u);
+	p = nkv_prep_ttl(nkv_sqe_store(1, "k", 1, 0, 8, 0x1000, 0), 0);
+	cr_expect_eq(p.err, NKV_EINVAL, "0 seconds");
+	cr_expect_eq(p.sqe.cdw11 | p.sqe.cdw12 | p.sqe.cdw0, 0u, "a refused entry is zeroes");
+	cr_expect_eq(nkv_prep_ttl(nkv_sqe_retrieve(1, "k", 1, 8, 0x1000, 0), 5).err, NKV_EINVAL,
+		     "not a Store");
+	cr_expect_eq(nkv_prep_ttl(nkv_sqe_store(1, "k", 0, 0, 8, 0x1000, 0), 5).err, NKV_EINVAL,
+		     "the failed prep's error");
+	cr_expect_eq(nkv_prep_ttl(nkv_sqe_store(1, "k", 1, 0, 8, 0x1000, 0), 0xffffffffu).sqe.cdw12,
+		     0xffffffffu);
+}
+
+/* nkv_dev_store sends a vendor bit only where the queue pair's
+ * namespace advertises it (key_flags bits 8-15, as the host fills them),
+ * and a touch only without a value, MUST_NOT_EXIST or EPHEMERAL. */
+Test(sqe, dev_store_vendor_bits)
+{
+	struct nkv_dev_slot slot = { .addr = 0x1000, .prp1 = 0x200000, .size = 4096 };
+	struct nkv_dev_qp qp;
+	struct nkv_prep p;
+	uint32_t bit;
+
+	memset(&qp, 0, sizeof(qp));
+	qp.slots_addr = (uintptr_t)&slot;
+	qp.nr_slots = 1;
+	qp.nsid = 1;
+	for (bit = 11; bit <= 13; bit++)
+		cr_expect_eq(nkv_dev_store(&qp, 0, "k", 1, 1u << bit, bit == 13 ? 0 : 8).err,
+			     NKV_EINVAL, "bit %u not advertised", bit);
+	cr_expect_eq(nkv_dev_store_ttl(&qp, 0, "k", 1, 0, 8, 60).err, NKV_EINVAL);
+	cr_expect_eq(nkv_dev_touch(&qp, 0, "k", 1, 0).err, NKV_EINVAL);
+	qp.key_flags = NKV_STORE_EPHEMERAL;
+	cr_expect_eq(nkv_dev_store(&qp, 0, "k", 1, NKV_STORE_EPHEMERAL, 8).err, 0);
+	cr_expect_eq(nkv_dev_store(&qp, 0, "k", 1, NKV_STORE_TTL, 8).err, NKV_EINVAL, "TTL not advertised");
+	qp.key_flags = NKV_STORE_VENDOR_MASK;
+	p = nkv_dev_store_ttl(&qp, 0, "k", 1, NKV_STORE_EPHEMERAL, 8, 30);
+	cr_assert_eq(p.err, 0);
+	cr_expect_eq(nkv_kv_options(&p.sqe) << 8, NKV_STORE_TTL | NKV_STORE_EPHEMERAL);
+	cr_expect_eq(p.sqe.cdw12, 30u);
+	cr_expect_eq(p.sqe.cdw10, 8u);
+	cr_expect_eq(nkv_dev_store_ttl(&qp, 0, "k", 1, 0, 8, 0).err, NKV_EINVAL, "0 seconds");
+	p = nkv_dev_touch(&qp, 0, "k", 1, 0);
+	cr_assert_eq(p.err, 0);
+	cr_expect_eq(nkv_kv_options(&p.sqe) << 8, NKV_STORE_TOUCH);
+	cr_expect_eq(p.sqe.cdw10 | p.sqe.cdw12, 0u, "no value, no TTL");
+	p = nkv_dev_touch(&qp, 0, "k", 1, 90);
+	cr_assert_eq(p.err, 0);
+	cr_expect_eq(nkv_kv_options(&p.sqe) << 8, NKV_STORE_TOUCH | NKV_STORE_TTL);
+	cr_expect_eq(p.sqe.cdw12, 90u);
+	cr_expect_eq(nkv_dev_store(&qp, 0, "k", 1, NKV_STORE_TOUCH, 1).err, NKV_EINVAL, "touch with a value");
+	cr_expect_eq(nkv_dev_store(&qp, 0, "k", 1, NKV_STORE_TOUCH | NKV_STORE_MUST_NOT_EXIST, 0).err,
+		     NKV_EINVAL);
+	cr_expect_eq(nkv_dev_store(&qp, 0, "k", 1, NKV_STORE_TOUCH | NKV_STORE_EPHEMERAL, 0).err,
+		     NKV_EINVAL);
+	cr_expect_eq(nkv_dev_store(&qp, 0, "k", 1, NKV_STORE_TOUCH | NKV_STORE_MUST_EXIST, 0).err, 0);
+	cr_expect_eq(nkv_dev_store(&qp, 0, "k", 1, 1u << 14, 8).err, NKV_EINVAL, "option bit 6");
+	cr_expect_eq(nkv_dev_store(&qp, 0, "k", 1, NKV_DEV_KEY_HEAD, 8).err, NKV_EINVAL,
+		     "key_flags' own bits are no options");
 }
 
 typedef int (*prep_fn)(struct nkv_sqe *, const uint8_t *, uint32_t);

@@ -14,6 +14,12 @@ test_host_keys_SRCS = tests/host/test_host_keys.c tests/host/big_util.c $(TL_HOS
 test_host_keys_LIBS = $(TL_HOST_LIBS)
 test_host_keys_LDLIBS = $(TL_HOST_LDLIBS)
 
+# The vendor Store options, their discovery, read-only namespaces.
+TESTS += test_host_opts
+test_host_opts_SRCS = tests/host/test_host_opts.c tests/host/big_util.c $(TL_HOST)
+test_host_opts_LIBS = $(TL_HOST_LIBS)
+test_host_opts_LDLIBS = $(TL_HOST_LDLIBS)
+
 TESTS += test_host_waves
 test_host_waves_SRCS = tests/host/test_host_waves.c tests/host/wave_util.c $(TL_HOST)
 test_host_waves_LIBS = $(TL_HOST_LIBS)

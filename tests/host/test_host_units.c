@@ -150,3 +150,93 @@ Test(host_status, names)
 	cr_expect_str_eq(nkv_status_str(0x7ff), "Vendor Specific Status");
 	cr_expect_str_eq(nkv_status_str(0xffff), "Vendor Specific Status", "DNR/More masked");
 }
+
+/* Both ways a controller says "read-only namespace" read as one. */
+Test(host_status, read_only)
+{
+	cr_expect(nkv_status_read_only(0x182), "SCT 1h SC 82h (rados-nkv)");
+	cr_expect(nkv_status_read_only(0x020), "Namespace is Write Protected");
+	cr_expect(nkv_status_read_only(0x182 | NKV_STATUS_DNR), "DNR changes nothing");
+	cr_expect(!nkv_status_read_only(0x082), "generic 82h is Namespace Not Ready");
+	cr_expect(!nkv_status_read_only(0x120));
+	cr_expect(!nkv_status_read_only(0));
+	cr_expect_eq(strncmp(nkv_status_str(0x182), "read-only namespace: ", 21), 0, "%s",
+		     nkv_status_str(0x182));
+	cr_expect_eq(strncmp(nkv_status_str(0x020), "read-only namespace: ", 21), 0, "%s",
+		     nkv_status_str(0x020));
+}
+
+/* KV Identify Namespace data built by hand: the nkvX vendor bytes, and
+ * what is left when they are absent, foreign or of an older version. */
+static struct nkv_id_ns_kv id_with(const char *sig, uint8_t ver, uint8_t flags, uint32_t opts,
+				   uint32_t max_ttl)
+{
+	struct nkv_id_ns_kv id;
+	struct nkv_kv_vs vs;
+
+	memset(&id, 0, sizeof(id));
+	memset(&vs, 0, sizeof(vs));
+	memcpy(vs.sig, sig, 4);
+	vs.ver = ver;
+	vs.flags = flags;
+	vs.store_opts = opts;
+	vs.max_ttl = max_ttl;
+	memcpy(id.vs, &vs, sizeof(vs));
+	return id;
+}
+
+Test(host_ns_ext, vendor_bytes)
+{
+	struct nkv_id_ns_kv id = id_with("nkvX", 1, NKV_KV_VS_SIZE_QUERY,
+					 NKV_STORE_VENDOR_MASK | NKV_STORE_MUST_EXIST | (1u << 20), 86400);
+	struct nkv_ns_ext e;
+
+	nkv_h_ns_ext_parse(&id, 3, &e);
+	cr_expect_eq(e.size, sizeof(e));
+	cr_expect_eq(e.nsid, 3u);
+	cr_expect_eq(e.advertised, 1u);
+	cr_expect_eq(e.store_opts, NKV_STORE_VENDOR_MASK, "only the vendor bits, known ones");
+	cr_expect_eq(e.max_ttl, 86400u);
+	cr_expect_eq(e.size_query, 1u);
+	cr_expect_eq(e.read_only, 0u);
+	id = id_with("nkvX", 2, NKV_KV_VS_READ_ONLY, NKV_STORE_TTL, 0);
+	nkv_h_ns_ext_parse(&id, 1, &e);
+	cr_expect_eq(e.advertised, 1u, "a later version keeps version 1's fields");
+	cr_expect_eq(e.store_opts, NKV_STORE_TTL);
+	cr_expect_eq(e.read_only, 1u);
+	cr_expect_eq(e.size_query, 0u);
+}
+
+Test(host_ns_ext, nothing_advertised)
+{
+	static const char *const sigs[] = { "nkvx", "NKVX", "abcd" };
+	struct nkv_id_ns_kv id;
+	struct nkv_ns_ext e;
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		id = id_with(sigs[i], 1, 0xff, NKV_STORE_VENDOR_MASK, 5);
+		nkv_h_ns_ext_parse(&id, 1, &e);
+		cr_expect_eq(e.advertised | e.store_opts | e.size_query | e.max_ttl | e.read_only, 0u,
+			     "sig %s", sigs[i]);
+	}
+	id = id_with("nkvX", 0, 0xff, NKV_STORE_VENDOR_MASK, 5);
+	nkv_h_ns_ext_parse(&id, 1, &e);
+	cr_expect_eq(e.advertised | e.store_opts, 0u, "version 0");
+	memset(&id, 0, sizeof(id));
+	id.nsattr = NKV_NSATTR_WRITE_PROTECTED;
+	nkv_h_ns_ext_parse(&id, 1, &e);
+	cr_expect_eq(e.advertised, 0u);
+	cr_expect_eq(e.read_only, 1u, "NSATTR is the base specification's, vendor bytes or not");
+}
+
+Test(host_ns_ext, option_names)
+{
+	char b[96];
+
+	cr_expect_str_eq(nkv_h_store_opts_str(0, b, sizeof(b)), "none");
+	cr_expect_str_eq(nkv_h_store_opts_str(NKV_STORE_MUST_EXIST, b, sizeof(b)), "none");
+	cr_expect_str_eq(nkv_h_store_opts_str(NKV_STORE_VENDOR_MASK, b, sizeof(b)),
+			 "TTL (option bit 3), ephemeral (option bit 4), touch (option bit 5)");
+	cr_expect_str_eq(nkv_h_store_opts_str(NKV_STORE_TOUCH, b, 8), "touch (", "cut, terminated");
+}

@@ -13,6 +13,8 @@ static struct nkv_be *ht_wrap(void *arg, uint32_t nsid, struct nkv_be *be)
 	const struct ht_server_opts *o = arg;
 
 	(void)nsid;
+	if (be && o->no_store_opts)
+		be->store_opts = 0;	/* the core answers and advertises from it */
 	if (be && o->delay_hold_us)
 		be = delay_be_create(be, 4000, o->delay_hold_us);
 	if (be && o->lie_retrieve)
@@ -32,6 +34,7 @@ static int ht_serve(struct tl_server *s, const struct ht_server_opts *o, int for
 	tl_server_opts(&eo);
 	eo.model = "nkv-host-test";
 	ns.conf.nvm = o->nvm_only;
+	ns.conf.read_only = o->read_only;
 	ns.conf.capacity = o->capacity ? o->capacity : (1ull << 30);
 	eo.ns = &ns;
 	eo.nns = 1;

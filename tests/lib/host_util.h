@@ -25,6 +25,9 @@ struct ht_server_opts {
 	uint32_t quirks;	/* NKV_TGT_QUIRK_* of the controllers */
 	uint32_t dstrd;		/* CAP.DSTRD of the controllers */
 	uint32_t mdts;		/* MDTS of the controllers; 0: from the max value */
+	int no_store_opts;	/* namespace 1 honours (and advertises) no
+				 * vendor Store option */
+	int read_only;		/* namespace 1 is read-only (--ns-map 1=NAME:ro) */
 };
 
 /* Serve (o NULL: defaults) on threads of this process. 0 or a negative

@@ -2,8 +2,11 @@
 /*
  * test_nkv_admin - the nkv-admin program run as a user runs it: info
  * against an nkv-target served on a private socket (a KV and an NVM-only
- * namespace), list on this machine, and its usage errors. The binary is
- * the one built next to this test (BUILD/bin/nkv-admin).
+ * namespace), list on this machine, and its usage errors; nkv-probe's
+ * registers and Identify lines; the vendor option lines both print, from
+ * hand-made nkv_ns_ext data. The binaries are the ones built next to
+ * this test (BUILD/bin/). Tests named ttl_e2e_* need nkv-target's side
+ * of issue 32 (its nkvX vendor bytes).
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -19,6 +22,7 @@
 #include <unistd.h>
 
 #include "host_util.h"
+#include "tools/ctrl_show.h"
 
 #define ADM_OUT_MAX 16384
 #define ADM_TIMEOUT_MS 20000
@@ -28,15 +32,15 @@ struct adm_run {
 	char out[ADM_OUT_MAX];	/* stdout and stderr together */
 };
 
-static void adm_path(char *path, size_t len)
+static void tool_path(char *path, size_t len, const char *tool)
 {
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 	cr_assert_gt(n, 0, "readlink /proc/self/exe");
 	exe[n] = 0;
-	/* BUILD/tests/test_nkv_admin -> BUILD/bin/nkv-admin */
-	snprintf(path, len, "%s/../bin/nkv-admin", dirname(exe));
+	/* BUILD/tests/test_nkv_admin -> BUILD/bin/TOOL */
+	snprintf(path, len, "%s/../bin/%s", dirname(exe), tool);
 	cr_assert_eq(access(path, X_OK), 0, "%s not built", path);
 }
 
@@ -70,14 +74,14 @@ static void adm_collect(pid_t pid, int fd, struct adm_run *r)
 	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
 }
 
-/* Run nkv-admin with up to two arguments (NULL ends the list). */
-static void adm_run(struct adm_run *r, const char *a1, const char *a2)
+/* Run @tool with up to two arguments (NULL ends the list). */
+static void tool_run(struct adm_run *r, const char *tool, const char *a1, const char *a2)
 {
 	char path[PATH_MAX + 32];
 	int fds[2];
 	pid_t pid;
 
-	adm_path(path, sizeof(path));
+	tool_path(path, sizeof(path), tool);
 	cr_assert_eq(pipe(fds), 0);
 	pid = fork();
 	cr_assert_geq(pid, 0);
@@ -86,11 +90,16 @@ static void adm_run(struct adm_run *r, const char *a1, const char *a2)
 		dup2(fds[1], 2);
 		close(fds[0]);
 		close(fds[1]);
-		execl(path, "nkv-admin", a1, a2, (char *)NULL);
+		execl(path, tool, a1, a2, (char *)NULL);
 		_exit(127);
 	}
 	close(fds[1]);
 	adm_collect(pid, fds[0], r);
+}
+
+static void adm_run(struct adm_run *r, const char *a1, const char *a2)
+{
+	tool_run(r, "nkv-admin", a1, a2);
 }
 
 Test(nkv_admin, info_vfio_user_kv, .timeout = 30)
@@ -108,6 +117,107 @@ Test(nkv_admin, info_vfio_user_kv, .timeout = 30)
 	cr_assert(strstr(r.out, "doorbells          mapped\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "nsid 1  KV   max key 255 B, max value "), "%s", r.out);
 	cr_assert(strstr(r.out, "namespaces         "), "%s", r.out);
+	cr_assert(strstr(r.out, "largest key        255 B\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "largest value      67108864 B\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "MDTS               "), "%s", r.out);
+	cr_assert(strstr(r.out, "SGLs               supported (SGLS "), "%s", r.out);
+	cr_assert(strstr(r.out, "read-only          no\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "vendor options     "), "%s", r.out);
+}
+
+Test(nkv_admin, ttl_e2e_info_vendor_options, .timeout = 30)
+{
+	struct ht_server_opts o = { .read_only = 1 };
+	struct tl_server s;
+	struct adm_run r;
+
+	cr_assert_eq(ht_server_start(&s, NULL), 0);
+	adm_run(&r, "info", s.uri);
+	tl_server_stop(&s);
+	cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
+	cr_assert(strstr(r.out, "vendor options     TTL, ephemeral, touch, size query\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "longest TTL        any\n"), "%s", r.out);
+	cr_assert_eq(ht_server_start(&s, &o), 0);
+	adm_run(&r, "info", s.uri);
+	tl_server_stop(&s);
+	cr_assert(strstr(r.out, "read-only          yes"), "%s", r.out);
+}
+
+/* The lines both tools print, for each kind of controller, from data
+ * made by hand: what nkv_ctrl_ns_ext() returns for it. */
+static const char *ext_lines(const struct nkv_ns_ext *e, int rc)
+{
+	static char buf[1024];
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+
+	cr_assert_not_null(f);
+	nkv_tool_show_ext(f, e, rc);
+	fclose(f);
+	return buf;
+}
+
+Test(tool_lines, vendor_options)
+{
+	struct nkv_ns_ext e = { .size = sizeof(e), .nsid = 1 };
+
+	cr_expect_str_eq(ext_lines(&e, 0), "read-only          no\n"
+					   "vendor options     not advertised\n");
+	cr_expect_str_eq(ext_lines(&e, -ENODEV), "vendor options     not advertised (not a KV "
+						 "namespace)\n");
+	e.advertised = 1;
+	cr_expect_str_eq(ext_lines(&e, 0), "read-only          no\n"
+					   "vendor options     none\n");
+	e.store_opts = NKV_STORE_TTL | NKV_STORE_TOUCH;
+	e.max_ttl = 3600;
+	e.read_only = 1;
+	cr_expect_str_eq(ext_lines(&e, 0), "read-only          yes: Store and Delete are refused\n"
+					   "vendor options     TTL, touch\n"
+					   "longest TTL        3600 s\n");
+	e.store_opts = NKV_STORE_VENDOR_MASK;
+	e.size_query = 1;
+	e.max_ttl = 0;
+	e.read_only = 0;
+	cr_expect_str_eq(ext_lines(&e, 0), "read-only          no\n"
+					   "vendor options     TTL, ephemeral, touch, size query\n"
+					   "longest TTL        any\n");
+}
+
+Test(nkv_probe, registers_then_identify, .timeout = 30)
+{
+	struct tl_server s;
+	struct adm_run r;
+
+	cr_assert_eq(ht_server_start(&s, NULL), 0);
+	tool_run(&r, "nkv-probe", s.uri, NULL);
+	cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
+	cr_assert(strstr(r.out, "CSTS=0x00000000 RDY=0"), "read before any bring-up: %s", r.out);
+	cr_assert(strstr(r.out, "identify: model \"nkv-host-test\", namespace 1 (KV)\n"), "%s",
+		  r.out);
+	cr_assert(strstr(r.out, "largest key        255 B\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "largest value      67108864 B\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "MDTS               "), "%s", r.out);
+	cr_assert(strstr(r.out, "SGLs               supported"), "%s", r.out);
+	cr_assert(strstr(r.out, "vendor options     "), "%s", r.out);
+	tool_run(&r, "nkv-probe", "--registers-only", s.uri);
+	tl_server_stop(&s);
+	cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
+	cr_assert(strstr(r.out, "CAP=0x"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "identify:"), "no bring-up: %s", r.out);
+}
+
+Test(nkv_probe, usage, .timeout = 30)
+{
+	struct adm_run r;
+
+	tool_run(&r, "nkv-probe", "--help", NULL);
+	cr_assert_eq(r.status, 0);
+	cr_assert(strstr(r.out, "--registers-only"), "%s", r.out);
+	tool_run(&r, "nkv-probe", NULL, NULL);
+	cr_assert_eq(r.status, 2, "%s", r.out);
+	tool_run(&r, "nkv-probe", "--bogus", "vfio-user:/x");
+	cr_assert_eq(r.status, 2, "%s", r.out);
+	tool_run(&r, "nkv-probe", "pcie:/dev/nkv0", NULL);
+	cr_assert_eq(r.status, 2, "%s", r.out);
 }
 
 Test(nkv_admin, info_vfio_user_nvm_only, .timeout = 30)
