@@ -171,8 +171,9 @@ static void nkv_rados_account(struct nkv_rados_req *r)
 
 	if (op->opc == NKV_KV_STORE) {
 		__atomic_add_fetch(&rb->bytes_est, (int64_t)op->len, __ATOMIC_RELAXED);
-		/* An overwrite is only known as one when the host said so. */
-		if (!(op->options & NKV_STORE_MUST_EXIST))
+		/* An overwrite is only known as one when the host said so (a
+		 * key that was volatile is new to RADOS: r->opts lacks it). */
+		if (!(r->opts & NKV_STORE_MUST_EXIST))
 			__atomic_add_fetch(&rb->keys_est, 1, __ATOMIC_RELAXED);
 	} else if (op->opc == NKV_KV_DELETE) {
 		nkv_rados_forget_one(rb);
