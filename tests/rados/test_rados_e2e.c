@@ -403,12 +403,13 @@ static uint32_t list_key(uint32_t i, char *k)
 	return (uint32_t)snprintf(k, NKV_KEY_INLINE_MAX + 1, "lk-%04u", i);
 }
 
-/* Page through List with a small buffer; every key seen exactly once.
- * Returns the number of keys seen; seen[i] counts key i. */
+/* Page through List with a small buffer, resuming from the last key
+ * returned (listed again first: keys >= the start key); every key seen
+ * exactly once. Returns the number of keys seen; seen[i] counts key i. */
 static uint32_t list_all(struct nkv_qpair *q, uint8_t *seen, uint32_t *pages)
 {
 	uint8_t buf[512], start[NKV_KEY_INLINE_MAX], key[NKV_KEY_INLINE_MAX];
-	uint32_t startlen = 0, klen, total = 0, n;
+	uint32_t startlen = 0, klen, total = 0, n, i;
 	struct nkv_result res;
 	struct nkv_list_dec d;
 	unsigned idx;
@@ -420,9 +421,14 @@ static uint32_t list_all(struct nkv_qpair *q, uint8_t *seen, uint32_t *pages)
 		cr_assert_eq(res.status, 0, "List: %s", nkv_status_str(res.status));
 		cr_assert_eq(nkv_list_dec_init(&d, buf, sizeof(buf)), 0);
 		n = 0;
-		while ((rc = nkv_list_dec_next(&d, key, sizeof(key), &klen)) == 1) {
+		for (i = 0; (rc = nkv_list_dec_next(&d, key, sizeof(key), &klen)) == 1; i++) {
 			char s[NKV_KEY_INLINE_MAX + 1] = "";
 
+			if (!i && startlen) {
+				cr_assert(klen == startlen && !memcmp(key, start, klen),
+					  "the existing start key is not listed first");
+				continue;
+			}
 			memcpy(s, key, klen);
 			cr_assert_eq(sscanf(s, "lk-%4u", &idx), 1, "foreign key '%s'", s);
 			cr_assert_lt(idx, NLIST);
@@ -432,7 +438,7 @@ static uint32_t list_all(struct nkv_qpair *q, uint8_t *seen, uint32_t *pages)
 			n++;
 		}
 		cr_assert_eq(rc, 0, "List payload malformed");
-		cr_assert_eq(res.dw0, n, "List DW0 %u, %u keys in the payload", res.dw0, n);
+		cr_assert_eq(res.dw0, i, "List DW0 %u, %u keys in the payload", res.dw0, i);
 		if (!n)
 			break;
 		total += n;

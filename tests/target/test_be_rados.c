@@ -124,17 +124,25 @@ static void top_wait(struct top *t, int limit_s)
 	cr_assert_eq(t->done, 1, "op %02x did not complete within %d s", t->cmd.op.opc, limit_s);
 }
 
-static uint16_t run(struct nkv_be *be, uint8_t opc, const char *key, uint32_t opts,
-		    void *buf, uint64_t len, uint32_t *dw0)
+/* An op with a TTL (CDW12; used with NKV_STORE_TTL), waited for. */
+static uint16_t run_ttl(struct nkv_be *be, uint8_t opc, const char *key, uint32_t opts,
+			uint32_t ttl, void *buf, uint64_t len, uint32_t *dw0)
 {
 	struct top t;
 
 	top_init(&t, opc, key, opts, buf, len);
+	t.cmd.op.ttl_s = ttl;
 	top_submit(be, &t);
 	top_wait(&t, 20);
 	if (dw0)
 		*dw0 = t.cmd.op.dw0;
 	return t.cmd.op.status;
+}
+
+static uint16_t run(struct nkv_be *be, uint8_t opc, const char *key, uint32_t opts,
+		    void *buf, uint64_t len, uint32_t *dw0)
+{
+	return run_ttl(be, opc, key, opts, 0, buf, len, dw0);
 }
 
 static uint16_t store(struct nkv_be *be, const char *key, const void *v, size_t n, uint32_t o)
@@ -466,7 +474,7 @@ Test(rados, list_pages_every_key_once, .timeout = 60)
 	uint8_t buf[400];
 	char last[17] = "";
 	int seen[NLIST] = { 0 };
-	int i, j, n, total = 0, pages = 0;
+	int i, j, n, skip, total = 0, pages = 0;
 
 	for (i = 0; i < NLIST; i++) {
 		/* Lengths 1..16: short keys pack more per page. */
@@ -485,7 +493,14 @@ Test(rados, list_pages_every_key_once, .timeout = 60)
 				 "echo x | rados -c %s -p kvpool -N t_list put $o - || exit 1; done", cf), 0);
 	do {
 		n = list_page(be, last, buf, sizeof(buf), page, 64);
-		for (j = 0; j < n; j++) {
+		/* Keys >= the start: an existing start key comes first (from
+		 * the cursor the last page saved); resuming drops it. */
+		if (*last) {
+			cr_assert_gt(n, 0);
+			cr_assert_str_eq(page[0], last, "start key %s not first", last);
+		}
+		skip = *last ? 1 : 0;
+		for (j = skip; j < n; j++) {
 			cr_assert_lt(total, NLIST, "more keys listed than stored");
 			strcpy(got[total++], page[j]);
 			if (total > 1)
@@ -495,7 +510,7 @@ Test(rados, list_pages_every_key_once, .timeout = 60)
 		if (n)
 			strcpy(last, page[n - 1]);
 		cr_assert_lt(++pages, 200);
-	} while (n > 0);
+	} while (n > skip);
 	cr_assert_eq(total, NLIST);
 	for (i = 0; i < total; i++) {
 		for (j = 0; j < NLIST && strcmp(got[i], keys[j]); j++)
@@ -504,13 +519,13 @@ Test(rados, list_pages_every_key_once, .timeout = 60)
 		cr_assert_eq(seen[j]++, 0, "key %s listed twice", got[i]);
 	}
 	/* A start key never listed by this backend (no saved cursor): a fresh
-	 * backend resumes at its hash position and gives the same rest. */
+	 * backend starts at its hash position, the key itself first. */
 	struct nkv_be *fresh = open_be(cf, "t_list", 0);
 	n = list_page(fresh, got[99], buf, sizeof(buf), page, 64);
 	cr_assert_gt(n, 0);
 	for (j = 0; j < n; j++)
-		cr_assert_str_eq(page[j], got[100 + j]);
-	/* A deleted start key still positions exactly. */
+		cr_assert_str_eq(page[j], got[99 + j]);
+	/* A deleted start key still positions exactly, and is not listed. */
 	cr_assert_eq(run(fresh, NKV_KV_DELETE, got[150], 0, NULL, 0, NULL), 0);
 	n = list_page(fresh, got[150], buf, sizeof(buf), page, 64);
 	cr_assert_gt(n, 0);
@@ -520,6 +535,382 @@ Test(rados, list_pages_every_key_once, .timeout = 60)
 	cr_assert_eq(n, 0, "an entry needs 4 bytes at least");
 	fresh->ops->destroy(fresh);
 	be->ops->destroy(be);
+}
+
+/* ------------------------------------------------------------------ */
+/* The volatile tier: TTL, ephemeral, touch                            */
+/* ------------------------------------------------------------------ */
+
+#define ST_INVF ST(NKV_SC_INVALID_FIELD)
+#define TTL NKV_STORE_TTL
+#define EPH NKV_STORE_EPHEMERAL
+#define TOUCH NKV_STORE_TOUCH
+
+static uint64_t fake_ms;	/* __atomic: the tier's sweep thread reads it */
+
+static uint64_t fake_now(void)
+{
+	return __atomic_load_n(&fake_ms, __ATOMIC_RELAXED);
+}
+
+static void clock_at(uint64_t ms)
+{
+	__atomic_store_n(&fake_ms, ms, __ATOMIC_RELAXED);
+}
+
+/* 0 when the rados CLI finds the key's object in namespace ns. */
+static int cli_stat(const char *cf, const char *ns, const char *key)
+{
+	char oid[2 * NKV_KEY_MAX + 1];
+
+	nkv_rados_key_to_oid((const uint8_t *)key, (uint32_t)strlen(key), oid);
+	return nkv_test_sh(20, NULL, 0, "rados -c %s -p kvpool -N %s stat %s", cf, ns, oid);
+}
+
+/* The rados CLI's listing of namespace ns, one oid per line. */
+static void cli_ls(const char *cf, const char *ns, char *out, size_t len)
+{
+	cr_assert_eq(nkv_test_sh(20, out, len, "rados -c %s -p kvpool -N %s ls", cf, ns), 0,
+		     "%s", out);
+}
+
+static void value_is(struct nkv_be *be, const char *key, const char *v)
+{
+	uint8_t r[64];
+	uint32_t dw0 = 0;
+
+	cr_assert_eq(run(be, NKV_KV_RETRIEVE, key, 0, r, sizeof(r), &dw0), 0, "%s absent", key);
+	cr_assert_eq(dw0, strlen(v), "%s: %u bytes", key, dw0);
+	cr_assert_arr_eq(r, v, strlen(v), "%s: another value", key);
+}
+
+Test(rados, volatile_values_never_reach_rados)
+{
+	const char *cf = conf();
+	struct nkv_be *be = open_be(cf, "t_vol", 0);
+	uint64_t keys0 = be->ops->keys_used(be), bytes0 = be->ops->bytes_used(be);
+	char out[4096];
+	uint8_t big[3000];
+
+	cr_assert_eq(be->store_opts, NKV_STORE_VENDOR_MASK);
+	fill(big, sizeof(big), 3);
+	cr_assert_eq(run_ttl(be, NKV_KV_STORE, "ttl1", TTL, 60, big, sizeof(big), NULL), 0);
+	cr_assert_eq(store(be, "eph1", "ephemeral", 9, EPH), 0);
+	cr_assert_eq(store(be, "dur1", "durable", 7, 0), 0);
+	value_is(be, "eph1", "ephemeral");
+	cr_assert_eq(run(be, NKV_KV_EXIST, "ttl1", 0, NULL, 0, NULL), 0);
+	cr_assert_eq(be->ops->keys_used(be), keys0 + 3);
+	cr_assert_geq(be->ops->bytes_used(be), bytes0 + sizeof(big) + 9 + 7);
+	cli_ls(cf, "t_vol", out, sizeof(out));
+	cr_assert_str_eq(out, "64757231\n", "only the durable key in RADOS: %s", out);
+	cr_assert_neq(cli_stat(cf, "t_vol", "ttl1"), 0);
+	cr_assert_neq(cli_stat(cf, "t_vol", "eph1"), 0);
+	/* Delete finds them in the tier; then they are gone everywhere. */
+	cr_assert_eq(run(be, NKV_KV_DELETE, "eph1", 0, NULL, 0, NULL), 0);
+	cr_assert_eq(run(be, NKV_KV_EXIST, "eph1", 0, NULL, 0, NULL), ST_87);
+	cr_assert_eq(run(be, NKV_KV_DELETE, "eph1", 0, NULL, 0, NULL), ST_87);
+	be->ops->destroy(be);
+}
+
+/* A TTL'd Store removes the durable object first: after a restart the
+ * key is absent, never its old value. */
+Test(rados, ttl_store_over_durable_survives_no_restart)
+{
+	const char *cf = conf();
+	struct nkv_be *be = open_be(cf, "t_restart", 0);
+
+	cr_assert_eq(store(be, "k", "old durable", 11, 0), 0);
+	cr_assert_eq(store(be, "e", "old durable", 11, 0), 0);
+	cr_assert_eq(store(be, "kept", "stays", 5, 0), 0);
+	cr_assert_eq(cli_stat(cf, "t_restart", "k"), 0);
+	cr_assert_eq(run_ttl(be, NKV_KV_STORE, "k", TTL, 3600, "new", 3, NULL), 0);
+	cr_assert_eq(store(be, "e", "new eph", 7, EPH), 0);
+	cr_assert_neq(cli_stat(cf, "t_restart", "k"), 0, "the durable object of k is still there");
+	cr_assert_neq(cli_stat(cf, "t_restart", "e"), 0, "the durable object of e is still there");
+	value_is(be, "k", "new");
+	value_is(be, "e", "new eph");
+	be->ops->destroy(be);
+
+	be = open_be(cf, "t_restart", 0);	/* a restart on the same cluster */
+	cr_assert_eq(run(be, NKV_KV_EXIST, "k", 0, NULL, 0, NULL), ST_87);
+	cr_assert_eq(run(be, NKV_KV_RETRIEVE, "e", 0, NULL, 0, NULL), ST_87);
+	value_is(be, "kept", "stays");
+	be->ops->destroy(be);
+}
+
+/* A durable Store over a volatile key lands in RADOS and takes the key
+ * out of the tier (it survives a restart). */
+Test(rados, durable_store_over_volatile)
+{
+	const char *cf = conf();
+	struct nkv_be *be = open_be(cf, "t_d_over_v", 0);
+	uint64_t keys0 = be->ops->keys_used(be);
+
+	cr_assert_eq(run_ttl(be, NKV_KV_STORE, "v", TTL, 60, "volatile", 8, NULL), 0);
+	/* MUST_EXIST sees the tier's key; RADOS alone would say 87h. */
+	cr_assert_eq(store(be, "v", "durable", 7, NKV_STORE_MUST_EXIST), 0);
+	cr_assert_eq(cli_stat(cf, "t_d_over_v", "v"), 0);
+	value_is(be, "v", "durable");
+	cr_assert_eq(be->ops->keys_used(be), keys0 + 1, "the key is in one tier");
+	be->ops->destroy(be);
+	be = open_be(cf, "t_d_over_v", 0);
+	value_is(be, "v", "durable");
+	be->ops->destroy(be);
+}
+
+Test(rados, must_options_across_tiers)
+{
+	const char *cf = conf();
+	struct nkv_be *be = open_be(cf, "t_must", 0);
+
+	cr_assert_eq(store(be, "d", "durable", 7, 0), 0);
+	cr_assert_eq(run_ttl(be, NKV_KV_STORE, "v", TTL, 60, "volatile", 8, NULL), 0);
+	/* Volatile Stores: MUST_NOT_EXIST sees RADOS (and keeps its object). */
+	cr_assert_eq(run_ttl(be, NKV_KV_STORE, "d", TTL | NKV_STORE_MUST_NOT_EXIST, 60, "x", 1,
+			     NULL), ST_89);
+	cr_assert_eq(store(be, "d", "x", 1, EPH | NKV_STORE_MUST_NOT_EXIST), ST_89);
+	cr_assert_eq(cli_stat(cf, "t_must", "d"), 0);
+	value_is(be, "d", "durable");
+	cr_assert_eq(store(be, "v", "x", 1, EPH | NKV_STORE_MUST_NOT_EXIST), ST_89);
+	value_is(be, "v", "volatile");
+	cr_assert_eq(store(be, "n", "x", 1, EPH | NKV_STORE_MUST_NOT_EXIST), 0);
+	/* MUST_EXIST sees both tiers; an absent key is never created. */
+	cr_assert_eq(store(be, "none", "x", 1, EPH | NKV_STORE_MUST_EXIST), ST_87);
+	cr_assert_eq(run(be, NKV_KV_EXIST, "none", 0, NULL, 0, NULL), ST_87);
+	cr_assert_eq(store(be, "v", "v2", 2, EPH | NKV_STORE_MUST_EXIST), 0);
+	value_is(be, "v", "v2");
+	cr_assert_eq(run_ttl(be, NKV_KV_STORE, "d", TTL | NKV_STORE_MUST_EXIST, 60, "d2", 2, NULL), 0);
+	value_is(be, "d", "d2");
+	cr_assert_neq(cli_stat(cf, "t_must", "d"), 0, "d is volatile now");
+	/* Durable Stores: MUST_NOT_EXIST sees the tier. */
+	cr_assert_eq(store(be, "n", "y", 1, NKV_STORE_MUST_NOT_EXIST), ST_89);
+	value_is(be, "n", "x");
+	cr_assert_neq(cli_stat(cf, "t_must", "n"), 0, "a refused Store wrote RADOS");
+	be->ops->destroy(be);
+}
+
+Test(rados, touch_on_both_tiers)
+{
+	const char *cf = conf();
+	struct nkv_be *be = open_be(cf, "t_touch", 0);
+
+	nkv_be_clock_set(fake_now);
+	clock_at(1000000);
+	cr_assert_eq(run_ttl(be, NKV_KV_STORE, "absent", TOUCH | TTL, 5, NULL, 0, NULL), ST_87);
+	cr_assert_eq(store(be, "absent", NULL, 0, TOUCH), ST_87);
+	/* A durable key has no TTL: touch changes nothing, touch + TTL is
+	 * refused (re-store it with a TTL to make it volatile). */
+	cr_assert_eq(store(be, "d", "durable", 7, 0), 0);
+	cr_assert_eq(store(be, "d", NULL, 0, TOUCH), 0);
+	cr_assert_eq(store(be, "d", NULL, 0, TOUCH | NKV_STORE_MUST_EXIST), 0);
+	cr_assert_eq(run_ttl(be, NKV_KV_STORE, "d", TOUCH | TTL, 5, NULL, 0, NULL), ST_INVF);
+	cr_assert_eq(cli_stat(cf, "t_touch", "d"), 0);
+	value_is(be, "d", "durable");
+	/* A volatile key: touch restarts its TTL, touch + TTL sets a new one. */
+	cr_assert_eq(run_ttl(be, NKV_KV_STORE, "v", TTL, 10, "vol", 3, NULL), 0);
+	clock_at(1000000 + 8000);
+	cr_assert_eq(store(be, "v", NULL, 0, TOUCH), 0);	/* now expires at +18 s */
+	clock_at(1000000 + 17999);
+	value_is(be, "v", "vol");
+	cr_assert_eq(run_ttl(be, NKV_KV_STORE, "v", TOUCH | TTL, 100, NULL, 0, NULL), 0);
+	clock_at(1000000 + 17999 + 99999);
+	value_is(be, "v", "vol");
+	clock_at(1000000 + 17999 + 100000);
+	cr_assert_eq(store(be, "v", NULL, 0, TOUCH), ST_87, "touch of an expired key");
+	/* An ephemeral key without a TTL gets one from touch + TTL. */
+	cr_assert_eq(store(be, "e", "eph", 3, EPH), 0);
+	cr_assert_eq(run_ttl(be, NKV_KV_STORE, "e", TOUCH | TTL, 1, NULL, 0, NULL), 0);
+	clock_at(1000000 + 17999 + 101000);
+	cr_assert_eq(run(be, NKV_KV_EXIST, "e", 0, NULL, 0, NULL), ST_87);
+	be->ops->destroy(be);
+	nkv_be_clock_set(NULL);
+}
+
+static int list_has(char keys[][17], int n, const char *k)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(keys[i], k))
+			return 1;
+	return 0;
+}
+
+Test(rados, expiry_under_a_set_clock)
+{
+	const char *cf = conf();
+	struct nkv_be *be = open_be(cf, "t_expiry", 0);
+	uint64_t keys0;
+	char keys[64][17];
+	uint8_t buf[1024];
+	int n;
+
+	nkv_be_clock_set(fake_now);
+	clock_at(5000);
+	keys0 = be->ops->keys_used(be);
+	cr_assert_eq(run_ttl(be, NKV_KV_STORE, "t", TTL, 10, "ttl!", 4, NULL), 0);
+	cr_assert_eq(store(be, "dur", "d", 1, 0), 0);
+	clock_at(5000 + 9999);
+	value_is(be, "t", "ttl!");
+	n = list_page(be, "", buf, sizeof(buf), keys, 64);
+	cr_assert(list_has(keys, n, "t") && list_has(keys, n, "dur"));
+	clock_at(5000 + 10000);	/* expired: absent for every op */
+	n = list_page(be, "", buf, sizeof(buf), keys, 64);
+	cr_assert(!list_has(keys, n, "t") && list_has(keys, n, "dur"), "List shows an expired key");
+	cr_assert_eq(run(be, NKV_KV_EXIST, "t", 0, NULL, 0, NULL), ST_87);
+	cr_assert_eq(run(be, NKV_KV_RETRIEVE, "t", 0, buf, sizeof(buf), NULL), ST_87);
+	cr_assert_eq(run(be, NKV_KV_DELETE, "t", 0, NULL, 0, NULL), ST_87);
+	cr_assert_eq(be->ops->keys_used(be), keys0 + 1, "the expired key still counts");
+	cr_assert_eq(store(be, "t", "x", 1, EPH | NKV_STORE_MUST_EXIST), ST_87);
+	cr_assert_eq(store(be, "t", "x", 1, EPH | NKV_STORE_MUST_NOT_EXIST), 0);
+	/* A plain Store over a TTL'd key makes it durable, without a TTL. */
+	cr_assert_eq(run_ttl(be, NKV_KV_STORE, "p", TTL, 1, "ttl", 3, NULL), 0);
+	cr_assert_eq(store(be, "p", "plain", 5, 0), 0);
+	clock_at(5000 + 10000 + 3600000);
+	value_is(be, "p", "plain");
+	cr_assert_eq(cli_stat(cf, "t_expiry", "p"), 0);
+	be->ops->destroy(be);
+	nkv_be_clock_set(NULL);
+}
+
+/* A volatile Store that would not fit the tier is refused before the
+ * durable value is removed. */
+Test(rados, full_tier_keeps_the_durable_value)
+{
+	const char *cf = conf();
+	const struct nkv_be_param p[] = {
+		{ "conf", cf }, { "pool", "kvpool" }, { "volatile-capacity", "200000" },
+	};
+	struct nkv_be_conf c = { .size = sizeof(c), .ns_name = "t_full", .max_value = 150000,
+				 .params = p, .nparams = 3 };
+	static uint8_t v[150000];
+	char err[256];
+	struct nkv_be *be = nkv_be_create("rados", &c, err, sizeof(err));
+
+	cr_assert(be, "create: %s", err);
+	cr_assert_eq(store(be, "d", "durable", 7, 0), 0);
+	cr_assert_eq(store(be, "a", v, sizeof(v), EPH), 0);
+	cr_assert_eq(store(be, "d", v, sizeof(v), EPH), ST(NKV_SC_CAPACITY_EXCEEDED));
+	cr_assert_eq(cli_stat(cf, "t_full", "d"), 0);
+	value_is(be, "d", "durable");
+	be->ops->destroy(be);
+}
+
+Test(rados, volatile_capacity_option)
+{
+	const struct nkv_be_param p[] = { { "volatile-capacity", "lots" } };
+	struct nkv_be_conf c = { .size = sizeof(c), .params = p, .nparams = 1 };
+	char err[256] = "";
+
+	cr_assert_eq(nkv_be_conf_check("rados", &c, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "--volatile-capacity"), "%s", err);
+}
+
+/* ------------------------------------------------------------------ */
+/* One List rule: mem and rados from the same start keys               */
+/* ------------------------------------------------------------------ */
+
+#define NCMP 120
+
+static int mem_cmp(const char *a, const char *b)
+{
+	return strcmp(a, b);	/* one length: byte order */
+}
+
+/* Page from start to the end with the resume rule; keys into got (n
+ * returned), each page's DW0 into dw0s (pages returned). */
+static int page_all(struct nkv_be *be, const char *start, uint32_t len,
+		    char got[][17], int *ngot, uint32_t *dw0s)
+{
+	uint8_t buf[256];
+	char page[64][17], last[17];
+	int n, j, skip, pages = 0;
+
+	*ngot = 0;
+	snprintf(last, sizeof(last), "%s", start);
+	for (;;) {
+		n = list_page(be, last, buf, len, page, 64);
+		dw0s[pages++] = (uint32_t)n;
+		cr_assert_lt(pages, 200);
+		skip = *ngot && n ? 1 : 0;	/* the last key of the page before */
+		if (skip)
+			cr_assert_str_eq(page[0], last);
+		for (j = skip; j < n; j++) {
+			cr_assert_lt(*ngot, NCMP);
+			strcpy(got[(*ngot)++], page[j]);
+		}
+		if (n <= skip)
+			return pages;
+		strcpy(last, page[n - 1]);
+	}
+}
+
+static void same_set(char a[][17], int na, char b[][17], int nb)
+{
+	int i;
+
+	cr_assert_eq(na, nb, "%d keys against %d", na, nb);
+	for (i = 0; i < na; i++)
+		cr_assert(list_has(b, nb, a[i]), "%s listed by one backend only", a[i]);
+}
+
+Test(rados, list_matches_mem_with_volatile_keys_merged, .timeout = 60)
+{
+	const char *cf = conf();
+	struct nkv_be *rb = open_be(cf, "t_lcmp", 0);
+	struct nkv_be_conf mc = { .size = sizeof(mc) };
+	char err[256], k[17], absent[17] = "k-absent";
+	static char keys[NCMP][17], gr[NCMP][17], gm[NCMP][17];
+	uint32_t dr[200], dm[200], opts;
+	struct nkv_be *mb = nkv_be_create("mem", &mc, err, sizeof(err));
+	int i, nr, nm, pr, pm, lens[] = { 4 + 12 * 10, 4 + 12 * 3, 4 + 12 * 2 };
+
+	cr_assert(mb, "%s", err);
+	for (i = 0; i < NCMP; i++) {
+		/* One key length (an entry of 12 bytes): every page of a given
+		 * size holds as many keys on either backend (two at least: a
+		 * page resumed from its start key holds that key again). A third of the keys are volatile on rados. */
+		snprintf(k, sizeof(k), "k-%05d", i);
+		strcpy(keys[i], k);
+		opts = i % 3 == 1 ? TTL : i % 3 == 2 ? EPH : 0;
+		cr_assert_eq(run_ttl(rb, NKV_KV_STORE, k, opts, 600, k, 7, NULL), 0);
+		cr_assert_eq(run_ttl(mb, NKV_KV_STORE, k, opts, 600, k, 7, NULL), 0);
+	}
+	for (i = 0; i < 3; i++) {
+		pr = page_all(rb, "", (uint32_t)lens[i], gr, &nr, dr);
+		pm = page_all(mb, "", (uint32_t)lens[i], gm, &nm, dm);
+		cr_assert_eq(nr, NCMP, "%d bytes: %d keys, %d pages", lens[i], nr, pr);
+		same_set(gr, nr, gm, nm);
+		cr_assert_eq(pr, pm, "pages of %d bytes: %d on rados, %d on mem", lens[i], pr, pm);
+		cr_assert_arr_eq(dr, dm, (size_t)pr * sizeof(dr[0]), "DW0 per page differs");
+		for (int j = 1; j < nr; j++) {
+			cr_assert_lt(ord_cmp("t_lcmp", gr[j - 1], gr[j]), 0, "rados order");
+			cr_assert_lt(mem_cmp(gm[j - 1], gm[j]), 0, "mem order");
+		}
+	}
+	/* From a key that exists: it comes first on both; then the keys after
+	 * it in each backend's own order. */
+	page_all(rb, gr[40], 4 + 12 * 10, gr, &nr, dr);
+	cr_assert_gt(nr, 0);
+	cr_assert_eq(dr[0], 10, "a page of 10 entries of 7-byte keys");
+	for (i = 0; i < NCMP; i++)
+		cr_assert_eq(list_has(gr, nr, keys[i]),
+			     ord_cmp("t_lcmp", keys[i], gr[0]) >= 0, "rados: %s", keys[i]);
+	page_all(mb, "k-00040", 4 + 12 * 10, gm, &nm, dm);
+	cr_assert_str_eq(gm[0], "k-00040");
+	cr_assert_eq(nm, NCMP - 40);
+	/* From a key that does not exist: not listed, the keys after its
+	 * position on each. */
+	page_all(rb, absent, 4 + 12 * 10, gr, &nr, dr);
+	for (i = 0; i < NCMP; i++)
+		cr_assert_eq(list_has(gr, nr, keys[i]), ord_cmp("t_lcmp", keys[i], absent) > 0,
+			     "rados from %s: %s", absent, keys[i]);
+	cr_assert(!list_has(gr, nr, absent));
+	page_all(mb, "k-00040x", 4 + 12 * 10, gm, &nm, dm);
+	cr_assert_str_eq(gm[0], "k-00041");
+	cr_assert_eq(nm, NCMP - 41);
+	mb->ops->destroy(mb);
+	rb->ops->destroy(rb);
 }
 
 /* Our placement hash equals the one `ceph osd map` reports. */

@@ -2,14 +2,16 @@
 /*
  * rados.c - the RADOS backend: one NVMe KV namespace on one RADOS
  * namespace, through librados' asynchronous API. This file: the op path,
- * the type and its create; List in rados_list.c, the shared cluster
+ * the type and its create; List in rados_list.c, the volatile tier (TTL'd
+ * and ephemeral values, in memory) in rados_tier.c, the shared cluster
  * connections in rados_conn.c (rados_int.h between them).
  *
- * Store/Retrieve/Delete/Exist become one guarded RADOS operation each,
- * so the KV options need no read-then-write race window. List runs on a
+ * Durable Store/Retrieve/Delete/Exist become one guarded RADOS operation
+ * each, so the KV options need no read-then-write race window. List runs on a
  * per-backend worker thread, because librados' object listing is
  * synchronous and the core's poll thread must never block.
  */
+#include "mem.h"
 #include "rados_int.h"
 #include "registry.h"
 
@@ -166,20 +168,26 @@ static void nkv_rados_account(struct nkv_rados_req *r)
 {
 	struct nkv_be_rados *rb = r->rb;
 	struct nkv_be_op *op = r->op;
-	int64_t keys, bytes;
 
 	if (op->opc == NKV_KV_STORE) {
 		__atomic_add_fetch(&rb->bytes_est, (int64_t)op->len, __ATOMIC_RELAXED);
-		/* An overwrite is only known as one when the host said so. */
-		if (!(op->options & NKV_STORE_MUST_EXIST))
+		/* An overwrite is only known as one when the host said so (a
+		 * key that was volatile is new to RADOS: r->opts lacks it). */
+		if (!(r->opts & NKV_STORE_MUST_EXIST))
 			__atomic_add_fetch(&rb->keys_est, 1, __ATOMIC_RELAXED);
 	} else if (op->opc == NKV_KV_DELETE) {
-		keys = __atomic_load_n(&rb->keys_est, __ATOMIC_RELAXED);
-		bytes = __atomic_load_n(&rb->bytes_est, __ATOMIC_RELAXED);
-		/* The removed size is unknown: take the average one off. */
-		__atomic_sub_fetch(&rb->bytes_est, keys > 0 ? bytes / keys : 0, __ATOMIC_RELAXED);
-		__atomic_sub_fetch(&rb->keys_est, 1, __ATOMIC_RELAXED);
+		nkv_rados_forget_one(rb);
 	}
+}
+
+void nkv_rados_forget_one(struct nkv_be_rados *rb)
+{
+	int64_t keys = __atomic_load_n(&rb->keys_est, __ATOMIC_RELAXED);
+	int64_t bytes = __atomic_load_n(&rb->bytes_est, __ATOMIC_RELAXED);
+
+	/* The removed size is unknown: take the average one off. */
+	__atomic_sub_fetch(&rb->bytes_est, keys > 0 ? bytes / keys : 0, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&rb->keys_est, 1, __ATOMIC_RELAXED);
 }
 
 /* librados' completion callback (a librados finisher thread). */
@@ -189,6 +197,11 @@ static void nkv_rados_complete(rados_completion_t c, void *arg)
 	struct nkv_be_op *op = r->op;
 	int rv = rados_aio_get_return_value(c);
 
+	if (r->kind != NKV_RADOS_PLAIN) {
+		nkv_rados_tier_complete(r, rv);
+		nkv_rados_finish(r, true);
+		return;
+	}
 	op->status = nkv_rados_status(rv);
 	if (op->opc == NKV_KV_RETRIEVE && rv >= 0) {
 		op->dw0 = r->size > UINT32_MAX ? UINT32_MAX : (uint32_t)r->size;
@@ -199,6 +212,9 @@ static void nkv_rados_complete(rados_completion_t c, void *arg)
 	}
 	if (rv >= 0)
 		nkv_rados_account(r);
+	/* Only now: until RADOS has the value the volatile one is the key's. */
+	if (rv >= 0 && r->drop_tier)
+		nkv_be_mem_remove(r->rb->tier, op->key, op->klen);
 	nkv_rados_finish(r, true);
 }
 
@@ -213,14 +229,14 @@ static int nkv_rados_prep_store(struct nkv_rados_req *r)
 
 	/* A plain Store is one write_full: librados' own call for it costs the
 	 * OSD less than a compound write op (measured in docs/ceph.md). */
-	if (!(op->options & (NKV_STORE_MUST_EXIST | NKV_STORE_MUST_NOT_EXIST)))
+	if (!(r->opts & (NKV_STORE_MUST_EXIST | NKV_STORE_MUST_NOT_EXIST)))
 		return rados_aio_write_full(r->rb->io, r->oid, r->comp, buf, op->len);
 	r->wop = rados_create_write_op();
 	if (!r->wop)
 		return -ENOMEM;
-	if (op->options & NKV_STORE_MUST_EXIST)
+	if (r->opts & NKV_STORE_MUST_EXIST)
 		rados_write_op_assert_exists(r->wop);
-	if (op->options & NKV_STORE_MUST_NOT_EXIST)
+	if (r->opts & NKV_STORE_MUST_NOT_EXIST)
 		rados_write_op_create(r->wop, LIBRADOS_CREATE_EXCLUSIVE, NULL);
 	rados_write_op_write_full(r->wop, buf, op->len);
 	return rados_aio_write_op_operate(r->wop, r->rb->io, r->comp, r->oid, NULL, 0);
@@ -277,7 +293,9 @@ static int nkv_rados_issue(struct nkv_rados_req *r)
 	rv = rados_aio_create_completion2(r, nkv_rados_complete, &r->comp);
 	if (rv < 0)
 		goto fail;
-	switch (op->opc) {
+	if (r->kind != NKV_RADOS_PLAIN)
+		rv = nkv_rados_prep_tier(r);
+	else switch (op->opc) {
 	case NKV_KV_STORE: rv = nkv_rados_prep_store(r); break;
 	case NKV_KV_RETRIEVE: rv = nkv_rados_prep_retrieve(r); break;
 	case NKV_KV_DELETE: rv = nkv_rados_prep_delete(r); break;
@@ -314,7 +332,7 @@ static int nkv_rados_submit(struct nkv_be *be, struct nkv_be_op *op)
 {
 	struct nkv_be_rados *rb = (struct nkv_be_rados *)be;
 	struct nkv_rados_req *r;
-	bool now = false;
+	bool now = false, served;
 
 	r = calloc(1, sizeof(*r));
 	if (!r)
@@ -324,9 +342,12 @@ static int nkv_rados_submit(struct nkv_be *be, struct nkv_be_op *op)
 	nkv_rados_key_to_oid(op->key, op->klen, r->oid);
 	op->status = 0;
 	op->dw0 = 0;
-	if (op->opc == NKV_KV_STORE && !nkv_be_direct(op))
+	/* The volatile tier first: what it serves completes here. */
+	served = nkv_rados_tier_serve(rb, r);
+	if (!served && op->opc == NKV_KV_STORE && r->kind == NKV_RADOS_PLAIN &&
+	    !nkv_be_direct(op))
 		op->status = nkv_rados_copy_in(r);
-	if (op->status) {
+	if (served || op->status) {
 		pthread_mutex_lock(&rb->lock);
 		rb->queued++;
 		pthread_mutex_unlock(&rb->lock);
@@ -369,7 +390,7 @@ static uint64_t nkv_rados_bytes_used(struct nkv_be *be)
 	struct nkv_be_rados *rb = (struct nkv_be_rados *)be;
 	int64_t v = __atomic_load_n(&rb->bytes_est, __ATOMIC_RELAXED);
 
-	return v > 0 ? (uint64_t)v : 0;
+	return (v > 0 ? (uint64_t)v : 0) + rb->tier->ops->bytes_used(rb->tier);
 }
 
 static uint64_t nkv_rados_keys_used(struct nkv_be *be)
@@ -377,7 +398,7 @@ static uint64_t nkv_rados_keys_used(struct nkv_be *be)
 	struct nkv_be_rados *rb = (struct nkv_be_rados *)be;
 	int64_t v = __atomic_load_n(&rb->keys_est, __ATOMIC_RELAXED);
 
-	return v > 0 ? (uint64_t)v : 0;
+	return (v > 0 ? (uint64_t)v : 0) + rb->tier->ops->keys_used(rb->tier);
 }
 
 /*
@@ -409,6 +430,7 @@ static void nkv_rados_destroy(struct nkv_be *be)
 	for (i = 0; i < NKV_RADOS_CURSORS; i++)
 		if (rb->cursors[i].cur)
 			rados_object_list_cursor_free(rb->io, rb->cursors[i].cur);
+	rb->tier->ops->destroy(rb->tier);	/* volatile values end here */
 	rados_ioctx_destroy(rb->io);
 	nkv_rados_conn_put(rb->conn);
 	pthread_cond_destroy(&rb->list_cond);
@@ -460,6 +482,7 @@ static int nkv_rados_init(struct nkv_be_rados *rb, const struct nkv_rados_opts *
 	rb->be.max_value = o->max_value ? o->max_value : NKV_RADOS_DEF_MAX_VALUE;
 	rb->be.max_keys = 0;
 	rb->be.capacity = NKV_RADOS_CAPACITY;
+	rb->be.store_opts = NKV_STORE_VENDOR_MASK;	/* through the volatile tier */
 	rb->op_timeout_s = o->op_timeout_s ? o->op_timeout_s : NKV_RADOS_DEF_TIMEOUT;
 	rb->max_inflight = o->max_inflight ? o->max_inflight : NKV_RADOS_DEF_INFLIGHT;
 	rb->ns = strdup(o->rados_ns ? o->rados_ns : "");
@@ -494,11 +517,15 @@ static struct nkv_be *nkv_rados_new(const struct nkv_rados_opts *o, char *err, s
 		goto fail;
 	if (nkv_rados_open(rb, o, err, errlen) < 0)
 		goto fail_conn;
+	if (nkv_rados_tier_open(rb, o, err, errlen) < 0)
+		goto fail_io;
 	if (pthread_create(&rb->lister, NULL, nkv_rados_lister, rb)) {
 		nkv_rados_err(err, errlen, "rados: cannot start the List thread");
-		goto fail_io;
+		goto fail_tier;
 	}
 	return &rb->be;
+fail_tier:
+	rb->tier->ops->destroy(rb->tier);
 fail_io:
 	rados_ioctx_destroy(rb->io);
 fail_conn:
@@ -513,9 +540,10 @@ fail:
 }
 
 /* An integer option of the rados backend: decimal (or 0x hex), 0 for the
- * default; the message names the option as nkv-target takes it. */
-static int nkv_rados_uint(const struct nkv_be_conf *conf, const char *name, uint32_t *out,
-			  char *err, size_t errlen)
+ * default, at most max; the message names the option as nkv-target
+ * takes it. */
+static int nkv_rados_num(const struct nkv_be_conf *conf, const char *name, uint64_t max,
+			 uint64_t *out, char *err, size_t errlen)
 {
 	const char *s = nkv_be_conf_get(conf, name);
 	unsigned long long v;
@@ -525,12 +553,22 @@ static int nkv_rados_uint(const struct nkv_be_conf *conf, const char *name, uint
 		return 0;
 	errno = 0;
 	v = strtoull(s, &end, 0);
-	if (errno || end == s || *end || *s == '-' || v > UINT32_MAX) {
+	if (errno || end == s || *end || *s == '-' || v > max) {
 		nkv_rados_err(err, errlen, "bad value '%s' for --%s", s, name);
 		return -EINVAL;
 	}
-	*out = (uint32_t)v;
+	*out = v;
 	return 0;
+}
+
+static int nkv_rados_uint(const struct nkv_be_conf *conf, const char *name, uint32_t *out,
+			  char *err, size_t errlen)
+{
+	uint64_t v = *out;
+	int rv = nkv_rados_num(conf, name, UINT32_MAX, &v, err, errlen);
+
+	*out = (uint32_t)v;
+	return rv;
 }
 
 /* conf as the options of nkv_rados_new (the strings stay conf's).
@@ -552,7 +590,9 @@ static int nkv_rados_conf_opts(const struct nkv_be_conf *conf, struct nkv_rados_
 	o->max_value = conf->max_value;
 	if (nkv_rados_uint(conf, "op-timeout", &o->op_timeout_s, err, errlen) ||
 	    nkv_rados_uint(conf, "mount-timeout", &o->mount_timeout_s, err, errlen) ||
-	    nkv_rados_uint(conf, "max-inflight", &o->max_inflight, err, errlen))
+	    nkv_rados_uint(conf, "max-inflight", &o->max_inflight, err, errlen) ||
+	    nkv_rados_num(conf, "volatile-capacity", UINT64_MAX, &o->volatile_cap,
+			  err, errlen))
 		return -EINVAL;
 	return 0;
 }
@@ -589,6 +629,10 @@ static const struct nkv_be_optdesc nkv_rados_optdesc[] = {
 	{ "mount-timeout", "SEC", "give up connecting after it (default 10)" },
 	{ "max-inflight", "N", "librados operations in flight per namespace, more\n"
 	  "wait in a queue (default 128)" },
+	{ "volatile-capacity", "BYTES",
+	  "memory per namespace for TTL'd and ephemeral values,\n"
+	  "which never reach RADOS and are lost at exit\n"
+	  "(default 1073741824, 1 GiB)" },
 	{ NULL, NULL, NULL },
 };
 

@@ -10,12 +10,20 @@
  *
  * Created through the registry as type "rados" (nkv_be_type_rados in
  * registry.h; its options, --pool, --conf, --id, --keyring, --op-timeout,
- * --mount-timeout and --max-inflight, are backend params of the conf).
+ * --mount-timeout, --max-inflight and --volatile-capacity, are backend
+ * params of the conf).
+ *
+ * Store options: all of NKV_STORE_VENDOR_MASK. TTL'd and ephemeral values
+ * never reach RADOS: they live in a mem backend inside this one (its
+ * volatile tier, --volatile-capacity bytes), are lost at exit, and
+ * replace a durable object by removing it first (docs/ceph.md, "TTL,
+ * ephemeral and touch on rados").
  *
  * Backends created with the same conf / client / keyring / timeouts share
  * one connected cluster handle (reference counted); each has its own
  * I/O context. Operations run on librados' asynchronous API and complete
- * from librados' threads (List from one worker thread per backend).
+ * from librados' threads (List from one worker thread per backend); ops
+ * the volatile tier serves complete inside submit.
  */
 #ifndef NKV_TGT_BACKENDS_RADOS_H
 #define NKV_TGT_BACKENDS_RADOS_H

@@ -59,12 +59,29 @@ struct nkv_be_rados {
 
 	int64_t bytes_est;	/* __atomic */
 	int64_t keys_est;	/* __atomic */
+
+	/* TTL'd and ephemeral values: a mem backend of their own (mem.h's
+	 * volatile-tier API), never written to RADOS. */
+	struct nkv_be *tier;
+};
+
+/* What a request does on RADOS. */
+enum nkv_rados_kind {
+	NKV_RADOS_PLAIN,	/* the op itself (Store, Retrieve, Delete, Exist, List) */
+	NKV_RADOS_EVICT,	/* a volatile Store: remove (or, with MUST_NOT_EXIST,
+				 * stat) the durable object, then store in the tier */
+	NKV_RADOS_TOUCH,	/* a touch of a key not in the tier: stat it */
 };
 
 struct nkv_rados_req {
 	struct nkv_rados_req *next;
 	struct nkv_be_rados *rb;
 	struct nkv_be_op *op;
+	enum nkv_rados_kind kind;
+	uint32_t opts;		/* the Store options RADOS enforces (op->options
+				 * less MUST_EXIST when the key is volatile) */
+	bool drop_tier;		/* a durable Store over a volatile key: remove
+				 * it from the tier once RADOS has the value */
 	rados_completion_t comp;
 	rados_write_op_t wop;
 	rados_read_op_t rop;
@@ -89,6 +106,7 @@ struct nkv_rados_opts {
 	uint32_t mount_timeout_s; /* client_mount_timeout; 0: 10 s */
 	uint32_t max_value;	/* largest value; 0: 1 MiB */
 	uint32_t max_inflight;	/* librados ops in flight; 0: 128 (more queue) */
+	uint64_t volatile_cap;	/* the volatile tier's bytes; 0: 1 GiB */
 };
 
 /* err (when not NULL) gets the printf-formatted reason. */
@@ -98,6 +116,21 @@ void nkv_rados_err(char *err, size_t errlen, const char *fmt, ...)
 uint16_t nkv_rados_status(int rv);
 /* Free r and complete its op; was_issued: r held an in-flight slot. */
 void nkv_rados_finish(struct nkv_rados_req *r, bool was_issued);
+
+/* Take one removed durable object off the used estimates. */
+void nkv_rados_forget_one(struct nkv_be_rados *rb);
+
+/* rados_tier.c: the volatile tier. Open it (a mem backend sized by
+ * --volatile-capacity): 0, or -ENOMEM with a reason in err. */
+int nkv_rados_tier_open(struct nkv_be_rados *rb, const struct nkv_rados_opts *o,
+			char *err, size_t errlen);
+/* Route r's op: true when the tier served it (op->status set; complete
+ * it), false when it goes to RADOS (r->kind, opts, drop_tier set). */
+bool nkv_rados_tier_serve(struct nkv_be_rados *rb, struct nkv_rados_req *r);
+/* Start the RADOS step of an NKV_RADOS_EVICT or _TOUCH request. */
+int nkv_rados_prep_tier(struct nkv_rados_req *r);
+/* Its completion (librados' finisher thread): op->status from rv. */
+void nkv_rados_tier_complete(struct nkv_rados_req *r, int rv);
 
 /* rados_list.c: the backend's List worker thread (arg: the backend). */
 void *nkv_rados_lister(void *arg);

@@ -8,8 +8,10 @@
 #include <pthread.h>
 #include <rados/librados.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "mem.h"
 #include "rados_int.h"
 
 #define NKV_RADOS_LIST_BATCH 64u
@@ -91,54 +93,140 @@ static uint32_t nkv_rados_rev32(uint32_t x)
 	return (x >> 16) | (x << 16);
 }
 
+/* A key's place in RADOS' listing order: its object's bit-reversed hash,
+ * then the object name; hex is order-preserving, so the key's bytes
+ * (shorter first on a tie) order as the names do. */
 struct nkv_rados_pos {
 	uint32_t rhash;
-	char oid[2 * NKV_KEY_MAX + 1];
-	size_t len;
+	uint8_t klen;
+	uint8_t key[NKV_KEY_MAX];
 };
 
-static void nkv_rados_pos_of(const struct nkv_be_rados *rb, const char *oid,
-			     size_t len, struct nkv_rados_pos *p)
+static void nkv_rados_pos_of(const struct nkv_be_rados *rb, const uint8_t *key,
+			     uint8_t klen, struct nkv_rados_pos *p)
 {
+	char oid[2 * NKV_KEY_MAX + 1];
+	size_t len = nkv_rados_key_to_oid(key, klen, oid);
+
 	p->rhash = nkv_rados_rev32(nkv_rados_obj_hash(rb->ns, oid, len));
-	memcpy(p->oid, oid, len);
-	p->oid[len] = '\0';
-	p->len = len;
+	p->klen = klen;
+	memcpy(p->key, key, klen);
 }
 
 /* <0, 0, >0 as a sorts before, with, after b in RADOS' listing order. */
 static int nkv_rados_pos_cmp(const struct nkv_rados_pos *a, const struct nkv_rados_pos *b)
 {
-	size_t n = a->len < b->len ? a->len : b->len;
 	int c;
 
 	if (a->rhash != b->rhash)
 		return a->rhash < b->rhash ? -1 : 1;
-	c = memcmp(a->oid, b->oid, n);
+	c = memcmp(a->key, b->key, a->klen < b->klen ? a->klen : b->klen);
 	if (c)
 		return c;
-	return a->len < b->len ? -1 : a->len > b->len;
+	return a->klen < b->klen ? -1 : a->klen > b->klen;
 }
 
-/* A List being built into the op's buffer (nkv_be_list_add): how much of
- * it is used, to ask librados for no more than fits, and the last key. */
+static int nkv_rados_pos_qcmp(const void *a, const void *b)
+{
+	return nkv_rados_pos_cmp(a, b);
+}
+
+/*
+ * The volatile tier's live keys at or after the start, in RADOS order:
+ * at most max of them (the most a page can hold), kept by sorting and
+ * cutting whenever twice that many are collected.
+ */
+struct nkv_rados_vkeys {
+	const struct nkv_be_rados *rb;
+	const struct nkv_rados_pos *from;
+	struct nkv_rados_pos *v;
+	size_t n, max, next;
+};
+
+static void nkv_rados_vkeys_cut(struct nkv_rados_vkeys *vk)
+{
+	qsort(vk->v, vk->n, sizeof(*vk->v), nkv_rados_pos_qcmp);
+	if (vk->n > vk->max)
+		vk->n = vk->max;
+}
+
+static int nkv_rados_vkeys_add(void *arg, const uint8_t *key, uint8_t klen)
+{
+	struct nkv_rados_vkeys *vk = arg;
+	struct nkv_rados_pos *p = &vk->v[vk->n];
+
+	nkv_rados_pos_of(vk->rb, key, klen, p);
+	if (vk->from && nkv_rados_pos_cmp(p, vk->from) < 0)
+		return 0;
+	if (++vk->n == 2 * vk->max)
+		nkv_rados_vkeys_cut(vk);
+	return 0;
+}
+
+static int nkv_rados_vkeys_get(struct nkv_be_rados *rb, const struct nkv_be_op *op,
+			       const struct nkv_rados_pos *from, struct nkv_rados_vkeys *vk)
+{
+	uint64_t fit = (op->len - NKV_LIST_HDR_SIZE) / nkv_list_entry_size(1);
+	uint64_t live = rb->tier->ops->keys_used(rb->tier);
+
+	*vk = (struct nkv_rados_vkeys){ .rb = rb, .from = from };
+	vk->max = (size_t)(fit < live ? fit : live);
+	if (!vk->max)
+		return 0;
+	/* Room for 2 * max, plus the one being judged. */
+	vk->v = malloc((2 * vk->max + 1) * sizeof(*vk->v));
+	if (!vk->v)
+		return -ENOMEM;
+	nkv_be_mem_walk(rb->tier, nkv_rados_vkeys_add, vk);
+	nkv_rados_vkeys_cut(vk);
+	return 0;
+}
+
+/* A List being built into the op's buffer (nkv_be_list_add): the bytes
+ * used, the last key, the tier's keys still to merge, and the cursor to
+ * remember for the last key (where the batch that returned it began). */
 struct nkv_rados_list_out {
 	struct nkv_be_op *op;
 	uint64_t used;
 	uint32_t count;
 	uint8_t last_key[NKV_KEY_MAX];
 	uint8_t last_klen;
+	struct nkv_rados_vkeys vk;
+	rados_object_list_cursor resume;
 };
 
-/* 0, or -EFAULT: the client's page vanished (the List ends). */
-static int nkv_rados_list_put(struct nkv_rados_list_out *o, const uint8_t *key, int klen)
+/* 0, 1 when the entry does not fit (the List ends), or -EFAULT: the
+ * client's page vanished (the List ends too). */
+static int nkv_rados_list_put(struct nkv_rados_list_out *o, const uint8_t *key, uint8_t klen)
 {
-	if (nkv_be_list_add(o->op, key, (uint32_t)klen))
+	if (o->op->len - o->used < nkv_list_entry_size(klen))
+		return 1;
+	if (nkv_be_list_add(o->op, key, klen))
 		return -EFAULT;	/* it fits (checked): a fault */
-	o->used += nkv_list_entry_size((uint32_t)klen);
+	o->used += nkv_list_entry_size(klen);
 	o->count++;
-	memcpy(o->last_key, key, (size_t)klen);
-	o->last_klen = (uint8_t)klen;
+	memcpy(o->last_key, key, klen);
+	o->last_klen = klen;
+	return 0;
+}
+
+/* The tier's keys before p (all of them when p is NULL); one equal to p
+ * (a key caught in both tiers by racing Stores) is listed once, by RADOS. */
+static int nkv_rados_list_tier(struct nkv_rados_list_out *o, const struct nkv_rados_pos *p)
+{
+	struct nkv_rados_vkeys *vk = &o->vk;
+	const struct nkv_rados_pos *k;
+	int c, rv;
+
+	while (vk->next < vk->n) {
+		k = &vk->v[vk->next];
+		c = p ? nkv_rados_pos_cmp(k, p) : -1;
+		if (c > 0)
+			break;
+		if (c < 0 && (rv = nkv_rados_list_put(o, k->key, k->klen)))
+			return rv;
+		vk->next++;
+	}
 	return 0;
 }
 
@@ -153,7 +241,8 @@ static int nkv_rados_cursor_find(struct nkv_be_rados *rb, const struct nkv_be_op
 	return -1;
 }
 
-/* Remember "after key K, continue at cur" (takes cur), evicting the LRU. */
+/* Remember "a List from key K may scan from cur" (takes cur), evicting
+ * the LRU. */
 static void nkv_rados_cursor_save(struct nkv_be_rados *rb, const uint8_t *key,
 				  uint8_t klen, rados_object_list_cursor cur)
 {
@@ -175,116 +264,128 @@ static void nkv_rados_cursor_save(struct nkv_be_rados *rb, const uint8_t *key,
 	rb->cursors[victim].used = ++rb->cursor_clock;
 }
 
+/* Objects to ask librados for: a whole batch while seeking the start,
+ * then no more than entries of the shortest key could fit (the next
+ * page rescans the batch its first key came from). */
+static size_t nkv_rados_list_want(const struct nkv_rados_list_out *o)
+{
+	uint64_t n = (o->op->len - o->used) / nkv_list_entry_size(1);
+
+	if (!o->count || !n)
+		n = o->count ? 1 : NKV_RADOS_LIST_BATCH;
+	return n > NKV_RADOS_LIST_BATCH ? NKV_RADOS_LIST_BATCH : (size_t)n;
+}
+
+/* The batch that began at cur returned a key: cur is where a List from
+ * that key may scan from (it holds nothing after the key it skips). */
+static void nkv_rados_list_mark(struct nkv_be_rados *rb, struct nkv_rados_list_out *o,
+				rados_object_list_cursor *cur, uint32_t count_before)
+{
+	if (o->count == count_before)
+		return;
+	if (o->resume)
+		rados_object_list_cursor_free(rb->io, o->resume);
+	o->resume = *cur;
+	*cur = NULL;
+}
+
 /*
- * Fetch up to want items from *cur and add every valid key after `after`
- * (NULL: all). Callers ask for no more entries than surely fit, so the
- * cursor stays exact and never points into the middle of a batch; the
- * one exception is a probe of one item when little room is left, which
- * leaves *cur where it was if that item does not fit. Returns the items
- * consumed (0: end or full), or a negative errno.
+ * One batch from *cur (moved past it): each of our keys at or after
+ * from, the tier's keys before each merged in. Returns the objects
+ * fetched (0: the end), -ENOSPC when the page is full, or a negative
+ * errno.
  */
 static int nkv_rados_list_batch(struct nkv_be_rados *rb, rados_object_list_cursor *cur,
-				rados_object_list_cursor end, size_t want,
-				const struct nkv_rados_pos *after, struct nkv_rados_list_out *o)
+				rados_object_list_cursor end, const struct nkv_rados_pos *from,
+				struct nkv_rados_list_out *o)
 {
 	rados_object_list_item items[NKV_RADOS_LIST_BATCH];
-	rados_object_list_cursor next = NULL;
+	rados_object_list_cursor next;
+	uint32_t before = o->count;
 	struct nkv_rados_pos p;
 	uint8_t key[NKV_KEY_MAX];
 	int n, i, klen, rv = 0;
-	bool full = false;
 
 	/* librados writes the next position into an existing cursor. */
 	next = rados_object_list_begin(rb->io);
 	if (!next)
 		return -ENOENT;
-	n = rados_object_list(rb->io, *cur, end, want, NULL, 0, items, &next);
+	n = rados_object_list(rb->io, *cur, end, nkv_rados_list_want(o), NULL, 0, items, &next);
 	if (n < 0) {
 		rados_object_list_cursor_free(rb->io, next);
 		return n;
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && !rv; i++) {
 		klen = nkv_rados_oid_to_key(items[i].oid, items[i].oid_length, key);
 		if (klen < 0)
 			continue;	/* not ours: not hex of 1..255 bytes */
-		if (after) {
-			nkv_rados_pos_of(rb, items[i].oid, items[i].oid_length, &p);
-			if (nkv_rados_pos_cmp(&p, after) <= 0)
-				continue;
-		}
-		if (o->op->len - o->used < nkv_list_entry_size((uint32_t)klen)) {
-			full = true;	/* only a probe of one gets here */
-			break;
-		}
-		rv = nkv_rados_list_put(o, key, klen);
-		if (rv)
-			break;
+		nkv_rados_pos_of(rb, key, (uint8_t)klen, &p);
+		if (from && nkv_rados_pos_cmp(&p, from) < 0)
+			continue;
+		rv = nkv_rados_list_tier(o, &p);
+		if (!rv)
+			rv = nkv_rados_list_put(o, key, (uint8_t)klen);
 	}
 	rados_object_list_free((size_t)n, items);
-	if (rv) {
-		rados_object_list_cursor_free(rb->io, next);
-		return rv;
-	}
-	if (full)
-		n = 0;
-	if (n > 0) {
+	nkv_rados_list_mark(rb, o, cur, before);
+	if (*cur)
 		rados_object_list_cursor_free(rb->io, *cur);
-		*cur = next;
-	} else {
-		rados_object_list_cursor_free(rb->io, next);
-	}
+	*cur = next;
+	if (rv)
+		return rv > 0 ? -ENOSPC : rv;
 	return n;
 }
 
-/* Entries that surely fit: sized for the longest key; else a probe of one. */
-static size_t nkv_rados_list_room(const struct nkv_rados_list_out *o)
-{
-	uint64_t n = (o->op->len - o->used) / nkv_list_entry_size(NKV_KEY_MAX);
-
-	if (!n && o->op->len - o->used >= nkv_list_entry_size(1))
-		n = 1;
-	return n > NKV_RADOS_LIST_BATCH ? NKV_RADOS_LIST_BATCH : (size_t)n;
-}
-
-/* Fill o from cur (taken), then remember where the next List resumes. */
+/* Fill o from cur (taken): RADOS' objects, then the tier's keys after
+ * the last of them; remember where a List from the last key may scan. */
 static int nkv_rados_list_fill(struct nkv_be_rados *rb, rados_object_list_cursor cur,
-			       const struct nkv_rados_pos *after, struct nkv_rados_list_out *o)
+			       const struct nkv_rados_pos *from, struct nkv_rados_list_out *o)
 {
 	rados_object_list_cursor end = rados_object_list_end(rb->io);
-	size_t want;
-	int rv = 0;
+	uint32_t before;
+	int rv = 1;
 
-	while (!rados_object_list_is_end(rb->io, cur)) {
-		want = nkv_rados_list_room(o);
-		if (!want)
-			break;
-		rv = nkv_rados_list_batch(rb, &cur, end, want, after, o);
-		if (rv <= 0)
-			break;
-	}
+	while (rv > 0 && !rados_object_list_is_end(rb->io, cur))
+		rv = nkv_rados_list_batch(rb, &cur, end, from, o);
 	rados_object_list_cursor_free(rb->io, end);
-	if (rv >= 0 && o->count)
-		nkv_rados_cursor_save(rb, o->last_key, o->last_klen, cur);
-	else
+	if (rv >= 0) {
+		before = o->count;
+		rv = nkv_rados_list_tier(o, NULL);
+		nkv_rados_list_mark(rb, o, &cur, before);
+		rv = rv > 0 ? -ENOSPC : rv;
+	}
+	if (cur)
 		rados_object_list_cursor_free(rb->io, cur);
-	return rv < 0 ? rv : 0;
+	if ((rv >= 0 || rv == -ENOSPC) && o->resume && o->count) {
+		nkv_rados_cursor_save(rb, o->last_key, o->last_klen, o->resume);
+		o->resume = NULL;
+	}
+	if (o->resume)
+		rados_object_list_cursor_free(rb->io, o->resume);
+	return rv == -ENOSPC ? 0 : rv < 0 ? rv : 0;
 }
 
 /*
- * Start key K -> cursor: K remembered from an earlier List resumes at
- * the saved cursor (no rescan); otherwise the namespace is scanned from
- * its start and every object at or before K's position in RADOS' order
- * (bit-reversed rjenkins hash, then name) is skipped, so a K that was
- * deleted or never listed still gives exactly the keys after it.
+ * Keys at or after the start key K in RADOS' order (bit-reversed
+ * rjenkins hash, then name), K itself included when it exists. Every
+ * object before K's position is skipped, so a K deleted or never listed
+ * positions exactly; a K remembered from an earlier List only starts
+ * the scan later (where the batch that returned K began), never changes
+ * what it returns. The tier's live keys are merged in at their places.
  */
 static int nkv_rados_list(struct nkv_be_rados *rb, struct nkv_be_op *op)
 {
 	struct nkv_rados_list_out o = { .op = op, .used = NKV_LIST_HDR_SIZE };
-	struct nkv_rados_pos after, *ap = NULL;
+	struct nkv_rados_pos from, *fp = NULL;
 	rados_object_list_cursor cur;
-	char oid[2 * NKV_KEY_MAX + 1];
-	int slot;
+	int slot, rv;
 
+	if (op->klen) {
+		nkv_rados_pos_of(rb, op->key, op->klen, &from);
+		fp = &from;
+	}
+	if (nkv_rados_vkeys_get(rb, op, fp, &o.vk) < 0)
+		return -ENOMEM;
 	slot = op->klen ? nkv_rados_cursor_find(rb, op) : -1;
 	if (slot >= 0) {
 		/* Ours now; the List that ends this one saves a new one. */
@@ -292,12 +393,10 @@ static int nkv_rados_list(struct nkv_be_rados *rb, struct nkv_be_op *op)
 		rb->cursors[slot].cur = NULL;
 	} else {
 		cur = rados_object_list_begin(rb->io);
-		if (op->klen) {
-			nkv_rados_pos_of(rb, oid, nkv_rados_key_to_oid(op->key, op->klen, oid), &after);
-			ap = &after;
-		}
 	}
-	return cur ? nkv_rados_list_fill(rb, cur, ap, &o) : -ENOENT;
+	rv = cur ? nkv_rados_list_fill(rb, cur, fp, &o) : -ENOENT;
+	free(o.vk.v);
+	return rv;
 }
 
 void *nkv_rados_lister(void *arg)
