@@ -766,3 +766,102 @@ Test(e2e, unsealed_client_every_op)
 	vt_nvme_down(&n);
 	stop(&t);
 }
+
+/*
+ * Issue 32 end to end through nkv-target's process and the host API: a
+ * TTL'd or ephemeral Store never reaches RADOS (the rados CLI sees no
+ * object), one over a durable key removes the object first, so after a
+ * restart the key is absent, never its old value; a read-only namespace
+ * refuses writes with the one read-only status and serves reads.
+ */
+Test(e2e, ttl_ephemeral_stay_off_rados_and_restart_forgets)
+{
+	const char *cf = conf();
+	static struct e2e_tgt t;	/* static: the fini may still need it */
+	static uint8_t val[1000], got[1000];
+	struct nkv_ns_ext ext = { .size = sizeof(ext) };
+	struct nkv_result res;
+	char out[1024], oid[40];
+	struct nkv_ctrl *c;
+	struct nkv_qpair *q;
+
+	start(&t, cf, "1=e2e_ttl", 10);
+	c = connect_(&t);
+	q = qpair(c, 4, 4096);
+	cr_assert_eq(nkv_ctrl_ns_ext(c, 0, &ext), 0);
+	cr_assert_eq(ext.store_opts, NKV_STORE_VENDOR_MASK, "advertised %#x", ext.store_opts);
+	memset(val, 0xd1, sizeof(val));
+	cr_assert_eq(nkv_store(q, "durkey", 6, val, 1000, 0, &res), 0);
+	cr_assert_eq(res.status, 0, "durable store %#x", res.status);
+	e2e_hex("durkey", 6, oid);
+	cr_assert_eq(rados_ls(cf, "e2e_ttl", out, sizeof(out)), 0);
+	cr_assert(strstr(out, oid), "the durable object is not in RADOS: '%s'", out);
+	/* Over the durable key with a TTL: the object goes, the value stays. */
+	memset(val, 0x7e, sizeof(val));
+	cr_assert_eq(nkv_store_ttl(q, "durkey", 6, val, 500, NKV_STORE_TTL, 600, &res), 0);
+	cr_assert_eq(res.status, 0, "TTL'd store %#x", res.status);
+	cr_assert_eq(nkv_store_ttl(q, "ephkey", 6, val, 300, NKV_STORE_EPHEMERAL, 0, &res), 0);
+	cr_assert_eq(res.status, 0, "ephemeral store %#x", res.status);
+	cr_assert_eq(rados_ls(cf, "e2e_ttl", out, sizeof(out)), 0);
+	cr_assert_str_eq(out, "", "volatile values reached RADOS");
+	cr_assert_eq(nkv_retrieve(q, "durkey", 6, got, sizeof(got), &res), 0);
+	cr_assert(!res.status && res.dw0 == 500 && !memcmp(got, val, 500),
+		  "TTL'd value: %#x dw0 %u", res.status, res.dw0);
+	cr_assert_eq(nkv_touch(q, "ephkey", 6, 60, &res), 0);
+	cr_assert_eq(res.status, 0, "touch %#x", res.status);
+	nkv_qpair_destroy(q);
+	nkv_ctrl_close(c);
+	stop(&t);
+
+	/* A restart loses the volatile tier: both keys absent, no old value. */
+	start(&t, cf, "1=e2e_ttl", 10);
+	c = connect_(&t);
+	q = qpair(c, 4, 4096);
+	cr_assert_eq(nkv_retrieve(q, "durkey", 6, got, sizeof(got), &res), 0);
+	cr_assert_eq(res.status, ST_87, "after restart: %#x dw0 %u (an old value back?)",
+		     res.status, res.dw0);
+	cr_assert_eq(nkv_exist(q, "ephkey", 6, &res), 0);
+	cr_assert_eq(res.status, ST_87, "ephemeral key after restart: %#x", res.status);
+	nkv_qpair_destroy(q);
+	nkv_ctrl_close(c);
+	stop(&t);
+}
+
+Test(e2e, read_only_namespace_refuses_writes_serves_reads)
+{
+	const char *cf = conf();
+	static struct e2e_tgt t;	/* static: the fini may still need it */
+	struct nkv_ns_ext ext = { .size = sizeof(ext) };
+	char out[1024], path[] = "/tmp/nkv-e2e-ro-XXXXXX";
+	static uint8_t got[64];
+	struct nkv_result res;
+	struct nkv_ctrl *c;
+	struct nkv_qpair *q;
+	int fd;
+
+	/* A value put there by another Ceph client (the rados CLI). */
+	fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	cr_assert_eq(write(fd, "shared prefix", 13), 13);
+	close(fd);
+	cr_assert_eq(rados_cli(cf, out, sizeof(out), "-N e2e_ro put 726f6b6579 %s", path), 0,
+		     "%s", out);
+	unlink(path);
+	start(&t, cf, "1=e2e_ro:ro", 10);
+	c = connect_(&t);
+	q = qpair(c, 4, 4096);
+	cr_assert_eq(nkv_ctrl_ns_ext(c, 0, &ext), 0);
+	cr_assert_eq(ext.read_only, 1u);
+	cr_assert_eq(nkv_retrieve(q, "rokey", 5, got, sizeof(got), &res), 0);
+	cr_assert(!res.status && res.dw0 == 13 && !memcmp(got, "shared prefix", 13),
+		  "read: %#x dw0 %u", res.status, res.dw0);
+	cr_assert_eq(nkv_store(q, "rokey", 5, "x", 1, 0, &res), 0);
+	cr_assert(nkv_status_read_only(res.status), "store on ro: %#x", res.status);
+	cr_assert_eq(nkv_delete(q, "rokey", 5, &res), 0);
+	cr_assert(nkv_status_read_only(res.status), "delete on ro: %#x", res.status);
+	cr_assert_eq(nkv_exist(q, "rokey", 5, &res), 0);
+	cr_assert_eq(res.status, 0, "the value went: %#x", res.status);
+	nkv_qpair_destroy(q);
+	nkv_ctrl_close(c);
+	stop(&t);
+}
