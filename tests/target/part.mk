@@ -66,6 +66,12 @@ test_be_rados_SRCS = tests/target/test_be_rados.c $(TL_CEPH) $(TL_TGT_HOST)
 test_be_rados_LIBS = $(LIBNKVTGT)
 test_be_rados_LDLIBS = $(TARGET_LDLIBS) -lcriterion
 
+# The RocksDB backend on a temporary directory.
+TESTS += test_be_rocksdb
+test_be_rocksdb_SRCS = tests/target/test_be_rocksdb.c $(TL_TGT_HOST)
+test_be_rocksdb_LIBS = $(LIBNKVTGT)
+test_be_rocksdb_LDLIBS = $(TARGET_LDLIBS) -lcriterion
+
 # Not a test: the mem backend's memory per value, charged and resident
 # (make bench-mem-rss; build/bench/bench_mem_rss [COUNTxSIZE ...]).
 BENCH_MEM_RSS_OBJS = $(patsubst %.c,$(B)/obj/%.o,tests/target/bench_mem_rss.c \
