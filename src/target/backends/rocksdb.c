@@ -1155,7 +1155,8 @@ static const struct nkv_be_optdesc nkv_rocks_opts[] = {
 	{ "blob-min", "BYTES", "values of at least BYTES go to blob files (BlobDB), not\n"
 			       "the LSM tree (default 65536; 0: no blob files)" },
 	{ "evict", "lru", "when a Store would exceed --capacity, delete the least\n"
-			  "recently retrieved keys instead of answering 81h (mem too)" },
+			  "recently stored or retrieved keys instead of answering 81h\n"
+			  "(mem too); evictions are counted in the stats" },
 	{ NULL, NULL, NULL },
 };
 
