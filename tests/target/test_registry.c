@@ -90,7 +90,7 @@ Test(registry, undeclared_option_refused_by_name)
 	struct nkv_be_conf c = conf_of(p, 1);
 
 	cr_assert_null(nkv_be_create("mem", &c, err, sizeof(err)));
-	cr_assert_str_eq(err, "option --pool is not an option of the mem backend (it takes: none)");
+	cr_assert_str_eq(err, "option --pool is not an option of the mem backend (it takes: --evict)");
 	cr_assert_eq(nkv_be_conf_check("mem", &c, err, sizeof(err)), -EINVAL);
 	cr_assert(strstr(err, "--pool"), "%s", err);
 }
