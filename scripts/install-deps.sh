@@ -11,6 +11,8 @@ core=(build-essential pkg-config clang libclang-rt-14-dev libcriterion-dev
       python3 libxxhash-dev)
 gpu=(hipcc libamdhip64-dev)
 ceph=(librados-dev ceph-mon ceph-osd ceph-common)
+# rocksdb: nkv-target's persistent local backend (--backend rocksdb).
+rocksdb=(librocksdb-dev)
 # kmod: the pcie transport's discovery, and the VM proof (Debian's kernel
 # and headers, QEMU, a busybox initramfs).
 kmod=(libpciaccess-dev qemu-system-x86 linux-headers-amd64 linux-image-amd64
@@ -18,7 +20,7 @@ kmod=(libpciaccess-dev qemu-system-x86 linux-headers-amd64 linux-image-amd64
 # bench: plots; libcrypto (libssl-dev) for nkv-bench --key-order sha256.
 bench=(gnuplot-nox libssl-dev)
 
-want=("${core[@]}" "${gpu[@]}" "${ceph[@]}" "${kmod[@]}" "${bench[@]}")
+want=("${core[@]}" "${gpu[@]}" "${ceph[@]}" "${rocksdb[@]}" "${kmod[@]}" "${bench[@]}")
 if [ $# -gt 0 ]; then
 	echo "usage: $0 (installs every package nkv builds, tests and benchmarks with)" >&2
 	exit 2

@@ -3,7 +3,8 @@
  * main.c - the nkv-target program: parse options, build the subsystem
  * (namespaces and their backends), serve it over vfio-user until SIGINT
  * or SIGTERM, then shut down cleanly (controllers finish or fail their
- * in-flight commands, the socket file is removed).
+ * in-flight commands, the socket file is removed). SIGUSR1, and the
+ * shutdown, log a stats line per namespace (keys, bytes, evictions).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -137,6 +138,8 @@ static void nkv_target_usage(FILE *f)
 	      "  nkv-target --socket /tmp/nkv.sock\n"
 	      "  nkv-target --socket /tmp/nkv.sock --capacity 4G --max-value 2M --queue-depth 256\n"
 	      "  nkv-target --socket /tmp/nkv.sock --no-sparse-mmap --log-level debug\n"
+	      "  nkv-target --socket /tmp/nkv.sock --backend rocksdb --db /var/lib/nkv \\\n"
+	      "             --ns-map 1=gpukv,2=cache --capacity 100G\n"
 	      "  nkv-target --socket /tmp/nkv.sock --backend rados --conf /etc/ceph/ceph.conf \\\n"
 	      "             --id nkv --pool kvpool --ns-map 1=gpukv,2=tenant2\n"
 	      "  nkv-target --socket /tmp/nkv.sock --backend rados --conf /etc/ceph/ceph.conf \\\n"
@@ -457,6 +460,30 @@ static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 	return rc ? rc : nkv_target_check(a);
 }
 
+/* The namespaces served, for the stats lines (the subsystem owns them). */
+static struct {
+	uint32_t nsid;
+	struct nkv_be *be;
+} nkv_target_nss[NKV_TGT_MAX_NS];
+static unsigned nkv_target_nns;
+
+/* One stats line per namespace: keys and bytes used, and the keys
+ * --evict lru deleted to make room. */
+static void nkv_target_stats(void)
+{
+	unsigned i;
+
+	for (i = 0; i < nkv_target_nns; i++) {
+		struct nkv_be *be = nkv_target_nss[i].be;
+
+		fprintf(stderr, "ts=%ld level=info event=stats nsid=%u backend=%s keys=%llu "
+			"bytes=%llu evictions=%llu\n", (long)time(NULL), nkv_target_nss[i].nsid,
+			be->ops->name, (unsigned long long)be->ops->keys_used(be),
+			(unsigned long long)be->ops->bytes_used(be),
+			(unsigned long long)(be->ops->evictions ? be->ops->evictions(be) : 0));
+	}
+}
+
 /* Create a backend of type for nsid and attach it; say why not. */
 static int nkv_target_add_ns(struct nkv_subsys *ss, uint32_t nsid, const char *type,
 			     const struct nkv_be_conf *c, const char *what)
@@ -464,8 +491,13 @@ static int nkv_target_add_ns(struct nkv_subsys *ss, uint32_t nsid, const char *t
 	char err[256] = "";
 	struct nkv_be *be = nkv_be_create(type, c, err, sizeof(err));
 
-	if (be && !nkv_subsys_add_ns(ss, nsid, be))
+	if (be && !nkv_subsys_add_ns(ss, nsid, be)) {
+		if (nkv_target_nns < NKV_TGT_MAX_NS) {
+			nkv_target_nss[nkv_target_nns].nsid = nsid;
+			nkv_target_nss[nkv_target_nns++].be = be;
+		}
 		return 0;
+	}
 	if (be) {
 		be->ops->destroy(be);
 		snprintf(err, sizeof(err), "cannot attach (nsid used twice?)");
@@ -541,6 +573,7 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	so.socket_path = a->socket;
 	so.ss = ss;
@@ -565,10 +598,12 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 		nkv_subsys_destroy(ss);
 		return 1;
 	}
-	sigwait(&set, &sig);
+	while (!sigwait(&set, &sig) && sig == SIGUSR1)
+		nkv_target_stats();
 	fprintf(stderr, "ts=%ld level=info event=signal sig=%s action=shutdown\n",
 		(long)time(NULL), sig == SIGINT ? "SIGINT" : "SIGTERM");
 	nkv_vfu_server_stop(srv);
+	nkv_target_stats();
 	nkv_subsys_destroy(ss);
 	return 0;
 }

@@ -5,13 +5,15 @@
 # The controller core and the mem backend: what the core's own tests and
 # fuzzer link, without librados.
 NKV_TGT_CORE := $(sort $(wildcard src/target/core/*.c)) \
-	src/target/backends/mem.c src/target/backends/kvmap.c src/target/backends/valloc.c
+	src/target/backends/mem.c src/target/backends/kvmap.c src/target/backends/valloc.c \
+	src/target/backends/lru.c
 # Every backend: one file each (with its helpers), and the registry that
 # lists them (registry.c: one line per backend). registry.c names the
 # rados type, so it stays out of NKV_TGT_CORE: what needs the registry
-# links libnkvtarget.a and $(TARGET_LDLIBS) (librados, for rados).
+# links libnkvtarget.a and $(TARGET_LDLIBS) (librados, for rados;
+# librocksdb, for rocksdb).
 TARGET_SRCS += $(sort $(NKV_TGT_CORE) $(wildcard src/target/backends/*.c))
-TARGET_LDLIBS += -lrados
+TARGET_LDLIBS += -lrados -lrocksdb
 # The vfio-user transport.
 NKV_TGT_VFU_SRCS := $(wildcard src/target/vfio-user/*.c)
 TARGET_SRCS += $(NKV_TGT_VFU_SRCS)

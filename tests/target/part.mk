@@ -41,7 +41,7 @@ test_tgt_memguard_SRCS := tests/target/test_memguard.c src/target/core/memguard.
 test_tgt_memguard_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 
 TESTS += test_tgt_be_mem
-test_tgt_be_mem_SRCS := tests/target/test_be_mem.c src/target/backends/mem.c src/target/backends/kvmap.c \
+test_tgt_be_mem_SRCS := tests/target/test_be_mem.c src/target/backends/mem.c src/target/backends/kvmap.c src/target/backends/lru.c \
 	src/target/core/memguard.c src/target/core/be_data.c src/target/backends/valloc.c src/target/core/clock.c
 # --wrap=malloc: the test counts the backend's mallocs.
 test_tgt_be_mem_LDLIBS := -Wl,--wrap=malloc $(NKV_TGT_TEST_LDLIBS)
@@ -66,10 +66,16 @@ test_be_rados_SRCS = tests/target/test_be_rados.c $(TL_CEPH) $(TL_TGT_HOST)
 test_be_rados_LIBS = $(LIBNKVTGT)
 test_be_rados_LDLIBS = $(TARGET_LDLIBS) -lcriterion
 
+# The RocksDB backend on a temporary directory.
+TESTS += test_be_rocksdb
+test_be_rocksdb_SRCS = tests/target/test_be_rocksdb.c $(TL_TGT_HOST)
+test_be_rocksdb_LIBS = $(LIBNKVTGT)
+test_be_rocksdb_LDLIBS = $(TARGET_LDLIBS) -lcriterion
+
 # Not a test: the mem backend's memory per value, charged and resident
 # (make bench-mem-rss; build/bench/bench_mem_rss [COUNTxSIZE ...]).
 BENCH_MEM_RSS_OBJS = $(patsubst %.c,$(B)/obj/%.o,tests/target/bench_mem_rss.c \
-	src/target/backends/mem.c src/target/backends/kvmap.c src/target/backends/valloc.c \
+	src/target/backends/mem.c src/target/backends/kvmap.c src/target/backends/valloc.c src/target/backends/lru.c \
 	src/target/core/memguard.c src/target/core/be_data.c src/target/core/clock.c)
 $(B)/bench/bench_mem_rss: $(BENCH_MEM_RSS_OBJS)
 	@mkdir -p $(@D)

@@ -622,3 +622,47 @@ Test(be_mem, volatile_tier_api)
 	cr_assert_eq(be->ops->keys_used(be), 1);
 	be->ops->destroy(be);
 }
+
+/* --evict lru: a Store that would exceed capacity deletes the least
+ * recently stored or retrieved keys (never the one stored), counted;
+ * without it, 81h. */
+Test(be_mem, evict_lru_makes_room_for_a_store)
+{
+	struct nkv_be_param p = { "evict", "lru" };
+	struct nkv_be_conf o = { sizeof(o), .capacity = 3 * nkv_be_mem_key_cost(4096),
+				 .params = &p, .nparams = 1 };
+	static uint8_t v[8192];
+	struct nkv_be *be = mem_create(&o);
+	uint8_t got[8];
+
+	cr_assert_not_null(be, "%s", err);
+	cr_assert_eq(op(be, NKV_KV_STORE, "k1", 0, v, 4096, NULL), 0);
+	cr_assert_eq(op(be, NKV_KV_STORE, "k2", 0, v, 4096, NULL), 0);
+	cr_assert_eq(op(be, NKV_KV_STORE, "k3", 0, v, 4096, NULL), 0);
+	cr_assert_eq(op(be, NKV_KV_RETRIEVE, "k1", 0, got, sizeof(got), NULL), 0);
+	cr_assert_eq(op(be, NKV_KV_STORE, "k4", 0, v, 4096, NULL), 0);
+	cr_assert_eq(op(be, NKV_KV_EXIST, "k2", 0, NULL, 0, NULL), NKV_STATUS(0, 0x87),
+		     "least recently used");
+	cr_assert_eq(op(be, NKV_KV_EXIST, "k1", 0, NULL, 0, NULL), 0, "retrieved: kept");
+	cr_assert_eq(be->ops->evictions(be), 1);
+	cr_assert_eq(op(be, NKV_KV_STORE, "k5", 0, v, 8192, NULL), 0, "two make room");
+	cr_assert_eq(be->ops->evictions(be), 3);
+	cr_assert_eq(op(be, NKV_KV_EXIST, "k5", 0, NULL, 0, NULL), 0);
+	cr_assert_leq(be->ops->bytes_used(be), o.capacity);
+	cr_assert_eq(op(be, NKV_KV_STORE, "k5", 0, v, sizeof(v), NULL), 0, "replace in place");
+	be->ops->destroy(be);
+	/* Without --evict: 81h, nothing evicted. */
+	o.nparams = 0;
+	be = mem_create(&o);
+	cr_assert_eq(op(be, NKV_KV_STORE, "k1", 0, v, 4096, NULL), 0);
+	cr_assert_eq(op(be, NKV_KV_STORE, "k2", 0, v, 4096, NULL), 0);
+	cr_assert_eq(op(be, NKV_KV_STORE, "k3", 0, v, 4096, NULL), 0);
+	cr_assert_eq(op(be, NKV_KV_STORE, "k4", 0, v, 4096, NULL),
+		     NKV_STATUS(0, NKV_SC_CAPACITY_EXCEEDED));
+	cr_assert_eq(be->ops->evictions(be), 0);
+	be->ops->destroy(be);
+	p.value = "fifo";
+	o.nparams = 1;
+	cr_assert_null(mem_create(&o));
+	cr_assert(strstr(err, "--evict fifo"), "%s", err);
+}

@@ -19,7 +19,7 @@ static struct nkv_be_conf conf_of(const struct nkv_be_param *p, size_t n)
 	return c;
 }
 
-Test(registry, table_lists_mem_and_rados)
+Test(registry, table_lists_mem_rados_and_rocksdb)
 {
 	const struct nkv_be_type *const *t = nkv_be_types();
 	const struct nkv_be_optdesc *d;
@@ -30,9 +30,10 @@ Test(registry, table_lists_mem_and_rados)
 		for (d = t[n]->opts; d && d->name; d++)
 			cr_assert(d->metavar && d->help, "%s --%s", t[n]->name, d->name);
 	}
-	cr_assert_eq(n, 2);
+	cr_assert_eq(n, 3);
 	cr_assert_str_eq(t[0]->name, "mem");
 	cr_assert_str_eq(t[1]->name, "rados");
+	cr_assert_str_eq(t[2]->name, "rocksdb");
 }
 
 Test(registry, find)
@@ -78,9 +79,9 @@ Test(registry, unknown_type_names_the_available_ones)
 	struct nkv_be_conf c = conf_of(NULL, 0);
 
 	cr_assert_null(nkv_be_create("disk", &c, err, sizeof(err)));
-	cr_assert_str_eq(err, "unknown backend 'disk' (available: mem, rados)");
+	cr_assert_str_eq(err, "unknown backend 'disk' (available: mem, rados, rocksdb)");
 	cr_assert_eq(nkv_be_conf_check("disk", &c, err, sizeof(err)), -ENOENT);
-	cr_assert_str_eq(err, "unknown backend 'disk' (available: mem, rados)");
+	cr_assert_str_eq(err, "unknown backend 'disk' (available: mem, rados, rocksdb)");
 }
 
 Test(registry, undeclared_option_refused_by_name)
@@ -89,7 +90,7 @@ Test(registry, undeclared_option_refused_by_name)
 	struct nkv_be_conf c = conf_of(p, 1);
 
 	cr_assert_null(nkv_be_create("mem", &c, err, sizeof(err)));
-	cr_assert_str_eq(err, "option --pool is not an option of the mem backend (it takes: none)");
+	cr_assert_str_eq(err, "option --pool is not an option of the mem backend (it takes: --evict)");
 	cr_assert_eq(nkv_be_conf_check("mem", &c, err, sizeof(err)), -EINVAL);
 	cr_assert(strstr(err, "--pool"), "%s", err);
 }

@@ -46,3 +46,11 @@ $(B)/bench/bench_hostile: $(BENCH_HOSTILE_OBJS) $(LIBNKVTGT)
 	$(CC) $(LDFLAGS) $^ $(TARGET_LDLIBS) -o $@
 .PHONY: bench-hostile
 bench-hostile: $(B)/bench/bench_hostile
+
+# The rocksdb backend through the nkv-target program, SIGKILLed mid-storm
+# and restarted (NKV_CRASH_ROUNDS rounds, default 20).
+TESTS += test_rocks_crash
+test_rocks_crash_SRCS := tests/vfio-user/test_rocks_crash.c
+test_rocks_crash_LIBS := $(LIBNKV)
+test_rocks_crash_LDLIBS = -lcriterion $(LIBNKV_LDLIBS)
+$(B)/tests/test_rocks_crash: | $(B)/bin/nkv-target

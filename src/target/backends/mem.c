@@ -34,6 +34,7 @@
 
 #include "mem.h"
 #include "kvmap.h"
+#include "lru.h"
 #include "registry.h"
 #include "valloc.h"
 
@@ -79,6 +80,10 @@ struct nkv_be_mem {
 	pthread_mutex_t slock;
 	pthread_cond_t scond;
 	int sstop;
+	/* --evict lru: keys by last Store or Retrieve (NULL: 81h when
+	 * full), and how many were evicted (atomic). */
+	struct nkv_lru *lru;
+	uint64_t evictions;
 };
 
 uint64_t nkv_be_mem_key_cost(uint64_t len)
@@ -139,8 +144,11 @@ static int nkv_mem_expired(const struct nkv_mem_ent *e, uint64_t now)
 
 /* Take a key's entry (just removed from the map, or replaced) off the
  * books; under the write lock. */
-static void nkv_mem_forget(struct nkv_be_mem *m, uint8_t klen, const struct nkv_mem_ent *e)
+static void nkv_mem_forget(struct nkv_be_mem *m, const uint8_t *key, uint8_t klen,
+			   const struct nkv_mem_ent *e)
 {
+	if (m->lru)
+		nkv_lru_drop(m->lru, key, klen);
 	m->bytes -= nkv_mem_cost(klen, e->size);
 	if (e->expire_ms)
 		__atomic_sub_fetch(&m->ttl_keys, 1, __ATOMIC_RELAXED);
@@ -156,7 +164,7 @@ static struct nkv_mem_ent *nkv_mem_drop_expired(struct nkv_be_mem *m, const uint
 	if (!e || !nkv_mem_expired(e, now))
 		return NULL;
 	nkv_kvmap_delete(&m->map, key, klen);
-	nkv_mem_forget(m, klen, e);
+	nkv_mem_forget(m, key, klen, e);
 	return e;
 }
 
@@ -183,6 +191,26 @@ static const struct nkv_mem_ent *nkv_mem_find_live(struct nkv_be_mem *m, const u
 	return *gone ? NULL : e;
 }
 
+/* --evict lru: remove the least recently used key other than the one
+ * being stored; under the write lock. 0 when there is none. */
+static int nkv_mem_evict_one(struct nkv_be_mem *m, const uint8_t *skip, uint8_t sklen)
+{
+	uint8_t key[NKV_KEY_MAX], klen = nkv_lru_oldest(m->lru, key, skip, sklen);
+	struct nkv_mem_ent *e;
+
+	if (!klen)
+		return 0;
+	e = nkv_kvmap_delete(&m->map, key, klen);
+	if (!e) {
+		nkv_lru_drop(m->lru, key, klen);	/* not stored: nothing freed, look on */
+		return 1;
+	}
+	nkv_mem_forget(m, key, klen, e);
+	nkv_mem_ent_put(m, e);	/* valloc takes its own lock */
+	__atomic_add_fetch(&m->evictions, 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
 /* Store under the write lock; e is consumed on success. *old gets an
  * entry the Store replaced or found expired, the caller's to free after
  * unlocking (either way). */
@@ -203,11 +231,12 @@ static uint16_t nkv_mem_store_locked(struct nkv_be_mem *m, struct nkv_be_op *op,
 		return nkv_mem_st(NKV_SC_KV_KEY_NOT_EXISTS);
 	if ((op->options & NKV_STORE_MUST_NOT_EXIST) && cur)
 		return nkv_mem_st(NKV_SC_KV_KEY_EXISTS);
-	if (m->bytes - (cur ? nkv_mem_cost(op->klen, cur->size) : 0) + cost > m->be.capacity ||
-	    (!cur && m->be.max_keys && m->map.count >= m->be.max_keys))
-		return nkv_mem_st(NKV_SC_CAPACITY_EXCEEDED);
+	while (m->bytes - (cur ? nkv_mem_cost(op->klen, cur->size) : 0) + cost > m->be.capacity ||
+	       (!cur && m->be.max_keys && m->map.count >= m->be.max_keys))
+		if (!m->lru || !nkv_mem_evict_one(m, op->key, op->klen))
+			return nkv_mem_st(NKV_SC_CAPACITY_EXCEEDED);
 	if (slot) {
-		nkv_mem_forget(m, op->klen, cur);
+		nkv_mem_forget(m, op->key, op->klen, cur);
 		*old = cur;	/* a replace: no second descent */
 		*slot = e;
 	} else if (nkv_kvmap_insert(&m->map, op->key, op->klen, e, NULL) < 0) {
@@ -216,6 +245,8 @@ static uint16_t nkv_mem_store_locked(struct nkv_be_mem *m, struct nkv_be_op *op,
 	m->bytes += cost;
 	if (e->expire_ms)
 		__atomic_add_fetch(&m->ttl_keys, 1, __ATOMIC_RELAXED);
+	if (m->lru)
+		nkv_lru_use(m->lru, op->key, op->klen);	/* no memory: never evicted */
 	return 0;
 }
 
@@ -302,6 +333,8 @@ static uint16_t nkv_mem_retrieve(struct nkv_be_mem *m, struct nkv_be_op *op)
 	e = nkv_mem_find_live(m, op->key, op->klen, nkv_be_now_ms(), &gone);
 	if (e) {
 		op->dw0 = e->size;	/* the full size, even when truncated */
+		if (m->lru)
+			nkv_lru_use(m->lru, op->key, op->klen);
 		if (op->len)
 			st = nkv_be_copy_out(op, e->val, e->size < op->len ? e->size : op->len);
 	} else {
@@ -322,7 +355,7 @@ static uint16_t nkv_mem_delete(struct nkv_be_mem *m, struct nkv_be_op *op)
 	pthread_rwlock_wrlock(&m->lock);
 	e = nkv_kvmap_delete(&m->map, op->key, op->klen);
 	if (e)
-		nkv_mem_forget(m, op->klen, e);
+		nkv_mem_forget(m, op->key, op->klen, e);
 	pthread_rwlock_unlock(&m->lock);
 	live = e && !nkv_mem_expired(e, now);
 	nkv_mem_ent_put(m, e);
@@ -619,7 +652,7 @@ int nkv_be_mem_remove(struct nkv_be *be, const uint8_t *key, uint8_t klen)
 	pthread_rwlock_wrlock(&m->lock);
 	e = nkv_kvmap_delete(&m->map, key, klen);
 	if (e)
-		nkv_mem_forget(m, klen, e);
+		nkv_mem_forget(m, key, klen, e);
 	pthread_rwlock_unlock(&m->lock);
 	nkv_mem_ent_put(m, e);
 	return e != NULL;
@@ -680,6 +713,11 @@ static uint64_t nkv_mem_keys(struct nkv_be *be)
 	return v;
 }
 
+static uint64_t nkv_mem_evictions(struct nkv_be *be)
+{
+	return __atomic_load_n(&((struct nkv_be_mem *)be)->evictions, __ATOMIC_RELAXED);
+}
+
 static void nkv_mem_destroy(struct nkv_be *be)
 {
 	struct nkv_be_mem *m = (struct nkv_be_mem *)be;
@@ -695,6 +733,7 @@ static void nkv_mem_destroy(struct nkv_be *be)
 	nkv_mem_sweeper_stop(m);
 	nkv_kvmap_fini(&m->map, NULL);	/* the entries go with the allocator */
 	nkv_valloc_destroy(m->va);
+	nkv_lru_destroy(m->lru);
 	pthread_rwlock_destroy(&m->lock);
 	free(m->q);
 	free(m->blocks);
@@ -706,6 +745,7 @@ static const struct nkv_be_ops nkv_mem_ops = {
 	.submit = nkv_mem_submit,
 	.bytes_used = nkv_mem_bytes,
 	.keys_used = nkv_mem_keys,
+	.evictions = nkv_mem_evictions,
 	.destroy = nkv_mem_destroy,
 };
 
@@ -743,6 +783,29 @@ static int nkv_mem_setup(struct nkv_be_mem *m, const struct nkv_be_conf *o, uint
 	return m->blocks ? 0 : -ENOMEM;
 }
 
+/* --evict's value, or NULL (registry.c's nkv_be_conf_get is not linked
+ * where mem is used alone). */
+static const char *nkv_mem_evict(const struct nkv_be_conf *o)
+{
+	const char *v = NULL;
+	size_t i;
+
+	for (i = 0; i < o->nparams; i++)
+		if (!strcmp(o->params[i].name, "evict"))
+			v = o->params[i].value;
+	return v;
+}
+
+static int nkv_mem_check_opts(const struct nkv_be_conf *o, char *err, size_t errlen)
+{
+	const char *ev = nkv_mem_evict(o);
+
+	if (!ev || !strcmp(ev, "lru"))
+		return 0;
+	snprintf(err, errlen, "mem backend: --evict %s: the only policy is lru", ev);
+	return -EINVAL;
+}
+
 /* 64 MiB, or room for two values of the largest size when that is more
  * (a default namespace with 64 MiB values still holds one). */
 static uint64_t nkv_mem_default_capacity(const struct nkv_be_conf *o, uint32_t mv)
@@ -763,6 +826,10 @@ static struct nkv_be *nkv_mem_new(const struct nkv_be_conf *o, char *err, size_t
 	struct nkv_be_mem *m;
 	int rc;
 
+	if (nkv_mem_check_opts(o, err, errlen)) {
+		errno = EINVAL;
+		return NULL;
+	}
 	if (why) {
 		snprintf(err, errlen, "mem backend: %s (capacity %llu, %s %u)", why,
 			 (unsigned long long)cap, o->nvm ? "block size" : "max value",
@@ -779,6 +846,8 @@ static struct nkv_be *nkv_mem_new(const struct nkv_be_conf *o, char *err, size_t
 	pthread_rwlock_init(&m->lock, NULL);
 	nkv_kvmap_init(&m->map);
 	rc = nkv_mem_setup(m, o, cap, bs, mv);
+	if (!rc && nkv_mem_evict(o) && !(m->lru = nkv_lru_create()))
+		rc = -ENOMEM;
 	if (!rc && o->worker) {
 		pthread_mutex_init(&m->qlock, NULL);
 		pthread_cond_init(&m->qcond, NULL);
@@ -796,10 +865,20 @@ static struct nkv_be *nkv_mem_new(const struct nkv_be_conf *o, char *err, size_t
 	return &m->be;
 }
 
-/* No options of its own: --capacity, --max-value, --max-keys and --nvm-ns
- * are the namespace's (struct nkv_be_conf); its name is a label only. */
+/* --evict is its one option: --capacity, --max-value, --max-keys and
+ * --nvm-ns are the namespace's (struct nkv_be_conf); its name is a label
+ * only. */
+static const struct nkv_be_optdesc nkv_mem_opts[] = {
+	{ "evict", "lru", "when a Store would exceed --capacity (or --max-keys), delete\n"
+			  "the least recently stored or retrieved keys instead of\n"
+			  "answering 81h; evictions are counted in the stats" },
+	{ NULL, NULL, NULL },
+};
+
 const struct nkv_be_type nkv_be_type_mem = {
 	.name = "mem",
 	.summary = "in memory, lost at exit (also the NVM namespace of --nvm-ns)",
+	.opts = nkv_mem_opts,
 	.create = nkv_mem_new,
+	.check = nkv_mem_check_opts,
 };

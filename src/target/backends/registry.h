@@ -90,5 +90,6 @@ const char *nkv_be_conf_get(const struct nkv_be_conf *conf, const char *name);
 /* The types in registry.c's table, each defined in its backend's file. */
 extern const struct nkv_be_type nkv_be_type_mem;
 extern const struct nkv_be_type nkv_be_type_rados;
+extern const struct nkv_be_type nkv_be_type_rocksdb;
 
 #endif /* NKV_TGT_BACKENDS_REGISTRY_H */

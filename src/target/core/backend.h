@@ -94,6 +94,8 @@ struct nkv_be_ops {
 	/* Bytes and keys stored now (Identify NUSE, capacity checks). */
 	uint64_t (*bytes_used)(struct nkv_be *be);
 	uint64_t (*keys_used)(struct nkv_be *be);
+	/* NULL, or keys deleted so far to make room (--evict lru). */
+	uint64_t (*evictions)(struct nkv_be *be);
 	/* Wait for every submitted op to complete, then free everything. */
 	void (*destroy)(struct nkv_be *be);
 };

@@ -1,0 +1,1169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rocksdb.c - the RocksDB backend (see rocksdb.h): the shared database
+ * per directory, the worker and its group commit, the op path, the type.
+ *
+ * One worker thread per namespace runs every op in arrival order. Writes
+ * go into the open WriteBatch and their effect on bytes and keys used is
+ * counted at once (undone when the batch fails); reads are served from
+ * the database at once. An op on a key the open batch already writes,
+ * and every List, Touch and ephemeral Store, first writes the batch out,
+ * so nothing is ever read around a write not yet made. When the queue
+ * is empty the batch goes out with one synced write and its ops complete.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <rocksdb/c.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lru.h"
+#include "mem.h"
+#include "registry.h"
+#include "rocksdb.h"
+
+#define NKV_ROCKS_BATCH 128			/* ops per WriteBatch at most */
+#define NKV_ROCKS_BATCH_BYTES (64ull << 20)	/* or this many value bytes */
+#define NKV_ROCKS_SWEEP_MS 1000
+#define NKV_ROCKS_SWEEP_BATCH 1024
+#define NKV_ROCKS_DEF_CAPACITY (1ull << 30)
+#define NKV_ROCKS_DEF_BLOB_MIN (64u << 10)
+
+/* ---- the meta record: 16 bytes, little-endian ---- */
+
+struct nkv_rocks_meta {
+	uint64_t expire_ms;	/* wall clock ms; 0: no TTL */
+	uint32_t ttl_s;		/* the TTL it was stored or touched with */
+	uint32_t size;		/* the value's length */
+};
+#define NKV_ROCKS_META_LEN 16
+
+static void nkv_rocks_put_le(uint8_t *p, uint64_t v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t nkv_rocks_get_le(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = n - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static void nkv_rocks_meta_enc(const struct nkv_rocks_meta *m, uint8_t *p)
+{
+	nkv_rocks_put_le(p, m->expire_ms, 8);
+	nkv_rocks_put_le(p + 8, m->ttl_s, 4);
+	nkv_rocks_put_le(p + 12, m->size, 4);
+}
+
+/* 0, or -1 for a record of another length (not one of ours). */
+static int nkv_rocks_meta_dec(const char *p, size_t len, struct nkv_rocks_meta *m)
+{
+	const uint8_t *u = (const uint8_t *)p;
+
+	if (len != NKV_ROCKS_META_LEN)
+		return -1;
+	m->expire_ms = nkv_rocks_get_le(u, 8);
+	m->ttl_s = (uint32_t)nkv_rocks_get_le(u + 8, 4);
+	m->size = (uint32_t)nkv_rocks_get_le(u + 12, 4);
+	return 0;
+}
+
+uint64_t nkv_be_rocks_key_cost(uint32_t klen, uint64_t len)
+{
+	return len + 2ull * klen + NKV_ROCKS_META_LEN;
+}
+
+/* ---- one database per directory, shared by its namespaces ---- */
+
+struct nkv_rocks_db {
+	struct nkv_rocks_db *next;
+	char *path;
+	int refs;
+	rocksdb_t *db;
+	rocksdb_options_t *opts;
+	size_t ncf;
+	char **names;
+	rocksdb_column_family_handle_t **cfs;
+};
+
+static pthread_mutex_t nkv_rocks_dbs_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct nkv_rocks_db *nkv_rocks_dbs;
+
+/* What the options say, parsed (check and create share it). */
+struct nkv_rocks_conf {
+	const char *path;
+	int sync;
+	int compression;
+	uint64_t blob_min;	/* 0: no blob files */
+	int evict;
+};
+
+static void nkv_rocks_db_free(struct nkv_rocks_db *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->ncf; i++) {
+		rocksdb_column_family_handle_destroy(d->cfs[i]);
+		free(d->names[i]);
+	}
+	if (d->db)
+		rocksdb_close(d->db);
+	if (d->opts)
+		rocksdb_options_destroy(d->opts);
+	free(d->cfs);
+	free(d->names);
+	free(d->path);
+	free(d);
+}
+
+static rocksdb_options_t *nkv_rocks_options(const struct nkv_rocks_conf *rc)
+{
+	rocksdb_options_t *o = rocksdb_options_create();
+
+	rocksdb_options_set_create_if_missing(o, 1);
+	rocksdb_options_set_create_missing_column_families(o, 1);
+	rocksdb_options_set_compression(o, rc->compression);
+	rocksdb_options_set_enable_blob_files(o, rc->blob_min != 0);
+	rocksdb_options_set_min_blob_size(o, rc->blob_min);
+	rocksdb_options_set_blob_compression_type(o, rc->compression);
+	rocksdb_options_increase_parallelism(o, 2);
+	return o;
+}
+
+/* Open path with every column family it has; NULL with a reason. */
+static struct nkv_rocks_db *nkv_rocks_db_open(const struct nkv_rocks_conf *rc, char *err,
+					      size_t errlen)
+{
+	struct nkv_rocks_db *d = calloc(1, sizeof(*d));
+	const rocksdb_options_t **cfo = NULL;
+	char *e = NULL, **names = NULL;
+	size_t n = 0, i;
+
+	if (!d || !(d->path = strdup(rc->path)))
+		goto nomem;
+	d->opts = nkv_rocks_options(rc);
+	names = rocksdb_list_column_families(d->opts, rc->path, &n, &e);
+	if (e) {	/* a new database: only the default family */
+		free(e);
+		e = NULL;
+		n = 0;
+	}
+	d->ncf = n ? n : 1;
+	d->names = calloc(d->ncf, sizeof(*d->names));
+	d->cfs = calloc(d->ncf, sizeof(*d->cfs));
+	cfo = calloc(d->ncf, sizeof(*cfo));
+	if (!d->names || !d->cfs || !cfo)
+		goto nomem;
+	for (i = 0; i < d->ncf; i++) {
+		d->names[i] = strdup(n ? names[i] : "default");
+		if (!d->names[i])
+			goto nomem;
+		cfo[i] = d->opts;
+	}
+	if (names)
+		rocksdb_list_column_families_destroy(names, n);
+	names = NULL;
+	d->db = rocksdb_open_column_families(d->opts, rc->path, (int)d->ncf,
+					     (const char *const *)d->names, cfo, d->cfs, &e);
+	free(cfo);
+	if (e) {
+		snprintf(err, errlen, "rocksdb backend: cannot open %s: %s", rc->path, e);
+		free(e);
+		d->ncf = 0;	/* no handles were made */
+		nkv_rocks_db_free(d);
+		return NULL;
+	}
+	return d;
+nomem:
+	if (names)
+		rocksdb_list_column_families_destroy(names, n);
+	free(cfo);
+	if (d)
+		nkv_rocks_db_free(d);
+	snprintf(err, errlen, "rocksdb backend: %s", strerror(ENOMEM));
+	return NULL;
+}
+
+/* The shared database of rc->path, opened on first use. */
+static struct nkv_rocks_db *nkv_rocks_db_get(const struct nkv_rocks_conf *rc, char *err,
+					     size_t errlen)
+{
+	struct nkv_rocks_db *d;
+
+	pthread_mutex_lock(&nkv_rocks_dbs_lock);
+	for (d = nkv_rocks_dbs; d && strcmp(d->path, rc->path); d = d->next)
+		;
+	if (!d) {
+		d = nkv_rocks_db_open(rc, err, errlen);
+		if (d) {
+			d->next = nkv_rocks_dbs;
+			nkv_rocks_dbs = d;
+		}
+	}
+	if (d)
+		d->refs++;
+	pthread_mutex_unlock(&nkv_rocks_dbs_lock);
+	return d;
+}
+
+static void nkv_rocks_db_put(struct nkv_rocks_db *d)
+{
+	struct nkv_rocks_db **p;
+
+	pthread_mutex_lock(&nkv_rocks_dbs_lock);
+	if (--d->refs) {
+		pthread_mutex_unlock(&nkv_rocks_dbs_lock);
+		return;
+	}
+	for (p = &nkv_rocks_dbs; *p != d; p = &(*p)->next)
+		;
+	*p = d->next;
+	pthread_mutex_unlock(&nkv_rocks_dbs_lock);
+	nkv_rocks_db_free(d);
+}
+
+/* The column family called name, created when missing; NULL with a
+ * reason. */
+static rocksdb_column_family_handle_t *nkv_rocks_cf(struct nkv_rocks_db *d, const char *name,
+						    char *err, size_t errlen)
+{
+	rocksdb_column_family_handle_t *h = NULL, **cfs;
+	char *e = NULL, **names;
+	size_t i;
+
+	pthread_mutex_lock(&nkv_rocks_dbs_lock);
+	for (i = 0; i < d->ncf && !h; i++)
+		if (!strcmp(d->names[i], name))
+			h = d->cfs[i];
+	if (!h) {
+		cfs = realloc(d->cfs, (d->ncf + 1) * sizeof(*cfs));
+		if (cfs)
+			d->cfs = cfs;
+		names = realloc(d->names, (d->ncf + 1) * sizeof(*names));
+		if (names)
+			d->names = names;
+		if (cfs && names && (d->names[d->ncf] = strdup(name)))
+			h = rocksdb_create_column_family(d->db, d->opts, name, &e);
+		if (h) {
+			d->cfs[d->ncf++] = h;
+		} else {
+			if (cfs && names)
+				free(d->names[d->ncf]);
+			snprintf(err, errlen, "rocksdb backend: cannot create column family %s: %s",
+				 name, e ? e : strerror(ENOMEM));
+			free(e);
+		}
+	}
+	pthread_mutex_unlock(&nkv_rocks_dbs_lock);
+	return h;
+}
+
+/* ---- the backend ---- */
+
+/* One write in the open batch: its op (NULL for a lazy removal) and what
+ * it changed in the counts, to undo when the batch fails. */
+struct nkv_rocks_pend {
+	struct nkv_be_op *op;
+	int64_t dbytes, dkeys, dttl;
+	uint8_t drop_tier;	/* remove the key from the volatile tier after */
+	uint8_t klen;
+	uint8_t key[NKV_KEY_MAX];
+};
+
+struct nkv_be_rocks {
+	struct nkv_be be;
+	struct nkv_rocks_db *d;
+	rocksdb_column_family_handle_t *cf, *meta;
+	rocksdb_writeoptions_t *wo;
+	rocksdb_readoptions_t *ro;
+	rocksdb_writebatch_t *wb;
+	struct nkv_be *tier;		/* ephemeral values (mem.h) */
+	struct nkv_lru *lru;		/* --evict lru; NULL: 81h when full */
+	int64_t wall_off;		/* wall clock ms - nkv_be_now_ms() at open */
+	/* Counts (atomics: bytes_used reads them from the poll thread). */
+	uint64_t bytes, keys, ttl_keys, evictions;
+	/* The worker and its queue. */
+	pthread_t thr;
+	pthread_mutex_t qlock;
+	pthread_cond_t qcond;
+	struct nkv_be_op **q;
+	size_t qlen, qcap;
+	int stop, started;
+	uint64_t next_sweep;
+	/* The open batch. */
+	struct nkv_rocks_pend pend[NKV_ROCKS_BATCH];
+	unsigned npend;
+	uint64_t pend_bytes;
+};
+
+static uint16_t nkv_rocks_st(uint8_t sc)
+{
+	return NKV_STATUS(NKV_SCT_GENERIC, sc);
+}
+
+/* A RocksDB error as an NVMe status: a full disk is Capacity Exceeded. */
+static uint16_t nkv_rocks_err_st(const char *e)
+{
+	if (strstr(e, "No space") || strstr(e, "NoSpace"))
+		return nkv_rocks_st(NKV_SC_CAPACITY_EXCEEDED);
+	return nkv_rocks_st(NKV_SC_KV_UNRECOVERED_ERROR);
+}
+
+/* The clock expiries are kept on: wall-clock ms (they outlive a
+ * restart), moving with nkv_be_now_ms() so a test's clock drives it. */
+static uint64_t nkv_rocks_now(const struct nkv_be_rocks *r)
+{
+	return (uint64_t)((int64_t)nkv_be_now_ms() + r->wall_off);
+}
+
+static void nkv_rocks_count(struct nkv_be_rocks *r, int64_t db, int64_t dk, int64_t dt)
+{
+	__atomic_add_fetch(&r->bytes, (uint64_t)db, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&r->keys, (uint64_t)dk, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&r->ttl_keys, (uint64_t)dt, __ATOMIC_RELAXED);
+}
+
+/* key's meta record: 1 found, 0 absent, or -1 (status in *st). */
+static int nkv_rocks_meta_get(struct nkv_be_rocks *r, const uint8_t *key, uint8_t klen,
+			      struct nkv_rocks_meta *m, uint16_t *st)
+{
+	char *e = NULL;
+	rocksdb_pinnableslice_t *ps = rocksdb_get_pinned_cf(r->d->db, r->ro, r->meta,
+							     (const char *)key, klen, &e);
+	const char *v;
+	size_t len = 0;
+	int found = 0;
+
+	if (e) {
+		*st = nkv_rocks_err_st(e);
+		free(e);
+		return -1;
+	}
+	if (ps) {
+		v = rocksdb_pinnableslice_value(ps, &len);
+		found = v && !nkv_rocks_meta_dec(v, len, m);
+		rocksdb_pinnableslice_destroy(ps);
+	}
+	return found;
+}
+
+static int nkv_rocks_expired(const struct nkv_be_rocks *r, const struct nkv_rocks_meta *m)
+{
+	return m->expire_ms && nkv_rocks_now(r) >= m->expire_ms;
+}
+
+static int nkv_rocks_pending(const struct nkv_be_rocks *r, const uint8_t *key, uint8_t klen)
+{
+	unsigned i;
+
+	for (i = 0; i < r->npend; i++)
+		if (r->pend[i].klen == klen && !memcmp(r->pend[i].key, key, klen))
+			return 1;
+	return 0;
+}
+
+/* A slot in the open batch for a write of key (the caller fills it). */
+static struct nkv_rocks_pend *nkv_rocks_pend_add(struct nkv_be_rocks *r, struct nkv_be_op *op,
+						 const uint8_t *key, uint8_t klen)
+{
+	struct nkv_rocks_pend *p = &r->pend[r->npend++];
+
+	memset(p, 0, sizeof(*p));
+	p->op = op;
+	p->klen = klen;
+	memcpy(p->key, key, klen);
+	return p;
+}
+
+/* Write the open batch (one sync) and complete its ops. */
+static void nkv_rocks_flush(struct nkv_be_rocks *r)
+{
+	char *e = NULL;
+	uint16_t st = 0;
+	unsigned i;
+
+	if (!r->npend)
+		return;
+	rocksdb_write(r->d->db, r->wo, r->wb, &e);
+	if (e) {
+		st = nkv_rocks_err_st(e);
+		free(e);
+	}
+	rocksdb_writebatch_clear(r->wb);
+	for (i = 0; i < r->npend; i++) {
+		struct nkv_rocks_pend *p = &r->pend[i];
+
+		if (st) {
+			nkv_rocks_count(r, -p->dbytes, -p->dkeys, -p->dttl);
+			if (r->lru && p->dkeys > 0)
+				nkv_lru_drop(r->lru, p->key, p->klen);
+		} else if (p->drop_tier) {
+			nkv_be_mem_remove(r->tier, p->key, p->klen);
+		}
+		if (p->op) {
+			if (st)
+				p->op->status = st;
+			p->op->done(p->op);
+		}
+	}
+	r->npend = 0;
+	r->pend_bytes = 0;
+}
+
+/* Put a removal of key (stored with m) into the batch. */
+static void nkv_rocks_batch_del(struct nkv_be_rocks *r, struct nkv_be_op *op, const uint8_t *key,
+				uint8_t klen, const struct nkv_rocks_meta *m)
+{
+	struct nkv_rocks_pend *p = nkv_rocks_pend_add(r, op, key, klen);
+
+	rocksdb_writebatch_delete_cf(r->wb, r->cf, (const char *)key, klen);
+	rocksdb_writebatch_delete_cf(r->wb, r->meta, (const char *)key, klen);
+	p->dbytes = -(int64_t)nkv_be_rocks_key_cost(klen, m->size);
+	p->dkeys = -1;
+	p->dttl = m->expire_ms ? -1 : 0;
+	nkv_rocks_count(r, p->dbytes, p->dkeys, p->dttl);
+	if (r->lru)
+		nkv_lru_drop(r->lru, key, klen);
+}
+
+/* Complete op now, or after the open batch when it is part of it. */
+static void nkv_rocks_done(struct nkv_be_op *op)
+{
+	op->done(op);
+}
+
+/* key meets its expiry: removed in the batch (no op waits on it). */
+static void nkv_rocks_lazy_del(struct nkv_be_rocks *r, const uint8_t *key, uint8_t klen,
+			       const struct nkv_rocks_meta *m)
+{
+	if (r->npend < NKV_ROCKS_BATCH)
+		nkv_rocks_batch_del(r, NULL, key, klen, m);
+}
+
+/* ---- the sweep ---- */
+
+/* Remove durable keys past their expiry; how many. */
+static size_t nkv_rocks_sweep(struct nkv_be_rocks *r)
+{
+	rocksdb_iterator_t *it;
+	struct nkv_rocks_meta m;
+	const char *k, *v;
+	size_t kl, vl, n = 0;
+
+	if (!__atomic_load_n(&r->ttl_keys, __ATOMIC_RELAXED))
+		return 0;
+	nkv_rocks_flush(r);
+	it = rocksdb_create_iterator_cf(r->d->db, r->ro, r->meta);
+	for (rocksdb_iter_seek_to_first(it); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+		k = rocksdb_iter_key(it, &kl);
+		v = rocksdb_iter_value(it, &vl);
+		if (kl < 1 || kl > NKV_KEY_MAX || nkv_rocks_meta_dec(v, vl, &m) ||
+		    !nkv_rocks_expired(r, &m))
+			continue;
+		nkv_rocks_batch_del(r, NULL, (const uint8_t *)k, (uint8_t)kl, &m);
+		n++;
+		if (r->npend == NKV_ROCKS_BATCH)
+			nkv_rocks_flush(r);
+	}
+	rocksdb_iter_destroy(it);
+	nkv_rocks_flush(r);
+	return n;
+}
+
+/* ---- eviction ---- */
+
+/* Delete least recently used keys (never key itself) until need bytes
+ * fit: 0, or 81h when nothing is left to evict. */
+static uint16_t nkv_rocks_evict(struct nkv_be_rocks *r, const uint8_t *key, uint8_t klen,
+				uint64_t need)
+{
+	uint8_t vk[NKV_KEY_MAX], vl;
+	struct nkv_rocks_meta m;
+	uint16_t st;
+	int f;
+
+	while (__atomic_load_n(&r->bytes, __ATOMIC_RELAXED) + r->tier->ops->bytes_used(r->tier) +
+		       need > r->be.capacity) {
+		vl = nkv_lru_oldest(r->lru, vk, key, klen);
+		if (!vl)
+			return nkv_rocks_st(NKV_SC_CAPACITY_EXCEEDED);
+		if (nkv_rocks_pending(r, vk, vl) || r->npend == NKV_ROCKS_BATCH)
+			nkv_rocks_flush(r);
+		f = nkv_rocks_meta_get(r, vk, vl, &m, &st);
+		if (f < 0)
+			return st;
+		if (!f) {
+			nkv_lru_drop(r->lru, vk, vl);
+			continue;
+		}
+		nkv_rocks_batch_del(r, NULL, vk, vl, &m);
+		__atomic_add_fetch(&r->evictions, 1, __ATOMIC_RELAXED);
+	}
+	return 0;
+}
+
+/* Room for a key costing need more bytes: evict, or sweep once, or 81h. */
+static uint16_t nkv_rocks_room(struct nkv_be_rocks *r, const uint8_t *key, uint8_t klen,
+			       uint64_t need)
+{
+	uint64_t cap = r->be.capacity;
+
+	if (__atomic_load_n(&r->bytes, __ATOMIC_RELAXED) + r->tier->ops->bytes_used(r->tier) +
+		    need <= cap)
+		return 0;
+	if (nkv_rocks_sweep(r) &&
+	    __atomic_load_n(&r->bytes, __ATOMIC_RELAXED) + r->tier->ops->bytes_used(r->tier) +
+			    need <= cap)
+		return 0;
+	return r->lru ? nkv_rocks_evict(r, key, klen, need)
+		      : nkv_rocks_st(NKV_SC_CAPACITY_EXCEEDED);
+}
+
+/* ---- the ops ---- */
+
+/* Where op's key lives now: *m filled and 1 when durable and live (an
+ * expired durable copy is reported in *stale, still counted), *tier 1
+ * when in the volatile tier. 0, or an error status. */
+struct nkv_rocks_where {
+	int durable, stale, tier;
+	struct nkv_rocks_meta m;
+};
+
+static uint16_t nkv_rocks_where(struct nkv_be_rocks *r, struct nkv_be_op *op,
+				struct nkv_rocks_where *w)
+{
+	uint16_t st = 0;
+	int f;
+
+	memset(w, 0, sizeof(*w));
+	w->tier = nkv_be_mem_has(r->tier, op->key, op->klen);
+	f = nkv_rocks_meta_get(r, op->key, op->klen, &w->m, &st);
+	if (f < 0)
+		return st;
+	w->stale = f && nkv_rocks_expired(r, &w->m);
+	w->durable = f && !w->stale;
+	return 0;
+}
+
+/* An ephemeral Store: into the tier, after the durable copy (if any) is
+ * durably gone; room is checked first so that copy is never lost to a
+ * full tier. MUST_* were answered by the caller over both tiers. */
+static void nkv_rocks_store_eph(struct nkv_be_rocks *r, struct nkv_be_op *op,
+				const struct nkv_rocks_where *w)
+{
+	uint32_t opts = op->options;
+	struct nkv_rocks_meta left;
+	uint16_t st;
+
+	st = nkv_rocks_room(r, op->key, op->klen, nkv_be_mem_key_cost(op->len) + op->klen);
+	if (!st && (w->durable || w->stale)) {
+		nkv_rocks_batch_del(r, NULL, op->key, op->klen, &w->m);
+		nkv_rocks_flush(r);
+		if (nkv_rocks_meta_get(r, op->key, op->klen, &left, &st) > 0)
+			st = nkv_rocks_st(NKV_SC_KV_UNRECOVERED_ERROR);	/* delete failed */
+	}
+	if (!st) {
+		op->options &= ~(uint32_t)(NKV_STORE_MUST_EXIST | NKV_STORE_MUST_NOT_EXIST);
+		st = nkv_be_mem_run(r->tier, op);
+		op->options = opts;
+	}
+	op->status = st;
+	nkv_rocks_done(op);
+}
+
+/* A durable Store (TTL'd or not) into the batch. */
+static void nkv_rocks_store_put(struct nkv_be_rocks *r, struct nkv_be_op *op,
+				const struct nkv_rocks_where *w)
+{
+	uint64_t cost = nkv_be_rocks_key_cost(op->klen, op->len);
+	uint64_t old = w->durable || w->stale ? nkv_be_rocks_key_cost(op->klen, w->m.size) : 0;
+	struct nkv_rocks_meta m = { 0 };
+	uint8_t hdr[NKV_ROCKS_META_LEN];
+	struct nkv_rocks_pend *p;
+	uint16_t st = 0;
+	void *buf;
+
+	if (cost > old)
+		st = nkv_rocks_room(r, op->key, op->klen, cost - old);
+	buf = st ? NULL : malloc(op->len ? op->len : 1);
+	if (!st && !buf)
+		st = nkv_rocks_st(NKV_SC_INTERNAL);
+	if (!st)
+		st = nkv_be_copy_in(op, buf, op->len);
+	if (st) {
+		free(buf);
+		op->status = st;
+		nkv_rocks_done(op);
+		return;
+	}
+	if (op->options & NKV_STORE_TTL) {
+		m.ttl_s = op->ttl_s;
+		m.expire_ms = nkv_rocks_now(r) + (uint64_t)op->ttl_s * 1000u;
+	}
+	m.size = (uint32_t)op->len;
+	nkv_rocks_meta_enc(&m, hdr);
+	if (r->npend == NKV_ROCKS_BATCH)
+		nkv_rocks_flush(r);
+	rocksdb_writebatch_put_cf(r->wb, r->cf, (const char *)op->key, op->klen, buf, op->len);
+	rocksdb_writebatch_put_cf(r->wb, r->meta, (const char *)op->key, op->klen,
+				  (const char *)hdr, sizeof(hdr));
+	free(buf);
+	p = nkv_rocks_pend_add(r, op, op->key, op->klen);
+	p->dbytes = (int64_t)cost - (int64_t)old;
+	p->dkeys = old ? 0 : 1;
+	p->dttl = (m.expire_ms != 0) - ((w->durable || w->stale) && w->m.expire_ms != 0);
+	p->drop_tier = (uint8_t)w->tier;
+	nkv_rocks_count(r, p->dbytes, p->dkeys, p->dttl);
+	if (r->lru)
+		nkv_lru_use(r->lru, op->key, op->klen);
+	r->pend_bytes += op->len;
+	if (r->pend_bytes >= NKV_ROCKS_BATCH_BYTES)
+		nkv_rocks_flush(r);
+}
+
+/* Touch a durable key: its TTL restarts (a new one with NKV_STORE_TTL). */
+static void nkv_rocks_touch(struct nkv_be_rocks *r, struct nkv_be_op *op,
+			    const struct nkv_rocks_where *w)
+{
+	struct nkv_rocks_meta m = w->m;
+	uint8_t hdr[NKV_ROCKS_META_LEN];
+	struct nkv_rocks_pend *p;
+
+	if (op->options & NKV_STORE_TTL)
+		m.ttl_s = op->ttl_s;
+	if (!m.ttl_s) {
+		op->status = 0;	/* no TTL to restart */
+		nkv_rocks_done(op);
+		return;
+	}
+	m.expire_ms = nkv_rocks_now(r) + (uint64_t)m.ttl_s * 1000u;
+	nkv_rocks_meta_enc(&m, hdr);
+	rocksdb_writebatch_put_cf(r->wb, r->meta, (const char *)op->key, op->klen,
+				  (const char *)hdr, sizeof(hdr));
+	p = nkv_rocks_pend_add(r, op, op->key, op->klen);
+	p->dttl = !w->m.expire_ms;
+	nkv_rocks_count(r, 0, 0, p->dttl);
+}
+
+/* The answer a Store gets before anything is written (MUST_*, touch of
+ * an absent key), or 0 to go on. */
+static uint16_t nkv_rocks_store_check(const struct nkv_be_op *op, const struct nkv_rocks_where *w)
+{
+	int exists = w->durable || w->tier;
+
+	if ((op->options & NKV_STORE_TOUCH) && !exists)
+		return nkv_rocks_st(NKV_SC_KV_KEY_NOT_EXISTS);
+	if ((op->options & NKV_STORE_MUST_EXIST) && !exists)
+		return nkv_rocks_st(NKV_SC_KV_KEY_NOT_EXISTS);
+	if ((op->options & NKV_STORE_MUST_NOT_EXIST) && exists)
+		return nkv_rocks_st(NKV_SC_KV_KEY_EXISTS);
+	return 0;
+}
+
+static void nkv_rocks_store(struct nkv_be_rocks *r, struct nkv_be_op *op)
+{
+	struct nkv_rocks_where w;
+	uint16_t st = nkv_rocks_where(r, op, &w);
+
+	if (!st)
+		st = nkv_rocks_store_check(op, &w);
+	if (st) {
+		op->status = st;
+		nkv_rocks_done(op);
+	} else if ((op->options & NKV_STORE_TOUCH) && w.tier) {
+		op->status = nkv_be_mem_run(r->tier, op);
+		nkv_rocks_done(op);
+	} else if (op->options & NKV_STORE_TOUCH) {
+		nkv_rocks_touch(r, op, &w);
+	} else if (op->options & NKV_STORE_EPHEMERAL) {
+		nkv_rocks_store_eph(r, op, &w);
+	} else {
+		nkv_rocks_store_put(r, op, &w);
+	}
+}
+
+static void nkv_rocks_retrieve(struct nkv_be_rocks *r, struct nkv_be_op *op)
+{
+	rocksdb_pinnableslice_t *ps;
+	struct nkv_rocks_where w;
+	const char *v;
+	char *e = NULL;
+	size_t len = 0;
+	uint16_t st = nkv_rocks_where(r, op, &w);
+
+	if (!st && w.tier) {
+		st = nkv_be_mem_run(r->tier, op);
+	} else if (!st && !w.durable) {
+		if (w.stale)
+			nkv_rocks_lazy_del(r, op->key, op->klen, &w.m);
+		st = nkv_rocks_st(NKV_SC_KV_KEY_NOT_EXISTS);
+	} else if (!st) {
+		op->dw0 = w.m.size;
+		if (r->lru)
+			nkv_lru_use(r->lru, op->key, op->klen);
+		ps = op->len ? rocksdb_get_pinned_cf(r->d->db, r->ro, r->cf, (const char *)op->key,
+						     op->klen, &e)
+			     : NULL;
+		v = ps ? rocksdb_pinnableslice_value(ps, &len) : NULL;
+		if (e)
+			st = nkv_rocks_err_st(e);
+		else if (op->len && (!v || len != w.m.size))
+			st = nkv_rocks_st(NKV_SC_KV_UNRECOVERED_ERROR);	/* value and meta disagree */
+		else if (op->len)
+			st = nkv_be_copy_out(op, v, len < op->len ? len : op->len);
+		free(e);
+		if (ps)
+			rocksdb_pinnableslice_destroy(ps);
+	}
+	op->status = st;
+	nkv_rocks_done(op);
+}
+
+static void nkv_rocks_delete(struct nkv_be_rocks *r, struct nkv_be_op *op)
+{
+	struct nkv_rocks_where w;
+	uint16_t st = nkv_rocks_where(r, op, &w);
+
+	if (!st && w.tier)
+		nkv_be_mem_remove(r->tier, op->key, op->klen);
+	if (!st && (w.durable || w.stale)) {
+		op->status = w.durable || w.tier ? 0 : nkv_rocks_st(NKV_SC_KV_KEY_NOT_EXISTS);
+		nkv_rocks_batch_del(r, op, op->key, op->klen, &w.m);
+		return;	/* completes with the batch */
+	}
+	op->status = st ? st : w.tier ? 0 : nkv_rocks_st(NKV_SC_KV_KEY_NOT_EXISTS);
+	nkv_rocks_done(op);
+}
+
+static void nkv_rocks_exist(struct nkv_be_rocks *r, struct nkv_be_op *op)
+{
+	struct nkv_rocks_where w;
+	uint16_t st = nkv_rocks_where(r, op, &w);
+
+	if (!st && w.stale && !w.tier)
+		nkv_rocks_lazy_del(r, op->key, op->klen, &w.m);
+	op->status = st ? st : w.durable || w.tier ? 0 : nkv_rocks_st(NKV_SC_KV_KEY_NOT_EXISTS);
+	nkv_rocks_done(op);
+}
+
+/* ---- List: the durable keys and the tier's, merged in byte order ---- */
+
+struct nkv_rocks_keys {
+	const uint8_t *from;
+	uint8_t flen;
+	size_t n, cap;
+	uint8_t (*key)[NKV_KEY_MAX + 1];	/* [0]: length */
+};
+
+/* Byte order, a prefix first: RocksDB's bytewise comparator and mem's. */
+static int nkv_rocks_cmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
+{
+	int c = memcmp(a, b, al < bl ? al : bl);
+
+	return c ? c : (al > bl) - (al < bl);
+}
+
+static int nkv_rocks_keys_add(void *arg, const uint8_t *key, uint8_t klen)
+{
+	struct nkv_rocks_keys *k = arg;
+	void *p;
+
+	if (nkv_rocks_cmp(key, klen, k->from, k->flen) < 0)
+		return 0;
+	if (k->n == k->cap) {
+		p = realloc(k->key, (k->cap ? k->cap * 2 : 64) * sizeof(*k->key));
+		if (!p)
+			return -ENOMEM;
+		k->key = p;
+		k->cap = k->cap ? k->cap * 2 : 64;
+	}
+	k->key[k->n][0] = klen;
+	memcpy(&k->key[k->n++][1], key, klen);
+	return 0;
+}
+
+static void nkv_rocks_list(struct nkv_be_rocks *r, struct nkv_be_op *op)
+{
+	struct nkv_rocks_keys t = { .from = op->key, .flen = op->klen };
+	rocksdb_iterator_t *it;
+	struct nkv_rocks_meta m;
+	const uint8_t *k;
+	size_t kl, vl, i = 0;
+	const char *v;
+	int full = 0;
+
+	nkv_rocks_flush(r);
+	if (nkv_be_mem_walk(r->tier, nkv_rocks_keys_add, &t)) {
+		free(t.key);
+		op->status = nkv_rocks_st(NKV_SC_INTERNAL);
+		nkv_rocks_done(op);
+		return;
+	}
+	it = rocksdb_create_iterator_cf(r->d->db, r->ro, r->meta);
+	rocksdb_iter_seek(it, (const char *)op->key, op->klen);
+	while (!full && (rocksdb_iter_valid(it) || i < t.n)) {
+		k = rocksdb_iter_valid(it) ? (const uint8_t *)rocksdb_iter_key(it, &kl) : NULL;
+		if (!k || (i < t.n && nkv_rocks_cmp(&t.key[i][1], t.key[i][0], k, kl) <= 0)) {
+			full = nkv_be_list_add(op, &t.key[i][1], t.key[i][0]) != 0;
+			i++;
+			continue;
+		}
+		v = rocksdb_iter_value(it, &vl);
+		if (kl >= 1 && kl <= NKV_KEY_MAX && !nkv_rocks_meta_dec(v, vl, &m) &&
+		    !nkv_rocks_expired(r, &m))
+			full = nkv_be_list_add(op, k, (uint32_t)kl) != 0;
+		rocksdb_iter_next(it);
+	}
+	rocksdb_iter_destroy(it);
+	free(t.key);
+	op->status = 0;
+	nkv_rocks_done(op);
+}
+
+static void nkv_rocks_exec(struct nkv_be_rocks *r, struct nkv_be_op *op)
+{
+	op->dw0 = 0;
+	op->status = 0;
+	/* Nothing is read around a write still in the batch. */
+	if (nkv_rocks_pending(r, op->key, op->klen) ||
+	    (op->opc == NKV_KV_STORE && (op->options & (NKV_STORE_TOUCH | NKV_STORE_EPHEMERAL))))
+		nkv_rocks_flush(r);
+	switch (op->opc) {
+	case NKV_KV_STORE: nkv_rocks_store(r, op); break;
+	case NKV_KV_RETRIEVE: nkv_rocks_retrieve(r, op); break;
+	case NKV_KV_DELETE: nkv_rocks_delete(r, op); break;
+	case NKV_KV_EXIST: nkv_rocks_exist(r, op); break;
+	case NKV_KV_LIST: nkv_rocks_list(r, op); break;
+	default:
+		op->status = nkv_rocks_st(NKV_SC_INVALID_OPCODE);
+		nkv_rocks_done(op);
+	}
+	if (r->npend >= NKV_ROCKS_BATCH - 1)
+		nkv_rocks_flush(r);
+}
+
+/* ---- the worker ---- */
+
+/* Wait for ops (or the sweep's time); take them all. */
+static size_t nkv_rocks_take(struct nkv_be_rocks *r, struct nkv_be_op ***ops, size_t *cap)
+{
+	struct timespec ts;
+	size_t n;
+
+	pthread_mutex_lock(&r->qlock);
+	if (!r->qlen && !r->stop) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += NKV_ROCKS_SWEEP_MS / 1000;
+		pthread_cond_timedwait(&r->qcond, &r->qlock, &ts);
+	}
+	n = r->qlen;
+	if (n) {	/* swap the queue's array for ours */
+		struct nkv_be_op **t = *ops;
+		size_t c = *cap;
+
+		*ops = r->q;
+		*cap = r->qcap;
+		r->q = t;
+		r->qcap = c;
+		r->qlen = 0;
+	}
+	pthread_mutex_unlock(&r->qlock);
+	return n;
+}
+
+static void *nkv_rocks_worker(void *arg)
+{
+	struct nkv_be_rocks *r = arg;
+	struct nkv_be_op **ops = NULL;
+	size_t cap = 0, n, i;
+
+	for (;;) {
+		n = nkv_rocks_take(r, &ops, &cap);
+		for (i = 0; i < n; i++)
+			nkv_rocks_exec(r, ops[i]);
+		nkv_rocks_flush(r);
+		if (!n && __atomic_load_n(&r->stop, __ATOMIC_ACQUIRE))
+			break;
+		if (nkv_be_now_ms() >= r->next_sweep) {
+			nkv_rocks_sweep(r);
+			r->next_sweep = nkv_be_now_ms() + NKV_ROCKS_SWEEP_MS;
+		}
+	}
+	free(ops);
+	return NULL;
+}
+
+static int nkv_rocks_submit(struct nkv_be *be, struct nkv_be_op *op)
+{
+	struct nkv_be_rocks *r = (struct nkv_be_rocks *)be;
+	struct nkv_be_op **q;
+	size_t cap;
+
+	pthread_mutex_lock(&r->qlock);
+	if (r->qlen == r->qcap) {
+		cap = r->qcap ? r->qcap * 2 : 256;
+		q = realloc(r->q, cap * sizeof(*q));
+		if (!q) {
+			pthread_mutex_unlock(&r->qlock);
+			return -ENOMEM;
+		}
+		r->q = q;
+		r->qcap = cap;
+	}
+	r->q[r->qlen++] = op;
+	pthread_cond_signal(&r->qcond);
+	pthread_mutex_unlock(&r->qlock);
+	return 0;
+}
+
+static uint64_t nkv_rocks_bytes(struct nkv_be *be)
+{
+	struct nkv_be_rocks *r = (struct nkv_be_rocks *)be;
+
+	return __atomic_load_n(&r->bytes, __ATOMIC_RELAXED) + r->tier->ops->bytes_used(r->tier);
+}
+
+static uint64_t nkv_rocks_keys(struct nkv_be *be)
+{
+	struct nkv_be_rocks *r = (struct nkv_be_rocks *)be;
+
+	return __atomic_load_n(&r->keys, __ATOMIC_RELAXED) + r->tier->ops->keys_used(r->tier);
+}
+
+static uint64_t nkv_rocks_evictions(struct nkv_be *be)
+{
+	return __atomic_load_n(&((struct nkv_be_rocks *)be)->evictions, __ATOMIC_RELAXED);
+}
+
+static void nkv_rocks_destroy(struct nkv_be *be)
+{
+	struct nkv_be_rocks *r = (struct nkv_be_rocks *)be;
+
+	if (r->started) {
+		pthread_mutex_lock(&r->qlock);
+		__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+		pthread_cond_signal(&r->qcond);
+		pthread_mutex_unlock(&r->qlock);
+		pthread_join(r->thr, NULL);
+	}
+	pthread_mutex_destroy(&r->qlock);
+	pthread_cond_destroy(&r->qcond);
+	if (r->wb)
+		rocksdb_writebatch_destroy(r->wb);
+	if (r->wo)
+		rocksdb_writeoptions_destroy(r->wo);
+	if (r->ro)
+		rocksdb_readoptions_destroy(r->ro);
+	if (r->tier)
+		r->tier->ops->destroy(r->tier);
+	nkv_lru_destroy(r->lru);
+	if (r->d)
+		nkv_rocks_db_put(r->d);
+	free(r->q);
+	free(r);
+}
+
+static const struct nkv_be_ops nkv_rocks_ops = {
+	.name = "rocksdb",
+	.submit = nkv_rocks_submit,
+	.bytes_used = nkv_rocks_bytes,
+	.keys_used = nkv_rocks_keys,
+	.evictions = nkv_rocks_evictions,
+	.destroy = nkv_rocks_destroy,
+};
+
+/* ---- options, open, the type ---- */
+
+/* Parse the options; -EINVAL with a reason. */
+static int nkv_rocks_parse(const struct nkv_be_conf *c, struct nkv_rocks_conf *rc, char *err,
+			   size_t errlen)
+{
+	const char *sync = nkv_be_conf_get(c, "sync"), *comp = nkv_be_conf_get(c, "compression");
+	const char *blob = nkv_be_conf_get(c, "blob-min"), *ev = nkv_be_conf_get(c, "evict");
+	static const char *const cn[] = { "none", "snappy", "lz4", "zstd" };
+	static const int cv[] = { rocksdb_no_compression, rocksdb_snappy_compression,
+				  rocksdb_lz4_compression, rocksdb_zstd_compression };
+	char *end;
+	int i;
+
+	memset(rc, 0, sizeof(*rc));
+	rc->path = nkv_be_conf_get(c, "db");
+	rc->sync = !sync || !strcmp(sync, "always");
+	rc->compression = -1;
+	for (i = 0; i < 4; i++)
+		if (!comp || !strcmp(comp, cn[i]))
+			rc->compression = comp ? cv[i] : rocksdb_no_compression;
+	rc->blob_min = NKV_ROCKS_DEF_BLOB_MIN;
+	if (blob)
+		rc->blob_min = strtoull(blob, &end, 0);
+	rc->evict = ev && !strcmp(ev, "lru");
+	if (!rc->path || !*rc->path)
+		snprintf(err, errlen, "rocksdb backend: --db DIR is required");
+	else if (sync && strcmp(sync, "always") && strcmp(sync, "none"))
+		snprintf(err, errlen, "rocksdb backend: --sync %s: want always or none", sync);
+	else if (rc->compression < 0)
+		snprintf(err, errlen, "rocksdb backend: --compression %s: want none, snappy, lz4 "
+			 "or zstd", comp);
+	else if (blob && (!*blob || *end))
+		snprintf(err, errlen, "rocksdb backend: --blob-min %s: want bytes", blob);
+	else if (ev && !rc->evict)
+		snprintf(err, errlen, "rocksdb backend: --evict %s: the only policy is lru", ev);
+	else if (c->nvm)
+		snprintf(err, errlen, "rocksdb backend: KV namespaces only");
+	else
+		return 0;
+	return -EINVAL;
+}
+
+static int nkv_rocks_check(const struct nkv_be_conf *c, char *err, size_t errlen)
+{
+	struct nkv_rocks_conf rc;
+
+	return nkv_rocks_parse(c, &rc, err, errlen);
+}
+
+/* Bytes, keys and TTL'd keys stored, from the meta family. */
+static void nkv_rocks_recount(struct nkv_be_rocks *r)
+{
+	rocksdb_iterator_t *it = rocksdb_create_iterator_cf(r->d->db, r->ro, r->meta);
+	struct nkv_rocks_meta m;
+	const char *k, *v;
+	size_t kl, vl;
+
+	for (rocksdb_iter_seek_to_first(it); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+		k = rocksdb_iter_key(it, &kl);
+		v = rocksdb_iter_value(it, &vl);
+		if (kl < 1 || kl > NKV_KEY_MAX || nkv_rocks_meta_dec(v, vl, &m))
+			continue;
+		nkv_rocks_count(r, (int64_t)nkv_be_rocks_key_cost((uint32_t)kl, m.size), 1,
+				m.expire_ms != 0);
+		if (r->lru)
+			nkv_lru_use(r->lru, (const uint8_t *)k, (uint8_t)kl);
+	}
+	rocksdb_iter_destroy(it);
+}
+
+static int64_t nkv_rocks_wall_off(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 - (int64_t)nkv_be_now_ms();
+}
+
+/* The volatile tier: a mem backend as large as the namespace. */
+static struct nkv_be *nkv_rocks_tier(const struct nkv_be_conf *c, uint32_t mv, char *err,
+				     size_t errlen)
+{
+	struct nkv_be_conf t = { .size = sizeof(t), .capacity = c->capacity, .max_value = mv,
+				 .max_keys = c->max_keys };
+
+	if (!t.capacity)
+		t.capacity = NKV_ROCKS_DEF_CAPACITY;
+	return nkv_be_type_mem.create(&t, err, errlen);
+}
+
+static int nkv_rocks_setup(struct nkv_be_rocks *r, const struct nkv_be_conf *c,
+			   const struct nkv_rocks_conf *rc, char *err, size_t errlen)
+{
+	const char *name = c->ns_name ? c->ns_name : "gpukv";
+	char meta[300];
+
+	r->be.ops = &nkv_rocks_ops;
+	r->be.csi = NKV_CSI_KV;
+	r->be.max_value = c->max_value ? c->max_value : 1u << 20;
+	r->be.max_keys = c->max_keys;
+	r->be.capacity = c->capacity ? c->capacity : NKV_ROCKS_DEF_CAPACITY;
+	r->be.store_opts = NKV_STORE_VENDOR_MASK;
+	r->wall_off = nkv_rocks_wall_off();
+	r->tier = nkv_rocks_tier(c, r->be.max_value, err, errlen);
+	if (!r->tier)
+		return -1;
+	if (rc->evict && !(r->lru = nkv_lru_create()))
+		return -1;
+	r->d = nkv_rocks_db_get(rc, err, errlen);
+	if (!r->d)
+		return -1;
+	snprintf(meta, sizeof(meta), "%s:meta", name);
+	r->cf = nkv_rocks_cf(r->d, name, err, errlen);
+	r->meta = r->cf ? nkv_rocks_cf(r->d, meta, err, errlen) : NULL;
+	if (!r->meta)
+		return -1;
+	r->wo = rocksdb_writeoptions_create();
+	rocksdb_writeoptions_set_sync(r->wo, rc->sync);
+	r->ro = rocksdb_readoptions_create();
+	r->wb = rocksdb_writebatch_create();
+	nkv_rocks_recount(r);
+	r->next_sweep = nkv_be_now_ms() + NKV_ROCKS_SWEEP_MS;
+	if (pthread_create(&r->thr, NULL, nkv_rocks_worker, r)) {
+		snprintf(err, errlen, "rocksdb backend: cannot start its worker thread");
+		return -1;
+	}
+	r->started = 1;
+	return 0;
+}
+
+static struct nkv_be *nkv_rocks_new(const struct nkv_be_conf *c, char *err, size_t errlen)
+{
+	struct nkv_rocks_conf rc;
+	struct nkv_be_rocks *r;
+	pthread_condattr_t ca;
+
+	if (nkv_rocks_parse(c, &rc, err, errlen)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		snprintf(err, errlen, "rocksdb backend: %s", strerror(ENOMEM));
+		errno = ENOMEM;
+		return NULL;
+	}
+	snprintf(err, errlen, "rocksdb backend: %s", strerror(ENOMEM));
+	pthread_mutex_init(&r->qlock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&r->qcond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (nkv_rocks_setup(r, c, &rc, err, errlen)) {
+		nkv_rocks_destroy(&r->be);
+		errno = EIO;
+		return NULL;
+	}
+	return &r->be;
+}
+
+static const struct nkv_be_optdesc nkv_rocks_opts[] = {
+	{ "db", "DIR", "the RocksDB database directory (created when missing; required);\n"
+		       "each --ns-map NAME is a column family in it" },
+	{ "sync", "always|none", "always (default): a Store or Delete completes once the\n"
+				 "write-ahead log is synced, one sync per batch of commands;\n"
+				 "none: no sync, faster, but a crash of the machine may lose\n"
+				 "completed writes (never tears one)" },
+	{ "compression", "ALGO", "none (default: KV-cache blocks do not compress), snappy,\n"
+				 "lz4 or zstd" },
+	{ "blob-min", "BYTES", "values of at least BYTES go to blob files (BlobDB), not\n"
+			       "the LSM tree (default 65536; 0: no blob files)" },
+	{ "evict", "lru", "when a Store would exceed --capacity, delete the least\n"
+			  "recently stored or retrieved keys instead of answering 81h\n"
+			  "(mem too); evictions are counted in the stats" },
+	{ NULL, NULL, NULL },
+};
+
+const struct nkv_be_type nkv_be_type_rocksdb = {
+	.name = "rocksdb",
+	.summary = "persistent on the local disk (RocksDB), one column family per namespace",
+	.opts = nkv_rocks_opts,
+	.create = nkv_rocks_new,
+	.check = nkv_rocks_check,
+};

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rocksdb.h - nkv-target's persistent embedded backend: one KV namespace
+ * per RocksDB column family of one database directory (--db DIR), shared
+ * by every namespace of the target.
+ *
+ * Created through the registry as type "rocksdb" (nkv_be_type_rocksdb in
+ * registry.h). Its options: --db DIR (required), --sync always|none,
+ * --compression none|snappy|lz4|zstd, --blob-min SIZE, --evict lru (see
+ * the option table in rocksdb.c and docs/target.md).
+ *
+ * Layout: namespace NAME (--ns-map) is column family NAME, key -> value
+ * bytes, beside column family "NAME:meta", key -> a 16-byte record
+ * (struct nkv_rocks_meta: expiry, TTL, size). Both are written in one
+ * WriteBatch, so a key's expiry is kept with its value atomically, and
+ * bytes and keys used are recomputed from the small meta family at open
+ * without reading a value. ':' cannot appear in an --ns-map NAME, so the
+ * two families never collide.
+ *
+ * Durability: every op runs on the namespace's worker thread (the core's
+ * poll thread never waits on the disk). The Stores and Deletes found
+ * queued together are one WriteBatch written with sync (one WAL sync per
+ * batch, group commit) and complete only after it; --sync none writes
+ * without the sync (a crash may lose what completed, never tear it).
+ *
+ * Store options: all of NKV_STORE_VENDOR_MASK. TTL'd values are stored
+ * in RocksDB with their expiry on the wall clock (they outlive a
+ * restart and expire on time after it); ephemeral values live in a mem
+ * backend (mem.h's volatile tier), never written, lost at exit; an
+ * ephemeral Store over a durable key deletes the durable copy first
+ * (synced) so a restart never brings it back.
+ *
+ * Threading: submit() from any thread; ops complete on the worker.
+ */
+#ifndef NKV_TGT_BACKENDS_ROCKSDB_H
+#define NKV_TGT_BACKENDS_ROCKSDB_H
+
+#include <stdint.h>
+
+/* Bytes a key of klen bytes whose value is len bytes is charged against
+ * capacity: the value, the key twice (value and meta family) and the
+ * 16-byte meta record. */
+uint64_t nkv_be_rocks_key_cost(uint32_t klen, uint64_t len);
+
+#endif /* NKV_TGT_BACKENDS_ROCKSDB_H */

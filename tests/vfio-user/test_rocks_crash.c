@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The rocksdb backend through the nkv-target program, killed: a Store and
+ * Delete storm (4 KiB and 2 MiB values, several clients, each over its
+ * own connection) while nkv-target is SIGKILLed at a random point, then
+ * restarted on the same directory, for NKV_CRASH_ROUNDS rounds (default
+ * 20). Every command whose completion a client saw must be reflected
+ * exactly (the value byte for byte, or absent after its Delete); a
+ * command in flight at the kill may have happened or not; no key may
+ * return a value it was never given.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "nkv_host.h"
+
+TestSuite(rocks_crash, .timeout = 240);
+
+#define CLIENTS 3
+#define KEYS 8
+#define BIG (2u << 20)
+#define SMALL 4096u
+
+/* A key's state: version 0 is absent (never stored, or deleted). */
+struct key_state {
+	uint32_t acked;		/* the last version whose completion was seen */
+	uint32_t sent;		/* the one in flight (== acked when none) */
+};
+
+static struct key_state ks[CLIENTS][KEYS];
+static char dir[64], sock[128], target[512];
+static pid_t tpid;
+static unsigned long acks;	/* atomic: completions seen, all rounds */
+
+/* Version v of a value: its size (every 5th is 2 MiB) and its bytes. */
+static uint32_t ver_len(uint32_t v)
+{
+	return v % 5 == 0 ? BIG : SMALL;
+}
+
+static void ver_fill(uint8_t *p, int c, int k, uint32_t v)
+{
+	uint32_t i, len = ver_len(v), x = v * 2654435761u ^ (uint32_t)(c * 131 + k);
+
+	for (i = 0; i < len; i += 4) {
+		x = x * 1103515245u + 12345u;
+		memcpy(p + i, &x, 4);
+	}
+}
+
+static void start_target(void)
+{
+	struct stat st;
+	int i;
+
+	unlink(sock);
+	tpid = fork();
+	cr_assert_geq(tpid, 0);
+	if (!tpid) {
+		execl(target, "nkv-target", "--socket", sock, "--backend", "rocksdb", "--db", dir,
+		      "--capacity", "8G", "--max-value", "4M", "--log-level", "error", (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 1000 && stat(sock, &st); i++)
+		usleep(10000);
+	cr_assert_eq(stat(sock, &st), 0, "nkv-target did not start");
+}
+
+static void kill_target(void)
+{
+	int status;
+
+	kill(tpid, SIGKILL);
+	waitpid(tpid, &status, 0);
+}
+
+static int connect_qp(struct nkv_ctrl **c, struct nkv_qpair **q)
+{
+	struct nkv_qpair_opts o = { .size = sizeof(o), .depth = 4, .slot_size = BIG };
+	char uri[160];
+
+	snprintf(uri, sizeof(uri), "vfio-user:%s", sock);
+	if (nkv_ctrl_connect(uri, NULL, c))
+		return -1;
+	if (nkv_qpair_create(*c, &o, q)) {
+		nkv_ctrl_close(*c);
+		return -1;
+	}
+	return 0;
+}
+
+struct client {
+	int id;
+	unsigned seed;
+	uint32_t next;	/* the next version to store */
+};
+
+/* Storm until the target dies (any call fails). */
+static void *client_run(void *arg)
+{
+	struct client *cl = arg;
+	uint8_t *buf = malloc(BIG);
+	struct nkv_result res;
+	struct nkv_ctrl *c;
+	struct nkv_qpair *q;
+	char key[16];
+	int k, rc;
+
+	if (!buf || connect_qp(&c, &q)) {
+		free(buf);
+		return NULL;
+	}
+	for (;;) {
+		k = rand_r(&cl->seed) % KEYS;
+		snprintf(key, sizeof(key), "c%dk%d", cl->id, k);
+		if (rand_r(&cl->seed) % 4 == 0) {
+			ks[cl->id][k].sent = 0;
+			rc = nkv_delete(q, key, (uint32_t)strlen(key), &res);
+		} else {
+			uint32_t v = cl->next++;
+
+			ver_fill(buf, cl->id, k, v);
+			ks[cl->id][k].sent = v;
+			rc = nkv_store(q, key, (uint32_t)strlen(key), buf, ver_len(v), 0, &res);
+		}
+		if (rc || (res.status && res.status != NKV_STATUS(0, NKV_SC_KV_KEY_NOT_EXISTS)))
+			break;	/* the target is gone: this one stays in flight */
+		ks[cl->id][k].acked = ks[cl->id][k].sent;
+		__atomic_add_fetch(&acks, 1, __ATOMIC_RELAXED);
+	}
+	nkv_ctrl_close(c);
+	free(buf);
+	return NULL;
+}
+
+/* After a restart: each key holds its acked version or its in-flight
+ * one, nothing else; both become that. */
+static void verify(void)
+{
+	uint8_t *got = malloc(BIG), *want = malloc(BIG);
+	struct nkv_result res;
+	struct nkv_ctrl *c;
+	struct nkv_qpair *q;
+	char key[16];
+	int ci, k, ok;
+	uint32_t v;
+
+	cr_assert(got && want);
+	cr_assert_eq(connect_qp(&c, &q), 0);
+	for (ci = 0; ci < CLIENTS; ci++)
+		for (k = 0; k < KEYS; k++) {
+			struct key_state *s = &ks[ci][k];
+
+			snprintf(key, sizeof(key), "c%dk%d", ci, k);
+			cr_assert_eq(nkv_retrieve(q, key, (uint32_t)strlen(key), got, BIG, &res), 0);
+			if (res.status) {
+				cr_assert_eq(res.status, NKV_STATUS(0, NKV_SC_KV_KEY_NOT_EXISTS));
+				cr_assert(!s->acked || !s->sent, "%s: acked v%u lost", key, s->acked);
+				s->acked = s->sent = 0;
+				continue;
+			}
+			ok = 0;
+			for (v = s->acked; !ok; v = s->sent) {
+				ok = v && res.dw0 == ver_len(v);
+				if (ok) {
+					ver_fill(want, ci, k, v);
+					ok = !memcmp(got, want, ver_len(v));
+				}
+				if (ok)
+					s->acked = s->sent = v;
+				if (v == s->sent)
+					break;
+			}
+			cr_assert(ok, "%s: a value never given, or torn (acked v%u, sent v%u, %u B)",
+				  key, s->acked, s->sent, res.dw0);
+		}
+	nkv_ctrl_close(c);
+	free(got);
+	free(want);
+}
+
+Test(rocks_crash, acknowledged_commands_survive_sigkill)
+{
+	const char *env = getenv("NKV_CRASH_ROUNDS");
+	int rounds = env ? atoi(env) : 20, r, i;
+	struct client cl[CLIENTS];
+	pthread_t thr[CLIENTS];
+	ssize_t n = readlink("/proc/self/exe", target, sizeof(target) - 40);
+	unsigned seed = (unsigned)time(NULL);
+	char cmd[320];
+
+	cr_assert_gt(n, 0);
+	target[n] = 0;
+	strcpy(strrchr(target, '/'), "/../bin/nkv-target");
+	if (access(target, X_OK))
+		cr_skip_test("no nkv-target next to the tests (%s)", target);
+	snprintf(dir, sizeof(dir), "/tmp/nkv-crash-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(sock, sizeof(sock), "%s.sock", dir);
+	cr_log_info("seed %u", seed);
+	for (i = 0; i < CLIENTS; i++)
+		cl[i] = (struct client){ i, seed + (unsigned)i, 1 };
+	start_target();
+	for (r = 0; r < rounds; r++) {
+		for (i = 0; i < CLIENTS; i++)
+			cr_assert_eq(pthread_create(&thr[i], NULL, client_run, &cl[i]), 0);
+		usleep(50000 + (useconds_t)(rand_r(&seed) % 400000));
+		kill_target();
+		for (i = 0; i < CLIENTS; i++)
+			pthread_join(thr[i], NULL);
+		start_target();
+		verify();
+	}
+	kill_target();
+	cr_log_info("%lu completions seen in %d rounds", acks, rounds);
+	cr_assert_geq(acks, (unsigned long)rounds, "the storm ran");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", dir, sock);
+	cr_assert_eq(system(cmd), 0);
+}
