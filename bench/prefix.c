@@ -413,8 +413,6 @@ static int nkv_bench_pfx_request(struct nkv_bench_pfx *p, uint32_t i, uint32_t h
 
 	if (pc_chain_keys(&p->chain, 2u + i, hits * NKV_BENCH_PFX_TOKENS, p->keys))
 		return -ENOMEM;
-	if ((o->verify && nkv_bench_pfx_op(p, PC_CLEAR, 0, n)))
-		return -EIO;
 	rc = nkv_bench_pfx_timed(p, ph, PC_LOOKUP, 0, n, 0, 0);
 	if (rc)
 		return rc;
@@ -432,6 +430,9 @@ static int nkv_bench_pfx_request(struct nkv_bench_pfx *p, uint32_t i, uint32_t h
 	r->hits_max = found > r->hits_max ? found : r->hits_max;
 	ph->wrong += found != hits;
 	miss = n - found;
+	/* After the lookup: its Exists never write a page's data. */
+	if (o->verify && nkv_bench_pfx_op(p, PC_CLEAR, 0, n))
+		return -EIO;
 	if (found) {
 		rc = nkv_bench_pfx_timed(p, ph, PC_LOAD, 0, found, (uint64_t)found * o->layers,
 					 (uint64_t)o->layers * nkv_bench_pfx_batches(found, w));
