@@ -40,9 +40,29 @@ enum nkv_bench_key_order {
 	NKV_BENCH_KEYS_SHA256 = 2,	/* SHA-256 of (PREFIX, index): 32 bytes */
 };
 
+/* What is measured (--workload). */
+enum nkv_bench_workload {
+	NKV_BENCH_WORKLOAD_KV = 0,	/* --kv-op over the keys (the default) */
+	NKV_BENCH_WORKLOAD_PREFIX = 1,	/* an LLM KV cache's requests (prefix.c) */
+};
+
+/* --workload prefix's flags (prefix.c parses them); ids above getopt's
+ * characters and opts.c's own. */
+enum {
+	NKV_BENCH_OPT_WORKLOAD = 0x400,
+	NKV_BENCH_OPT_BLOCKS,
+	NKV_BENCH_OPT_HIT_RATIO,
+	NKV_BENCH_OPT_LAYERS,
+};
+
 struct nkv_bench_opts {
 	uint8_t opc;			/* NKV_KV_* */
 	const char *op_name;
+	int workload;			/* enum nkv_bench_workload */
+	uint32_t blocks;		/* prefix: blocks per request (--blocks) */
+	double hit_ratio;		/* prefix: share of them stored first */
+	uint32_t layers;		/* prefix: values per block (--layers) */
+	int prefix_flags;		/* --blocks/--hit-ratio/--layers given */
 	uint32_t memory_mode;
 	struct nkv_bk_key *keys;	/* all keys, in order (malloc'd) */
 	uint32_t num_keys;
@@ -125,6 +145,11 @@ struct nkv_bench_phase {
 	uint32_t *lat_cmds;		/* commands in that batch */
 	uint64_t nlat;
 	uint32_t failed_qps;		/* queue pairs failed by device code */
+	uint64_t expected;		/* statuses the workload expects (prefix:
+					 * the lookup's 87h, a content-addressed
+					 * Store's 89h): not unexpected */
+	uint64_t wrong;			/* prefix: requests whose lookup found
+					 * another number of hits than stored */
 };
 
 struct nkv_bench_run;
@@ -159,6 +184,9 @@ struct nkv_bench_lat {
 };
 void nkv_bench_lat_stats(const struct nkv_bench_phase *ph, struct nkv_bench_lat *l);
 
+/* What --workload prefix measured (prefix.c). */
+struct nkv_bench_prefix_res;
+
 /* What the report shows besides the measured phase. */
 struct nkv_bench_setup {
 	const char *target_desc;	/* "embedded nkv-target ..." or the URI */
@@ -170,6 +198,7 @@ struct nkv_bench_setup {
 	char target_cpus[64];		/* the embedded target's, or "" */
 	int64_t target_busy_ns;		/* embedded target's busy time in the
 					 * measured phase, or -1 (external) */
+	const struct nkv_bench_prefix_res *prefix;	/* --workload prefix, or NULL */
 };
 void nkv_bench_report_text(FILE *f, const struct nkv_bench_opts *o,
 			   const struct nkv_bench_setup *s, const struct nkv_bench_phase *ph);
@@ -178,5 +207,20 @@ void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
 /* Unexpected outcomes: statuses other than success (and 87h where a
  * miss is expected), device errors, verification failures. */
 uint64_t nkv_bench_unexpected(const struct nkv_bench_opts *o, const struct nkv_bench_phase *ph);
+
+/* --workload prefix (prefix.c). */
+/* One of the NKV_BENCH_OPT_* flags: 0, or NKV_BENCH_EXIT_USAGE after
+ * printing why. */
+int nkv_bench_prefix_opt(int opt, const char *arg, struct nkv_bench_opts *o);
+/* Cross-flag rules of the workload, after the others. */
+int nkv_bench_prefix_check(struct nkv_bench_opts *o);
+/* The run, with the target at @uri (@t: the embedded one, or NULL) and
+ * the setup so far in @s; reports; the process's exit status. */
+int nkv_bench_prefix_main(const struct nkv_bench_opts *o, struct nkv_bench_setup *s,
+			  const char *uri, struct nkv_bench_target *t);
+/* The JSON's "prefix" object, and what it says of the keys. */
+void nkv_bench_prefix_json(FILE *f, const struct nkv_bench_prefix_res *p);
+void nkv_bench_prefix_keys(const struct nkv_bench_prefix_res *p, const char **order,
+			   uint32_t *keys, uint32_t *key_size);
 
 #endif /* NKV_BENCH_H */

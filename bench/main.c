@@ -243,6 +243,11 @@ static int nkv_bench_main(struct nkv_bench_opts *o)
 		return NKV_BENCH_EXIT_SETUP;
 	}
 	nkv_bench_cpu_list(s.device_cpus, sizeof(s.device_cpus));
+	if (o->workload == NKV_BENCH_WORKLOAD_PREFIX) {
+		rc = nkv_bench_prefix_main(o, &s, uri, t);
+		nkv_bench_target_stop(t);
+		return rc;
+	}
 	rc = nkv_bench_run_open(o, uri, &r, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "nkv-bench: %s\n", err[0] ? err : strerror(-rc));

@@ -20,6 +20,17 @@ void nkv_bench_usage(FILE *f)
 	      "Measure NVMe Key-Value commands issued by device code (wave batches:\n"
 	      "one SQ doorbell per batch) against nkv-target or any vfio-user/pcie controller.\n\n"
 	      "  --kv-op OP             store|retrieve|delete|exist|list (default retrieve)\n"
+	      "  --workload kv|prefix   kv: --kv-op over the keys (default); prefix: an LLM\n"
+	      "                         KV cache's requests of --blocks chained block keys\n"
+	      "                         (XXH3-128, or SHA-256 with --key-order sha256), each\n"
+	      "                         a timed prefix lookup, a Retrieve of the hits into\n"
+	      "                         pages, content-addressed Stores of the misses\n"
+	      "                         (--iterations requests; cpu engine; docs/bench.md)\n"
+	      "  --blocks N             prefix: blocks per request, 1..65536 (default 64)\n"
+	      "  --hit-ratio R          prefix: the request's first R x N blocks are stored\n"
+	      "                         first, not measured: 0..1 (default 0.75)\n"
+	      "  --layers L             prefix: values per block, --value-size each: one\n"
+	      "                         per layer, or 1 for a value per block (default 1)\n"
 	      "  --memory-mode X        hex mask 0-f, 0x optional (10 is refused): bits SQ 0x1,\n"
 	      "                         CQ 0x2, doorbell shadow 0x4,\n"
 	      "                         values 0x8 in VRAM (default 0)\n"
@@ -85,6 +96,8 @@ void nkv_bench_usage(FILE *f)
 	      "examples:\n"
 	      "  nkv-bench --kv-op retrieve --memory-mode 8\n"
 	      "  nkv-bench --kv-op retrieve --memory-mode 8 --values-by-messages\n"
+	      "  nkv-bench --workload prefix --blocks 128 --hit-ratio 0.75 --layers 32 \\\n"
+	      "            --value-size 64K\n"
 	      "  nkv-bench --kv-op store --num-keys 4096 --batch-size 32 --num-queues 2\n"
 	      "  nkv-bench --kv-op store --num-keys 200000 --value-size 64 --key-order hash\n"
 	      "  nkv-bench --kv-op store --ttl 600\n"
@@ -360,6 +373,10 @@ static const struct option nkv_bench_lopts[] = {
 	{ "key-size", required_argument, NULL, OPT_KEY_SIZE },
 	{ "ttl", required_argument, NULL, OPT_TTL },
 	{ "help", no_argument, NULL, 'h' },
+	{ "workload", required_argument, NULL, NKV_BENCH_OPT_WORKLOAD },
+	{ "blocks", required_argument, NULL, NKV_BENCH_OPT_BLOCKS },
+	{ "hit-ratio", required_argument, NULL, NKV_BENCH_OPT_HIT_RATIO },
+	{ "layers", required_argument, NULL, NKV_BENCH_OPT_LAYERS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -618,6 +635,10 @@ int nkv_bench_parse(int argc, char **argv, struct nkv_bench_opts *o)
 		case OPT_QUIET: o->quiet = 1; break;
 		case OPT_CPUS: rc = nkv_bench_cpus(optarg, o); break;
 		case OPT_BY_MSGS: o->values_by_messages = 1; break;
+		case NKV_BENCH_OPT_WORKLOAD: case NKV_BENCH_OPT_BLOCKS:
+		case NKV_BENCH_OPT_HIT_RATIO: case NKV_BENCH_OPT_LAYERS:
+			rc = nkv_bench_prefix_opt(opt, optarg, o);
+			break;
 		case 'h': nkv_bench_usage(stdout); return -1;
 		case '?': rc = NKV_BENCH_EXIT_USAGE; break;
 		default: rc = nkv_bench_numeric(opt, optarg, o, &num_keys); break;
@@ -629,6 +650,8 @@ int nkv_bench_parse(int argc, char **argv, struct nkv_bench_opts *o)
 	}
 	if (!rc)
 		rc = nkv_bench_check(o, o->keys_given ? num_keys : (num_keys ? num_keys : 1024));
+	if (!rc)
+		rc = nkv_bench_prefix_check(o);
 	if (rc)
 		fprintf(stderr, "nkv-bench: try 'nkv-bench --help'\n");
 	return rc;

@@ -1,10 +1,15 @@
 # nkv-bench (bench/): the main job's benchmark, with an embedded nkv-target,
 # its kernel body compiled for every engine, and the benchmark helpers.
 PROGRAMS += nkv-bench
-nkv-bench_SRCS := bench/main.c bench/opts.c bench/target.c bench/run.c bench/report.c
+nkv-bench_SRCS := bench/main.c bench/opts.c bench/target.c bench/run.c bench/report.c \
+	bench/prefix.c
 nkv-bench_LIBS = $(LIBNKV) $(LIBNKVTGT)
-# libcrypto: --key-order sha256's SHA-256 (nkv-bench only; libssl-dev).
-nkv-bench_LDLIBS = $(LIBNKV_LDLIBS) $(TARGET_LDLIBS) -lm -lcrypto
+# libcrypto: --key-order sha256's SHA-256 (nkv-bench only; libssl-dev);
+# libxxhash: --workload prefix's block keys. prefix.c runs the
+# prefix_cache example's kernel body and keys (examples/prefix_kernels.h,
+# examples/pc_keys.h).
+nkv-bench_LDLIBS = $(LIBNKV_LDLIBS) $(TARGET_LDLIBS) -lm -lcrypto -lxxhash
+$(B)/obj/bench/prefix.o: CPPFLAGS += -Iexamples
 # The GPU engine: the bench kernel's launcher, through the GPU's compiler
 # (make GPU=cuda | GPU=hip); without one, a stub that says so. `make
 # cuda` / `make hip` compile the launchers too (compile proofs).

@@ -113,14 +113,15 @@ static int nkv_bench_miss_ok(uint8_t opc)
 
 uint64_t nkv_bench_unexpected(const struct nkv_bench_opts *o, const struct nkv_bench_phase *ph)
 {
-	uint64_t n = ph->dev_errors + ph->verify_fail + ph->other_status + ph->failed_qps;
+	uint64_t n = ph->dev_errors + ph->verify_fail + ph->other_status + ph->failed_qps +
+		     ph->wrong;
 	unsigned i;
 
 	(void)o;
 	for (i = 0; i < 16; i++)
 		if (!(i == 7 && nkv_bench_miss_ok(ph->opc)))
 			n += ph->by_status[i];
-	return n;
+	return n - ph->expected;
 }
 
 static const char *nkv_bench_where(const struct nkv_ctrl_info *in, uint32_t bit)
@@ -308,16 +309,18 @@ void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
 			   const struct nkv_bench_setup *s, const struct nkv_bench_phase *ph)
 {
 	const struct nkv_ctrl_info *in = s->info;
+	const char *order = o->keys_given ? "explicit" : nkv_bench_key_order_name(o->key_order);
+	uint32_t keys = o->num_keys, key_size = o->num_keys ? o->keys[0].len : 0;
 	struct nkv_bench_lat l;
 	unsigned i;
 
+	if (s->prefix)
+		nkv_bench_prefix_keys(s->prefix, &order, &keys, &key_size);
 	nkv_bench_lat_stats(ph, &l);
-	fprintf(f, "{\"op\":\"%s\",\"key_order\":\"%s\",\"key_size\":%u,\"engine\":\"%s\","
-		"\"memory_mode\":%u,"
+	fprintf(f, "{\"workload\":\"%s\",\"op\":\"%s\",\"key_order\":\"%s\",\"key_size\":%u,"
+		"\"engine\":\"%s\",\"memory_mode\":%u,"
 		"\"vram_emulated\":%s,\"doorbells_mapped\":%s,\"values_by_messages\":%s,"
-		"\"target\":", o->op_name,
-		o->keys_given ? "explicit" : nkv_bench_key_order_name(o->key_order),
-		o->num_keys ? o->keys[0].len : 0,
+		"\"target\":", s->prefix ? "prefix" : "kv", o->op_name, order, key_size,
 		o->engine == NKV_BENCH_ENGINE_GPU ? "gpu" : "cpu", in->memory_mode,
 		in->vram_is_emulated ? "true" : "false", in->doorbells_mapped ? "true" : "false",
 		o->values_by_messages ? "true" : "false");
@@ -334,7 +337,7 @@ void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
 	fprintf(f, "},\"keys\":%u,\"keys_present\":%lld,\"keys_stored\":%llu,\"batch_size\":%u,"
 		"\"value_size\":%u,\"data_buffer_size\":%u,\"queue_length\":%u,\"num_queues\":%u,"
 		"\"iterations\":%u,\"warmup\":%u,\"verify\":%s,\"fill\":\"%s\",\"ttl_s\":%u,",
-		o->num_keys, s->keys_present == UINT64_MAX ? -1LL : (long long)s->keys_present,
+		keys, s->keys_present == UINT64_MAX ? -1LL : (long long)s->keys_present,
 		(unsigned long long)s->keys_stored, o->batch, o->value_size, o->buf_size,
 		o->queue_length, o->num_queues, o->iterations, o->warmup,
 		o->verify ? "true" : "false", o->fill_once ? "once" : "each", o->ttl_s);
@@ -366,11 +369,14 @@ void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
 	fprintf(f, "},\"other_status\":%llu,\"device_errors\":%llu,\"device_error\":%d,"
 		"\"verify_failures\":%llu,\"length_failures\":%llu,\"first_bad_key\":%lld,"
 		"\"first_bad_offset\":%d,\"first_bad_length\":%u,"
-		"\"failed_queue_pairs\":%u},\"misses\":%llu,\"unexpected\":%llu}\n",
+		"\"failed_queue_pairs\":%u},\"misses\":%llu,\"unexpected\":%llu",
 		(unsigned long long)ph->other_status, (unsigned long long)ph->dev_errors,
 		ph->last_dev_error, (unsigned long long)ph->verify_fail,
 		(unsigned long long)ph->len_fail, ph->verify_fail ? (long long)ph->bad_idx : -1LL,
 		ph->bad_off, ph->bad_len, ph->failed_qps,
 		(unsigned long long)ph->by_status[7],
 		(unsigned long long)nkv_bench_unexpected(o, ph));
+	if (s->prefix)
+		nkv_bench_prefix_json(f, s->prefix);
+	fprintf(f, "}\n");
 }

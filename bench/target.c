@@ -16,11 +16,14 @@ struct nkv_bench_target {
 	struct nkv_tgt_embed *tgt;
 };
 
-/* Enough for every key's value twice over, at least 1 GiB (the mem
- * backend takes memory only as values arrive). */
+/* Enough for every key's value twice over (--workload prefix: a
+ * request's values), at least 1 GiB (the mem backend takes memory only
+ * as values arrive). */
 static uint64_t nkv_bench_capacity(const struct nkv_bench_opts *o)
 {
-	uint64_t need = 2ull * o->num_keys * o->buf_size;
+	uint64_t n = o->workload == NKV_BENCH_WORKLOAD_PREFIX ? (uint64_t)o->blocks * o->layers
+							       : o->num_keys;
+	uint64_t need = 2ull * n * o->buf_size;
 
 	return need > (1ull << 30) ? need : (1ull << 30);
 }

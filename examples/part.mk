@@ -15,7 +15,8 @@ $(B)/examples/%_cpu: examples/%_cpu.c examples/ex_host.h examples/kv_kernels.h $
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $< $(LIBNKV) $(LDFLAGS) $(LIBNKV_LDLIBS) $(EX_LDLIBS) -o $@
 # prefix_cache: its own headers, and block keys from libxxhash / libcrypto.
-$(B)/examples/prefix_cache_cpu: examples/pc_host.h examples/prefix_kernels.h include/nkv_kvcache.h
+$(B)/examples/prefix_cache_cpu: examples/pc_host.h examples/pc_keys.h examples/prefix_kernels.h \
+	include/nkv_kvcache.h
 $(B)/examples/prefix_cache_cpu: EX_LDLIBS := -lxxhash -lcrypto
 
 .PHONY: examples examples-cpu examples-hip

@@ -8,13 +8,14 @@
  * A serving engine's KV cache, shaped like Llama-3.1-8B in bf16 by
  * default: 32 layers, 8 KV heads, head dim 128, 16-token blocks, so one
  * layer of one block (K and V) is 64 KiB and a block 2 MiB. Block keys
- * are chained as vLLM's are: hash(parent's hash, the block's token ids,
- * extra keys), 16-byte XXH3-128 (libxxhash) or 32-byte SHA-256
- * (libcrypto); each layer's value has its own key, hash(block hash,
- * layer). Request 1 stores all its blocks; request 2 shares a prefix of
- * it (75 % by default), looks it up, loads the hits layer by layer
- * beside a stand-in compute, computes and stores the rest, and checks
- * every page byte for byte.
+ * are chained as vLLM's are (pc_keys.h, shared with nkv-bench --workload
+ * prefix): hash(parent's hash, the block's token ids, extra keys),
+ * 16-byte XXH3-128 (libxxhash) or 32-byte SHA-256 (libcrypto); each
+ * layer's value has its own key, hash(block hash, layer). Request 1
+ * stores all its blocks; request 2 shares a prefix of it (75 % by
+ * default), looks it up, loads the hits layer by layer beside a
+ * stand-in compute, computes and stores the rest, and checks every page
+ * byte for byte.
  */
 #ifndef NKV_EXAMPLES_PC_HOST_H
 #define NKV_EXAMPLES_PC_HOST_H
@@ -24,10 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-#include <xxhash.h>
-
 #include "nkv_host.h"
+#include "pc_keys.h"
 #include "prefix_kernels.h"
 
 /* How the two builds differ. */
@@ -131,62 +130,14 @@ static inline uint32_t pc_layer_bytes(const struct pc_cfg *g)
 	return 2u * g->block_tokens * g->kv_heads * g->head_dim * g->dtype_bytes;
 }
 
-/* The block hash: @klen bytes of XXH3-128 (canonical, big-endian) or
- * SHA-256 of @len bytes at @p. */
-static inline void pc_hash(uint32_t klen, const void *p, size_t len, uint8_t *out)
-{
-	if (klen == 16) {
-		XXH128_canonical_t c;
-
-		XXH128_canonicalFromHash(&c, XXH3_128bits(p, len));
-		memcpy(out, c.digest, 16);
-	} else {
-		EVP_Digest(p, len, out, NULL, EVP_sha256(), NULL);
-	}
-}
-
-/* Token id @i of a request: the shared prefix from seed 1, the rest from
- * @seed (a request of its own). */
-static inline uint32_t pc_token(uint32_t seed, uint32_t shared, uint32_t i)
-{
-	uint32_t x = (i < shared ? 1u : seed) * 0x85ebca6bu ^ i * 0x9e3779b9u;
-
-	x ^= x >> 15;
-	x *= 0x2c1b3c6du;
-	return (x ^ x >> 12) % 128256u;	/* Llama 3's vocabulary */
-}
-
 /* Keys [layer][block] of a request of @seed sharing @shared tokens with
- * request 1: block i's hash is hash(hash of block i-1, its token ids,
- * extra), block 0's parent a root hash of the model's shape (every
- * process agrees on it);
- * layer l's key is hash(block hash, l). */
-static inline void pc_keys(const struct pc_cfg *g, uint32_t seed, uint32_t shared, uint8_t *keys)
+ * request 1, chained as pc_keys.h says. 0, or -1 out of memory. */
+static inline int pc_keys(const struct pc_cfg *g, uint32_t seed, uint32_t shared, uint8_t *keys)
 {
-	size_t in_len = g->klen + 4u * (g->block_tokens + 1u);
-	uint8_t *in = (uint8_t *)calloc(1, in_len), parent[32], lk[36];
-	uint32_t b, t, l;
+	const struct pc_chain c = { g->klen, g->layers, g->blocks, g->block_tokens,
+				    pc_layer_bytes(g), g->extra };
 
-	/* The root: the model's shape in it, so two shapes never share a
-	 * key (a serving engine would put its model's name there too). */
-	snprintf((char *)in, in_len, "nkv prefix_cache %u %u", g->layers, pc_layer_bytes(g));
-	pc_hash(g->klen, in, in_len, parent);
-	for (b = 0; b < g->blocks; b++) {
-		memcpy(in, parent, g->klen);
-		for (t = 0; t < g->block_tokens; t++) {
-			uint32_t tok = pc_token(seed, shared, b * g->block_tokens + t);
-
-			memcpy(in + g->klen + 4u * t, &tok, 4);
-		}
-		memcpy(in + g->klen + 4u * g->block_tokens, &g->extra, 4);
-		pc_hash(g->klen, in, in_len, parent);
-		for (l = 0; l < g->layers; l++) {
-			memcpy(lk, parent, g->klen);
-			memcpy(lk + g->klen, &l, 4);
-			pc_hash(g->klen, lk, g->klen + 4u, keys + ((size_t)l * g->blocks + b) * g->klen);
-		}
-	}
-	free(in);
+	return pc_chain_keys(&c, seed, shared, keys);
 }
 
 /* A request's arrays, host copy and device copy. */
@@ -212,9 +163,9 @@ static inline int pc_req_init(const struct pc_ops *ops, const struct pc_cfg *g, 
 	r->d_pages = ops->alloc(n * sizeof(uint32_t));
 	r->d_out = ops->alloc(n * sizeof(*r->out));
 	r->d_res = ops->alloc(sizeof(r->res));
-	if (!r->keys || !r->pages || !r->out || !r->d_keys || !r->d_pages || !r->d_out || !r->d_res)
+	if (!r->keys || !r->pages || !r->out || !r->d_keys || !r->d_pages || !r->d_out || !r->d_res ||
+	    pc_keys(g, seed, shared, r->keys))
 		return -1;
-	pc_keys(g, seed, shared, r->keys);
 	/* Request 2 takes the free pages from the top of the pool down:
 	 * a value's page is wherever the pool had one. */
 	for (i = 0; i < n; i++)

@@ -335,6 +335,23 @@ def bad_flags():
         (["--value-size", "65M"], "1..64M"), (["--data-buffer-size", "65M"], "1..64M"),
         (["--ttl", "0"], "--ttl"), (["--ttl", "x"], "--ttl"), (["--ttl", "4294967296"], "--ttl"),
         (["--ttl", "60", "--batch-size", "100"], "wave batches only"),
+        (["--workload", "llm"], "--workload"), (["--blocks", "8"], "for --workload prefix"),
+        (["--hit-ratio", "0.5"], "for --workload prefix"), (["--layers", "2"], "for --workload prefix"),
+        (["--workload", "prefix", "--hit-ratio", "1.5"], "--hit-ratio"),
+        (["--workload", "prefix", "--hit-ratio", "-0.1"], "--hit-ratio"),
+        (["--workload", "prefix", "--hit-ratio", "x"], "--hit-ratio"),
+        (["--workload", "prefix", "--blocks", "0"], "--blocks"),
+        (["--workload", "prefix", "--blocks", "65537"], "--blocks"),
+        (["--workload", "prefix", "--layers", "0"], "--layers"),
+        (["--workload", "prefix", "--engine", "gpu"], "cpu engine only"),
+        (["--workload", "prefix", "--num-queues", "2"], "--num-queues"),
+        (["--workload", "prefix", "--keys", "a"], "--keys"),
+        (["--workload", "prefix", "--key-order", "hash"], "SHA-256"),
+        (["--workload", "prefix", "--batch-size", "128", "--queue-length", "1024"], "1..64"),
+        (["--workload", "prefix", "--value-size", "4095"], "multiple of 4"),
+        (["--workload", "prefix", "--ttl", "60"], "--ttl"),
+        (["--workload", "prefix", "--batch-size", "64", "--queue-length", "128"], "three batches"),
+        (["--workload", "prefix", "--blocks", "65536", "--layers", "32"], "1048576"),
     ]
     for args, word in cases:
         rc, out, err = bench(*args)
@@ -352,6 +369,87 @@ def bad_flags():
           str(j and j["memory_mode"]))
     rc, out, err = bench("--help")
     check("help", rc == 0 and "examples:" in out and "--memory-mode" in out, "exit %d" % rc)
+
+
+def prefix_json(name, *args, blocks=64, iters=2):
+    """--workload prefix against the embedded target; the dict, or None."""
+    rc, out, err = bench("--workload", "prefix", "--json", "--blocks", str(blocks),
+                         "--iterations", str(iters), *args)
+    if rc != 0:
+        check(name, False, "exit %d: %s" % (rc, err.strip()[-300:]))
+        return None
+    try:
+        return json.loads(out)
+    except ValueError:
+        check(name, False, "no JSON on stdout: %r" % out[:200])
+        return None
+
+
+def prefix_workload():
+    """--workload prefix (issue 33): a request of N chained block keys,
+    the first R x N stored first; each request looks its prefix up,
+    retrieves the hits, stores the misses. The JSON keeps every field of
+    the kv workload and adds a prefix object whose counts agree with it."""
+    n, iters, width = 64, 2, 32
+    for ratio, layers in ((0, 1), (0.5, 1), (1, 1), (0.75, 4)):
+        name = "prefix-ratio%s-layers%d" % (ratio, layers)
+        j = prefix_json(name, "--hit-ratio", str(ratio), "--layers", str(layers),
+                        "--batch-size", str(width), blocks=n, iters=iters)
+        if j is None:
+            continue
+        p, why = j["prefix"], []
+        hits = int(ratio * n)
+        misses = n - hits
+        # The lookup asks a wave's width at a time up to the batch with its first miss.
+        asked = n if hits == n else min(n, (hits // width + 1) * width)
+        if (j["workload"], j["op"], j["engine"]) != ("prefix", "prefix", "cpu"):
+            why.append("workload/op/engine %r" % ((j["workload"], j["op"], j["engine"]),))
+        if (p["hits_stored"], p["hits_min"], p["hits_max"]) != (hits, hits, hits):
+            why.append("hits %r, want %d" % ((p["hits_stored"], p["hits_min"], p["hits_max"]), hits))
+        if p["requests"] != iters or p["lookup_commands"] != iters * asked:
+            why.append("requests %d, lookup commands %d" % (p["requests"], p["lookup_commands"]))
+        if p["retrieved"]["values"] != iters * hits * layers:
+            why.append("retrieved %d" % p["retrieved"]["values"])
+        if p["stored"]["values"] != iters * misses * layers or p["stored"]["already_there"]:
+            why.append("stored %r" % p["stored"])
+        if j["commands"] != iters * (asked + n * layers):
+            why.append("commands %d" % j["commands"])
+        if j["misses"] != iters * (asked - hits) or p["outcomes"]["absent"] != j["misses"]:
+            why.append("misses %d, absent %d" % (j["misses"], p["outcomes"]["absent"]))
+        if j["ok"] != j["commands"] - j["misses"] or p["outcomes"]["ok"] != j["ok"]:
+            why.append("ok %d of %d" % (j["ok"], j["commands"]))
+        if j["bytes"] != iters * n * layers * j["value_size"]:
+            why.append("bytes %d" % j["bytes"])
+        batches = iters * (-(-asked // width) + layers * (-(-hits // width) + -(-misses // width)))
+        if j["batches"] != batches or j["sq_doorbells"] != batches:
+            why.append("batches %d, SQ doorbells %d, want %d" % (j["batches"], j["sq_doorbells"], batches))
+        if j["unexpected"] or j["errors"]["verify_failures"] or j["errors"]["device_errors"]:
+            why.append("unexpected %d, errors %r" % (j["unexpected"], j["errors"]))
+        lk = p["lookup_ns"]
+        if not (0 < lk["min"] <= lk["p50"] <= lk["p99"] <= lk["max"]):
+            why.append("lookup latency order %r" % lk)
+        if not (p["blocks_per_s"] > 0 and p["gb_per_s"] > 0 and p["measured_ns"] == j["wall_ns"]):
+            why.append("rates %r %r" % (p["blocks_per_s"], p["gb_per_s"]))
+        if abs(p["bytes_per_s"] - j["bytes_per_s"]) > 1e-3 * j["bytes_per_s"]:
+            why.append("bytes_per_s %r vs %r" % (p["bytes_per_s"], j["bytes_per_s"]))
+        if (j["keys"], j["key_size"], j["key_order"]) != (n * layers, 16, "xxh3"):
+            why.append("keys %r" % ((j["keys"], j["key_size"], j["key_order"]),))
+        check(name, not why, "; ".join(why))
+    # 32-byte SHA-256 keys (head form), a warm-up not counted.
+    j = prefix_json("prefix-sha256", "--key-order", "sha256", "--warmup", "1", blocks=40, iters=1)
+    if j is not None:
+        check("prefix-sha256", j["key_size"] == 32 and j["key_order"] == "sha256" and
+              j["prefix"]["requests"] == 1 and j["prefix"]["hits_min"] == 30 and
+              j["unexpected"] == 0, str(j["prefix"]))
+    # The kv workload says so in its JSON, with no prefix object.
+    j = bench_json("workload-kv-json", "--kv-op", "exist", keys=16, batch=16, iters=1)
+    check("workload-kv-json-field", j is not None and j["workload"] == "kv" and "prefix" not in j,
+          str(j and j.get("workload")))
+    rc, out, err = bench("--workload", "prefix", "--blocks", "16", "--iterations", "1")
+    want = ["blocks/s", "GB/s", "p50", "p99", "12..12 blocks found of 16", "0 pages bad"]
+    missing = [w for w in want if w not in out]
+    check("prefix-text-report", rc == 0 and not missing, "exit %d, missing %r: %s%s" %
+          (rc, missing, out, err))
 
 
 def placement():
@@ -437,6 +535,7 @@ def main():
         text_report()
         bad_flags()
         placement()
+        prefix_workload()
         embedded()
         external(tmp)
         timeout_is_wall_clock(tmp)
