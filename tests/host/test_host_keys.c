@@ -278,7 +278,10 @@ static void check_slots(uint32_t flags)
 	cr_assert_eq(nkv_qpair_create(ctrl, &o, &qp), 0);
 	d = nkv_qpair_dev(qp);
 	cr_assert_eq(d->max_key, info.max_key);
-	cr_assert_eq(d->key_flags, flags & NKV_QPAIR_KEY_HEAD ? NKV_DEV_KEY_HEAD : 0);
+	/* Bits 0-7 the key form; 8-15 what the namespace advertises (the
+	 * in-process nkv-target: every vendor Store option). */
+	cr_assert_eq(d->key_flags & 0xffu, flags & NKV_QPAIR_KEY_HEAD ? NKV_DEV_KEY_HEAD : 0);
+	cr_assert_eq(d->key_flags & 0xff00u, NKV_STORE_VENDOR_MASK);
 	for (i = 0; i < 3; i++) {
 		s = nkv_dev_slot_get(d, i);
 		cr_assert_eq((void *)(uintptr_t)s->addr, nkv_qpair_slot(qp, i, NULL));
