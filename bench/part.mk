@@ -48,5 +48,5 @@ $(B)/bench/pingpong-gpu: bench/pingpong_gpu.cu
 # rados_loop on a throwaway cluster). Writes bench/results/compare.*.
 # COMPARE_FLAGS passes more, e.g. COMPARE_FLAGS="--runs 5".
 .PHONY: bench-compare
-bench-compare: $(B)/bin/nkv-bench $(B)/bin/nkv-target $(B)/bench/pingpong $(B)/bench/rados_loop
+bench-compare: $(B)/bin/nkv-bench $(B)/bin/nkv-target $(B)/bench/pingpong $(B)/bench/rados_loop $(B)/bench/rocks_loop
 	python3 bench/compare.py --build $(B) $(COMPARE_FLAGS)
