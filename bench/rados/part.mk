@@ -13,3 +13,5 @@ bench-rados: $(B)/bench/rados_loop $(B)/bin/nkv-bench $(B)/bin/nkv-target
 $(B)/bench/rocks_loop: bench/rocksdb/rocks_loop.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LDFLAGS) -lrocksdb
+.PHONY: bench-rocks
+bench-rocks: $(B)/bench/rocks_loop
