@@ -23,6 +23,15 @@
               (scripts/ceph-dev-cluster.sh) in a temp dir, stopped at the
               end, on error and on Ctrl-C; skipped by name when Ceph is
               not installed.
+  rocksdb     nkv-target --backend rocksdb (--sync always and none, one
+  part        target each, nkv-bench --no-verify over vfio-user) against
+              bench/rocksdb/rocks_loop (one process, the backend's
+              options, a batch of N Puts as one WriteBatch written with
+              the same sync: the backend's group commit of a batch of
+              Stores; Gets one by one) on a database of its own in the
+              same temp dir (same disk), and against nkv-target --backend
+              mem the same way: 4 KiB at batch 32, 2 MiB at batch 8,
+              Store and Retrieve.
 
 Every figure is measured --runs times (interleaved, so drift hits nkv and
 its reference alike); the report gives the median and the spread
@@ -548,6 +557,131 @@ def rados_ratios(book, quick):
                        "rados")
 
 
+# ---- rocksdb part --------------------------------------------------------
+
+ROCKS_POINTS = ((4096, 32), (2 << 20, 8))     # (size, batch)
+ROCKS_SYNCS = ("always", "none")
+
+
+def rocks_plan(size, quick):
+    """(keys, iterations) of one rocksdb point: ~0.2-1 s at sync always."""
+    if quick:
+        return (64, 1) if size < 1 << 20 else (8, 1)
+    return (2048, 2) if size < 1 << 20 else (64, 1)
+
+
+class RocksTargets:
+    """nkv-target --backend rocksdb per sync policy and one --backend mem,
+    each on its own socket, databases in one temp dir (the same disk as
+    rocks_loop's)."""
+
+    def __init__(self, tools):
+        self.tools = tools
+        self.dir = tempfile.mkdtemp(prefix="nkv-compare-rocks-")
+        self.procs = {}
+
+    def start(self):
+        for name in ROCKS_SYNCS + ("mem",):
+            sock = os.path.join(self.dir, name + ".sock")
+            be = ["--backend", "mem"] if name == "mem" else \
+                ["--backend", "rocksdb", "--db", os.path.join(self.dir, "nkv-" + name),
+                 "--sync", name]
+            log = open(os.path.join(self.dir, name + ".log"), "w")
+            self.procs[name] = (sock, spawn([self.tools["nkv-target"], "--socket", sock,
+                                             "--capacity", str(1 << 30), "--log-level", "warn"] +
+                                            be, stdout=log, stderr=subprocess.STDOUT))
+            log.close()
+        for name, (sock, p) in self.procs.items():
+            for _ in range(200):
+                if os.path.exists(sock):
+                    break
+                if p.poll() is not None:
+                    raise CompareError("nkv-target %s exited (%d): %s" %
+                                       (name, p.returncode, self.log_tail(name)))
+                time.sleep(0.05)
+            else:
+                raise CompareError("nkv-target %s made no socket in 10 s" % name)
+
+    def log_tail(self, name):
+        try:
+            with open(os.path.join(self.dir, name + ".log")) as f:
+                return f.read()[-600:]
+        except OSError:
+            return ""
+
+    def sock(self, name):
+        sock, p = self.procs[name]
+        if p.poll() is not None:
+            raise CompareError("nkv-target %s died during the run (%d): %s" %
+                               (name, p.returncode, self.log_tail(name)))
+        return sock
+
+    def stop(self):
+        for _, p in self.procs.values():
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def rocks_key(size, sync, op, tool):
+    return "rocksdb.%s.%s.%s.%s" % (size_key(size), sync, op, tool)
+
+
+def rocks_part(book, run, tools, rt, quick):
+    """Per point, the tools one after another (interleaved across runs)."""
+    for size, batch in ROCKS_POINTS:
+        keys, iters = rocks_plan(size, quick)
+        where = "%s batch %d" % (size_name(size), batch)
+        for op, lop in (("store", "put"), ("retrieve", "get")):
+            for sync in ROCKS_SYNCS:
+                for tool in ("nkv", "loop") + (("mem",) if sync == "always" else ()):
+                    t = time.time()
+                    if tool == "loop":
+                        j = run_json([tools["rocks_loop"], "--db", os.path.join(rt.dir, "loop-" + sync),
+                                      "--op", lop, "--size", str(size), "--batch", str(batch),
+                                      "--keys", str(keys), "--iters", str(iters), "--sync", sync],
+                                     300, "rocks_loop %s %s" % (lop, where))
+                        name = "rocks_loop %s --sync %s" % (lop, sync)
+                    else:
+                        fill = ["--fill", "once", "--key-prefix", "r%ds-" % size] \
+                            if op == "store" else ["--key-prefix", "r%d-" % size]
+                        j = nkv_bench(tools, "nkv-bench %s %s" % (op, where),
+                                      ["--target", "vfio-user:" + rt.sock(sync if tool == "nkv"
+                                                                          else "mem"),
+                                       "--value-size", str(size), "--batch-size", str(batch),
+                                       "--num-keys", str(keys), "--iterations", str(iters),
+                                       "--timeout-ms", "60000", "--poll-sched", "idle",
+                                       "--kv-op", op, "--no-verify"] + fill, keys * iters)
+                        name = "nkv %s, backend %s" % (op, "rocksdb --sync " + sync
+                                                       if tool == "nkv" else "mem")
+                    k = rocks_key(size, sync if tool != "mem" else "-", op, tool)
+                    label = "%s %s, %s" % (op.capitalize(), where, name)
+                    book.add(k + ".iops", run, j["iops"], "IOPS", label + " IOPS")
+                    book.add(k + ".p50_us", run, j["latency_ns"]["p50"] / 1e3, "us", label + " p50")
+                    say("run %d rocksdb %s: %.0f IOPS (%.1f s)" % (run + 1, label, j["iops"],
+                                                                   time.time() - t))
+
+
+def rocks_ratios(book):
+    for size, batch in ROCKS_POINTS:
+        for op in ("store", "retrieve"):
+            where = "%s %s batch %d" % (op.capitalize(), size_name(size), batch)
+            for sync in ROCKS_SYNCS:
+                book.ratio(rocks_key(size, sync, op, "nkv") + ".iops_vs_loop",
+                           "%s IOPS --sync %s, nkv / rocks_loop (goal >= 0.9)" % (where, sync),
+                           rocks_key(size, sync, op, "nkv") + ".iops",
+                           rocks_key(size, sync, op, "loop") + ".iops", "rocksdb")
+                book.ratio(rocks_key(size, sync, op, "nkv") + ".iops_vs_mem",
+                           "%s IOPS --sync %s, nkv rocksdb / nkv mem" % (where, sync),
+                           rocks_key(size, sync, op, "nkv") + ".iops",
+                           rocks_key(size, "-", op, "mem") + ".iops", "rocksdb")
+
+
 # ---- the machine ---------------------------------------------------------
 
 def machine(note, load_start):
@@ -626,7 +760,16 @@ READING = {
              "(nkv-bench --fill once, as rados_loop fills its buffers at start). The backend alone: rados_loop --via backend "
              "drives nkv-target's RADOS backend in its own process, with no queue pair, "
              "transport or polling thread: the backend / rados_loop row is what the backend's "
-             "own librados calls cost, the nkv / backend row what the NVMe-KV hop costs."}
+             "own librados calls cost, the nkv / backend row what the NVMe-KV hop costs.",
+    "rocksdb": "Ratios nkv / rocks_loop: IOPS above 1 favour nkv (issue 34's goal: >= 0.9). "
+               "nkv-bench (cpu engine, --poll-sched idle, --no-verify, Stores --fill once) "
+               "sends a batch of N to nkv-target over vfio-user and waits for all N; "
+               "rocks_loop writes N Puts as one WriteBatch with the same sync (the backend's "
+               "group commit at its best: one sync per batch) and reads N Gets one by one. "
+               "The backend also writes and reads a 16-byte meta record per key, which the "
+               "loop does not. Both databases in one temp dir (one disk), compression none, "
+               "BlobDB from 64 KiB. The mem rows: the same nkv-bench against --backend mem "
+               "(sync does not apply)."}
 
 
 def rados_matrix(res):
@@ -680,8 +823,10 @@ def table(res):
            "of the runs with the spread (min-max) in brackets; ratios are taken within each "
            "run, then summarized." % (m["load_avg_start"][0], m["load_avg_end"][0], res["when"],
                                       res["runs"], "s" if res["runs"] > 1 else ""), ""]
-    for part in ("cpu", "rados"):
-        st = res["parts"][part]
+    for part in ("cpu", "rados", "rocksdb"):
+        st = res["parts"].get(part)
+        if st is None:
+            continue
         out.append("## %s part: %s" % (part, st["status"] if st["status"] != "ran" else
                                        st["placement"]))
         if st["status"] != "ran":
@@ -817,6 +962,8 @@ def args_parse(argv):
                     help="A,B: device code / ping-pong thread 1 / memcpy on A, target / "
                          "ping-pong thread 2 / memcpy on B (default: the first two allowed CPUs)")
     ap.add_argument("--memory-mode", default="8", help="nkv-bench memory mode, cpu part (default 8)")
+    ap.add_argument("--parts", default="cpu,rados,rocksdb",
+                    help="the parts to run, comma-separated (default cpu,rados,rocksdb)")
     ap.add_argument("--memstore-mb", type=int, default=4096,
                     help="the dev cluster's memstore size (default 4096)")
     ap.add_argument("--note", default="A shared machine: other work may have run beside "
@@ -832,6 +979,9 @@ def args_parse(argv):
     if not re.fullmatch(r"(0[xX])?[0-9a-fA-F]", a.memory_mode):
         ap.error("--memory-mode %s: expected a hex mask 0-f, 0x optional (nkv-bench --help)" %
                  a.memory_mode)
+    a.parts = a.parts.split(",")
+    if not a.parts or any(x not in ("cpu", "rados", "rocksdb") for x in a.parts):
+        ap.error("--parts %s: expected some of cpu,rados,rocksdb" % ",".join(a.parts))
     if a.memstore_mb < 256:
         ap.error("--memstore-mb %d: expected 256 or more" % a.memstore_mb)
     allowed = sorted(os.sched_getaffinity(0))
@@ -847,7 +997,8 @@ def tools_of(build):
     t = {"nkv-bench": os.path.join(build, "bin", "nkv-bench"),
          "nkv-target": os.path.join(build, "bin", "nkv-target"),
          "pingpong": os.path.join(build, "bench", "pingpong"),
-         "rados_loop": os.path.join(build, "bench", "rados_loop")}
+         "rados_loop": os.path.join(build, "bench", "rados_loop"),
+         "rocks_loop": os.path.join(build, "bench", "rocks_loop")}
     gone = [p for p in t.values() if not os.access(p, os.X_OK)]
     if gone:
         raise CompareError("%s missing: make BUILD=%s bench-compare builds them" %
@@ -863,7 +1014,7 @@ def main(argv):
     a = args_parse(argv)
     signal.signal(signal.SIGTERM, on_term)
     t0, load0 = time.time(), list(os.getloadavg())
-    cl = None
+    cl = rt = None
     try:
         tools = tools_of(a.build)
         os.makedirs(a.out, exist_ok=True)
@@ -872,7 +1023,10 @@ def main(argv):
         parts = {"cpu": {"status": "ran", "placement":
                          "device code, ping-pong thread 1 and memcpy on CPU %d; embedded target, "
                          "ping-pong thread 2 and memcpy on CPU %d" % tuple(a.cpus)}}
-        if gone:
+        if "rados" not in a.parts:
+            gone = ["(not asked)"]
+            parts["rados"] = {"status": "skipped", "why": "not in --parts"}
+        elif gone:
             why = "%s not found in PATH (scripts/install-deps.sh installs Ceph)" % ", ".join(gone)
             parts["rados"] = {"status": "skipped", "why": why}
             say("SKIP rados part: " + why)
@@ -882,19 +1036,34 @@ def main(argv):
                               "the OSD share every core"}
         say("machine %s, %d cores; %s" % (machine("", load0)["cpu_model"], os.cpu_count(),
                                           parts["cpu"]["placement"]))
+        if "cpu" not in a.parts:
+            parts["cpu"] = {"status": "skipped", "why": "not in --parts"}
+        parts["rocksdb"] = {"status": "skipped", "why": "not in --parts"} \
+            if "rocksdb" not in a.parts else {"status": "ran", "placement":
+                            "unpinned: nkv-bench, nkv-target (rocksdb, mem) and rocks_loop "
+                            "share every core; databases in %s" % tempfile.gettempdir()}
         cplan = cpu_plan(a.quick)
         if not gone:
             cl = Cluster(tools, a.memstore_mb)
             cl.start()
+        if "rocksdb" in a.parts:
+            rt = RocksTargets(tools)
+            rt.start()
         for run in range(a.runs):
-            cpu_part(book, run, tools, a.cpus, cplan, a.memory_mode)
-            cpu_sweep(book, run, tools, a.cpus, cplan, a.memory_mode)
+            if "cpu" in a.parts:
+                cpu_part(book, run, tools, a.cpus, cplan, a.memory_mode)
+                cpu_sweep(book, run, tools, a.cpus, cplan, a.memory_mode)
             if cl:
                 rados_part(book, run, tools, cl, a.quick)
-        cpu_ratios(book)
-        parts["cpu"]["runs"] = cpu_runs(book)
+            if rt:
+                rocks_part(book, run, tools, rt, a.quick)
+        if "cpu" in a.parts:
+            cpu_ratios(book)
+            parts["cpu"]["runs"] = cpu_runs(book)
         if cl:
             rados_ratios(book, a.quick)
+        if rt:
+            rocks_ratios(book)
     except CompareError as e:
         say("FAILED: %s" % e)
         return 1
@@ -907,6 +1076,8 @@ def main(argv):
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             cl.stop()
+        if rt:
+            rt.stop()
     m = machine(a.note, load0)
     res = {"schema": SCHEMA, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
            "quick": a.quick, "runs": a.runs, "seconds": round(time.time() - t0, 1),
@@ -915,7 +1086,9 @@ def main(argv):
            "parts": parts,
            "plan": {"cpu": cplan, "rados": {"%s %s" % (size_name(s), depth_name(b, q)):
                                             list(rados_plan(s, b, q, a.quick))
-                                            for s, b, q in rados_points(a.quick)}},
+                                            for s, b, q in rados_points(a.quick)},
+                    "rocksdb": {"%s batch %d" % (size_name(s), b): list(rocks_plan(s, a.quick))
+                                for s, b in ROCKS_POINTS}},
            "figures": book.figures_json(), "ratios": book.ratios_json()}
     dump_json(res, os.path.join(a.out, "compare.json"))
     md = table(res)

@@ -50,8 +50,9 @@ $(B)/bench/pingpong-gpu: bench/pingpong_gpu.cu
 
 # make bench-compare: nkv beside its references in one run (bench/compare.py:
 # the cpu engine against ping-pong and memcpy, the rados backend against
-# rados_loop on a throwaway cluster). Writes bench/results/compare.*.
+# rados_loop on a throwaway cluster, the rocksdb backend against
+# bench/rocksdb/rocks_loop and the mem backend). Writes bench/results/compare.*.
 # COMPARE_FLAGS passes more, e.g. COMPARE_FLAGS="--runs 5".
 .PHONY: bench-compare
-bench-compare: $(B)/bin/nkv-bench $(B)/bin/nkv-target $(B)/bench/pingpong $(B)/bench/rados_loop
+bench-compare: $(B)/bin/nkv-bench $(B)/bin/nkv-target $(B)/bench/pingpong $(B)/bench/rados_loop $(B)/bench/rocks_loop
 	python3 bench/compare.py --build $(B) $(COMPARE_FLAGS)

@@ -4,7 +4,7 @@
 # CUDA compiles of the examples and of nkv-bench's kernel run in the hip /
 # cuda stages (HIP_SRCS / CUDA_SRCS), skipped there by name without a compiler.
 
-stage examples-build quiet examples-build make examples-cpu bench-tools bench-rados
+stage examples-build quiet examples-build make examples-cpu bench-tools bench-rados bench-rocks
 stage bench run_counted NKV-BENCH timeout 300 python3 tests/bench/test_bench.py build
 stage examples run_counted NKV-EX timeout 300 tests/examples/run.sh build
 stage bench-smoke timeout 120 python3 bench/run-bench.py --smoke --out build/bench-smoke

@@ -110,7 +110,7 @@ def bad_args(tmp):
              (["--quick"], "--out"), (["--cpus", "0"], "--cpus"),
              (["--cpus", "0,%d" % (os.cpu_count() + 64)], "may run on"),
              (["--memstore-mb", "1"], "--memstore-mb"), (["--bogus"], "--bogus"),
-             (["--memory-mode", "10"], "--memory-mode")]
+             (["--memory-mode", "10"], "--memory-mode"), (["--parts", "cpu,disk"], "--parts")]
     for args, word in cases:
         p = compare(*args, "--out", os.path.join(tmp, "bad"), timeout=30) if args != ["--quick"] \
             else compare(*args, timeout=30)
@@ -253,6 +253,18 @@ def quick_output():
                         why.append("no ratio %s.%s.%s" % (base, op, r))
     elif "not found" not in j["parts"]["rados"].get("why", ""):
         why.append("rados part neither ran nor skipped by name: %r" % j["parts"]["rados"])
+    if j["parts"].get("rocksdb", {}).get("status") != "ran":
+        why.append("rocksdb part did not run: %r" % j["parts"].get("rocksdb"))
+    for size, batch in c.ROCKS_POINTS:
+        for op in ("store", "retrieve"):
+            for sync in c.ROCKS_SYNCS:
+                for tool in ("nkv", "loop"):
+                    v = j["figures"].get(c.rocks_key(size, sync, op, tool) + ".iops")
+                    if not v or not v["median"] or v["median"] <= 0:
+                        why.append("%s.iops: %r" % (c.rocks_key(size, sync, op, tool), v))
+                for r in ("iops_vs_loop", "iops_vs_mem"):
+                    if "%s.%s" % (c.rocks_key(size, sync, op, "nkv"), r) not in j["ratios"]:
+                        why.append("no ratio %s.%s" % (c.rocks_key(size, sync, op, "nkv"), r))
     check("quick-json-schema (rados %s)" % j["parts"]["rados"]["status"], not why,
           "; ".join(why[:6]))
 
@@ -333,7 +345,7 @@ def failure_stops_cluster(tmp):
     b = os.path.join(tmp, "failing-build")
     os.makedirs(os.path.join(b, "bin"))
     os.makedirs(os.path.join(b, "bench"))
-    for exe in ("bin/nkv-target", "bench/pingpong", "bench/rados_loop"):
+    for exe in ("bin/nkv-target", "bench/pingpong", "bench/rados_loop", "bench/rocks_loop"):
         os.symlink(os.path.abspath(os.path.join(BUILD, exe)), os.path.join(b, exe))
     with open(os.path.join(b, "bin", "nkv-bench"), "w") as f:
         f.write("#!/bin/sh\ncase \"$*\" in *--target*) echo 'refused on purpose' >&2; exit 3;; esac\n"
@@ -351,7 +363,8 @@ def failure_stops_cluster(tmp):
 
 
 def main():
-    for exe in ("bin/nkv-bench", "bin/nkv-target", "bench/pingpong", "bench/rados_loop"):
+    for exe in ("bin/nkv-bench", "bin/nkv-target", "bench/pingpong", "bench/rados_loop",
+                "bench/rocks_loop"):
         if not os.access(os.path.join(BUILD, exe), os.X_OK):
             print("NKV-COMPARE build FAIL %s missing (make bench-compare builds it)" % exe)
             return 1

@@ -375,3 +375,154 @@ Test(be_rocksdb, evict_lru_deletes_least_recently_retrieved, .init = setup, .fin
 	be->ops->destroy(be);
 	free(v);
 }
+
+/* ---- a disk that fills: --db on a 32 MiB tmpfs ---- */
+
+#define FILL_KEYS 64
+
+static int mounted;
+
+/* Mount a size-MiB tmpfs on dir (remount when already there). */
+static int tmpfs_mount(unsigned mib)
+{
+	char cmd[192];
+
+	snprintf(cmd, sizeof(cmd), "sudo -n mount -t tmpfs -o %ssize=%um tmpfs '%s' 2>/dev/null",
+		 mounted ? "remount," : "", mib, dir);
+	return system(cmd);
+}
+
+static void setup_tmpfs(void)
+{
+	setup();
+	if (tmpfs_mount(32)) {
+		teardown();
+		dir[0] = 0;
+		cr_skip_test("disk_fills: no tmpfs to fill (sudo -n mount -t tmpfs not allowed)");
+	}
+	mounted = 1;
+}
+
+static void teardown_tmpfs(void)
+{
+	char cmd[128];
+
+	if (mounted) {
+		snprintf(cmd, sizeof(cmd), "sudo -n umount '%s'", dir);
+		cr_assert_eq(system(cmd), 0, "umount %s", dir);
+		mounted = 0;
+	}
+	if (dir[0])
+		teardown();
+}
+
+/* Key i's value: every other one 2 MiB (a blob), the rest 4 KiB. */
+static size_t fill_len(int i)
+{
+	return i % 2 ? 2u << 20 : 4096;
+}
+
+static int fill_status_ok(uint16_t st)
+{
+	return st == full || st == NKV_STATUS(0, NKV_SC_KV_UNRECOVERED_ERROR);
+}
+
+/* Every key as want says: 1 its value byte for byte, 0 absent. */
+static void fill_check(struct nkv_be *be, const int *want, uint8_t *got)
+{
+	char key[16];
+	uint32_t dw0;
+	int i;
+
+	for (i = 0; i < FILL_KEYS; i++) {
+		uint8_t *v = pattern(fill_len(i), (unsigned)i);
+
+		snprintf(key, sizeof(key), "f%02d", i);
+		memset(got, 0, 2u << 20);
+		if (want[i]) {
+			cr_assert_eq(op(be, NKV_KV_RETRIEVE, key, 0, got, 2u << 20, &dw0), 0, "%s", key);
+			cr_assert_eq(dw0, fill_len(i), "%s", key);
+			cr_assert_eq(memcmp(got, v, fill_len(i)), 0, "%s damaged", key);
+		} else {
+			cr_assert_eq(op(be, NKV_KV_EXIST, key, 0, NULL, 0, NULL), absent,
+				     "%s was never acknowledged, or deleted", key);
+		}
+		free(v);
+	}
+}
+
+/* Store key i (its pattern): the status. */
+static uint16_t fill_store(struct nkv_be *be, int i)
+{
+	uint8_t *v = pattern(fill_len(i), (unsigned)i);
+	char key[16];
+	uint16_t st;
+
+	snprintf(key, sizeof(key), "f%02d", i);
+	st = op(be, NKV_KV_STORE, key, 0, v, fill_len(i), NULL);
+	free(v);
+	cr_assert(!st || fill_status_ok(st), "%s: status %#x", key, st);
+	return st;
+}
+
+/* A file of mib MiB beside the database: room taken, to give back. */
+static void filler(unsigned mib)
+{
+	char cmd[160];
+
+	snprintf(cmd, sizeof(cmd), mib ? "dd if=/dev/zero of='%s/filler' bs=1M count=%u status=none"
+				       : "rm -f '%s/filler'", dir, mib);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
+/* Stores until the disk is full: they fail with a status (81h, or 88h
+ * when RocksDB names the error otherwise), reads go on, and every value
+ * acknowledged before is intact; once room is freed Stores go on, and
+ * a reopen on the disk made larger finds it all again. */
+Test(be_rocksdb, disk_fills, .init = setup_tmpfs, .fini = teardown_tmpfs, .timeout = 30)
+{
+	struct nkv_be *be = open_ns("gpukv", 1ull << 30, NULL);
+	uint8_t *got = malloc(2u << 20);
+	int want[FILL_KEYS] = { 0 }, i, failed = 0, n = 0, first = -1;
+	char key[16];
+	uint16_t st;
+
+	filler(8);
+	for (i = 0; i < FILL_KEYS && failed < 3; i++) {	/* a few more after the first */
+		want[i] = !fill_store(be, i);
+		if (!want[i] && first < 0)
+			first = i;
+		failed += !want[i];
+		n += want[i];
+	}
+	cr_assert_geq(failed, 1, "32 MiB never filled");
+	cr_assert_geq(n, 4, "some Stores fit before the disk filled");
+	fill_check(be, want, got);
+	/* Deletes: what a Delete answers holds, whatever it is. */
+	for (i = 0; i < 4; i += 2) {
+		snprintf(key, sizeof(key), "f%02d", i);
+		st = op(be, NKV_KV_DELETE, key, 0, NULL, 0, NULL);
+		cr_assert(!st || fill_status_ok(st), "delete %s: status %#x", key, st);
+		want[i] = want[i] && st;
+	}
+	fill_check(be, want, got);
+	filler(0);	/* room again: the Store that failed first now fits */
+	cr_assert_eq(fill_store(be, first), 0);
+	want[first] = 1;
+	fill_check(be, want, got);
+	be->ops->destroy(be);
+
+	cr_assert_eq(tmpfs_mount(96), 0, "remount larger");
+	be = open_ns("gpukv", 1ull << 30, NULL);
+	fill_check(be, want, got);
+	for (n = 0, i = 0; i < FILL_KEYS; i++)
+		n += want[i];
+	cr_assert_eq(be->ops->keys_used(be), (uint64_t)n, "recounted");
+	for (i = 0; i < FILL_KEYS && want[i]; i++)
+		;
+	cr_assert_eq(fill_store(be, i), 0, "f%02d fits on the larger disk", i);
+	want[i] = 1;
+	fill_check(be, want, got);
+	be->ops->destroy(be);
+	free(got);
+}

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
 
 #include "lru.h"
@@ -30,6 +31,7 @@
 #define NKV_ROCKS_SWEEP_BATCH 1024
 #define NKV_ROCKS_DEF_CAPACITY (1ull << 30)
 #define NKV_ROCKS_DEF_BLOB_MIN (64u << 10)
+#define NKV_ROCKS_DISK_RESERVE (4ull << 20)	/* Deletes, MANIFEST, LOG */
 
 /* ---- the meta record: 16 bytes, little-endian ---- */
 
@@ -529,6 +531,28 @@ static uint16_t nkv_rocks_room(struct nkv_be_rocks *r, const uint8_t *key, uint8
 		      : nkv_rocks_st(NKV_SC_CAPACITY_EXCEEDED);
 }
 
+/* Room on the disk for len more value bytes: 0, or 81h. Each value byte
+ * takes room twice (its WAL record, then its flushed copy while the WAL
+ * still exists), so the memtables' bytes must still fit, and a reserve
+ * stays for Deletes and RocksDB's own files. Checked before RocksDB
+ * meets ENOSPC: librocksdb 7.8 (Debian 12) aborts on an assertion when
+ * a WAL write runs out of space (fixed upstream in 9.x). */
+static uint16_t nkv_rocks_disk_room(struct nkv_be_rocks *r, uint64_t len)
+{
+	uint64_t mem = 0, v, need;
+	struct statvfs sv;
+
+	if (statvfs(r->d->path, &sv))
+		return 0;	/* unknown: RocksDB answers */
+	if (!rocksdb_property_int_cf(r->d->db, r->cf, "rocksdb.cur-size-all-mem-tables", &v))
+		mem += v;
+	if (!rocksdb_property_int_cf(r->d->db, r->meta, "rocksdb.cur-size-all-mem-tables", &v))
+		mem += v;
+	need = 2 * (r->pend_bytes + len) + mem + NKV_ROCKS_DISK_RESERVE;
+	return (uint64_t)sv.f_bavail * sv.f_frsize < need ? nkv_rocks_st(NKV_SC_CAPACITY_EXCEEDED)
+							 : 0;
+}
+
 /* ---- the ops ---- */
 
 /* Where op's key lives now: *m filled and 1 when durable and live (an
@@ -595,6 +619,8 @@ static void nkv_rocks_store_put(struct nkv_be_rocks *r, struct nkv_be_op *op,
 
 	if (cost > old)
 		st = nkv_rocks_room(r, op->key, op->klen, cost - old);
+	if (!st)
+		st = nkv_rocks_disk_room(r, cost);
 	buf = st ? NULL : malloc(op->len ? op->len : 1);
 	if (!st && !buf)
 		st = nkv_rocks_st(NKV_SC_INTERNAL);

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rocks_loop - the plain RocksDB reference for nkv-target's rocksdb
+ * backend (bench/compare.py's rocksdb part): one process, the backend's
+ * options (compression none, BlobDB from --blob-min, parallelism 2) on a
+ * database directory of its own, keys in batches of --batch:
+ *
+ *   put  one WriteBatch of --batch Puts, one rocksdb_write with sync
+ *        (--sync always) or without (--sync none): the backend's group
+ *        commit of a batch of Stores, minus its 16-byte meta record;
+ *   get  --batch rocksdb_get_pinned + copy out of the value, as the
+ *        backend's Retrieve does (without its meta lookup).
+ *
+ * Each batch is timed (submit to last completion, as nkv-bench times a
+ * batch); prints one JSON line: ops, wall_ns, iops, latency_ns p50/p99.
+ * get stores its keys first (not timed), in the same process, so they are
+ * where nkv-target's Retrieves find theirs. A measuring aid.
+ */
+#include <rocksdb/c.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct loop_conf {
+	const char *db, *op;
+	size_t size;
+	unsigned batch, keys, iters;
+	int sync;
+	uint64_t blob_min;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: rocks_loop --db DIR --op put|get --size BYTES [--batch N] [--keys N]\n"
+		   "                  [--iters N] [--sync always|none] [--blob-min BYTES]\n");
+}
+
+static int parse(int argc, char **argv, struct loop_conf *c)
+{
+	int i;
+
+	*c = (struct loop_conf){ .batch = 1, .keys = 1024, .iters = 1, .sync = 1,
+				 .blob_min = 64u << 10 };
+	for (i = 1; i + 1 < argc; i += 2) {
+		const char *k = argv[i], *v = argv[i + 1];
+
+		if (!strcmp(k, "--db"))
+			c->db = v;
+		else if (!strcmp(k, "--op"))
+			c->op = v;
+		else if (!strcmp(k, "--size"))
+			c->size = strtoull(v, NULL, 0);
+		else if (!strcmp(k, "--batch"))
+			c->batch = (unsigned)strtoul(v, NULL, 0);
+		else if (!strcmp(k, "--keys"))
+			c->keys = (unsigned)strtoul(v, NULL, 0);
+		else if (!strcmp(k, "--iters"))
+			c->iters = (unsigned)strtoul(v, NULL, 0);
+		else if (!strcmp(k, "--sync") && (!strcmp(v, "always") || !strcmp(v, "none")))
+			c->sync = !strcmp(v, "always");
+		else if (!strcmp(k, "--blob-min"))
+			c->blob_min = strtoull(v, NULL, 0);
+		else
+			return -1;
+	}
+	if (i != argc || !c->db || !c->op || (strcmp(c->op, "put") && strcmp(c->op, "get")) ||
+	    !c->size || !c->batch || !c->keys || !c->iters || c->keys % c->batch)
+		return -1;
+	return 0;
+}
+
+static rocksdb_t *open_db(const struct loop_conf *c)
+{
+	rocksdb_options_t *o = rocksdb_options_create();
+	char *e = NULL;
+	rocksdb_t *db;
+
+	rocksdb_options_set_create_if_missing(o, 1);
+	rocksdb_options_set_compression(o, rocksdb_no_compression);
+	rocksdb_options_set_enable_blob_files(o, c->blob_min != 0);
+	rocksdb_options_set_min_blob_size(o, c->blob_min);
+	rocksdb_options_set_blob_compression_type(o, rocksdb_no_compression);
+	rocksdb_options_increase_parallelism(o, 2);
+	db = rocksdb_open(o, c->db, &e);
+	rocksdb_options_destroy(o);
+	if (e) {
+		fprintf(stderr, "rocks_loop: cannot open %s: %s\n", c->db, e);
+		free(e);
+	}
+	return db;
+}
+
+/* Batch b of keys [b*batch, (b+1)*batch): one synced WriteBatch, or
+ * batch reads: 0, or -1 with the reason on stderr. */
+static int run_batch(rocksdb_t *db, const struct loop_conf *c, rocksdb_writeoptions_t *wo,
+		     rocksdb_readoptions_t *ro, int put, unsigned first, char *val, char *out)
+{
+	rocksdb_writebatch_t *wb = put ? rocksdb_writebatch_create() : NULL;
+	char key[32], *e = NULL;
+	unsigned i;
+
+	for (i = 0; i < c->batch && !e; i++) {
+		int kl = snprintf(key, sizeof(key), "loop-%zu-%u", c->size, first + i);
+
+		if (put) {
+			rocksdb_writebatch_put(wb, key, (size_t)kl, val, c->size);
+		} else {
+			rocksdb_pinnableslice_t *ps = rocksdb_get_pinned(db, ro, key, (size_t)kl, &e);
+			size_t len = 0;
+			const char *v = ps ? rocksdb_pinnableslice_value(ps, &len) : NULL;
+
+			if (!e && (!v || len != c->size))
+				fprintf(stderr, "rocks_loop: %s: %s\n", key, v ? "wrong size" : "absent");
+			if (!e && v && len == c->size)
+				memcpy(out, v, len);
+			if (ps)
+				rocksdb_pinnableslice_destroy(ps);
+			if (!e && (!v || len != c->size))
+				return -1;
+		}
+	}
+	if (put && !e)
+		rocksdb_write(db, wo, wb, &e);
+	if (wb)
+		rocksdb_writebatch_destroy(wb);
+	if (e) {
+		fprintf(stderr, "rocks_loop: %s\n", e);
+		free(e);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct loop_conf c;
+	rocksdb_writeoptions_t *wo;
+	rocksdb_readoptions_t *ro;
+	uint64_t *lat, t0, t, wall;
+	unsigned nb, b, n = 0, it;
+	char *val, *out;
+	rocksdb_t *db;
+	int put, rc = 0;
+	size_t i;
+
+	if (argc == 2 && !strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (parse(argc, argv, &c)) {
+		usage(stderr);
+		return 2;
+	}
+	db = open_db(&c);
+	if (!db)
+		return 1;
+	put = !strcmp(c.op, "put");
+	nb = c.keys / c.batch;
+	val = malloc(c.size);
+	out = malloc(c.size);
+	lat = calloc((size_t)nb * c.iters, sizeof(*lat));
+	if (!val || !out || !lat) {
+		fprintf(stderr, "rocks_loop: out of memory\n");
+		return 1;
+	}
+	for (i = 0; i < c.size; i++)	/* filled once, as nkv-bench --fill once */
+		val[i] = (char)(i * 131 + 7);
+	wo = rocksdb_writeoptions_create();
+	rocksdb_writeoptions_set_sync(wo, c.sync);
+	ro = rocksdb_readoptions_create();
+	if (!put)	/* the keys to read, stored first in this process, as
+			 * nkv-bench stores them before its Retrieves */
+		for (b = 0; b < nb && !rc; b++)
+			rc = run_batch(db, &c, wo, ro, 1, b * c.batch, val, out);
+	t0 = now_ns();
+	for (it = 0; it < c.iters && !rc; it++)
+		for (b = 0; b < nb && !rc; b++) {
+			t = now_ns();
+			rc = run_batch(db, &c, wo, ro, put, b * c.batch, val, out);
+			lat[n++] = now_ns() - t;
+		}
+	wall = now_ns() - t0;
+	if (!rc) {
+		qsort(lat, n, sizeof(*lat), cmp_u64);
+		printf("{\"op\":\"%s\",\"size\":%zu,\"batch\":%u,\"sync\":\"%s\",\"ops\":%llu,"
+		       "\"wall_ns\":%llu,\"iops\":%.1f,\"latency_ns\":{\"p50\":%llu,\"p99\":%llu}}\n",
+		       c.op, c.size, c.batch, c.sync ? "always" : "none",
+		       (unsigned long long)n * c.batch, (unsigned long long)wall,
+		       (double)n * c.batch * 1e9 / (double)wall, (unsigned long long)lat[n / 2],
+		       (unsigned long long)lat[n * 99 / 100]);
+	}
+	rocksdb_readoptions_destroy(ro);
+	rocksdb_writeoptions_destroy(wo);
+	rocksdb_close(db);
+	free(val);
+	free(out);
+	free(lat);
+	return rc ? 1 : 0;
+}
