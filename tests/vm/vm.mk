@@ -9,7 +9,7 @@ $(B)/vm/nkv_vmtest: $(patsubst %.c,$(B)/obj/%.o,$(VMTEST_SRCS)) $(LIBNKV)
 	@mkdir -p $(@D)
 	$(CC) -static $(LDFLAGS) $^ $(VM_STATIC_LDLIBS) -o $@
 
-$(B)/vm/nkv-admin: $(B)/obj/src/tools/nkv_admin.o $(LIBNKV)
+$(B)/vm/nkv-admin: $(B)/obj/src/tools/nkv_admin.o $(B)/obj/src/tools/ctrl_show.o $(LIBNKV)
 	@mkdir -p $(@D)
 	$(CC) -static $(LDFLAGS) $^ $(VM_STATIC_LDLIBS) -o $@
 
