@@ -14,6 +14,8 @@
 #include "target/backends/registry.h"
 #include "target/core/core.h"
 
+#include "be_op.h"
+
 TestSuite(be_mem, .timeout = 20);
 
 static char err[160];
@@ -35,62 +37,6 @@ void *__wrap_malloc(size_t n)
 {
 	__atomic_add_fetch(&mallocs, 1, __ATOMIC_RELAXED);
 	return __real_malloc(n);
-}
-
-/* An op as the core hands it over: inside a command holding its segment. */
-struct done_op {
-	struct nkv_tgt_cmd cmd;
-	int done;
-	struct iovec iov;
-};
-
-static void done_cb(struct nkv_be_op *op)
-{
-	__atomic_store_n(&((struct done_op *)op)->done, 1, __ATOMIC_RELEASE);
-}
-
-/* An op as the core fills it (its data in buf). */
-static void op_prep(struct done_op *d, uint8_t opc, const char *key, uint32_t opt,
-		    uint32_t ttl, void *buf, uint64_t len)
-{
-	memset(d, 0, sizeof(*d));
-	d->cmd.op.opc = opc;
-	d->cmd.op.klen = (uint8_t)strlen(key);
-	memcpy(d->cmd.op.key, key, d->cmd.op.klen);
-	d->cmd.op.options = opt;
-	d->cmd.op.ttl_s = ttl;
-	d->iov.iov_base = buf;
-	d->iov.iov_len = len;
-	d->cmd.iov = &d->iov;
-	d->cmd.iovcnt = 1;
-	d->cmd.op.len = len;
-	d->cmd.op.done = done_cb;
-	nkv_tgt_data_start(&d->cmd, opc == NKV_KV_LIST);
-}
-
-/* Submit and wait (the worker completes from its thread), then finish the
- * op's data as the core does (a List's header and DW0). */
-static uint16_t op_ttl(struct nkv_be *be, uint8_t opc, const char *key, uint32_t opt,
-		       uint32_t ttl, void *buf, uint64_t len, uint32_t *dw0)
-{
-	struct done_op d;
-	long i;
-
-	op_prep(&d, opc, key, opt, ttl, buf, len);
-	cr_assert_eq(be->ops->submit(be, &d.cmd.op), 0);
-	for (i = 0; i < 100000000 && !__atomic_load_n(&d.done, __ATOMIC_ACQUIRE); i++)
-		;
-	cr_assert(d.done, "op never completed");
-	nkv_tgt_data_end(&d.cmd);
-	if (dw0)
-		*dw0 = d.cmd.op.dw0;
-	return d.cmd.op.status;
-}
-
-static uint16_t op(struct nkv_be *be, uint8_t opc, const char *key, uint32_t opt,
-		   void *buf, uint64_t len, uint32_t *dw0)
-{
-	return op_ttl(be, opc, key, opt, 0, buf, len, dw0);
 }
 
 Test(be_mem, options)
@@ -178,32 +124,32 @@ Test(be_mem, big_values_return_their_memory)
 	cr_assert(v && r);
 	for (i = 0; i < max / 8 + 8; i++)
 		((uint64_t *)v)[i] = i * 0x9e3779b97f4a7c15ull;
-	cr_assert_eq(op(be, NKV_KV_STORE, "a", 0, v, max, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "b", 0, v + 8, max, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "c", 0, v, max, NULL),
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "a", 0, v, max, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "b", 0, v + 8, max, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "c", 0, v, max, NULL),
 		     NKV_STATUS(0, NKV_SC_CAPACITY_EXCEEDED), "a third is one too many");
 	cr_assert_eq(be->ops->bytes_used(be), 2 * nkv_be_mem_key_cost(max));
-	cr_assert_eq(op(be, NKV_KV_RETRIEVE, "b", 0, r, max, &dw0), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_RETRIEVE, "b", 0, r, max, &dw0), 0);
 	cr_assert_eq(dw0, max);
 	cr_assert_eq(memcmp(r, v + 8, max), 0);
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		uint64_t n = sizes[i];
 
-		cr_assert_eq(op(be, NKV_KV_STORE, "a", 0, v + i, n, NULL), 0, "overwrite %llu",
+		cr_assert_eq(be_op_run(be, NKV_KV_STORE, "a", 0, v + i, n, NULL), 0, "overwrite %llu",
 			     (unsigned long long)n);
-		cr_assert_eq(op(be, NKV_KV_RETRIEVE, "a", 0, r, max, &dw0), 0);
+		cr_assert_eq(be_op_run(be, NKV_KV_RETRIEVE, "a", 0, r, max, &dw0), 0);
 		cr_assert_eq(dw0, n);
 		cr_assert_eq(memcmp(r, v + i, n), 0, "value of %llu B", (unsigned long long)n);
 		cr_assert_eq(be->ops->bytes_used(be),
 			     nkv_be_mem_key_cost(n) + nkv_be_mem_key_cost(max));
 	}
 	for (i = 0; i < 8; i++) {
-		cr_assert_eq(op(be, NKV_KV_DELETE, "b", 0, NULL, 0, NULL), 0);
-		cr_assert_eq(op(be, NKV_KV_STORE, "b", 0, v, max, NULL), 0, "round %llu",
+		cr_assert_eq(be_op_run(be, NKV_KV_DELETE, "b", 0, NULL, 0, NULL), 0);
+		cr_assert_eq(be_op_run(be, NKV_KV_STORE, "b", 0, v, max, NULL), 0, "round %llu",
 			     (unsigned long long)i);
 	}
-	cr_assert_eq(op(be, NKV_KV_DELETE, "a", 0, NULL, 0, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_DELETE, "b", 0, NULL, 0, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_DELETE, "a", 0, NULL, 0, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_DELETE, "b", 0, NULL, 0, NULL), 0);
 	cr_assert_eq(be->ops->bytes_used(be), 0);
 	be->ops->destroy(be);
 	free(v);
@@ -220,10 +166,10 @@ Test(be_mem, list_order_and_accounting_worker)
 	uint32_t dw0, off = 4, i, count;
 
 	for (i = 0; i < 6; i++)
-		cr_assert_eq(op(be, NKV_KV_STORE, keys[i], 0, "12345", 5, NULL), 0);
+		cr_assert_eq(be_op_run(be, NKV_KV_STORE, keys[i], 0, "12345", 5, NULL), 0);
 	cr_assert_eq(be->ops->keys_used(be), 6);
 	cr_assert_eq(be->ops->bytes_used(be), 6 * nkv_be_mem_key_cost(5));
-	cr_assert_eq(op(be, NKV_KV_LIST, "", 0, buf, sizeof(buf), &dw0), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_LIST, "", 0, buf, sizeof(buf), &dw0), 0);
 	memcpy(&count, buf, 4);
 	cr_assert_eq(count, 6);
 	cr_assert_eq(dw0, 6);
@@ -235,11 +181,11 @@ Test(be_mem, list_order_and_accounting_worker)
 		cr_assert_eq(memcmp(buf + off + 2, sorted[i], kl), 0, "entry %u", i);
 		off += nkv_list_entry_size(kl);
 	}
-	cr_assert_eq(op(be, NKV_KV_DELETE, "ba", 0, NULL, 0, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_DELETE, "ba", 0, NULL, 0, NULL), 0);
 	cr_assert_eq(be->ops->bytes_used(be), 5 * nkv_be_mem_key_cost(5));
-	cr_assert_eq(op(be, NKV_KV_RETRIEVE, "ba", 0, buf, 8, NULL),
+	cr_assert_eq(be_op_run(be, NKV_KV_RETRIEVE, "ba", 0, buf, 8, NULL),
 		     NKV_STATUS(0, NKV_SC_KV_KEY_NOT_EXISTS));
-	cr_assert_eq(op(be, 0x55, "a", 0, NULL, 0, NULL), NKV_STATUS(0, NKV_SC_INVALID_OPCODE));
+	cr_assert_eq(be_op_run(be, 0x55, "a", 0, NULL, 0, NULL), NKV_STATUS(0, NKV_SC_INVALID_OPCODE));
 	be->ops->destroy(be);
 }
 
@@ -256,9 +202,9 @@ static void *storer(void *p)
 
 	for (i = 0; i < 300; i++) {
 		snprintf(key, sizeof(key), "t%d-%d", a->id, i);
-		cr_assert_eq(op(a->be, NKV_KV_STORE, key, 0, key, 8, NULL), 0);
+		cr_assert_eq(be_op_run(a->be, NKV_KV_STORE, key, 0, key, 8, NULL), 0);
 		if (i % 3 == 0)
-			cr_assert_eq(op(a->be, NKV_KV_DELETE, key, 0, NULL, 0, NULL), 0);
+			cr_assert_eq(be_op_run(a->be, NKV_KV_DELETE, key, 0, NULL, 0, NULL), 0);
 	}
 	return NULL;
 }
@@ -296,7 +242,7 @@ Test(be_mem, tiny_value_flood_is_bounded_by_real_cost)
 	cr_assert_not_null(be);
 	for (;; i++) {
 		snprintf(key, sizeof(key), "k%u", i);
-		if (op(be, NKV_KV_STORE, key, 0, "x", 1, NULL))
+		if (be_op_run(be, NKV_KV_STORE, key, 0, "x", 1, NULL))
 			break;
 	}
 	after = mallinfo2();
@@ -327,7 +273,7 @@ Test(be_mem, store_does_not_malloc_on_the_poll_thread)
 	before = __atomic_load_n(&mallocs, __ATOMIC_RELAXED);
 	for (i = 0; i < 1000; i++) {
 		snprintf(key, sizeof(key), "v%d", i);
-		st[i] = op(be, NKV_KV_STORE, key, 0, v, (uint64_t)(i % 4096) + 1, NULL);
+		st[i] = be_op_run(be, NKV_KV_STORE, key, 0, v, (uint64_t)(i % 4096) + 1, NULL);
 	}
 	after = __atomic_load_n(&mallocs, __ATOMIC_RELAXED);
 	for (i = 0; i < 1000; i++)
@@ -364,27 +310,6 @@ static struct nkv_be *ttl_create(uint64_t capacity)
 
 static const uint16_t absent = NKV_STATUS(0, NKV_SC_KV_KEY_NOT_EXISTS);
 
-/* The keys a List returns, joined with ','. */
-static void list_keys(struct nkv_be *be, const char *start, char *out, size_t outlen)
-{
-	uint8_t buf[512];
-	uint32_t count, i, off = 4, dw0;
-	size_t o = 0;
-
-	cr_assert_eq(op(be, NKV_KV_LIST, start, 0, buf, sizeof(buf), &dw0), 0);
-	memcpy(&count, buf, 4);
-	cr_assert_eq(count, dw0);
-	out[0] = 0;
-	for (i = 0; i < count; i++) {
-		uint16_t kl;
-
-		memcpy(&kl, buf + off, 2);
-		o += (size_t)snprintf(out + o, outlen - o, "%s%.*s", i ? "," : "", kl,
-				      (const char *)buf + off + 2);
-		off += nkv_list_entry_size(kl);
-	}
-}
-
 Test(be_mem, ttl_key_is_absent_for_every_op_once_expired)
 {
 	struct nkv_be *be = ttl_create(0);
@@ -392,29 +317,29 @@ Test(be_mem, ttl_key_is_absent_for_every_op_once_expired)
 	uint32_t dw0;
 
 	cr_assert_eq(be->store_opts, NKV_STORE_VENDOR_MASK);
-	cr_assert_eq(op(be, NKV_KV_STORE, "p", 0, "perm", 4, NULL), 0);
-	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "t", NKV_STORE_TTL, 10, "ttl!", 4, NULL), 0);
-	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "u", NKV_STORE_TTL | NKV_STORE_EPHEMERAL, 10,
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "p", 0, "perm", 4, NULL), 0);
+	cr_assert_eq(be_op_run_ttl(be, NKV_KV_STORE, "t", NKV_STORE_TTL, 10, "ttl!", 4, NULL), 0);
+	cr_assert_eq(be_op_run_ttl(be, NKV_KV_STORE, "u", NKV_STORE_TTL | NKV_STORE_EPHEMERAL, 10,
 			    "eph", 3, NULL), 0);
 	clock_at(1000000 + 9999);	/* a millisecond before expiry: all there */
-	cr_assert_eq(op(be, NKV_KV_EXIST, "t", 0, NULL, 0, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_RETRIEVE, "t", 0, v, sizeof(v), &dw0), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_EXIST, "t", 0, NULL, 0, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_RETRIEVE, "t", 0, v, sizeof(v), &dw0), 0);
 	cr_assert_eq(dw0, 4);
 	cr_assert_eq(memcmp(v, "ttl!", 4), 0);
-	list_keys(be, "", keys, sizeof(keys));
+	be_list_keys(be, "", keys, sizeof(keys));
 	cr_assert_str_eq(keys, "p,t,u");
 	clock_at(1000000 + 10000);	/* expired: absent everywhere */
-	list_keys(be, "", keys, sizeof(keys));
+	be_list_keys(be, "", keys, sizeof(keys));
 	cr_assert_str_eq(keys, "p");
-	list_keys(be, "t", keys, sizeof(keys));
+	be_list_keys(be, "t", keys, sizeof(keys));
 	cr_assert_str_eq(keys, "");
-	cr_assert_eq(op(be, NKV_KV_EXIST, "t", 0, NULL, 0, NULL), absent);
-	cr_assert_eq(op(be, NKV_KV_RETRIEVE, "u", 0, v, sizeof(v), &dw0), absent);
-	cr_assert_eq(op(be, NKV_KV_RETRIEVE, "u", 0, NULL, 0, &dw0), absent, "size query");
+	cr_assert_eq(be_op_run(be, NKV_KV_EXIST, "t", 0, NULL, 0, NULL), absent);
+	cr_assert_eq(be_op_run(be, NKV_KV_RETRIEVE, "u", 0, v, sizeof(v), &dw0), absent);
+	cr_assert_eq(be_op_run(be, NKV_KV_RETRIEVE, "u", 0, NULL, 0, &dw0), absent, "size query");
 	/* Both read ops removed what they found expired: the books are exact. */
 	cr_assert_eq(be->ops->keys_used(be), 1);
 	cr_assert_eq(be->ops->bytes_used(be), nkv_be_mem_key_cost(4));
-	cr_assert_eq(op(be, NKV_KV_DELETE, "t", 0, NULL, 0, NULL), absent);
+	cr_assert_eq(be_op_run(be, NKV_KV_DELETE, "t", 0, NULL, 0, NULL), absent);
 	be->ops->destroy(be);
 }
 
@@ -424,23 +349,23 @@ Test(be_mem, delete_and_conditional_stores_see_expired_keys_as_absent)
 	uint32_t dw0;
 	char v[8];
 
-	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "a", NKV_STORE_TTL, 1, "aaaa", 4, NULL), 0);
-	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "b", NKV_STORE_TTL, 1, "bbbb", 4, NULL), 0);
-	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "c", NKV_STORE_TTL, 1, "cccc", 4, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "a", NKV_STORE_MUST_NOT_EXIST, "x", 1, NULL),
+	cr_assert_eq(be_op_run_ttl(be, NKV_KV_STORE, "a", NKV_STORE_TTL, 1, "aaaa", 4, NULL), 0);
+	cr_assert_eq(be_op_run_ttl(be, NKV_KV_STORE, "b", NKV_STORE_TTL, 1, "bbbb", 4, NULL), 0);
+	cr_assert_eq(be_op_run_ttl(be, NKV_KV_STORE, "c", NKV_STORE_TTL, 1, "cccc", 4, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "a", NKV_STORE_MUST_NOT_EXIST, "x", 1, NULL),
 		     NKV_STATUS(0, NKV_SC_KV_KEY_EXISTS), "live: still there");
 	clock_at(1000000 + 1000);
-	cr_assert_eq(op(be, NKV_KV_DELETE, "a", 0, NULL, 0, NULL), absent);
-	cr_assert_eq(op(be, NKV_KV_STORE, "b", NKV_STORE_MUST_EXIST, "x", 1, NULL), absent);
-	cr_assert_eq(op(be, NKV_KV_STORE, "c", NKV_STORE_MUST_NOT_EXIST, "new", 3, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_RETRIEVE, "c", 0, v, sizeof(v), &dw0), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_DELETE, "a", 0, NULL, 0, NULL), absent);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "b", NKV_STORE_MUST_EXIST, "x", 1, NULL), absent);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "c", NKV_STORE_MUST_NOT_EXIST, "new", 3, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_RETRIEVE, "c", 0, v, sizeof(v), &dw0), 0);
 	cr_assert_eq(dw0, 3);
 	cr_assert_eq(memcmp(v, "new", 3), 0);
 	/* The Delete and the refused Store removed theirs; the new c has no TTL. */
 	cr_assert_eq(be->ops->keys_used(be), 1);
 	cr_assert_eq(be->ops->bytes_used(be), nkv_be_mem_key_cost(3));
 	clock_at(UINT64_MAX / 2);
-	cr_assert_eq(op(be, NKV_KV_EXIST, "c", 0, NULL, 0, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_EXIST, "c", 0, NULL, 0, NULL), 0);
 	be->ops->destroy(be);
 }
 
@@ -448,13 +373,13 @@ Test(be_mem, plain_store_clears_a_ttl_and_ttl_store_sets_one)
 {
 	struct nkv_be *be = ttl_create(0);
 
-	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "k", NKV_STORE_TTL, 5, "v1", 2, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "k", 0, "v2", 2, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "j", 0, "v1", 2, NULL), 0);
-	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "j", NKV_STORE_TTL, 5, "v2", 2, NULL), 0);
+	cr_assert_eq(be_op_run_ttl(be, NKV_KV_STORE, "k", NKV_STORE_TTL, 5, "v1", 2, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "k", 0, "v2", 2, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "j", 0, "v1", 2, NULL), 0);
+	cr_assert_eq(be_op_run_ttl(be, NKV_KV_STORE, "j", NKV_STORE_TTL, 5, "v2", 2, NULL), 0);
 	clock_at(1000000 + 5000);
-	cr_assert_eq(op(be, NKV_KV_EXIST, "k", 0, NULL, 0, NULL), 0, "no TTL any more");
-	cr_assert_eq(op(be, NKV_KV_EXIST, "j", 0, NULL, 0, NULL), absent, "a TTL now");
+	cr_assert_eq(be_op_run(be, NKV_KV_EXIST, "k", 0, NULL, 0, NULL), 0, "no TTL any more");
+	cr_assert_eq(be_op_run(be, NKV_KV_EXIST, "j", 0, NULL, 0, NULL), absent, "a TTL now");
 	be->ops->destroy(be);
 }
 
@@ -466,38 +391,38 @@ Test(be_mem, touch)
 	uint32_t dw0;
 	char v[8];
 
-	cr_assert_eq(op(be, NKV_KV_STORE, "nope", touch, NULL, 0, NULL), absent);
-	cr_assert_eq(op(be, NKV_KV_STORE, "perm", 0, "P", 1, NULL), 0);
-	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "t", ttl, 10, "T", 1, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "nope", touch, NULL, 0, NULL), absent);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "perm", 0, "P", 1, NULL), 0);
+	cr_assert_eq(be_op_run_ttl(be, NKV_KV_STORE, "t", ttl, 10, "T", 1, NULL), 0);
 	used = be->ops->bytes_used(be);
 	/* Without a TTL: a key without one stays as it is... */
-	cr_assert_eq(op(be, NKV_KV_STORE, "perm", touch, NULL, 0, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "perm", touch, NULL, 0, NULL), 0);
 	/* ...a TTL'd key's own TTL restarts from now. */
 	clock_at(1000000 + 6000);
-	cr_assert_eq(op(be, NKV_KV_STORE, "t", touch, NULL, 0, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "t", touch, NULL, 0, NULL), 0);
 	clock_at(1000000 + 15999);
-	cr_assert_eq(op(be, NKV_KV_EXIST, "t", 0, NULL, 0, NULL), 0, "restarted at 6 s");
-	cr_assert_eq(op(be, NKV_KV_RETRIEVE, "t", 0, v, sizeof(v), &dw0), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_EXIST, "t", 0, NULL, 0, NULL), 0, "restarted at 6 s");
+	cr_assert_eq(be_op_run(be, NKV_KV_RETRIEVE, "t", 0, v, sizeof(v), &dw0), 0);
 	cr_assert_eq(dw0, 1);
 	cr_assert_eq(v[0], 'T', "the value stays");
 	cr_assert_eq(be->ops->bytes_used(be), used);
 	/* With a TTL: it becomes the key's, from now, for a key without one too. */
-	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "t", touch | ttl, 2, NULL, 0, NULL), 0);
-	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "perm", touch | ttl | NKV_STORE_MUST_EXIST, 3,
+	cr_assert_eq(be_op_run_ttl(be, NKV_KV_STORE, "t", touch | ttl, 2, NULL, 0, NULL), 0);
+	cr_assert_eq(be_op_run_ttl(be, NKV_KV_STORE, "perm", touch | ttl | NKV_STORE_MUST_EXIST, 3,
 			    NULL, 0, NULL), 0);
 	clock_at(1000000 + 17998);	/* touched at 15999 for 2 s */
-	cr_assert_eq(op(be, NKV_KV_EXIST, "t", 0, NULL, 0, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_EXIST, "t", 0, NULL, 0, NULL), 0);
 	clock_at(1000000 + 18000);
-	cr_assert_eq(op(be, NKV_KV_EXIST, "t", 0, NULL, 0, NULL), absent);
-	cr_assert_eq(op(be, NKV_KV_EXIST, "perm", 0, NULL, 0, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_EXIST, "t", 0, NULL, 0, NULL), absent);
+	cr_assert_eq(be_op_run(be, NKV_KV_EXIST, "perm", 0, NULL, 0, NULL), 0);
 	/* The TTL touch gave perm restarts on a plain touch too. */
-	cr_assert_eq(op(be, NKV_KV_STORE, "perm", touch, NULL, 0, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "perm", touch, NULL, 0, NULL), 0);
 	clock_at(1000000 + 20999);
-	cr_assert_eq(op(be, NKV_KV_EXIST, "perm", 0, NULL, 0, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_EXIST, "perm", 0, NULL, 0, NULL), 0);
 	clock_at(1000000 + 21000);
 	/* Expired: touch finds nothing, with or without a TTL. */
-	cr_assert_eq(op(be, NKV_KV_STORE, "perm", touch, NULL, 0, NULL), absent);
-	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "t", touch | ttl, 5, NULL, 0, NULL), absent);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "perm", touch, NULL, 0, NULL), absent);
+	cr_assert_eq(be_op_run_ttl(be, NKV_KV_STORE, "t", touch | ttl, 5, NULL, 0, NULL), absent);
 	cr_assert_eq(be->ops->keys_used(be), 0);
 	cr_assert_eq(be->ops->bytes_used(be), 0);
 	be->ops->destroy(be);
@@ -518,7 +443,7 @@ Test(be_mem, sweep_removes_expired_keys_and_their_cost)
 	cr_assert_eq(nkv_be_mem_sweep(be), 0, "no TTL'd keys: nothing to do");
 	for (i = 0; i < 3000; i++) {
 		snprintf(key, sizeof(key), "k%05d", i);
-		cr_assert_eq(op_ttl(be, NKV_KV_STORE, key, i % 3 ? NKV_STORE_TTL : 0,
+		cr_assert_eq(be_op_run_ttl(be, NKV_KV_STORE, key, i % 3 ? NKV_STORE_TTL : 0,
 				    i % 3 == 1 ? 1 : 100, "12345678", 8, NULL), 0);
 	}
 	cr_assert_eq(nkv_be_mem_sweep(be), 0, "nothing expired yet");
@@ -534,7 +459,7 @@ Test(be_mem, sweep_removes_expired_keys_and_their_cost)
 	cr_assert_eq(be->ops->bytes_used(be), 1000 * cost);
 	for (i = 0; i < 3000; i++) {
 		snprintf(key, sizeof(key), "k%05d", i);
-		cr_assert_eq(op(be, NKV_KV_EXIST, key, 0, NULL, 0, NULL), i % 3 ? absent : 0);
+		cr_assert_eq(be_op_run(be, NKV_KV_EXIST, key, 0, NULL, 0, NULL), i % 3 ? absent : 0);
 	}
 	be->ops->destroy(be);
 }
@@ -546,7 +471,7 @@ Test(be_mem, sweep_thread_removes_expired_keys)
 	struct timespec ts = { 0, 10 * 1000 * 1000 };
 	int i;
 
-	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "t", NKV_STORE_TTL, 1, "x", 1, NULL), 0);
+	cr_assert_eq(be_op_run_ttl(be, NKV_KV_STORE, "t", NKV_STORE_TTL, 1, "x", 1, NULL), 0);
 	clock_at(1000000 + 1000);
 	for (i = 0; i < 500 && be->ops->keys_used(be); i++)
 		nanosleep(&ts, NULL);
@@ -561,12 +486,12 @@ Test(be_mem, store_into_a_full_namespace_sweeps_first)
 	struct nkv_be *be = ttl_create(2 * nkv_be_mem_key_cost(100));
 	static uint8_t v[100];
 
-	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "a", NKV_STORE_TTL, 1, v, 100, NULL), 0);
-	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "b", NKV_STORE_TTL, 1, v, 100, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "c", 0, v, 100, NULL),
+	cr_assert_eq(be_op_run_ttl(be, NKV_KV_STORE, "a", NKV_STORE_TTL, 1, v, 100, NULL), 0);
+	cr_assert_eq(be_op_run_ttl(be, NKV_KV_STORE, "b", NKV_STORE_TTL, 1, v, 100, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "c", 0, v, 100, NULL),
 		     NKV_STATUS(0, NKV_SC_CAPACITY_EXCEEDED));
 	clock_at(1000000 + 1000);
-	cr_assert_eq(op(be, NKV_KV_STORE, "c", 0, v, 100, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "c", 0, v, 100, NULL), 0);
 	cr_assert_eq(be->ops->keys_used(be), 1);
 	cr_assert_eq(be->ops->bytes_used(be), nkv_be_mem_key_cost(100));
 	be->ops->destroy(be);
@@ -586,19 +511,19 @@ static int walk_collect(void *arg, const uint8_t *key, uint8_t klen)
 Test(be_mem, volatile_tier_api)
 {
 	struct nkv_be *be = ttl_create(1 << 20);
-	struct done_op d;
+	struct be_op d;
 	char walked[64] = "", v[8];
 
 	cr_assert_eq(nkv_be_mem_room(be), 1 << 20);
-	op_prep(&d, NKV_KV_STORE, "x", NKV_STORE_TTL, 2, "vx", 2);
+	be_op_prep(&d, NKV_KV_STORE, "x", NKV_STORE_TTL, 2, "vx", 2);
 	cr_assert_eq(nkv_be_mem_run(be, &d.cmd.op), 0);
 	cr_assert_eq(d.done, 0, "run never calls done");
-	op_prep(&d, NKV_KV_STORE, "y", NKV_STORE_EPHEMERAL, 0, "vy", 2);
+	be_op_prep(&d, NKV_KV_STORE, "y", NKV_STORE_EPHEMERAL, 0, "vy", 2);
 	cr_assert_eq(nkv_be_mem_run(be, &d.cmd.op), 0);
-	op_prep(&d, NKV_KV_STORE, "z", 0, 0, "vz", 2);
+	be_op_prep(&d, NKV_KV_STORE, "z", 0, 0, "vz", 2);
 	cr_assert_eq(nkv_be_mem_run(be, &d.cmd.op), 0);
 	cr_assert_eq(nkv_be_mem_room(be), (1 << 20) - 3 * nkv_be_mem_key_cost(2));
-	op_prep(&d, NKV_KV_RETRIEVE, "y", 0, 0, v, sizeof(v));
+	be_op_prep(&d, NKV_KV_RETRIEVE, "y", 0, 0, v, sizeof(v));
 	cr_assert_eq(nkv_be_mem_run(be, &d.cmd.op), 0);
 	cr_assert_eq(d.cmd.op.dw0, 2);
 	cr_assert_eq(memcmp(v, "vy", 2), 0);
@@ -613,7 +538,7 @@ Test(be_mem, volatile_tier_api)
 	cr_assert_str_eq(walked, "y");
 	cr_assert_eq(nkv_be_mem_remove(be, (const uint8_t *)"y", 1), 1);
 	cr_assert_eq(nkv_be_mem_remove(be, (const uint8_t *)"y", 1), 0);
-	op_prep(&d, NKV_KV_STORE, "w", NKV_STORE_TTL, 1, "vw", 2);
+	be_op_prep(&d, NKV_KV_STORE, "w", NKV_STORE_TTL, 1, "vw", 2);
 	cr_assert_eq(nkv_be_mem_run(be, &d.cmd.op), 0);
 	clock_at(1000000 + 3000);
 	cr_assert_eq(nkv_be_mem_remove(be, (const uint8_t *)"w", 1), 1, "expired or not");
@@ -636,28 +561,28 @@ Test(be_mem, evict_lru_makes_room_for_a_store)
 	uint8_t got[8];
 
 	cr_assert_not_null(be, "%s", err);
-	cr_assert_eq(op(be, NKV_KV_STORE, "k1", 0, v, 4096, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "k2", 0, v, 4096, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "k3", 0, v, 4096, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_RETRIEVE, "k1", 0, got, sizeof(got), NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "k4", 0, v, 4096, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_EXIST, "k2", 0, NULL, 0, NULL), NKV_STATUS(0, 0x87),
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "k1", 0, v, 4096, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "k2", 0, v, 4096, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "k3", 0, v, 4096, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_RETRIEVE, "k1", 0, got, sizeof(got), NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "k4", 0, v, 4096, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_EXIST, "k2", 0, NULL, 0, NULL), NKV_STATUS(0, 0x87),
 		     "least recently used");
-	cr_assert_eq(op(be, NKV_KV_EXIST, "k1", 0, NULL, 0, NULL), 0, "retrieved: kept");
+	cr_assert_eq(be_op_run(be, NKV_KV_EXIST, "k1", 0, NULL, 0, NULL), 0, "retrieved: kept");
 	cr_assert_eq(be->ops->evictions(be), 1);
-	cr_assert_eq(op(be, NKV_KV_STORE, "k5", 0, v, 8192, NULL), 0, "two make room");
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "k5", 0, v, 8192, NULL), 0, "two make room");
 	cr_assert_eq(be->ops->evictions(be), 3);
-	cr_assert_eq(op(be, NKV_KV_EXIST, "k5", 0, NULL, 0, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_EXIST, "k5", 0, NULL, 0, NULL), 0);
 	cr_assert_leq(be->ops->bytes_used(be), o.capacity);
-	cr_assert_eq(op(be, NKV_KV_STORE, "k5", 0, v, sizeof(v), NULL), 0, "replace in place");
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "k5", 0, v, sizeof(v), NULL), 0, "replace in place");
 	be->ops->destroy(be);
 	/* Without --evict: 81h, nothing evicted. */
 	o.nparams = 0;
 	be = mem_create(&o);
-	cr_assert_eq(op(be, NKV_KV_STORE, "k1", 0, v, 4096, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "k2", 0, v, 4096, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "k3", 0, v, 4096, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "k4", 0, v, 4096, NULL),
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "k1", 0, v, 4096, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "k2", 0, v, 4096, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "k3", 0, v, 4096, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "k4", 0, v, 4096, NULL),
 		     NKV_STATUS(0, NKV_SC_CAPACITY_EXCEEDED));
 	cr_assert_eq(be->ops->evictions(be), 0);
 	be->ops->destroy(be);

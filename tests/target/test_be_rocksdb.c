@@ -15,6 +15,8 @@
 #include "target/backends/rocksdb.h"
 #include "target/core/core.h"
 
+#include "be_op.h"
+
 TestSuite(be_rocksdb, .timeout = 60);
 
 static char err[256];
@@ -71,84 +73,6 @@ static struct nkv_be *open_ns(const char *name, uint64_t cap, const char *evict)
 	return be;
 }
 
-struct done_op {
-	struct nkv_tgt_cmd cmd;
-	int done;
-	struct iovec iov;
-};
-
-static void done_cb(struct nkv_be_op *op)
-{
-	__atomic_store_n(&((struct done_op *)op)->done, 1, __ATOMIC_RELEASE);
-}
-
-static void op_prep(struct done_op *d, uint8_t opc, const char *key, uint32_t opt,
-		    uint32_t ttl, void *buf, uint64_t len)
-{
-	memset(d, 0, sizeof(*d));
-	d->cmd.op.opc = opc;
-	d->cmd.op.klen = (uint8_t)strlen(key);
-	memcpy(d->cmd.op.key, key, d->cmd.op.klen);
-	d->cmd.op.options = opt;
-	d->cmd.op.ttl_s = ttl;
-	d->iov.iov_base = buf;
-	d->iov.iov_len = len;
-	d->cmd.iov = &d->iov;
-	d->cmd.iovcnt = 1;
-	d->cmd.op.len = len;
-	d->cmd.op.done = done_cb;
-	nkv_tgt_data_start(&d->cmd, opc == NKV_KV_LIST);
-}
-
-static void op_wait(struct done_op *d)
-{
-	long i;
-
-	for (i = 0; i < 2000000 && !__atomic_load_n(&d->done, __ATOMIC_ACQUIRE); i++)
-		usleep(10);
-	cr_assert(d->done, "op never completed");
-	nkv_tgt_data_end(&d->cmd);
-}
-
-static uint16_t op_ttl(struct nkv_be *be, uint8_t opc, const char *key, uint32_t opt,
-		       uint32_t ttl, void *buf, uint64_t len, uint32_t *dw0)
-{
-	struct done_op d;
-
-	op_prep(&d, opc, key, opt, ttl, buf, len);
-	cr_assert_eq(be->ops->submit(be, &d.cmd.op), 0);
-	op_wait(&d);
-	if (dw0)
-		*dw0 = d.cmd.op.dw0;
-	return d.cmd.op.status;
-}
-
-static uint16_t op(struct nkv_be *be, uint8_t opc, const char *key, uint32_t opt,
-		   void *buf, uint64_t len, uint32_t *dw0)
-{
-	return op_ttl(be, opc, key, opt, 0, buf, len, dw0);
-}
-
-static void list_keys(struct nkv_be *be, const char *start, char *out, size_t outlen)
-{
-	uint8_t buf[1024];
-	uint32_t count, i, off = 4, dw0;
-	size_t o = 0;
-
-	cr_assert_eq(op(be, NKV_KV_LIST, start, 0, buf, sizeof(buf), &dw0), 0);
-	memcpy(&count, buf, 4);
-	cr_assert_eq(count, dw0);
-	out[0] = 0;
-	for (i = 0; i < count; i++) {
-		uint16_t kl;
-
-		memcpy(&kl, buf + off, 2);
-		o += (size_t)snprintf(out + o, outlen - o, "%s%.*s", i ? "," : "", kl,
-				      (const char *)buf + off + 2);
-		off += nkv_list_entry_size(kl);
-	}
-}
-
 /* A value of len bytes derived from seed. */
 static uint8_t *pattern(size_t len, unsigned seed)
 {
@@ -193,14 +117,14 @@ Test(be_rocksdb, values_and_counts_survive_reopen, .init = setup, .fini = teardo
 	uint32_t dw0;
 
 	cr_assert_eq(be->store_opts, NKV_STORE_VENDOR_MASK);
-	cr_assert_eq(op(be, NKV_KV_STORE, "small", 0, small, 4096, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "big", 0, big, 2u << 20, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "gone", 0, small, 100, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_DELETE, "gone", 0, NULL, 0, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_DELETE, "gone", 0, NULL, 0, NULL), absent);
-	cr_assert_eq(op(be, NKV_KV_STORE, "small", NKV_STORE_MUST_NOT_EXIST, small, 1, NULL),
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "small", 0, small, 4096, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "big", 0, big, 2u << 20, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "gone", 0, small, 100, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_DELETE, "gone", 0, NULL, 0, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_DELETE, "gone", 0, NULL, 0, NULL), absent);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "small", NKV_STORE_MUST_NOT_EXIST, small, 1, NULL),
 		     NKV_STATUS(0, NKV_SC_KV_KEY_EXISTS));
-	cr_assert_eq(op(be, NKV_KV_STORE, "nope", NKV_STORE_MUST_EXIST, small, 1, NULL), absent);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "nope", NKV_STORE_MUST_EXIST, small, 1, NULL), absent);
 	bytes = nkv_be_rocks_key_cost(5, 4096) + nkv_be_rocks_key_cost(3, 2u << 20);
 	cr_assert_eq(be->ops->keys_used(be), 2);
 	cr_assert_eq(be->ops->bytes_used(be), bytes);
@@ -209,16 +133,16 @@ Test(be_rocksdb, values_and_counts_survive_reopen, .init = setup, .fini = teardo
 	be = open_ns("gpukv", 1ull << 30, NULL);
 	cr_assert_eq(be->ops->keys_used(be), 2, "recounted at open");
 	cr_assert_eq(be->ops->bytes_used(be), bytes);
-	cr_assert_eq(op(be, NKV_KV_RETRIEVE, "big", 0, got, 2u << 20, &dw0), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_RETRIEVE, "big", 0, got, 2u << 20, &dw0), 0);
 	cr_assert_eq(dw0, 2u << 20);
 	cr_assert_eq(memcmp(got, big, 2u << 20), 0);
-	cr_assert_eq(op(be, NKV_KV_RETRIEVE, "small", 0, got, 10, &dw0), 0, "truncated");
+	cr_assert_eq(be_op_run(be, NKV_KV_RETRIEVE, "small", 0, got, 10, &dw0), 0, "truncated");
 	cr_assert_eq(dw0, 4096);
 	cr_assert_eq(memcmp(got, small, 10), 0);
-	cr_assert_eq(op(be, NKV_KV_RETRIEVE, "small", 0, NULL, 0, &dw0), 0, "size query");
+	cr_assert_eq(be_op_run(be, NKV_KV_RETRIEVE, "small", 0, NULL, 0, &dw0), 0, "size query");
 	cr_assert_eq(dw0, 4096);
-	cr_assert_eq(op(be, NKV_KV_EXIST, "gone", 0, NULL, 0, NULL), absent);
-	cr_assert_eq(op(be, NKV_KV_EXIST, "big", 0, NULL, 0, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_EXIST, "gone", 0, NULL, 0, NULL), absent);
+	cr_assert_eq(be_op_run(be, NKV_KV_EXIST, "big", 0, NULL, 0, NULL), 0);
 	be->ops->destroy(be);
 	free(small);
 	free(big);
@@ -230,16 +154,16 @@ Test(be_rocksdb, namespaces_are_column_families, .init = setup, .fini = teardown
 	struct nkv_be *a = open_ns("a", 1 << 20, NULL), *b = open_ns("b", 1 << 20, NULL);
 	char keys[128], v[4];
 
-	cr_assert_eq(op(a, NKV_KV_STORE, "k", 0, "va", 2, NULL), 0);
-	cr_assert_eq(op(b, NKV_KV_STORE, "k", 0, "vbb", 3, NULL), 0);
-	cr_assert_eq(op(b, NKV_KV_STORE, "l", 0, "x", 1, NULL), 0);
-	list_keys(a, "", keys, sizeof(keys));
+	cr_assert_eq(be_op_run(a, NKV_KV_STORE, "k", 0, "va", 2, NULL), 0);
+	cr_assert_eq(be_op_run(b, NKV_KV_STORE, "k", 0, "vbb", 3, NULL), 0);
+	cr_assert_eq(be_op_run(b, NKV_KV_STORE, "l", 0, "x", 1, NULL), 0);
+	be_list_keys(a, "", keys, sizeof(keys));
 	cr_assert_str_eq(keys, "k");
 	a->ops->destroy(a);
 	b->ops->destroy(b);
 	b = open_ns("b", 1 << 20, NULL);
 	cr_assert_eq(b->ops->keys_used(b), 2);
-	cr_assert_eq(op(b, NKV_KV_RETRIEVE, "k", 0, v, sizeof(v), NULL), 0);
+	cr_assert_eq(be_op_run(b, NKV_KV_RETRIEVE, "k", 0, v, sizeof(v), NULL), 0);
 	cr_assert_eq(memcmp(v, "vbb", 3), 0);
 	b->ops->destroy(b);
 }
@@ -251,16 +175,16 @@ Test(be_rocksdb, list_start_rule_merges_the_tiers, .init = setup, .fini = teardo
 	struct nkv_be *be = open_ns("gpukv", 1 << 20, NULL);
 	char keys[256];
 
-	cr_assert_eq(op(be, NKV_KV_STORE, "b", 0, "1", 1, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "ba", 0, "1", 1, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "d", 0, "1", 1, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "a", NKV_STORE_EPHEMERAL, "1", 1, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "c", NKV_STORE_EPHEMERAL, "1", 1, NULL), 0);
-	list_keys(be, "", keys, sizeof(keys));
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "b", 0, "1", 1, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "ba", 0, "1", 1, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "d", 0, "1", 1, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "a", NKV_STORE_EPHEMERAL, "1", 1, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "c", NKV_STORE_EPHEMERAL, "1", 1, NULL), 0);
+	be_list_keys(be, "", keys, sizeof(keys));
 	cr_assert_str_eq(keys, "a,b,ba,c,d");
-	list_keys(be, "b", keys, sizeof(keys));
+	be_list_keys(be, "b", keys, sizeof(keys));
 	cr_assert_str_eq(keys, "b,ba,c,d", "the start key included");
-	list_keys(be, "bb", keys, sizeof(keys));
+	be_list_keys(be, "bb", keys, sizeof(keys));
 	cr_assert_str_eq(keys, "c,d", "absent start: the next key on");
 	be->ops->destroy(be);
 }
@@ -270,36 +194,36 @@ Test(be_rocksdb, ttl_expires_on_the_clock_and_across_reopen, .init = setup, .fin
 	struct nkv_be *be = open_ns("gpukv", 1 << 20, NULL);
 	char keys[128], v[8];
 
-	cr_assert_eq(op(be, NKV_KV_STORE, "p", 0, "perm", 4, NULL), 0);
-	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "t", NKV_STORE_TTL, 10, "ttl!", 4, NULL), 0);
-	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "u", NKV_STORE_TTL, 5, "u", 1, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "p", 0, "perm", 4, NULL), 0);
+	cr_assert_eq(be_op_run_ttl(be, NKV_KV_STORE, "t", NKV_STORE_TTL, 10, "ttl!", 4, NULL), 0);
+	cr_assert_eq(be_op_run_ttl(be, NKV_KV_STORE, "u", NKV_STORE_TTL, 5, "u", 1, NULL), 0);
 	be->ops->destroy(be);
 	/* Reopened: the expiries are on the wall clock, which moved on by
 	 * the (sub-second) reopen, so the checks keep a margin. */
 	be = open_ns("gpukv", 1 << 20, NULL);	/* the TTL'd values are durable */
 	cr_assert_eq(be->ops->keys_used(be), 3);
 	clock_at(1000000 + 4000);
-	cr_assert_eq(op(be, NKV_KV_STORE, "u", NKV_STORE_TOUCH, NULL, 0, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "u", NKV_STORE_TOUCH, NULL, 0, NULL), 0);
 	clock_at(1000000 + 8500);
-	cr_assert_eq(op(be, NKV_KV_RETRIEVE, "t", 0, v, sizeof(v), NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_RETRIEVE, "t", 0, v, sizeof(v), NULL), 0);
 	cr_assert_eq(memcmp(v, "ttl!", 4), 0);
-	list_keys(be, "", keys, sizeof(keys));
+	be_list_keys(be, "", keys, sizeof(keys));
 	cr_assert_str_eq(keys, "p,t,u", "u touched at 4 s: lives to 9 s");
 	clock_at(1000000 + 10000);
-	cr_assert_eq(op(be, NKV_KV_EXIST, "t", 0, NULL, 0, NULL), absent);
-	cr_assert_eq(op(be, NKV_KV_RETRIEVE, "t", 0, v, sizeof(v), NULL), absent);
-	cr_assert_eq(op(be, NKV_KV_STORE, "t", NKV_STORE_MUST_EXIST, "x", 1, NULL), absent);
-	cr_assert_eq(op(be, NKV_KV_STORE, "t", NKV_STORE_TOUCH, NULL, 0, NULL), absent);
-	list_keys(be, "", keys, sizeof(keys));
+	cr_assert_eq(be_op_run(be, NKV_KV_EXIST, "t", 0, NULL, 0, NULL), absent);
+	cr_assert_eq(be_op_run(be, NKV_KV_RETRIEVE, "t", 0, v, sizeof(v), NULL), absent);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "t", NKV_STORE_MUST_EXIST, "x", 1, NULL), absent);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "t", NKV_STORE_TOUCH, NULL, 0, NULL), absent);
+	be_list_keys(be, "", keys, sizeof(keys));
 	cr_assert_str_eq(keys, "p");
-	cr_assert_eq(op(be, NKV_KV_STORE, "u", 0, "plain", 5, NULL), 0, "no TTL");
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "u", 0, "plain", 5, NULL), 0, "no TTL");
 	clock_at(1000000 + 100000);
-	list_keys(be, "", keys, sizeof(keys));
+	be_list_keys(be, "", keys, sizeof(keys));
 	cr_assert_str_eq(keys, "p,u");
-	cr_assert_eq(op_ttl(be, NKV_KV_STORE, "p", NKV_STORE_TOUCH | NKV_STORE_TTL, 1, NULL, 0,
+	cr_assert_eq(be_op_run_ttl(be, NKV_KV_STORE, "p", NKV_STORE_TOUCH | NKV_STORE_TTL, 1, NULL, 0,
 			    NULL), 0);
 	clock_at(1000000 + 101000);
-	cr_assert_eq(op(be, NKV_KV_EXIST, "p", 0, NULL, 0, NULL), absent, "touch gave it a TTL");
+	cr_assert_eq(be_op_run(be, NKV_KV_EXIST, "p", 0, NULL, 0, NULL), absent, "touch gave it a TTL");
 	cr_assert_eq(be->ops->keys_used(be), 1, "expired keys removed");
 	cr_assert_eq(be->ops->bytes_used(be), nkv_be_rocks_key_cost(1, 5));
 	be->ops->destroy(be);
@@ -313,21 +237,21 @@ Test(be_rocksdb, ephemeral_is_never_written, .init = setup, .fini = teardown)
 	char v[8];
 	uint32_t dw0;
 
-	cr_assert_eq(op(be, NKV_KV_STORE, "k", 0, "durable", 7, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "k", NKV_STORE_EPHEMERAL, "eph", 3, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_RETRIEVE, "k", 0, v, sizeof(v), &dw0), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "k", 0, "durable", 7, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "k", NKV_STORE_EPHEMERAL, "eph", 3, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_RETRIEVE, "k", 0, v, sizeof(v), &dw0), 0);
 	cr_assert_eq(dw0, 3);
 	cr_assert_eq(memcmp(v, "eph", 3), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "e", NKV_STORE_EPHEMERAL, "e", 1, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "e", NKV_STORE_MUST_NOT_EXIST, "e", 1, NULL),
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "e", NKV_STORE_EPHEMERAL, "e", 1, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "e", NKV_STORE_MUST_NOT_EXIST, "e", 1, NULL),
 		     NKV_STATUS(0, NKV_SC_KV_KEY_EXISTS), "exists in the tier");
 	/* A durable Store over a volatile key takes it out of the tier. */
-	cr_assert_eq(op(be, NKV_KV_STORE, "e", 0, "dur", 3, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "e", 0, "dur", 3, NULL), 0);
 	cr_assert_eq(be->ops->keys_used(be), 2);
 	be->ops->destroy(be);
 	be = open_ns("gpukv", 1 << 20, NULL);
-	cr_assert_eq(op(be, NKV_KV_EXIST, "k", 0, NULL, 0, NULL), absent, "no old value back");
-	cr_assert_eq(op(be, NKV_KV_RETRIEVE, "e", 0, v, sizeof(v), &dw0), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_EXIST, "k", 0, NULL, 0, NULL), absent, "no old value back");
+	cr_assert_eq(be_op_run(be, NKV_KV_RETRIEVE, "e", 0, v, sizeof(v), &dw0), 0);
 	cr_assert_eq(dw0, 3);
 	cr_assert_eq(be->ops->keys_used(be), 1);
 	be->ops->destroy(be);
@@ -339,11 +263,11 @@ Test(be_rocksdb, full_answers_81h_without_evict, .init = setup, .fini = teardown
 	struct nkv_be *be = open_ns("gpukv", cap, NULL);
 	uint8_t *v = pattern(4096, 3);
 
-	cr_assert_eq(op(be, NKV_KV_STORE, "k1", 0, v, 4096, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "k2", 0, v, 4096, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "k3", 0, v, 4096, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "k4", 0, v, 4096, NULL), full);
-	cr_assert_eq(op(be, NKV_KV_STORE, "k3", 0, v, 4000, NULL), 0, "smaller replace fits");
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "k1", 0, v, 4096, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "k2", 0, v, 4096, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "k3", 0, v, 4096, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "k4", 0, v, 4096, NULL), full);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "k3", 0, v, 4000, NULL), 0, "smaller replace fits");
 	cr_assert_eq(be->ops->keys_used(be), 3);
 	cr_assert_null(be->ops->evictions ? NULL : (void *)1, "evictions are reported");
 	cr_assert_eq(be->ops->evictions(be), 0);
@@ -358,19 +282,19 @@ Test(be_rocksdb, evict_lru_deletes_least_recently_retrieved, .init = setup, .fin
 	struct nkv_be *be = open_ns("gpukv", cap, "lru");
 	uint8_t *v = pattern(4096, 4), got[16];
 
-	cr_assert_eq(op(be, NKV_KV_STORE, "k1", 0, v, 4096, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "k2", 0, v, 4096, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "k3", 0, v, 4096, NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_RETRIEVE, "k1", 0, got, sizeof(got), NULL), 0);
-	cr_assert_eq(op(be, NKV_KV_STORE, "k4", 0, v, 4096, NULL), 0, "k2 evicted");
-	cr_assert_eq(op(be, NKV_KV_EXIST, "k2", 0, NULL, 0, NULL), absent);
-	cr_assert_eq(op(be, NKV_KV_EXIST, "k1", 0, NULL, 0, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "k1", 0, v, 4096, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "k2", 0, v, 4096, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "k3", 0, v, 4096, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_RETRIEVE, "k1", 0, got, sizeof(got), NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "k4", 0, v, 4096, NULL), 0, "k2 evicted");
+	cr_assert_eq(be_op_run(be, NKV_KV_EXIST, "k2", 0, NULL, 0, NULL), absent);
+	cr_assert_eq(be_op_run(be, NKV_KV_EXIST, "k1", 0, NULL, 0, NULL), 0);
 	cr_assert_eq(be->ops->evictions(be), 1);
 	cr_assert_eq(be->ops->keys_used(be), 3);
 	cr_assert_leq(be->ops->bytes_used(be), cap);
 	be->ops->destroy(be);
 	be = open_ns("gpukv", cap, "lru");
-	cr_assert_eq(op(be, NKV_KV_EXIST, "k2", 0, NULL, 0, NULL), absent, "evicted durably");
+	cr_assert_eq(be_op_run(be, NKV_KV_EXIST, "k2", 0, NULL, 0, NULL), absent, "evicted durably");
 	cr_assert_eq(be->ops->keys_used(be), 3);
 	be->ops->destroy(be);
 	free(v);
@@ -440,11 +364,11 @@ static void fill_check(struct nkv_be *be, const int *want, uint8_t *got)
 		snprintf(key, sizeof(key), "f%02d", i);
 		memset(got, 0, 2u << 20);
 		if (want[i]) {
-			cr_assert_eq(op(be, NKV_KV_RETRIEVE, key, 0, got, 2u << 20, &dw0), 0, "%s", key);
+			cr_assert_eq(be_op_run(be, NKV_KV_RETRIEVE, key, 0, got, 2u << 20, &dw0), 0, "%s", key);
 			cr_assert_eq(dw0, fill_len(i), "%s", key);
 			cr_assert_eq(memcmp(got, v, fill_len(i)), 0, "%s damaged", key);
 		} else {
-			cr_assert_eq(op(be, NKV_KV_EXIST, key, 0, NULL, 0, NULL), absent,
+			cr_assert_eq(be_op_run(be, NKV_KV_EXIST, key, 0, NULL, 0, NULL), absent,
 				     "%s was never acknowledged, or deleted", key);
 		}
 		free(v);
@@ -459,7 +383,7 @@ static uint16_t fill_store(struct nkv_be *be, int i)
 	uint16_t st;
 
 	snprintf(key, sizeof(key), "f%02d", i);
-	st = op(be, NKV_KV_STORE, key, 0, v, fill_len(i), NULL);
+	st = be_op_run(be, NKV_KV_STORE, key, 0, v, fill_len(i), NULL);
 	free(v);
 	cr_assert(!st || fill_status_ok(st), "%s: status %#x", key, st);
 	return st;
@@ -501,7 +425,7 @@ Test(be_rocksdb, disk_fills, .init = setup_tmpfs, .fini = teardown_tmpfs, .timeo
 	/* Deletes: what a Delete answers holds, whatever it is. */
 	for (i = 0; i < 4; i += 2) {
 		snprintf(key, sizeof(key), "f%02d", i);
-		st = op(be, NKV_KV_DELETE, key, 0, NULL, 0, NULL);
+		st = be_op_run(be, NKV_KV_DELETE, key, 0, NULL, 0, NULL);
 		cr_assert(!st || fill_status_ok(st), "delete %s: status %#x", key, st);
 		want[i] = want[i] && st;
 	}
