@@ -174,7 +174,7 @@ NKV_DEV struct nkv_ticket nkv_block_submit(struct nkv_block b, struct nkv_dev_qp
 		/* Every publishing thread fenced; the count is the barrier. */
 		if (!nkv_qp_ring_chunk(qp, b.thread == 0, nkv_arch_block_count(mine), chunk)) {
 			if (send && rank >= done)
-				t = nkv_ticket_none(NKV_EIO);
+				t = nkv_ticket_none(nkv_qp_failed_err(qp));
 			return t;
 		}
 		done += chunk;
@@ -192,8 +192,8 @@ NKV_DEV struct nkv_ticket nkv_block_submit(struct nkv_block b, struct nkv_dev_qp
  * result and gives its CID back. The result: the ticket's error for a
  * thread whose command never went in; NKV_EINVAL for a CID this queue
  * pair does not hold; NKV_ETIMEDOUT when the poll budget or timeout ran
- * out (the queue pair is now failed); NKV_EIO when it had failed
- * already; else err 0 and the NVMe status as the controller sent it.
+ * out (the queue pair is now failed); NKV_ENOTCONN when the host marked
+ * the controller gone; NKV_EIO when it had failed otherwise; else err 0 and the NVMe status as the controller sent it.
  * Batches in flight may be waited in any order.
  */
 NKV_DEV struct nkv_dev_result nkv_block_wait(struct nkv_block b, struct nkv_dev_qp *qp,
@@ -208,7 +208,7 @@ NKV_DEV struct nkv_dev_result nkv_block_wait(struct nkv_block b, struct nkv_dev_
 	 * own result does. */
 	if (have && nkv_dev_qp_failed(qp)) {
 		have = 0;
-		res.err = NKV_EIO;
+		res.err = nkv_qp_failed_err(qp);
 	} else if (have && !nkv_qp_cid_held(qp, cid)) {
 		have = 0;
 		res.err = NKV_EINVAL;

@@ -870,6 +870,30 @@ NKV_DEV int nkv_qp_reap(struct nkv_dev_qp *qp, uint32_t max)
 	return err ? err : (int)n;
 }
 
+/* The error a wait on a failed queue pair returns: NKV_ENOTCONN when the
+ * controller is gone, else NKV_EIO. */
+NKV_DEV int nkv_qp_failed_err(const struct nkv_dev_qp *qp)
+{
+	return nkv_dev_qp_failed(qp) == NKV_QP_FAILED_GONE ? NKV_ENOTCONN : NKV_EIO;
+}
+
+/* Adopt a failure the host wrote into the host-visible word (its watch
+ * marks every queue pair of a controller that is gone): device code
+ * cannot see a closed socket or a register, only this word. Read every
+ * 256 empty polls, as the clock, so a wait ends within a few hundred
+ * polls of the host's mark. Returns the failure, or NKV_QP_OK. */
+NKV_DEV uint32_t nkv_qp_watch(struct nkv_dev_qp *qp, uint64_t polls)
+{
+	uint32_t why;
+
+	if (!qp->fail_addr || (polls & 255u) != 255u)
+		return NKV_QP_OK;
+	why = nkv_arch_load_relaxed_u32(NKV_DEV_PTR(const uint32_t, qp->fail_addr));
+	if (why != NKV_QP_OK && nkv_dev_qp_failed(qp) == NKV_QP_OK)
+		nkv_arch_store_dev_u32(&qp->failed, why);
+	return why;
+}
+
 /* Has a wait that started at @t0 (ns) outlived qp->timeout_us? The clock
  * is read every 256 empty polls only: it is not free on every engine. */
 NKV_DEV int nkv_qp_expired(const struct nkv_dev_qp *qp, uint64_t polls, uint64_t *t0)
@@ -888,15 +912,16 @@ NKV_DEV int nkv_qp_expired(const struct nkv_dev_qp *qp, uint64_t polls, uint64_t
 
 /* Reap until at least one CQE arrived (0), or NKV_ETIMEDOUT after
  * poll_budget empty polls or timeout_us of wall clock, whichever comes
- * first (the queue pair is then failed), or NKV_EIO. */
+ * first (the queue pair is then failed), or NKV_ENOTCONN (the host
+ * marked the controller gone), or NKV_EIO (failed otherwise). */
 NKV_DEV int nkv_qp_progress(struct nkv_dev_qp *qp)
 {
 	uint64_t polls, t0 = 0;
 	int r;
 
 	for (polls = 0;; polls++) {
-		if (nkv_dev_qp_failed(qp))
-			return NKV_EIO;
+		if (nkv_dev_qp_failed(qp) || nkv_qp_watch(qp, polls))
+			return nkv_qp_failed_err(qp);
 		if (qp->inflight == 0)
 			return NKV_EINVAL;	/* nothing can ever arrive */
 		r = nkv_qp_reap(qp, qp->cq_depth);
@@ -928,7 +953,7 @@ NKV_DEV uint64_t nkv_qp_reserve(struct nkv_dev_qp *qp, uint32_t want)
 
 	for (;;) {
 		if (nkv_dev_qp_failed(qp)) {
-			r = NKV_EIO;
+			r = nkv_qp_failed_err(qp);
 			break;
 		}
 		credits = nkv_qp_credits(qp);
@@ -1123,7 +1148,7 @@ NKV_DEV struct nkv_ticket nkv_wave_submit(struct nkv_wave w, struct nkv_dev_qp *
 		if (!nkv_qp_ring_chunk(qp, w.lane == w.leader,
 				       nkv_arch_popc64(nkv_arch_ballot(w.mask, mine)), chunk)) {
 			if (send && rank >= done)
-				t = nkv_ticket_none(NKV_EIO);
+				t = nkv_ticket_none(nkv_qp_failed_err(qp));
 			return t;
 		}
 		done += chunk;
@@ -1157,8 +1182,9 @@ NKV_DEV struct nkv_dev_result nkv_wave_take(struct nkv_wave w, struct nkv_dev_qp
  * and gives its CID back. The result (struct nkv_dev_result): the
  * ticket's error for a lane whose command never went in; NKV_EINVAL for
  * a CID this queue pair does not hold; NKV_ETIMEDOUT when the poll budget
- * or timeout ran out (the queue pair is now failed); NKV_EIO when it had
- * failed already; else err 0 and the NVMe status as the controller sent
+ * or timeout ran out (the queue pair is now failed); NKV_ENOTCONN when
+ * the host marked the controller gone; NKV_EIO when it had failed
+ * otherwise; else err 0 and the NVMe status as the controller sent
  * it.
  */
 NKV_DEV struct nkv_dev_result nkv_wave_wait(struct nkv_wave w, struct nkv_dev_qp *qp,
@@ -1170,7 +1196,7 @@ NKV_DEV struct nkv_dev_result nkv_wave_wait(struct nkv_wave w, struct nkv_dev_qp
 	uint32_t cid = have ? tk.cid : 0;
 
 	if (nkv_dev_qp_failed(qp)) {
-		res.err = have ? NKV_EIO : res.err;
+		res.err = have ? nkv_qp_failed_err(qp) : res.err;
 		return res;
 	}
 	if (have && !nkv_qp_cid_held(qp, cid)) {

@@ -22,6 +22,7 @@
 #define NKV_EBADMSG (-74)	/* malformed List payload */
 #define NKV_EMSGSIZE (-90)	/* value larger than its slot or buffer */
 #define NKV_ENOBUFS (-105)	/* List entry does not fit the buffer */
+#define NKV_ENOTCONN (-107)	/* the controller is gone (NKV_QP_FAILED_GONE) */
 #define NKV_ETIMEDOUT (-110)	/* poll budget spent; queue pair now failed */
 
 /* Why a queue pair stopped (nkv_dev_qp.failed, its host-visible mirror,
@@ -33,6 +34,11 @@ enum nkv_qp_state {
 	NKV_QP_FAILED_INTERNAL = 3,	/* a lane could not publish its SQE */
 	NKV_QP_FAILED_ARGS = 4,		/* a kernel was given what it cannot run
 					 * (a batch wider than the wave) */
+	NKV_QP_FAILED_GONE = 5,		/* the controller is gone: its vfio-user
+					 * connection closed, or its registers
+					 * read all-ones or CSTS.CFS; set by the
+					 * host library's watch, seen by device
+					 * code through the host-visible word */
 };
 
 #endif /* NKV_ERRNO_H */

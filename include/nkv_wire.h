@@ -737,13 +737,19 @@ struct nkv_kv_vs {
 	uint32_t store_opts;	/* NKV_STORE_VENDOR_MASK bits honoured (CDW11
 				 * positions) */
 	uint32_t max_ttl;	/* longest TTL, seconds; 0: any u32 */
-	uint8_t rsvd16[240];
+	uint32_t cmd_timeout_ms; /* longest an I/O command may take before the
+				 * controller answers it with a status (its
+				 * backend's own timeout); 0: not said. A
+				 * client waits longer than this (a margin)
+				 * so the status, not its timeout, answers */
+	uint8_t rsvd20[236];
 };
 NKV_ASSERT_SIZE(struct nkv_kv_vs, 256);
 NKV_ASSERT_OFF(struct nkv_kv_vs, ver, 4);
 NKV_ASSERT_OFF(struct nkv_kv_vs, flags, 5);
 NKV_ASSERT_OFF(struct nkv_kv_vs, store_opts, 8);
 NKV_ASSERT_OFF(struct nkv_kv_vs, max_ttl, 12);
+NKV_ASSERT_OFF(struct nkv_kv_vs, cmd_timeout_ms, 16);
 #define NKV_KV_VS_SIG "nkvX"
 #define NKV_KV_VS_VER 1u
 #define NKV_KV_VS_READ_ONLY 0x1u	/* Store and Delete answer SCT 1h / SC 82h */

@@ -4,6 +4,7 @@ NKV_PASSED=0
 NKV_FAILED=0
 NKV_SKIPPED=0
 NKV_FAILED_STAGES=()
+NKV_FAILED_TESTS=()	# "binary: [FAIL] suite::test" lines, repeated at the end
 NKV_T0=$(date +%s)
 
 # stage NAME CMD...: run CMD, time it, count it as one passed or failed
@@ -49,10 +50,14 @@ run_criterion() {
 		[ $? -eq 0 ] || rc=1
 		grep -vE '^\[RUN |^\[PASS\]|^\[----\] Criterion v|^\[====\] Running ' <<<"$out" |
 			sed "s|^|$(basename "$t"): |"
+		# The failures again at the end: a CI log is often read from its tail.
+		mapfile -t -O ${#NKV_FAILED_TESTS[@]} NKV_FAILED_TESTS < <(grep -E '^\[FAIL\]' <<<"$out" |
+			sed "s|^|$(basename "$t") ($dir): |")
 		read -r tested passing failing crashing skipped < <(echo "$out" |
 			sed -n 's/.*Tested: \([0-9]*\) | Passing: \([0-9]*\) | Failing: \([0-9]*\) | Crashing: \([0-9]*\).*/\1 \2 \3 \4/p' | tail -1)
 		if [ -z "${tested:-}" ]; then
 			echo "$(basename "$t"): no Criterion summary (crashed?)"
+			NKV_FAILED_TESTS+=("$(basename "$t") ($dir): no Criterion summary (crashed?)")
 			NKV_FAILED=$((NKV_FAILED + 1))
 			rc=1
 			continue
@@ -122,6 +127,10 @@ finish() {
 	printf '=== total wall time %d s\n' $(( $(date +%s) - NKV_T0 ))
 	if [ ${#NKV_FAILED_STAGES[@]} -gt 0 ]; then
 		echo "=== failed stages: ${NKV_FAILED_STAGES[*]}"
+	fi
+	if [ ${#NKV_FAILED_TESTS[@]} -gt 0 ]; then
+		echo "=== failed tests:"
+		printf '  %s\n' "${NKV_FAILED_TESTS[@]}"
 	fi
 	echo "$NKV_PASSED passed, $NKV_FAILED failed, $NKV_SKIPPED skipped"
 	[ "$NKV_FAILED" -eq 0 ] && [ ${#NKV_FAILED_STAGES[@]} -eq 0 ]

@@ -224,8 +224,8 @@ Test(kv_opts, identify_vendor_bytes_and_nsattr)
 	cr_assert_eq(vs.store_opts, NKV_STORE_VENDOR_MASK);
 	cr_assert_eq(vs.max_ttl, 0);
 	cr_assert_eq(id.nsattr, 0);
-	for (i = 0; i < sizeof(vs.rsvd16); i++)
-		cr_assert_eq(vs.rsvd16[i], 0);
+	for (i = 0; i < sizeof(vs.rsvd20); i++)
+		cr_assert_eq(vs.rsvd20[i], 0);
 	be->read_only = 1;
 	be->store_opts = NKV_STORE_TTL;
 	id_kv(1, &id);
