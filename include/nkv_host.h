@@ -270,8 +270,17 @@ int nkv_qpair_get_info(struct nkv_qpair *q, struct nkv_qpair_info *info);
  * device code or the synchronous API failed the queue pair (enum
  * nkv_qp_state, nkv_errno.h), the first reason. Reads the host-visible
  * word device code mirrors the reason to, never the descriptor (which a
- * GPU runtime may keep in device memory). Cleared by nkv_qpair_reset(). */
+ * GPU runtime may keep in device memory). NKV_QP_FAILED_GONE is the
+ * library's own: a thread per controller watches for its loss (a closed
+ * vfio-user connection; pcie registers reading all-ones or CSTS.CFS) and
+ * marks every queue pair still OK within about 10 ms; device waits then
+ * end with NKV_ENOTCONN, the synchronous API with -ENOTCONN
+ * (docs/host.md, "A controller that is gone"). Cleared by
+ * nkv_qpair_reset(). */
 enum nkv_qp_state nkv_qpair_failed(struct nkv_qpair *q);
+/* "controller gone: ...", "timed out: ...": what a queue pair state
+ * means, for messages. Never NULL. */
+const char *nkv_qp_state_str(enum nkv_qp_state state);
 /* Value buffer i: where device code or the caller reads and writes. */
 void *nkv_qpair_slot(struct nkv_qpair *q, uint32_t i, uint32_t *len);
 /* Re-create a queue pair that device code (or the sync API) marked
@@ -329,8 +338,12 @@ struct nkv_result {
  * the namespace does not advertise (logged, naming it and the advertised
  * set; nkv_store() takes them as nkv_store_ttl() does), -EMSGSIZE value larger than the
  * controller's maximum or the buffer, -ETIMEDOUT no completion in time
- * (the queue pair is then failed until nkv_qpair_reset), -EIO the queue
- * pair is failed.
+ * (the queue pair is then failed until nkv_qpair_reset), -ENOTCONN the
+ * controller is gone (nkv_qpair_failed() says NKV_QP_FAILED_GONE; seen
+ * within milliseconds, also mid-wait), -EIO the queue pair is failed
+ * otherwise. A wait polls for its first 20 us, then sleeps between polls
+ * (an eighth of the time waited, 10 us to 1 ms): it costs a fraction of
+ * a core however long the controller takes.
  */
 int nkv_store(struct nkv_qpair *q, const void *key, uint32_t klen,
 	      const void *val, uint32_t len, uint32_t options,

@@ -122,6 +122,7 @@ static int nkv_h_admin_wait(struct nkv_ctrl *c, uint8_t opc, uint16_t cid,
 	volatile struct nkv_cqe *cq = c->acq.m.va;
 	uint64_t t0 = nkv_h_now_ms(), last_check = t0;
 	unsigned spins = 0;
+	int lost;
 
 	for (;;) {
 		uint32_t dw3 = __atomic_load_n(&cq[c->ahead].dw3, __ATOMIC_ACQUIRE);
@@ -149,6 +150,13 @@ static int nkv_h_admin_wait(struct nkv_ctrl *c, uint8_t opc, uint16_t cid,
 			 * that failed may still answer (CFS with RDY). */
 			snprintf(when, sizeof(when), "after admin opcode %#x", opc);
 			return rc ? rc : nkv_h_check_cfs(c, when);
+		}
+		/* The watch found it gone: let go of the lock now, so it can
+		 * fail the queue pairs that device code waits on. */
+		lost = __atomic_load_n(&c->lost, __ATOMIC_ACQUIRE);
+		if (lost) {
+			c->dead = 1;
+			return lost == -EIO ? -EIO : -ENOTCONN;
 		}
 		now = nkv_h_now_ms();
 		if (now - t0 > c->timeout_ms) {

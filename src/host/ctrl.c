@@ -551,6 +551,11 @@ int nkv_ctrl_connect(const char *uri, const struct nkv_ctrl_opts *opts,
 	if (o->trace)
 		nkv_set_trace(1);
 	rc = nkv_h_connect(c, uri, o, err, errlen);
+	if (!rc) {
+		rc = nkv_h_watch_start(c);
+		if (rc)
+			nkv_h_err(err, errlen, "cannot start the thread that watches the controller");
+	}
 	if (rc) {
 		nkv_h_shutdown(c);	/* no DMA into memory we free */
 		nkv_h_trace("connect %s failed: %d (%s)", uri ? uri : "(null)", rc, err ? err : "");
@@ -584,6 +589,7 @@ void nkv_ctrl_close(struct nkv_ctrl *c)
 
 	if (!c)
 		return;
+	nkv_h_watch_stop(c);
 	pthread_mutex_lock(&c->lock);
 	nkv_h_check_gone(c);
 	pthread_mutex_unlock(&c->lock);

@@ -134,6 +134,13 @@ struct nkv_ctrl {
 	int gone;		/* close found it unreachable: no register access
 				 * at all (atomic: the forwarder reads it) */
 	uint32_t failed_csts;	/* CSTS when CFS was first seen, else 0 */
+	/* The watch (watch.c): its thread, and why it found the controller
+	 * gone (atomic: 0, or a negative errno), so a wait holding the lock
+	 * ends at once instead of at its next own check. */
+	pthread_t watch;
+	int watch_on;
+	int watch_stop;		/* atomic */
+	int lost;		/* atomic */
 	int trace;
 	uint32_t timeout_ms;	/* admin and bring-up bound */
 	uint32_t io_timeout_ms;	/* sync API default */
@@ -229,6 +236,12 @@ void nkv_h_gpu_db_fini(struct nkv_ctrl *c);
 /* ---- teardown (ctrl.c) ---- */
 /* Mark a controller that went away dead and gone; caller holds c->lock. */
 void nkv_h_check_gone(struct nkv_ctrl *c);
+
+/* ---- the watch for a controller that is gone (watch.c) ---- */
+/* Start the controller's watch thread (after bring-up): 0 or -EAGAIN. */
+int nkv_h_watch_start(struct nkv_ctrl *c);
+/* Stop and join it; safe when it never started or already ended. */
+void nkv_h_watch_stop(struct nkv_ctrl *c);
 
 /* ---- admin queue (admin.c) ---- */
 int nkv_h_admin_init(struct nkv_ctrl *c, uint32_t depth);

@@ -450,6 +450,7 @@ const struct nkv_transport_ops nkv_transport_pcie = {
 	.dma_map = nkv_pcie_dma_map,
 	.dma_unmap = nkv_pcie_dma_unmap,
 	.alive = nkv_pcie_alive,
+	.mapped_regs = 1,
 };
 
 static void nkv_pcie_fill(struct pci_device *d, struct nkv_pcie_ctrl *c)

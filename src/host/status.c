@@ -2,7 +2,7 @@
 /*
  * status.c - names of NVMe statuses (generic, command specific, media and
  * path types) as the base and Key Value command set specifications call
- * them.
+ * them, and of the reasons a queue pair stops (enum nkv_qp_state).
  */
 #include <stddef.h>
 
@@ -73,5 +73,26 @@ const char *nkv_status_str(uint16_t status)
 	case NKV_SCT_PATH: return "Path Related Status";
 	case NKV_SCT_VENDOR: return "Vendor Specific Status";
 	default: return "Reserved Status Code Type";
+	}
+}
+
+const char *nkv_qp_state_str(enum nkv_qp_state state)
+{
+	switch (state) {
+	case NKV_QP_OK:
+		return "ok";
+	case NKV_QP_FAILED_TIMEOUT:
+		return "timed out: no completion within the queue pair's timeout";
+	case NKV_QP_FAILED_BAD_CQE:
+		return "bad completion: a CID not in flight, or a bad SQ head";
+	case NKV_QP_FAILED_INTERNAL:
+		return "internal: a command could not be published, or a reset failed";
+	case NKV_QP_FAILED_ARGS:
+		return "bad arguments: a kernel was given what it cannot run";
+	case NKV_QP_FAILED_GONE:
+		return "controller gone: its connection closed, or its registers read "
+		       "all-ones or CSTS.CFS";
+	default:
+		return "unknown reason";
 	}
 }

@@ -5,26 +5,80 @@
  * collective returns at once), so it runs exactly the device path: SQE
  * prep into the queue pair's own value buffer, wave submit (one SQ
  * doorbell), reap by phase (one CQ doorbell), result by CID. Only the
- * wait differs: it is bounded by time, not by a poll count, and it
- * notices a transport that went away.
+ * wait differs: it is bounded by time, not by a poll count, it sleeps
+ * once past a short spin, and it ends as soon as the controller's watch
+ * marks the queue pair gone.
  */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "host/host.h"
 
-/* Poll until the completion of cid is parked, within q->timeout_ms. */
+/*
+ * How a synchronous wait spends its time: it polls back to back for its
+ * first NKV_H_SPIN_NS, so a completion that comes that fast costs no
+ * sleep; then it sleeps an eighth of the time waited so far between
+ * polls, NKV_H_NAP_MIN_NS to NKV_H_NAP_MAX_NS. A later completion is seen
+ * at most about an eighth (plus the kernel's timer slack) late, and a
+ * wait on a stalled controller wakes about 1000 times a second instead of
+ * spinning a core (docs/host.md, "Waiting").
+ */
+#define NKV_H_SPIN_NS 20000ull
+#define NKV_H_NAP_DIV 8u
+#define NKV_H_NAP_MIN_NS 10000ull
+#define NKV_H_NAP_MAX_NS 1000000ull
+
+static uint64_t nkv_h_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Between two empty polls of a wait that has lasted @waited ns. */
+static void nkv_h_sync_pause(uint64_t waited)
+{
+	uint64_t nap = waited / NKV_H_NAP_DIV;
+	struct timespec ts = { 0, 0 };
+
+	if (waited < NKV_H_SPIN_NS) {
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();	/* a spinning poller's hint to the core */
+#endif
+		return;
+	}
+	nap = nap < NKV_H_NAP_MIN_NS ? NKV_H_NAP_MIN_NS : nap;
+	ts.tv_nsec = (long)(nap > NKV_H_NAP_MAX_NS ? NKV_H_NAP_MAX_NS : nap);
+	nanosleep(&ts, NULL);
+}
+
+/* What a call on a failed queue pair returns: -ENOTCONN when the watch
+ * found the controller gone, else -EIO; 0 while it is not failed. The
+ * host-visible word holds every reason (device code mirrors its own). */
+static int nkv_h_sync_failed(struct nkv_qpair *q)
+{
+	enum nkv_qp_state why = nkv_qpair_failed(q);
+
+	if (why == NKV_QP_OK)
+		why = (enum nkv_qp_state)nkv_dev_qp_failed(q->dev);
+	return why == NKV_QP_OK ? 0 : why == NKV_QP_FAILED_GONE ? -ENOTCONN : -EIO;
+}
+
+/* Poll until the completion of cid is parked, within q->timeout_ms, or
+ * until the watch (watch.c) marks the controller gone. */
 static int nkv_h_sync_wait(struct nkv_qpair *q, uint16_t cid)
 {
 	struct nkv_dev_qp *d = q->dev;
 	struct nkv_dev_cpl *t = q->cpl;
 	struct nkv_ctrl *c = q->c;
 	struct nkv_h_qstats *st = &c->qst[q->qid];
-	uint64_t t0 = nkv_h_now_ms(), last = t0, polls = 0;
+	uint64_t t0 = nkv_h_now_ns(), limit = (uint64_t)q->timeout_ms * 1000000ull;
 
 	while (!__atomic_load_n(&t[cid].done, __ATOMIC_ACQUIRE)) {
 		int n = nkv_qp_reap(d, d->cq_depth);
-		uint64_t now;
+		uint64_t waited;
 
 		if (n < 0)
 			return -EIO;
@@ -33,22 +87,17 @@ static int nkv_h_sync_wait(struct nkv_qpair *q, uint16_t cid)
 				__atomic_fetch_add(&st->cq_doorbells, 1, __ATOMIC_RELAXED);
 			continue;
 		}
-		now = nkv_h_now_ms();
-		if (now - t0 > q->timeout_ms) {
+		if (__atomic_load_n(q->fail_word, __ATOMIC_ACQUIRE) == NKV_QP_FAILED_GONE)
+			return -ENOTCONN;
+		waited = nkv_h_now_ns() - t0;
+		if (waited > limit) {
 			nkv_qp_fail(d, NKV_QP_FAILED_TIMEOUT);
 			__atomic_fetch_add(&st->timeouts, 1, __ATOMIC_RELAXED);
 			nkv_h_trace("queue pair %u: CID %u: no completion in %u ms", q->qid,
 				    cid, q->timeout_ms);
 			return -ETIMEDOUT;
 		}
-		if (now - last >= 2) {
-			last = now;
-			if (c->ops->alive && c->ops->alive(c->tr)) {
-				nkv_qp_fail(d, NKV_QP_FAILED_TIMEOUT);
-				return -ENOTCONN;
-			}
-		}
-		nkv_arch_poll_pause(polls++);
+		nkv_h_sync_pause(waited);
 	}
 	return 0;
 }
@@ -66,8 +115,9 @@ static int nkv_h_sync_exec(struct nkv_qpair *q, struct nkv_sqe *sqe, struct nkv_
 	uint16_t cid;
 	int rc;
 
-	if (nkv_dev_qp_failed(d))
-		return -EIO;
+	rc = nkv_h_sync_failed(q);
+	if (rc)
+		return rc;
 	t = nkv_wave_submit(w, d, 1, p);
 	if (t.err)
 		return t.err;
@@ -75,7 +125,8 @@ static int nkv_h_sync_exec(struct nkv_qpair *q, struct nkv_sqe *sqe, struct nkv_
 	if (c->fwd) {
 		rc = nkv_h_db_flush(c);
 		if (rc) {
-			nkv_qp_fail(d, NKV_QP_FAILED_TIMEOUT);
+			/* The forwarder's writes fail: the transport is gone. */
+			nkv_qp_fail(d, NKV_QP_FAILED_GONE);
 			return -ENOTCONN;
 		}
 	} else {
@@ -146,7 +197,7 @@ static int nkv_h_sync_pre(struct nkv_qpair *q, struct nkv_result *res)
 		q->said_device = 1;
 		return -EOPNOTSUPP;
 	}
-	return nkv_dev_qp_failed(q->dev) ? -EIO : 0;
+	return nkv_h_sync_failed(q);
 }
 
 static void nkv_h_sync_count(struct nkv_qpair *q, const struct nkv_result *res, uint64_t bytes)

@@ -68,8 +68,14 @@ struct nkv_transport_ops {
 	volatile uint32_t *(*doorbells)(struct nkv_tr *tr, size_t *len);
 	int (*dma_map)(struct nkv_tr *tr, struct nkv_dmamem *m);
 	int (*dma_unmap)(struct nkv_tr *tr, struct nkv_dmamem *m);
-	/* Is the controller still reachable? 0, or a negative errno. */
+	/* Is the controller still reachable? 0, or a negative errno. Cheap
+	 * and callable from any thread: the watch (watch.c) calls it every
+	 * few milliseconds, so it sends no message. */
 	int (*alive)(struct nkv_tr *tr);
+	/* 1 when a register read is a load from a mapping (pcie): cheap, no
+	 * message, safe from any thread, so the watch reads CSTS too; 0 when
+	 * each is a message a stalled controller would hold (vfio-user). */
+	int mapped_regs;
 };
 
 extern const struct nkv_transport_ops nkv_transport_vfio_user;

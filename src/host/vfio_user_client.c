@@ -70,6 +70,7 @@ struct nkv_tr {
 	size_t db_map_len;
 	volatile uint32_t *db;
 	size_t db_len;
+	pthread_mutex_t errlock;	/* last_err: the watch's alive() writes it too */
 	char last_err[160];
 };
 
@@ -85,7 +86,9 @@ static void nkv_vfu_seterr(struct nkv_tr *tr, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
+	pthread_mutex_lock(&tr->errlock);
 	vsnprintf(tr->last_err, sizeof(tr->last_err), fmt, ap);
+	pthread_mutex_unlock(&tr->errlock);
 	va_end(ap);
 }
 
@@ -618,6 +621,7 @@ static void nkv_vfu_close(struct nkv_tr *tr)
 	if (tr->fd >= 0)
 		close(tr->fd);
 	pthread_mutex_destroy(&tr->lock);
+	pthread_mutex_destroy(&tr->errlock);
 	free(tr);
 }
 
@@ -638,6 +642,7 @@ static int nkv_vfu_open(const char *addr, struct nkv_tr **out, char *err, size_t
 	tr->fd = -1;
 	tr->timeout_ms = t && atoi(t) > 0 ? atoi(t) : NKV_VFU_TIMEOUT_MS_DEFAULT;
 	pthread_mutex_init(&tr->lock, NULL);
+	pthread_mutex_init(&tr->errlock, NULL);
 	pthread_mutex_init(&tr->send_lock, NULL);
 	pthread_mutex_init(&tr->wlock, NULL);
 	pthread_mutex_init(&tr->mlock, NULL);
@@ -906,15 +911,19 @@ static int nkv_vfu_dma_unmap(struct nkv_tr *tr, struct nkv_dmamem *m)
 	return rc;
 }
 
+/* Any thread (the watch calls it every few ms): poll() only, nothing
+ * read from the socket. */
 static int nkv_vfu_alive(struct nkv_tr *tr)
 {
 	struct pollfd p = { .fd = tr->fd, .events = POLLRDHUP };
+	int live = 0;
 
 	if (__atomic_load_n(&tr->dead, __ATOMIC_ACQUIRE))
 		return -ENOTCONN;
 	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
-		__atomic_store_n(&tr->dead, 1, __ATOMIC_RELEASE);
-		nkv_vfu_seterr(tr, "vfio-user: server closed the connection");
+		if (__atomic_compare_exchange_n(&tr->dead, &live, 1, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			nkv_vfu_seterr(tr, "vfio-user: server closed the connection");
 		return -ECONNRESET;
 	}
 	return 0;

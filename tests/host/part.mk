@@ -51,6 +51,13 @@ test_host_gpu_SRCS = tests/host/test_host_gpu.c $(TL_HOST)
 test_host_gpu_LIBS = $(TL_HOST_LIBS)
 test_host_gpu_LDLIBS = $(TL_HOST_LDLIBS)
 
+# A controller that is gone (killed, CFS, all-ones) or stalled: the
+# watch ends every wait; the sync API sleeps while it waits.
+TESTS += test_host_gone
+test_host_gone_SRCS = tests/host/test_host_gone.c $(TL_HOST)
+test_host_gone_LIBS = $(TL_HOST_LIBS)
+test_host_gone_LDLIBS = $(TL_HOST_LDLIBS)
+
 # The pcie transport (kmod/nkv.ko) against fake sysfs trees.
 TESTS += test_pcie
 test_pcie_SRCS := tests/host/test_pcie.c src/host/pcie.c src/host/log.c
