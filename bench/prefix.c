@@ -224,13 +224,13 @@ static int nkv_bench_pfx_op(struct nkv_bench_pfx *p, enum pc_op op, uint32_t fir
 	p->a.compute_ns = 0;
 	memset(&p->res, 0, sizeof(p->res));
 	rc = nkv_cpu_launch(&cfg, nkv_bench_pfx_lane, p);
-	if (rc)
+	if (rc) {
 		nkv_bench_pfx_say(p, "the cpu engine's launch failed", rc);
-	else if (nkv_qpair_failed(p->q) != NKV_QP_OK)
+	} else if (nkv_qpair_failed(p->q) != NKV_QP_OK) {
 		rc = -EIO;
-	if (rc == -EIO)
-		snprintf(p->why, sizeof(p->why), "the queue pair failed (a timeout or a bad "
-			 "completion: is the target alive?)");
+		snprintf(p->why, sizeof(p->why), "the queue pair failed: %s",
+			 nkv_qp_state_str(nkv_qpair_failed(p->q)));
+	}
 	return rc;
 }
 

@@ -76,6 +76,9 @@ const char *nkv_bench_dev_err_str(int err)
 	case NKV_ETIMEDOUT:
 		return "timed out: no completion within --timeout-ms (is the target alive? "
 		       "raise --timeout-ms for a slow backend)";
+	case NKV_ENOTCONN:
+		return "controller gone: its connection closed, or its registers read all-ones "
+		       "or CSTS.CFS";
 	case NKV_EIO:
 		return "not sent: the queue pair had failed earlier (a timeout or a bad completion)";
 	case NKV_ENOSPC:
@@ -231,8 +234,8 @@ static void nkv_bench_text_status(FILE *f, const struct nkv_bench_phase *ph)
 			ph->last_dev_error);
 	fprintf(f, ", %llu verify failures\n", (unsigned long long)ph->verify_fail);
 	if (ph->failed_qps)
-		fprintf(f, "  FAILED      %u queue pair(s) failed (timeout or bad completion)\n",
-			ph->failed_qps);
+		fprintf(f, "  FAILED      %u queue pair(s) failed (timeout, bad completion or "
+			"controller gone)\n", ph->failed_qps);
 }
 
 /* The first verify failure: which key, length or content, and why. */

@@ -110,8 +110,9 @@ static inline int ex_check(const char *what, const struct ex_out *out, uint32_t 
 		if (bad++ >= 5)
 			continue;
 		if (o->err || o->status)
-			fprintf(stderr, "%s: key %u: error %d, status %#x (%s)\n", what, i, o->err,
-				o->status, nkv_status_str(o->status));
+			fprintf(stderr, "%s: key %u: error %d%s, status %#x (%s)\n", what, i, o->err,
+				o->err == NKV_ENOTCONN ? " (controller gone)" : "", o->status,
+				nkv_status_str(o->status));
 		else if (o->bad_at == EX_LEN_BAD)
 			fprintf(stderr, "%s: key %u: the controller returned length %u, not the %u "
 				"bytes stored\n", what, i, o->len, o->want);

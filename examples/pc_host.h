@@ -223,8 +223,9 @@ static inline void pc_tally(const struct pc_req *r, uint32_t first, uint32_t cou
 
 			t[e->outcome < 5u ? e->outcome : NKV_KVC_ERROR]++;
 			if (e->outcome == NKV_KVC_ERROR && t[NKV_KVC_ERROR] == 1)
-				fprintf(stderr, "layer %u block %u: error %d, status %#x (%s)\n", l, b,
-					e->err, e->status, nkv_status_str(e->status));
+				fprintf(stderr, "layer %u block %u: error %d%s, status %#x (%s)\n", l,
+					b, e->err, e->err == NKV_ENOTCONN ? " (controller gone)" : "",
+					e->status, nkv_status_str(e->status));
 		}
 }
 

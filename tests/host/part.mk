@@ -39,7 +39,7 @@ TESTS += test_host_threads
 test_host_threads_SRCS = tests/host/test_host_threads.c tests/host/wave_util.c $(TL_HOST)
 test_host_threads_LIBS = $(TL_HOST_LIBS)
 test_host_threads_LDLIBS = $(TL_HOST_LDLIBS)
-TSAN_TESTS += test_host_threads
+TSAN_TESTS += test_host_threads test_host_gone
 
 TESTS += test_host_procs
 test_host_procs_SRCS = tests/host/test_host_procs.c tests/host/wave_util.c $(TL_HOST)
