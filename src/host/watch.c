@@ -70,9 +70,11 @@ static void nkv_h_watch_say(int why, uint32_t csts)
 	else if (why == -ENODEV)
 		nkv_h_log("controller gone: its registers read all-ones or its device went "
 			  "away; its queue pairs are failed");
-	else
-		nkv_h_log("controller gone: %s; its queue pairs are failed",
-			  why == -ECONNRESET ? "its connection closed" : strerror(-why));
+	else if (why == -ECONNRESET)
+		nkv_h_log("controller gone: its connection closed; its queue pairs are failed");
+	else	/* a message had no reply in time, or the socket broke */
+		nkv_h_log("controller gone: the transport gave up on it (%s); its queue pairs "
+			  "are failed", strerror(-why));
 }
 
 /* Mark @c dead and its queue pairs failed: 1, or 0 while another thread
