@@ -566,15 +566,18 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 	sigset_t set;
 	int rc, sig = 0;
 
-	ss = nkv_target_subsys(a);
-	if (!ss)
-		return 1;
-	/* Block the stop signals in every thread; main waits for them. */
+	/* Block the stop signals in every thread; main waits for them. First:
+	 * backends start threads of their own (mem's sweep, rocksdb's worker),
+	 * and a thread created before this would take a SIGTERM's default
+	 * action and end the process uncleanly. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	ss = nkv_target_subsys(a);
+	if (!ss)
+		return 1;
 	so.socket_path = a->socket;
 	so.ss = ss;
 	so.ctrl.size = sizeof(so.ctrl);
