@@ -5,14 +5,18 @@
 # scripts/test.sh; each case counts on its own. Stage vm is Debian 12's
 # default 6.1 kernel; stage vm-6.12 is the 6.12 kernel from Debian 12's
 # security updates (linux-image-6.12-amd64 + linux-headers-6.12-amd64),
-# skipped by name where that pair is not installed.
+# skipped by name where that pair is not installed. Stage vm-power is one
+# power-loss round of the rocksdb backend (tests/vm/powerloss.sh 1, about
+# 30-60 s; docs/target.md runs 20 by hand).
 nkv_k612=$(cd /lib/modules 2>/dev/null && ls -d 6.12.*-amd64 2>/dev/null | tail -1)
 if ! command -v qemu-system-x86_64 >/dev/null; then
 	skip vm "qemu-system-x86_64 not installed"
 	skip vm-6.12 "qemu-system-x86_64 not installed"
+	skip vm-power "qemu-system-x86_64 not installed"
 elif ! ls /boot/vmlinuz-*-amd64 >/dev/null 2>&1; then
 	skip vm "no Debian kernel image (/boot/vmlinuz-*-amd64)"
 	skip vm-6.12 "no Debian kernel image (/boot/vmlinuz-*-amd64)"
+	skip vm-power "no Debian kernel image (/boot/vmlinuz-*-amd64)"
 else
 	stage vm run_counted NKV-VM tests/vm/run.sh
 	if [ -n "$nkv_k612" ] && [ -e "/boot/vmlinuz-$nkv_k612" ] &&
@@ -22,4 +26,5 @@ else
 	else
 		skip vm-6.12 "linux-image-6.12-amd64 and linux-headers-6.12-amd64 not installed"
 	fi
+	stage vm-power run_counted NKV-POWER tests/vm/powerloss.sh 1
 fi

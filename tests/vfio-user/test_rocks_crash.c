@@ -23,13 +23,13 @@
 #include <criterion/criterion.h>
 
 #include "nkv_host.h"
+#include "storm_val.h"
 
 TestSuite(rocks_crash, .timeout = 240);
 
 #define CLIENTS 3
 #define KEYS 8
-#define BIG (2u << 20)
-#define SMALL 4096u
+#define BIG STORM_BIG
 
 /* A key's state: version 0 is absent (never stored, or deleted). */
 struct key_state {
@@ -41,22 +41,6 @@ static struct key_state ks[CLIENTS][KEYS];
 static char dir[64], sock[128], target[512];
 static pid_t tpid;
 static unsigned long acks;	/* atomic: completions seen, all rounds */
-
-/* Version v of a value: its size (every 5th is 2 MiB) and its bytes. */
-static uint32_t ver_len(uint32_t v)
-{
-	return v % 5 == 0 ? BIG : SMALL;
-}
-
-static void ver_fill(uint8_t *p, int c, int k, uint32_t v)
-{
-	uint32_t i, len = ver_len(v), x = v * 2654435761u ^ (uint32_t)(c * 131 + k);
-
-	for (i = 0; i < len; i += 4) {
-		x = x * 1103515245u + 12345u;
-		memcpy(p + i, &x, 4);
-	}
-}
 
 static void start_target(void)
 {
@@ -129,9 +113,9 @@ static void *client_run(void *arg)
 		} else {
 			uint32_t v = cl->next++;
 
-			ver_fill(buf, cl->id, k, v);
+			storm_fill(buf, cl->id, k, v);
 			ks[cl->id][k].sent = v;
-			rc = nkv_store(q, key, (uint32_t)strlen(key), buf, ver_len(v), 0, &res);
+			rc = nkv_store(q, key, (uint32_t)strlen(key), buf, storm_len(v), 0, &res);
 		}
 		if (rc || (res.status && res.status != NKV_STATUS(0, NKV_SC_KV_KEY_NOT_EXISTS)))
 			break;	/* the target is gone: this one stays in flight */
@@ -171,10 +155,10 @@ static void verify(void)
 			}
 			ok = 0;
 			for (v = s->acked; !ok; v = s->sent) {
-				ok = v && res.dw0 == ver_len(v);
+				ok = v && res.dw0 == storm_len(v);
 				if (ok) {
-					ver_fill(want, ci, k, v);
-					ok = !memcmp(got, want, ver_len(v));
+					storm_fill(want, ci, k, v);
+					ok = !memcmp(got, want, storm_len(v));
 				}
 				if (ok)
 					s->acked = s->sent = v;
