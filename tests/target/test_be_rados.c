@@ -1234,11 +1234,12 @@ static char lines[8192];
 
 static void lines_add(void *ctx, int level, const char *line)
 {
-	size_t n = strlen(lines);
+	size_t n;
 
 	(void)ctx;
 	(void)level;
 	pthread_mutex_lock(&lines_lock);
+	n = strlen(lines);
 	snprintf(lines + n, sizeof(lines) - n, "%s\n", line);
 	pthread_mutex_unlock(&lines_lock);
 }
@@ -1356,12 +1357,12 @@ Test(rados, stopped_cluster_commands_in_time_loss_and_return_logged, .timeout = 
 		    "%d s, advertised %u ms)", STOP_OPS + 2, worst, STOP_TO, be->cmd_timeout_ms);
 	cr_expect_lt(worst, be->cmd_timeout_ms / 1000.0 + 1.0, "a command took %.2f s", worst);
 	cr_expect_gt(lines_wait("event=cluster_lost", 3.0), 0, "no loss logged: %s", lines);
-	cr_expect(strstr(lines, "ops_failing="), "%s", lines);
-	cr_expect(strstr(lines, "error=\"Connection timed out\""), "%s", lines);
+	cr_expect_gt(lines_count("ops_failing="), 0, "%s", lines);
+	cr_expect_gt(lines_count("error=\"Connection timed out\""), 0, "%s", lines);
 	kill(osd, SIGCONT);
 	cr_expect_gt(lines_wait("event=cluster_back", 2.0 * STOP_TO + 3), 0, "no return logged: %s",
 		     lines);
-	cr_expect(strstr(lines, "after_s="), "%s", lines);
+	cr_expect_gt(lines_count("after_s="), 0, "%s", lines);
 	cr_expect_eq(lines_count("event=cluster_lost"), 1, "one line per loss: %s", lines);
 	cr_expect_eq(lines_count("event=cluster_back"), 1, "one line per return: %s", lines);
 	cr_log_info("logged: %s", lines);
