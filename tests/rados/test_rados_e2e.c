@@ -758,8 +758,9 @@ static int log_wait(const struct e2e_tgt *t, const char *what, double limit_s, c
  * shows the client the Unrecovered Error (88h) docs/ceph.md promises,
  * not a client timeout: the target advertises twice its op timeout
  * (5 s) as its command time, the library waits that and a margin
- * (10 + 2.5 s) instead of CAP.TO (10 s). The queue pair stays usable,
- * and the target logs the loss and the return.
+ * (10 + 2.5 s) instead of CAP.TO (10 s). Device code (a cpu-engine wave)
+ * and the sync API alike; the queue pair stays usable, and the target
+ * logs the loss and the return.
  */
 Test(e2e, stopped_cluster_88h_with_default_timeouts)
 {
@@ -768,9 +769,11 @@ Test(e2e, stopped_cluster_88h_with_default_timeouts)
 	struct nkv_ns_ext ext = { .size = sizeof(ext) };
 	struct nkv_ctrl *c = NULL;
 	struct nkv_qpair *q = NULL;
+	struct nkv_wk_key k[16];
+	struct nkv_wk_out out[16];
 	struct nkv_result res;
 	char why[1024], log[4096], v[16];
-	double t0, el;
+	double t0, el, wave_s;
 	pid_t osd;
 	int i;
 
@@ -791,14 +794,25 @@ Test(e2e, stopped_cluster_88h_with_default_timeouts)
 	cr_assert_gt(osd, 0);
 	g_frozen = osd;
 	kill(osd, SIGSTOP);
+	keys_make(k, 16, "stop");
+	t0 = e2e_now();
+	wave_run(q, NKV_KV_STORE, 1, k, out, 16, 64);
+	wave_s = e2e_now() - t0;
+	for (i = 0; i < 16; i++) {
+		cr_expect_eq(out[i].err, 0, "lane %d: device error %d, not a status", i, out[i].err);
+		cr_expect_eq(out[i].status, ST_88, "lane %d: status %#x", i, out[i].status);
+	}
+	cr_expect_eq(nkv_qpair_failed(q), NKV_QP_OK, "device code left the queue pair usable");
 	t0 = e2e_now();
 	cr_assert_eq(nkv_store(q, "during", 6, "lost", 4, 0, &res), 0,
 		     "a status, not a client timeout");
 	el = e2e_now() - t0;
 	cr_expect_eq(res.status, ST_88, "status %#x", res.status);
 	cr_expect_eq(nkv_qpair_failed(q), NKV_QP_OK, "the queue pair stays usable");
+	cr_expect(wave_s > 4.0 && wave_s < 11.0, "wave: 88h after %.2f s (op timeout 5 s)", wave_s);
 	cr_expect(el > 4.0 && el < 11.0, "88h after %.2f s (op timeout 5 s)", el);
-	cr_log_info("stopped cluster, default timeouts: 88h after %.2f s", el);
+	cr_log_info("stopped cluster, default timeouts: a 16-lane wave 88h after %.2f s, a sync "
+		    "Store after %.2f s", wave_s, el);
 	cr_expect(log_wait(&t, "event=cluster_lost", 3.0, log, sizeof(log)), "%s", log);
 	kill(osd, SIGCONT);
 	g_frozen = 0;
