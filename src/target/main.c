@@ -604,18 +604,20 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 	sigset_t set;
 	int rc, sig = 0;
 
+	/* Block the stop signals in every thread, the backends' too (mem's
+	 * sweeper, librados'), so none takes SIGTERM's default action: main
+	 * waits for them. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	/* Backends log their own events (a cluster lost) at the same level. */
 	nkv_be_log_set(a->log_level, NULL, NULL);
 	ss = nkv_target_subsys(a);
 	if (!ss)
 		return 1;
 	nkv_target_print_ns(a);
-	/* Block the stop signals in every thread; main waits for them. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGUSR1);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	so.socket_path = a->socket;
 	so.ss = ss;
 	so.ctrl.size = sizeof(so.ctrl);
