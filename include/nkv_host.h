@@ -47,7 +47,11 @@ struct nkv_ctrl_opts {
 	uint32_t memory_mode;	/* NKV_MEM_* mask */
 	uint32_t io_queues;	/* queue pairs to request; 0: 1 */
 	uint32_t admin_depth;	/* 0: 32 */
-	uint32_t timeout_ms;	/* admin commands and bring-up; 0: CAP.TO */
+	uint32_t timeout_ms;	/* admin commands and bring-up, and the I/O
+				 * default of its queue pairs; 0: CAP.TO, and
+				 * for I/O at least the namespace's advertised
+				 * command time + max(2 s, 25 %) (docs/host.md,
+				 * "Timeouts") */
 	int trace;		/* log admin commands and doorbells to stderr */
 	char *err;		/* if set, a one-line reason on failure */
 	size_t errlen;
@@ -149,9 +153,16 @@ struct nkv_ns_ext {
 	uint32_t max_ttl;	/* longest TTL, seconds; 0: any */
 	uint32_t read_only;	/* 1: Store and Delete are refused */
 	uint32_t size_query;	/* 1: Retrieve with a 0-byte buffer returns the size */
+	uint32_t cmd_timeout_ms; /* the longest a command may take before the
+				 * controller answers it with a status of its
+				 * own (its backend's timeout); 0: not said.
+				 * The library's default I/O wait leaves a
+				 * margin past it (docs/host.md, "Timeouts") */
 };
 /* Namespace nsid's extensions (0: the one in use). 0, -EINVAL, -ENODEV
- * (no such KV namespace) or a transport error. Takes the controller's lock. */
+ * (no such KV namespace) or a transport error. ext->size as the caller
+ * was built: one built before cmd_timeout_ms gets the fields it knows.
+ * Takes the controller's lock. */
 int nkv_ctrl_ns_ext(struct nkv_ctrl *c, uint32_t nsid, struct nkv_ns_ext *ext);
 
 /*
@@ -183,7 +194,10 @@ struct nkv_qpair_opts {
 	uint32_t timeout_ms;	/* wall clock without a completion before a
 				 * wait gives up, in the synchronous API and in
 				 * device code (nkv_dev_qp.timeout_us);
-				 * 0: the controller's timeout */
+				 * 0: the controller's I/O default (struct
+				 * nkv_ctrl_opts); one shorter than the
+				 * namespace's command time is kept, and
+				 * logged */
 	uint32_t flags;		/* NKV_QPAIR_* */
 	uint32_t memory_mode;	/* NKV_MEM_SQ / _CQ / _DATA placed in device
 				 * memory for this queue pair, on top of the

@@ -359,7 +359,8 @@ int nkv_ctrl_ns_ext(struct nkv_ctrl *c, uint32_t nsid, struct nkv_ns_ext *ext)
 	struct nkv_ns_ext e;
 	int rc;
 
-	if (!c || !ext || ext->size < sizeof(*ext))
+	/* A caller built before cmd_timeout_ms gets the fields it knows. */
+	if (!c || !ext || ext->size < offsetof(struct nkv_ns_ext, cmd_timeout_ms))
 		return -EINVAL;
 	pthread_mutex_lock(&c->lock);
 	/* Asked afresh: a namespace can become read-only while in use. */
@@ -372,7 +373,7 @@ int nkv_ctrl_ns_ext(struct nkv_ctrl *c, uint32_t nsid, struct nkv_ns_ext *ext)
 	pthread_mutex_unlock(&c->lock);
 	if (!rc) {
 		e.size = ext->size;	/* a caller built with a larger struct keeps its size */
-		memcpy(ext, &e, sizeof(e));
+		memcpy(ext, &e, ext->size < sizeof(e) ? ext->size : sizeof(e));
 	}
 	return rc;
 }
@@ -562,7 +563,9 @@ int nkv_ctrl_connect(const char *uri, const struct nkv_ctrl_opts *opts,
 		nkv_h_ctrl_free(c);
 		return rc;
 	}
-	c->io_timeout_ms = c->timeout_ms;
+	/* CAP.TO, or what the namespace's backend may take and a margin. */
+	c->io_timeout_ms = nkv_h_io_timeout(c, o->timeout_ms, c->timeout_ms,
+					    "nkv_ctrl_opts.timeout_ms");
 	nkv_h_trace("connected %s: %s nsid %u csi %u, %u I/O queues, max xfer %u, mode %#x, doorbells %s",
 		    uri, c->info.model, c->nsid, c->info.csi, c->granted, c->info.max_xfer,
 		    c->mode, c->info.doorbells_mapped ? "mapped" : "forwarded");

@@ -34,6 +34,16 @@ void nkv_h_err(char *err, size_t errlen, const char *fmt, ...)
 /* What KV Identify Namespace @id of namespace @nsid advertises (NSATTR,
  * the nkvX vendor bytes); all zeroes but nsid and size without them. */
 void nkv_h_ns_ext_parse(const struct nkv_id_ns_kv *id, uint32_t nsid, struct nkv_ns_ext *ext);
+struct nkv_ctrl;
+/* How long a client waits for a command of a namespace that advertises
+ * cmd_timeout_ms (nkv_kv_vs): that plus a margin of max(2 s, 25 %), so
+ * the controller's own status answers first; 0 when it says nothing. */
+uint32_t nkv_h_cmd_wait_ms(uint32_t cmd_timeout_ms);
+/* The I/O wait of c's queue pairs: @asked, the application's own (kept;
+ * logged when shorter than nkv_h_cmd_wait_ms() of the namespace in use,
+ * naming it as @what), or with @asked 0 the larger of @dflt and that. */
+uint32_t nkv_h_io_timeout(const struct nkv_ctrl *c, uint32_t asked, uint32_t dflt,
+			  const char *what);
 /* "TTL (option bit 3), touch (option bit 5)" for the NKV_STORE_VENDOR_MASK
  * bits of @opts, or "none"; into @buf (@len bytes), which it returns. */
 const char *nkv_h_store_opts_str(uint32_t opts, char *buf, size_t len);

@@ -402,7 +402,9 @@ static int nkv_h_qp_create(struct nkv_ctrl *c, const struct nkv_qpair_opts *opts
 	if (!rc)
 		rc = nkv_h_qp_mem(q, &r);
 	if (!rc) {
-		q->timeout_ms = r.timeout_ms ? r.timeout_ms : c->io_timeout_ms;
+		q->timeout_ms = r.timeout_ms ? nkv_h_io_timeout(c, r.timeout_ms, 0,
+								"nkv_qpair_opts.timeout_ms")
+					     : c->io_timeout_ms;
 		q->on_device = device;
 		nkv_h_qp_fill(q, &r);
 		rc = nkv_dev_qp_check(q->dev) ? -EINVAL : 0;

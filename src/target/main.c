@@ -460,10 +460,12 @@ static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 	return rc ? rc : nkv_target_check(a);
 }
 
-/* The namespaces served, for the stats lines (the subsystem owns them). */
+/* The namespaces served, for the start-up and stats lines (the
+ * subsystem owns them). */
 static struct {
 	uint32_t nsid;
 	struct nkv_be *be;
+	char name[64];		/* --ns-map NAME; "" for the NVM one */
 } nkv_target_nss[NKV_TGT_MAX_NS];
 static unsigned nkv_target_nns;
 
@@ -494,6 +496,8 @@ static int nkv_target_add_ns(struct nkv_subsys *ss, uint32_t nsid, const char *t
 	if (be && !nkv_subsys_add_ns(ss, nsid, be)) {
 		if (nkv_target_nns < NKV_TGT_MAX_NS) {
 			nkv_target_nss[nkv_target_nns].nsid = nsid;
+			snprintf(nkv_target_nss[nkv_target_nns].name,
+				 sizeof(nkv_target_nss[0].name), "%s", c->ns_name ? c->ns_name : "");
 			nkv_target_nss[nkv_target_nns++].be = be;
 		}
 		return 0;
@@ -557,6 +561,40 @@ static struct nkv_subsys *nkv_target_subsys(const struct nkv_target_args *a)
 	return ss;
 }
 
+/*
+ * At start (log level info), one line per namespace: its backend, the
+ * limits the core reads from it, the command time it advertises to
+ * clients, and the backend's own settings. The server's line
+ * (event=listening) gives the socket and the limits of every client.
+ */
+static void nkv_target_print_ns(const struct nkv_target_args *a)
+{
+	char own[512];
+	unsigned i;
+
+	if (a->log_level < NKV_VFU_LOG_INFO)
+		return;
+	for (i = 0; i < nkv_target_nns; i++) {
+		struct nkv_be *be = nkv_target_nss[i].be;
+
+		own[0] = 0;
+		if (be->ops->describe)
+			be->ops->describe(be, own, sizeof(own));
+		if (be->csi == NKV_CSI_NVM)
+			fprintf(stderr, "ts=%ld level=info event=namespace nsid=%u csi=nvm backend=%s "
+				"blocks=%llu block_size=%u%s%s\n", (long)time(NULL),
+				nkv_target_nss[i].nsid, be->ops->name,
+				(unsigned long long)be->capacity, be->block_size, *own ? " " : "", own);
+		else
+			fprintf(stderr, "ts=%ld level=info event=namespace nsid=%u name=%s csi=kv "
+				"backend=%s read_only=%u capacity=%llu max_value=%u max_keys=%u "
+				"cmd_timeout_ms=%u%s%s\n", (long)time(NULL), nkv_target_nss[i].nsid,
+				nkv_target_nss[i].name, be->ops->name, be->read_only,
+				(unsigned long long)be->capacity, be->max_value, be->max_keys,
+				be->cmd_timeout_ms, *own ? " " : "", own);
+	}
+}
+
 /* Serve until SIGINT or SIGTERM: the exit status. */
 static int nkv_target_serve(const struct nkv_target_args *a)
 {
@@ -566,18 +604,20 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 	sigset_t set;
 	int rc, sig = 0;
 
-	/* Block the stop signals in every thread; main waits for them. First:
-	 * backends start threads of their own (mem's sweep, rocksdb's worker),
-	 * and a thread created before this would take a SIGTERM's default
-	 * action and end the process uncleanly. */
+	/* Block the stop signals in every thread, the backends' too (mem's
+	 * sweeper, librados'), so none takes SIGTERM's default action: main
+	 * waits for them. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	/* Backends log their own events (a cluster lost) at the same level. */
+	nkv_be_log_set(a->log_level, NULL, NULL);
 	ss = nkv_target_subsys(a);
 	if (!ss)
 		return 1;
+	nkv_target_print_ns(a);
 	so.socket_path = a->socket;
 	so.ss = ss;
 	so.ctrl.size = sizeof(so.ctrl);

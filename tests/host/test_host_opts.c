@@ -17,8 +17,10 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "big_util.h"
 #include "host/qpair_check.h"
@@ -163,9 +165,9 @@ Test(host_opts, ttl_and_touch_rules, .init = setup, .fini = down)
 
 Test(host_opts, ns_ext_arguments, .init = setup, .fini = down)
 {
-	struct nkv_ns_ext e = { .size = sizeof(e) - 1 };
+	struct nkv_ns_ext e = { .size = offsetof(struct nkv_ns_ext, cmd_timeout_ms) - 1 };
 
-	cr_expect_eq(nkv_ctrl_ns_ext(ctrl, 0, &e), -EINVAL, "a struct smaller than this one");
+	cr_expect_eq(nkv_ctrl_ns_ext(ctrl, 0, &e), -EINVAL, "a struct smaller than the first one");
 	e.size = sizeof(e);
 	cr_expect_eq(nkv_ctrl_ns_ext(NULL, 0, &e), -EINVAL);
 	cr_expect_eq(nkv_ctrl_ns_ext(ctrl, 0, NULL), -EINVAL);
@@ -247,4 +249,109 @@ Test(host_opts, ttl_e2e_read_only, .init = setup_ro, .fini = down)
 	cr_expect(nkv_status_read_only(r.status), "Delete: %#x", r.status);
 	cr_assert_eq(nkv_exist(qp, "k", 1, &r), 0);
 	cr_expect_eq(r.status, NKV_STATUS(0, NKV_SC_KV_KEY_NOT_EXISTS), "reads are served");
+}
+
+/* ---- the advertised command time (issue 35) ---- */
+
+/* The I/O wait a queue pair got, as device code reads it. */
+static uint32_t wait_ms(struct nkv_qpair *q)
+{
+	return nkv_qpair_dev(q)->timeout_us / 1000u;
+}
+
+static void setup_cmd_time(uint32_t ms)
+{
+	struct ht_server_opts o = { .cmd_timeout_ms = ms };
+
+	up(&o);
+}
+
+static void setup_5s(void) { setup_cmd_time(5000); }
+static void setup_40s(void) { setup_cmd_time(40000); }
+
+/* The suites' target has CAP.TO 3 s: a namespace that says nothing
+ * keeps that; one that may take 5 s gets 5 + 2 s (the 2 s floor), one
+ * that may take 40 s gets 40 + 10 s (25 %). */
+Test(host_opts, io_wait_is_cap_to_without_a_command_time, .init = setup, .fini = down)
+{
+	cr_expect_eq(ext_of(0).cmd_timeout_ms, 0u);
+	cr_expect_eq(wait_ms(qp), 3000u);
+}
+
+Test(host_opts, io_wait_follows_the_command_time, .init = setup_5s, .fini = down)
+{
+	cr_expect_eq(ext_of(0).cmd_timeout_ms, 5000u);
+	cr_expect_eq(wait_ms(qp), 7000u, "5 s + the 2 s floor");
+}
+
+Test(host_opts, io_wait_margin_is_a_quarter_of_long_times, .init = setup_40s, .fini = down)
+{
+	cr_expect_eq(wait_ms(qp), 50000u, "40 s + 25 %");
+}
+
+/* A wait the application chose is kept; one shorter than the namespace
+ * needs gets one log line naming it and the numbers. */
+Test(host_opts, explicit_short_wait_kept_and_logged, .init = setup_5s, .fini = down)
+{
+	struct nkv_qpair_opts o = { .size = sizeof(o), .timeout_ms = 1000 };
+	struct nkv_ctrl_opts co = { .size = sizeof(co), .io_queues = 2, .timeout_ms = 1500 };
+	struct nkv_qpair *q = NULL;
+	struct nkv_ctrl *c = NULL;
+
+	nkv_qpair_destroy(qp);
+	qp = NULL;
+	big_log_start();
+	cr_assert_eq(nkv_qpair_create(ctrl, &o, &q), 0);
+	cr_expect_eq(wait_ms(q), 1000u, "kept as set");
+	cr_expect_neq(strstr(big_log(), "nkv_qpair_opts.timeout_ms 1000 ms is shorter than "
+				       "namespace 1 needs: it may take 5000 ms"), NULL, "%s", big_log());
+	cr_expect_neq(strstr(big_log(), "would wait 7000 ms"), NULL, "%s", big_log());
+	cr_expect_eq(strchr(big_log(), '\n'), big_log() + strlen(big_log()) - 1, "one line: %s",
+		     big_log());
+	nkv_qpair_destroy(q);
+	big_log_stop();
+	big_log_start();
+	o.timeout_ms = 9000;
+	cr_assert_eq(nkv_qpair_create(ctrl, &o, &q), 0);
+	cr_expect_eq(wait_ms(q), 9000u);
+	cr_expect_str_empty(big_log(), "a longer wait is not logged: %s", big_log());
+	nkv_qpair_destroy(q);
+	/* The controller-wide one is the application's too. */
+	cr_assert_eq(nkv_ctrl_connect(srv.uri, &co, &c), 0);
+	cr_assert_eq(nkv_qpair_create(c, NULL, &q), 0);
+	cr_expect_eq(wait_ms(q), 1500u);
+	cr_expect_neq(strstr(big_log(), "nkv_ctrl_opts.timeout_ms 1500 ms is shorter"), NULL, "%s",
+		      big_log());
+	nkv_ctrl_close(c);
+}
+
+/* A caller built before cmd_timeout_ms existed gets the fields it knows
+ * and nothing written past them. */
+Test(host_opts, ns_ext_of_an_older_caller, .init = setup_5s, .fini = down)
+{
+	struct nkv_ns_ext e;
+
+	memset(&e, 0xa5, sizeof(e));
+	e.size = offsetof(struct nkv_ns_ext, cmd_timeout_ms);
+	cr_assert_eq(nkv_ctrl_ns_ext(ctrl, 0, &e), 0);
+	cr_expect_eq(e.nsid, 1u);
+	cr_expect_eq(e.cmd_timeout_ms, 0xa5a5a5a5u, "untouched");
+}
+
+/*
+ * The point of it: a backend that takes 4 s, longer than CAP.TO (3 s),
+ * and says so, answers a default queue pair before the library gives
+ * up: the Store completes (here with success) instead of -ETIMEDOUT.
+ */
+Test(host_opts, slow_backend_that_says_so_answers_first, .fini = down)
+{
+	struct ht_server_opts so = { .cmd_timeout_ms = 4500, .delay_hold_us = 4000000 };
+	struct nkv_result r;
+
+	alarm(30);
+	up(&so);
+	cr_expect_eq(wait_ms(qp), 6500u);
+	cr_assert_eq(nkv_store(qp, "slow", 4, "v", 1, 0, &r), 0, "no client timeout");
+	cr_expect_eq(r.status, 0);
+	cr_expect_eq(nkv_qpair_failed(qp), NKV_QP_OK);
 }

@@ -56,7 +56,9 @@ static void *delay_thread(void *arg)
 
 		if (d->n < d->batch && !d->stop) {
 			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += (long)d->hold_us * 1000;
+			/* Whole seconds apart: a hold of 1 s or more. */
+			ts.tv_sec += d->hold_us / 1000000u;
+			ts.tv_nsec += (long)(d->hold_us % 1000000u) * 1000;
 			if (ts.tv_nsec >= 1000000000) {
 				ts.tv_sec++;
 				ts.tv_nsec -= 1000000000;

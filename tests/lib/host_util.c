@@ -15,6 +15,8 @@ static struct nkv_be *ht_wrap(void *arg, uint32_t nsid, struct nkv_be *be)
 	(void)nsid;
 	if (be && o->no_store_opts)
 		be->store_opts = 0;	/* the core answers and advertises from it */
+	if (be)
+		be->cmd_timeout_ms = o->cmd_timeout_ms;	/* the wrappers copy it */
 	if (be && o->delay_hold_us)
 		be = delay_be_create(be, 4000, o->delay_hold_us);
 	if (be && o->lie_retrieve)

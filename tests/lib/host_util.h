@@ -28,6 +28,9 @@ struct ht_server_opts {
 	int no_store_opts;	/* namespace 1 honours (and advertises) no
 				 * vendor Store option */
 	int read_only;		/* namespace 1 is read-only (--ns-map 1=NAME:ro) */
+	uint32_t cmd_timeout_ms; /* namespace 1 advertises this command time
+				  * (nkv_kv_vs), as a backend with a timeout
+				  * of its own does */
 };
 
 /* Serve (o NULL: defaults) on threads of this process. 0 or a negative

@@ -69,9 +69,11 @@ static void e2e_exec(const struct e2e_tgt *t, const char *bin, const char *conf,
 		close(fd);
 	}
 	snprintf(opt, sizeof(opt), "%u", op_timeout_s);
+	/* op_timeout_s 0: nkv-target's own default (no --op-timeout). */
 	execl(bin, bin, "--socket", t->sock, "--backend", "rados", "--conf", conf,
-	      "--pool", "kvpool", "--ns-map", ns_map, "--op-timeout", opt,
-	      "--mount-timeout", "5", "--log-level", "warn", (char *)NULL);
+	      "--pool", "kvpool", "--ns-map", ns_map, "--mount-timeout", "5",
+	      "--log-level", "warn", op_timeout_s ? "--op-timeout" : (char *)NULL, opt,
+	      (char *)NULL);
 	fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
 	_exit(127);
 }

@@ -29,8 +29,9 @@ int e2e_target_bin(char *path, size_t len, char *why, size_t whylen);
 
 /*
  * Start `nkv-target --backend rados --conf CONF --pool kvpool --ns-map MAP
- * --op-timeout OP --mount-timeout 5 EXTRA...` and wait (bounded) until its
- * socket appears. 0, or -1 with the reason (log tail) in why.
+ * --mount-timeout 5 --log-level warn --op-timeout OP` (OP 0: no
+ * --op-timeout, the default) and wait (bounded) until its socket
+ * appears. 0, or -1 with the reason (log tail) in why.
  */
 int e2e_tgt_start(struct e2e_tgt *t, const char *conf, const char *ns_map,
 		  unsigned op_timeout_s, char *why, size_t whylen);

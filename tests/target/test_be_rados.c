@@ -1224,6 +1224,156 @@ Test(rados, frozen_osd_ops_complete_in_time, .timeout = 90)
 	free(s.vals);
 }
 
+/* ------------------------------------------------------------------ */
+/* The advertised command time, and the cluster's loss and return      */
+/* ------------------------------------------------------------------ */
+
+/* Backends' log lines (nkv_be_log), collected for a test to read. */
+static pthread_mutex_t lines_lock = PTHREAD_MUTEX_INITIALIZER;
+static char lines[8192];
+
+static void lines_add(void *ctx, int level, const char *line)
+{
+	size_t n;
+
+	(void)ctx;
+	(void)level;
+	pthread_mutex_lock(&lines_lock);
+	n = strlen(lines);
+	snprintf(lines + n, sizeof(lines) - n, "%s\n", line);
+	pthread_mutex_unlock(&lines_lock);
+}
+
+/* How many collected lines hold what. */
+static int lines_count(const char *what)
+{
+	const char *p;
+	int n = 0;
+
+	pthread_mutex_lock(&lines_lock);
+	for (p = lines; (p = strstr(p, what)); p += strlen(what))
+		n++;
+	pthread_mutex_unlock(&lines_lock);
+	return n;
+}
+
+/* Wait (bounded) until a collected line holds what. */
+static int lines_wait(const char *what, double limit_s)
+{
+	double end = now_s() + limit_s;
+
+	while (!lines_count(what) && now_s() < end)
+		usleep(50000);
+	return lines_count(what);
+}
+
+/* What the backend runs with, defaults filled in, and the command time
+ * it advertises: twice the op timeout (a slot, then its one op). */
+Test(rados, describe_and_command_time)
+{
+	const struct nkv_be_param p[] = {
+		{ "conf", conf() }, { "pool", "kvpool" }, { "mount-timeout", "5" },
+	};
+	struct nkv_be_conf c = { .size = sizeof(c), .ns_name = "t_desc", .params = p, .nparams = 3 };
+	struct nkv_be *be, *be3 = open_be(conf(), "t_desc3", 3);
+	char err[256], d[512] = "";
+
+	be = nkv_be_create("rados", &c, err, sizeof(err));
+	cr_assert(be, "%s", err);
+	cr_expect_eq(be->cmd_timeout_ms, 10000u, "the default op timeout is 5 s");
+	cr_expect_eq(be3->cmd_timeout_ms, 6000u);
+	cr_assert(be->ops->describe);
+	be->ops->describe(be, d, sizeof(d));
+	cr_expect(strstr(d, "pool=kvpool rados_ns=t_desc "), "%s", d);
+	cr_expect(strstr(d, " op_timeout_s=5 mount_timeout_s=5 max_inflight=128 "
+			    "volatile_capacity=1073741824"), "%s", d);
+	cr_expect(strstr(d, " id=admin "), "%s", d);
+	be3->ops->describe(be3, d, sizeof(d));
+	cr_expect(strstr(d, " op_timeout_s=3 "), "%s", d);
+	be->ops->destroy(be);
+	be3->ops->destroy(be3);
+}
+
+#define STOP_TO 3	/* --op-timeout of the stopped-cluster test */
+#define STOP_OPS 6
+
+/*
+ * The cluster stops under a backend with one slot in flight: the issued
+ * Store fails at the op timeout, the ones waiting for the slot are
+ * answered then too (unissued), Lists the same: nothing waits past the
+ * command time the backend advertises. The target logs one cluster_lost
+ * line however many ops failed, and one cluster_back line when the OSD
+ * runs again.
+ */
+Test(rados, stopped_cluster_commands_in_time_loss_and_return_logged, .timeout = 90)
+{
+	const struct nkv_be_param p[] = {
+		{ "conf", NULL }, { "pool", "kvpool" }, { "op-timeout", "3" },
+		{ "mount-timeout", "5" }, { "max-inflight", "1" },
+	};
+	struct nkv_be_conf c = { .size = sizeof(c), .ns_name = "t_stop", .params = p, .nparams = 5 };
+	static struct top t[STOP_OPS + 2];
+	static uint8_t lbuf[2][4096];
+	struct nkv_test_cluster cl;
+	struct nkv_be_param pc[5];
+	struct nkv_be *be;
+	char why[1024], err[256], key[16];
+	double worst = 0;
+	pid_t osd;
+	int i;
+
+	if (getenv("NKV_TEST_CEPH_SKIP"))
+		cr_skip_test("no Ceph cluster: %s", getenv("NKV_TEST_CEPH_SKIP"));
+	if (nkv_test_cluster_start(&cl, NULL, why, sizeof(why)) < 0)
+		cr_skip_test("second cluster for the stopped-cluster test: %s", why);
+	memcpy(pc, p, sizeof(pc));
+	pc[0].value = cl.conf;
+	c.params = pc;
+	nkv_be_log_set(NKV_BE_LOG_WARN, lines_add, NULL);
+	be = nkv_be_create("rados", &c, err, sizeof(err));
+	cr_assert(be, "%s", err);
+	cr_assert_eq(be->cmd_timeout_ms, 2u * STOP_TO * 1000u);
+	cr_assert_eq(store(be, "before", "ok", 2, 0), 0);
+	osd = nkv_test_cluster_osd_pid(&cl);
+	cr_assert_gt(osd, 0);
+	kill(osd, SIGSTOP);
+	for (i = 0; i < STOP_OPS; i++) {
+		snprintf(key, sizeof(key), "s%d", i);
+		top_init(&t[i], NKV_KV_STORE, key, 0, (void *)"v", 1);
+		top_submit(be, &t[i]);
+	}
+	for (i = 0; i < 2; i++) {
+		top_init(&t[STOP_OPS + i], NKV_KV_LIST, "", 0, lbuf[i], sizeof(lbuf[i]));
+		top_submit(be, &t[STOP_OPS + i]);
+	}
+	for (i = 0; i < STOP_OPS + 2; i++) {
+		top_wait(&t[i], 4 * STOP_TO + 5);
+		cr_expect_eq(t[i].cmd.op.status, ST(NKV_SC_KV_UNRECOVERED_ERROR), "op %d: %#x", i,
+			     t[i].cmd.op.status);
+		if (t[i].t_done - t[i].t_submit > worst)
+			worst = t[i].t_done - t[i].t_submit;
+	}
+	cr_log_info("stopped cluster: %d commands, all 88h, the slowest after %.2f s (op timeout "
+		    "%d s, advertised %u ms)", STOP_OPS + 2, worst, STOP_TO, be->cmd_timeout_ms);
+	cr_expect_lt(worst, be->cmd_timeout_ms / 1000.0 + 1.0, "a command took %.2f s", worst);
+	cr_expect_gt(lines_wait("event=cluster_lost", 3.0), 0, "no loss logged: %s", lines);
+	cr_expect_gt(lines_count("ops_failing="), 0, "%s", lines);
+	cr_expect_gt(lines_count("error=\"Connection timed out\""), 0, "%s", lines);
+	kill(osd, SIGCONT);
+	cr_expect_gt(lines_wait("event=cluster_back", 2.0 * STOP_TO + 3), 0, "no return logged: %s",
+		     lines);
+	cr_expect_gt(lines_count("after_s="), 0, "%s", lines);
+	cr_expect_eq(lines_count("event=cluster_lost"), 1, "one line per loss: %s", lines);
+	cr_expect_eq(lines_count("event=cluster_back"), 1, "one line per return: %s", lines);
+	cr_log_info("logged: %s", lines);
+	for (i = 0; i < 50 && store(be, "after", "ok", 2, 0) != 0; i++)
+		usleep(200000);
+	cr_expect_lt(i, 50, "no Store succeeded within 10 s of SIGCONT");
+	be->ops->destroy(be);
+	nkv_be_log_set(NKV_BE_LOG_WARN, NULL, NULL);
+	nkv_test_cluster_stop(&cl);
+}
+
 /* One cluster for the whole binary (see ceph_cluster.h). */
 int main(int argc, char *argv[])
 {

@@ -168,6 +168,22 @@ Test(be_rocksdb, namespaces_are_column_families, .init = setup, .fini = teardown
 	b->ops->destroy(b);
 }
 
+/* What nkv-target's start-up line shows: the settings, defaults filled
+ * in; no command time (RocksDB has no timeout of its own). */
+Test(be_rocksdb, describe_settings, .init = setup, .fini = teardown)
+{
+	struct nkv_be *a = open_ns("a", 1 << 20, "lru");
+	char d[512], want[256];
+
+	cr_assert(a->ops->describe);
+	a->ops->describe(a, d, sizeof(d));
+	snprintf(want, sizeof(want), "db=%s column_family=a sync=always compression=none "
+		 "blob_min=65536 evict=lru", dir);
+	cr_expect_str_eq(d, want);
+	cr_expect_eq(a->cmd_timeout_ms, 0u);
+	a->ops->destroy(a);
+}
+
 /* List: keys >= the start key in byte order (a prefix first), the start
  * key itself included, the ephemeral tier's keys merged in. */
 Test(be_rocksdb, list_start_rule_merges_the_tiers, .init = setup, .fini = teardown)

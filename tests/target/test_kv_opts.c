@@ -223,16 +223,19 @@ Test(kv_opts, identify_vendor_bytes_and_nsattr)
 	cr_assert_eq(vs.flags, NKV_KV_VS_SIZE_QUERY);
 	cr_assert_eq(vs.store_opts, NKV_STORE_VENDOR_MASK);
 	cr_assert_eq(vs.max_ttl, 0);
+	cr_assert_eq(vs.cmd_timeout_ms, 0, "mem answers at once: no command time said");
 	cr_assert_eq(id.nsattr, 0);
 	for (i = 0; i < sizeof(vs.rsvd20); i++)
 		cr_assert_eq(vs.rsvd20[i], 0);
 	be->read_only = 1;
 	be->store_opts = NKV_STORE_TTL;
+	be->cmd_timeout_ms = 12345;	/* as a backend with a timeout of its own sets it */
 	id_kv(1, &id);
 	memcpy(&vs, id.vs, sizeof(vs));
 	cr_assert_eq(id.nsattr, NKV_NSATTR_WRITE_PROTECTED);
 	cr_assert_eq(vs.flags, NKV_KV_VS_SIZE_QUERY | NKV_KV_VS_READ_ONLY);
 	cr_assert_eq(vs.store_opts, NKV_STORE_TTL);
+	cr_assert_eq(vs.cmd_timeout_ms, 12345);
 }
 
 Test(kv_opts, retrieve_of_zero_bytes_is_a_size_query)

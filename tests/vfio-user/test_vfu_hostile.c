@@ -749,6 +749,59 @@ Test(vfu_hostile, nkv_target_refuses_another_backends_option)
 	cr_assert_neq(access(srv.path, F_OK), 0, "it never listened");
 }
 
+/* At start, at log level info, nkv-target prints what it runs with: a
+ * line per namespace (backend, limits, :ro, the command time it
+ * advertises, the backend's own settings) and the server's limits. */
+Test(vfu_hostile, nkv_target_prints_its_limits_at_start)
+{
+	static const char *const opts[] = { "--log-level", "info", "--ns-map",
+					    "1=weights:ro,3=scratch", "--evict", "lru",
+					    "--max-keys", "1000", NULL };
+	char out[8192];
+	size_t len = 0;
+	ssize_t n;
+	int st = 0, pfd[2];
+	pid_t pid;
+
+	snprintf(srv.path, sizeof(srv.path), "/tmp/nkv-hostile-start-%d.sock", (int)getpid());
+	cr_assert_eq(pipe(pfd), 0);
+	pid = spawn_target_err(srv.path, opts, pfd[1]);
+	close(pfd[1]);
+	wait_socket(srv.path);
+	kill(pid, SIGTERM);
+	while (len < sizeof(out) - 1 && (n = read(pfd[0], out + len, sizeof(out) - 1 - len)) > 0)
+		len += (size_t)n;
+	out[len] = 0;
+	close(pfd[0]);
+	waitpid(pid, &st, 0);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "wait status %#x; %s", st, out);
+	cr_expect(strstr(out, "level=info event=namespace nsid=1 name=weights csi=kv backend=mem "
+			      "read_only=1 capacity=1073741824 max_value=67108864 max_keys=1000 "
+			      "cmd_timeout_ms=0 evict=lru\n"), "%s", out);
+	cr_expect(strstr(out, "event=namespace nsid=3 name=scratch csi=kv backend=mem read_only=0 "),
+		  "%s", out);
+	cr_expect(strstr(out, "level=info event=listening socket=/tmp/nkv-hostile-start-"), "%s", out);
+	cr_expect(strstr(out, " max_conns=16 queue_depth=1024 max_queue_pairs=64 max_xfer=134217728 "
+			      "cap_to_ms=10000 doorbell_stride=64 poll_interval_ns=100000 "
+			      "poll_sched=normal handshake_timeout_ms=10000 idle_timeout_ms=60000 "
+			      "msg_timeout_ms=5000 max_dma_maps=256 max_dma_bytes=68719476736 "), "%s",
+		  out);
+	/* Below info (spawn_target's --log-level error): none of them. */
+	cr_assert_eq(pipe(pfd), 0);
+	pid = spawn_target_err(srv.path, NULL, pfd[1]);
+	close(pfd[1]);
+	wait_socket(srv.path);
+	kill(pid, SIGTERM);
+	for (len = 0; len < sizeof(out) - 1 &&
+		      (n = read(pfd[0], out + len, sizeof(out) - 1 - len)) > 0;)
+		len += (size_t)n;
+	out[len] = 0;
+	close(pfd[0]);
+	waitpid(pid, &st, 0);
+	cr_expect_not(strstr(out, "event=namespace"), "%s", out);
+	cr_expect_not(strstr(out, "event=listening"), "%s", out);
+}
+
 /* --ns-map N=NAME:ro is taken (the core's test_kv_opts shows what it
  * does); another suffix is a usage error naming it, before listening. */
 Test(vfu_hostile, nkv_target_ns_map_read_only_suffix)

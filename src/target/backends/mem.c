@@ -740,12 +740,21 @@ static void nkv_mem_destroy(struct nkv_be *be)
 	free(m);
 }
 
+static void nkv_mem_describe(struct nkv_be *be, char *buf, size_t len)
+{
+	const struct nkv_be_mem *m = (const struct nkv_be_mem *)be;
+
+	/* The NVM namespace has no settings of its own. */
+	snprintf(buf, len, "%s", m->blocks ? "" : m->lru ? "evict=lru" : "evict=none");
+}
+
 static const struct nkv_be_ops nkv_mem_ops = {
 	.name = "mem",
 	.submit = nkv_mem_submit,
 	.bytes_used = nkv_mem_bytes,
 	.keys_used = nkv_mem_keys,
 	.evictions = nkv_mem_evictions,
+	.describe = nkv_mem_describe,
 	.destroy = nkv_mem_destroy,
 };
 

@@ -25,11 +25,19 @@
 #include <string.h>
 #include <time.h>
 
-#define NKV_RADOS_DEF_POOL "kvpool"
-#define NKV_RADOS_DEF_TIMEOUT 10u
+#define NKV_RADOS_DEF_OP_TIMEOUT 5u	/* s; docs/ceph.md: why not Ceph's 0 (never) */
+#define NKV_RADOS_DEF_MOUNT_TIMEOUT 10u
 #define NKV_RADOS_DEF_MAX_VALUE (1u << 20)
 #define NKV_RADOS_DEF_INFLIGHT 128u
 #define NKV_RADOS_CAPACITY (1ull << 40)	/* NSZE: the pool's quotas bound it */
+
+uint64_t nkv_rados_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
 
 void nkv_rados_err(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -125,6 +133,32 @@ static void nkv_rados_req_free(struct nkv_rados_req *r)
 }
 
 /*
+ * The first waiting op that still has time for its RADOS op; the ones
+ * that waited a whole op timeout for a slot go onto *late, to be answered
+ * 88h unissued: every command ends within the cmd_timeout_ms the backend
+ * advertises, one op timeout waiting here and one on RADOS (docs/ceph.md,
+ * "How long a command may take"). Caller holds rb->lock.
+ */
+static struct nkv_rados_req *nkv_rados_next_waiter(struct nkv_be_rados *rb,
+						   struct nkv_rados_req **late)
+{
+	uint64_t now = nkv_rados_now_ms(), limit = (uint64_t)rb->op_timeout_s * 1000u;
+	struct nkv_rados_req *w;
+
+	while ((w = rb->wait_head)) {
+		rb->wait_head = w->next;
+		if (!rb->wait_head)
+			rb->wait_tail = NULL;
+		w->next = NULL;
+		if (now - w->t_submit_ms < limit)
+			return w;
+		w->next = *late;
+		*late = w;
+	}
+	return NULL;
+}
+
+/*
  * Hand op back to the core, then let a waiting op take the freed slot.
  * done() goes first and outside our lock: the core may submit again from
  * it, and we hold no lock the core knows about.
@@ -133,25 +167,26 @@ void nkv_rados_finish(struct nkv_rados_req *r, bool was_issued)
 {
 	struct nkv_be_rados *rb = r->rb;
 	struct nkv_be_op *op = r->op;
-	struct nkv_rados_req *w = NULL;
+	struct nkv_rados_req *w = NULL, *late = NULL, *next;
 
 	nkv_rados_req_free(r);
 	op->done(op);
 	pthread_mutex_lock(&rb->lock);
 	if (was_issued) {
 		rb->inflight--;
-		w = rb->wait_head;
-		if (w) {
-			rb->wait_head = w->next;
-			if (!rb->wait_head)
-				rb->wait_tail = NULL;
+		w = nkv_rados_next_waiter(rb, &late);
+		if (w)
 			rb->inflight++;
-		}
 	}
 	rb->queued--;
 	if (!rb->queued)
 		pthread_cond_broadcast(&rb->idle);
 	pthread_mutex_unlock(&rb->lock);
+	for (; late; late = next) {
+		next = late->next;
+		late->op->status = NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_KV_UNRECOVERED_ERROR);
+		nkv_rados_finish(late, false);
+	}
 	if (w && nkv_rados_issue(w) < 0)
 		nkv_rados_finish(w, true);
 }
@@ -197,6 +232,7 @@ static void nkv_rados_complete(rados_completion_t c, void *arg)
 	struct nkv_be_op *op = r->op;
 	int rv = rados_aio_get_return_value(c);
 
+	nkv_rados_health_note(&r->rb->conn->health, rv);
 	if (r->kind != NKV_RADOS_PLAIN) {
 		nkv_rados_tier_complete(r, rv);
 		nkv_rados_finish(r, true);
@@ -339,6 +375,7 @@ static int nkv_rados_submit(struct nkv_be *be, struct nkv_be_op *op)
 		return -ENOMEM;
 	r->rb = rb;
 	r->op = op;
+	r->t_submit_ms = nkv_rados_now_ms();
 	nkv_rados_key_to_oid(op->key, op->klen, r->oid);
 	op->status = 0;
 	op->dw0 = 0;
@@ -424,7 +461,8 @@ static void nkv_rados_destroy(struct nkv_be *be)
 	pthread_join(rb->lister, NULL);
 	if (i) {
 		/* librados broke its own timeout: leak rather than free under it. */
-		fprintf(stderr, "nkv rados: %d ops still in flight at destroy, leaking the backend\n", i);
+		nkv_be_log(NKV_BE_LOG_ERROR, "event=backend_leaked backend=rados ns=%s "
+			   "ops_in_flight=%d waited_s=%u", rb->ns, i, 2 * rb->op_timeout_s + 5);
 		return;
 	}
 	for (i = 0; i < NKV_RADOS_CURSORS; i++)
@@ -440,11 +478,17 @@ static void nkv_rados_destroy(struct nkv_be *be)
 	free(rb);
 }
 
+static void nkv_rados_describe(struct nkv_be *be, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", ((struct nkv_be_rados *)be)->desc);
+}
+
 static const struct nkv_be_ops nkv_rados_ops = {
 	.name = "rados",
 	.submit = nkv_rados_submit,
 	.bytes_used = nkv_rados_bytes_used,
 	.keys_used = nkv_rados_keys_used,
+	.describe = nkv_rados_describe,
 	.destroy = nkv_rados_destroy,
 };
 
@@ -475,6 +519,34 @@ static int nkv_rados_open(struct nkv_be_rados *rb, const struct nkv_rados_opts *
 	return 0;
 }
 
+/* The settings it runs with, defaults filled in (describe()). */
+static void nkv_rados_desc(struct nkv_be_rados *rb, const struct nkv_rados_opts *o, uint32_t mnt)
+{
+	snprintf(rb->desc, sizeof(rb->desc),
+		 "pool=%s rados_ns=%s conf=%s id=%s%s%s op_timeout_s=%u mount_timeout_s=%u "
+		 "max_inflight=%u volatile_capacity=%llu",
+		 o->pool && *o->pool ? o->pool : NKV_RADOS_DEF_POOL, *rb->ns ? rb->ns : "(default)",
+		 o->conf ? o->conf : "(default)", o->client && *o->client ? o->client : "admin",
+		 o->keyring ? " keyring=" : "", o->keyring ? o->keyring : "", rb->op_timeout_s,
+		 mnt, rb->max_inflight,
+		 (unsigned long long)(o->volatile_cap ? o->volatile_cap : NKV_RADOS_DEF_VOLATILE));
+}
+
+/*
+ * The longest a command waits here before it completes with a status:
+ * one op timeout for a slot in the --max-inflight window (a waiter that
+ * waited that long is answered 88h unissued) and one for its RADOS op,
+ * which is always one: a guarded op for MUST_EXIST / MUST_NOT_EXIST, the
+ * remove or stat before a volatile value goes to the tier (then memory
+ * only). A List starts no batch after one op timeout (docs/ceph.md).
+ */
+static uint32_t nkv_rados_cmd_timeout_ms(uint32_t op_timeout_s)
+{
+	uint64_t ms = 2ull * op_timeout_s * 1000u;
+
+	return ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
+}
+
 static int nkv_rados_init(struct nkv_be_rados *rb, const struct nkv_rados_opts *o)
 {
 	rb->be.ops = &nkv_rados_ops;
@@ -483,11 +555,13 @@ static int nkv_rados_init(struct nkv_be_rados *rb, const struct nkv_rados_opts *
 	rb->be.max_keys = 0;
 	rb->be.capacity = NKV_RADOS_CAPACITY;
 	rb->be.store_opts = NKV_STORE_VENDOR_MASK;	/* through the volatile tier */
-	rb->op_timeout_s = o->op_timeout_s ? o->op_timeout_s : NKV_RADOS_DEF_TIMEOUT;
+	rb->op_timeout_s = o->op_timeout_s ? o->op_timeout_s : NKV_RADOS_DEF_OP_TIMEOUT;
+	rb->be.cmd_timeout_ms = nkv_rados_cmd_timeout_ms(rb->op_timeout_s);
 	rb->max_inflight = o->max_inflight ? o->max_inflight : NKV_RADOS_DEF_INFLIGHT;
 	rb->ns = strdup(o->rados_ns ? o->rados_ns : "");
 	if (!rb->ns)
 		return -ENOMEM;
+	nkv_rados_desc(rb, o, o->mount_timeout_s ? o->mount_timeout_s : NKV_RADOS_DEF_MOUNT_TIMEOUT);
 	pthread_mutex_init(&rb->lock, NULL);
 	pthread_cond_init(&rb->idle, NULL);
 	pthread_cond_init(&rb->list_cond, NULL);
@@ -511,7 +585,7 @@ static struct nkv_be *nkv_rados_new(const struct nkv_rados_opts *o, char *err, s
 		nkv_rados_err(err, errlen, "rados: out of memory");
 		return NULL;
 	}
-	mnt = o->mount_timeout_s ? o->mount_timeout_s : NKV_RADOS_DEF_TIMEOUT;
+	mnt = o->mount_timeout_s ? o->mount_timeout_s : NKV_RADOS_DEF_MOUNT_TIMEOUT;
 	rb->conn = nkv_rados_conn_get(o, rb->op_timeout_s, mnt, err, errlen);
 	if (!rb->conn)
 		goto fail;
@@ -624,8 +698,10 @@ static const struct nkv_be_optdesc nkv_rados_optdesc[] = {
 	  "rados_osd_op_timeout: a command fails (88h) after it,\n"
 	  "though a Store may still be applied later (retry\n"
 	  "with the same value, or check with Exist)\n"
-	  "(default 10); SIGTERM waits at most this for\n"
-	  "operations in flight (mem backend: 2 s at most)" },
+	  "(default 5); a command waits at most twice this\n"
+	  "(a slot, then its op), advertised to clients, which\n"
+	  "wait longer; SIGTERM waits for operations in\n"
+	  "flight, at most twice this (mem backend: 2 s at most)" },
 	{ "mount-timeout", "SEC", "give up connecting after it (default 10)" },
 	{ "max-inflight", "N", "librados operations in flight per namespace, more\n"
 	  "wait in a queue (default 128)" },

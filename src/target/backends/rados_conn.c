@@ -3,7 +3,7 @@
  * rados_conn.c - the RADOS backend's cluster connections: configured from
  * the backend's options, connected once and shared (reference counted)
  * by every backend created with the same conf, client, keyring and
- * timeouts.
+ * timeouts, each with its health thread (rados_health.c).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -48,7 +48,18 @@ static int nkv_rados_configure(rados_t c, const struct nkv_rados_opts *o,
 	if ((rv = nkv_rados_set(c, "client_mount_timeout", v, err, errlen)) < 0)
 		return rv;
 	/* Mon commands (pool lookup, stats) must not outwait the mount either. */
-	return nkv_rados_set(c, "rados_mon_op_timeout", v, err, errlen);
+	if ((rv = nkv_rados_set(c, "rados_mon_op_timeout", v, err, errlen)) < 0)
+		return rv;
+	/*
+	 * librados' own throttle (100 MiB and 1024 ops in flight by default)
+	 * blocks the submitting thread, the core's poll thread, before an
+	 * op's timeout starts, so a command could wait past the time the
+	 * backend advertises. Each namespace's --max-inflight window bounds
+	 * what is in flight instead (its values are in memory already).
+	 */
+	if ((rv = nkv_rados_set(c, "objecter_inflight_ops", "16777216", err, errlen)) < 0)
+		return rv;
+	return nkv_rados_set(c, "objecter_inflight_op_bytes", "1099511627776", err, errlen);
 }
 
 static struct nkv_rados_conn *nkv_rados_connect(const struct nkv_rados_opts *o,
@@ -76,6 +87,12 @@ static struct nkv_rados_conn *nkv_rados_connect(const struct nkv_rados_opts *o,
 		nkv_rados_err(err, errlen,
 			      "rados: cannot connect to the cluster of %s as %s: %s (client_mount_timeout %u s)",
 			      o->conf ? o->conf : "the default ceph.conf", name, strerror(-rv), mnt);
+		goto fail_shutdown;
+	}
+	rv = nkv_rados_health_start(c, o->pool && *o->pool ? o->pool : NKV_RADOS_DEF_POOL,
+				    o->conf, name);
+	if (rv < 0) {
+		nkv_rados_err(err, errlen, "rados: cannot start the health thread: %s", strerror(-rv));
 		goto fail_shutdown;
 	}
 	c->refs = 1;
@@ -134,6 +151,7 @@ void nkv_rados_conn_put(struct nkv_rados_conn *c)
 	pthread_mutex_unlock(&nkv_rados_conns_lock);
 	if (!last)
 		return;
+	nkv_rados_health_stop(c);
 	rados_shutdown(c->cluster);
 	free(c->id);
 	free(c);

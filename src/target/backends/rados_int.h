@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rados_int.h - what the RADOS backend's files share: rados.c (the op
- * path, the type and its create), rados_list.c (List) and rados_conn.c
- * (shared cluster connections). Not for use outside them; rados.h is the
- * public header.
+ * path, the type and its create), rados_list.c (List), rados_conn.c
+ * (shared cluster connections) and rados_health.c (whether a
+ * connection's cluster answers). Not for use outside them; rados.h is
+ * the public header.
  */
 #ifndef NKV_TGT_BACKENDS_RADOS_INT_H
 #define NKV_TGT_BACKENDS_RADOS_INT_H
@@ -18,12 +19,41 @@
 #include "rados.h"
 
 #define NKV_RADOS_CURSORS 8	/* remembered List positions per namespace */
+#define NKV_RADOS_DEF_POOL "kvpool"
+#define NKV_RADOS_DEF_VOLATILE (1ull << 30)	/* --volatile-capacity */
+
+/*
+ * Whether a connection's cluster answers (rados_health.c). Ops note their
+ * results in the atomics; the connection's health thread reads them once
+ * a second and owns the rest.
+ */
+struct nkv_rados_health {
+	uint64_t ok, bad;	/* __atomic: answered / unanswered ops since
+				 * the health thread last looked */
+	int last_err;		/* __atomic: the last unanswered op's errno */
+	uint64_t last_ok_ms;	/* __atomic: monotonic ms of the last answer */
+	int64_t last_ok_wall_ms; /* __atomic: the same on the wall clock */
+	/* The health thread's own. */
+	pthread_t thr;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;	/* on CLOCK_MONOTONIC: wakes it to stop */
+	bool started, stop;
+	bool lost;		/* cluster_lost logged, cluster_back not yet */
+	uint64_t lost_since_ms;	/* last_ok_ms when it was lost */
+	uint64_t lost_ops;	/* unanswered ops since then */
+	rados_ioctx_t probe_io;	/* NULL: no probe (its pool did not open) */
+	rados_completion_t probe;	/* the probe in flight, or NULL */
+	uint64_t probe_size;
+	time_t probe_mtime;
+	char name[160];		/* "client.admin@/etc/ceph/ceph.conf" */
+};
 
 struct nkv_rados_conn {
 	struct nkv_rados_conn *next;
 	char *id;		/* conf, client, keyring and timeouts */
 	rados_t cluster;
 	int refs;
+	struct nkv_rados_health health;
 };
 
 struct nkv_rados_req;
@@ -35,6 +65,7 @@ struct nkv_be_rados {
 	char *ns;
 	uint32_t op_timeout_s;
 	uint32_t max_inflight;
+	char desc[512];		/* its settings, for describe() */
 
 	/* Backend-private lock: in-flight count, overflow queue, list queue. */
 	pthread_mutex_t lock;
@@ -78,6 +109,7 @@ struct nkv_rados_req {
 	struct nkv_be_rados *rb;
 	struct nkv_be_op *op;
 	enum nkv_rados_kind kind;
+	uint64_t t_submit_ms;	/* nkv_rados_now_ms() at submit: its deadlines */
 	uint32_t opts;		/* the Store options RADOS enforces (op->options
 				 * less MUST_EXIST when the key is volatile) */
 	bool drop_tier;		/* a durable Store over a volatile key: remove
@@ -102,13 +134,16 @@ struct nkv_rados_opts {
 	const char *keyring;	/* NULL: from the conf (none with auth none) */
 	const char *pool;	/* NULL: "kvpool" */
 	const char *rados_ns;	/* RADOS namespace; NULL or "": the default one */
-	uint32_t op_timeout_s;	/* rados_osd_op_timeout; 0: 10 s */
+	uint32_t op_timeout_s;	/* rados_osd_op_timeout; 0: 5 s */
 	uint32_t mount_timeout_s; /* client_mount_timeout; 0: 10 s */
 	uint32_t max_value;	/* largest value; 0: 1 MiB */
 	uint32_t max_inflight;	/* librados ops in flight; 0: 128 (more queue) */
 	uint64_t volatile_cap;	/* the volatile tier's bytes; 0: 1 GiB */
 };
 
+/* Monotonic milliseconds: the op deadlines' clock (not nkv_be_now_ms(),
+ * which a test may set for TTLs). */
+uint64_t nkv_rados_now_ms(void);
 /* err (when not NULL) gets the printf-formatted reason. */
 void nkv_rados_err(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -134,6 +169,15 @@ void nkv_rados_tier_complete(struct nkv_rados_req *r, int rv);
 
 /* rados_list.c: the backend's List worker thread (arg: the backend). */
 void *nkv_rados_lister(void *arg);
+
+/* rados_health.c: note one RADOS op's result (any thread). */
+void nkv_rados_health_note(struct nkv_rados_health *h, int rv);
+/* Start c's health thread, probing pool when it opens: 0 or a negative
+ * errno. Stop it (waits for its probe, at most
+ * the op timeout). */
+int nkv_rados_health_start(struct nkv_rados_conn *c, const char *pool, const char *conf,
+			   const char *client);
+void nkv_rados_health_stop(struct nkv_rados_conn *c);
 
 /* rados_conn.c: the connection shared by every backend created with the
  * same conf, client, keyring and timeouts (a reference taken), or NULL

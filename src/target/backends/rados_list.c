@@ -3,6 +3,13 @@
  * rados_list.c - the RADOS backend's List: RADOS' hash order, remembered
  * resume cursors, and the worker thread List runs on (librados' object
  * listing is synchronous and the core's poll thread must never block).
+ *
+ * A List keeps to the backend's advertised command time as the other
+ * commands do: one that waited an op timeout behind other Lists is
+ * answered 88h without running, and none starts a batch (one RADOS
+ * round trip, bounded by the op timeout) later than an op timeout after
+ * it was submitted. What it has by then is its page, when that holds a
+ * key beyond the start key; else 88h.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -187,8 +194,10 @@ static int nkv_rados_vkeys_get(struct nkv_be_rados *rb, const struct nkv_be_op *
  * remember for the last key (where the batch that returned it began). */
 struct nkv_rados_list_out {
 	struct nkv_be_op *op;
+	uint64_t deadline_ms;	/* no batch starts at or after it */
 	uint64_t used;
 	uint32_t count;
+	uint32_t fresh;		/* entries other than the start key */
 	uint8_t last_key[NKV_KEY_MAX];
 	uint8_t last_klen;
 	struct nkv_rados_vkeys vk;
@@ -205,6 +214,7 @@ static int nkv_rados_list_put(struct nkv_rados_list_out *o, const uint8_t *key, 
 		return -EFAULT;	/* it fits (checked): a fault */
 	o->used += nkv_list_entry_size(klen);
 	o->count++;
+	o->fresh += klen != o->op->klen || memcmp(key, o->op->key, klen);
 	memcpy(o->last_key, key, klen);
 	o->last_klen = klen;
 	return 0;
@@ -311,6 +321,7 @@ static int nkv_rados_list_batch(struct nkv_be_rados *rb, rados_object_list_curso
 	if (!next)
 		return -ENOENT;
 	n = rados_object_list(rb->io, *cur, end, nkv_rados_list_want(o), NULL, 0, items, &next);
+	nkv_rados_health_note(&rb->conn->health, n);
 	if (n < 0) {
 		rados_object_list_cursor_free(rb->io, next);
 		return n;
@@ -345,8 +356,14 @@ static int nkv_rados_list_fill(struct nkv_be_rados *rb, rados_object_list_cursor
 	uint32_t before;
 	int rv = 1;
 
-	while (rv > 0 && !rados_object_list_is_end(rb->io, cur))
+	while (rv > 0 && !rados_object_list_is_end(rb->io, cur)) {
+		if (nkv_rados_now_ms() >= o->deadline_ms) {
+			/* Out of time: the page so far, if a client can page on from it. */
+			rv = o->fresh ? -ENOSPC : -ETIMEDOUT;
+			break;
+		}
 		rv = nkv_rados_list_batch(rb, &cur, end, from, o);
+	}
 	rados_object_list_cursor_free(rb->io, end);
 	if (rv >= 0) {
 		before = o->count;
@@ -373,9 +390,13 @@ static int nkv_rados_list_fill(struct nkv_be_rados *rb, rados_object_list_cursor
  * the scan later (where the batch that returned K began), never changes
  * what it returns. The tier's live keys are merged in at their places.
  */
-static int nkv_rados_list(struct nkv_be_rados *rb, struct nkv_be_op *op)
+static int nkv_rados_list(struct nkv_be_rados *rb, struct nkv_rados_req *r)
 {
-	struct nkv_rados_list_out o = { .op = op, .used = NKV_LIST_HDR_SIZE };
+	struct nkv_be_op *op = r->op;
+	struct nkv_rados_list_out o = {
+		.op = op, .used = NKV_LIST_HDR_SIZE,
+		.deadline_ms = r->t_submit_ms + (uint64_t)rb->op_timeout_s * 1000u,
+	};
 	struct nkv_rados_pos from, *fp = NULL;
 	rados_object_list_cursor cur;
 	int slot, rv;
@@ -416,7 +437,11 @@ void *nkv_rados_lister(void *arg)
 		if (!rb->list_head)
 			rb->list_tail = NULL;
 		pthread_mutex_unlock(&rb->lock);
-		rv = nkv_rados_list(rb, r->op);
+		/* One that waited an op timeout for its turn has no time left. */
+		if (nkv_rados_now_ms() - r->t_submit_ms >= (uint64_t)rb->op_timeout_s * 1000u)
+			rv = -ETIMEDOUT;
+		else
+			rv = nkv_rados_list(rb, r);
 		/* A listing error is never "key does not exist". */
 		r->op->status = nkv_rados_status(rv == -ENOENT ? -EIO : rv);
 		nkv_rados_finish(r, false);

@@ -22,8 +22,6 @@
 #include "rados_int.h"
 #include "registry.h"
 
-#define NKV_RADOS_DEF_VOLATILE (1ull << 30)
-
 static uint16_t nkv_rados_st(uint8_t sc)
 {
 	return NKV_STATUS(NKV_SCT_GENERIC, sc);

@@ -108,6 +108,7 @@ struct nkv_rocks_conf {
 	int compression;
 	uint64_t blob_min;	/* 0: no blob files */
 	int evict;
+	const char *comp_name;	/* --compression as given, or "none" */
 };
 
 static void nkv_rocks_db_free(struct nkv_rocks_db *d)
@@ -302,6 +303,7 @@ struct nkv_be_rocks {
 	size_t qlen, qcap;
 	int stop, started;
 	uint64_t next_sweep;
+	char desc[384];			/* its settings, for describe() */
 	/* The open batch. */
 	struct nkv_rocks_pend pend[NKV_ROCKS_BATCH];
 	unsigned npend;
@@ -999,12 +1001,18 @@ static void nkv_rocks_destroy(struct nkv_be *be)
 	free(r);
 }
 
+static void nkv_rocks_describe(struct nkv_be *be, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", ((struct nkv_be_rocks *)be)->desc);
+}
+
 static const struct nkv_be_ops nkv_rocks_ops = {
 	.name = "rocksdb",
 	.submit = nkv_rocks_submit,
 	.bytes_used = nkv_rocks_bytes,
 	.keys_used = nkv_rocks_keys,
 	.evictions = nkv_rocks_evictions,
+	.describe = nkv_rocks_describe,
 	.destroy = nkv_rocks_destroy,
 };
 
@@ -1033,6 +1041,7 @@ static int nkv_rocks_parse(const struct nkv_be_conf *c, struct nkv_rocks_conf *r
 	if (blob)
 		rc->blob_min = strtoull(blob, &end, 0);
 	rc->evict = ev && !strcmp(ev, "lru");
+	rc->comp_name = comp ? comp : cn[0];
 	if (!rc->path || !*rc->path)
 		snprintf(err, errlen, "rocksdb backend: --db DIR is required");
 	else if (sync && strcmp(sync, "always") && strcmp(sync, "none"))
@@ -1131,6 +1140,10 @@ static int nkv_rocks_setup(struct nkv_be_rocks *r, const struct nkv_be_conf *c,
 	r->wb = rocksdb_writebatch_create();
 	nkv_rocks_recount(r);
 	r->next_sweep = nkv_be_now_ms() + NKV_ROCKS_SWEEP_MS;
+	/* The database's own options are the first namespace's (shared). */
+	snprintf(r->desc, sizeof(r->desc), "db=%s column_family=%s sync=%s compression=%s "
+		 "blob_min=%llu evict=%s", rc->path, name, rc->sync ? "always" : "none",
+		 rc->comp_name, (unsigned long long)rc->blob_min, rc->evict ? "lru" : "none");
 	if (pthread_create(&r->thr, NULL, nkv_rocks_worker, r)) {
 		snprintf(err, errlen, "rocksdb backend: cannot start its worker thread");
 		return -1;

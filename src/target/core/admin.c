@@ -120,6 +120,7 @@ static void nkv_tgt_kv_vs(const struct nkv_be *be, uint8_t vs[256])
 	v.flags = NKV_KV_VS_SIZE_QUERY | (be->read_only ? NKV_KV_VS_READ_ONLY : 0);
 	v.store_opts = be->store_opts & NKV_STORE_VENDOR_MASK;
 	v.max_ttl = 0;	/* any u32 */
+	v.cmd_timeout_ms = be->cmd_timeout_ms;	/* the backend's own bound */
 	memcpy(vs, &v, sizeof(v));
 }
 

@@ -96,6 +96,12 @@ struct nkv_be_ops {
 	uint64_t (*keys_used)(struct nkv_be *be);
 	/* NULL, or keys deleted so far to make room (--evict lru). */
 	uint64_t (*evictions)(struct nkv_be *be);
+	/* NULL, or the backend's own settings as it runs with them, defaults
+	 * filled in, as "name=value" words for nkv-target's start-up line
+	 * ("pool=kvpool op_timeout_s=5"); the core's limits (capacity, max
+	 * value, ...) are in struct nkv_be and not repeated. Always
+	 * NUL-terminated, cut to len. */
+	void (*describe)(struct nkv_be *be, char *buf, size_t len);
 	/* Wait for every submitted op to complete, then free everything. */
 	void (*destroy)(struct nkv_be *be);
 };
@@ -112,6 +118,13 @@ struct nkv_be {
 				 * the core answers Invalid Field for others */
 	uint8_t read_only;	/* KV: the core answers Store and Delete with
 				 * SCT 1h / SC 82h (set from nkv_be_conf) */
+	/* KV: the longest a command may wait here before the backend
+	 * completes it with a status of its own (88h when its store does not
+	 * answer in time), in ms; 0: no such bound (nothing to wait for, or
+	 * no timeout). Advertised in the KV Identify Namespace vendor bytes
+	 * (nkv_kv_vs.cmd_timeout_ms), so a client waits longer than this and
+	 * gets the status, not a timeout of its own. */
+	uint32_t cmd_timeout_ms;
 };
 
 /*
@@ -120,6 +133,28 @@ struct nkv_be {
  */
 uint64_t nkv_be_now_ms(void);
 void nkv_be_clock_set(uint64_t (*now_ms)(void));
+
+/* Levels of the target's log (the same as the vfio-user server's). */
+enum nkv_be_log_level {
+	NKV_BE_LOG_ERROR = 0,
+	NKV_BE_LOG_WARN = 1,
+	NKV_BE_LOG_INFO = 2,
+	NKV_BE_LOG_DEBUG = 3,
+};
+
+/*
+ * A backend's line for the target's log: "event=NAME key=value ...",
+ * without a newline. Lines above the level nkv_be_log_set() chose are
+ * dropped. Any thread; a backend logs events (its store lost and back),
+ * never one line per op.
+ */
+void nkv_be_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Where backends' lines go: fn(ctx, level, line), one call at a time;
+ * fn NULL: stderr as "ts=SECONDS.MICROS level=LEVEL LINE", like the
+ * server's lines. Default: NKV_BE_LOG_WARN to stderr. Process-wide. */
+typedef void (*nkv_be_log_fn)(void *ctx, int level, const char *line);
+void nkv_be_log_set(int level, nkv_be_log_fn fn, void *ctx);
 
 static inline int nkv_be_submit(struct nkv_be *be, struct nkv_be_op *op)
 {

@@ -85,7 +85,7 @@ void nkv_subsys_destroy(struct nkv_subsys *ss)
 
 /* opts with the defaults applied, checked: the one place both are
  * (mdts 0 stays 0: the subsystem's, known at create). */
-static int nkv_tgt_opts_resolve(const struct nkv_tgt_ctrl_opts *o, struct nkv_tgt_ctrl_opts *d)
+int nkv_tgt_ctrl_opts_resolve(const struct nkv_tgt_ctrl_opts *o, struct nkv_tgt_ctrl_opts *d)
 {
 	*d = (struct nkv_tgt_ctrl_opts){ sizeof(*d) };
 	if (o && o->size >= sizeof(*d))
@@ -112,7 +112,7 @@ static void nkv_tgt_layout_of(uint32_t max_ioq, uint32_t dstrd, struct nkv_tgt_b
 int nkv_tgt_ctrl_layout(const struct nkv_tgt_ctrl_opts *opts, struct nkv_tgt_bar0_layout *out)
 {
 	struct nkv_tgt_ctrl_opts d;
-	int rc = nkv_tgt_opts_resolve(opts, &d);
+	int rc = nkv_tgt_ctrl_opts_resolve(opts, &d);
 
 	if (!rc)
 		nkv_tgt_layout_of(d.max_ioq, d.dstrd, out);
@@ -132,7 +132,7 @@ static int nkv_tgt_opts(struct nkv_tgt_ctrl *c, const struct nkv_subsys *ss,
 {
 	struct nkv_tgt_ctrl_opts d;
 
-	if (nkv_tgt_opts_resolve(o, &d))
+	if (nkv_tgt_ctrl_opts_resolve(o, &d))
 		return -EINVAL;
 	c->mqes = d.mqes;
 	c->max_ioq = d.max_ioq;

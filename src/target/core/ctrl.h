@@ -83,6 +83,11 @@ struct nkv_tgt_ctrl_opts {
 	 * create holds 2 * (max_ioq + 1) << dstrd dwords. */
 	uint32_t dstrd;
 };
+/* opts (NULL: all defaults) with the defaults above applied, for a
+ * program that reports what its controllers run with; mdts 0 stays 0
+ * (nkv_subsys_mdts()). 0, or -EINVAL when a value is out of range. */
+int nkv_tgt_ctrl_opts_resolve(const struct nkv_tgt_ctrl_opts *o, struct nkv_tgt_ctrl_opts *out);
+
 /* The DSTRD that gives each doorbell a 64-byte cache line of its own: what
  * nkv-target and nkv-bench's embedded target use. */
 #define NKV_TGT_DSTRD_LINE 4u

@@ -134,6 +134,33 @@ static int nkv_vfu_ctrl_ok(const struct nkv_vfu_server_opts *o)
 	return !nkv_tgt_ctrl_layout(&co, &l);
 }
 
+/* The listening line: the socket and every limit a client meets, the
+ * defaults filled in, so a log says what the target ran with. */
+static void nkv_vfu_log_listening(struct nkv_vfu_server *s)
+{
+	struct nkv_tgt_ctrl_opts given = nkv_vfu_ctrl_opts(&s->o, 0), co;
+	const struct nkv_vfu_server_opts *o = &s->o;
+
+	nkv_tgt_ctrl_opts_resolve(&given, &co);	/* checked at start */
+	if (!co.mdts)
+		co.mdts = nkv_subsys_mdts(o->ss);
+	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=listening socket=%s sparse_mmap=%d max_conns=%d "
+		    "queue_depth=%u max_queue_pairs=%u max_xfer=%llu cap_to_ms=%u doorbell_stride=%u "
+		    "poll_interval_ns=%llu poll_sched=%s handshake_timeout_ms=%u idle_timeout_ms=%u "
+		    "msg_timeout_ms=%u max_dma_maps=%u max_dma_bytes=%llu trace=%d",
+		    s->path, !o->no_sparse_mmap, o->max_conns > 0 ? o->max_conns : 16, co.mqes,
+		    co.max_ioq, (unsigned long long)NKV_PAGE_SIZE << co.mdts, co.to * 500u,
+		    4u << co.dstrd,
+		    (unsigned long long)(o->poll_interval_ns ? o->poll_interval_ns
+							     : NKV_TGT_POLL_INTERVAL_NS),
+		    o->poll_sched == NKV_VFU_SCHED_IDLE ? "idle" : "normal",
+		    o->handshake_ms ? o->handshake_ms : NKV_VFU_HANDSHAKE_MS,
+		    o->idle_ms ? o->idle_ms : NKV_VFU_IDLE_MS, o->msg_ms ? o->msg_ms : NKV_VFU_MSG_MS,
+		    nkv_vfu_max_maps(s),
+		    (unsigned long long)(o->max_dma_bytes ? o->max_dma_bytes : NKV_VFU_DMA_BYTES),
+		    co.trace);
+}
+
 int nkv_vfu_server_start(const struct nkv_vfu_server_opts *opts, struct nkv_vfu_server **out)
 {
 	struct sockaddr_un sa;
@@ -168,8 +195,7 @@ int nkv_vfu_server_start(const struct nkv_vfu_server_opts *opts, struct nkv_vfu_
 		unlink(s->path);
 		goto fail;
 	}
-	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=listening socket=%s sparse_mmap=%d",
-		    s->path, !s->o.no_sparse_mmap);
+	nkv_vfu_log_listening(s);
 	*out = s;
 	return 0;
 fail:
