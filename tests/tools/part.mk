@@ -1,7 +1,7 @@
 # nkv-admin and nkv-probe run as a user runs them, against an in-process
 # nkv-target; their shared lines (ctrl_show.c) from hand-made data.
 TESTS += test_nkv_admin
-test_nkv_admin_SRCS = tests/tools/test_nkv_admin.c src/tools/ctrl_show.c $(TL_HOST)
+test_nkv_admin_SRCS = tests/tools/test_nkv_admin.c src/tools/ctrl_show.c $(TL_TOOL) $(TL_HOST)
 test_nkv_admin_LIBS = $(TL_HOST_LIBS)
 test_nkv_admin_LDLIBS = $(TL_HOST_LDLIBS)
 # It execs BUILD/bin/nkv-admin and nkv-probe: built first (order-only, not linked in).
