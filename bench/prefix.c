@@ -678,6 +678,7 @@ int nkv_bench_prefix_main(const struct nkv_bench_opts *o, struct nkv_bench_setup
 	struct nkv_bench_prefix_res r = { 0 };
 	struct nkv_bench_phase ph = { 0 };
 	uint32_t hits = (uint32_t)(o->hit_ratio * o->blocks + 1e-9);
+	char why[400];
 	int rc;
 
 	p.chain.klen = o->key_order == NKV_BENCH_KEYS_SHA256 ? 32u : 16u;
@@ -702,11 +703,19 @@ int nkv_bench_prefix_main(const struct nkv_bench_opts *o, struct nkv_bench_setup
 			nkv_bench_pfx_text(stdout, o, s, &ph, &r);
 		fflush(stdout);
 		rc = nkv_bench_phase_exit(o, &ph);
+		/* The controller gone or silent: as for --workload kv; else
+		 * what the requests found (statuses: the outcomes line). */
+		if (rc == NKV_EXIT_SETUP)
+			nkv_bench_fail_why(o, 0, &ph, why, sizeof(why));
+		else
+			snprintf(why, sizeof(why), "%llu requests found another number of hits "
+				 "than the %u stored, %llu pages bad, %llu other outcomes "
+				 "(see the outcomes line)", (unsigned long long)ph.wrong, hits,
+				 (unsigned long long)ph.verify_fail,
+				 (unsigned long long)(nkv_bench_unexpected(o, &ph) - ph.wrong -
+						      ph.verify_fail));
 		if (rc)
-			fprintf(stderr, "nkv-bench: FAILED: %llu unexpected outcomes (%llu requests "
-				"found another number of hits than the %u stored)\n",
-				(unsigned long long)nkv_bench_unexpected(o, &ph),
-				(unsigned long long)ph.wrong, hits);
+			fprintf(stderr, "nkv-bench: FAILED: %s\n", why);
 	}
 	free(r.lookup_ns);
 	nkv_bench_phase_free(&ph);
