@@ -83,16 +83,15 @@ static void nkv_bench_cpu_list(char *buf, size_t len)
 
 /* Why a phase that prepares the run (@what: every key's Store, or Exist)
  * did not do all it should, in words with the numbers, into the run's
- * why. @rc: the phase's own error; @fine: its commands that went as they
- * should. The errno says whose the failure is (nkv_bench_exit_of): the
+ * why. @rc: the phase's own error; @fine: of its @keys commands, those
+ * that went as they should. The errno says whose the failure is (nkv_bench_exit_of): the
  * controller gone or silent (-ENOTCONN, -ETIMEDOUT, -EIO), or its
  * answers (-ENOSPC: 81h, the target is full; -EREMOTEIO: another
  * status). 0 when all went well. */
 static int nkv_bench_setup_fail(struct nkv_bench_run *r, const struct nkv_bench_opts *o,
 				const char *what, int rc, const struct nkv_bench_phase *ph,
-				uint64_t fine)
+				uint64_t fine, uint64_t keys)
 {
-	uint32_t keys = o->num_keys;
 	char why[256];
 	unsigned i;
 
@@ -102,8 +101,8 @@ static int nkv_bench_setup_fail(struct nkv_bench_run *r, const struct nkv_bench_
 		return rc;
 	}
 	if (ph->dev_errors || ph->failed_qps) {
-		nkv_bench_run_say(r, "%s failed after %llu of %u keys: %s", what,
-				  (unsigned long long)fine, keys, ph->dev_errors ?
+		nkv_bench_run_say(r, "%s failed after %llu of %llu keys: %s", what,
+				  (unsigned long long)fine, (unsigned long long)keys, ph->dev_errors ?
 				  nkv_bench_dev_err_why(o, ph->last_dev_error, why, sizeof(why)) :
 				  "a queue pair failed (a bad completion)");
 		return ph->last_dev_error == NKV_ENOTCONN ? -ENOTCONN :
@@ -112,20 +111,21 @@ static int nkv_bench_setup_fail(struct nkv_bench_run *r, const struct nkv_bench_
 	if (fine == keys)
 		return 0;
 	if (ph->by_status[1]) {	/* only 81h says the target is full */
-		nkv_bench_run_say(r, "%s failed: %llu of %u keys answered 81h (capacity "
+		nkv_bench_run_say(r, "%s failed: %llu of %llu keys answered 81h (capacity "
 				  "exceeded): the target is full", what,
-				  (unsigned long long)ph->by_status[1], keys);
+				  (unsigned long long)ph->by_status[1], (unsigned long long)keys);
 		return -ENOSPC;
 	}
 	for (i = 0; i < 16 && !ph->by_status[i]; i++)
 		;
 	if (i < 16)
-		nkv_bench_run_say(r, "%s failed: %llu of %u keys answered %s (%02Xh)", what,
-				  (unsigned long long)ph->by_status[i], keys,
+		nkv_bench_run_say(r, "%s failed: %llu of %llu keys answered %s (%02Xh)", what,
+				  (unsigned long long)ph->by_status[i], (unsigned long long)keys,
 				  nkv_status_str(NKV_STATUS(NKV_SCT_GENERIC, 0x80 + i)), 0x80 + i);
 	else
-		nkv_bench_run_say(r, "%s failed: %llu of %u keys answered a status outside "
-				  "80h..8Fh", what, (unsigned long long)ph->other_status, keys);
+		nkv_bench_run_say(r, "%s failed: %llu of %llu keys answered a status outside "
+				  "80h..8Fh", what, (unsigned long long)ph->other_status,
+				  (unsigned long long)keys);
 	return -EREMOTEIO;
 }
 
@@ -139,7 +139,7 @@ static int nkv_bench_count_present(struct nkv_bench_run *r, const struct nkv_ben
 	*present = ph.ok;
 	/* A miss (87h) is an answer too. */
 	rc = nkv_bench_setup_fail(r, o, "checking which keys exist (Exist)", rc, &ph,
-				  ph.ok + ph.by_status[7]);
+				  ph.ok + ph.by_status[7], o->num_keys);
 	nkv_bench_phase_free(&ph);
 	return rc;
 }
@@ -150,7 +150,7 @@ static int nkv_bench_store_all(struct nkv_bench_run *r, const struct nkv_bench_o
 	struct nkv_bench_phase ph;
 	int rc = nkv_bench_run_phase(r, NKV_KV_STORE, 1, NKV_BK_FILL, 0, &ph);
 
-	rc = nkv_bench_setup_fail(r, o, "storing the keys first", rc, &ph, ph.ok);
+	rc = nkv_bench_setup_fail(r, o, "storing the keys first", rc, &ph, ph.ok, o->num_keys);
 	nkv_bench_phase_free(&ph);
 	return rc;
 }
@@ -166,8 +166,8 @@ static int nkv_bench_check_sizes(struct nkv_bench_run *r, const struct nkv_bench
 	int rc = nkv_bench_run_probe(r, &ph);
 
 	if (rc || ph.dev_errors || ph.failed_qps)
-		rc = nkv_bench_setup_fail(r, o, "reading back the first keys (Retrieve)",
-					  rc, &ph, ph.ok);
+		rc = nkv_bench_setup_fail(r, o, "reading back each wave's first batch "
+					  "(Retrieve)", rc, &ph, ph.ok, ph.commands + ph.dev_errors);
 	else if (ph.len_fail) {
 		nkv_bench_verify_why(o, 0, &ph, why, sizeof(why));
 		nkv_bench_run_say(r, "before the run: %s", why);
@@ -214,7 +214,8 @@ static int nkv_bench_warmup(struct nkv_bench_run *r, const struct nkv_bench_opts
 		rc = nkv_bench_run_phase(r, o->opc, 1, flags, 0, &ph);
 		if (rc || ph.dev_errors || ph.failed_qps) {
 			snprintf(what, sizeof(what), "warm-up pass %u of %u", i + 1, o->warmup);
-			rc = nkv_bench_setup_fail(r, o, what, rc, &ph, ph.commands);
+			rc = nkv_bench_setup_fail(r, o, what, rc, &ph, ph.commands,
+						  o->num_keys);
 		}
 		nkv_bench_phase_free(&ph);
 	}

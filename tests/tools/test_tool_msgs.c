@@ -130,6 +130,26 @@ Test(bench_msgs, too_many_iterations_is_usage, .timeout = 30)
 	cr_expect(strstr(r.out, "use --iterations 131071 or less"), "%s", r.out);
 }
 
+/* "The target is full" only when it says so: 81h. */
+Test(bench_msgs, full_target_is_said_on_81h, .timeout = 120)
+{
+	static const char *const run[] = { "--kv-op", "retrieve", "--num-keys", "256",
+					   "--batch-size", "16", "--iterations", "1", NULL };
+	struct ht_server_opts o = { .capacity = 256u << 10 };
+	struct tl_server s;
+	struct tool_run r;
+	char line[512];
+
+	cr_assert_eq(ht_server_start(&s, &o), 0);
+	bench(&r, s.uri, run);
+	tl_server_stop(&s);
+	cr_expect_eq(r.status, 1, "a status: exit %d:\n%s", r.status, r.out);
+	cr_assert(tool_line(&r, "nkv-bench: storing the keys first failed: ", line, sizeof(line)),
+		  "%s", r.out);
+	cr_expect(strstr(line, " of 256 keys answered 81h (capacity exceeded): the target is "
+			 "full"), "%s", line);
+}
+
 struct killer {
 	struct tl_server *s;
 	unsigned after_ms;
