@@ -13,12 +13,7 @@
 
 #include "nkv_host.h"
 #include "device/bench_kernels.h"
-
-/* Exit statuses (docs/bench.md). */
-#define NKV_BENCH_EXIT_OK 0
-#define NKV_BENCH_EXIT_FAIL 1	/* verification failure, unexpected status */
-#define NKV_BENCH_EXIT_USAGE 2	/* bad flags */
-#define NKV_BENCH_EXIT_SETUP 3	/* cannot start the target, connect, ... */
+#include "tools/tool.h"	/* the exit statuses (NKV_EXIT_*) */
 
 /* The widest batch: a block of 1023 threads, one doorbell (a queue of
  * 1024 entries holds 1023 commands). */
@@ -26,6 +21,8 @@
 /* Threads of every queue pair's block together, on the cpu engine one
  * fiber each. */
 #define NKV_BENCH_MAX_THREADS 4096u
+/* Batches of one launch whose times nkv-bench keeps (8 bytes each). */
+#define NKV_BENCH_MAX_BATCHES (1ull << 27)
 
 enum nkv_bench_engine {
 	NKV_BENCH_ENGINE_AUTO = 0,
@@ -94,7 +91,7 @@ struct nkv_bench_opts {
 	uint32_t ttl_s;			/* --ttl: every Store's TTL, seconds; 0: none */
 };
 
-/* Parse argv into o. 0, or NKV_BENCH_EXIT_USAGE after printing why;
+/* Parse argv into o. 0, or NKV_EXIT_USAGE after printing why;
  * -1 when --help was printed (exit 0). */
 int nkv_bench_parse(int argc, char **argv, struct nkv_bench_opts *o);
 void nkv_bench_opts_free(struct nkv_bench_opts *o);
@@ -132,7 +129,9 @@ struct nkv_bench_phase {
 	uint64_t len_fail;		/* verify failures that were a stored length */
 	uint32_t bad_idx;		/* the lowest key index that failed verify, */
 	int32_t bad_off;		/* -1: its length (bad_len) was wrong; else the */
-	uint32_t bad_len;		/* offset of its first differing byte */
+	uint32_t bad_len;		/* offset of its first differing byte (a */
+	uint32_t bad_entry;		/* List: where its payload stops parsing,
+					 * entry bad_entry at byte bad_off) */
 	uint64_t other_status;
 	uint64_t by_status[16];
 	uint64_t sq_doorbells;		/* SQ tail writes by device code */
@@ -174,6 +173,27 @@ void nkv_bench_run_say(struct nkv_bench_run *r, const char *fmt, ...)
 int nkv_bench_run_probe(struct nkv_bench_run *r, struct nkv_bench_phase *ph);
 /* What an nkv_dev.h error means for a run, and what to try (report.c). */
 const char *nkv_bench_dev_err_str(int err);
+/* The same with the run's numbers (--timeout-ms), into @buf if need be. */
+const char *nkv_bench_dev_err_why(const struct nkv_bench_opts *o, int err, char *buf, size_t len);
+/* A host errno in words: the controller gone, a timeout, else strerror. */
+const char *nkv_bench_errno_str(int rc);
+/* The exit status (NKV_EXIT_*) of a run that ended with @rc: the
+ * controller's answers (-EMSGSIZE a stored length, -ENOSPC 81h,
+ * -EREMOTEIO another status) are 1, -E2BIG (--iterations) 2, the
+ * controller gone or silent and everything else 3. */
+int nkv_bench_exit_of(int rc);
+/* The exit status of a measured phase: 3 when the controller went away
+ * or stopped answering, 1 for other unexpected outcomes, else 0. */
+int nkv_bench_phase_exit(const struct nkv_bench_opts *o, const struct nkv_bench_phase *ph);
+/* The first verify failure in words, with the numbers (@stored: this
+ * run stored every key with --value-size, so any other length is the
+ * controller's). */
+void nkv_bench_verify_why(const struct nkv_bench_opts *o, int stored,
+			  const struct nkv_bench_phase *ph, char *buf, size_t len);
+/* Why a measured phase failed, most telling first: the controller gone
+ * or silent, a value or List payload, a status. */
+void nkv_bench_fail_why(const struct nkv_bench_opts *o, int stored,
+			const struct nkv_bench_phase *ph, char *buf, size_t len);
 /* Key @idx as text: its bytes when printable, else hex (report.c). */
 void nkv_bench_key_str(const struct nkv_bench_opts *o, uint32_t idx, char *buf, size_t len);
 
@@ -200,6 +220,8 @@ struct nkv_bench_setup {
 					 * measured phase, or -1 (external) */
 	const struct nkv_bench_prefix_res *prefix;	/* --workload prefix, or NULL */
 };
+/* This run stored every key with --value-size before the measured op. */
+int nkv_bench_stored_all(const struct nkv_bench_opts *o, const struct nkv_bench_setup *s);
 void nkv_bench_report_text(FILE *f, const struct nkv_bench_opts *o,
 			   const struct nkv_bench_setup *s, const struct nkv_bench_phase *ph);
 void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
@@ -209,7 +231,7 @@ void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
 uint64_t nkv_bench_unexpected(const struct nkv_bench_opts *o, const struct nkv_bench_phase *ph);
 
 /* --workload prefix (prefix.c). */
-/* One of the NKV_BENCH_OPT_* flags: 0, or NKV_BENCH_EXIT_USAGE after
+/* One of the NKV_BENCH_OPT_* flags: 0, or NKV_EXIT_USAGE after
  * printing why. */
 int nkv_bench_prefix_opt(int opt, const char *arg, struct nkv_bench_opts *o);
 /* Cross-flag rules of the workload, after the others. */

@@ -92,8 +92,12 @@ void nkv_bench_usage(FILE *f)
 	      "  --json                 one JSON object on stdout instead of the text report\n"
 	      "  --quiet                no progress line\n"
 	      "  -h, --help             this text\n\n"
-	      "SIZE takes K, M suffixes (powers of 1024). Exit status: 0 all as expected,\n"
-	      "1 verification failure or unexpected status, 2 bad flags, 3 setup failed.\n\n"
+	      "SIZE takes K, M suffixes (powers of 1024).\n\n"
+	      NKV_EXIT_HELP
+	      "Here 1 is also a stored value of another length, 81h (the target is full);\n"
+	      "2 also flags the controller cannot serve (a value above its limit, --ttl\n"
+	      "where it has no TTL, more --iterations than nkv-bench keeps times of);\n"
+	      "3 also a queue pair that timed out (--timeout-ms) or a controller gone.\n\n"
 	      "examples:\n"
 	      "  nkv-bench --kv-op retrieve --memory-mode 8\n"
 	      "  nkv-bench --kv-op retrieve --memory-mode 8 --values-by-messages\n"
@@ -169,12 +173,12 @@ static int nkv_bench_add_key(struct nkv_bench_opts *o, const char *k, size_t len
 	if (len == 0 || len > NKV_KEY_MAX) {
 		fprintf(stderr, "nkv-bench: --keys: key '%.*s' is %zu bytes; keys are 1..255 bytes\n",
 			(int)len, k, len);
-		return NKV_BENCH_EXIT_USAGE;
+		return NKV_EXIT_USAGE;
 	}
 	n = realloc(o->keys, (o->num_keys + 1) * sizeof(*n));
 	if (!n) {
 		fprintf(stderr, "nkv-bench: out of memory\n");
-		return NKV_BENCH_EXIT_USAGE;
+		return NKV_EXIT_USAGE;
 	}
 	o->keys = n;
 	memset(&n[o->num_keys], 0, sizeof(*n));
@@ -267,7 +271,7 @@ static int nkv_bench_gen_hash_keys(struct nkv_bench_opts *o, uint64_t n)
 			if (nkv_bench_sha256_key(o->key_prefix, i, o->keys[i].key)) {
 				fprintf(stderr, "nkv-bench: --key-order sha256: libcrypto's SHA-256 "
 					"failed (or --key-prefix is over 256 bytes)\n");
-				return NKV_BENCH_EXIT_USAGE;
+				return NKV_EXIT_USAGE;
 			}
 		}
 		o->keys[i].len = len;
@@ -284,18 +288,18 @@ static int nkv_bench_key_size_ok(const struct nkv_bench_opts *o)
 	if (o->keys_given) {
 		fprintf(stderr, "nkv-bench: --key-size is for generated keys; --keys have their "
 			"own lengths\n");
-		return NKV_BENCH_EXIT_USAGE;
+		return NKV_EXIT_USAGE;
 	}
 	if (o->key_order == NKV_BENCH_KEYS_SHA256 && o->key_size != 32) {
 		fprintf(stderr, "nkv-bench: --key-order sha256 makes 32-byte keys, not %u\n",
 			o->key_size);
-		return NKV_BENCH_EXIT_USAGE;
+		return NKV_EXIT_USAGE;
 	}
 	/* Fewer bytes than the bijection's word could repeat keys. */
 	if (o->key_order == NKV_BENCH_KEYS_HASH && o->key_size < 8) {
 		fprintf(stderr, "nkv-bench: --key-order hash needs --key-size 8..255 (shorter "
 			"hashes could repeat); --key-order seq makes short keys\n");
-		return NKV_BENCH_EXIT_USAGE;
+		return NKV_EXIT_USAGE;
 	}
 	return 0;
 }
@@ -314,14 +318,14 @@ static int nkv_bench_gen_keys(struct nkv_bench_opts *o, uint64_t n)
 			"makes keys of %zu bytes; %s %zu bytes\n", o->key_prefix, plen,
 			width, (unsigned long long)n, plen + (size_t)width,
 			o->key_size ? "--key-size is" : "keys are at most", max);
-		return NKV_BENCH_EXIT_USAGE;
+		return NKV_EXIT_USAGE;
 	}
 	if (o->key_size && o->key_order == NKV_BENCH_KEYS_SEQ)
 		width = (int)(o->key_size - plen);
 	o->keys = calloc(n, sizeof(*o->keys));
 	if (!o->keys) {
 		fprintf(stderr, "nkv-bench: out of memory for %llu keys\n", (unsigned long long)n);
-		return NKV_BENCH_EXIT_USAGE;
+		return NKV_EXIT_USAGE;
 	}
 	if (o->key_order != NKV_BENCH_KEYS_SEQ)
 		return nkv_bench_gen_hash_keys(o, n);
@@ -389,7 +393,7 @@ static int nkv_bench_numeric(int opt, const char *arg, struct nkv_bench_opts *o,
 		{ OPT_MODE, 0, 0xf, 0, "a hex mask 0-f (0x optional): 10 is 0x10, out of range" },
 		{ OPT_NUM_KEYS, 1, 1u << 24, 0, "1..16777216" },
 		{ OPT_BATCH, 1, NKV_BENCH_MAX_BATCH, 0, "1..1023 (threads of one block)" },
-		{ OPT_VSIZE, 1, 64u << 20, 1, "1..64M (values to 64 MiB)" },
+		{ OPT_VSIZE, 1, 64u << 20, 1, "1..64M (a value has 1 byte to 64 MiB)" },
 		{ OPT_BSIZE, 1, 64u << 20, 1, "1..64M (values to 64 MiB)" },
 		{ OPT_QLEN, 2, 65536, 0, "2..65536" },
 		{ OPT_NQ, 1, 64, 0, "1..64" },
@@ -413,7 +417,7 @@ static int nkv_bench_numeric(int opt, const char *arg, struct nkv_bench_opts *o,
 	if (bad || v < r[i].min) {
 		fprintf(stderr, "nkv-bench: bad value '%s' for --%s: expected %s\n", arg,
 			nkv_bench_lopts[opt - OPT_OP].name, r[i].what);
-		return NKV_BENCH_EXIT_USAGE;
+		return NKV_EXIT_USAGE;
 	}
 	switch (opt) {
 	case OPT_MODE: o->memory_mode = (uint32_t)v; break;
@@ -447,7 +451,7 @@ static int nkv_bench_word(int opt, const char *arg, struct nkv_bench_opts *o)
 			}
 		}
 		fprintf(stderr, "nkv-bench: bad --kv-op '%s': store|retrieve|delete|exist|list\n", arg);
-		return NKV_BENCH_EXIT_USAGE;
+		return NKV_EXIT_USAGE;
 	}
 	if (opt == OPT_KEY_ORDER) {
 		if (!strcmp(arg, "seq") || !strcmp(arg, "hash") || !strcmp(arg, "sha256")) {
@@ -457,7 +461,7 @@ static int nkv_bench_word(int opt, const char *arg, struct nkv_bench_opts *o)
 			return 0;
 		}
 		fprintf(stderr, "nkv-bench: bad --key-order '%s': seq|hash|sha256\n", arg);
-		return NKV_BENCH_EXIT_USAGE;
+		return NKV_EXIT_USAGE;
 	}
 	if (opt == OPT_POLL_SCHED) {
 		if (!strcmp(arg, "normal") || !strcmp(arg, "idle")) {
@@ -465,7 +469,7 @@ static int nkv_bench_word(int opt, const char *arg, struct nkv_bench_opts *o)
 			return 0;
 		}
 		fprintf(stderr, "nkv-bench: bad --poll-sched '%s': normal|idle\n", arg);
-		return NKV_BENCH_EXIT_USAGE;
+		return NKV_EXIT_USAGE;
 	}
 	if (opt == OPT_FILL) {
 		if (!strcmp(arg, "each") || !strcmp(arg, "once")) {
@@ -473,14 +477,14 @@ static int nkv_bench_word(int opt, const char *arg, struct nkv_bench_opts *o)
 			return 0;
 		}
 		fprintf(stderr, "nkv-bench: bad --fill '%s': each|once\n", arg);
-		return NKV_BENCH_EXIT_USAGE;
+		return NKV_EXIT_USAGE;
 	}
 	if (!strcmp(arg, "cpu") || !strcmp(arg, "gpu")) {
 		o->engine = arg[0] == 'c' ? NKV_BENCH_ENGINE_CPU : NKV_BENCH_ENGINE_GPU;
 		return 0;
 	}
 	fprintf(stderr, "nkv-bench: bad --engine '%s': gpu|cpu\n", arg);
-	return NKV_BENCH_EXIT_USAGE;
+	return NKV_EXIT_USAGE;
 }
 
 /* --cpus D[,T]: CPUs this process may run on, each one at most once
@@ -505,7 +509,7 @@ static int nkv_bench_cpus(const char *arg, struct nkv_bench_opts *o)
 		if (!CPU_ISSET((int)v, &allowed)) {
 			fprintf(stderr, "nkv-bench: --cpus %s: CPU %ld is not one this process may "
 				"run on (see nproc, taskset -p $$)\n", arg, v);
-			return NKV_BENCH_EXIT_USAGE;
+			return NKV_EXIT_USAGE;
 		}
 		cpu[n] = (int)v;
 		if (!*end)
@@ -518,7 +522,27 @@ static int nkv_bench_cpus(const char *arg, struct nkv_bench_opts *o)
 bad:
 	fprintf(stderr, "nkv-bench: bad value '%s' for --cpus: expected D or D,T "
 		"(CPU numbers: device code, embedded target)\n", arg);
-	return NKV_BENCH_EXIT_USAGE;
+	return NKV_EXIT_USAGE;
+}
+
+/* One launch runs every --iterations pass over the keys and keeps each
+ * batch's time: at most NKV_BENCH_MAX_BATCHES of them. */
+static int nkv_bench_batches_ok(const struct nkv_bench_opts *o)
+{
+	uint32_t per_q = o->num_keys / o->num_queues, extra = o->num_keys % o->num_queues;
+	uint64_t nb = (uint64_t)o->num_queues * ((per_q + o->batch - 1) / o->batch) +
+		      (extra && per_q % o->batch == 0 ? extra : 0);
+	/* run.c keeps one more per queue pair. */
+	uint64_t max = (NKV_BENCH_MAX_BATCHES - o->num_queues) / nb;
+
+	if (o->workload != NKV_BENCH_WORKLOAD_KV || o->iterations <= max)
+		return 0;
+	fprintf(stderr, "nkv-bench: --iterations %u x %llu batches per pass (%u keys / "
+		"--batch-size %u over %u queue%s) is more than the %llu batch times nkv-bench "
+		"keeps: use --iterations %llu or less\n", o->iterations, (unsigned long long)nb,
+		o->num_keys, o->batch, o->num_queues, o->num_queues == 1 ? "" : "s",
+		NKV_BENCH_MAX_BATCHES, (unsigned long long)max);
+	return NKV_EXIT_USAGE;
 }
 
 /* Cross-flag rules, once everything is parsed. */
@@ -531,43 +555,43 @@ static int nkv_bench_check(struct nkv_bench_opts *o, uint64_t num_keys)
 	if (o->values_by_messages && !(o->memory_mode & 0x8u)) {
 		fprintf(stderr, "nkv-bench: --values-by-messages needs --memory-mode with bit 8 "
 			"(values in device memory)\n");
-		return NKV_BENCH_EXIT_USAGE;
+		return NKV_EXIT_USAGE;
 	}
 	if (o->value_size > o->buf_size) {
 		fprintf(stderr, "nkv-bench: --value-size %u is larger than --data-buffer-size %u\n",
 			o->value_size, o->buf_size);
-		return NKV_BENCH_EXIT_USAGE;
+		return NKV_EXIT_USAGE;
 	}
 	if (o->fill_once && o->opc != NKV_KV_STORE) {
 		fprintf(stderr, "nkv-bench: --fill once is for --kv-op store (only a Store "
 			"writes values)\n");
-		return NKV_BENCH_EXIT_USAGE;
+		return NKV_EXIT_USAGE;
 	}
 	if (o->ttl_s && o->batch > NKV_WAVE_MAX) {
 		fprintf(stderr, "nkv-bench: --ttl with --batch-size %u: TTL'd Stores go in wave "
 			"batches only (--batch-size %u or less; a block batch has no register "
 			"left for the TTL on sm_90)\n", o->batch, NKV_WAVE_MAX);
-		return NKV_BENCH_EXIT_USAGE;
+		return NKV_EXIT_USAGE;
 	}
 	if (o->warmup && o->opc == NKV_KV_DELETE) {
 		fprintf(stderr, "nkv-bench: --warmup with --kv-op delete: a Delete pass leaves "
 			"nothing to delete (each measured pass stores its keys first)\n");
-		return NKV_BENCH_EXIT_USAGE;
+		return NKV_EXIT_USAGE;
 	}
 	if ((uint64_t)o->batch * o->num_queues > NKV_BENCH_MAX_THREADS) {
 		fprintf(stderr, "nkv-bench: --batch-size %u x --num-queues %u is more than the %u "
 			"threads nkv-bench launches\n", o->batch, o->num_queues, NKV_BENCH_MAX_THREADS);
-		return NKV_BENCH_EXIT_USAGE;
+		return NKV_EXIT_USAGE;
 	}
 	if (o->batch > o->queue_length - 1) {
 		fprintf(stderr, "nkv-bench: --batch-size %u needs --queue-length >= %u "
 			"(a queue holds length - 1 commands)\n", o->batch, o->batch + 1);
-		return NKV_BENCH_EXIT_USAGE;
+		return NKV_EXIT_USAGE;
 	}
 	if (o->keys_given && o->key_order != NKV_BENCH_KEYS_SEQ) {
 		fprintf(stderr, "nkv-bench: --key-order %s makes the keys; it cannot be "
 			"combined with --keys\n", nkv_bench_key_order_name(o->key_order));
-		return NKV_BENCH_EXIT_USAGE;
+		return NKV_EXIT_USAGE;
 	}
 	rc = nkv_bench_key_size_ok(o);
 	if (rc)
@@ -576,7 +600,7 @@ static int nkv_bench_check(struct nkv_bench_opts *o, uint64_t num_keys)
 		fprintf(stderr, "nkv-bench: --cpus %d,%d: with --target the target is another "
 			"process; pin it with taskset and give --cpus %d\n", o->cpu_device,
 			o->cpu_target, o->cpu_device);
-		return NKV_BENCH_EXIT_USAGE;
+		return NKV_EXIT_USAGE;
 	}
 	if (!o->keys_given)
 		rc = nkv_bench_gen_keys(o, num_keys);
@@ -585,9 +609,9 @@ static int nkv_bench_check(struct nkv_bench_opts *o, uint64_t num_keys)
 	if (!rc && o->num_keys < o->num_queues) {
 		fprintf(stderr, "nkv-bench: %u keys cannot feed %u queues (one wave each)\n",
 			o->num_keys, o->num_queues);
-		rc = NKV_BENCH_EXIT_USAGE;
+		rc = NKV_EXIT_USAGE;
 	}
-	return rc;
+	return rc ? rc : nkv_bench_batches_ok(o);
 }
 
 static void nkv_bench_defaults(struct nkv_bench_opts *o)
@@ -641,13 +665,13 @@ int nkv_bench_parse(int argc, char **argv, struct nkv_bench_opts *o)
 			rc = nkv_bench_prefix_opt(opt, optarg, o);
 			break;
 		case 'h': nkv_bench_usage(stdout); return -1;
-		case '?': rc = NKV_BENCH_EXIT_USAGE; break;
+		case '?': rc = NKV_EXIT_USAGE; break;
 		default: rc = nkv_bench_numeric(opt, optarg, o, &num_keys); break;
 		}
 	}
 	if (!rc && optind < argc) {
 		fprintf(stderr, "nkv-bench: unexpected argument '%s'\n", argv[optind]);
-		rc = NKV_BENCH_EXIT_USAGE;
+		rc = NKV_EXIT_USAGE;
 	}
 	if (!rc)
 		rc = nkv_bench_check(o, o->keys_given ? num_keys : (num_keys ? num_keys : 1024));

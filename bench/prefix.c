@@ -72,7 +72,7 @@ struct nkv_bench_pfx {
 static int nkv_bench_pfx_bad(const char *arg, const char *flag, const char *want)
 {
 	fprintf(stderr, "nkv-bench: bad value '%s' for --%s: expected %s\n", arg, flag, want);
-	return NKV_BENCH_EXIT_USAGE;
+	return NKV_EXIT_USAGE;
 }
 
 static int nkv_bench_pfx_uint(const char *arg, const char *flag, uint32_t max, uint32_t *out)
@@ -165,7 +165,7 @@ int nkv_bench_prefix_check(struct nkv_bench_opts *o)
 			return 0;
 		fprintf(stderr, "nkv-bench: --blocks, --hit-ratio and --layers are for "
 			"--workload prefix\n");
-		return NKV_BENCH_EXIT_USAGE;
+		return NKV_EXIT_USAGE;
 	}
 	if (!(o->prefix_flags & NKV_BENCH_PFX_BLOCKS))
 		o->blocks = 64;
@@ -176,7 +176,7 @@ int nkv_bench_prefix_check(struct nkv_bench_opts *o)
 	why = nkv_bench_pfx_refuse(o);
 	if (why) {
 		fprintf(stderr, "nkv-bench: %s\n", why);
-		return NKV_BENCH_EXIT_USAGE;
+		return NKV_EXIT_USAGE;
 	}
 	o->engine = NKV_BENCH_ENGINE_CPU;
 	o->op_name = "prefix";
@@ -226,12 +226,24 @@ static int nkv_bench_pfx_op(struct nkv_bench_pfx *p, enum pc_op op, uint32_t fir
 	rc = nkv_cpu_launch(&cfg, nkv_bench_pfx_lane, p);
 	if (rc) {
 		nkv_bench_pfx_say(p, "the cpu engine's launch failed", rc);
-	} else if (nkv_qpair_failed(p->q) != NKV_QP_OK) {
-		rc = -EIO;
-		snprintf(p->why, sizeof(p->why), "the queue pair failed: %s",
-			 nkv_qp_state_str(nkv_qpair_failed(p->q)));
+		return rc;
 	}
-	return rc;
+	switch (nkv_qpair_failed(p->q)) {
+	case NKV_QP_OK:
+		return 0;
+	case NKV_QP_FAILED_GONE:
+		snprintf(p->why, sizeof(p->why), "%s", nkv_bench_dev_err_str(NKV_ENOTCONN));
+		return -ENOTCONN;
+	case NKV_QP_FAILED_TIMEOUT:
+		snprintf(p->why, sizeof(p->why), "no completion within --timeout-ms %u ms (is "
+			 "the target alive? raise --timeout-ms for a slow backend)",
+			 p->o->timeout_ms);
+		return -ETIMEDOUT;
+	default:
+		snprintf(p->why, sizeof(p->why), "the queue pair failed (reason %u: a bad "
+			 "completion)", nkv_qpair_failed(p->q));
+		return -EIO;
+	}
 }
 
 static int nkv_bench_pfx_open(struct nkv_bench_pfx *p, const char *uri)
@@ -374,14 +386,17 @@ static int nkv_bench_pfx_delete(struct nkv_bench_pfx *p, uint32_t first, uint32_
 			int rc = nkv_delete(p->q, p->keys + ((size_t)l * p->o->blocks + b) *
 						   p->chain.klen, p->chain.klen, &res);
 
-			if (!rc && res.status &&
-			    res.status != NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_KV_KEY_NOT_EXISTS))
-				rc = -EIO;
 			if (rc) {
 				snprintf(p->why, sizeof(p->why), "deleting a request's values "
-					 "(not measured) failed: %s, status %#x", strerror(-rc),
-					 res.status);
+					 "(not measured) failed: %s", nkv_bench_errno_str(rc));
 				return rc;
+			}
+			if (res.status &&
+			    res.status != NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_KV_KEY_NOT_EXISTS)) {
+				snprintf(p->why, sizeof(p->why), "deleting a request's values "
+					 "(not measured) failed: the controller answered %s "
+					 "(status %#x)", nkv_status_str(res.status), res.status);
+				return -EREMOTEIO;
 			}
 		}
 	return 0;
@@ -390,19 +405,28 @@ static int nkv_bench_pfx_delete(struct nkv_bench_pfx *p, uint32_t first, uint32_
 /* The prefix every request shares, stored first (not measured). */
 static int nkv_bench_pfx_setup(struct nkv_bench_pfx *p, uint32_t hits)
 {
+	uint32_t i;
+	int rc, full = 0;
+
 	if (pc_chain_keys(&p->chain, 1, p->o->blocks * NKV_BENCH_PFX_TOKENS, p->keys))
 		return -ENOMEM;
 	if (!hits)
 		return 0;
-	if (nkv_bench_pfx_op(p, PC_FILL, 0, hits) || nkv_bench_pfx_op(p, PC_STORE, 0, hits))
-		return -EIO;
-	if (p->res.count != hits * p->o->layers) {
-		snprintf(p->why, sizeof(p->why), "storing the prefix first (not measured) failed: "
-			 "%u of %u values stored; is the target full?", p->res.count,
-			 hits * p->o->layers);
-		return -EIO;
-	}
-	return 0;
+	rc = nkv_bench_pfx_op(p, PC_FILL, 0, hits);
+	if (!rc)
+		rc = nkv_bench_pfx_op(p, PC_STORE, 0, hits);
+	if (rc)
+		return rc;
+	if (p->res.count == hits * p->o->layers)
+		return 0;
+	/* Only 81h says the target is full. */
+	for (i = 0; i < hits * p->o->layers && !full; i++)
+		full = p->out[i / hits * p->o->blocks + i % hits].status ==
+		       NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_CAPACITY_EXCEEDED);
+	snprintf(p->why, sizeof(p->why), "storing the prefix first (not measured) failed: "
+		 "%u of %u values stored%s", p->res.count, hits * p->o->layers,
+		 full ? "; the target answered 81h (capacity exceeded): it is full" : "");
+	return full ? -ENOSPC : -EREMOTEIO;
 }
 
 /* Request @i: keys, lookup, retrieve, store, check, delete; measured
@@ -434,8 +458,9 @@ static int nkv_bench_pfx_request(struct nkv_bench_pfx *p, uint32_t i, uint32_t h
 	ph->wrong += found != hits;
 	miss = n - found;
 	/* After the lookup: its Exists never write a page's data. */
-	if (o->verify && nkv_bench_pfx_op(p, PC_CLEAR, 0, n))
-		return -EIO;
+	rc = o->verify ? nkv_bench_pfx_op(p, PC_CLEAR, 0, n) : 0;
+	if (rc)
+		return rc;
 	if (found) {
 		rc = nkv_bench_pfx_timed(p, ph, PC_LOAD, 0, found, (uint64_t)found * o->layers,
 					 (uint64_t)o->layers * nkv_bench_pfx_batches(found, w));
@@ -446,9 +471,9 @@ static int nkv_bench_pfx_request(struct nkv_bench_pfx *p, uint32_t i, uint32_t h
 		r->retrieved += p->res.count;
 	}
 	if (miss) {
-		if (nkv_bench_pfx_op(p, PC_FILL, found, miss))
-			return -EIO;
-		rc = nkv_bench_pfx_timed(p, ph, PC_STORE, found, miss, (uint64_t)miss * o->layers,
+		rc = nkv_bench_pfx_op(p, PC_FILL, found, miss);
+		if (!rc)
+			rc = nkv_bench_pfx_timed(p, ph, PC_STORE, found, miss, (uint64_t)miss * o->layers,
 					 (uint64_t)o->layers * nkv_bench_pfx_batches(miss, w));
 		if (rc)
 			return rc;
@@ -457,8 +482,9 @@ static int nkv_bench_pfx_request(struct nkv_bench_pfx *p, uint32_t i, uint32_t h
 		r->stored += p->res.count;
 	}
 	if (o->verify) {
-		if (nkv_bench_pfx_op(p, PC_CHECK, 0, n))
-			return -EIO;
+		rc = nkv_bench_pfx_op(p, PC_CHECK, 0, n);
+		if (rc)
+			return rc;
 		ph->verify_fail += p->res.count;
 	}
 	r->requests++;
@@ -652,6 +678,7 @@ int nkv_bench_prefix_main(const struct nkv_bench_opts *o, struct nkv_bench_setup
 	struct nkv_bench_prefix_res r = { 0 };
 	struct nkv_bench_phase ph = { 0 };
 	uint32_t hits = (uint32_t)(o->hit_ratio * o->blocks + 1e-9);
+	char why[400];
 	int rc;
 
 	p.chain.klen = o->key_order == NKV_BENCH_KEYS_SHA256 ? 32u : 16u;
@@ -665,21 +692,30 @@ int nkv_bench_prefix_main(const struct nkv_bench_opts *o, struct nkv_bench_setup
 	r.klen = p.chain.klen, r.salt = p.chain.extra, r.value_size = o->value_size;
 	s->prefix = &r;
 	if (rc) {
-		fprintf(stderr, "nkv-bench: %s\n", p.why[0] ? p.why : strerror(-rc));
-		rc = !s->info ? (rc == -EMSGSIZE ? NKV_BENCH_EXIT_USAGE : NKV_BENCH_EXIT_SETUP)
-			      : NKV_BENCH_EXIT_FAIL;
+		fprintf(stderr, "nkv-bench: %s\n", p.why[0] ? p.why : nkv_bench_errno_str(rc));
+		/* Flags the controller cannot serve are the user's to change. */
+		rc = !s->info ? (rc == -EMSGSIZE ? NKV_EXIT_USAGE : nkv_tool_connect_exit(rc))
+			      : nkv_bench_exit_of(rc);
 	} else {
 		if (o->json)
 			nkv_bench_report_json(stdout, o, s, &ph);
 		else
 			nkv_bench_pfx_text(stdout, o, s, &ph, &r);
 		fflush(stdout);
-		rc = nkv_bench_unexpected(o, &ph) ? NKV_BENCH_EXIT_FAIL : NKV_BENCH_EXIT_OK;
+		rc = nkv_bench_phase_exit(o, &ph);
+		/* The controller gone or silent: as for --workload kv; else
+		 * what the requests found (statuses: the outcomes line). */
+		if (rc == NKV_EXIT_SETUP)
+			nkv_bench_fail_why(o, 0, &ph, why, sizeof(why));
+		else
+			snprintf(why, sizeof(why), "%llu requests found another number of hits "
+				 "than the %u stored, %llu pages bad, %llu other outcomes "
+				 "(see the outcomes line)", (unsigned long long)ph.wrong, hits,
+				 (unsigned long long)ph.verify_fail,
+				 (unsigned long long)(nkv_bench_unexpected(o, &ph) - ph.wrong -
+						      ph.verify_fail));
 		if (rc)
-			fprintf(stderr, "nkv-bench: FAILED: %llu unexpected outcomes (%llu requests "
-				"found another number of hits than the %u stored)\n",
-				(unsigned long long)nkv_bench_unexpected(o, &ph),
-				(unsigned long long)ph.wrong, hits);
+			fprintf(stderr, "nkv-bench: FAILED: %s\n", why);
 	}
 	free(r.lookup_ns);
 	nkv_bench_phase_free(&ph);

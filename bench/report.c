@@ -12,6 +12,7 @@
  * the rate over the time spent inside batches, summed per queue pair, is
  * printed beside it, labelled (JSON: iops, iops_busy).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,6 +71,12 @@ void nkv_bench_lat_stats(const struct nkv_bench_phase *ph, struct nkv_bench_lat 
 	free(p);
 }
 
+/* A miss (87h) is expected for Retrieve/Exist/Delete: counted, not fatal. */
+static int nkv_bench_miss_ok(uint8_t opc)
+{
+	return opc == NKV_KV_RETRIEVE || opc == NKV_KV_EXIST || opc == NKV_KV_DELETE;
+}
+
 const char *nkv_bench_dev_err_str(int err)
 {
 	switch (err) {
@@ -77,8 +84,8 @@ const char *nkv_bench_dev_err_str(int err)
 		return "timed out: no completion within --timeout-ms (is the target alive? "
 		       "raise --timeout-ms for a slow backend)";
 	case NKV_ENOTCONN:
-		return "controller gone: its connection closed, or its registers read all-ones "
-		       "or CSTS.CFS";
+		return "the controller is gone: its connection closed, or its registers read "
+		       "all-ones or CSTS.CFS (-ENOTCONN)";
 	case NKV_EIO:
 		return "not sent: the queue pair had failed earlier (a timeout or a bad completion)";
 	case NKV_ENOSPC:
@@ -92,6 +99,138 @@ const char *nkv_bench_dev_err_str(int err)
 	default:
 		return "device error";
 	}
+}
+
+const char *nkv_bench_dev_err_why(const struct nkv_bench_opts *o, int err, char *buf, size_t len)
+{
+	if (err != NKV_ETIMEDOUT)
+		return nkv_bench_dev_err_str(err);
+	snprintf(buf, len, "timed out: no completion within --timeout-ms %u ms (is the target "
+		 "alive? raise --timeout-ms for a slow backend)", o->timeout_ms);
+	return buf;
+}
+
+const char *nkv_bench_errno_str(int rc)
+{
+	switch (rc) {
+	case -ENOTCONN:
+		return nkv_bench_dev_err_str(NKV_ENOTCONN);
+	case -ETIMEDOUT:
+		return "timed out (-ETIMEDOUT)";
+	default:
+		return strerror(-rc);
+	}
+}
+
+int nkv_bench_exit_of(int rc)
+{
+	switch (rc) {
+	case 0:
+		return NKV_EXIT_OK;
+	case -E2BIG:		/* more batches than nkv-bench keeps: --iterations */
+		return NKV_EXIT_USAGE;
+	case -EMSGSIZE:		/* a stored value of another length */
+	case -ENOSPC:		/* 81h: the target is full */
+	case -EREMOTEIO:	/* another status the controller answered */
+		return NKV_EXIT_FAIL;
+	default:		/* the controller gone or silent, a launch failed */
+		return NKV_EXIT_SETUP;
+	}
+}
+
+/* Device errors that mean the controller, not the command: gone or silent. */
+static int nkv_bench_ctrl_err(int err)
+{
+	return err == NKV_ENOTCONN || err == NKV_ETIMEDOUT || err == NKV_EIO;
+}
+
+int nkv_bench_phase_exit(const struct nkv_bench_opts *o, const struct nkv_bench_phase *ph)
+{
+	if (ph->failed_qps || (ph->dev_errors && nkv_bench_ctrl_err(ph->last_dev_error)))
+		return NKV_EXIT_SETUP;
+	return nkv_bench_unexpected(o, ph) ? NKV_EXIT_FAIL : NKV_EXIT_OK;
+}
+
+/* A Retrieve's DW0 that no Store can have made (0: a value has at least
+ * a byte), or any other length for keys this run stored itself: the
+ * controller misreports the value length. */
+static int nkv_bench_misreports(const struct nkv_bench_phase *ph, int stored)
+{
+	return ph->bad_off < 0 && (ph->bad_len == 0 || stored);
+}
+
+void nkv_bench_verify_why(const struct nkv_bench_opts *o, int stored,
+			  const struct nkv_bench_phase *ph, char *buf, size_t len)
+{
+	char key[40];
+
+	nkv_bench_key_str(o, ph->bad_idx, key, sizeof(key));
+	if (ph->opc == NKV_KV_LIST)
+		snprintf(buf, len, "the List payload from key %u (%s) stops parsing at entry %u, "
+			 "byte %d (DW0 %u)", ph->bad_idx, key, ph->bad_entry, ph->bad_off,
+			 ph->bad_len);
+	else if (nkv_bench_misreports(ph, stored) && stored)
+		snprintf(buf, len, "the controller answered DW0 = %u for key %u (%s) stored with "
+			 "%u bytes (the controller misreports the value length)", ph->bad_len,
+			 ph->bad_idx, key, o->value_size);
+	else if (nkv_bench_misreports(ph, stored))
+		snprintf(buf, len, "the controller answered DW0 = 0 for key %u (%s), which it "
+			 "holds: no value is stored with 0 bytes (the controller misreports the "
+			 "value length; --value-size is %u)", ph->bad_idx, key, o->value_size);
+	else if (ph->bad_off < 0)
+		snprintf(buf, len, "the target holds key %u (%s) with a %u-byte value, and "
+			 "--value-size is %u: pass --value-size %u, or store the keys again with "
+			 "this size (--kv-op store)", ph->bad_idx, key, ph->bad_len, o->value_size,
+			 ph->bad_len);
+	else
+		snprintf(buf, len, "first key %u (%s) differs at byte %d of %u", ph->bad_idx, key,
+			 ph->bad_off, ph->bad_len);
+}
+
+/* The first status other than success (and an expected miss), as
+ * "N answered <name> (XXh)"; "" when there is none. */
+static void nkv_bench_status_why(const struct nkv_bench_phase *ph, char *buf, size_t len)
+{
+	unsigned i;
+
+	buf[0] = 0;
+	for (i = 0; i < 16; i++)
+		if (ph->by_status[i] && !(i == 7 && nkv_bench_miss_ok(ph->opc)))
+			break;
+	if (i < 16)
+		snprintf(buf, len, "%llu commands answered %s (%02Xh)",
+			 (unsigned long long)ph->by_status[i],
+			 nkv_status_str(NKV_STATUS(NKV_SCT_GENERIC, 0x80 + i)), 0x80 + i);
+	else if (ph->other_status)
+		snprintf(buf, len, "%llu commands answered a status outside 80h..8Fh",
+			 (unsigned long long)ph->other_status);
+}
+
+void nkv_bench_fail_why(const struct nkv_bench_opts *o, int stored,
+			const struct nkv_bench_phase *ph, char *buf, size_t len)
+{
+	char why[320];
+
+	if (ph->dev_errors || ph->failed_qps) {
+		snprintf(buf, len, "%s after %llu of %llu commands", ph->dev_errors ?
+			 nkv_bench_dev_err_why(o, ph->last_dev_error, why, sizeof(why)) :
+			 "a queue pair failed (a timeout or a bad completion)",
+			 (unsigned long long)ph->commands,
+			 (unsigned long long)ph->commands + ph->dev_errors);
+		return;
+	}
+	if (ph->verify_fail) {
+		nkv_bench_verify_why(o, stored, ph, why, sizeof(why));
+		snprintf(buf, len, "%llu %s: %s", (unsigned long long)ph->verify_fail,
+			 ph->opc == NKV_KV_LIST ? "List payloads do not parse" : "values do not verify",
+			 why);
+		return;
+	}
+	nkv_bench_status_why(ph, why, sizeof(why));
+	if (!why[0])
+		snprintf(why, sizeof(why), "%llu requests found another number of hits than stored",
+			 (unsigned long long)ph->wrong);
+	snprintf(buf, len, "%s", why);
 }
 
 void nkv_bench_key_str(const struct nkv_bench_opts *o, uint32_t idx, char *buf, size_t len)
@@ -108,12 +247,6 @@ void nkv_bench_key_str(const struct nkv_bench_opts *o, uint32_t idx, char *buf, 
 		buf[0] = 0;
 }
 
-/* A miss (87h) is expected for Retrieve/Exist/Delete: counted, not fatal. */
-static int nkv_bench_miss_ok(uint8_t opc)
-{
-	return opc == NKV_KV_RETRIEVE || opc == NKV_KV_EXIST || opc == NKV_KV_DELETE;
-}
-
 uint64_t nkv_bench_unexpected(const struct nkv_bench_opts *o, const struct nkv_bench_phase *ph)
 {
 	uint64_t n = ph->dev_errors + ph->verify_fail + ph->other_status + ph->failed_qps +
@@ -125,6 +258,11 @@ uint64_t nkv_bench_unexpected(const struct nkv_bench_opts *o, const struct nkv_b
 		if (!(i == 7 && nkv_bench_miss_ok(ph->opc)))
 			n += ph->by_status[i];
 	return n - ph->expected;
+}
+
+int nkv_bench_stored_all(const struct nkv_bench_opts *o, const struct nkv_bench_setup *s)
+{
+	return s->keys_stored >= o->num_keys;
 }
 
 static const char *nkv_bench_where(const struct nkv_ctrl_info *in, uint32_t bit)
@@ -238,26 +376,22 @@ static void nkv_bench_text_status(FILE *f, const struct nkv_bench_phase *ph)
 			"controller gone)\n", ph->failed_qps);
 }
 
-/* The first verify failure: which key, length or content, and why. */
+/* The first verify failure: which key, length or content (or where a
+ * List payload stops parsing), and why. */
 static void nkv_bench_text_verify(FILE *f, const struct nkv_bench_opts *o,
-				  const struct nkv_bench_phase *ph)
+				  const struct nkv_bench_setup *s, const struct nkv_bench_phase *ph)
 {
-	char key[40];
+	char why[320];
 
 	if (!ph->verify_fail)
 		return;
-	nkv_bench_key_str(o, ph->bad_idx, key, sizeof(key));
-	if (ph->bad_off < 0)
-		fprintf(f, "  VERIFY      %llu values had another length (%llu), first key %u (%s): "
-			"stored %u bytes, --value-size %u (stored with another --value-size? "
-			"store them again, or pass --value-size %u)\n",
-			(unsigned long long)ph->verify_fail, (unsigned long long)ph->len_fail,
-			ph->bad_idx, key, ph->bad_len, o->value_size, ph->bad_len);
+	nkv_bench_verify_why(o, nkv_bench_stored_all(o, s), ph, why, sizeof(why));
+	if (ph->opc == NKV_KV_LIST)
+		fprintf(f, "  VERIFY      %llu List payloads do not parse: %s\n",
+			(unsigned long long)ph->verify_fail, why);
 	else
-		fprintf(f, "  VERIFY      %llu values differ (%llu by length); first key %u (%s) "
-			"differs at byte %d of %u\n", (unsigned long long)ph->verify_fail,
-			(unsigned long long)ph->len_fail, ph->bad_idx, key, ph->bad_off,
-			ph->bad_len);
+		fprintf(f, "  VERIFY      %llu values differ (%llu by length): %s\n",
+			(unsigned long long)ph->verify_fail, (unsigned long long)ph->len_fail, why);
 }
 
 void nkv_bench_report_text(FILE *f, const struct nkv_bench_opts *o,
@@ -291,7 +425,7 @@ void nkv_bench_report_text(FILE *f, const struct nkv_bench_opts *o,
 		fprintf(f, "  target      %.0f ns of its poll thread per command (time in passes "
 			"that found work)\n", (double)s->target_busy_ns / cmds);
 	nkv_bench_text_status(f, ph);
-	nkv_bench_text_verify(f, o, ph);
+	nkv_bench_text_verify(f, o, s, ph);
 }
 
 static void nkv_bench_json_str(FILE *f, const char *s)
@@ -371,12 +505,12 @@ void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
 			(unsigned long long)ph->by_status[i]);
 	fprintf(f, "},\"other_status\":%llu,\"device_errors\":%llu,\"device_error\":%d,"
 		"\"verify_failures\":%llu,\"length_failures\":%llu,\"first_bad_key\":%lld,"
-		"\"first_bad_offset\":%d,\"first_bad_length\":%u,"
+		"\"first_bad_offset\":%d,\"first_bad_length\":%u,\"first_bad_entry\":%u,"
 		"\"failed_queue_pairs\":%u},\"misses\":%llu,\"unexpected\":%llu",
 		(unsigned long long)ph->other_status, (unsigned long long)ph->dev_errors,
 		ph->last_dev_error, (unsigned long long)ph->verify_fail,
 		(unsigned long long)ph->len_fail, ph->verify_fail ? (long long)ph->bad_idx : -1LL,
-		ph->bad_off, ph->bad_len, ph->failed_qps,
+		ph->bad_off, ph->bad_len, ph->bad_entry, ph->failed_qps,
 		(unsigned long long)ph->by_status[7],
 		(unsigned long long)nkv_bench_unexpected(o, ph));
 	if (s->prefix)

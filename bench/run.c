@@ -28,7 +28,6 @@
 /* A batch wider than this many lanes is a block of waves of it (the
  * cpu engine's; a GPU's waves are its own). */
 #define NKV_BENCH_CPU_WAVE 32u
-#define NKV_BENCH_MAX_BATCHES (1ull << 27)
 
 struct nkv_bench_run {
 	const struct nkv_bench_opts *o;
@@ -415,6 +414,7 @@ static int nkv_bench_collect(struct nkv_bench_run *r, uint64_t **lat, struct nkv
 				ph->bad_idx = c->bad_idx;
 				ph->bad_off = c->bad_off;
 				ph->bad_len = c->bad_len;
+				ph->bad_entry = c->bad_entry;
 			}
 			ph->verify_fail += c->verify_fail;
 			ph->len_fail += c->len_fail;
@@ -475,8 +475,8 @@ static int nkv_bench_reset_failed(struct nkv_bench_run *r)
 			continue;
 		rc = nkv_qpair_reset(r->qp[w]);
 		if (rc) {
-			nkv_bench_run_say(r, "queue pair %u failed and cannot be reset: %s", w + 1,
-					  strerror(-rc));
+			nkv_bench_run_say(r, "queue pair %u failed earlier and cannot be reset: %s",
+					  w + 1, nkv_bench_errno_str(rc));
 			return rc;
 		}
 	}
@@ -587,6 +587,7 @@ int nkv_bench_phase_merge(struct nkv_bench_phase *a, const struct nkv_bench_phas
 		a->bad_idx = b->bad_idx;
 		a->bad_off = b->bad_off;
 		a->bad_len = b->bad_len;
+		a->bad_entry = b->bad_entry;
 	}
 	a->verify_fail += b->verify_fail;
 	a->len_fail += b->len_fail;

@@ -34,28 +34,34 @@ int main(int argc, char **argv)
 {
 	struct nkv_cpu_cfg cfg = { .size = sizeof(cfg), .mode = NKV_CPU_FIBERS,
 				   .waves = 1, .wave_size = EX_WAVE };
-	const char *uri = ex_uri(argc, argv, "batch_store_retrieve_cpu");
+	const char *uri;
 	struct ex_out *out = calloc(EX_KEYS, sizeof(*out));
 	struct ex_key *keys = ex_keys("ex1-key", 0, EX_KEYS);
 	struct nkv_qpair_stats st = { 0 }, st1 = { 0 };
 	struct ex_launch l = { 0 };
 	struct nkv_qpair *q;
 	struct nkv_ctrl *c;
-	int rc = 1;
+	int rc = EX_EXIT_SETUP;
 
-	if (!uri || !out || !keys || !(c = ex_connect(uri, 1)))
-		return 1;
+	ex_log_stderr();
+	uri = ex_uri(argc, argv, "batch_store_retrieve_cpu");
+	if (!uri)
+		return EX_EXIT_USAGE;
+	if (!out || !keys || !(c = ex_connect(uri, 1)))
+		return EX_EXIT_SETUP;
 	q = ex_qpair(c, EX_WAVE);	/* one value slot per lane */
 	if (q) {
 		l.qp = nkv_qpair_dev(q);	/* the descriptor the cpu engine's lanes use */
 		l.args = ex_args_of(keys, out, EX_KEYS, 0x5eed);
 		l.store = 1;
-		rc = nkv_cpu_launch(&cfg, ex_lane, &l) || ex_check("store", out, EX_KEYS, NULL);
-		rc = rc || nkv_qpair_get_stats(q, &st1);
+		rc = nkv_cpu_launch(&cfg, ex_lane, &l) ? EX_EXIT_SETUP
+						       : ex_check("store", out, EX_KEYS, NULL);
+		rc = rc ? rc : nkv_qpair_get_stats(q, &st1) ? EX_EXIT_SETUP : EX_EXIT_OK;
 		l.store = 0;
 		memset(out, 0, EX_KEYS * sizeof(*out));
-		rc = rc || nkv_cpu_launch(&cfg, ex_lane, &l) || ex_check("retrieve", out, EX_KEYS, NULL);
-		rc = rc || nkv_qpair_get_stats(q, &st);
+		rc = rc ? rc : nkv_cpu_launch(&cfg, ex_lane, &l) ? EX_EXIT_SETUP
+								 : ex_check("retrieve", out, EX_KEYS, NULL);
+		rc = rc ? rc : nkv_qpair_get_stats(q, &st) ? EX_EXIT_SETUP : EX_EXIT_OK;
 		printf("stored and retrieved %u values of 4096 B in batches of %u lanes: %s; "
 		       "SQ doorbells: %llu for %llu stores, %llu for %llu retrieves\n", EX_KEYS,
 		       EX_WAVE, rc ? "FAILED" : "all bytes match",
@@ -66,11 +72,11 @@ int main(int argc, char **argv)
 		if (!rc && (st1.dev_commands != EX_KEYS || st.dev_commands != 2 * EX_KEYS ||
 			    st1.dev_sq_doorbells != EX_KEYS / EX_WAVE ||
 			    st.dev_sq_doorbells != 2 * st1.dev_sq_doorbells))
-			rc = 1;
+			rc = EX_EXIT_FAIL;
 		nkv_qpair_destroy(q);
 	}
 	nkv_ctrl_close(c);
 	free(out);
 	free(keys);
-	return rc ? 1 : 0;
+	return rc;
 }

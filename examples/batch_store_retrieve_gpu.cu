@@ -25,7 +25,7 @@ __global__ void ex_batch_kernel(struct nkv_dev_qp *qp, const struct ex_args *a, 
 
 int main(int argc, char **argv)
 {
-	const char *uri = ex_uri(argc, argv, argv[0]);
+	const char *uri;
 	struct nkv_qpair_stats st = {};
 	struct nkv_ctrl *c;
 	struct nkv_qpair *q;
@@ -35,17 +35,21 @@ int main(int argc, char **argv)
 	struct ex_args args, *d_args;
 	struct ex_key *d_keys;
 	struct ex_out *d_out;
-	int wave = 0, bad = 0;
+	int wave = 0, rc = EX_EXIT_OK;
 	uint32_t i;
 
-	if (!uri || ex_gpu_wave(&wave))
-		return 2;
+	ex_log_stderr();
+	uri = ex_uri(argc, argv, argv[0]);
+	if (!uri)
+		return EX_EXIT_USAGE;
+	if (ex_gpu_wave(&wave))
+		return EX_EXIT_SETUP;
 	c = ex_connect(uri, 1);
 	if (!c)
-		return 1;
+		return EX_EXIT_SETUP;
 	q = ex_qpair_dev(c, (uint32_t)wave, &qp);	// one value slot per lane
 	if (!q)
-		return 1;
+		return EX_EXIT_SETUP;
 	for (i = 0; i < EX_KEYS; i++)
 		keys[i].len = (uint32_t)snprintf((char *)keys[i].bytes, 16, "ex1-key%u", i);
 	EX_GPU(ex_gpu_put(&d_keys, keys, sizeof(keys)));
@@ -59,17 +63,18 @@ int main(int argc, char **argv)
 		EX_GPU(EX_RT(Memcpy)(out, d_out, sizeof(out), EX_RT(MemcpyDeviceToHost)));
 		if (nkv_qpair_failed(q))
 			fprintf(stderr, "queue pair failed: reason %u\n", nkv_qpair_failed(q));
-		bad += ex_check(store ? "store" : "retrieve", out, EX_KEYS, NULL) != 0;
+		rc = ex_worse(rc, ex_check(store ? "store" : "retrieve", out, EX_KEYS, NULL));
 	}
 	// Device code's own counters, read by the library (no kernel runs now).
-	bad += nkv_qpair_get_stats(q, &st) != 0;
+	if (nkv_qpair_get_stats(q, &st))
+		rc = EX_EXIT_SETUP;
 	printf("stored and retrieved %u values in batches of %d lanes: %s; %llu SQ doorbells "
-	       "for %llu commands\n", EX_KEYS, wave, bad ? "FAILED" : "all bytes match",
+	       "for %llu commands\n", EX_KEYS, wave, rc ? "FAILED" : "all bytes match",
 	       (unsigned long long)st.dev_sq_doorbells, (unsigned long long)st.dev_commands);
 	EX_GPU(EX_RT(Free)(d_keys));
 	EX_GPU(EX_RT(Free)(d_out));
 	EX_GPU(EX_RT(Free)(d_args));
 	nkv_qpair_destroy(q);
 	nkv_ctrl_close(c);
-	return bad ? 1 : 0;
+	return rc;
 }

@@ -36,43 +36,54 @@ int main(int argc, char **argv)
 {
 	struct nkv_cpu_cfg cfg = { .size = sizeof(cfg), .mode = NKV_CPU_FIBERS,
 				   .waves = 1, .wave_size = EX_WAVE };
-	const char *uri = ex_uri(argc, argv, "cache_lookup_cpu");
+	const char *uri;
 	struct ex_out *out = calloc(EX_KEYS, sizeof(*out));
 	struct ex_key *keys = ex_keys("ex3-key", 0, EX_KEYS);
 	struct ex_launch l = { 0 };
 	struct nkv_qpair *q;
 	struct nkv_ctrl *c;
 	uint32_t i, hits = 0, misses = 0, wrong = 0;
-	int rc = 1;
+	int rc = EX_EXIT_SETUP;
 
-	if (!uri || !out || !keys || !(c = ex_connect(uri, 1)))
-		return 1;
+	ex_log_stderr();
+	uri = ex_uri(argc, argv, "cache_lookup_cpu");
+	if (!uri)
+		return EX_EXIT_USAGE;
+	if (!out || !keys || !(c = ex_connect(uri, 1)))
+		return EX_EXIT_SETUP;
 	q = ex_qpair(c, EX_WAVE);
 	if (q) {
 		/* Warm the cache: store every key's value. */
 		l.qp = nkv_qpair_dev(q);
 		l.args = ex_args_of(keys, out, EX_KEYS, 0xcac4e);
-		rc = nkv_cpu_launch(&cfg, ex_lane, &l) || ex_check("store", out, EX_KEYS, NULL);
+		rc = nkv_cpu_launch(&cfg, ex_lane, &l) ? EX_EXIT_SETUP
+						       : ex_check("store", out, EX_KEYS, NULL);
 		/* Drop the odd keys again: now half the lookups miss. */
 		for (i = 1; !rc && i < EX_KEYS; i += 2) {
 			struct nkv_result r;
 
-			rc = nkv_delete(q, keys[i].bytes, keys[i].len, &r) || r.status;
+			rc = nkv_delete(q, keys[i].bytes, keys[i].len, &r) ? EX_EXIT_SETUP
+					 : r.status ? EX_EXIT_FAIL : EX_EXIT_OK;
+			if (rc)
+				fprintf(stderr, "delete: key %u: %s\n", i, rc == EX_EXIT_FAIL ?
+					nkv_status_str(r.status) : "the controller did not answer");
 		}
 		memset(out, 0, EX_KEYS * sizeof(*out));
 		l.mode = 1;
-		rc = rc || nkv_cpu_launch(&cfg, ex_lane, &l) || ex_check("lookup", out, EX_KEYS, &misses);
+		rc = rc ? rc : nkv_cpu_launch(&cfg, ex_lane, &l) ? EX_EXIT_SETUP
+					  : ex_check("lookup", out, EX_KEYS, &misses);
 		for (i = 0; i < EX_KEYS; i++) {
 			hits += out[i].hit;
 			wrong += out[i].hit != !(i & 1) || out[i].bad;
 		}
 		printf("cache lookup of %u keys: %u hits (retrieved), %u misses (87h, computed), "
 		       "%u wrong: %s\n", EX_KEYS, hits, misses, wrong, rc || wrong ? "FAILED" : "ok");
-		rc = rc || wrong || hits != EX_KEYS / 2 || misses != EX_KEYS / 2;
+		if (!rc && (wrong || hits != EX_KEYS / 2 || misses != EX_KEYS / 2))
+			rc = EX_EXIT_FAIL;
 		nkv_qpair_destroy(q);
 	}
 	nkv_ctrl_close(c);
 	free(out);
 	free(keys);
-	return rc ? 1 : 0;
+	return rc;
 }

@@ -23,7 +23,7 @@ __global__ void ex_lookup_kernel(struct nkv_dev_qp *qp, const struct ex_args *a)
 
 int main(int argc, char **argv)
 {
-	const char *uri = ex_uri(argc, argv, argv[0]);
+	const char *uri;
 	struct nkv_result r;
 	struct nkv_ctrl *c;
 	struct nkv_qpair *q, *hq = NULL;
@@ -33,18 +33,22 @@ int main(int argc, char **argv)
 	struct ex_args args, *d_args;
 	struct ex_key *d_keys;
 	struct ex_out *d_out;
-	uint32_t i, hits = 0, wrong = 0;
-	int wave = 0;
+	uint32_t i, hits = 0, misses = 0, wrong = 0;
+	int wave = 0, rc;
 
-	if (!uri || ex_gpu_wave(&wave))
-		return 2;
+	ex_log_stderr();
+	uri = ex_uri(argc, argv, argv[0]);
+	if (!uri)
+		return EX_EXIT_USAGE;
+	if (ex_gpu_wave(&wave))
+		return EX_EXIT_SETUP;
 	c = ex_connect(uri, 2);
 	if (!c)
-		return 1;
+		return EX_EXIT_SETUP;
 	q = ex_qpair_dev(c, (uint32_t)wave, &qp);
 	// The host's own queue pair: default options (memory mode 0).
 	if (!q || nkv_qpair_create(c, NULL, &hq))
-		return 1;
+		return EX_EXIT_SETUP;
 	for (i = 0; i < EX_KEYS; i++)
 		keys[i].len = (uint32_t)snprintf((char *)keys[i].bytes, 16, "ex3-key%u", i);
 	EX_GPU(ex_gpu_put(&d_keys, keys, sizeof(keys)));
@@ -53,23 +57,33 @@ int main(int argc, char **argv)
 	EX_GPU(ex_gpu_put(&d_args, &args, sizeof(args)));
 	ex_store_kernel<<<1, wave>>>(qp, d_args);
 	EX_GPU(EX_RT(DeviceSynchronize)());
-	for (i = 1; i < EX_KEYS; i += 2)
-		if (nkv_delete(hq, keys[i].bytes, keys[i].len, &r) || r.status)
-			return 1;
+	for (i = 1; i < EX_KEYS; i += 2) {
+		if (nkv_delete(hq, keys[i].bytes, keys[i].len, &r)) {
+			fprintf(stderr, "delete: key %u: the controller did not answer\n", i);
+			return EX_EXIT_SETUP;
+		}
+		if (r.status) {
+			fprintf(stderr, "delete: key %u: %s\n", i, nkv_status_str(r.status));
+			return EX_EXIT_FAIL;
+		}
+	}
 	ex_lookup_kernel<<<1, wave>>>(qp, d_args);
 	EX_GPU(EX_RT(DeviceSynchronize)());
 	EX_GPU(EX_RT(Memcpy)(out, d_out, sizeof(out), EX_RT(MemcpyDeviceToHost)));
+	rc = ex_check("lookup", out, EX_KEYS, &misses);
 	for (i = 0; i < EX_KEYS; i++) {
 		hits += out[i].hit;
 		wrong += out[i].hit != !(i & 1) || out[i].bad || out[i].err;
 	}
 	printf("cache lookup of %u keys: %u hits, %u misses, %u wrong\n", EX_KEYS, hits,
 	       EX_KEYS - hits, wrong);
+	if (wrong)
+		rc = ex_worse(rc, EX_EXIT_FAIL);
 	EX_GPU(EX_RT(Free)(d_keys));
 	EX_GPU(EX_RT(Free)(d_out));
 	EX_GPU(EX_RT(Free)(d_args));
 	nkv_qpair_destroy(q);
 	nkv_qpair_destroy(hq);
 	nkv_ctrl_close(c);
-	return wrong ? 1 : 0;
+	return rc;
 }

@@ -27,13 +27,13 @@
 
 #include "ex_host.h"
 
-/* A failed runtime call ends main() with its message. */
+/* A failed runtime call ends main() with its message: a setup failure. */
 #define EX_GPU(call)                                                            \
 	do {                                                                    \
 		EX_RT(Error_t) e_ = (call);                                     \
 		if (e_ != EX_RT(Success)) {                                     \
 			fprintf(stderr, "%s: %s\n", #call, EX_RT(GetErrorString)(e_)); \
-			return 1;                                               \
+			return EX_EXIT_SETUP;                                   \
 		}                                                               \
 	} while (0)
 
@@ -48,13 +48,17 @@ static inline EX_RT(Error_t) ex_gpu_put(void *d, const void *h, size_t len)
 	return e;
 }
 
-/* Lanes per wave of GPU 0: the batch (32 on NVIDIA and RDNA, 64 on CDNA). */
+/* Lanes per wave of GPU 0: the batch (32 on NVIDIA and RDNA, 64 on CDNA);
+ * -1, said, without a GPU. */
 static inline int ex_gpu_wave(int *wave)
 {
 	EX_RT_PROP p;
+	EX_RT(Error_t) e = EX_RT(GetDeviceProperties)(&p, 0);
 
-	if (EX_RT(GetDeviceProperties)(&p, 0) != EX_RT(Success))
+	if (e != EX_RT(Success)) {
+		fprintf(stderr, "no GPU 0: %s\n", EX_RT(GetErrorString)(e));
 		return -1;
+	}
 	*wave = p.warpSize;
 	return 0;
 }

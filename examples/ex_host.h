@@ -16,15 +16,51 @@
 #include "nkv_host.h"
 #include "kv_kernels.h"
 
-/* The target: argv[1], else $NKV_TARGET. */
+/* Exit statuses, the same table as nkv's programs (README "Exit
+ * status"); a larger one wins when two things failed. */
+enum {
+	EX_EXIT_OK = 0,
+	EX_EXIT_FAIL = 1,	/* data or status failure: a value that does not
+				 * verify, an NVMe error status */
+	EX_EXIT_USAGE = 2,	/* bad arguments */
+	EX_EXIT_SETUP = 3,	/* setup or controller failure: cannot connect,
+				 * the controller gone, a timeout */
+};
+
+#define EX_EXIT_HELP \
+	"exit status: 0 ok; 1 data or status failure (a value that does not verify,\n" \
+	"an NVMe error status); 2 bad flags or arguments; 3 setup or controller\n" \
+	"failure (cannot connect, controller gone, timeout, admin command failed)\n"
+
+static inline int ex_worse(int a, int b)
+{
+	return a > b ? a : b;
+}
+
+/* The library says nothing unless asked (nkv_set_log): its lines, such
+ * as why a setting was refused, on stderr as "nkv: ...". */
+static inline void ex_log_line(void *ctx, const char *line)
+{
+	(void)ctx;
+	fprintf(stderr, "nkv: %s\n", line);
+}
+
+static inline void ex_log_stderr(void)
+{
+	nkv_set_log(ex_log_line, NULL);
+}
+
+/* The target: argv[1], else $NKV_TARGET; NULL (and the usage said) when
+ * there is none or it is not a vfio-user: or pcie: URI. */
 static inline const char *ex_uri(int argc, char **argv, const char *prog)
 {
 	const char *u = argc > 1 ? argv[1] : getenv("NKV_TARGET");
 
-	if (!u)
-		fprintf(stderr, "usage: %s URI   (e.g. vfio-user:/tmp/nkv.sock; start one with\n"
-			"  nkv-target --socket /tmp/nkv.sock), or set NKV_TARGET\n", prog);
-	return u;
+	if (u && (!strncmp(u, "vfio-user:", 10) || !strncmp(u, "pcie:", 5)))
+		return u;
+	fprintf(stderr, "usage: %s URI   (e.g. vfio-user:/tmp/nkv.sock; start one with\n"
+		"  nkv-target --socket /tmp/nkv.sock), or set NKV_TARGET\n%s", prog, EX_EXIT_HELP);
+	return NULL;
 }
 
 /* Connect with the default options but for @queues I/O queue pairs:
@@ -91,12 +127,31 @@ static inline struct ex_key *ex_keys(const char *prefix, uint32_t first, uint32_
 	return k;
 }
 
+/* A device error in words: the controller gone or silent, or the
+ * command's own mistake. */
+static inline const char *ex_err_str(int32_t err)
+{
+	switch (err) {
+	case NKV_ENOTCONN:
+		return "the controller is gone";
+	case NKV_ETIMEDOUT:
+		return "no completion in time: timed out";
+	case NKV_EIO:
+		return "the queue pair had failed earlier";
+	default:
+		return "the command was refused before it was sent";
+	}
+}
+
 /* Results: how many ok, how many 87h, anything else is a failure; the
- * first failures are named: the key, and whether the returned length or
- * which byte of the value was wrong. */
+ * first failures are named: the key, and the device error, the status,
+ * or whether the returned length or which byte of the value was wrong.
+ * The exit status they make: 0, EX_EXIT_FAIL (a status, a value), or
+ * EX_EXIT_SETUP (the controller gone or silent). */
 static inline int ex_check(const char *what, const struct ex_out *out, uint32_t n, uint32_t *misses)
 {
 	uint32_t i, bad = 0, miss = 0;
+	int rc = EX_EXIT_OK;
 
 	for (i = 0; i < n; i++) {
 		const struct ex_out *o = &out[i];
@@ -107,12 +162,16 @@ static inline int ex_check(const char *what, const struct ex_out *out, uint32_t 
 		}
 		if (!o->err && !o->status && !o->bad)
 			continue;
+		rc = ex_worse(rc, o->err == NKV_ENOTCONN || o->err == NKV_ETIMEDOUT ||
+				  o->err == NKV_EIO ? EX_EXIT_SETUP : EX_EXIT_FAIL);
 		if (bad++ >= 5)
 			continue;
-		if (o->err || o->status)
-			fprintf(stderr, "%s: key %u: error %d%s, status %#x (%s)\n", what, i, o->err,
-				o->err == NKV_ENOTCONN ? " (controller gone)" : "", o->status,
-				nkv_status_str(o->status));
+		if (o->err)
+			fprintf(stderr, "%s: key %u: did not run: %s (error %d)\n", what, i,
+				ex_err_str(o->err), o->err);
+		else if (o->status)
+			fprintf(stderr, "%s: key %u: the controller answered %s (status %#x)\n",
+				what, i, nkv_status_str(o->status), o->status);
 		else if (o->bad_at == EX_LEN_BAD)
 			fprintf(stderr, "%s: key %u: the controller returned length %u, not the %u "
 				"bytes stored\n", what, i, o->len, o->want);
@@ -120,11 +179,13 @@ static inline int ex_check(const char *what, const struct ex_out *out, uint32_t 
 			fprintf(stderr, "%s: key %u: the value differs from what was stored at "
 				"byte %u of %u\n", what, i, o->bad_at, o->want);
 	}
-	if (misses)
+	if (misses) {
 		*misses = miss;
-	else
-		bad += miss;
-	return bad ? -1 : 0;
+	} else if (miss) {
+		fprintf(stderr, "%s: %u keys answered 87h (key does not exist)\n", what, miss);
+		rc = ex_worse(rc, EX_EXIT_FAIL);
+	}
+	return rc;
 }
 
 #endif /* NKV_EXAMPLES_EX_HOST_H */

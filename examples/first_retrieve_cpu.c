@@ -10,6 +10,8 @@
  * nkv_cpu.h:
  *   cc -std=c11 first_retrieve_cpu.c $(pkg-config --cflags --libs nkv) -pthread
  *   ./a.out vfio-user:/tmp/nkv.sock
+ * Exit status, as nkv's programs (README "Exit status"): 0 ok, 1 a value
+ * or status wrong, 2 bad arguments, 3 no controller, or it failed.
  */
 #include <stdio.h>
 #include <string.h>
@@ -58,6 +60,13 @@ static void first_retrieve_lane(void *arg)
 	o->bad = bad;
 }
 
+/* The library prints nothing unasked: its lines, here on stderr. */
+static void log_line(void *ctx, const char *line)
+{
+	(void)ctx;
+	fprintf(stderr, "nkv: %s\n", line);
+}
+
 int main(int argc, char **argv)
 {
 	struct nkv_cpu_cfg cfg = { .size = sizeof(cfg), .waves = 1, .wave_size = LANES };
@@ -68,12 +77,18 @@ int main(int argc, char **argv)
 	struct launch a = { NULL, out };
 	struct nkv_ctrl *c;
 	struct nkv_qpair *q;
-	uint32_t i, bad = 0;
-	int rc = argc < 2 ? NKV_EINVAL : nkv_ctrl_connect(argv[1], NULL, &c);	/* defaults */
+	uint32_t i, bad = 0, gone = 0;
+	int rc;
 
+	nkv_set_log(log_line, NULL);
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s vfio-user:/tmp/nkv.sock\n", argv[0]);
+		return 2;
+	}
+	rc = nkv_ctrl_connect(argv[1], NULL, &c);	/* defaults */
 	if (rc) {
-		fprintf(stderr, "usage: %s vfio-user:/tmp/nkv.sock (%s)\n", argv[0], strerror(-rc));
-		return 1;
+		fprintf(stderr, "cannot connect to %s: %s\n", argv[1], strerror(-rc));
+		return 3;
 	}
 	rc = nkv_qpair_create(c, &o, &q);
 	if (!rc) {
@@ -82,7 +97,7 @@ int main(int argc, char **argv)
 	}
 	if (rc) {
 		fprintf(stderr, "no queue pair or no launch: %s\n", strerror(-rc));
-		return 1;
+		return 3;
 	}
 	for (i = 0; i < LANES; i++, l++) {
 		printf("lane %2u %.8s: Store %d/%#x, Retrieve %d/%#x, %u bytes, %u differ\n", i,
@@ -90,9 +105,11 @@ int main(int argc, char **argv)
 		       l->retrieve.dw0, l->bad);
 		bad += l->retrieve.err || l->retrieve.status || l->retrieve.dw0 != VALUE_SIZE ||
 		       l->bad;	/* no Retrieve (the Store failed): dw0 0 */
+		/* A command that did not run: the controller gone or silent. */
+		gone += l->store.err != 0 || l->retrieve.err != 0;
 	}
 	puts(bad ? "FAILED" : "every lane stored and retrieved its value: all bytes match");
 	nkv_qpair_destroy(q);
 	nkv_ctrl_close(c);
-	return bad ? 1 : 0;
+	return gone ? 3 : bad ? 1 : 0;
 }

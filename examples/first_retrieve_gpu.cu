@@ -11,6 +11,8 @@
  *   hipcc --offload-arch=gfx90a -x hip first_retrieve_gpu.cu $(pkg-config --cflags --libs nkv)
  * with an nkv built for that runtime (make GPU=cuda / hip); run it as
  * ./a.out vfio-user:/tmp/nkv.sock. On the cpu engine: first_retrieve_cpu.c.
+ * Exit status, as nkv's programs (README "Exit status"): 0 ok, 1 a value
+ * or status wrong, 2 bad arguments, 3 no controller or GPU, or it failed.
  */
 #if defined(__HIPCC__)
 #include <hip/hip_runtime.h>
@@ -56,6 +58,13 @@ __global__ void first_retrieve_kernel(struct nkv_dev_qp *qp, struct lane_out *ou
 	o->bad = bad;
 }
 
+// The library prints nothing unasked: its lines, here on stderr.
+static void log_line(void *ctx, const char *line)
+{
+	(void)ctx;
+	fprintf(stderr, "nkv: %s\n", line);
+}
+
 int main(int argc, char **argv)
 {
 	struct nkv_qpair_opts o = {};
@@ -64,25 +73,31 @@ int main(int argc, char **argv)
 	struct nkv_ctrl *c;
 	struct nkv_qpair *q;
 	struct nkv_dev_qp *qp;	// a device pointer: passed to the kernel, never read here
-	uint32_t i, bad = 0;
-	int rc = argc < 2 ? NKV_EINVAL : nkv_ctrl_connect(argv[1], NULL, &c);	// 1: defaults
+	uint32_t i, bad = 0, gone = 0;
+	int rc;
 
+	nkv_set_log(log_line, NULL);
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s vfio-user:/tmp/nkv.sock\n", argv[0]);
+		return 2;
+	}
+	rc = nkv_ctrl_connect(argv[1], NULL, &c);	// 1: defaults
 	if (rc) {
-		fprintf(stderr, "usage: %s vfio-user:/tmp/nkv.sock (%s)\n", argv[0], strerror(-rc));
-		return 1;
+		fprintf(stderr, "cannot connect to %s: %s\n", argv[1], strerror(-rc));
+		return 3;
 	}
 	o.size = sizeof(o);	// the other options: their defaults
 	o.memory_mode = 0;	// rings and values in host RAM registered with the GPU
 	rc = nkv_qpair_create_dev(c, &o, &q, &qp);	// 2
 	if (rc || RT(Malloc)(&d_out, sizeof(out)) != RT(Success)) {
 		fprintf(stderr, "no queue pair (%s) or no GPU memory\n", strerror(-rc));
-		return 1;
+		return 3;
 	}
 	first_retrieve_kernel<<<1, LANES>>>(qp, d_out);	// 3; 4 and 5 are in the kernel
 	// The copy waits for the kernel, and reports its failure too.
 	if (RT(Memcpy)(out, d_out, sizeof(out), RT(MemcpyDeviceToHost)) != RT(Success)) {
 		fprintf(stderr, "kernel: %s\n", RT(GetErrorString)(RT(GetLastError)()));
-		return 1;
+		return 3;
 	}
 	for (i = 0; i < LANES; i++, l++) {
 		printf("lane %2u %.8s: Store %d/%#x, Retrieve %d/%#x, %u bytes, %u differ\n", i,
@@ -90,10 +105,12 @@ int main(int argc, char **argv)
 		       l->retrieve.dw0, l->bad);
 		bad += l->retrieve.err || l->retrieve.status || l->retrieve.dw0 != VALUE_SIZE ||
 		       l->bad;	// no Retrieve (the Store failed): dw0 0
+		// A command that did not run: the controller gone or silent.
+		gone += l->store.err != 0 || l->retrieve.err != 0;
 	}
-	bad += RT(Free)(d_out) != RT(Success);
-	puts(bad ? "FAILED" : "every lane stored and retrieved its value: all bytes match");
+	gone += RT(Free)(d_out) != RT(Success);
+	puts(bad || gone ? "FAILED" : "every lane stored and retrieved its value: all bytes match");
 	nkv_qpair_destroy(q);
 	nkv_ctrl_close(c);
-	return bad ? 1 : 0;
+	return gone ? 3 : bad ? 1 : 0;
 }

@@ -52,7 +52,7 @@ int main(int argc, char **argv)
 {
 	struct nkv_cpu_cfg cfg = { .size = sizeof(cfg), .mode = NKV_CPU_FIBERS,
 				   .waves = EX_WAVES, .wave_size = EX_WAVE };
-	const char *uri = ex_uri(argc, argv, "multi_queue_cpu");
+	const char *uri;
 	const uint32_t n = EX_WAVES * EX_KEYS_PER_WAVE;
 	struct ex_out *out = calloc(n, sizeof(*out));
 	struct ex_key *keys = ex_keys("ex2-key", 0, n);
@@ -61,14 +61,18 @@ int main(int argc, char **argv)
 	uint64_t doorbells = 0, commands = 0;
 	struct nkv_ctrl *c;
 	uint32_t w;
-	int rc = 0;
+	int rc = EX_EXIT_OK;
 
-	if (!uri || !out || !keys || !(c = ex_connect(uri, EX_WAVES)))
-		return 1;
+	ex_log_stderr();
+	uri = ex_uri(argc, argv, "multi_queue_cpu");
+	if (!uri)
+		return EX_EXIT_USAGE;
+	if (!out || !keys || !(c = ex_connect(uri, EX_WAVES)))
+		return EX_EXIT_SETUP;
 	for (w = 0; w < EX_WAVES && !rc; w++) {
 		q[w] = ex_qpair(c, 2 * EX_WAVE);	/* a slot per lane and batch in flight */
 		if (!q[w]) {
-			rc = 1;
+			rc = EX_EXIT_SETUP;
 			break;
 		}
 		l.qp[w] = nkv_qpair_dev(q[w]);
@@ -77,22 +81,24 @@ int main(int argc, char **argv)
 				       EX_KEYS_PER_WAVE, 0x5eed + w);
 	}
 	l.store = 1;
-	rc = rc || nkv_cpu_launch(&cfg, ex_lane, &l) || ex_check("store", out, n, NULL);
+	rc = rc ? rc : nkv_cpu_launch(&cfg, ex_lane, &l) ? EX_EXIT_SETUP
+				: ex_check("store", out, n, NULL);
 	l.store = 0;
 	memset(out, 0, n * sizeof(*out));
-	rc = rc || nkv_cpu_launch(&cfg, ex_lane, &l) || ex_check("retrieve", out, n, NULL);
-	rc = rc || ex_count(q, &doorbells, &commands);
+	rc = rc ? rc : nkv_cpu_launch(&cfg, ex_lane, &l) ? EX_EXIT_SETUP
+				: ex_check("retrieve", out, n, NULL);
+	rc = rc ? rc : ex_count(q, &doorbells, &commands) ? EX_EXIT_SETUP : EX_EXIT_OK;
 	printf("%u waves x %u lanes, one queue pair each, two batches in flight: stored and "
 	       "retrieved %u values: %s; %llu SQ doorbells for %llu commands\n", EX_WAVES,
 	       EX_WAVE, n, rc ? "FAILED" : "all bytes match", (unsigned long long)doorbells,
 	       (unsigned long long)commands);
 	/* One doorbell per batch: each submit rings once. */
 	if (!rc && (commands != 2 * n || doorbells != 2 * n / EX_WAVE))
-		rc = 1;
+		rc = EX_EXIT_FAIL;
 	for (w = 0; w < EX_WAVES; w++)
 		nkv_qpair_destroy(q[w]);
 	nkv_ctrl_close(c);
 	free(out);
 	free(keys);
-	return rc ? 1 : 0;
+	return rc;
 }

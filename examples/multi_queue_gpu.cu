@@ -23,7 +23,7 @@ __global__ void ex_multi_kernel(struct nkv_dev_qp *const *qps, const struct ex_a
 
 int main(int argc, char **argv)
 {
-	const char *uri = ex_uri(argc, argv, argv[0]);
+	const char *uri;
 	struct nkv_ctrl *c;
 	struct nkv_qpair *q[EX_QUEUES];
 	struct nkv_dev_qp *qps[EX_QUEUES], **d_qps;
@@ -32,19 +32,23 @@ int main(int argc, char **argv)
 	struct ex_args args[EX_QUEUES], *d_args;
 	struct ex_key *d_keys;
 	struct ex_out *d_out;
-	int wave = 0, bad = 0;
+	int wave = 0, rc = EX_EXIT_OK;
 	uint32_t i;
 
-	if (!uri || ex_gpu_wave(&wave))
-		return 2;
+	ex_log_stderr();
+	uri = ex_uri(argc, argv, argv[0]);
+	if (!uri)
+		return EX_EXIT_USAGE;
+	if (ex_gpu_wave(&wave))
+		return EX_EXIT_SETUP;
 	c = ex_connect(uri, EX_QUEUES);
 	if (!c)
-		return 1;
+		return EX_EXIT_SETUP;
 	for (i = 0; i < EX_QUEUES; i++) {
 		// A value slot per lane and batch in flight.
 		q[i] = ex_qpair_dev(c, 2u * (uint32_t)wave, &qps[i]);
 		if (!q[i])
-			return 1;
+			return EX_EXIT_SETUP;
 	}
 	for (i = 0; i < EX_KEYS; i++)
 		keys[i].len = (uint32_t)snprintf((char *)keys[i].bytes, 16, "ex2-key%u", i);
@@ -60,10 +64,10 @@ int main(int argc, char **argv)
 		ex_multi_kernel<<<EX_QUEUES, wave>>>(d_qps, d_args, store);
 		EX_GPU(EX_RT(DeviceSynchronize)());
 		EX_GPU(EX_RT(Memcpy)(out, d_out, sizeof(out), EX_RT(MemcpyDeviceToHost)));
-		bad += ex_check(store ? "store" : "retrieve", out, EX_KEYS, NULL) != 0;
+		rc = ex_worse(rc, ex_check(store ? "store" : "retrieve", out, EX_KEYS, NULL));
 	}
 	printf("%u queue pairs, one wave each, two batches in flight: %u values stored and "
-	       "retrieved: %s\n", EX_QUEUES, EX_KEYS, bad ? "FAILED" : "all bytes match");
+	       "retrieved: %s\n", EX_QUEUES, EX_KEYS, rc ? "FAILED" : "all bytes match");
 	EX_GPU(EX_RT(Free)(d_keys));
 	EX_GPU(EX_RT(Free)(d_out));
 	EX_GPU(EX_RT(Free)(d_args));
@@ -71,5 +75,5 @@ int main(int argc, char **argv)
 	for (i = 0; i < EX_QUEUES; i++)
 		nkv_qpair_destroy(q[i]);
 	nkv_ctrl_close(c);
-	return bad ? 1 : 0;
+	return rc;
 }

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ex_host.h"
 #include "nkv_host.h"
 #include "pc_keys.h"
 #include "prefix_kernels.h"
@@ -68,11 +69,11 @@ static inline void pc_usage(const char *prog)
 		"  --hash xxh3|sha256  block keys: 16-byte XXH3-128 or 32-byte SHA-256 (xxh3)\n"
 		"  --extra N         extra key of every block hash (0)\n"
 		"  --compute-ratio R stand-in compute per batch / its transfer time (1.0)\n"
-		"  --ci              a small shape: 4 layers, 2 KV heads, head dim 64, 64 blocks\n",
-		prog);
+		"  --ci              a small shape: 4 layers, 2 KV heads, head dim 64, 64 blocks\n"
+		EX_EXIT_HELP, prog);
 }
 
-/* Parse; 0, or 2 after printing why. */
+/* Parse; 0, or EX_EXIT_USAGE after printing why. */
 static inline int pc_parse(int argc, char **argv, struct pc_cfg *g)
 {
 	static const struct option lo[] = {
@@ -102,7 +103,7 @@ static inline int pc_parse(int argc, char **argv, struct pc_cfg *g)
 		case 'h':
 			if (strcmp(optarg, "xxh3") && strcmp(optarg, "sha256")) {
 				fprintf(stderr, "--hash %s: say xxh3 or sha256\n", optarg);
-				return 2;
+				return EX_EXIT_USAGE;
 			}
 			g->klen = strcmp(optarg, "xxh3") ? 32u : 16u;
 			break;
@@ -111,16 +112,17 @@ static inline int pc_parse(int argc, char **argv, struct pc_cfg *g)
 			break;
 		default:
 			pc_usage(argv[0]);
-			return 2;
+			return EX_EXIT_USAGE;
 		}
 	}
 	g->uri = optind < argc ? argv[optind] : getenv("NKV_TARGET");
-	if (!g->uri || !g->layers || !g->kv_heads || !g->head_dim || !g->block_tokens ||
+	if (!g->uri || (strncmp(g->uri, "vfio-user:", 10) && strncmp(g->uri, "pcie:", 5)) ||
+	    !g->layers || !g->kv_heads || !g->head_dim || !g->block_tokens ||
 	    !g->dtype_bytes || !g->blocks || g->share > 100 || !(g->ratio >= 0.0) ||
 	    (2ull * g->block_tokens * g->kv_heads * g->head_dim * g->dtype_bytes) % 4u ||
 	    2ull * g->block_tokens * g->kv_heads * g->head_dim * g->dtype_bytes > (1u << 30)) {
 		pc_usage(argv[0]);
-		return 2;
+		return EX_EXIT_USAGE;
 	}
 	return 0;
 }
@@ -148,6 +150,7 @@ struct pc_req {
 	void *d_keys, *d_pages, *d_out, *d_res;
 	struct pc_res res;
 	struct pc_args a;
+	int launch_failed;	/* a setup failure, not the data's */
 };
 
 static inline int pc_req_init(const struct pc_ops *ops, const struct pc_cfg *g, struct pc_req *r,
@@ -206,6 +209,7 @@ static inline int pc_op(const struct pc_ops *ops, struct nkv_dev_qp *qp, struct 
 	if (ops->run(qp, &r->a) || ops->get(&r->res, r->d_res, sizeof(r->res)) ||
 	    ops->get(r->out, r->d_out, n * sizeof(*r->out))) {
 		fprintf(stderr, "op %d: the launch failed\n", op);
+		r->launch_failed = 1;
 		return -1;
 	}
 	return 0;
@@ -359,17 +363,18 @@ static inline int pc_main(int argc, char **argv, const struct pc_ops *ops)
 	o.depth = 256;
 	o.slots = g.layers * g.blocks;	/* the page pool */
 	o.slot_size = pc_layer_bytes(&g);
+	ex_log_stderr();
 	rc = nkv_ctrl_connect(g.uri, &co, &c);
 	if (rc) {
 		fprintf(stderr, "cannot connect to %s: %s\n", g.uri, err[0] ? err : strerror(-rc));
-		return 1;
+		return EX_EXIT_SETUP;
 	}
 	rc = ops->qpair(c, &o, &q, &qp);
 	if (rc) {
 		fprintf(stderr, "cannot make a pool of %u pages of %u bytes: %s\n", o.slots,
 			o.slot_size, strerror(-rc));
 		nkv_ctrl_close(c);
-		return 1;
+		return EX_EXIT_SETUP;
 	}
 	printf("shape: %u layers x %u KV heads x head dim %u, %u-token blocks: %u KiB per layer "
 	       "per block, %.2f MiB per block; %u blocks per request, %s keys\n", g.layers,
@@ -380,11 +385,16 @@ static inline int pc_main(int argc, char **argv, const struct pc_ops *ops)
 	     pc_req_init(ops, &g, &r2, 2, g.blocks * g.share / 100u * g.block_tokens, 1) ||
 	     pc_store_blocks(ops, qp, &r1, "request 1", 0, g.blocks) ||
 	     pc_request2(ops, &g, qp, &r2);
+	/* The controller gone or silent, or a launch that failed: setup;
+	 * anything else the data's or a status. */
+	if (rc)
+		rc = r1.launch_failed || r2.launch_failed || nkv_qpair_failed(q) != NKV_QP_OK
+			     ? EX_EXIT_SETUP : EX_EXIT_FAIL;
 	pc_req_free(ops, &r1);
 	pc_req_free(ops, &r2);
 	nkv_qpair_destroy(q);
 	nkv_ctrl_close(c);
-	return rc ? 1 : 0;
+	return rc;
 }
 
 #endif /* NKV_EXAMPLES_PC_HOST_H */

@@ -64,7 +64,7 @@ int main(int argc, char **argv)
 			      pc_gpu_run, 0 };
 
 	if (ex_gpu_wave(&pc_wave))
-		return 2;
+		return EX_EXIT_SETUP;
 	ops.wave = (uint32_t)pc_wave;
 	return pc_main(argc, argv, &ops);
 }

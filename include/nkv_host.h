@@ -52,7 +52,7 @@ struct nkv_ctrl_opts {
 				 * for I/O at least the namespace's advertised
 				 * command time + max(2 s, 25 %) (docs/host.md,
 				 * "Timeouts") */
-	int trace;		/* log admin commands and doorbells to stderr */
+	int trace;		/* trace admin commands and doorbells (nkv_set_log) */
 	char *err;		/* if set, a one-line reason on failure */
 	size_t errlen;
 	uint32_t flags;		/* NKV_CTRL_*; read when size covers it */
@@ -179,8 +179,11 @@ void nkv_set_trace(int on);
 /* Where the library's one-line messages go (why a setting was refused, a
  * controller that went away, the trace): @fn(ctx, line), one whole line
  * without its newline, from any thread, one call at a time; @fn must not
- * call the library. NULL, the default: stderr, prefixed "nkv: ".
- * Process-wide. */
+ * call the library. Process-wide. NULL, the default: the library writes
+ * nothing on its own; the lines go to stderr, prefixed "nkv: ", only
+ * when NKV_LOG=stderr (or NKV_LOG=1) is in the environment or the trace
+ * is on (nkv_set_trace, NKV_TRACE=1, nkv_ctrl_opts.trace). The nkv
+ * programs and examples set a callback that prints them that way. */
 typedef void (*nkv_log_fn)(void *ctx, const char *line);
 void nkv_set_log(nkv_log_fn fn, void *ctx);
 

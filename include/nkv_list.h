@@ -140,20 +140,39 @@ NKV_HD int nkv_list_dec_next(struct nkv_list_dec *d, uint8_t *key, uint32_t cap,
 	return 1;
 }
 
-/* Validate a whole payload: its key count, or NKV_EBADMSG / NKV_EINVAL. */
-NKV_HD int nkv_list_check(const void *buf, uint32_t len)
+/*
+ * Validate a whole payload of @len bytes: its key count, or NKV_EBADMSG /
+ * NKV_EINVAL. On NKV_EBADMSG, where it stops parsing: *@entry the index
+ * of the first entry that does not parse (one past the last good one; 0
+ * with a header shorter than 4 bytes), *@off the byte offset where that
+ * entry starts (0 for the header). Either pointer may be NULL.
+ */
+NKV_HD int nkv_list_check_at(const void *buf, uint32_t len, uint32_t *entry, uint32_t *off)
 {
 	struct nkv_list_dec d;
 	uint32_t kl;
-	int r = nkv_list_dec_init(&d, buf, len);
+	int r;
 
-	if (r)
-		return r;
-	if (d.count > (len - NKV_LIST_HDR_SIZE) / 4u)
-		return NKV_EBADMSG;	/* every entry takes >= 4 bytes */
-	while ((r = nkv_list_dec_next(&d, NULL, 0, &kl)) == 1)
-		;
+	d.seen = 0;
+	d.off = 0;	/* a header that does not parse stops at byte 0 */
+	r = nkv_list_dec_init(&d, buf, len);
+	/* Every entry takes >= 4 bytes: a count larger than the payload
+	 * holds stops at the entry that runs past @len, within len / 4. */
+	if (!r)
+		while ((r = nkv_list_dec_next(&d, NULL, 0, &kl)) == 1)
+			;
+	if (r == NKV_EBADMSG && entry)
+		*entry = d.seen;
+	if (r == NKV_EBADMSG && off)
+		*off = d.off;
 	return r ? r : (int)d.count;
+}
+
+/* nkv_list_check_at without the place: the key count, or NKV_EBADMSG /
+ * NKV_EINVAL. */
+NKV_HD int nkv_list_check(const void *buf, uint32_t len)
+{
+	return nkv_list_check_at(buf, len, NULL, NULL);
 }
 
 #endif /* NKV_LIST_H */

@@ -66,11 +66,14 @@ struct nkv_bk_lane {
 	int32_t last_dev_error;
 	/* The first verify failure this lane saw: which key, and whether the
 	 * length (bad_off -1: the stored length was bad_len) or the content
-	 * (first differing byte bad_off) was wrong. */
+	 * (first differing byte bad_off) was wrong; for a List, the entry
+	 * bad_entry at byte bad_off where its payload stops parsing (bad_len:
+	 * DW0). */
 	int32_t bad_off;
 	uint64_t len_fail;	/* verify failures that were a length */
 	uint32_t bad_idx;	/* global key index, valid when verify_fail */
 	uint32_t bad_len;
+	uint32_t bad_entry;
 };
 
 /* A clock in ticks: nanoseconds on the cpu engine and CUDA's global
@@ -172,9 +175,12 @@ NKV_DEV struct nkv_prep nkv_bk_prep(const struct nkv_dev_qp *qp, const struct nk
 }
 
 /* Did what came back match? -2 yes; -1 the length differs (r->dw0);
- * else the offset of the first differing byte. Only successful commands. */
+ * else the offset of the first differing byte, or for a List the byte
+ * where its payload stops parsing (entry *@entry). Only successful
+ * commands. */
 NKV_DEV int64_t nkv_bk_verify(const struct nkv_dev_qp *qp, const struct nkv_bk_args *a,
-			      uint32_t slot, uint32_t idx, const struct nkv_dev_result *r)
+			      uint32_t slot, uint32_t idx, const struct nkv_dev_result *r,
+			      uint32_t *entry)
 {
 	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, slot);
 	const uint8_t *p = NKV_DEV_PTR(const uint8_t, s->addr);
@@ -188,18 +194,24 @@ NKV_DEV int64_t nkv_bk_verify(const struct nkv_dev_qp *qp, const struct nkv_bk_a
 				   nkv_bk_seed(a->seed, a->key_base + idx));
 		return off < 0 ? -2 : off;
 	}
-	if (a->opc == NKV_KV_LIST)
-		return nkv_list_check(p, s->size) >= 0 ? -2 : 0;
+	if (a->opc == NKV_KV_LIST) {
+		uint32_t off = 0;
+
+		return nkv_list_check_at(p, s->size, entry, &off) >= 0 ? -2 : (int64_t)off;
+	}
 	return -2;
 }
 
-/* Note a verify failure (@off as nkv_bk_verify says) of key @idx. */
-NKV_DEV void nkv_bk_verify_fail(struct nkv_bk_lane *c, uint32_t idx, int64_t off, uint32_t len)
+/* Note a verify failure (@off and @entry as nkv_bk_verify says) of key
+ * @idx. */
+NKV_DEV void nkv_bk_verify_fail(struct nkv_bk_lane *c, uint32_t idx, int64_t off, uint32_t len,
+				uint32_t entry)
 {
 	if (!c->verify_fail) {
 		c->bad_idx = idx;
 		c->bad_off = (int32_t)off;
 		c->bad_len = len;
+		c->bad_entry = entry;
 	}
 	c->verify_fail++;
 	c->len_fail += off == -1;
@@ -234,10 +246,11 @@ NKV_DEV void nkv_bk_account(const struct nkv_dev_qp *qp, const struct nkv_bk_arg
 	else if (a->opc == NKV_KV_LIST)
 		c->bytes += s->size;
 	if (a->flags & NKV_BK_VERIFY) {
-		int64_t off = nkv_bk_verify(qp, a, slot, idx, r);
+		uint32_t entry = 0;
+		int64_t off = nkv_bk_verify(qp, a, slot, idx, r, &entry);
 
 		if (off != -2)
-			nkv_bk_verify_fail(c, a->key_base + idx, off, r->dw0);
+			nkv_bk_verify_fail(c, a->key_base + idx, off, r->dw0, entry);
 	}
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * log.c - the library's one-line messages, where they go (stderr, or the
- * application's nkv_set_log callback), and its debug trace switch.
+ * log.c - the library's one-line messages, where they go (the
+ * application's nkv_set_log callback; without one, nowhere unless asked
+ * for: NKV_LOG=stderr or the trace), and its debug trace switch.
  *
  * The trace is on when NKV_TRACE=1 is in the environment or after
  * nkv_set_trace(1); a controller connected with opts->trace traces too.
@@ -38,8 +39,8 @@ void nkv_set_trace(int on)
 	__atomic_store_n(&nkv_h_trace_flag, on ? 1 : 0, __ATOMIC_RELAXED);
 }
 
-/* The application's log callback (nkv_set_log), or NULL for stderr. One
- * lock so a line never reaches a callback that was just replaced. */
+/* The application's log callback (nkv_set_log), or NULL for the default.
+ * One lock so a line never reaches a callback that was just replaced. */
 static pthread_mutex_t nkv_h_log_lock = PTHREAD_MUTEX_INITIALIZER;
 static nkv_log_fn nkv_h_log_fn;
 static void *nkv_h_log_ctx;
@@ -50,6 +51,24 @@ void nkv_set_log(nkv_log_fn fn, void *ctx)
 	nkv_h_log_fn = fn;
 	nkv_h_log_ctx = ctx;
 	pthread_mutex_unlock(&nkv_h_log_lock);
+}
+
+/* The default, without a callback: a library inside an application
+ * writes nothing on its own; NKV_LOG=stderr (or 1) asks for the lines,
+ * and so does switching the trace on. -1: NKV_LOG not read yet. */
+static int nkv_h_log_env = -1;
+
+static int nkv_h_log_to_stderr(void)
+{
+	int v = __atomic_load_n(&nkv_h_log_env, __ATOMIC_RELAXED);
+
+	if (v < 0) {
+		const char *e = getenv("NKV_LOG");
+
+		v = e && (!strcmp(e, "stderr") || !strcmp(e, "1"));
+		__atomic_store_n(&nkv_h_log_env, v, __ATOMIC_RELAXED);
+	}
+	return v || nkv_h_trace_on();
 }
 
 void nkv_h_log(const char *fmt, ...)
@@ -63,7 +82,7 @@ void nkv_h_log(const char *fmt, ...)
 	pthread_mutex_lock(&nkv_h_log_lock);
 	if (nkv_h_log_fn)
 		nkv_h_log_fn(nkv_h_log_ctx, line);
-	else	/* one write per line: lines of several threads do not interleave */
+	else if (nkv_h_log_to_stderr())	/* one write per line: no interleaving */
 		fprintf(stderr, "nkv: %s\n", line);
 	pthread_mutex_unlock(&nkv_h_log_lock);
 }

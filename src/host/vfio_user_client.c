@@ -371,6 +371,15 @@ static int nkv_vfu_connect(struct nkv_tr *tr, const char *path)
 	if (connect(tr->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		int e = errno;
 
+		/* SO_SNDTIMEO ran out: a listener that takes no connections
+		 * (stopped, or its backlog full) is as silent as one that
+		 * does not answer VERSION, and is said the same way. */
+		if (e == EAGAIN) {
+			nkv_vfu_seterr(tr, "vfio-user: no reply to VERSION within %d ms (the "
+				       "controller did not take the connection: stalled, or its "
+				       "listen queue is full)", tr->timeout_ms);
+			return -ETIMEDOUT;
+		}
 		nkv_vfu_seterr(tr, "vfio-user: cannot connect to %s: %s", path, strerror(e));
 		return -e;
 	}

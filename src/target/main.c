@@ -17,6 +17,7 @@
 
 #include "target/backends/registry.h"
 #include "target/vfio-user/server.h"
+#include "tools/exit.h"
 
 struct nkv_target_args {
 	const char *socket;
@@ -144,7 +145,10 @@ static void nkv_target_usage(FILE *f)
 	      "             --id nkv --pool kvpool --ns-map 1=gpukv,2=tenant2\n"
 	      "  nkv-target --socket /tmp/nkv.sock --backend rados --conf /etc/ceph/ceph.conf \\\n"
 	      "             --id nkv --pool kvpool --ns-map 1=weights:ro,2=scratch\n"
-	      "  nkv-probe vfio-user:/tmp/nkv.sock      # check it from another shell\n", f);
+	      "  nkv-probe vfio-user:/tmp/nkv.sock      # check it from another shell\n\n"
+	      NKV_EXIT_HELP
+	      "(here 3: a backend that cannot start, e.g. no cluster, or a socket that\n"
+	      "cannot be listened on)\n", f);
 }
 
 static int nkv_target_size(const char *s, uint64_t *out)
@@ -616,7 +620,7 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 	nkv_be_log_set(a->log_level, NULL, NULL);
 	ss = nkv_target_subsys(a);
 	if (!ss)
-		return 1;
+		return NKV_EXIT_SETUP;
 	nkv_target_print_ns(a);
 	so.socket_path = a->socket;
 	so.ss = ss;
@@ -639,7 +643,7 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 	if (rc) {
 		fprintf(stderr, "nkv-target: cannot listen on %s: %s\n", a->socket, strerror(-rc));
 		nkv_subsys_destroy(ss);
-		return 1;
+		return NKV_EXIT_SETUP;
 	}
 	while (!sigwait(&set, &sig) && sig == SIGUSR1)
 		nkv_target_stats();
@@ -664,7 +668,7 @@ int main(int argc, char **argv)
 	a.trace = getenv("NKV_TRACE") && atoi(getenv("NKV_TRACE")) > 0;
 	if (nkv_target_parse(argc, argv, &a)) {
 		nkv_target_usage(stderr);
-		rc = 2;
+		rc = NKV_EXIT_USAGE;
 	} else {
 		rc = nkv_target_serve(&a);
 	}

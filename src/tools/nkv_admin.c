@@ -28,6 +28,7 @@
 #include "nkv_wire.h"
 #include "host/pcie.h"
 #include "tools/ctrl_show.h"
+#include "tools/tool.h"
 
 #define NKV_ADMIN_MAX_CTRLS 64
 #define NKV_ADMIN_MAX_NS 64
@@ -56,7 +57,9 @@ static void nkv_admin_usage(FILE *f)
 		"  nkv-admin info pcie:0000:02:00.0\n"
 		"  nkv-admin info vfio-user:/run/nkv.sock\n"
 		"\n"
-		"exit status: 0 done, 1 a controller could not be read, 2 bad usage\n");
+		NKV_EXIT_HELP
+		"(list: 3 when the bus cannot be read or a controller on nkv cannot; one\n"
+		"another process holds is shown busy, not a failure)\n");
 }
 
 static void nkv_admin_print_ns(const struct nkv_ns_info *ns, const char *indent)
@@ -86,7 +89,7 @@ static int nkv_admin_show_ns(const char *uri, const char *indent)
 	o.errlen = sizeof(err);
 	n = nkv_ctrl_connect(uri, &o, &c);
 	if (n) {
-		printf("%scannot connect: %s%s%s\n", indent, strerror(-n), err[0] ? ": " : "", err);
+		printf("%scannot connect: %s\n", indent, err[0] ? err : strerror(-n));
 		return n;
 	}
 	n = nkv_ctrl_namespaces(c, ns, NKV_ADMIN_MAX_NS);
@@ -111,13 +114,13 @@ static int nkv_admin_list(void)
 
 	if (!ctrls) {
 		fprintf(stderr, "nkv-admin: out of memory\n");
-		return 1;
+		return NKV_EXIT_SETUP;
 	}
 	rc = nkv_pcie_list(ctrls, NKV_ADMIN_MAX_CTRLS, &n);
 	if (rc) {
 		fprintf(stderr, "nkv-admin: cannot scan the PCI bus: %s\n", strerror(-rc));
 		free(ctrls);
-		return 1;
+		return NKV_EXIT_SETUP;
 	}
 	if (!n)
 		printf("no PCIe NVMe controllers found\n");
@@ -139,7 +142,7 @@ static int nkv_admin_list(void)
 	if (n > NKV_ADMIN_MAX_CTRLS)
 		printf("(%zu more not shown)\n", n - NKV_ADMIN_MAX_CTRLS);
 	free(ctrls);
-	return bad;
+	return bad ? NKV_EXIT_SETUP : NKV_EXIT_OK;
 }
 
 static void nkv_admin_print_info(const struct nkv_ctrl_info *i)
@@ -175,8 +178,8 @@ static int nkv_admin_info(const char *uri)
 	o.errlen = sizeof(err);
 	rc = nkv_ctrl_connect(uri, &o, &c);
 	if (rc) {
-		fprintf(stderr, "nkv-admin: %s: %s%s%s\n", uri, strerror(-rc), err[0] ? ": " : "", err);
-		return 1;
+		fprintf(stderr, "nkv-admin: %s: %s\n", uri, err[0] ? err : strerror(-rc));
+		return nkv_tool_connect_exit(rc);
 	}
 	nkv_ctrl_get_info(c, &info);
 	nkv_admin_print_info(&info);
@@ -185,25 +188,26 @@ static int nkv_admin_info(const char *uri)
 	nkv_ctrl_close(c);
 	if (n < 0) {
 		fprintf(stderr, "nkv-admin: %s: active namespace list: %s\n", uri, strerror(-n));
-		return 1;
+		return NKV_EXIT_SETUP;
 	}
 	printf("%-18s %d\n", "namespaces", n);
 	for (i = 0; i < n && i < NKV_ADMIN_MAX_NS; i++)
 		nkv_admin_print_ns(&ns[i], "  ");
-	return 0;
+	return NKV_EXIT_OK;
 }
 
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	nkv_tool_log_stderr();
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		nkv_admin_usage(stdout);
-		return 0;
+		return NKV_EXIT_OK;
 	}
 	if (argc == 2 && !strcmp(argv[1], "list"))
 		return nkv_admin_list();
 	if (argc == 3 && !strcmp(argv[1], "info"))
 		return nkv_admin_info(argv[2]);
 	nkv_admin_usage(stderr);
-	return 2;
+	return NKV_EXIT_USAGE;
 }

@@ -18,6 +18,7 @@
 #include "nkv_host.h"
 #include "host/transport.h"
 #include "tools/ctrl_show.h"
+#include "tools/tool.h"
 #include "vfio-user/client.h"
 #include "vfio-user/proto.h"
 
@@ -30,6 +31,7 @@ static void nkv_probe_usage(FILE *f)
 	      "largest key and value, MDTS, SGL support, read-only, and the vendor options\n"
 	      "it advertises (\"not advertised\" for a controller without nkv's vendor\n"
 	      "Identify bytes). --registers-only: the first part alone (no reset).\n\n"
+	      NKV_EXIT_HELP "\n"
 	      "example:\n"
 	      "  nkv-target --socket /tmp/nkv.sock &\n"
 	      "  nkv-probe vfio-user:/tmp/nkv.sock\n", f);
@@ -111,7 +113,8 @@ static int nkv_probe_regs(const struct nkv_transport_ops *ops, struct nkv_tr *tr
 	return 0;
 }
 
-/* Bring the controller up as a host does and print what Identify says. */
+/* Bring the controller up as a host does and print what Identify says:
+ * the exit status. */
 static int nkv_probe_identify(const char *uri)
 {
 	struct nkv_ctrl_opts o = { .size = sizeof(o), .io_queues = 1 };
@@ -124,16 +127,16 @@ static int nkv_probe_identify(const char *uri)
 	o.errlen = sizeof(err);
 	rc = nkv_ctrl_connect(uri, &o, &c);
 	if (rc) {
-		fprintf(stderr, "nkv-probe: bringing the controller up: %s%s%s\n", strerror(-rc),
-			err[0] ? ": " : "", err);
-		return rc;
+		fprintf(stderr, "nkv-probe: bringing the controller up: %s\n",
+			err[0] ? err : strerror(-rc));
+		return nkv_tool_connect_exit(rc);
 	}
 	nkv_ctrl_get_info(c, &info);
 	printf("identify: model \"%s\", namespace %u (%s)\n", info.model, info.nsid,
 	       info.csi == NKV_CSI_KV ? "KV" : "NVM");
 	nkv_tool_show_caps(stdout, c, &info);
 	nkv_ctrl_close(c);
-	return 0;
+	return NKV_EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -147,18 +150,21 @@ int main(int argc, char **argv)
 	size_t dblen = 0;
 	int rc;
 
+	nkv_tool_log_stderr();
 	if ((argc != 2 && !regs_only) || !strcmp(uri, "-h") || !strcmp(uri, "--help")) {
 		nkv_probe_usage(argc == 2 ? stdout : stderr);
-		return argc == 2 ? 0 : 2;
+		return argc == 2 ? NKV_EXIT_OK : NKV_EXIT_USAGE;
 	}
 	if (strncmp(uri, "vfio-user:", 10)) {
 		fprintf(stderr, "nkv-probe: only vfio-user:PATH addresses are supported\n");
-		return 2;
+		return NKV_EXIT_USAGE;
 	}
+	/* The same words nkv_ctrl_connect() gives nkv-bench and nkv-admin:
+	 * the transport's own. */
 	rc = ops->open(uri + 10, &tr, err, sizeof(err));
 	if (rc) {
-		fprintf(stderr, "nkv-probe: %s (%s)\n", err, strerror(-rc));
-		return 1;
+		fprintf(stderr, "nkv-probe: %s\n", err[0] ? err : strerror(-rc));
+		return NKV_EXIT_SETUP;
 	}
 	nkv_vfu_client_info(tr, &in);
 	printf("vfio-user %u.%u max_data_xfer_size=%llu max_msg_fds=%llu\n", in.major, in.minor,
@@ -176,10 +182,12 @@ int main(int argc, char **argv)
 	if (!rc)
 		rc = nkv_probe_regs(ops, tr);
 	if (rc)
-		fprintf(stderr, "nkv-probe: %s (%s)\n", nkv_vfu_client_last_error(tr), strerror(-rc));
+		fprintf(stderr, "nkv-probe: reading the registers: %s\n",
+			nkv_vfu_client_last_error(tr)[0] ? nkv_vfu_client_last_error(tr)
+							 : strerror(-rc));
 	/* One client at a time: this connection ends before the host's. */
 	ops->close(tr);
-	if (!rc && !regs_only)
-		rc = nkv_probe_identify(uri);
-	return rc ? 1 : 0;
+	if (rc)
+		return NKV_EXIT_SETUP;
+	return regs_only ? NKV_EXIT_OK : nkv_probe_identify(uri);
 }

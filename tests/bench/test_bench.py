@@ -5,7 +5,8 @@ embedded target and against a separately started nkv-target (mapped
 doorbells and, with --no-sparse-mmap, the forwarder), --verify on, the
 --json output parsed and checked (counts, zero errors, SQ doorbells = one
 per batch, i.e. 1/B per command); bad flags give exit 2 and a reason;
-a wrong value pattern is caught (exit 1).
+a wrong value pattern is caught (exit 1); no target, or one that stops
+answering, exits 3.
 
 Prints one line per check: "NKV-BENCH <name> PASS|FAIL [why]" and a
 summary. Every subprocess has a timeout; the targets it starts are
@@ -302,6 +303,12 @@ def timeout_is_wall_clock(tmp):
         check("timeout-ms-is-wall-clock", 0.6 <= stalled <= 4.0 and errs.get("device_error") == -110,
               "reported %.2f s after the stop for --timeout-ms 700; errors %r; %s" %
               (stalled, errs, err.strip()[-300:]))
+        # A controller that stops answering is a controller failure (3),
+        # said with the wait it was given.
+        first = (err.strip().splitlines() or [""])[0]
+        check("stalled-target-exits-3", p.returncode == 3 and first.startswith(
+              "nkv-bench: FAILED: timed out: no completion within --timeout-ms 700 ms"),
+              "exit %d, first line %r" % (p.returncode, first))
     finally:
         t.p.send_signal(signal.SIGCONT)
         t.stop()
@@ -359,6 +366,15 @@ def bad_flags():
               "exit %d: %s" % (rc, err.strip()))
     rc, out, err = bench("--engine", "gpu")
     check("engine-gpu-not-built", rc == 2 and "built without a GPU runtime" in err,
+          "exit %d: %s" % (rc, err.strip()))
+    # One exit table for every program: no controller there is setup (3),
+    # a URI that is not one is a bad flag (2).
+    rc, out, err = bench("--engine", "cpu", "--target", "vfio-user:/nonexistent/nkv-bench.sock")
+    check("no-target-exits-3", rc == 3 and err.startswith(
+          "nkv-bench: vfio-user: cannot connect to /nonexistent/nkv-bench.sock"),
+          "exit %d: %s" % (rc, err.strip()))
+    rc, out, err = bench("--engine", "cpu", "--target", "nvme:/dev/nvme0")
+    check("bad-target-uri-exits-2", rc == 2 and "unknown transport 'nvme'" in err,
           "exit %d: %s" % (rc, err.strip()))
     # Memory modes are hex, as the field's tools write them.
     rc, out, err = bench("--memory-mode", "10")

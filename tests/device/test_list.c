@@ -117,3 +117,37 @@ Test(list, malformed_rejected)
 	cr_expect_eq(nkv_list_check(b, 32), 1, "trailing bytes after the entries ignored");
 	cr_expect_eq(nkv_list_check(NULL, 32), NKV_EINVAL);
 }
+
+/* Where a payload stops parsing: the first entry that does not parse
+ * and the byte it starts at, whatever is wrong with it. */
+Test(list, check_at_names_entry_and_offset)
+{
+	uint8_t b[64];
+	struct nkv_list_enc e;
+	uint32_t entry = 99, off = 99;
+
+	cr_expect_eq(nkv_list_check_at(b, 3, &entry, &off), NKV_EBADMSG, "short header");
+	cr_expect(entry == 0 && off == 0, "the header: entry %u, byte %u", entry, off);
+	cr_assert_eq(nkv_list_enc_init(&e, b, sizeof(b)), 0);
+	cr_assert_eq(nkv_list_enc_add(&e, "abc", 3), 0);	/* bytes 4..11 */
+	cr_assert_eq(nkv_list_enc_add(&e, "xyz", 3), 0);	/* bytes 12..19 */
+	cr_assert_eq(nkv_list_enc_add(&e, "q", 1), 0);	/* bytes 20..23 */
+	entry = off = 99;
+	cr_expect_eq(nkv_list_check_at(b, 24, &entry, &off), 3);
+	cr_expect(entry == 99 && off == 99, "a good payload leaves both alone");
+	b[19] = 'p';	/* entry 1's pad */
+	cr_expect_eq(nkv_list_check_at(b, 24, &entry, &off), NKV_EBADMSG, "non-zero pad");
+	cr_expect(entry == 1 && off == 12, "entry %u at byte %u", entry, off);
+	b[19] = 0;
+	b[20] = 0;	/* entry 2: key length 0 */
+	cr_expect_eq(nkv_list_check_at(b, 24, &entry, &off), NKV_EBADMSG, "key length 0");
+	cr_expect(entry == 2 && off == 20, "entry %u at byte %u", entry, off);
+	b[20] = 1;
+	cr_expect_eq(nkv_list_check_at(b, 22, &entry, &off), NKV_EBADMSG, "past the end");
+	cr_expect(entry == 2 && off == 20, "entry %u at byte %u", entry, off);
+	b[0] = 200;	/* count 200: runs out after the three that are there */
+	cr_expect_eq(nkv_list_check_at(b, 24, &entry, &off), NKV_EBADMSG, "count too large");
+	cr_expect(entry == 3 && off == 24, "entry %u at byte %u", entry, off);
+	cr_expect_eq(nkv_list_check_at(b, 24, NULL, NULL), NKV_EBADMSG, "no place asked");
+	cr_expect_eq(nkv_list_check_at(NULL, 24, &entry, &off), NKV_EINVAL);
+}

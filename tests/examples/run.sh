@@ -69,10 +69,27 @@ run_prefix() {	# NAME WANT1 WANT2 [FLAGS]
 run_prefix prefix_cache "48 of 64 blocks hit" "256 stored, 0 already there"
 run_prefix prefix_cache-second-process "64 of 64 blocks hit" "0 stored, 256 already there"
 run_prefix prefix_cache-sha256 "48 of 64 blocks hit" "256 stored, 0 already there" "--hash sha256"
-out=$(timeout 10 "$B/examples/batch_store_retrieve_cpu" 2>&1)
-rc=$?
-[ $rc -ne 0 ] && grep -q "usage:" <<<"$out"
-result example-without-target $? "exit $rc: $out"
+# One exit table for every example, as for nkv's programs: no URI is a
+# bad argument (2), no controller behind it a setup failure (3), and the
+# library's own lines come through the examples' log callback ("nkv: ").
+for ex in first_retrieve batch_store_retrieve multi_queue cache_lookup prefix_cache; do
+	out=$(NKV_TARGET= timeout 10 "$B/examples/${ex}_cpu" 2>&1)
+	rc=$?
+	[ $rc -eq 2 ] && grep -q "usage:" <<<"$out"
+	result "$ex-without-target-exits-2" $? "exit $rc: $out"
+	out=$(timeout 30 "$B/examples/${ex}_cpu" "vfio-user:$TMP/nobody.sock" 2>&1)
+	rc=$?
+	[ $rc -eq 3 ] && grep -q "cannot connect to vfio-user:$TMP/nobody.sock" <<<"$out"
+	result "$ex-no-controller-exits-3" $? "exit $rc: $out"
+done
+# Without a GPU runtime the library says the arena stands in for VRAM.
+out=$(timeout 60 "$B/examples/batch_store_retrieve_cpu" "vfio-user:$TMP/t.sock" 2>&1)
+if grep -q "device arena in host memory" <<<"$out"; then
+	grep -q "^nkv: memory-mode 0x8: no GPU" <<<"$out"
+	result example-shows-library-lines $? "$out"
+else
+	echo "NKV-EX example-shows-library-lines SKIP a GPU runtime: no arena line to show"
+fi
 
 # Install into a temporary root, build an example with pkg-config only.
 DEST=$TMP/root

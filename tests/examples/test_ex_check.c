@@ -70,7 +70,7 @@ Test(ex_check, a_length_of_zero_and_junk_is_caught, .init = cr_redirect_stderr)
 	static struct ex_out out[KEYS];
 	uint32_t i;
 
-	cr_expect_eq(round_trip(1, out), -1, "ex_check passed a lying controller");
+	cr_expect_eq(round_trip(1, out), EX_EXIT_FAIL, "ex_check passed a lying controller");
 	for (i = 0; i < KEYS; i++) {
 		cr_expect_eq(out[i].len, 0);
 		cr_expect_eq(out[i].bad_at, EX_LEN_BAD, "key %u", i);

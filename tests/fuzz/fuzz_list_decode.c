@@ -23,11 +23,14 @@ static void fz_decode(const uint8_t *p, size_t len)
 {
 	uint8_t *buf = malloc(len ? len : 1), key[NKV_KEY_MAX];
 	struct nkv_list_dec d;
-	uint32_t kl, n = 0;
+	uint32_t kl, n = 0, at = 0, off = 0;
 	int chk, r;
 
 	memcpy(buf, p, len);
 	chk = nkv_list_check(buf, (uint32_t)len);
+	if (nkv_list_check_at(buf, (uint32_t)len, &at, &off) != chk ||
+	    (chk == NKV_EBADMSG && (off > len || at > off / 4u)))
+		abort();	/* the place is inside the payload, one entry per 4 bytes at most */
 	if (nkv_list_dec_init(&d, buf, (uint32_t)len) == 0) {
 		while ((r = nkv_list_dec_next(&d, key, sizeof(key), &kl)) == 1) {
 			if (kl < 1 || kl > NKV_KEY_MAX || d.off > len)

@@ -3,10 +3,12 @@
  * Host library pieces without a controller: PRP lists over scattered
  * page addresses (walked as a controller walks them, chained lists
  * included), the emulated device arena's allocator, URI parsing, status
- * names.
+ * names, where the library's log lines go.
  */
 #include <criterion/criterion.h>
+#include <criterion/redirect.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -239,4 +241,56 @@ Test(host_ns_ext, option_names)
 	cr_expect_str_eq(nkv_h_store_opts_str(NKV_STORE_VENDOR_MASK, b, sizeof(b)),
 			 "TTL (option bit 3), ephemeral (option bit 4), touch (option bit 5)");
 	cr_expect_str_eq(nkv_h_store_opts_str(NKV_STORE_TOUCH, b, 8), "touch (", "cut, terminated");
+}
+
+/* The library says nothing unasked: without a callback, NKV_LOG or the
+ * trace, a log line goes nowhere (each Test runs in a process of its
+ * own, so NKV_LOG is read afresh). */
+Test(log, quiet_by_default, .init = cr_redirect_stderr)
+{
+	unsetenv("NKV_LOG");
+	unsetenv("NKV_TRACE");
+	nkv_h_log("a line no one asked for %d", 1);
+	fflush(stderr);
+	cr_expect_stderr_eq_str("");
+}
+
+Test(log, nkv_log_stderr_asks_for_it, .init = cr_redirect_stderr)
+{
+	setenv("NKV_LOG", "stderr", 1);
+	unsetenv("NKV_TRACE");
+	nkv_h_log("asked for %d", 2);
+	fflush(stderr);
+	cr_expect_stderr_eq_str("nkv: asked for 2\n");
+}
+
+Test(log, the_trace_asks_for_it, .init = cr_redirect_stderr)
+{
+	unsetenv("NKV_LOG");
+	nkv_set_trace(1);
+	nkv_h_log("traced %d", 3);
+	nkv_set_trace(0);
+	fflush(stderr);
+	cr_expect_stderr_eq_str("nkv: traced 3\n");
+}
+
+static void log_to(void *ctx, const char *line)
+{
+	snprintf(ctx, 64, "%s", line);
+}
+
+/* A callback gets the line (without "nkv: " or a newline), and NKV_LOG
+ * does not send it to stderr too; NULL goes back to the default. */
+Test(log, callback_takes_every_line, .init = cr_redirect_stderr)
+{
+	char got[64] = "";
+
+	setenv("NKV_LOG", "1", 1);
+	nkv_set_log(log_to, got);
+	nkv_h_log("to the callback %d", 4);
+	nkv_set_log(NULL, NULL);
+	cr_expect_str_eq(got, "to the callback 4");
+	nkv_h_log("back to stderr %d", 5);
+	fflush(stderr);
+	cr_expect_stderr_eq_str("nkv: back to stderr 5\n");
 }

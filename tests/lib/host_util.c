@@ -19,8 +19,9 @@ static struct nkv_be *ht_wrap(void *arg, uint32_t nsid, struct nkv_be *be)
 		be->cmd_timeout_ms = o->cmd_timeout_ms;	/* the wrappers copy it */
 	if (be && o->delay_hold_us)
 		be = delay_be_create(be, 4000, o->delay_hold_us);
-	if (be && o->lie_retrieve)
-		be = liar_be_create(be);
+	if (be && (o->lie_retrieve || o->lie_list))
+		be = liar_be_create(be, (o->lie_retrieve ? LIAR_RETRIEVE : 0) |
+					(o->lie_list ? LIAR_LIST : 0));
 	return be;
 }
 

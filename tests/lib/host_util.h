@@ -22,6 +22,7 @@ struct ht_server_opts {
 	unsigned delay_hold_us;	/* > 0: hold each op this long */
 	int nvm_only;		/* namespace 1 is an NVM one */
 	int lie_retrieve;	/* Retrieve answers length 0 and junk (liar_be.h) */
+	int lie_list;		/* List answers a payload padded wrongly (liar_be.h) */
 	uint32_t quirks;	/* NKV_TGT_QUIRK_* of the controllers */
 	uint32_t dstrd;		/* CAP.DSTRD of the controllers */
 	uint32_t mdts;		/* MDTS of the controllers; 0: from the max value */

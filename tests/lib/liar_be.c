@@ -8,14 +8,35 @@
 struct liar_be {
 	struct nkv_be be;
 	struct nkv_be *inner;
+	unsigned what;
 };
+
+/* Two entries, "abc" padded right and "xyz" with pad byte 19 set: the
+ * core counts them (nkv_be_list_add), then the whole payload is
+ * overwritten with this one (its header rewritten with the count). */
+static void liar_list(struct nkv_be_op *op)
+{
+	static const uint8_t bad[20] = { 2, 0, 0, 0, 3, 0, 'a', 'b', 'c', 0, 0, 0,
+					 3, 0, 'x', 'y', 'z', 0, 0, 'p' };
+
+	if (op->len < sizeof(bad) || nkv_be_list_add(op, bad + 6, 3) ||
+	    nkv_be_list_add(op, bad + 14, 3))
+		op->status = NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_INTERNAL);
+	else
+		op->status = nkv_be_copy_out(op, bad, sizeof(bad));
+	op->done(op);
+}
 
 static int liar_submit(struct nkv_be *be, struct nkv_be_op *op)
 {
 	struct liar_be *l = (struct liar_be *)be;
 	uint8_t *junk;
 
-	if (op->opc != NKV_KV_RETRIEVE)
+	if (op->opc == NKV_KV_LIST && (l->what & LIAR_LIST)) {
+		liar_list(op);
+		return 0;
+	}
+	if (op->opc != NKV_KV_RETRIEVE || !(l->what & LIAR_RETRIEVE))
 		return l->inner->ops->submit(l->inner, op);
 	junk = malloc(op->len);
 	if (!junk)
@@ -58,7 +79,7 @@ static const struct nkv_be_ops liar_ops = {
 	.destroy = liar_destroy,
 };
 
-struct nkv_be *liar_be_create(struct nkv_be *inner)
+struct nkv_be *liar_be_create(struct nkv_be *inner, unsigned what)
 {
 	struct liar_be *l = calloc(1, sizeof(*l));
 
@@ -69,5 +90,6 @@ struct nkv_be *liar_be_create(struct nkv_be *inner)
 	l->be = *inner;
 	l->be.ops = &liar_ops;
 	l->inner = inner;
+	l->what = what;
 	return &l->be;
 }

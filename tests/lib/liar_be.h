@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * liar_be.h - a test-only backend wrapper that answers every Retrieve
- * with success, length 0 and junk bytes in the host buffer, as a broken
- * controller might: the instruments that read values must notice.
- * Everything else goes to the wrapped backend.
+ * liar_be.h - a test-only backend wrapper that lies as a broken
+ * controller might, so the instruments that read values must notice:
+ * LIAR_RETRIEVE answers every Retrieve with success, length 0 and junk
+ * bytes in the host buffer; LIAR_LIST answers every List with success
+ * and a payload whose second entry has a non-zero pad byte (entry 1, at
+ * byte 12, stops parsing). Everything else goes to the wrapped backend.
  */
 #ifndef NKV_TEST_LIAR_BE_H
 #define NKV_TEST_LIAR_BE_H
 
 #include "target/core/backend.h"
 
-/* Takes ownership of @inner; NULL when out of memory. */
-struct nkv_be *liar_be_create(struct nkv_be *inner);
+#define LIAR_RETRIEVE 0x1u
+#define LIAR_LIST 0x2u
+
+/* Lie about the ops in @what (LIAR_*). Takes ownership of @inner; NULL
+ * when out of memory. */
+struct nkv_be *liar_be_create(struct nkv_be *inner, unsigned what);
 
 #endif /* NKV_TEST_LIAR_BE_H */

@@ -16,5 +16,7 @@ TL_VFU := tests/lib/vfu_util.c $(TL_SERVER) src/host/vfio_user_client.c src/host
 TL_TGT_HOST := tests/lib/tgt_host.c tests/lib/delay_be.c
 # Device-side suites: controllers faked in memory.
 TL_FAKE_CTRL := tests/lib/fake_ctrl.c
+# nkv's programs run as a user runs them (BUILD/bin/), output and exit.
+TL_TOOL := tests/lib/tool_run.c
 # A throwaway Ceph cluster on 127.0.0.1.
 TL_CEPH := tests/lib/ceph_cluster.c

@@ -1,8 +1,16 @@
 # nkv-admin and nkv-probe run as a user runs them, against an in-process
 # nkv-target; their shared lines (ctrl_show.c) from hand-made data.
 TESTS += test_nkv_admin
-test_nkv_admin_SRCS = tests/tools/test_nkv_admin.c src/tools/ctrl_show.c $(TL_HOST)
+test_nkv_admin_SRCS = tests/tools/test_nkv_admin.c src/tools/ctrl_show.c $(TL_TOOL) $(TL_HOST)
 test_nkv_admin_LIBS = $(TL_HOST_LIBS)
 test_nkv_admin_LDLIBS = $(TL_HOST_LDLIBS)
 # It execs BUILD/bin/nkv-admin and nkv-probe: built first (order-only, not linked in).
 $(B)/tests/test_nkv_admin: | $(B)/bin/nkv-admin $(B)/bin/nkv-probe
+# What the programs say and how they exit when the controller lies (a
+# backend that does), dies (a forked target, killed) or stays silent (a
+# socket nobody answers); every --help's exit table.
+TESTS += test_tool_msgs
+test_tool_msgs_SRCS = tests/tools/test_tool_msgs.c $(TL_TOOL) $(TL_HOST)
+test_tool_msgs_LIBS = $(TL_HOST_LIBS)
+test_tool_msgs_LDLIBS = $(TL_HOST_LDLIBS)
+$(B)/tests/test_tool_msgs: | $(B)/bin/nkv-bench $(B)/bin/nkv-probe $(B)/bin/nkv-admin $(B)/bin/nkv-target

@@ -10,102 +10,34 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
-#include <limits.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "host_util.h"
+#include "tool_run.h"
 #include "tools/ctrl_show.h"
 
-#define ADM_OUT_MAX 16384
 #define ADM_TIMEOUT_MS 20000
 
-struct adm_run {
-	int status;		/* exit status, or -signal */
-	char out[ADM_OUT_MAX];	/* stdout and stderr together */
-};
-
-static void tool_path(char *path, size_t len, const char *tool)
-{
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	cr_assert_gt(n, 0, "readlink /proc/self/exe");
-	exe[n] = 0;
-	/* BUILD/tests/test_nkv_admin -> BUILD/bin/TOOL */
-	snprintf(path, len, "%s/../bin/%s", dirname(exe), tool);
-	cr_assert_eq(access(path, X_OK), 0, "%s not built", path);
-}
-
-/* Read the child's output until EOF or the deadline (then kill it). */
-static void adm_collect(pid_t pid, int fd, struct adm_run *r)
-{
-	uint64_t end = tl_now_ms() + ADM_TIMEOUT_MS;
-	size_t used = 0;
-	int st = 0;
-
-	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		ssize_t n;
-
-		if (tl_now_ms() > end) {
-			kill(pid, SIGKILL);
-			break;
-		}
-		if (poll(&p, 1, 100) <= 0)
-			continue;
-		n = read(fd, r->out + used, sizeof(r->out) - 1 - used);
-		if (n <= 0)
-			break;
-		used += (size_t)n;
-		if (used == sizeof(r->out) - 1)
-			break;
-	}
-	r->out[used] = 0;
-	close(fd);
-	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
-}
-
 /* Run @tool with up to two arguments (NULL ends the list). */
-static void tool_run(struct adm_run *r, const char *tool, const char *a1, const char *a2)
+static void adm_tool(struct tool_run *r, const char *tool, const char *a1, const char *a2)
 {
-	char path[PATH_MAX + 32];
-	int fds[2];
-	pid_t pid;
+	const char *const args[] = { a1, a1 ? a2 : NULL, NULL };
 
-	tool_path(path, sizeof(path), tool);
-	cr_assert_eq(pipe(fds), 0);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		dup2(fds[1], 2);
-		close(fds[0]);
-		close(fds[1]);
-		execl(path, tool, a1, a2, (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	adm_collect(pid, fds[0], r);
+	cr_assert_eq(tool_run(r, tool, args, NULL, ADM_TIMEOUT_MS), 0, "%s", r->out);
 }
 
-static void adm_run(struct adm_run *r, const char *a1, const char *a2)
+static void adm_run(struct tool_run *r, const char *a1, const char *a2)
 {
-	tool_run(r, "nkv-admin", a1, a2);
+	adm_tool(r, "nkv-admin", a1, a2);
 }
 
 Test(nkv_admin, info_vfio_user_kv, .timeout = 30)
 {
 	struct tl_server s;
-	struct adm_run r;
+	struct tool_run r;
 
 	cr_assert_eq(ht_server_start(&s, NULL), 0);
 	adm_run(&r, "info", s.uri);
@@ -129,7 +61,7 @@ Test(nkv_admin, ttl_e2e_info_vendor_options, .timeout = 30)
 {
 	struct ht_server_opts o = { .read_only = 1 };
 	struct tl_server s;
-	struct adm_run r;
+	struct tool_run r;
 
 	cr_assert_eq(ht_server_start(&s, NULL), 0);
 	adm_run(&r, "info", s.uri);
@@ -185,10 +117,10 @@ Test(tool_lines, vendor_options)
 Test(nkv_probe, registers_then_identify, .timeout = 30)
 {
 	struct tl_server s;
-	struct adm_run r;
+	struct tool_run r;
 
 	cr_assert_eq(ht_server_start(&s, NULL), 0);
-	tool_run(&r, "nkv-probe", s.uri, NULL);
+	adm_tool(&r, "nkv-probe", s.uri, NULL);
 	cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
 	cr_assert(strstr(r.out, "CSTS=0x00000000 RDY=0"), "read before any bring-up: %s", r.out);
 	cr_assert(strstr(r.out, "identify: model \"nkv-host-test\", namespace 1 (KV)\n"), "%s",
@@ -198,7 +130,7 @@ Test(nkv_probe, registers_then_identify, .timeout = 30)
 	cr_assert(strstr(r.out, "MDTS               "), "%s", r.out);
 	cr_assert(strstr(r.out, "SGLs               supported"), "%s", r.out);
 	cr_assert(strstr(r.out, "vendor options     "), "%s", r.out);
-	tool_run(&r, "nkv-probe", "--registers-only", s.uri);
+	adm_tool(&r, "nkv-probe", "--registers-only", s.uri);
 	tl_server_stop(&s);
 	cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
 	cr_assert(strstr(r.out, "CAP=0x"), "%s", r.out);
@@ -207,16 +139,16 @@ Test(nkv_probe, registers_then_identify, .timeout = 30)
 
 Test(nkv_probe, usage, .timeout = 30)
 {
-	struct adm_run r;
+	struct tool_run r;
 
-	tool_run(&r, "nkv-probe", "--help", NULL);
+	adm_tool(&r, "nkv-probe", "--help", NULL);
 	cr_assert_eq(r.status, 0);
 	cr_assert(strstr(r.out, "--registers-only"), "%s", r.out);
-	tool_run(&r, "nkv-probe", NULL, NULL);
+	adm_tool(&r, "nkv-probe", NULL, NULL);
 	cr_assert_eq(r.status, 2, "%s", r.out);
-	tool_run(&r, "nkv-probe", "--bogus", "vfio-user:/x");
+	adm_tool(&r, "nkv-probe", "--bogus", "vfio-user:/x");
 	cr_assert_eq(r.status, 2, "%s", r.out);
-	tool_run(&r, "nkv-probe", "pcie:/dev/nkv0", NULL);
+	adm_tool(&r, "nkv-probe", "pcie:/dev/nkv0", NULL);
 	cr_assert_eq(r.status, 2, "%s", r.out);
 }
 
@@ -224,7 +156,7 @@ Test(nkv_admin, info_vfio_user_nvm_only, .timeout = 30)
 {
 	struct ht_server_opts o = { .nvm_only = 1 };
 	struct tl_server s;
-	struct adm_run r;
+	struct tool_run r;
 
 	cr_assert_eq(ht_server_start(&s, &o), 0);
 	adm_run(&r, "info", s.uri);
@@ -238,10 +170,10 @@ Test(nkv_admin, info_vfio_user_nvm_only, .timeout = 30)
 
 Test(nkv_admin, info_nobody_listening, .timeout = 30)
 {
-	struct adm_run r;
+	struct tool_run r;
 
 	adm_run(&r, "info", "vfio-user:/nonexistent/nkv-admin-test.sock");
-	cr_assert_eq(r.status, 1, "exit %d:\n%s", r.status, r.out);
+	cr_assert_eq(r.status, 3, "cannot connect: exit %d:\n%s", r.status, r.out);
 	cr_assert(strstr(r.out, "nkv-admin: vfio-user:/nonexistent/nkv-admin-test.sock: "), "%s",
 		  r.out);
 }
@@ -249,19 +181,20 @@ Test(nkv_admin, info_nobody_listening, .timeout = 30)
 Test(nkv_admin, info_bad_uris, .timeout = 30)
 {
 	static const char *const bad[] = { "bogus:x", "pcie:", "pcie:zz:00.0", "", "vfio-user" };
-	struct adm_run r;
+	struct tool_run r;
 	size_t i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		adm_run(&r, "info", bad[i]);
-		cr_assert_eq(r.status, 1, "'%s': exit %d:\n%s", bad[i], r.status, r.out);
+		cr_assert_eq(r.status, 2, "'%s' is a bad argument: exit %d:\n%s", bad[i], r.status,
+			     r.out);
 		cr_assert(strstr(r.out, "nkv-admin: "), "'%s': %s", bad[i], r.out);
 	}
 }
 
 Test(nkv_admin, usage, .timeout = 30)
 {
-	struct adm_run r;
+	struct tool_run r;
 
 	adm_run(&r, "--help", NULL);
 	cr_assert_eq(r.status, 0);
@@ -280,7 +213,7 @@ Test(nkv_admin, usage, .timeout = 30)
  * bound to nkv, so nothing is connected to. */
 Test(nkv_admin, list_this_machine, .timeout = 30)
 {
-	struct adm_run r;
+	struct tool_run r;
 
 	if (access("/sys/bus/pci/devices", R_OK))
 		cr_skip_test("no /sys/bus/pci on this machine");
