@@ -29,9 +29,11 @@
               options, a batch of N Puts as one WriteBatch written with
               the same sync: the backend's group commit of a batch of
               Stores; Gets one by one) on a database of its own in the
-              same temp dir (same disk), and against nkv-target --backend
-              mem the same way: 4 KiB at batch 32, 2 MiB at batch 8,
-              Store and Retrieve.
+              same temp dir (same disk), against the backend alone
+              (rocks_loop --via backend: no NVMe-KV hop), which splits
+              the gap into the backend's share and the hop's, and
+              against nkv-target --backend mem the same way: 4 KiB at
+              batch 32, 2 MiB at batch 8, Store and Retrieve.
 
 Every figure is measured --runs times (interleaved, so drift hits nkv and
 its reference alike); the report gives the median and the spread
@@ -639,14 +641,18 @@ def rocks_part(book, run, tools, rt, quick):
         where = "%s batch %d" % (size_name(size), batch)
         for op, lop in (("store", "put"), ("retrieve", "get")):
             for sync in ROCKS_SYNCS:
-                for tool in ("nkv", "loop") + (("mem",) if sync == "always" else ()):
+                for tool in ("nkv", "loop", "backend") + (("mem",) if sync == "always" else ()):
                     t = time.time()
-                    if tool == "loop":
-                        j = run_json([tools["rocks_loop"], "--db", os.path.join(rt.dir, "loop-" + sync),
+                    if tool in ("loop", "backend"):
+                        via = "rocksdb" if tool == "loop" else "backend"
+                        j = run_json([tools["rocks_loop"], "--db",
+                                      os.path.join(rt.dir, "%s-%s" % (tool, sync)),
                                       "--op", lop, "--size", str(size), "--batch", str(batch),
-                                      "--keys", str(keys), "--iters", str(iters), "--sync", sync],
-                                     300, "rocks_loop %s %s" % (lop, where))
-                        name = "rocks_loop %s --sync %s" % (lop, sync)
+                                      "--keys", str(keys), "--iters", str(iters), "--sync", sync,
+                                      "--via", via],
+                                     300, "rocks_loop %s %s --via %s" % (lop, where, via))
+                        name = "rocks_loop %s --sync %s%s" % (lop, sync, " --via backend"
+                                                             if tool == "backend" else "")
                     else:
                         fill = ["--fill", "once", "--key-prefix", "r%ds-" % size] \
                             if op == "store" else ["--key-prefix", "r%d-" % size]
@@ -676,6 +682,16 @@ def rocks_ratios(book):
                            "%s IOPS --sync %s, nkv / rocks_loop (goal >= 0.9)" % (where, sync),
                            rocks_key(size, sync, op, "nkv") + ".iops",
                            rocks_key(size, sync, op, "loop") + ".iops", "rocksdb")
+                # The gap in two: the backend alone against RocksDB, and
+                # nkv against the backend alone (the NVMe-KV hop).
+                book.ratio(rocks_key(size, sync, op, "backend") + ".iops_vs_loop",
+                           "%s IOPS --sync %s, the backend alone / rocks_loop" % (where, sync),
+                           rocks_key(size, sync, op, "backend") + ".iops",
+                           rocks_key(size, sync, op, "loop") + ".iops", "rocksdb")
+                book.ratio(rocks_key(size, sync, op, "nkv") + ".iops_vs_backend",
+                           "%s IOPS --sync %s, nkv / the backend alone" % (where, sync),
+                           rocks_key(size, sync, op, "nkv") + ".iops",
+                           rocks_key(size, sync, op, "backend") + ".iops", "rocksdb")
                 book.ratio(rocks_key(size, sync, op, "nkv") + ".iops_vs_mem",
                            "%s IOPS --sync %s, nkv rocksdb / nkv mem" % (where, sync),
                            rocks_key(size, sync, op, "nkv") + ".iops",
@@ -766,10 +782,15 @@ READING = {
                "sends a batch of N to nkv-target over vfio-user and waits for all N; "
                "rocks_loop writes N Puts as one WriteBatch with the same sync (the backend's "
                "group commit at its best: one sync per batch) and reads N Gets one by one. "
-               "The backend also writes and reads a 16-byte meta record per key, which the "
-               "loop does not. Both databases in one temp dir (one disk), compression none, "
-               "BlobDB from 64 KiB. The mem rows: the same nkv-bench against --backend mem "
-               "(sync does not apply)."}
+               "The backend also writes a 16-byte meta record twice per key (in front of the "
+               "value and in its meta family) and reads the meta family before each Store, "
+               "which the loop does not. The backend alone: rocks_loop --via backend drives "
+               "nkv-target's rocksdb backend in its own process, with no queue pair, "
+               "transport or poll thread: the backend / rocks_loop row is what the backend "
+               "adds to RocksDB, the nkv / backend row what the NVMe-KV hop costs. All "
+               "databases in one temp dir (one disk), compression none, BlobDB from 64 KiB. "
+               "The mem rows: the same nkv-bench against --backend mem (sync does not "
+               "apply)."}
 
 
 def rados_matrix(res):
