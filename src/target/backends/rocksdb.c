@@ -445,19 +445,20 @@ static int nkv_rocks_rec_get(struct nkv_be_rocks *r, const uint8_t *key, uint8_t
 	if (!p)
 		return 0;
 	*v = p + NKV_ROCKS_META_LEN;
-	if (len < NKV_ROCKS_META_LEN || nkv_rocks_meta_dec(p, NKV_ROCKS_META_LEN, m) ||
-	    m->size != len - NKV_ROCKS_META_LEN)
-		f = 0;
-	else if (!m->ttl_s)
-		return 1;
-	else if ((f = nkv_rocks_meta_get(r, key, klen, &cur, st)) < 0)
-		return -1;
-	if (!f || cur.size != m->size) {
-		*st = nkv_rocks_st(NKV_SC_KV_UNRECOVERED_ERROR);	/* the records disagree */
-		return -1;
+	if (len >= NKV_ROCKS_META_LEN && !nkv_rocks_meta_dec(p, NKV_ROCKS_META_LEN, m) &&
+	    m->size == len - NKV_ROCKS_META_LEN) {
+		if (!m->ttl_s)
+			return 1;
+		f = nkv_rocks_meta_get(r, key, klen, &cur, st);
+		if (f < 0)
+			return -1;
+		if (f && cur.size == m->size) {
+			*m = cur;
+			return 1;
+		}
 	}
-	*m = cur;
-	return 1;
+	*st = nkv_rocks_st(NKV_SC_KV_UNRECOVERED_ERROR);	/* the records disagree */
+	return -1;
 }
 
 static int nkv_rocks_pending(const struct nkv_be_rocks *r, const uint8_t *key, uint8_t klen)
