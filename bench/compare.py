@@ -573,36 +573,41 @@ def rocks_plan(size, quick):
 
 
 class RocksTargets:
-    """nkv-target --backend rocksdb per sync policy and one --backend mem,
-    each on its own socket, databases in one temp dir (the same disk as
-    rocks_loop's)."""
+    """nkv-target --backend rocksdb per sync policy and --backend mem, each
+    on its own socket, databases in one temp dir (the same disk as
+    rocks_loop's). One runs at a time, started afresh for each
+    measurement, as rocks_loop opens its database afresh for each: a
+    RocksDB opened again has replayed and flushed its log, so both read
+    from the same places (a long-lived target's memtable held other
+    points' values, and 2 MiB Retrieves met blob files the loop's did not).
+    """
 
     def __init__(self, tools):
         self.tools = tools
         self.dir = tempfile.mkdtemp(prefix="nkv-compare-rocks-")
-        self.procs = {}
+        self.cur = None     # (name, Popen) of the one running
 
-    def start(self):
-        for name in ROCKS_SYNCS + ("mem",):
-            sock = os.path.join(self.dir, name + ".sock")
-            be = ["--backend", "mem"] if name == "mem" else \
-                ["--backend", "rocksdb", "--db", os.path.join(self.dir, "nkv-" + name),
-                 "--sync", name]
-            log = open(os.path.join(self.dir, name + ".log"), "w")
-            self.procs[name] = (sock, spawn([self.tools["nkv-target"], "--socket", sock,
-                                             "--capacity", str(1 << 30), "--log-level", "warn"] +
-                                            be, stdout=log, stderr=subprocess.STDOUT))
-            log.close()
-        for name, (sock, p) in self.procs.items():
-            for _ in range(200):
-                if os.path.exists(sock):
-                    break
-                if p.poll() is not None:
-                    raise CompareError("nkv-target %s exited (%d): %s" %
-                                       (name, p.returncode, self.log_tail(name)))
-                time.sleep(0.05)
-            else:
-                raise CompareError("nkv-target %s made no socket in 10 s" % name)
+    def fresh(self, name):
+        """Stop the running target, start target name; its socket."""
+        self.stop_one()
+        sock = os.path.join(self.dir, name + ".sock")
+        if os.path.exists(sock):
+            os.unlink(sock)
+        be = ["--backend", "mem"] if name == "mem" else \
+            ["--backend", "rocksdb", "--db", os.path.join(self.dir, "nkv-" + name),
+             "--sync", name]
+        with open(os.path.join(self.dir, name + ".log"), "a") as log:
+            p = spawn([self.tools["nkv-target"], "--socket", sock, "--capacity", str(1 << 30),
+                       "--log-level", "warn"] + be, stdout=log, stderr=subprocess.STDOUT)
+        self.cur = (name, p)
+        for _ in range(600):
+            if os.path.exists(sock):
+                return sock
+            if p.poll() is not None:
+                raise CompareError("nkv-target %s exited (%d): %s" %
+                                   (name, p.returncode, self.log_tail(name)))
+            time.sleep(0.05)
+        raise CompareError("nkv-target %s made no socket in 30 s" % name)
 
     def log_tail(self, name):
         try:
@@ -611,22 +616,25 @@ class RocksTargets:
         except OSError:
             return ""
 
-    def sock(self, name):
-        sock, p = self.procs[name]
+    def check(self):
+        """The running target survived its measurement."""
+        name, p = self.cur
         if p.poll() is not None:
             raise CompareError("nkv-target %s died during the run (%d): %s" %
                                (name, p.returncode, self.log_tail(name)))
-        return sock
+
+    def stop_one(self):
+        if self.cur and self.cur[1].poll() is None:
+            self.cur[1].terminate()
+            try:
+                self.cur[1].wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.cur[1].kill()
+                self.cur[1].wait()
+        self.cur = None
 
     def stop(self):
-        for _, p in self.procs.values():
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+        self.stop_one()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
@@ -656,13 +664,14 @@ def rocks_part(book, run, tools, rt, quick):
                     else:
                         fill = ["--fill", "once", "--key-prefix", "r%ds-" % size] \
                             if op == "store" else ["--key-prefix", "r%d-" % size]
+                        sock = rt.fresh(sync if tool == "nkv" else "mem")
                         j = nkv_bench(tools, "nkv-bench %s %s" % (op, where),
-                                      ["--target", "vfio-user:" + rt.sock(sync if tool == "nkv"
-                                                                          else "mem"),
+                                      ["--target", "vfio-user:" + sock,
                                        "--value-size", str(size), "--batch-size", str(batch),
                                        "--num-keys", str(keys), "--iterations", str(iters),
                                        "--timeout-ms", "60000", "--poll-sched", "idle",
                                        "--kv-op", op, "--no-verify"] + fill, keys * iters)
+                        rt.check()
                         name = "nkv %s, backend %s" % (op, "rocksdb --sync " + sync
                                                        if tool == "nkv" else "mem")
                     k = rocks_key(size, sync if tool != "mem" else "-", op, tool)
@@ -1069,7 +1078,6 @@ def main(argv):
             cl.start()
         if "rocksdb" in a.parts:
             rt = RocksTargets(tools)
-            rt.start()
         for run in range(a.runs):
             if "cpu" in a.parts:
                 cpu_part(book, run, tools, a.cpus, cplan, a.memory_mode)
