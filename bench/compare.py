@@ -662,8 +662,12 @@ def rocks_part(book, run, tools, rt, quick):
                         name = "rocks_loop %s --sync %s%s" % (lop, sync, " --via backend"
                                                              if tool == "backend" else "")
                     else:
+                        # Retrieves: keys new to the run, so nkv-bench stores
+                        # them first as rocks_loop stores its own (a key left
+                        # by a run before sits in an SST file of the reopened
+                        # database, where the loop's are in its memtable).
                         fill = ["--fill", "once", "--key-prefix", "r%ds-" % size] \
-                            if op == "store" else ["--key-prefix", "r%d-" % size]
+                            if op == "store" else ["--key-prefix", "r%d-%d-" % (size, run)]
                         sock = rt.fresh(sync if tool == "nkv" else "mem")
                         j = nkv_bench(tools, "nkv-bench %s %s" % (op, where),
                                       ["--target", "vfio-user:" + sock,
