@@ -9,9 +9,10 @@ $(B)/bench/rados_loop: bench/rados/rados_loop.c $(LIBNKVTGT)
 bench-rados: $(B)/bench/rados_loop $(B)/bin/nkv-bench $(B)/bin/nkv-target
 # bench/rocksdb: the plain RocksDB loop (the backend's options, batches
 # written with one sync) that bench/compare.py's rocksdb part sets beside
-# nkv-target --backend rocksdb. A measuring aid, not installed.
-$(B)/bench/rocks_loop: bench/rocksdb/rocks_loop.c
+# nkv-target --backend rocksdb; --via backend drives that backend itself,
+# hence libnkvtarget. A measuring aid, not installed.
+$(B)/bench/rocks_loop: bench/rocksdb/rocks_loop.c $(LIBNKVTGT)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LDFLAGS) -lrocksdb
+	$(CC) $(CPPFLAGS) $(CFLAGS) $< $(LIBNKVTGT) -o $@ $(LDFLAGS) $(TARGET_LDLIBS)
 .PHONY: bench-rocks
 bench-rocks: $(B)/bench/rocks_loop

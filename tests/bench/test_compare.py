@@ -258,13 +258,14 @@ def quick_output():
     for size, batch in c.ROCKS_POINTS:
         for op in ("store", "retrieve"):
             for sync in c.ROCKS_SYNCS:
-                for tool in ("nkv", "loop"):
+                for tool in ("nkv", "loop", "backend"):
                     v = j["figures"].get(c.rocks_key(size, sync, op, tool) + ".iops")
                     if not v or not v["median"] or v["median"] <= 0:
                         why.append("%s.iops: %r" % (c.rocks_key(size, sync, op, tool), v))
-                for r in ("iops_vs_loop", "iops_vs_mem"):
-                    if "%s.%s" % (c.rocks_key(size, sync, op, "nkv"), r) not in j["ratios"]:
-                        why.append("no ratio %s.%s" % (c.rocks_key(size, sync, op, "nkv"), r))
+                for tool, r in (("nkv", "iops_vs_loop"), ("nkv", "iops_vs_mem"),
+                                ("backend", "iops_vs_loop"), ("nkv", "iops_vs_backend")):
+                    if "%s.%s" % (c.rocks_key(size, sync, op, tool), r) not in j["ratios"]:
+                        why.append("no ratio %s.%s" % (c.rocks_key(size, sync, op, tool), r))
     check("quick-json-schema (rados %s)" % j["parts"]["rados"]["status"], not why,
           "; ".join(why[:6]))
 

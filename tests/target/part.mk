@@ -71,6 +71,8 @@ TESTS += test_be_rocksdb
 test_be_rocksdb_SRCS = tests/target/test_be_rocksdb.c $(TL_TGT_HOST)
 test_be_rocksdb_LIBS = $(LIBNKVTGT)
 test_be_rocksdb_LDLIBS = $(TARGET_LDLIBS) -lcriterion
+# Reads served on the submitting threads race the worker's writes.
+TSAN_TESTS += test_be_rocksdb
 
 # Not a test: the mem backend's memory per value, charged and resident
 # (make bench-mem-rss; build/bench/bench_mem_rss [COUNTxSIZE ...]).

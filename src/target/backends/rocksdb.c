@@ -3,13 +3,17 @@
  * rocksdb.c - the RocksDB backend (see rocksdb.h): the shared database
  * per directory, the worker and its group commit, the op path, the type.
  *
- * One worker thread per namespace runs every op in arrival order. Writes
- * go into the open WriteBatch and their effect on bytes and keys used is
- * counted at once (undone when the batch fails); reads are served from
- * the database at once. An op on a key the open batch already writes,
- * and every List, Touch and ephemeral Store, first writes the batch out,
- * so nothing is ever read around a write not yet made. When the queue
- * is empty the batch goes out with one synced write and its ops complete.
+ * A Retrieve or Exist is served on the submitting thread (the core's poll
+ * thread: no hand-off, no wake-up), beside the worker, when no write of
+ * its key is in flight (the write filter below); else, and every write
+ * and List, it goes to the namespace's one worker thread, which runs its
+ * queue in arrival order. Writes go into the open WriteBatch and their
+ * effect on bytes and keys used is counted at once (undone when the
+ * batch fails); reads there are served from the database at once. An op
+ * on a key the open batch already writes, and every List, Touch and
+ * ephemeral Store, first writes the batch out, so nothing is ever read
+ * around a write not yet made. When the queue is empty the batch goes
+ * out with one synced write and its ops complete.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -32,8 +36,15 @@
 #define NKV_ROCKS_DEF_CAPACITY (1ull << 30)
 #define NKV_ROCKS_DEF_BLOB_MIN (64u << 10)
 #define NKV_ROCKS_DISK_RESERVE (4ull << 20)	/* Deletes, MANIFEST, LOG */
+#define NKV_ROCKS_FLT 1024			/* buckets of the write filter */
 
-/* ---- the meta record: 16 bytes, little-endian ---- */
+/* ---- the meta record: 16 bytes, little-endian ----
+ *
+ * The meta family holds it alone (counted at open, listed, swept without
+ * reading a value); the value family holds it in front of the value, so
+ * a Retrieve reads one record, whole. A touch rewrites only the meta
+ * family's copy: where the record says the key has a TTL (ttl_s != 0),
+ * the meta family's expiry is the one that counts. */
 
 struct nkv_rocks_meta {
 	uint64_t expire_ms;	/* wall clock ms; 0: no TTL */
@@ -82,7 +93,7 @@ static int nkv_rocks_meta_dec(const char *p, size_t len, struct nkv_rocks_meta *
 
 uint64_t nkv_be_rocks_key_cost(uint32_t klen, uint64_t len)
 {
-	return len + 2ull * klen + NKV_ROCKS_META_LEN;
+	return len + 2ull * klen + 2 * NKV_ROCKS_META_LEN;
 }
 
 /* ---- one database per directory, shared by its namespaces ---- */
@@ -283,6 +294,20 @@ struct nkv_rocks_pend {
 	uint8_t key[NKV_KEY_MAX];
 };
 
+/*
+ * The write filter: per bucket of keys (a hash of the key), the Stores and
+ * Deletes submitted and those completed (completed = made, in RocksDB and
+ * the tier). A read whose bucket has none outstanding when it starts, and
+ * no new one when it ends, read nothing a write was changing: so a read
+ * on the submitting thread never sees half a write (a TTL'd value's
+ * record beside its meta, a key between the tiers), and never goes
+ * around a write its own client queued before it.
+ */
+struct nkv_rocks_flt {
+	uint64_t sub;	/* atomic; under qlock */
+	uint64_t done;	/* atomic; by the worker */
+};
+
 struct nkv_be_rocks {
 	struct nkv_be be;
 	struct nkv_rocks_db *d;
@@ -304,10 +329,14 @@ struct nkv_be_rocks {
 	int stop, started;
 	uint64_t next_sweep;
 	char desc[384];			/* its settings, for describe() */
+	struct nkv_rocks_flt flt[NKV_ROCKS_FLT];
 	/* The open batch. */
 	struct nkv_rocks_pend pend[NKV_ROCKS_BATCH];
 	unsigned npend;
 	uint64_t pend_bytes;
+	/* What nkv_rocks_disk_room() read for the open batch. */
+	int disk_known;
+	uint64_t disk_free, disk_mem;
 };
 
 static uint16_t nkv_rocks_st(uint8_t sc)
@@ -337,6 +366,33 @@ static void nkv_rocks_count(struct nkv_be_rocks *r, int64_t db, int64_t dk, int6
 	__atomic_add_fetch(&r->ttl_keys, (uint64_t)dt, __ATOMIC_RELAXED);
 }
 
+static int nkv_rocks_is_write(const struct nkv_be_op *op)
+{
+	return op->opc == NKV_KV_STORE || op->opc == NKV_KV_DELETE;
+}
+
+/* key's bucket of the write filter (FNV-1a). */
+static struct nkv_rocks_flt *nkv_rocks_flt_of(struct nkv_be_rocks *r, const uint8_t *key,
+					      uint8_t klen)
+{
+	uint32_t h = 2166136261u;
+	uint8_t i;
+
+	for (i = 0; i < klen; i++)
+		h = (h ^ key[i]) * 16777619u;
+	return &r->flt[h % NKV_ROCKS_FLT];
+}
+
+/* Complete op (its effects all made): a write leaves the filter.
+ * Release: a read that sees it done sees what it made. */
+static void nkv_rocks_done(struct nkv_be_rocks *r, struct nkv_be_op *op)
+{
+	if (nkv_rocks_is_write(op))
+		__atomic_add_fetch(&nkv_rocks_flt_of(r, op->key, op->klen)->done, 1,
+				   __ATOMIC_RELEASE);
+	op->done(op);
+}
+
 /* key's meta record: 1 found, 0 absent, or -1 (status in *st). */
 static int nkv_rocks_meta_get(struct nkv_be_rocks *r, const uint8_t *key, uint8_t klen,
 			      struct nkv_rocks_meta *m, uint16_t *st)
@@ -364,6 +420,47 @@ static int nkv_rocks_meta_get(struct nkv_be_rocks *r, const uint8_t *key, uint8_
 static int nkv_rocks_expired(const struct nkv_be_rocks *r, const struct nkv_rocks_meta *m)
 {
 	return m->expire_ms && nkv_rocks_now(r) >= m->expire_ms;
+}
+
+/* key's value record, pinned in *ps (the caller destroys it), its value
+ * at *v: 1 found, 0 absent, or -1 (status in *st; 88h for records that
+ * disagree). *m: its meta, the expiry from the meta family when the key
+ * has a TTL (a touch rewrites only that). */
+static int nkv_rocks_rec_get(struct nkv_be_rocks *r, const uint8_t *key, uint8_t klen,
+			     struct nkv_rocks_meta *m, rocksdb_pinnableslice_t **ps,
+			     const char **v, uint16_t *st)
+{
+	struct nkv_rocks_meta cur;
+	const char *p = NULL;
+	char *e = NULL;
+	size_t len = 0;
+	int f;
+
+	*ps = rocksdb_get_pinned_cf(r->d->db, r->ro, r->cf, (const char *)key, klen, &e);
+	if (e) {
+		*st = nkv_rocks_err_st(e);
+		free(e);
+		return -1;
+	}
+	if (*ps)
+		p = rocksdb_pinnableslice_value(*ps, &len);
+	if (!p)
+		return 0;
+	*v = p + NKV_ROCKS_META_LEN;
+	if (len >= NKV_ROCKS_META_LEN && !nkv_rocks_meta_dec(p, NKV_ROCKS_META_LEN, m) &&
+	    m->size == len - NKV_ROCKS_META_LEN) {
+		if (!m->ttl_s)
+			return 1;
+		f = nkv_rocks_meta_get(r, key, klen, &cur, st);
+		if (f < 0)
+			return -1;
+		if (f && cur.size == m->size) {
+			*m = cur;
+			return 1;
+		}
+	}
+	*st = nkv_rocks_st(NKV_SC_KV_UNRECOVERED_ERROR);	/* the records disagree */
+	return -1;
 }
 
 static int nkv_rocks_pending(const struct nkv_be_rocks *r, const uint8_t *key, uint8_t klen)
@@ -396,6 +493,7 @@ static void nkv_rocks_flush(struct nkv_be_rocks *r)
 	uint16_t st = 0;
 	unsigned i;
 
+	r->disk_known = 0;	/* read again for the next batch */
 	if (!r->npend)
 		return;
 	rocksdb_write(r->d->db, r->wo, r->wb, &e);
@@ -417,7 +515,7 @@ static void nkv_rocks_flush(struct nkv_be_rocks *r)
 		if (p->op) {
 			if (st)
 				p->op->status = st;
-			p->op->done(p->op);
+			nkv_rocks_done(r, p->op);
 		}
 	}
 	r->npend = 0;
@@ -438,12 +536,6 @@ static void nkv_rocks_batch_del(struct nkv_be_rocks *r, struct nkv_be_op *op, co
 	nkv_rocks_count(r, p->dbytes, p->dkeys, p->dttl);
 	if (r->lru)
 		nkv_lru_drop(r->lru, key, klen);
-}
-
-/* Complete op now, or after the open batch when it is part of it. */
-static void nkv_rocks_done(struct nkv_be_op *op)
-{
-	op->done(op);
 }
 
 /* key meets its expiry: removed in the batch (no op waits on it). */
@@ -538,21 +630,30 @@ static uint16_t nkv_rocks_room(struct nkv_be_rocks *r, const uint8_t *key, uint8
  * still exists), so the memtables' bytes must still fit, and a reserve
  * stays for Deletes and RocksDB's own files. Checked before RocksDB
  * meets ENOSPC: librocksdb 7.8 (Debian 12) aborts on an assertion when
- * a WAL write runs out of space (fixed upstream in 9.x). */
+ * a WAL write runs out of space (fixed upstream in 9.x). The free space
+ * and the memtables are read once per batch, not per Store (a statfs
+ * and two property reads): until the batch is written its Stores change
+ * neither, and the open batch's bytes are counted here. */
 static uint16_t nkv_rocks_disk_room(struct nkv_be_rocks *r, uint64_t len)
 {
-	uint64_t mem = 0, v, need;
+	uint64_t v;
 	struct statvfs sv;
 
-	if (statvfs(r->d->path, &sv))
-		return 0;	/* unknown: RocksDB answers */
-	if (!rocksdb_property_int_cf(r->d->db, r->cf, "rocksdb.cur-size-all-mem-tables", &v))
-		mem += v;
-	if (!rocksdb_property_int_cf(r->d->db, r->meta, "rocksdb.cur-size-all-mem-tables", &v))
-		mem += v;
-	need = 2 * (r->pend_bytes + len) + mem + NKV_ROCKS_DISK_RESERVE;
-	return (uint64_t)sv.f_bavail * sv.f_frsize < need ? nkv_rocks_st(NKV_SC_CAPACITY_EXCEEDED)
-							 : 0;
+	if (!r->disk_known) {
+		if (statvfs(r->d->path, &sv))
+			return 0;	/* unknown: RocksDB answers */
+		r->disk_free = (uint64_t)sv.f_bavail * sv.f_frsize;
+		r->disk_mem = 0;
+		if (!rocksdb_property_int_cf(r->d->db, r->cf, "rocksdb.cur-size-all-mem-tables", &v))
+			r->disk_mem += v;
+		if (!rocksdb_property_int_cf(r->d->db, r->meta, "rocksdb.cur-size-all-mem-tables",
+					     &v))
+			r->disk_mem += v;
+		r->disk_known = 1;
+	}
+	return r->disk_free < 2 * (r->pend_bytes + len) + r->disk_mem + NKV_ROCKS_DISK_RESERVE
+		       ? nkv_rocks_st(NKV_SC_CAPACITY_EXCEEDED)
+		       : 0;
 }
 
 /* ---- the ops ---- */
@@ -604,7 +705,35 @@ static void nkv_rocks_store_eph(struct nkv_be_rocks *r, struct nkv_be_op *op,
 		op->options = opts;
 	}
 	op->status = st;
-	nkv_rocks_done(op);
+	nkv_rocks_done(r, op);
+}
+
+/* Put key's two records into the batch: its meta m, and m in front of
+ * the value's m->size bytes at val. */
+static void nkv_rocks_batch_put(struct nkv_be_rocks *r, const uint8_t *key, uint8_t klen,
+				const struct nkv_rocks_meta *m, const void *val)
+{
+	uint8_t hdr[NKV_ROCKS_META_LEN];
+	const char *k = (const char *)key, *part[2] = { (const char *)hdr, val };
+	size_t kl = klen, plen[2] = { sizeof(hdr), m->size };
+
+	nkv_rocks_meta_enc(m, hdr);
+	rocksdb_writebatch_putv_cf(r->wb, r->cf, 1, &k, &kl, 2, part, plen);
+	rocksdb_writebatch_put_cf(r->wb, r->meta, k, kl, (const char *)hdr, sizeof(hdr));
+}
+
+/* op's value: the client's buffer itself where its pages cannot vanish
+ * (the batch copies it), else a copy in *buf (freed by the caller). 0,
+ * or a status. */
+static uint16_t nkv_rocks_value(struct nkv_be_op *op, const void **val, void **buf)
+{
+	*buf = NULL;
+	*val = nkv_be_direct(op);
+	if (*val)
+		return 0;
+	*buf = malloc(op->len ? op->len : 1);
+	*val = *buf;
+	return *buf ? nkv_be_copy_in(op, *buf, op->len) : nkv_rocks_st(NKV_SC_INTERNAL);
 }
 
 /* A durable Store (TTL'd or not) into the batch. */
@@ -614,24 +743,21 @@ static void nkv_rocks_store_put(struct nkv_be_rocks *r, struct nkv_be_op *op,
 	uint64_t cost = nkv_be_rocks_key_cost(op->klen, op->len);
 	uint64_t old = w->durable || w->stale ? nkv_be_rocks_key_cost(op->klen, w->m.size) : 0;
 	struct nkv_rocks_meta m = { 0 };
-	uint8_t hdr[NKV_ROCKS_META_LEN];
 	struct nkv_rocks_pend *p;
+	const void *val = NULL;
+	void *buf = NULL;
 	uint16_t st = 0;
-	void *buf;
 
 	if (cost > old)
 		st = nkv_rocks_room(r, op->key, op->klen, cost - old);
 	if (!st)
 		st = nkv_rocks_disk_room(r, cost);
-	buf = st ? NULL : malloc(op->len ? op->len : 1);
-	if (!st && !buf)
-		st = nkv_rocks_st(NKV_SC_INTERNAL);
 	if (!st)
-		st = nkv_be_copy_in(op, buf, op->len);
+		st = nkv_rocks_value(op, &val, &buf);
 	if (st) {
 		free(buf);
 		op->status = st;
-		nkv_rocks_done(op);
+		nkv_rocks_done(r, op);
 		return;
 	}
 	if (op->options & NKV_STORE_TTL) {
@@ -639,12 +765,9 @@ static void nkv_rocks_store_put(struct nkv_be_rocks *r, struct nkv_be_op *op,
 		m.expire_ms = nkv_rocks_now(r) + (uint64_t)op->ttl_s * 1000u;
 	}
 	m.size = (uint32_t)op->len;
-	nkv_rocks_meta_enc(&m, hdr);
 	if (r->npend == NKV_ROCKS_BATCH)
 		nkv_rocks_flush(r);
-	rocksdb_writebatch_put_cf(r->wb, r->cf, (const char *)op->key, op->klen, buf, op->len);
-	rocksdb_writebatch_put_cf(r->wb, r->meta, (const char *)op->key, op->klen,
-				  (const char *)hdr, sizeof(hdr));
+	nkv_rocks_batch_put(r, op->key, op->klen, &m, val);
 	free(buf);
 	p = nkv_rocks_pend_add(r, op, op->key, op->klen);
 	p->dbytes = (int64_t)cost - (int64_t)old;
@@ -659,6 +782,27 @@ static void nkv_rocks_store_put(struct nkv_be_rocks *r, struct nkv_be_op *op,
 		nkv_rocks_flush(r);
 }
 
+/* A key without TTL gets one (touch with NKV_STORE_TTL): the value
+ * record says so too, so both records are written again, the value read
+ * back (the batch is empty: touch writes it out first). 0, or a status. */
+static uint16_t nkv_rocks_touch_rec(struct nkv_be_rocks *r, const struct nkv_be_op *op,
+				    const struct nkv_rocks_meta *m)
+{
+	rocksdb_pinnableslice_t *ps = NULL;
+	struct nkv_rocks_meta old;
+	const char *v = NULL;
+	uint16_t st = 0;
+	int f = nkv_rocks_rec_get(r, op->key, op->klen, &old, &ps, &v, &st);
+
+	if (f > 0 && old.size == m->size)
+		nkv_rocks_batch_put(r, op->key, op->klen, m, v);
+	else if (f >= 0)
+		st = nkv_rocks_st(NKV_SC_KV_UNRECOVERED_ERROR);	/* meta without its value */
+	if (ps)
+		rocksdb_pinnableslice_destroy(ps);
+	return st;
+}
+
 /* Touch a durable key: its TTL restarts (a new one with NKV_STORE_TTL). */
 static void nkv_rocks_touch(struct nkv_be_rocks *r, struct nkv_be_op *op,
 			    const struct nkv_rocks_where *w)
@@ -671,13 +815,20 @@ static void nkv_rocks_touch(struct nkv_be_rocks *r, struct nkv_be_op *op,
 		m.ttl_s = op->ttl_s;
 	if (!m.ttl_s) {
 		op->status = 0;	/* no TTL to restart */
-		nkv_rocks_done(op);
+		nkv_rocks_done(r, op);
 		return;
 	}
 	m.expire_ms = nkv_rocks_now(r) + (uint64_t)m.ttl_s * 1000u;
-	nkv_rocks_meta_enc(&m, hdr);
-	rocksdb_writebatch_put_cf(r->wb, r->meta, (const char *)op->key, op->klen,
-				  (const char *)hdr, sizeof(hdr));
+	op->status = w->m.ttl_s ? 0 : nkv_rocks_touch_rec(r, op, &m);
+	if (op->status) {
+		nkv_rocks_done(r, op);
+		return;
+	}
+	if (w->m.ttl_s) {
+		nkv_rocks_meta_enc(&m, hdr);
+		rocksdb_writebatch_put_cf(r->wb, r->meta, (const char *)op->key, op->klen,
+					  (const char *)hdr, sizeof(hdr));
+	}
 	p = nkv_rocks_pend_add(r, op, op->key, op->klen);
 	p->dttl = !w->m.expire_ms;
 	nkv_rocks_count(r, 0, 0, p->dttl);
@@ -707,10 +858,10 @@ static void nkv_rocks_store(struct nkv_be_rocks *r, struct nkv_be_op *op)
 		st = nkv_rocks_store_check(op, &w);
 	if (st) {
 		op->status = st;
-		nkv_rocks_done(op);
+		nkv_rocks_done(r, op);
 	} else if ((op->options & NKV_STORE_TOUCH) && w.tier) {
 		op->status = nkv_be_mem_run(r->tier, op);
-		nkv_rocks_done(op);
+		nkv_rocks_done(r, op);
 	} else if (op->options & NKV_STORE_TOUCH) {
 		nkv_rocks_touch(r, op, &w);
 	} else if (op->options & NKV_STORE_EPHEMERAL) {
@@ -720,41 +871,58 @@ static void nkv_rocks_store(struct nkv_be_rocks *r, struct nkv_be_op *op)
 	}
 }
 
-static void nkv_rocks_retrieve(struct nkv_be_rocks *r, struct nkv_be_op *op)
-{
-	rocksdb_pinnableslice_t *ps;
-	struct nkv_rocks_where w;
-	const char *v;
-	char *e = NULL;
-	size_t len = 0;
-	uint16_t st = nkv_rocks_where(r, op, &w);
+enum { NKV_ROCKS_SERVED, NKV_ROCKS_STALE, NKV_ROCKS_FAILED };
 
-	if (!st && w.tier) {
-		st = nkv_be_mem_run(r->tier, op);
-	} else if (!st && !w.durable) {
-		if (w.stale)
-			nkv_rocks_lazy_del(r, op->key, op->klen, &w.m);
-		st = nkv_rocks_st(NKV_SC_KV_KEY_NOT_EXISTS);
-	} else if (!st) {
-		op->dw0 = w.m.size;
+/* A Retrieve or Exist, from the tier or one RocksDB record (a TTL'd
+ * value's two; a size query and Exist read the meta alone): SERVED
+ * (status, dw0 and the data set), STALE (the durable copy expired: *m
+ * for its removal) or FAILED (status set: an error, records that
+ * disagree). Thread-safe: the worker's and the submitting thread's. */
+static int nkv_rocks_read(struct nkv_be_rocks *r, struct nkv_be_op *op, struct nkv_rocks_meta *m)
+{
+	rocksdb_pinnableslice_t *ps = NULL;
+	int val = op->opc == NKV_KV_RETRIEVE && op->len, f, res = NKV_ROCKS_SERVED;
+	const char *v = NULL;
+	uint16_t st = 0;
+
+	op->dw0 = 0;
+	op->status = 0;
+	if (nkv_be_mem_has(r->tier, op->key, op->klen)) {
+		if (op->opc == NKV_KV_RETRIEVE)
+			op->status = nkv_be_mem_run(r->tier, op);
+		return NKV_ROCKS_SERVED;
+	}
+	f = val ? nkv_rocks_rec_get(r, op->key, op->klen, m, &ps, &v, &st)
+		: nkv_rocks_meta_get(r, op->key, op->klen, m, &st);
+	if (f < 0) {
+		op->status = st;
+		res = NKV_ROCKS_FAILED;
+	} else if (!f) {
+		op->status = nkv_rocks_st(NKV_SC_KV_KEY_NOT_EXISTS);
+	} else if (nkv_rocks_expired(r, m)) {
+		res = NKV_ROCKS_STALE;
+	} else if (op->opc == NKV_KV_RETRIEVE) {
+		op->dw0 = m->size;
+		if (val)
+			op->status = nkv_be_copy_out(op, v, m->size < op->len ? m->size : op->len);
 		if (r->lru)
 			nkv_lru_use(r->lru, op->key, op->klen);
-		ps = op->len ? rocksdb_get_pinned_cf(r->d->db, r->ro, r->cf, (const char *)op->key,
-						     op->klen, &e)
-			     : NULL;
-		v = ps ? rocksdb_pinnableslice_value(ps, &len) : NULL;
-		if (e)
-			st = nkv_rocks_err_st(e);
-		else if (op->len && (!v || len != w.m.size))
-			st = nkv_rocks_st(NKV_SC_KV_UNRECOVERED_ERROR);	/* value and meta disagree */
-		else if (op->len)
-			st = nkv_be_copy_out(op, v, len < op->len ? len : op->len);
-		free(e);
-		if (ps)
-			rocksdb_pinnableslice_destroy(ps);
 	}
-	op->status = st;
-	nkv_rocks_done(op);
+	if (ps)
+		rocksdb_pinnableslice_destroy(ps);
+	return res;
+}
+
+/* A Retrieve or Exist on the worker: an expired key is removed. */
+static void nkv_rocks_read_op(struct nkv_be_rocks *r, struct nkv_be_op *op)
+{
+	struct nkv_rocks_meta m;
+
+	if (nkv_rocks_read(r, op, &m) == NKV_ROCKS_STALE) {
+		nkv_rocks_lazy_del(r, op->key, op->klen, &m);
+		op->status = nkv_rocks_st(NKV_SC_KV_KEY_NOT_EXISTS);
+	}
+	nkv_rocks_done(r, op);
 }
 
 static void nkv_rocks_delete(struct nkv_be_rocks *r, struct nkv_be_op *op)
@@ -770,18 +938,7 @@ static void nkv_rocks_delete(struct nkv_be_rocks *r, struct nkv_be_op *op)
 		return;	/* completes with the batch */
 	}
 	op->status = st ? st : w.tier ? 0 : nkv_rocks_st(NKV_SC_KV_KEY_NOT_EXISTS);
-	nkv_rocks_done(op);
-}
-
-static void nkv_rocks_exist(struct nkv_be_rocks *r, struct nkv_be_op *op)
-{
-	struct nkv_rocks_where w;
-	uint16_t st = nkv_rocks_where(r, op, &w);
-
-	if (!st && w.stale && !w.tier)
-		nkv_rocks_lazy_del(r, op->key, op->klen, &w.m);
-	op->status = st ? st : w.durable || w.tier ? 0 : nkv_rocks_st(NKV_SC_KV_KEY_NOT_EXISTS);
-	nkv_rocks_done(op);
+	nkv_rocks_done(r, op);
 }
 
 /* ---- List: the durable keys and the tier's, merged in byte order ---- */
@@ -834,7 +991,7 @@ static void nkv_rocks_list(struct nkv_be_rocks *r, struct nkv_be_op *op)
 	if (nkv_be_mem_walk(r->tier, nkv_rocks_keys_add, &t)) {
 		free(t.key);
 		op->status = nkv_rocks_st(NKV_SC_INTERNAL);
-		nkv_rocks_done(op);
+		nkv_rocks_done(r, op);
 		return;
 	}
 	it = rocksdb_create_iterator_cf(r->d->db, r->ro, r->meta);
@@ -855,7 +1012,7 @@ static void nkv_rocks_list(struct nkv_be_rocks *r, struct nkv_be_op *op)
 	rocksdb_iter_destroy(it);
 	free(t.key);
 	op->status = 0;
-	nkv_rocks_done(op);
+	nkv_rocks_done(r, op);
 }
 
 static void nkv_rocks_exec(struct nkv_be_rocks *r, struct nkv_be_op *op)
@@ -868,13 +1025,13 @@ static void nkv_rocks_exec(struct nkv_be_rocks *r, struct nkv_be_op *op)
 		nkv_rocks_flush(r);
 	switch (op->opc) {
 	case NKV_KV_STORE: nkv_rocks_store(r, op); break;
-	case NKV_KV_RETRIEVE: nkv_rocks_retrieve(r, op); break;
+	case NKV_KV_RETRIEVE: nkv_rocks_read_op(r, op); break;
 	case NKV_KV_DELETE: nkv_rocks_delete(r, op); break;
-	case NKV_KV_EXIST: nkv_rocks_exist(r, op); break;
+	case NKV_KV_EXIST: nkv_rocks_read_op(r, op); break;
 	case NKV_KV_LIST: nkv_rocks_list(r, op); break;
 	default:
 		op->status = nkv_rocks_st(NKV_SC_INVALID_OPCODE);
-		nkv_rocks_done(op);
+		nkv_rocks_done(r, op);
 	}
 	if (r->npend >= NKV_ROCKS_BATCH - 1)
 		nkv_rocks_flush(r);
@@ -882,14 +1039,16 @@ static void nkv_rocks_exec(struct nkv_be_rocks *r, struct nkv_be_op *op)
 
 /* ---- the worker ---- */
 
-/* Wait for ops (or the sweep's time); take them all. */
-static size_t nkv_rocks_take(struct nkv_be_rocks *r, struct nkv_be_op ***ops, size_t *cap)
+/* Take every queued op; with wait, wait for some first (or the sweep's
+ * time). */
+static size_t nkv_rocks_take(struct nkv_be_rocks *r, struct nkv_be_op ***ops, size_t *cap,
+			     int wait)
 {
 	struct timespec ts;
 	size_t n;
 
 	pthread_mutex_lock(&r->qlock);
-	if (!r->qlen && !r->stop) {
+	if (wait && !r->qlen && !r->stop) {
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		ts.tv_sec += NKV_ROCKS_SWEEP_MS / 1000;
 		pthread_cond_timedwait(&r->qcond, &r->qlock, &ts);
@@ -916,11 +1075,17 @@ static void *nkv_rocks_worker(void *arg)
 	size_t cap = 0, n, i;
 
 	for (;;) {
-		n = nkv_rocks_take(r, &ops, &cap);
+		/* Ops queued while the last ones ran join the open batch before
+		 * it is written: a poll pass's Stores are often still being
+		 * queued when the worker wakes (22-28 of a batch of 32 taken at
+		 * first), and a second write of the pass is a second sync. */
+		n = nkv_rocks_take(r, &ops, &cap, !r->npend);
 		for (i = 0; i < n; i++)
 			nkv_rocks_exec(r, ops[i]);
+		if (n)
+			continue;
 		nkv_rocks_flush(r);
-		if (!n && __atomic_load_n(&r->stop, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE))
 			break;
 		if (nkv_be_now_ms() >= r->next_sweep) {
 			nkv_rocks_sweep(r);
@@ -931,12 +1096,40 @@ static void *nkv_rocks_worker(void *arg)
 	return NULL;
 }
 
+/*
+ * Serve a Retrieve or Exist on the submitting thread: 1 done, or 0 for
+ * the worker to run it (after the writes of its key's bucket that are in
+ * flight, when it must remove an expired key, or report an error).
+ * Nothing it did need be undone: the worker sets status, dw0 and the
+ * data again.
+ */
+static int nkv_rocks_fast(struct nkv_be_rocks *r, struct nkv_be_op *op)
+{
+	struct nkv_rocks_flt *f = nkv_rocks_flt_of(r, op->key, op->klen);
+	uint64_t sub = __atomic_load_n(&f->sub, __ATOMIC_ACQUIRE);
+	struct nkv_rocks_meta m;
+
+	if (__atomic_load_n(&f->done, __ATOMIC_ACQUIRE) != sub ||
+	    nkv_rocks_read(r, op, &m) != NKV_ROCKS_SERVED)
+		return 0;
+	/* A write that made anything this read saw was submitted before it
+	 * was made (sub++, then the queue lock's release, the worker, then
+	 * RocksDB's or the tier's own release): the fence makes it seen. */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&f->sub, __ATOMIC_RELAXED) != sub)
+		return 0;
+	op->done(op);
+	return 1;
+}
+
 static int nkv_rocks_submit(struct nkv_be *be, struct nkv_be_op *op)
 {
 	struct nkv_be_rocks *r = (struct nkv_be_rocks *)be;
 	struct nkv_be_op **q;
 	size_t cap;
 
+	if ((op->opc == NKV_KV_RETRIEVE || op->opc == NKV_KV_EXIST) && nkv_rocks_fast(r, op))
+		return 0;
 	pthread_mutex_lock(&r->qlock);
 	if (r->qlen == r->qcap) {
 		cap = r->qcap ? r->qcap * 2 : 256;
@@ -949,6 +1142,9 @@ static int nkv_rocks_submit(struct nkv_be *be, struct nkv_be_op *op)
 		r->qcap = cap;
 	}
 	r->q[r->qlen++] = op;
+	if (nkv_rocks_is_write(op))
+		__atomic_add_fetch(&nkv_rocks_flt_of(r, op->key, op->klen)->sub, 1,
+				   __ATOMIC_RELAXED);
 	pthread_cond_signal(&r->qcond);
 	pthread_mutex_unlock(&r->qlock);
 	return 0;

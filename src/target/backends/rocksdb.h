@@ -9,19 +9,25 @@
  * --compression none|snappy|lz4|zstd, --blob-min SIZE, --evict lru (see
  * the option table in rocksdb.c and docs/target.md).
  *
- * Layout: namespace NAME (--ns-map) is column family NAME, key -> value
- * bytes, beside column family "NAME:meta", key -> a 16-byte record
- * (struct nkv_rocks_meta: expiry, TTL, size). Both are written in one
- * WriteBatch, so a key's expiry is kept with its value atomically, and
- * bytes and keys used are recomputed from the small meta family at open
- * without reading a value. ':' cannot appear in an --ns-map NAME, so the
- * two families never collide.
+ * Layout: namespace NAME (--ns-map) is column family NAME, key -> a
+ * 16-byte meta record (struct nkv_rocks_meta: expiry, TTL, size) then
+ * the value bytes, beside column family "NAME:meta", key -> the meta
+ * record alone. Both are written in one WriteBatch, so a key's expiry is
+ * kept with its value atomically, a Retrieve reads one record, and bytes
+ * and keys used are recomputed from the small meta family at open
+ * without reading a value. A touch rewrites the meta family's record
+ * alone: for a key with a TTL, its expiry there is the one that counts.
+ * ':' cannot appear in an --ns-map NAME, so the two families never
+ * collide.
  *
- * Durability: every op runs on the namespace's worker thread (the core's
- * poll thread never waits on the disk). The Stores and Deletes found
- * queued together are one WriteBatch written with sync (one WAL sync per
- * batch, group commit) and complete only after it; --sync none writes
- * without the sync (a crash may lose what completed, never tear it).
+ * Durability: Stores, Deletes and Lists run on the namespace's worker
+ * thread (the core's poll thread never waits on the disk). The Stores
+ * and Deletes found queued together are one WriteBatch written with
+ * sync (one WAL sync per batch, group commit) and complete only after
+ * it; --sync none writes without the sync (a crash may lose what
+ * completed, never tear it). Retrieve and Exist are served inside
+ * submit, on the caller's thread, unless a write of their key is in
+ * flight (then the worker runs them, after it).
  *
  * Store options: all of NKV_STORE_VENDOR_MASK. TTL'd values are stored
  * in RocksDB with their expiry on the wall clock (they outlive a
@@ -30,7 +36,8 @@
  * ephemeral Store over a durable key deletes the durable copy first
  * (synced) so a restart never brings it back.
  *
- * Threading: submit() from any thread; ops complete on the worker.
+ * Threading: submit() from any thread; reads complete inside it or on the
+ * worker, writes and Lists on the worker.
  */
 #ifndef NKV_TGT_BACKENDS_ROCKSDB_H
 #define NKV_TGT_BACKENDS_ROCKSDB_H
@@ -39,7 +46,7 @@
 
 /* Bytes a key of klen bytes whose value is len bytes is charged against
  * capacity: the value, the key twice (value and meta family) and the
- * 16-byte meta record. */
+ * 16-byte meta record twice (in front of the value, and alone). */
 uint64_t nkv_be_rocks_key_cost(uint32_t klen, uint64_t len);
 
 #endif /* NKV_TGT_BACKENDS_ROCKSDB_H */

@@ -6,7 +6,8 @@
  * Snaipe/Criterion#274), so the race suites are compiled against this
  * header instead (make SAN=tsan puts tests/lib/tsan first on the include
  * path). It covers the subset those suites use: Test, TestSuite with
- * .init/.fini/.timeout/.disabled, cr_assert*, cr_expect*, cr_skip_test,
+ * .init/.fini/.timeout/.disabled, cr_assert* (cr_assert_str_eq and
+ * _str_empty among them), cr_expect*, cr_skip_test,
  * cr_log_*. Each test runs in its own child process with a time limit, and
  * the run ends with Criterion's own summary line, so the stage runner
  * counts it the same way.
@@ -73,6 +74,9 @@ void nkv_shim_skip(const char *fmt, ...);
 #define cr_assert_geq(a, b, ...) NKV_SHIM_CHECK(1, (a) >= (b), #a " >= " #b, __VA_ARGS__)
 #define cr_assert_null(p, ...) NKV_SHIM_CHECK(1, (p) == NULL, #p " == NULL", __VA_ARGS__)
 #define cr_assert_not_null(p, ...) NKV_SHIM_CHECK(1, (p) != NULL, #p " != NULL", __VA_ARGS__)
+#define cr_assert_str_eq(a, b, ...) \
+	NKV_SHIM_CHECK(1, !strcmp((a), (b)), #a " == " #b, __VA_ARGS__)
+#define cr_assert_str_empty(a, ...) NKV_SHIM_CHECK(1, !*(a), #a " is empty", __VA_ARGS__)
 #define cr_expect_eq(a, b, ...) NKV_SHIM_CHECK(0, (a) == (b), #a " == " #b, __VA_ARGS__)
 #define cr_expect_neq(a, b, ...) NKV_SHIM_CHECK(0, (a) != (b), #a " != " #b, __VA_ARGS__)
 #define cr_expect_lt(a, b, ...) NKV_SHIM_CHECK(0, (a) < (b), #a " < " #b, __VA_ARGS__)
