@@ -44,6 +44,41 @@ static void delay_done(struct nkv_be_op *op)
 	op->done(op);
 }
 
+/* Forward one held op, picked at random (the lock is held, and dropped
+ * while the inner backend takes it). */
+static void delay_release_one(struct delay_be *d)
+{
+	struct delay_rec r, *h;
+	unsigned i;
+
+	d->rng = d->rng * 1103515245u + 12345u;
+	i = (d->rng >> 8) % d->n;
+	r = d->held[i];
+	d->held[i] = d->held[--d->n];
+	if (r.seq < d->last_done)
+		d->reordered++;
+	d->last_done = r.seq;
+	pthread_mutex_unlock(&d->lock);
+	h = malloc(sizeof(*h));
+	if (h) {
+		*h = r;
+		r.op->done = delay_done;
+		r.op->ctx = h;
+	}
+	if (!h || d->inner->ops->submit(d->inner, r.op)) {
+		r.op->done = r.done;
+		r.op->ctx = r.ctx;
+		free(h);
+		r.op->status = NKV_STATUS(0, NKV_SC_INTERNAL);
+		r.op->done(r.op);
+	}
+	pthread_mutex_lock(&d->lock);
+}
+
+/* Gather ops until batch are held or hold_us pass from the first,
+ * then release every op held, in random order. Releasing them all at
+ * once matters for long holds: one at a time, each after another
+ * hold_us, a batch of 32 held 1.5 s would take 48 s. */
 static void *delay_thread(void *arg)
 {
 	struct delay_be *d = arg;
@@ -51,12 +86,12 @@ static void *delay_thread(void *arg)
 
 	pthread_mutex_lock(&d->lock);
 	while (!d->stop || d->n) {
-		unsigned i;
-		struct delay_rec r;
-
+		if (!d->n && !d->stop) {
+			pthread_cond_wait(&d->cond, &d->lock);
+			continue;
+		}
 		if (d->n < d->batch && !d->stop) {
 			clock_gettime(CLOCK_REALTIME, &ts);
-			/* Whole seconds apart: a hold of 1 s or more. */
 			ts.tv_sec += d->hold_us / 1000000u;
 			ts.tv_nsec += (long)(d->hold_us % 1000000u) * 1000;
 			if (ts.tv_nsec >= 1000000000) {
@@ -65,33 +100,10 @@ static void *delay_thread(void *arg)
 			}
 			if (pthread_cond_timedwait(&d->cond, &d->lock, &ts) == 0 &&
 			    d->n < d->batch)
-				continue;
+				continue;	/* woken early (a stop): look again */
 		}
-		if (!d->n)
-			continue;
-		d->rng = d->rng * 1103515245u + 12345u;
-		i = (d->rng >> 8) % d->n;
-		r = d->held[i];
-		d->held[i] = d->held[--d->n];
-		if (r.seq < d->last_done)
-			d->reordered++;
-		d->last_done = r.seq;
-		pthread_mutex_unlock(&d->lock);
-		{
-			struct delay_rec *h = malloc(sizeof(*h));
-
-			*h = r;
-			r.op->done = delay_done;
-			r.op->ctx = h;
-			if (d->inner->ops->submit(d->inner, r.op)) {
-				r.op->done = r.done;
-				r.op->ctx = r.ctx;
-				free(h);
-				r.op->status = NKV_STATUS(0, NKV_SC_INTERNAL);
-				r.op->done(r.op);
-			}
-		}
-		pthread_mutex_lock(&d->lock);
+		while (d->n)
+			delay_release_one(d);
 	}
 	pthread_mutex_unlock(&d->lock);
 	return NULL;
@@ -107,7 +119,7 @@ static int delay_submit(struct nkv_be *be, struct nkv_be_op *op)
 		rc = -11;
 	} else {
 		d->held[d->n++] = (struct delay_rec){ op, op->done, op->ctx, ++d->seq };
-		if (d->n >= d->batch)
+		if (d->n == 1 || d->n >= d->batch)	/* the hold starts, or ends */
 			pthread_cond_signal(&d->cond);
 	}
 	pthread_mutex_unlock(&d->lock);

@@ -9,8 +9,9 @@
 
 #include "target/core/backend.h"
 
-/* Wraps inner (owned from now on). Ops are released once batch of them
- * are held, or after hold_us microseconds without a new one. */
+/* Wraps inner (owned from now on). Ops are released, all that are held,
+ * once batch of them are held, or hold_us microseconds after the first
+ * of them arrived. */
 struct nkv_be *delay_be_create(struct nkv_be *inner, unsigned batch,
 			       unsigned hold_us);
 /* Ops completed out of submission order so far. */
