@@ -44,6 +44,35 @@ static void delay_done(struct nkv_be_op *op)
 	op->done(op);
 }
 
+/* Forward one held op, picked at random, to the inner backend (the lock
+ * held on entry and on return, not while the inner backend runs). */
+static void delay_release_one(struct delay_be *d)
+{
+	struct delay_rec r, *h;
+	unsigned i;
+
+	d->rng = d->rng * 1103515245u + 12345u;
+	i = (d->rng >> 8) % d->n;
+	r = d->held[i];
+	d->held[i] = d->held[--d->n];
+	if (r.seq < d->last_done)
+		d->reordered++;
+	d->last_done = r.seq;
+	pthread_mutex_unlock(&d->lock);
+	h = malloc(sizeof(*h));
+	*h = r;
+	r.op->done = delay_done;
+	r.op->ctx = h;
+	if (d->inner->ops->submit(d->inner, r.op)) {
+		r.op->done = r.done;
+		r.op->ctx = r.ctx;
+		free(h);
+		r.op->status = NKV_STATUS(0, NKV_SC_INTERNAL);
+		r.op->done(r.op);
+	}
+	pthread_mutex_lock(&d->lock);
+}
+
 static void *delay_thread(void *arg)
 {
 	struct delay_be *d = arg;
@@ -51,9 +80,6 @@ static void *delay_thread(void *arg)
 
 	pthread_mutex_lock(&d->lock);
 	while (!d->stop || d->n) {
-		unsigned i;
-		struct delay_rec r;
-
 		if (d->n < d->batch && !d->stop) {
 			clock_gettime(CLOCK_REALTIME, &ts);
 			/* Whole seconds apart: a hold of 1 s or more. */
@@ -67,31 +93,10 @@ static void *delay_thread(void *arg)
 			    d->n < d->batch)
 				continue;
 		}
-		if (!d->n)
-			continue;
-		d->rng = d->rng * 1103515245u + 12345u;
-		i = (d->rng >> 8) % d->n;
-		r = d->held[i];
-		d->held[i] = d->held[--d->n];
-		if (r.seq < d->last_done)
-			d->reordered++;
-		d->last_done = r.seq;
-		pthread_mutex_unlock(&d->lock);
-		{
-			struct delay_rec *h = malloc(sizeof(*h));
-
-			*h = r;
-			r.op->done = delay_done;
-			r.op->ctx = h;
-			if (d->inner->ops->submit(d->inner, r.op)) {
-				r.op->done = r.done;
-				r.op->ctx = r.ctx;
-				free(h);
-				r.op->status = NKV_STATUS(0, NKV_SC_INTERNAL);
-				r.op->done(r.op);
-			}
-		}
-		pthread_mutex_lock(&d->lock);
+		/* A batch is full, or hold_us went by: every op held now goes
+		 * (one per hold would keep the last of 32 ops 32 holds). */
+		while (d->n)
+			delay_release_one(d);
 	}
 	pthread_mutex_unlock(&d->lock);
 	return NULL;
