@@ -83,7 +83,7 @@ struct nkv_bench_opts {
 	const char *target;		/* NULL: embedded */
 	int json;
 	int quiet;			/* no progress line */
-	uint32_t timeout_ms;		/* per batch on the cpu engine */
+	uint32_t timeout_ms;		/* per batch; 0: the library's default */
 	int cpu_device;			/* --cpus: device code's CPU, or -1 */
 	int cpu_target;			/* --cpus: the embedded target's, or -1 */
 	uint32_t poll_sched;		/* --poll-sched: enum nkv_cpu_sched */
@@ -119,6 +119,7 @@ uint64_t nkv_bench_target_busy_ns(struct nkv_bench_target *t);
 /* Everything one launch (a phase) measured. */
 struct nkv_bench_phase {
 	uint8_t opc;
+	uint32_t wait_ms;		/* the queue pairs' I/O wait (--timeout-ms) */
 	uint32_t iterations;
 	uint64_t commands;		/* completions */
 	uint64_t ok;
@@ -174,7 +175,8 @@ int nkv_bench_run_probe(struct nkv_bench_run *r, struct nkv_bench_phase *ph);
 /* What an nkv_dev.h error means for a run, and what to try (report.c). */
 const char *nkv_bench_dev_err_str(int err);
 /* The same with the run's numbers (--timeout-ms), into @buf if need be. */
-const char *nkv_bench_dev_err_why(const struct nkv_bench_opts *o, int err, char *buf, size_t len);
+const char *nkv_bench_dev_err_why(const struct nkv_bench_opts *o, uint32_t wait_ms, int err,
+				  char *buf, size_t len);
 /* A host errno in words: the controller gone, a timeout, else strerror. */
 const char *nkv_bench_errno_str(int rc);
 /* The exit status (NKV_EXIT_*) of a run that ended with @rc: the

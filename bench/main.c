@@ -103,7 +103,7 @@ static int nkv_bench_setup_fail(struct nkv_bench_run *r, const struct nkv_bench_
 	if (ph->dev_errors || ph->failed_qps) {
 		nkv_bench_run_say(r, "%s failed after %llu of %llu keys: %s", what,
 				  (unsigned long long)fine, (unsigned long long)keys, ph->dev_errors ?
-				  nkv_bench_dev_err_why(o, ph->last_dev_error, why, sizeof(why)) :
+				  nkv_bench_dev_err_why(o, ph->wait_ms, ph->last_dev_error, why, sizeof(why)) :
 				  "a queue pair failed (a bad completion)");
 		return ph->last_dev_error == NKV_ENOTCONN ? -ENOTCONN :
 		       ph->last_dev_error == NKV_ETIMEDOUT ? -ETIMEDOUT : -EIO;

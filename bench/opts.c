@@ -81,8 +81,9 @@ void nkv_bench_usage(FILE *f)
 	      "  --target URI           vfio-user:/path.sock or pcie:... (default: an embedded\n"
 	      "                         nkv-target with the mem backend on a private socket)\n"
 	      "  --timeout-ms N         wall-clock time a wait for a completion may take\n"
-	      "                         before the queue pair fails (default 10000); a\n"
-	      "                         controller that is gone ends the wait at once\n"
+	      "                         before the queue pair fails (default: the library's,\n"
+	      "                         CAP.TO or the namespace's command time and a margin);\n"
+	      "                         a controller that is gone ends the wait at once\n"
 	      "  --cpus D[,T]           pin device code (cpu engine waves) to CPU D and the\n"
 	      "                         embedded target's threads to CPU T (default: unpinned)\n"
 	      "  --poll-sched CLASS     normal|idle: the cpu engine's wave threads' scheduling\n"
@@ -628,7 +629,6 @@ static void nkv_bench_defaults(struct nkv_bench_opts *o)
 	o->seed = 0x1d872b41u;
 	o->verify = 1;
 	o->poll_ns = 1000;
-	o->timeout_ms = 10000;
 	o->cpu_device = -1;
 	o->cpu_target = -1;
 }

@@ -210,6 +210,14 @@ static void nkv_bench_pfx_lane(void *arg)
 }
 
 /* One launch of the kernel: @op on blocks first..first+count-1. */
+/* The I/O wait the library gave the pool's queue pair. */
+static uint32_t nkv_bench_pfx_wait(struct nkv_bench_pfx *p)
+{
+	struct nkv_qpair_info info = { .size = sizeof(info) };
+
+	return nkv_qpair_get_info(p->q, &info) ? p->o->timeout_ms : info.timeout_ms;
+}
+
 static int nkv_bench_pfx_op(struct nkv_bench_pfx *p, enum pc_op op, uint32_t first,
 			    uint32_t count)
 {
@@ -235,9 +243,8 @@ static int nkv_bench_pfx_op(struct nkv_bench_pfx *p, enum pc_op op, uint32_t fir
 		snprintf(p->why, sizeof(p->why), "%s", nkv_bench_dev_err_str(NKV_ENOTCONN));
 		return -ENOTCONN;
 	case NKV_QP_FAILED_TIMEOUT:
-		snprintf(p->why, sizeof(p->why), "no completion within --timeout-ms %u ms (is "
-			 "the target alive? raise --timeout-ms for a slow backend)",
-			 p->o->timeout_ms);
+		nkv_bench_dev_err_why(p->o, nkv_bench_pfx_wait(p), NKV_ETIMEDOUT, p->why,
+				      sizeof(p->why));
 		return -ETIMEDOUT;
 	default:
 		snprintf(p->why, sizeof(p->why), "the queue pair failed (reason %u: a bad "

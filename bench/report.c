@@ -101,12 +101,14 @@ const char *nkv_bench_dev_err_str(int err)
 	}
 }
 
-const char *nkv_bench_dev_err_why(const struct nkv_bench_opts *o, int err, char *buf, size_t len)
+const char *nkv_bench_dev_err_why(const struct nkv_bench_opts *o, uint32_t wait_ms, int err,
+				  char *buf, size_t len)
 {
 	if (err != NKV_ETIMEDOUT)
 		return nkv_bench_dev_err_str(err);
-	snprintf(buf, len, "timed out: no completion within --timeout-ms %u ms (is the target "
-		 "alive? raise --timeout-ms for a slow backend)", o->timeout_ms);
+	snprintf(buf, len, "timed out: no completion within %s%u ms (is the target alive? raise "
+		 "--timeout-ms for a slow backend)", o->timeout_ms ? "--timeout-ms " :
+		 "the default wait of ", wait_ms);
 	return buf;
 }
 
@@ -213,7 +215,7 @@ void nkv_bench_fail_why(const struct nkv_bench_opts *o, int stored,
 
 	if (ph->dev_errors || ph->failed_qps) {
 		snprintf(buf, len, "%s after %llu of %llu commands", ph->dev_errors ?
-			 nkv_bench_dev_err_why(o, ph->last_dev_error, why, sizeof(why)) :
+			 nkv_bench_dev_err_why(o, ph->wait_ms, ph->last_dev_error, why, sizeof(why)) :
 			 "a queue pair failed (a timeout or a bad completion)",
 			 (unsigned long long)ph->commands,
 			 (unsigned long long)ph->commands + ph->dev_errors);

@@ -45,6 +45,7 @@ struct nkv_bench_run {
 	struct {
 		uint64_t sq, cq;
 	} __attribute__((aligned(64))) dbw[NKV_BENCH_MAX_QUEUES];
+	uint32_t wait_ms;	/* the queue pairs' I/O wait, as the library set it */
 	int launch_rc;
 	int done;
 	/* GPU engine: the phase's batch times, in one block the launcher
@@ -154,6 +155,16 @@ static int nkv_bench_fits(const struct nkv_bench_run *r, char *err, size_t errle
 	return 0;
 }
 
+/* The I/O wait the library gave @q: --timeout-ms, or its default. */
+static int nkv_bench_wait_of(struct nkv_qpair *q, uint32_t *wait_ms)
+{
+	struct nkv_qpair_info info = { .size = sizeof(info) };
+	int rc = nkv_qpair_get_info(q, &info);
+
+	*wait_ms = rc ? 0 : info.timeout_ms;
+	return rc;
+}
+
 static int nkv_bench_qpairs(struct nkv_bench_run *r, char *err, size_t errlen)
 {
 	struct nkv_qpair_opts qo = { .size = sizeof(qo) };
@@ -176,6 +187,11 @@ static int nkv_bench_qpairs(struct nkv_bench_run *r, char *err, size_t errlen)
 					 : nkv_qpair_create(r->ctrl, &qo, &r->qp[i]);
 		if (rc) {
 			snprintf(err, errlen, "cannot create I/O queue pair %u: %s", i + 1, strerror(-rc));
+			return rc;
+		}
+		rc = nkv_bench_wait_of(r->qp[i], &r->wait_ms);
+		if (rc) {
+			snprintf(err, errlen, "queue pair %u: no info: %s", i + 1, strerror(-rc));
 			return rc;
 		}
 		/* The cpu engine's doorbell hook, from a host queue pair's
@@ -508,6 +524,7 @@ int nkv_bench_run_phase(struct nkv_bench_run *r, uint8_t opc, uint32_t iteration
 
 	memset(ph, 0, sizeof(*ph));
 	ph->opc = opc;
+	ph->wait_ms = r->wait_ms;
 	ph->iterations = iterations;
 	rc = nkv_bench_reset_failed(r);
 	if (rc)

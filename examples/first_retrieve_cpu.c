@@ -109,6 +109,7 @@ int main(int argc, char **argv)
 		gone += l->store.err != 0 || l->retrieve.err != 0;
 	}
 	puts(bad ? "FAILED" : "every lane stored and retrieved its value: all bytes match");
+	fflush(stdout);	/* before the library's lines on teardown, if any */
 	nkv_qpair_destroy(q);
 	nkv_ctrl_close(c);
 	return gone ? 3 : bad ? 1 : 0;

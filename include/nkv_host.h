@@ -278,6 +278,8 @@ struct nkv_qpair_info {
 				 * 0: PRPs */
 	uint32_t key_head;	/* 1: every key in head form; 0: keys of
 				 * 17+ bytes only */
+	uint32_t timeout_ms;	/* the I/O wait it got: the one asked for,
+				 * or the default ("Timeouts", docs/host.md) */
 };
 /* Say truthfully where each part lives (any thread). info->size as the
  * caller was built: one built before by_messages existed gets the fields

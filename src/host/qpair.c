@@ -520,6 +520,7 @@ int nkv_qpair_get_info(struct nkv_qpair *q, struct nkv_qpair_info *info)
 	i.by_messages = q->c->dev_msg && (q->mode & NKV_MEM_DATA) ? NKV_MEM_DATA : 0;
 	i.sgl = q->dev->nr_slots && (q->slots[0].flags & NKV_DEV_SLOT_SGL) ? 1 : 0;
 	i.key_head = (q->dev->key_flags & NKV_DEV_KEY_HEAD) ? 1 : 0;
+	i.timeout_ms = q->timeout_ms;
 	memcpy(info, &i, i.size);
 	return 0;
 }

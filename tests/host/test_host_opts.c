@@ -253,9 +253,14 @@ Test(host_opts, ttl_e2e_read_only, .init = setup_ro, .fini = down)
 
 /* ---- the advertised command time (issue 35) ---- */
 
-/* The I/O wait a queue pair got, as device code reads it. */
+/* The I/O wait a queue pair got, as device code reads it; the host's
+ * nkv_qpair_get_info says the same. */
 static uint32_t wait_ms(struct nkv_qpair *q)
 {
+	struct nkv_qpair_info info = { .size = sizeof(info) };
+
+	cr_assert_eq(nkv_qpair_get_info(q, &info), 0);
+	cr_expect_eq(info.timeout_ms, nkv_qpair_dev(q)->timeout_us / 1000u);
 	return nkv_qpair_dev(q)->timeout_us / 1000u;
 }
 

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cfs_be.h"
 #include "delay_be.h"
 #include "host_util.h"
 #include "liar_be.h"
@@ -22,6 +23,8 @@ static struct nkv_be *ht_wrap(void *arg, uint32_t nsid, struct nkv_be *be)
 	if (be && (o->lie_retrieve || o->lie_list))
 		be = liar_be_create(be, (o->lie_retrieve ? LIAR_RETRIEVE : 0) |
 					(o->lie_list ? LIAR_LIST : 0));
+	if (be && o->cfs_after)
+		be = cfs_be_create(be, o->cfs_after);	/* outermost: see cfs_be.h */
 	return be;
 }
 

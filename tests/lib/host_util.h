@@ -32,6 +32,8 @@ struct ht_server_opts {
 	uint32_t cmd_timeout_ms; /* namespace 1 advertises this command time
 				  * (nkv_kv_vs), as a backend with a timeout
 				  * of its own does */
+	unsigned cfs_after;	/* > 0: the controller raises CSTS.CFS on the
+				 * op after this many (cfs_be.h) */
 };
 
 /* Serve (o NULL: defaults) on threads of this process. 0 or a negative

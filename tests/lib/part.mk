@@ -6,8 +6,9 @@ $(FUZZ_B)/obj/tests/%.o: CPPFLAGS += -Itests/lib
 # The embedded target (src/target/embed.h) on a test's own socket.
 TL_SERVER := tests/lib/server.c
 # Host-library suites: the target as a client's peer, with backends
-# that delay or lie; LFSR values, log-uniform sizes.
-TL_HOST := tests/lib/host_util.c tests/lib/delay_be.c tests/lib/liar_be.c $(TL_SERVER)
+# that delay, lie or fail the controller; LFSR values, log-uniform sizes.
+TL_HOST := tests/lib/host_util.c tests/lib/delay_be.c tests/lib/liar_be.c tests/lib/cfs_be.c \
+	$(TL_SERVER)
 TL_HOST_LIBS = $(LIBNKV) $(LIBNKVTGT)
 TL_HOST_LDLIBS = -lcriterion -lm $(LIBNKV_LDLIBS) $(TARGET_LDLIBS)
 # vfio-user suites: the target, and a tiny NVMe driver over the transport.

@@ -22,7 +22,8 @@ static double tool_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* BUILD/tests/<this test> -> BUILD/bin/@tool */
+/* BUILD/tests/<this test> -> BUILD/bin/@tool, or BUILD/@tool for a path
+ * (examples/first_retrieve_cpu). */
 static int tool_path(char *path, size_t len, const char *tool)
 {
 	char exe[PATH_MAX];
@@ -31,7 +32,7 @@ static int tool_path(char *path, size_t len, const char *tool)
 	if (n <= 0)
 		return -errno;
 	exe[n] = 0;
-	snprintf(path, len, "%s/../bin/%s", dirname(exe), tool);
+	snprintf(path, len, "%s/../%s%s", dirname(exe), strchr(tool, '/') ? "" : "bin/", tool);
 	return access(path, X_OK) ? -ENOENT : 0;
 }
 
@@ -70,11 +71,12 @@ static void tool_child(int fd, const char *path, const char *tool, const char *c
 		       const char *const *env)
 {
 	const char *argv[64];
+	const char *base = strrchr(tool, '/');
 	size_t i;
 
 	dup2(fd, 1);
 	dup2(fd, 2);
-	argv[0] = tool;
+	argv[0] = base ? base + 1 : tool;
 	for (i = 0; args && args[i] && i + 2 < sizeof(argv) / sizeof(argv[0]); i++)
 		argv[i + 1] = args[i];
 	argv[i + 1] = NULL;

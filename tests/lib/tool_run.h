@@ -18,7 +18,8 @@ struct tool_run {
 	double secs;			/* from start to exit */
 };
 
-/* Run BUILD/bin/@tool with @args (NULL-terminated, not counting argv[0]),
+/* Run BUILD/bin/@tool (a path, such as examples/first_retrieve_cpu:
+ * BUILD/@tool) with @args (NULL-terminated, not counting argv[0]),
  * @env (NULL-terminated "NAME=value" additions, or NULL); killed after
  * @timeout_ms. 0, or -ENOENT when the program is not built (@r->out then
  * says where it was looked for), or another negative errno. */
