@@ -5,10 +5,10 @@
 
 #include "cfs_be.h"
 #include "target/core/core.h"
+#include "wrap_be.h"
 
 struct cfs_be {
-	struct nkv_be be;
-	struct nkv_be *inner;
+	struct wrap_be w;
 	unsigned after;
 	unsigned seen;		/* ops submitted; atomic */
 };
@@ -22,37 +22,15 @@ static int cfs_submit(struct nkv_be *be, struct nkv_be_op *op)
 	if (__atomic_add_fetch(&f->seen, 1, __ATOMIC_RELAXED) == f->after + 1)
 		nkv_tgt_ctrl_fail(cmd->ctrl, "test_cfs_be(raised_mid_run)");
 	/* The op still runs; its completion is one the failed core drops. */
-	return f->inner->ops->submit(f->inner, op);
-}
-
-static uint64_t cfs_bytes_used(struct nkv_be *be)
-{
-	struct cfs_be *f = (struct cfs_be *)be;
-
-	return f->inner->ops->bytes_used(f->inner);
-}
-
-static uint64_t cfs_keys_used(struct nkv_be *be)
-{
-	struct cfs_be *f = (struct cfs_be *)be;
-
-	return f->inner->ops->keys_used(f->inner);
-}
-
-static void cfs_destroy(struct nkv_be *be)
-{
-	struct cfs_be *f = (struct cfs_be *)be;
-
-	f->inner->ops->destroy(f->inner);
-	free(f);
+	return f->w.inner->ops->submit(f->w.inner, op);
 }
 
 static const struct nkv_be_ops cfs_ops = {
 	.name = "cfs",
 	.submit = cfs_submit,
-	.bytes_used = cfs_bytes_used,
-	.keys_used = cfs_keys_used,
-	.destroy = cfs_destroy,
+	.bytes_used = wrap_be_bytes_used,
+	.keys_used = wrap_be_keys_used,
+	.destroy = wrap_be_destroy,
 };
 
 struct nkv_be *cfs_be_create(struct nkv_be *inner, unsigned after)
@@ -63,9 +41,7 @@ struct nkv_be *cfs_be_create(struct nkv_be *inner, unsigned after)
 		inner->ops->destroy(inner);
 		return NULL;
 	}
-	f->be = *inner;
-	f->be.ops = &cfs_ops;
-	f->inner = inner;
+	wrap_be_init(&f->w, inner, &cfs_ops);
 	f->after = after;
-	return &f->be;
+	return &f->w.be;
 }

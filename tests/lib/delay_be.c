@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "delay_be.h"
+#include "wrap_be.h"
 
 #define DELAY_MAX 4096
 
@@ -16,8 +17,7 @@ struct delay_rec {
 };
 
 struct delay_be {
-	struct nkv_be be;
-	struct nkv_be *inner;
+	struct wrap_be w;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	pthread_t thr;
@@ -65,7 +65,7 @@ static void delay_release_one(struct delay_be *d)
 		r.op->done = delay_done;
 		r.op->ctx = h;
 	}
-	if (!h || d->inner->ops->submit(d->inner, r.op)) {
+	if (!h || d->w.inner->ops->submit(d->w.inner, r.op)) {
 		r.op->done = r.done;
 		r.op->ctx = r.ctx;
 		free(h);
@@ -126,20 +126,6 @@ static int delay_submit(struct nkv_be *be, struct nkv_be_op *op)
 	return rc;
 }
 
-static uint64_t delay_bytes(struct nkv_be *be)
-{
-	struct delay_be *d = (struct delay_be *)be;
-
-	return d->inner->ops->bytes_used(d->inner);
-}
-
-static uint64_t delay_keys(struct nkv_be *be)
-{
-	struct delay_be *d = (struct delay_be *)be;
-
-	return d->inner->ops->keys_used(d->inner);
-}
-
 static void delay_destroy(struct nkv_be *be)
 {
 	struct delay_be *d = (struct delay_be *)be;
@@ -149,7 +135,7 @@ static void delay_destroy(struct nkv_be *be)
 	pthread_cond_signal(&d->cond);
 	pthread_mutex_unlock(&d->lock);
 	pthread_join(d->thr, NULL);
-	d->inner->ops->destroy(d->inner);
+	d->w.inner->ops->destroy(d->w.inner);
 	pthread_mutex_destroy(&d->lock);
 	pthread_cond_destroy(&d->cond);
 	free(d);
@@ -158,8 +144,8 @@ static void delay_destroy(struct nkv_be *be)
 static const struct nkv_be_ops delay_ops = {
 	.name = "delay",
 	.submit = delay_submit,
-	.bytes_used = delay_bytes,
-	.keys_used = delay_keys,
+	.bytes_used = wrap_be_bytes_used,
+	.keys_used = wrap_be_keys_used,
 	.destroy = delay_destroy,
 };
 
@@ -168,16 +154,18 @@ struct nkv_be *delay_be_create(struct nkv_be *inner, unsigned batch,
 {
 	struct delay_be *d = calloc(1, sizeof(*d));
 
-	d->be = *inner;
-	d->be.ops = &delay_ops;
-	d->inner = inner;
+	if (!d) {
+		inner->ops->destroy(inner);
+		return NULL;
+	}
+	wrap_be_init(&d->w, inner, &delay_ops);
 	d->batch = batch ? batch : 1;
 	d->hold_us = hold_us ? hold_us : 200;
 	d->rng = 12345;
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_cond_init(&d->cond, NULL);
 	pthread_create(&d->thr, NULL, delay_thread, d);
-	return &d->be;
+	return &d->w.be;
 }
 
 unsigned long delay_be_reordered(struct nkv_be *be)

@@ -11,7 +11,7 @@
 
 /* Wraps inner (owned from now on). Ops are released, all that are held,
  * once batch of them are held, or hold_us microseconds after the first
- * of them arrived. */
+ * of them arrived. NULL when out of memory (inner freed). */
 struct nkv_be *delay_be_create(struct nkv_be *inner, unsigned batch,
 			       unsigned hold_us);
 /* Ops completed out of submission order so far. */

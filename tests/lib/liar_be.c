@@ -4,10 +4,10 @@
 #include <string.h>
 
 #include "liar_be.h"
+#include "wrap_be.h"
 
 struct liar_be {
-	struct nkv_be be;
-	struct nkv_be *inner;
+	struct wrap_be w;
 	unsigned what;
 };
 
@@ -37,7 +37,7 @@ static int liar_submit(struct nkv_be *be, struct nkv_be_op *op)
 		return 0;
 	}
 	if (op->opc != NKV_KV_RETRIEVE || !(l->what & LIAR_RETRIEVE))
-		return l->inner->ops->submit(l->inner, op);
+		return l->w.inner->ops->submit(l->w.inner, op);
 	junk = malloc(op->len);
 	if (!junk)
 		return -ENOMEM;	/* the core answers Internal Error */
@@ -49,34 +49,12 @@ static int liar_submit(struct nkv_be *be, struct nkv_be_op *op)
 	return 0;
 }
 
-static uint64_t liar_bytes_used(struct nkv_be *be)
-{
-	struct liar_be *l = (struct liar_be *)be;
-
-	return l->inner->ops->bytes_used(l->inner);
-}
-
-static uint64_t liar_keys_used(struct nkv_be *be)
-{
-	struct liar_be *l = (struct liar_be *)be;
-
-	return l->inner->ops->keys_used(l->inner);
-}
-
-static void liar_destroy(struct nkv_be *be)
-{
-	struct liar_be *l = (struct liar_be *)be;
-
-	l->inner->ops->destroy(l->inner);
-	free(l);
-}
-
 static const struct nkv_be_ops liar_ops = {
 	.name = "liar",
 	.submit = liar_submit,
-	.bytes_used = liar_bytes_used,
-	.keys_used = liar_keys_used,
-	.destroy = liar_destroy,
+	.bytes_used = wrap_be_bytes_used,
+	.keys_used = wrap_be_keys_used,
+	.destroy = wrap_be_destroy,
 };
 
 struct nkv_be *liar_be_create(struct nkv_be *inner, unsigned what)
@@ -87,9 +65,7 @@ struct nkv_be *liar_be_create(struct nkv_be *inner, unsigned what)
 		inner->ops->destroy(inner);
 		return NULL;
 	}
-	l->be = *inner;
-	l->be.ops = &liar_ops;
-	l->inner = inner;
+	wrap_be_init(&l->w, inner, &liar_ops);
 	l->what = what;
-	return &l->be;
+	return &l->w.be;
 }
