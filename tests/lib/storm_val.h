@@ -3,12 +3,14 @@
  * The values of the Store/Delete crash storms (tests/vfio-user/
  * test_rocks_crash.c and tests/vm/nkv_storm.c): version v of client c's
  * key k has a length and bytes that only (c, k, v) give, so a check after
- * a crash knows which version a value is, and that it is whole.
+ * a crash knows which version a value is, and that it is whole; and the
+ * rule both checks apply to what a key holds after the crash.
  */
 #ifndef NKV_TESTS_STORM_VAL_H
 #define NKV_TESTS_STORM_VAL_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #define STORM_BIG (2u << 20)
@@ -28,6 +30,37 @@ static inline void storm_fill(uint8_t *p, int c, int k, uint32_t v)
 		x = x * 1103515245u + 12345u;
 		memcpy(p + i, &x, 4);
 	}
+}
+
+/* A key's state: version 0 is absent (never stored, or deleted). */
+struct storm_key {
+	uint32_t acked;		/* the last version whose completion was seen */
+	uint32_t sent;		/* the one in flight (== acked when none) */
+};
+
+/* Client c's key k: "c<c>k<k>". */
+static inline void storm_key_name(char *key, size_t len, int c, int k)
+{
+	snprintf(key, len, "c%dk%d", c, k);
+}
+
+/* Which of its two allowed versions (acked, or the one in flight) the
+ * @len bytes a key of client c returned are: that version, whole; or -1
+ * (a value never given, or torn). @want is scratch of STORM_BIG bytes. */
+static inline int64_t storm_match(const struct storm_key *s, int c, int k, const uint8_t *got,
+				  uint32_t len, uint8_t *want)
+{
+	uint32_t cand[2] = { s->acked, s->sent };
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (!cand[i] || len != storm_len(cand[i]))
+			continue;
+		storm_fill(want, c, k, cand[i]);
+		if (!memcmp(got, want, len))
+			return cand[i];
+	}
+	return -1;
 }
 
 #endif

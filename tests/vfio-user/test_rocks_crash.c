@@ -31,13 +31,7 @@ TestSuite(rocks_crash, .timeout = 240);
 #define KEYS 8
 #define BIG STORM_BIG
 
-/* A key's state: version 0 is absent (never stored, or deleted). */
-struct key_state {
-	uint32_t acked;		/* the last version whose completion was seen */
-	uint32_t sent;		/* the one in flight (== acked when none) */
-};
-
-static struct key_state ks[CLIENTS][KEYS];
+static struct storm_key ks[CLIENTS][KEYS];
 static char dir[64], sock[128], target[512];
 static pid_t tpid;
 static unsigned long acks;	/* atomic: completions seen, all rounds */
@@ -106,7 +100,7 @@ static void *client_run(void *arg)
 	}
 	for (;;) {
 		k = rand_r(&cl->seed) % KEYS;
-		snprintf(key, sizeof(key), "c%dk%d", cl->id, k);
+		storm_key_name(key, sizeof(key), cl->id, k);
 		if (rand_r(&cl->seed) % 4 == 0) {
 			ks[cl->id][k].sent = 0;
 			rc = nkv_delete(q, key, (uint32_t)strlen(key), &res);
@@ -136,16 +130,16 @@ static void verify(void)
 	struct nkv_ctrl *c;
 	struct nkv_qpair *q;
 	char key[16];
-	int ci, k, ok;
-	uint32_t v;
+	int ci, k;
+	int64_t v;
 
 	cr_assert(got && want);
 	cr_assert_eq(connect_qp(&c, &q), 0);
 	for (ci = 0; ci < CLIENTS; ci++)
 		for (k = 0; k < KEYS; k++) {
-			struct key_state *s = &ks[ci][k];
+			struct storm_key *s = &ks[ci][k];
 
-			snprintf(key, sizeof(key), "c%dk%d", ci, k);
+			storm_key_name(key, sizeof(key), ci, k);
 			cr_assert_eq(nkv_retrieve(q, key, (uint32_t)strlen(key), got, BIG, &res), 0);
 			if (res.status) {
 				cr_assert_eq(res.status, NKV_STATUS(0, NKV_SC_KV_KEY_NOT_EXISTS));
@@ -153,20 +147,10 @@ static void verify(void)
 				s->acked = s->sent = 0;
 				continue;
 			}
-			ok = 0;
-			for (v = s->acked; !ok; v = s->sent) {
-				ok = v && res.dw0 == storm_len(v);
-				if (ok) {
-					storm_fill(want, ci, k, v);
-					ok = !memcmp(got, want, storm_len(v));
-				}
-				if (ok)
-					s->acked = s->sent = v;
-				if (v == s->sent)
-					break;
-			}
-			cr_assert(ok, "%s: a value never given, or torn (acked v%u, sent v%u, %u B)",
+			v = storm_match(s, ci, k, got, res.dw0, want);
+			cr_assert(v >= 0, "%s: a value never given, or torn (acked v%u, sent v%u, %u B)",
 				  key, s->acked, s->sent, res.dw0);
+			s->acked = s->sent = (uint32_t)v;
 		}
 	nkv_ctrl_close(c);
 	free(got);

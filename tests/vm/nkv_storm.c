@@ -42,13 +42,7 @@
 #define CLIENTS 3
 #define KEYS 8
 
-/* A key's state: version 0 is absent (never stored, or deleted). */
-struct key_state {
-	uint32_t acked;	/* the last version whose completion was seen */
-	uint32_t sent;	/* the one in flight (== acked when none) */
-};
-
-static struct key_state ks[CLIENTS][KEYS];
+static struct storm_key ks[CLIENTS][KEYS];
 static int log_fd = -1;
 static int log_tty;
 static const char *sock;
@@ -117,7 +111,7 @@ static int client_op(struct client *cl, struct nkv_qpair *q, uint8_t *buf)
 	struct nkv_result res;
 	char key[16];
 
-	snprintf(key, sizeof(key), "c%dk%d", cl->id, k);
+	storm_key_name(key, sizeof(key), cl->id, k);
 	if (rand_r(&cl->seed) % 4)
 		v = cl->next++;
 	if (log_line('S', cl->id, k, v))
@@ -216,36 +210,19 @@ static int read_history(const char *path, unsigned long *acks)
 	return 0;
 }
 
-/* Which of the key's two allowed versions the retrieved value is, or -1. */
-static int64_t match(int c, int k, const uint8_t *got, uint32_t len, uint8_t *want)
-{
-	const struct key_state *s = &ks[c][k];
-	uint32_t cand[2] = { s->acked, s->sent };
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		if (!cand[i] || len != storm_len(cand[i]))
-			continue;
-		storm_fill(want, c, k, cand[i]);
-		if (!memcmp(got, want, len))
-			return cand[i];
-	}
-	return -1;
-}
-
 /* Counts of what the check found: [0] the acked version, [1] the one in
  * flight, [2] absent. */
 static unsigned long found[3];
 
 static int check_key(struct nkv_qpair *q, int c, int k, uint8_t *got, uint8_t *want)
 {
-	struct key_state *s = &ks[c][k];
+	struct storm_key *s = &ks[c][k];
 	struct nkv_result res;
 	char key[16];
 	int64_t v = 0;
 	int rc;
 
-	snprintf(key, sizeof(key), "c%dk%d", c, k);
+	storm_key_name(key, sizeof(key), c, k);
 	rc = nkv_retrieve(q, key, (uint32_t)strlen(key), got, STORM_BIG, &res);
 	if (rc) {
 		printf("FAIL: %s: retrieve: %s\n", key, strerror(-rc));
@@ -260,7 +237,7 @@ static int check_key(struct nkv_qpair *q, int c, int k, uint8_t *got, uint8_t *w
 		printf("FAIL: %s: status 0x%x\n", key, res.status);
 		return -1;
 	} else {
-		v = match(c, k, got, res.dw0, want);
+		v = storm_match(s, c, k, got, res.dw0, want);
 		if (v < 0) {
 			printf("FAIL: %s: a value never given, or torn (acked v%u, sent v%u, %u B)\n",
 			       key, s->acked, s->sent, res.dw0);
