@@ -370,6 +370,19 @@ static pid_t spawn_target(const char *sock, const char *const *extra)
 	return spawn_target_err(sock, extra, -1);
 }
 
+/* Everything a spawned target wrote to the pipe @fd until it closed its
+ * end (it exited), NUL-terminated in @out; closes @fd. */
+static void read_to_eof(int fd, char *out, size_t size)
+{
+	size_t len = 0;
+	ssize_t n;
+
+	while (len < size - 1 && (n = read(fd, out + len, size - 1 - len)) > 0)
+		len += (size_t)n;
+	out[len] = 0;
+	close(fd);
+}
+
 /* Wait (bounded) for the socket file of a spawned target. */
 static void wait_socket(const char *sock)
 {
@@ -730,8 +743,6 @@ Test(vfu_hostile, nkv_target_refuses_another_backends_option)
 {
 	static const char *const bad[] = { "--backend", "mem", "--pool", "kvpool", NULL };
 	char out[8192];
-	size_t len = 0;
-	ssize_t n;
 	int st = 0, pfd[2];
 	pid_t pid;
 
@@ -739,10 +750,7 @@ Test(vfu_hostile, nkv_target_refuses_another_backends_option)
 	cr_assert_eq(pipe(pfd), 0);
 	pid = spawn_target_err(srv.path, bad, pfd[1]);
 	close(pfd[1]);
-	while (len < sizeof(out) - 1 && (n = read(pfd[0], out + len, sizeof(out) - 1 - len)) > 0)
-		len += (size_t)n;
-	out[len] = 0;
-	close(pfd[0]);
+	read_to_eof(pfd[0], out, sizeof(out));
 	waitpid(pid, &st, 0);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "--pool with --backend mem is refused");
 	cr_assert(strstr(out, "option --pool is not an option of the mem backend"), "%s", out);
@@ -758,8 +766,6 @@ Test(vfu_hostile, nkv_target_prints_its_limits_at_start)
 					    "1=weights:ro,3=scratch", "--evict", "lru",
 					    "--max-keys", "1000", NULL };
 	char out[8192];
-	size_t len = 0;
-	ssize_t n;
 	int st = 0, pfd[2];
 	pid_t pid;
 
@@ -769,10 +775,7 @@ Test(vfu_hostile, nkv_target_prints_its_limits_at_start)
 	close(pfd[1]);
 	wait_socket(srv.path);
 	kill(pid, SIGTERM);
-	while (len < sizeof(out) - 1 && (n = read(pfd[0], out + len, sizeof(out) - 1 - len)) > 0)
-		len += (size_t)n;
-	out[len] = 0;
-	close(pfd[0]);
+	read_to_eof(pfd[0], out, sizeof(out));
 	waitpid(pid, &st, 0);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "wait status %#x; %s", st, out);
 	cr_expect(strstr(out, "level=info event=namespace nsid=1 name=weights csi=kv backend=mem "
@@ -792,11 +795,7 @@ Test(vfu_hostile, nkv_target_prints_its_limits_at_start)
 	close(pfd[1]);
 	wait_socket(srv.path);
 	kill(pid, SIGTERM);
-	for (len = 0; len < sizeof(out) - 1 &&
-		      (n = read(pfd[0], out + len, sizeof(out) - 1 - len)) > 0;)
-		len += (size_t)n;
-	out[len] = 0;
-	close(pfd[0]);
+	read_to_eof(pfd[0], out, sizeof(out));
 	waitpid(pid, &st, 0);
 	cr_expect_not(strstr(out, "event=namespace"), "%s", out);
 	cr_expect_not(strstr(out, "event=listening"), "%s", out);
@@ -809,8 +808,6 @@ Test(vfu_hostile, nkv_target_ns_map_read_only_suffix)
 	static const char *const ro[] = { "--ns-map", "1=weights:ro,2=scratch", NULL };
 	static const char *const bad[] = { "--ns-map", "1=weights:rw", NULL };
 	char out[8192];
-	size_t len = 0;
-	ssize_t n;
 	int st = 0, pfd[2];
 	pid_t pid;
 
@@ -823,10 +820,7 @@ Test(vfu_hostile, nkv_target_ns_map_read_only_suffix)
 	cr_assert_eq(pipe(pfd), 0);
 	pid = spawn_target_err(srv.path, bad, pfd[1]);
 	close(pfd[1]);
-	while (len < sizeof(out) - 1 && (n = read(pfd[0], out + len, sizeof(out) - 1 - len)) > 0)
-		len += (size_t)n;
-	out[len] = 0;
-	close(pfd[0]);
+	read_to_eof(pfd[0], out, sizeof(out));
 	waitpid(pid, &st, 0);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "--ns-map 1=weights:rw is refused");
 	cr_assert(strstr(out, "unknown suffix ':rw'"), "%s", out);
