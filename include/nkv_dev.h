@@ -302,12 +302,14 @@ struct nkv_dev_cpl {
 	uint32_t dw0;		/* CQE DW0 (Retrieve: stored value length) */
 	uint32_t status;	/* CQE status field without phase (SCT/SC/DNR) */
 	uint32_t done;		/* 1 = reaped, result not yet taken */
-	uint32_t rsvd;
+	uint32_t cap;		/* NKV_DEV_QP_REPORT_SHORT: the Retrieve's
+				 * buffer (CDW10), else 0xffffffff */
 };
 NKV_ASSERT_SIZE(struct nkv_dev_cpl, 16);
 NKV_ASSERT_OFF(struct nkv_dev_cpl, dw0, 0);
 NKV_ASSERT_OFF(struct nkv_dev_cpl, status, 4);
 NKV_ASSERT_OFF(struct nkv_dev_cpl, done, 8);
+NKV_ASSERT_OFF(struct nkv_dev_cpl, cap, 12);
 
 /*
  * A value buffer the host registered; its data pointers built by the
@@ -389,8 +391,18 @@ struct nkv_dev_qp {
 				 * vendor Store options the namespace
 				 * advertises (NKV_STORE_VENDOR_MASK, CDW11
 				 * positions): the builders refuse the others */
+	/* Setup: per-command memory for commands on memory regions
+	 * (nkv_mr.h): nr_cmds blocks of cmd_size bytes, each a head page and
+	 * SGL segment / PRP list pages. */
+	uint64_t cmd_addr;	/* device-visible address of block 0 */
+	uint64_t cmd_pages_addr; /* uint64_t[]: controller address of each page */
+	uint32_t cmd_size;	/* bytes a block, a page multiple (0: none) */
+	uint32_t nr_cmds;
+	uint32_t dptr;		/* NKV_DEV_DPTR_*: the data pointers the
+				 * controller takes beside PRPs */
+	uint32_t qp_flags;	/* NKV_DEV_QP_* */
 };
-NKV_ASSERT_SIZE(struct nkv_dev_qp, 168);
+NKV_ASSERT_SIZE(struct nkv_dev_qp, 200);
 NKV_ASSERT_OFF(struct nkv_dev_qp, sq_addr, 0);
 NKV_ASSERT_OFF(struct nkv_dev_qp, cq_addr, 8);
 NKV_ASSERT_OFF(struct nkv_dev_qp, sq_db_addr, 16);
@@ -421,6 +433,19 @@ NKV_ASSERT_OFF(struct nkv_dev_qp, sq_doorbells, 144);
 NKV_ASSERT_OFF(struct nkv_dev_qp, cq_doorbells, 152);
 NKV_ASSERT_OFF(struct nkv_dev_qp, max_key, 160);
 NKV_ASSERT_OFF(struct nkv_dev_qp, key_flags, 164);
+NKV_ASSERT_OFF(struct nkv_dev_qp, cmd_addr, 168);
+NKV_ASSERT_OFF(struct nkv_dev_qp, cmd_pages_addr, 176);
+NKV_ASSERT_OFF(struct nkv_dev_qp, cmd_size, 184);
+NKV_ASSERT_OFF(struct nkv_dev_qp, nr_cmds, 188);
+NKV_ASSERT_OFF(struct nkv_dev_qp, dptr, 192);
+NKV_ASSERT_OFF(struct nkv_dev_qp, qp_flags, 196);
+/* The controller takes SGLs of any alignment (SGLS 01b), or dword-aligned
+ * ones only (10b); neither: PRPs. */
+#define NKV_DEV_DPTR_SGL 0x1u
+#define NKV_DEV_DPTR_SGL_DWORD 0x2u
+/* A Retrieve whose value is longer than its buffer ends with err
+ * NKV_EMSGSIZE (dw0 the true length, the prefix landed), not success. */
+#define NKV_DEV_QP_REPORT_SHORT 0x1u
 /* Every key in head form, short ones too (for controllers that read keys
  * only from the head of the data buffer, e.g. rados-nkv's forwarder). */
 #define NKV_DEV_KEY_HEAD 0x1u
@@ -796,6 +821,9 @@ NKV_DEV struct nkv_dev_result nkv_qp_take(struct nkv_dev_qp *qp, uint32_t cid)
 	res.status = (uint16_t)t[cid].status;
 	res.cid = (uint16_t)cid;
 	res.err = 0;
+	/* Opted in: a Retrieve's value longer than its buffer is short. */
+	if ((qp->qp_flags & NKV_DEV_QP_REPORT_SHORT) && !res.status && res.dw0 > t[cid].cap)
+		res.err = NKV_EMSGSIZE;
 	nkv_arch_store_dev_u32(&t[cid].done, 0);
 	nkv_qp_cid_free(qp, cid);
 	return res;
@@ -1041,6 +1069,14 @@ NKV_DEV void nkv_lane_publish(struct nkv_dev_qp *qp, struct nkv_sqe sqe, uint32_
 	struct nkv_sqe *sq = NKV_DEV_PTR(struct nkv_sqe, qp->sq_addr);
 
 	sqe.cdw0 = (sqe.cdw0 & 0xffffu) | (uint32_t)cid << 16;
+	if (qp->qp_flags & NKV_DEV_QP_REPORT_SHORT) {
+		/* The lane owns the CID's entry until it takes the result.
+		 * A size query (CDW10 0) asks for the length: never short. */
+		struct nkv_dev_cpl *t = NKV_DEV_PTR(struct nkv_dev_cpl, qp->cpl_addr);
+		int rd = NKV_GET(sqe.cdw0, 0, 8) == NKV_KV_RETRIEVE && sqe.cdw10;
+
+		nkv_arch_store_dev_u32(&t[cid].cap, rd ? sqe.cdw10 : 0xffffffffu);
+	}
 	nkv_arch_store_sqe(&sq[slot], &sqe);
 	nkv_arch_fence_release();
 }

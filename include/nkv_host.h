@@ -212,6 +212,16 @@ struct nkv_qpair_opts {
 #define NKV_QPAIR_KEY_HEAD 0x1u
 /* PRPs only, even where the controller takes SGLs. */
 #define NKV_QPAIR_PRP_ONLY 0x2u
+/* No value slots (opts->slots must be 0): values move only through memory
+ * regions (nkv_store_mr() and friends, nkv_mr.h from device code); the
+ * per-command memory for key heads and lists is still made. Without the
+ * flag, slots 0 keeps meaning depth - 1. */
+#define NKV_QPAIR_NO_SLOTS 0x4u
+/* Report a Retrieve whose stored value is longer than its buffer as
+ * short: the synchronous API returns -EMSGSIZE with the true length in
+ * DW0 / *vlen (the prefix landed), device code gets err NKV_EMSGSIZE.
+ * Without it such a Retrieve is success, as the KV command set says. */
+#define NKV_QPAIR_REPORT_SHORT 0x8u
 /*
  * Create an I/O queue pair for host use (the synchronous API, and the
  * cpu engine running device code on host threads): CQ then SQ over the
@@ -280,6 +290,11 @@ struct nkv_qpair_info {
 				 * 17+ bytes only */
 	uint32_t timeout_ms;	/* the I/O wait it got: the one asked for,
 				 * or the default ("Timeouts", docs/host.md) */
+	uint32_t cmds;		/* per-command memory blocks device code may
+				 * use (nkv_dev_qp.nr_cmds) */
+	uint32_t dptr;		/* NKV_DEV_DPTR_* (nkv_dev.h): what region
+				 * commands may send beside PRPs */
+	uint32_t flags;		/* NKV_QPAIR_* it was made with */
 };
 /* Say truthfully where each part lives (any thread). info->size as the
  * caller was built: one built before by_messages existed gets the fields
@@ -396,6 +411,108 @@ int nkv_exist(struct nkv_qpair *q, const void *key, uint32_t klen,
  * payload format (nkv_wire.h). */
 int nkv_list(struct nkv_qpair *q, const void *start, uint32_t klen,
 	     void *buf, uint32_t buflen, struct nkv_result *res);
+
+/*
+ * Memory regions (docs/host.md, "Memory regions"): the caller's memory,
+ * registered once for every queue pair of the controller, so values land
+ * where the application wants them instead of in a queue pair's slots.
+ * How the controller reaches a region depends on the transport: pcie pins
+ * any page-aligned memory and the device DMAs into it; vfio-user's
+ * controller maps memory it is given an fd for (nkv_mem_register_fd(),
+ * nkv_mem_alloc()) and reaches other memory only by messages (vfio-user
+ * DMA_READ / DMA_WRITE, served by the library's socket thread, a copy
+ * each way), which the caller must allow with NKV_MEM_MESSAGES: without
+ * it such a registration is refused (-EOPNOTSUPP, with a line saying
+ * why), never turned into copies in silence. nkv_mem_info() says which.
+ * Regions are the controller's: any thread may register and deregister
+ * (serialised inside); a region is used by any queue pair of it.
+ */
+struct nkv_mr;
+#define NKV_MEM_READ 0x10u	/* the controller may read it: Stores from it */
+#define NKV_MEM_WRITE 0x20u	/* the controller may write it: Retrieves into it
+				 * (neither: both) */
+#define NKV_MEM_MESSAGES 0x40u	/* may be reached by the transport's messages
+				 * where it cannot be shared as it is */
+/*
+ * Register [addr, addr + len) (page aligned; the controller maps whole 4
+ * KiB pages). 0, -EINVAL (alignment, flags; logged), -EOPNOTSUPP
+ * (vfio-user and no NKV_MEM_MESSAGES: the memory has no fd the controller
+ * could map; logged), -ENOTCONN, or the transport's error (a pcie pin
+ * over its limit: -ENOMEM).
+ */
+int nkv_mem_register(struct nkv_ctrl *c, void *addr, size_t len, uint32_t flags,
+		     struct nkv_mr **out);
+/*
+ * The same for memory the caller mapped MAP_SHARED from @fd at @fd_off
+ * (a memfd, a file, hugetlbfs): the controller maps the fd too. @fd stays
+ * the caller's (the controller holds its own reference while mapped);
+ * @fd_off page aligned and the fd at least @fd_off + @len bytes long
+ * (-EINVAL). On pcie the pages are pinned by address as for
+ * nkv_mem_register().
+ */
+int nkv_mem_register_fd(struct nkv_ctrl *c, int fd, uint64_t fd_off, void *addr, size_t len,
+			uint32_t flags, struct nkv_mr **out);
+/* Allocate @len bytes (rounded up to pages, zeroed, host RAM the
+ * controller maps: a sealed memfd) and register them; the address in
+ * *addr, freed by nkv_mem_deregister(). */
+int nkv_mem_alloc(struct nkv_ctrl *c, size_t len, uint32_t flags, struct nkv_mr **out,
+		  void **addr);
+/*
+ * Deregister (and free what nkv_mem_alloc() allocated). -EBUSY (logged,
+ * nothing changed) while a synchronous command uses the region or a host
+ * queue pair of the controller has commands in flight (device code's
+ * commands are not tracked per region: let kernels that use it end
+ * first). NULL: 0.
+ */
+int nkv_mem_deregister(struct nkv_mr *mr);
+
+struct nkv_mr_info {
+	size_t size;		/* sizeof(struct nkv_mr_info) */
+	void *addr;
+	size_t len;
+	uint32_t flags;		/* NKV_MEM_READ / _WRITE as registered */
+	uint32_t by_messages;	/* 1: the controller reaches it by messages */
+	uint32_t contiguous;	/* 1: one run of controller addresses */
+	uint32_t prp_table;	/* 1: it has a PRP table (3 pages or more) */
+};
+/* What a region is and how the controller reaches it. 0 or -EINVAL. */
+int nkv_mem_info(struct nkv_mr *mr, struct nkv_mr_info *info);
+/* The region's descriptor for device code (nkv_mr.h; valid until
+ * deregistered): a host pointer the cpu engine reads, a device pointer
+ * where the library was built with a GPU runtime. */
+const struct nkv_dev_mr *nkv_mem_dev(struct nkv_mr *mr);
+
+/* One run of a value: @len bytes at byte @off of region @mr. */
+struct nkv_iov {
+	struct nkv_mr *mr;
+	size_t off;
+	uint32_t len;
+};
+/*
+ * Synchronous commands whose value is in regions (the sync API's rules:
+ * one host thread on a queue pair from nkv_qpair_create()). Each returns
+ * 0, the NVMe status as the controller sent it (> 0: 0x87 Key Does Not
+ * Exist, 0x81 full; nkv_status_str() names it), or a negative errno:
+ * -EINVAL for a key, a run or options the command cannot carry (logged,
+ * naming the run: outside its region, registered without the direction,
+ * boundaries a PRP-only or dword-SGL controller cannot describe; nothing
+ * is sent), -EMSGSIZE for a total over the controller's limit, and the
+ * sync API's -ETIMEDOUT / -ENOTCONN / -EIO. @n 1..NKV_IOV_MAX runs.
+ */
+int nkv_store_mr(struct nkv_qpair *q, const void *key, uint32_t klen, uint32_t opts,
+		 struct nkv_mr *mr, size_t off, uint32_t len);
+int nkv_store_iov(struct nkv_qpair *q, const void *key, uint32_t klen, uint32_t opts,
+		  const struct nkv_iov *iov, uint32_t n);
+/* Retrieve into a range or runs; *vlen (may be NULL) = DW0, the stored
+ * size, which may exceed the buffer (a prefix landed, in run order; under
+ * NKV_QPAIR_REPORT_SHORT that is -EMSGSIZE, *vlen still set). */
+int nkv_retrieve_mr(struct nkv_qpair *q, const void *key, uint32_t klen, struct nkv_mr *mr,
+		    size_t off, uint32_t len, uint32_t *vlen);
+int nkv_retrieve_iov(struct nkv_qpair *q, const void *key, uint32_t klen,
+		     const struct nkv_iov *iov, uint32_t n, uint32_t *vlen);
+/* "outside its region", ...: what enum nkv_run_why (nkv_mr.h) means, for
+ * messages about device code's NKV_EINVAL. Never NULL. */
+const char *nkv_run_why_str(uint32_t why);
 
 /* Human-readable name of an NVMe status ("Key Does Not Exist"). */
 const char *nkv_status_str(uint16_t status);

@@ -454,6 +454,8 @@ static int nkv_h_bringup(struct nkv_ctrl *c, const struct nkv_ctrl_opts *o, char
 
 static void nkv_h_ctrl_free(struct nkv_ctrl *c)
 {
+	/* Regions the application left: before their memory sources go. */
+	nkv_h_mr_close_all(c);
 	nkv_h_gpu_db_fini(c);
 	nkv_h_doorbells_fini(c);
 	nkv_h_admin_fini(c);

@@ -276,9 +276,25 @@ int nkv_h_buf_alloc(struct nkv_ctrl *c, struct nkv_h_memsrc *src, size_t len,
 	return 0;
 }
 
+int nkv_h_buf_register(struct nkv_ctrl *c, struct nkv_h_buf *b, const char *what)
+{
+	int rc = c->ops->dma_map(c->tr, &b->m);
+
+	if (rc) {
+		nkv_h_trace("dma_map of %zu bytes (%s) failed: %d", b->m.len, what, rc);
+		return rc;
+	}
+	b->mapped = 1;
+	nkv_h_trace("registered %zu bytes of %s at iova %#llx%s%s", b->m.len, what,
+		    (unsigned long long)b->m.iova[0],
+		    b->m.contiguous ? "" : " (per-page addresses)",
+		    b->m.by_messages ? ", reached by messages" : "");
+	return 0;
+}
+
 void nkv_h_buf_free(struct nkv_ctrl *c, struct nkv_h_buf *b)
 {
-	if (!b->src)
+	if (!b->src && !b->mapped)
 		return;
 	if (b->mapped) {
 		int rc = c->ops->dma_unmap(c->tr, &b->m);
@@ -291,7 +307,9 @@ void nkv_h_buf_free(struct nkv_ctrl *c, struct nkv_h_buf *b)
 		if (b->m.iova && b->m.tr_priv == b->m.iova)
 			free(b->m.iova);
 	}
-	b->src->ops->free(b->src, &b->m);
+	/* Memory the caller registered (no source) stays the caller's. */
+	if (b->src)
+		b->src->ops->free(b->src, &b->m);
 	memset(b, 0, sizeof(*b));
 	b->m.fd = -1;
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "nkv_dev.h"
+#include "nkv_mr.h"
 #include "nkv_host.h"
 #include "host/doorbell_fwd.h"
 #include "host/gpu.h"
@@ -103,6 +104,10 @@ struct nkv_ctrl;
  * them with c's transport. 0 or a negative errno. */
 int nkv_h_buf_alloc(struct nkv_ctrl *c, struct nkv_h_memsrc *src, size_t len,
 		    struct nkv_h_buf *b);
+/* Register memory the caller filled in b->m (va, len, fd or by_messages,
+ * prot) with c's transport, naming it @what in the trace; no source:
+ * nkv_h_buf_free() unregisters it and leaves the memory alone. */
+int nkv_h_buf_register(struct nkv_ctrl *c, struct nkv_h_buf *b, const char *what);
 /* Unregister and free; safe on a zeroed or half-built buffer. */
 void nkv_h_buf_free(struct nkv_ctrl *c, struct nkv_h_buf *b);
 /* Controller address of byte off of the buffer. */
@@ -188,6 +193,8 @@ struct nkv_ctrl {
 	uint32_t granted;
 	struct nkv_qpair **qps;		/* by qid */
 	struct nkv_h_qstats *qst;	/* by qid */
+	/* Memory regions (mr.c), under lock: deregistered at close. */
+	struct nkv_mr *mrs;
 };
 
 struct nkv_qpair {
@@ -202,6 +209,9 @@ struct nkv_qpair {
 	 * then grown to the largest value moved (nkv_h_qp_sync_room). */
 	struct nkv_h_buf sdata, sprps;
 	struct nkv_dev_slot sslot;
+	/* Per-command memory (nkv_mr.h): nr_cmds blocks for device code and
+	 * one more, the last, for the synchronous API. */
+	struct nkv_h_buf cmdmem;
 	uint64_t *cid_bitmap;
 	struct nkv_dev_cpl *cpl;
 	struct nkv_dev_slot *slots;
@@ -219,12 +229,16 @@ struct nkv_qpair {
 	int said_device;	/* the sync API's refusal was logged */
 	struct nkv_dev_qp gdesc;
 	uint64_t gpu_desc, gpu_bitmap, gpu_cpl, gpu_slots;
-	uint64_t gpu_sq, gpu_cq, gpu_data, gpu_fail;
-	void *gpu_reg[4];
+	uint64_t gpu_sq, gpu_cq, gpu_data, gpu_fail, gpu_cmd, gpu_cmd_pages;
+	void *gpu_reg[5];
 	int gpu_nreg;
 };
 
 /* ---- queue pairs (qpair.c) ---- */
+/* Pages of each command's memory block (nkv_mr.h): a head page, then
+ * list pages: 4 hold 1021 SGL descriptors (NKV_IOV_MAX runs and a head)
+ * or 2045 PRP entries (an 8 MiB range a region's table cannot carry). */
+#define NKV_H_CMD_PAGES 5u
 /* Largest value one command of c moves: min(MDTS, the namespace's max
  * value). */
 uint32_t nkv_h_xfer_limit(const struct nkv_ctrl *c);
@@ -235,6 +249,29 @@ int nkv_h_value_fits(const struct nkv_ctrl *c, const char *what, uint64_t len);
 /* The synchronous API's buffer (q->sslot) holds len <= the limit bytes:
  * made or grown now if not. 0 or a negative errno. */
 int nkv_h_qp_sync_room(struct nkv_qpair *q, uint32_t len);
+
+/* ---- memory regions (mr.c) ---- */
+/* Deregister every region of c left at close (caller holds c->lock). */
+void nkv_h_mr_close_all(struct nkv_ctrl *c);
+/* The host view of @mr when it is @c's region, else NULL. */
+const struct nkv_dev_mr *nkv_h_mr_host(const struct nkv_mr *mr, const struct nkv_ctrl *c);
+/* A synchronous command starts (+1) or ends (-1) using @mr. */
+void nkv_h_mr_use(struct nkv_mr *mr, int d);
+
+/* ---- the synchronous API (sync.c), shared with sync_mr.c ---- */
+/* The checks before any command: 0, or why not (-EINVAL, -EOPNOTSUPP
+ * for a device queue pair, -ENOTCONN / -EIO for a failed one). */
+int nkv_h_sync_pre(struct nkv_qpair *q, struct nkv_result *res);
+/* 0 for a key of @min..max_key bytes; else -EINVAL (a long one logged). */
+int nkv_h_sync_key(const struct nkv_qpair *q, const void *key, uint32_t klen, uint32_t min);
+/* Store options the namespace takes, for a value of @len bytes. */
+int nkv_h_sync_opts(const struct nkv_qpair *q, uint32_t opts, uint32_t ttl_s, uint32_t len);
+/* One SQE as a one-lane wave, waited for: 0 with the result in @res,
+ * -EMSGSIZE (a short Retrieve under NKV_QPAIR_REPORT_SHORT, @res set),
+ * or the error that ended it. */
+int nkv_h_sync_exec(struct nkv_qpair *q, struct nkv_sqe *sqe, struct nkv_result *res);
+/* Count a result and the bytes it moved in the queue's counters. */
+void nkv_h_sync_count(struct nkv_qpair *q, const struct nkv_result *res, uint64_t bytes);
 
 /* ---- queue pairs for device code (qpair_gpu.c) ---- */
 int nkv_h_qp_gpu_publish(struct nkv_qpair *q);

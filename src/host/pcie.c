@@ -447,6 +447,7 @@ const struct nkv_transport_ops nkv_transport_pcie = {
 	.reg_read = nkv_pcie_reg_read,
 	.reg_write = nkv_pcie_reg_write,
 	.doorbells = nkv_pcie_doorbells,
+	.maps_va = 1,
 	.dma_map = nkv_pcie_dma_map,
 	.dma_unmap = nkv_pcie_dma_unmap,
 	.alive = nkv_pcie_alive,

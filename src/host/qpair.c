@@ -155,6 +155,18 @@ static int nkv_h_qp_sgl(const struct nkv_qpair *q)
 	       !(q->flags & NKV_QPAIR_PRP_ONLY);
 }
 
+/* What region commands may send beside PRPs (NKV_DEV_DPTR_*): SGLs of
+ * any alignment, dword-aligned ones (SGLS 10b), or none. */
+static uint32_t nkv_h_qp_dptr(const struct nkv_qpair *q)
+{
+	uint32_t s = q->c->info.sgls & NKV_SGLS_SUPPORT_MASK;
+
+	if (q->flags & NKV_QPAIR_PRP_ONLY)
+		return 0;
+	return s == NKV_SGLS_SUPPORTED ? NKV_DEV_DPTR_SGL
+				       : s == NKV_SGLS_DWORD_ALIGNED ? NKV_DEV_DPTR_SGL_DWORD : 0;
+}
+
 /* nr slots of size bytes in data, each a head page then its value pages;
  * list pages in lists. */
 static int nkv_h_slots_alloc(struct nkv_qpair *q, uint32_t nr, uint32_t size,
@@ -200,7 +212,11 @@ static int nkv_h_qp_check_opts(struct nkv_ctrl *c, const struct nkv_qpair_opts *
 		r->depth = mqes < 256 ? mqes : 256;
 	if (r->depth < 2 || r->depth > mqes)
 		return -EINVAL;
-	if (!r->slots)
+	if (o->size < offsetof(struct nkv_qpair_opts, flags) + sizeof(uint32_t))
+		r->flags = 0;
+	if ((r->flags & NKV_QPAIR_NO_SLOTS) && r->slots)
+		return -EINVAL;
+	if (!r->slots && !(r->flags & NKV_QPAIR_NO_SLOTS))
 		r->slots = r->depth - 1;
 	if (!r->slot_size)
 		r->slot_size = NKV_PAGE_SIZE;
@@ -208,11 +224,10 @@ static int nkv_h_qp_check_opts(struct nkv_ctrl *c, const struct nkv_qpair_opts *
 		return -EMSGSIZE;
 	if (o->size < offsetof(struct nkv_qpair_opts, timeout_ms) + sizeof(uint32_t))
 		r->timeout_ms = 0;
-	if (o->size < offsetof(struct nkv_qpair_opts, flags) + sizeof(uint32_t))
-		r->flags = 0;
 	if (o->size < offsetof(struct nkv_qpair_opts, memory_mode) + sizeof(uint32_t))
 		r->memory_mode = 0;
-	if ((r->flags & ~(NKV_QPAIR_KEY_HEAD | NKV_QPAIR_PRP_ONLY)) ||
+	if ((r->flags & ~(NKV_QPAIR_KEY_HEAD | NKV_QPAIR_PRP_ONLY | NKV_QPAIR_NO_SLOTS |
+			  NKV_QPAIR_REPORT_SHORT)) ||
 	    (r->memory_mode & ~(NKV_MEM_SQ | NKV_MEM_CQ | NKV_MEM_DATA)))
 		return -EINVAL;
 	if (device && c->gpu_rc) {
@@ -229,6 +244,7 @@ static void nkv_h_qp_free(struct nkv_qpair *q)
 	nkv_h_qp_gpu_free(q);
 	nkv_h_buf_free(c, &q->sprps);
 	nkv_h_buf_free(c, &q->sdata);
+	nkv_h_buf_free(c, &q->cmdmem);
 	nkv_h_buf_free(c, &q->prps);
 	nkv_h_buf_free(c, &q->data);
 	nkv_h_buf_free(c, &q->cq);
@@ -292,6 +308,12 @@ static void nkv_h_qp_fill(struct nkv_qpair *q, const struct nkv_qpair_opts *r)
 	/* The vendor Store options the builders may send: only advertised
 	 * ones, in their CDW11 positions (bits 8-15). */
 	d->key_flags |= q->c->ext.store_opts & NKV_STORE_VENDOR_MASK;
+	d->cmd_addr = (uint64_t)(uintptr_t)q->cmdmem.m.va;
+	d->cmd_pages_addr = (uint64_t)(uintptr_t)q->cmdmem.m.iova;
+	d->cmd_size = NKV_H_CMD_PAGES * NKV_PAGE_SIZE;
+	d->nr_cmds = r->depth - 1;
+	d->dptr = nkv_h_qp_dptr(q);
+	d->qp_flags = q->flags & NKV_QPAIR_REPORT_SHORT ? NKV_DEV_QP_REPORT_SHORT : 0;
 	nkv_h_qp_clear(q);
 }
 
@@ -303,7 +325,7 @@ static int nkv_h_qp_mem(struct nkv_qpair *q, const struct nkv_qpair_opts *r)
 	q->dev = aligned_alloc(128, (sizeof(*q->dev) + 127u) & ~(size_t)127u);
 	q->cid_bitmap = calloc((r->depth + 63u) / 64u, sizeof(uint64_t));
 	q->cpl = calloc(r->depth, sizeof(*q->cpl));
-	q->slots = calloc(r->slots, sizeof(*q->slots));
+	q->slots = calloc(r->slots ? r->slots : 1, sizeof(*q->slots));
 	q->fail_word = aligned_alloc(NKV_PAGE_SIZE, NKV_PAGE_SIZE);
 	if (!q->dev || !q->cid_bitmap || !q->cpl || !q->slots || !q->fail_word)
 		return -ENOMEM;
@@ -311,8 +333,13 @@ static int nkv_h_qp_mem(struct nkv_qpair *q, const struct nkv_qpair_opts *r)
 	rc = nkv_h_ring_alloc(q, NKV_MEM_SQ, (size_t)r->depth * sizeof(struct nkv_sqe), &q->sq);
 	if (!rc)
 		rc = nkv_h_ring_alloc(q, NKV_MEM_CQ, (size_t)r->depth * sizeof(struct nkv_cqe), &q->cq);
-	if (!rc)
+	if (!rc && r->slots)
 		rc = nkv_h_slots_alloc(q, r->slots, r->slot_size, &q->data, &q->prps, q->slots);
+	/* A block per command device code may have in flight, and the last
+	 * for the synchronous API; host RAM, touched only where used. */
+	if (!rc)
+		rc = nkv_h_buf_alloc(q->c, q->c->host,
+				     (size_t)r->depth * NKV_H_CMD_PAGES * NKV_PAGE_SIZE, &q->cmdmem);
 	return rc;
 }
 
@@ -521,6 +548,9 @@ int nkv_qpair_get_info(struct nkv_qpair *q, struct nkv_qpair_info *info)
 	i.sgl = q->dev->nr_slots && (q->slots[0].flags & NKV_DEV_SLOT_SGL) ? 1 : 0;
 	i.key_head = (q->dev->key_flags & NKV_DEV_KEY_HEAD) ? 1 : 0;
 	i.timeout_ms = q->timeout_ms;
+	i.cmds = q->dev->nr_cmds;
+	i.dptr = q->dev->dptr;
+	i.flags = q->flags;
 	memcpy(info, &i, i.size);
 	return 0;
 }

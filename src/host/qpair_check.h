@@ -14,7 +14,8 @@
 /* 0 when every setup field and the ring state are sane; NKV_EINVAL for a
  * NULL @qp, a missing address or unknown key flags, NKV_ERANGE for a
  * depth, credit limit, CID count, longest key or ring position out of
- * range. */
+ * range (command memory too), NKV_EINVAL for unknown data-pointer or
+ * queue-pair flags. */
 static inline int nkv_dev_qp_check(const struct nkv_dev_qp *qp)
 {
 	uint32_t dmax;
@@ -33,6 +34,13 @@ static inline int nkv_dev_qp_check(const struct nkv_dev_qp *qp)
 		return NKV_ERANGE;
 	/* Bits 8-15: the vendor Store options advertised, no others. */
 	if (qp->key_flags & ~(NKV_DEV_KEY_HEAD | NKV_STORE_VENDOR_MASK))
+		return NKV_EINVAL;
+	/* Command memory: a head page and at least one list page each. */
+	if (qp->nr_cmds && (!qp->cmd_addr || !qp->cmd_pages_addr ||
+			    qp->cmd_size < 2u * NKV_PAGE_SIZE || qp->cmd_size % NKV_PAGE_SIZE))
+		return NKV_ERANGE;
+	if ((qp->dptr & ~(NKV_DEV_DPTR_SGL | NKV_DEV_DPTR_SGL_DWORD)) ||
+	    (qp->qp_flags & ~NKV_DEV_QP_REPORT_SHORT))
 		return NKV_EINVAL;
 	if (qp->sq_tail >= qp->sq_depth || qp->sq_head >= qp->sq_depth ||
 	    qp->cq_head >= qp->cq_depth || qp->cq_phase > 1)

@@ -94,6 +94,8 @@ static void nkv_h_qp_gpu_desc(struct nkv_qpair *q)
 	d->cpl_addr = q->gpu_cpl;
 	d->slots_addr = q->gpu_slots;
 	d->fail_addr = q->gpu_fail;
+	d->cmd_addr = q->gpu_cmd;
+	d->cmd_pages_addr = q->gpu_cmd_pages;
 }
 
 int nkv_h_qp_gpu_publish(struct nkv_qpair *q)
@@ -107,20 +109,28 @@ int nkv_h_qp_gpu_publish(struct nkv_qpair *q)
 		rc = nkv_h_gpu_reg(q, q->sq.m.va, q->sq.m.len, &q->gpu_sq);
 	if (!rc)
 		rc = nkv_h_gpu_reg(q, q->cq.m.va, q->cq.m.len, &q->gpu_cq);
-	if (!rc)
+	if (!rc && q->data.m.len)
 		rc = nkv_h_gpu_reg(q, q->data.m.va, q->data.m.len, &q->gpu_data);
 	if (!rc)
 		rc = nkv_h_gpu_reg(q, q->fail_word, NKV_PAGE_SIZE, &q->gpu_fail);
+	/* Command memory: lanes write key heads and lists there; its page
+	 * addresses are read on each region command, so they go to the GPU. */
+	if (!rc)
+		rc = nkv_h_gpu_reg(q, q->cmdmem.m.va, q->cmdmem.m.len, &q->gpu_cmd);
+	if (!rc)
+		rc = g->dev_alloc(q->cmdmem.m.npages * 8u, &q->gpu_cmd_pages);
+	if (!rc)
+		rc = g->to_dev(q->gpu_cmd_pages, q->cmdmem.m.iova, q->cmdmem.m.npages * 8u);
 	if (!rc)
 		rc = g->dev_alloc((cids + 63u) / 64u * 8u, &q->gpu_bitmap);
 	if (!rc)
 		rc = g->dev_alloc((size_t)cids * sizeof(*q->cpl), &q->gpu_cpl);
 	if (!rc)
-		rc = g->dev_alloc((size_t)n * sizeof(*slots), &q->gpu_slots);
+		rc = g->dev_alloc((size_t)(n ? n : 1) * sizeof(*slots), &q->gpu_slots);
 	if (!rc)
 		rc = g->dev_alloc(sizeof(q->gdesc), &q->gpu_desc);
 	if (!rc) {
-		slots = calloc(n, sizeof(*slots));
+		slots = calloc(n ? n : 1, sizeof(*slots));
 		rc = slots ? 0 : -ENOMEM;
 	}
 	for (i = 0; !rc && i < n; i++) {
@@ -164,5 +174,7 @@ void nkv_h_qp_gpu_free(struct nkv_qpair *q)
 		g->dev_free(q->gpu_cpl);
 	if (q->gpu_bitmap)
 		g->dev_free(q->gpu_bitmap);
-	q->gpu_desc = q->gpu_slots = q->gpu_cpl = q->gpu_bitmap = 0;
+	if (q->gpu_cmd_pages)
+		g->dev_free(q->gpu_cmd_pages);
+	q->gpu_desc = q->gpu_slots = q->gpu_cpl = q->gpu_bitmap = q->gpu_cmd_pages = 0;
 }

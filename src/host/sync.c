@@ -103,7 +103,7 @@ static int nkv_h_sync_wait(struct nkv_qpair *q, uint16_t cid)
 }
 
 /* Submit one SQE as a one-lane wave and wait for its result. */
-static int nkv_h_sync_exec(struct nkv_qpair *q, struct nkv_sqe *sqe, struct nkv_result *res)
+int nkv_h_sync_exec(struct nkv_qpair *q, struct nkv_sqe *sqe, struct nkv_result *res)
 {
 	struct nkv_dev_qp *d = q->dev;
 	struct nkv_ctrl *c = q->c;
@@ -139,18 +139,19 @@ static int nkv_h_sync_exec(struct nkv_qpair *q, struct nkv_sqe *sqe, struct nkv_
 	if (rc)
 		return rc;
 	r = nkv_wave_wait(w, d, t);
-	if (r.err)
+	/* NKV_QPAIR_REPORT_SHORT: a complete answer, reported as short. */
+	if (r.err && r.err != NKV_EMSGSIZE)
 		return r.err;
 	res->status = r.status & 0x7ff;
 	res->dw0 = r.dw0;
-	nkv_h_trace("qp %u: cid %u -> status %#x (%s) dw0 %u", q->qid, cid, res->status,
-		    nkv_status_str(res->status), res->dw0);
-	return 0;
+	nkv_h_trace("qp %u: cid %u -> status %#x (%s) dw0 %u%s", q->qid, cid, res->status,
+		    nkv_status_str(res->status), res->dw0, r.err ? " (short)" : "");
+	return r.err;
 }
 
 /* 0 for a key of @min..max_key bytes; else -EINVAL, and a key longer
  * than the controller takes is logged with the limit. */
-static int nkv_h_sync_key(const struct nkv_qpair *q, const void *key, uint32_t klen,
+int nkv_h_sync_key(const struct nkv_qpair *q, const void *key, uint32_t klen,
 			  uint32_t min)
 {
 	uint32_t max = nkv_dev_max_key(q->dev);
@@ -183,7 +184,7 @@ static int nkv_h_sync_prep(struct nkv_qpair *q, struct nkv_sqe *sqe, uint8_t opc
 	return p.err;
 }
 
-static int nkv_h_sync_pre(struct nkv_qpair *q, struct nkv_result *res)
+int nkv_h_sync_pre(struct nkv_qpair *q, struct nkv_result *res)
 {
 	if (!q || !res)
 		return -EINVAL;
@@ -200,7 +201,7 @@ static int nkv_h_sync_pre(struct nkv_qpair *q, struct nkv_result *res)
 	return nkv_h_sync_failed(q);
 }
 
-static void nkv_h_sync_count(struct nkv_qpair *q, const struct nkv_result *res, uint64_t bytes)
+void nkv_h_sync_count(struct nkv_qpair *q, const struct nkv_result *res, uint64_t bytes)
 {
 	nkv_h_stats_result(&q->c->qst[q->qid], res->status, bytes);
 }
@@ -228,7 +229,7 @@ static int nkv_h_sync_vendor(const struct nkv_qpair *q, uint32_t opts)
 /* Store options the controller can act on: known bits, one existence
  * condition at most, a TTL with its seconds (and seconds only with it),
  * a touch without a value, MUST_NOT_EXIST or EPHEMERAL. */
-static int nkv_h_sync_opts(const struct nkv_qpair *q, uint32_t opts, uint32_t ttl_s,
+int nkv_h_sync_opts(const struct nkv_qpair *q, uint32_t opts, uint32_t ttl_s,
 			   uint32_t len)
 {
 	if (opts & ~NKV_STORE_ALL_MASK)
@@ -314,6 +315,12 @@ static int nkv_h_sync_read(struct nkv_qpair *q, uint8_t opc, const void *key,
 		rc = nkv_h_sync_prep(q, &sqe, opc, key, klen, 0, cap, cap);
 	if (!rc)
 		rc = nkv_h_sync_exec(q, &sqe, res);
+	if (rc == -EMSGSIZE && cap) {
+		/* Reported short (NKV_QPAIR_REPORT_SHORT): the prefix is the
+		 * caller's all the same; DW0 says how long the value is. */
+		memcpy(buf, (const void *)(uintptr_t)q->sslot.addr, cap);
+		nkv_h_sync_count(q, res, cap);
+	}
 	if (rc)
 		return rc;
 	if (opc == NKV_KV_RETRIEVE && !res->status && res->dw0 > cap && cap < buflen) {

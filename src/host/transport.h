@@ -51,7 +51,13 @@ struct nkv_dmamem {
 	int (*copy)(void *ctx, const struct nkv_dmamem *m, size_t off, void *host,
 		    size_t len, int to_mem);
 	void *copy_ctx;
+	/* What the controller may do with it: NKV_DMAMEM_READ / _WRITE
+	 * (0: both). A transport that can say so to the controller does
+	 * (vfio-user DMA_MAP flags); the library checks it either way. */
+	uint32_t prot;
 };
+#define NKV_DMAMEM_READ 0x1u	/* the controller reads it (Store data) */
+#define NKV_DMAMEM_WRITE 0x2u	/* the controller writes it (Retrieve data) */
 
 struct nkv_transport_ops {
 	const char *name;	/* URI scheme: "vfio-user", "pcie" */
@@ -76,6 +82,10 @@ struct nkv_transport_ops {
 	 * message, safe from any thread, so the watch reads CSTS too; 0 when
 	 * each is a message a stalled controller would hold (vfio-user). */
 	int mapped_regs;
+	/* 1 when dma_map takes any page-aligned memory of this process by
+	 * its address (pcie pins it); 0 when the controller must map an fd
+	 * (vfio-user), so memory without one goes by messages or not at all. */
+	int maps_va;
 };
 
 extern const struct nkv_transport_ops nkv_transport_vfio_user;

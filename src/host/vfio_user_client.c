@@ -864,7 +864,10 @@ static int nkv_vfu_dma_map(struct nkv_tr *tr, struct nkv_dmamem *m)
 	if (m->iova && m->npages < npages)
 		return -EINVAL;
 	dm.argsz = sizeof(dm);
-	dm.flags = NKV_VFU_DMA_F_READ | NKV_VFU_DMA_F_WRITE;
+	dm.flags = (m->prot & NKV_DMAMEM_READ ? NKV_VFU_DMA_F_READ : 0u) |
+		   (m->prot & NKV_DMAMEM_WRITE ? NKV_VFU_DMA_F_WRITE : 0u);
+	if (!m->prot)
+		dm.flags = NKV_VFU_DMA_F_READ | NKV_VFU_DMA_F_WRITE;
 	dm.offset = m->fd_offset;
 	dm.addr = (uint64_t)(uintptr_t)m->va;
 	dm.size = m->len;

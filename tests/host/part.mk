@@ -77,3 +77,9 @@ test_host_kvcache_LDLIBS = $(TL_HOST_LDLIBS)
 test_host_kvc_procs_SRCS = tests/host/test_host_kvc_procs.c tests/host/kvc_util.c $(TL_HOST)
 test_host_kvc_procs_LIBS = $(TL_HOST_LIBS)
 test_host_kvc_procs_LDLIBS = $(TL_HOST_LDLIBS)
+
+# Memory regions: values in the caller's own memory (nkv_mr.h, mr.c).
+TESTS += test_host_mr
+test_host_mr_SRCS = tests/host/test_host_mr.c tests/host/big_util.c $(TL_HOST)
+test_host_mr_LIBS = $(TL_HOST_LIBS)
+test_host_mr_LDLIBS = $(TL_HOST_LDLIBS)

@@ -15,7 +15,7 @@ Test(wire, layouts)
 	cr_expect_eq(offsetof(struct nkv_sqe, cdw14), 56);
 	cr_expect_eq(sizeof(struct nkv_cqe), 16);
 	cr_expect_eq(offsetof(struct nkv_cqe, dw3), 12);
-	cr_expect_eq(sizeof(struct nkv_dev_qp), 168);
+	cr_expect_eq(sizeof(struct nkv_dev_qp), 200);
 	cr_expect_eq(offsetof(struct nkv_dev_qp, max_key), 160);
 	cr_expect_eq(sizeof(struct nkv_dev_slot), 56);
 	cr_expect_eq(sizeof(struct nkv_sgl_desc), 16);
