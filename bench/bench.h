@@ -89,6 +89,9 @@ struct nkv_bench_opts {
 	uint32_t poll_sched;		/* --poll-sched: enum nkv_cpu_sched */
 	int values_by_messages;		/* NKV_CTRL_VALUES_BY_MESSAGES */
 	uint32_t ttl_s;			/* --ttl: every Store's TTL, seconds; 0: none */
+	int dest_region;		/* --dest region: values in one registered
+					 * region, queue pairs without slots */
+	uint32_t scatter;		/* --scatter: runs per value (region) */
 };
 
 /* Parse argv into o. 0, or NKV_EXIT_USAGE after printing why;

@@ -68,6 +68,12 @@ void nkv_bench_usage(FILE *f)
 	      "                         first; the controller must advertise TTL (nkv-target\n"
 	      "                         does), else a usage error; wave batches only\n"
 	      "                         (--batch-size 64 or less)\n"
+	      "  --dest slots|region    where values land: each queue pair's own slots\n"
+	      "                         (default), or one region the run registers\n"
+	      "                         (nkv_mem_alloc; queue pairs without slots): Store,\n"
+	      "                         Retrieve, Exist, Delete; cpu engine, memory mode 0-7\n"
+	      "  --scatter N            --dest region: each value in N runs spread over the\n"
+	      "                         region (1..1020, default 1; --value-size >= 4 N)\n"
 	      "  --lfsr-seed N          value pattern seed (default 0x1d872b41)\n"
 	      "  --verify, --no-verify  check values / List payloads (default on)\n"
 	      "  --fill each|once       Store: write the key's pattern into its slot before\n"
@@ -346,7 +352,7 @@ enum {
 	OPT_OP = 256, OPT_MODE, OPT_KEYS, OPT_NUM_KEYS, OPT_PREFIX, OPT_BATCH, OPT_VSIZE,
 	OPT_BSIZE, OPT_QLEN, OPT_NQ, OPT_ITER, OPT_WARMUP, OPT_SEED, OPT_VERIFY, OPT_NO_VERIFY,
 	OPT_POLL, OPT_ENGINE, OPT_TARGET, OPT_TIMEOUT, OPT_JSON, OPT_QUIET, OPT_KEY_ORDER, OPT_CPUS,
-	OPT_BY_MSGS, OPT_POLL_SCHED, OPT_FILL, OPT_KEY_SIZE, OPT_TTL,
+	OPT_BY_MSGS, OPT_POLL_SCHED, OPT_FILL, OPT_KEY_SIZE, OPT_TTL, OPT_DEST, OPT_SCATTER,
 };
 
 static const struct option nkv_bench_lopts[] = {
@@ -378,6 +384,8 @@ static const struct option nkv_bench_lopts[] = {
 	{ "fill", required_argument, NULL, OPT_FILL },
 	{ "key-size", required_argument, NULL, OPT_KEY_SIZE },
 	{ "ttl", required_argument, NULL, OPT_TTL },
+	{ "dest", required_argument, NULL, OPT_DEST },
+	{ "scatter", required_argument, NULL, OPT_SCATTER },
 	{ "help", no_argument, NULL, 'h' },
 	{ "workload", required_argument, NULL, NKV_BENCH_OPT_WORKLOAD },
 	{ "blocks", required_argument, NULL, NKV_BENCH_OPT_BLOCKS },
@@ -405,6 +413,8 @@ static int nkv_bench_numeric(int opt, const char *arg, struct nkv_bench_opts *o,
 		{ OPT_TIMEOUT, 1, 3600000, 0, "1..3600000" },
 		{ OPT_KEY_SIZE, 1, NKV_KEY_MAX, 0, "1..255" },
 		{ OPT_TTL, 1, UINT32_MAX, 0, "1..4294967295 seconds" },
+		{ OPT_DEST, 0, 0, 0, "" },
+		{ OPT_SCATTER, 1, NKV_IOV_MAX, 0, "1..1020 runs" },
 	};
 	uint64_t v = 0;
 	size_t i;
@@ -435,6 +445,7 @@ static int nkv_bench_numeric(int opt, const char *arg, struct nkv_bench_opts *o,
 	case OPT_TIMEOUT: o->timeout_ms = (uint32_t)v; break;
 	case OPT_KEY_SIZE: o->key_size = (uint32_t)v; break;
 	case OPT_TTL: o->ttl_s = (uint32_t)v; break;
+	case OPT_SCATTER: o->scatter = (uint32_t)v; break;
 	}
 	return 0;
 }
@@ -546,11 +557,47 @@ static int nkv_bench_batches_ok(const struct nkv_bench_opts *o)
 	return NKV_EXIT_USAGE;
 }
 
+/* --dest region's rules: what a region run can do (docs/bench.md). */
+static int nkv_bench_dest_ok(struct nkv_bench_opts *o)
+{
+	const char *no = NULL;
+
+	if (!o->dest_region) {
+		if (o->scatter > 1)
+			no = "--scatter needs --dest region (a slot is one run)";
+	} else if (o->opc == NKV_KV_LIST || o->workload != NKV_BENCH_WORKLOAD_KV) {
+		no = "--dest region takes --kv-op store, retrieve, exist or delete";
+	} else if (o->engine == NKV_BENCH_ENGINE_GPU) {
+		no = "--dest region runs on the cpu engine (GPU memory regions are not built yet)";
+	} else if (o->memory_mode & 0x8u) {
+		no = "--dest region: values land in the region, not in device memory (memory-mode "
+		     "bit 0x8 is for slots)";
+	} else if (o->buf_size && o->buf_size != o->value_size) {
+		no = "--dest region: a value's room in the region is --value-size (no "
+		     "--data-buffer-size)";
+	} else if (o->value_size < 4u * (o->scatter ? o->scatter : 1u)) {
+		no = "--scatter N needs --value-size of 4 N bytes or more (runs of whole words)";
+	}
+	if (no) {
+		fprintf(stderr, "nkv-bench: %s\n", no);
+		return NKV_EXIT_USAGE;
+	}
+	if (o->dest_region && !o->scatter)
+		o->scatter = 1;
+	if (o->dest_region && o->engine == NKV_BENCH_ENGINE_AUTO)
+		o->engine = NKV_BENCH_ENGINE_CPU;
+	return 0;
+}
+
 /* Cross-flag rules, once everything is parsed. */
 static int nkv_bench_check(struct nkv_bench_opts *o, uint64_t num_keys)
 {
-	int rc = 0;
+	int rc = nkv_bench_dest_ok(o);
 
+	if (rc)
+		return rc;
+	if (!o->buf_size && o->dest_region)
+		o->buf_size = o->value_size;
 	if (!o->buf_size)
 		o->buf_size = (o->value_size + 4095u) & ~4095u;
 	if (o->values_by_messages && !(o->memory_mode & 0x8u)) {
@@ -660,6 +707,13 @@ int nkv_bench_parse(int argc, char **argv, struct nkv_bench_opts *o)
 		case OPT_QUIET: o->quiet = 1; break;
 		case OPT_CPUS: rc = nkv_bench_cpus(optarg, o); break;
 		case OPT_BY_MSGS: o->values_by_messages = 1; break;
+		case OPT_DEST:
+			if (strcmp(optarg, "slots") && strcmp(optarg, "region")) {
+				fprintf(stderr, "nkv-bench: bad --dest '%s': slots|region\n", optarg);
+				rc = NKV_EXIT_USAGE;
+			}
+			o->dest_region = !strcmp(optarg, "region");
+			break;
 		case NKV_BENCH_OPT_WORKLOAD: case NKV_BENCH_OPT_BLOCKS:
 		case NKV_BENCH_OPT_HIT_RATIO: case NKV_BENCH_OPT_LAYERS:
 			rc = nkv_bench_prefix_opt(opt, optarg, o);

@@ -351,6 +351,11 @@ static void nkv_bench_text_setup(FILE *f, const struct nkv_bench_opts *o,
 	if (o->ttl_s)
 		fprintf(f, "  ttl         every Store with a TTL of %u s (--ttl): the keys age out\n",
 			o->ttl_s);
+	if (o->dest_region)
+		fprintf(f, "  dest        values in one registered region (nkv_mem_alloc), %u run%s "
+			"each, no slots\n", o->scatter, o->scatter == 1 ? "" : "s spread over it");
+	else
+		fprintf(f, "  dest        values in each queue pair's slots\n");
 	if (o->fill_once)
 		fprintf(f, "  values      --fill once: keys stored with their patterns first (not\n"
 			   "              measured), then the slots sent as they are; a key may\n"
@@ -475,11 +480,13 @@ void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
 		fprintf(f, "null");
 	fprintf(f, "},\"keys\":%u,\"keys_present\":%lld,\"keys_stored\":%llu,\"batch_size\":%u,"
 		"\"value_size\":%u,\"data_buffer_size\":%u,\"queue_length\":%u,\"num_queues\":%u,"
-		"\"iterations\":%u,\"warmup\":%u,\"verify\":%s,\"fill\":\"%s\",\"ttl_s\":%u,",
+		"\"iterations\":%u,\"warmup\":%u,\"verify\":%s,\"fill\":\"%s\",\"ttl_s\":%u,"
+		"\"dest\":\"%s\",\"scatter\":%u,",
 		keys, s->keys_present == UINT64_MAX ? -1LL : (long long)s->keys_present,
 		(unsigned long long)s->keys_stored, o->batch, o->value_size, o->buf_size,
 		o->queue_length, o->num_queues, o->iterations, o->warmup,
-		o->verify ? "true" : "false", o->fill_once ? "once" : "each", o->ttl_s);
+		o->verify ? "true" : "false", o->fill_once ? "once" : "each", o->ttl_s,
+		o->dest_region ? "region" : "slots", o->dest_region ? o->scatter : 1u);
 	fprintf(f, "\"commands\":%llu,\"batches\":%llu,\"ok\":%llu,\"bytes\":%llu,"
 		"\"wall_ns\":%llu,\"busy_ns\":%llu,\"iops\":%.1f,\"iops_wall\":%.1f,\"iops_busy\":%.1f,"
 		"\"bytes_per_s\":%.1f,",

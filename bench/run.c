@@ -52,6 +52,9 @@ struct nkv_bench_run {
 	 * maps with the run itself (a page-aligned allocation). */
 	uint64_t *lat_all;
 	size_t lat_len;
+	/* --dest region: the region and every slot's runs in it. */
+	struct nkv_mr *mr;
+	struct nkv_dev_iov *runs;
 	char why[256];		/* the last failure in words, or "" */
 };
 
@@ -173,8 +176,9 @@ static int nkv_bench_qpairs(struct nkv_bench_run *r, char *err, size_t errlen)
 	int rc;
 
 	qo.depth = o->queue_length;
-	qo.slots = o->batch;
-	qo.slot_size = o->buf_size;
+	qo.slots = o->dest_region ? 0 : o->batch;
+	qo.slot_size = o->dest_region ? 0 : o->buf_size;
+	qo.flags = o->dest_region ? NKV_QPAIR_NO_SLOTS : 0;
 	/* Device code gives up after timeout_ms of wall clock without a
 	 * completion (no poll count: time only). */
 	qo.poll_budget = 0;
@@ -212,6 +216,45 @@ static int nkv_bench_qpairs(struct nkv_bench_run *r, char *err, size_t errlen)
 		r->args[i].seed = o->seed;
 		r->args[i].ttl_s = o->ttl_s;
 		first += n;
+	}
+	return 0;
+}
+
+/*
+ * --dest region: one region for every slot of every queue pair. With
+ * --scatter N a value is N runs, run k in band k of the region (band k
+ * holds run k of every slot, page aligned), so a value's runs lie N bands
+ * apart; every run but the last a whole number of words (the pattern's,
+ * nkv_bk_fill_runs).
+ */
+static int nkv_bench_region(struct nkv_bench_run *r, char *err, size_t errlen)
+{
+	const struct nkv_bench_opts *o = r->o;
+	uint32_t n = o->scatter, each = o->value_size / n / 4u * 4u, k;
+	uint64_t slots = (uint64_t)r->nq * o->batch, s;
+	uint64_t stride = ((uint64_t)(o->value_size - each * (n - 1u)) + 4095u) & ~4095ull;
+	const struct nkv_dev_mr *dm;
+	void *base;
+	int rc;
+
+	rc = nkv_mem_alloc(r->ctrl, stride * slots * n, 0, &r->mr, &base);
+	if (rc) {
+		snprintf(err, errlen, "--dest region: cannot register a region of %llu bytes: %s",
+			 (unsigned long long)(stride * slots * n), strerror(-rc));
+		return rc;
+	}
+	r->runs = calloc(slots * n, sizeof(*r->runs));
+	if (!r->runs)
+		return -ENOMEM;
+	dm = nkv_mem_dev(r->mr);
+	for (s = 0; s < slots; s++)
+		for (k = 0; k < n; k++)
+			r->runs[s * n + k] = nkv_dev_run(dm, (k * slots + s) * stride,
+							 k + 1u < n ? each
+								    : o->value_size - each * (n - 1u));
+	for (k = 0; k < r->nq; k++) {
+		r->args[k].scatter = n;
+		r->args[k].runs_addr = (uint64_t)(uintptr_t)&r->runs[(uint64_t)k * o->batch * n];
 	}
 	return 0;
 }
@@ -272,6 +315,8 @@ int nkv_bench_run_open(const struct nkv_bench_opts *o, const char *uri,
 		rc = nkv_bench_ttl_ok(r, err, errlen);
 	if (!rc)
 		rc = nkv_bench_qpairs(r, err, errlen);
+	if (!rc && o->dest_region)
+		rc = nkv_bench_region(r, err, errlen);
 	if (rc) {
 		nkv_bench_run_close(r);
 		return rc;
@@ -666,6 +711,8 @@ void nkv_bench_run_close(struct nkv_bench_run *r)
 		return;
 	for (i = 0; i < r->nq; i++)
 		nkv_qpair_destroy(r->qp[i]);
+	nkv_mem_deregister(r->mr);
+	free(r->runs);
 	nkv_ctrl_close(r->ctrl);
 	free(r);
 }

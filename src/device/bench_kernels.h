@@ -22,6 +22,7 @@
 
 #include "nkv_block.h"
 #include "nkv_list.h"
+#include "nkv_mr.h"
 
 #if !defined(__HIPCC__) && !defined(__CUDACC__)
 #include <time.h>
@@ -52,6 +53,10 @@ struct nkv_bk_args {
 	uint32_t flags;		/* NKV_BK_* */
 	uint32_t ttl_s;		/* Store: a TTL of this many seconds; 0: none
 				 * (wave batches only: nkv_bk_run_block) */
+	uint32_t scatter;	/* --dest region: runs per value; 0: slots */
+	uint64_t runs_addr;	/* --dest region: struct nkv_dev_iov[slots *
+				 * scatter], each slot's runs in a region (the
+				 * queue pair has no slots) */
 };
 
 /* What one lane saw. by_status: generic statuses 80h..8Fh. */
@@ -151,11 +156,90 @@ NKV_HD int64_t nkv_bk_check(const uint8_t *p, uint32_t len, uint32_t seed)
 	return -1;
 }
 
+/* --dest region: the runs of slot @slot's value (a->scatter of them). */
+NKV_HD const struct nkv_dev_iov *nkv_bk_runs(const struct nkv_bk_args *a, uint32_t slot)
+{
+	return NKV_DEV_PTR(const struct nkv_dev_iov, a->runs_addr) + (uint64_t)slot * a->scatter;
+}
+
+/* Where run @v lies, for device code. */
+NKV_HD uint8_t *nkv_bk_run_ptr(const struct nkv_dev_iov *v)
+{
+	return NKV_DEV_PTR(uint8_t, NKV_DEV_PTR(const struct nkv_dev_mr, v->mr)->addr + v->off);
+}
+
+/* The pattern of nkv_bk_fill() over @n runs, as if they were one buffer:
+ * every run but the last a whole number of words (run.c lays them so). */
+NKV_HD void nkv_bk_fill_runs(const struct nkv_dev_iov *v, uint32_t n, uint32_t seed)
+{
+	uint32_t x = seed, k, i;
+
+	for (k = 0; k + 1u < n; k++) {
+		uint8_t *p = nkv_bk_run_ptr(&v[k]);
+
+		for (i = 0; i + 4u <= v[k].len; i += 4u) {
+			x = nkv_bk_next(x);
+			*(uint32_t *)(p + i) = x;
+		}
+	}
+	nkv_bk_fill(nkv_bk_run_ptr(&v[n - 1u]), v[n - 1u].len, x);
+}
+
+/* nkv_bk_check() over @n runs: the first differing byte's offset in the
+ * value, or -1. */
+NKV_HD int64_t nkv_bk_check_runs(const struct nkv_dev_iov *v, uint32_t n, uint32_t seed)
+{
+	uint32_t x = seed, k, i;
+	int64_t base = 0, off;
+
+	for (k = 0; k + 1u < n; k++) {
+		const uint8_t *p = nkv_bk_run_ptr(&v[k]);
+
+		for (i = 0; i + 4u <= v[k].len; i += 4u) {
+			x = nkv_bk_next(x);
+			if (*(const uint32_t *)(p + i) != x)
+				return base + i;
+		}
+		base += v[k].len;
+	}
+	off = nkv_bk_check(nkv_bk_run_ptr(&v[n - 1u]), v[n - 1u].len, x);
+	return off < 0 ? -1 : base + off;
+}
+
+/* The command for key @k with its value in the region's runs of slot
+ * @slot (--dest region): Store and Retrieve from and into them, Exist and
+ * Delete a key head (if any) in the slot's command memory. */
+NKV_DEV struct nkv_prep nkv_bk_prep_region(const struct nkv_dev_qp *qp,
+					   const struct nkv_bk_args *a,
+					   const struct nkv_bk_key *k, uint32_t slot,
+					   uint32_t ttl_s)
+{
+	const struct nkv_dev_iov *v = nkv_bk_runs(a, slot);
+
+	switch (a->opc) {
+	case NKV_KV_STORE:
+		if (ttl_s)
+			return nkv_prep_ttl(nkv_dev_store_iov(qp, slot, k->key, k->len, NKV_STORE_TTL,
+							      v, a->scatter, 0),
+					    ttl_s);
+		return nkv_dev_store_iov(qp, slot, k->key, k->len, 0, v, a->scatter, 0);
+	case NKV_KV_RETRIEVE:
+		return nkv_dev_retrieve_iov(qp, slot, k->key, k->len, v, a->scatter, 0);
+	case NKV_KV_DELETE:
+	case NKV_KV_EXIST:
+		return nkv_dev_nodata_cmd(qp, slot, (uint8_t)a->opc, k->key, k->len);
+	default:
+		return nkv_prep_err(NKV_EINVAL);
+	}
+}
+
 /* This lane's SQE for key @k through slot @slot, by value; a Store with
  * a TTL of @ttl_s seconds (0: none). */
 NKV_DEV struct nkv_prep nkv_bk_prep(const struct nkv_dev_qp *qp, const struct nkv_bk_args *a,
 				    const struct nkv_bk_key *k, uint32_t slot, uint32_t ttl_s)
 {
+	if (a->runs_addr)
+		return nkv_bk_prep_region(qp, a, k, slot, ttl_s);
 	switch (a->opc) {
 	case NKV_KV_STORE:
 		if (ttl_s)
@@ -183,15 +267,16 @@ NKV_DEV int64_t nkv_bk_verify(const struct nkv_dev_qp *qp, const struct nkv_bk_a
 			      uint32_t *entry)
 {
 	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, slot);
-	const uint8_t *p = NKV_DEV_PTR(const uint8_t, s->addr);
+	const uint8_t *p = s ? NKV_DEV_PTR(const uint8_t, s->addr) : 0;
 
 	if (a->opc == NKV_KV_RETRIEVE) {
+		uint32_t seed = nkv_bk_seed(a->seed, a->key_base + idx);
 		int64_t off;
 
 		if (r->dw0 != a->value_size)
 			return -1;
-		off = nkv_bk_check(p, r->dw0 < s->size ? r->dw0 : s->size,
-				   nkv_bk_seed(a->seed, a->key_base + idx));
+		off = a->runs_addr ? nkv_bk_check_runs(nkv_bk_runs(a, slot), a->scatter, seed)
+				   : nkv_bk_check(p, r->dw0 < s->size ? r->dw0 : s->size, seed);
 		return off < 0 ? -2 : off;
 	}
 	if (a->opc == NKV_KV_LIST) {
@@ -223,6 +308,7 @@ NKV_DEV void nkv_bk_account(const struct nkv_dev_qp *qp, const struct nkv_bk_arg
 			    const struct nkv_dev_result *r)
 {
 	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, slot);
+	uint32_t size = a->runs_addr ? a->value_size : s->size;
 	uint32_t sct = nkv_status_sct(r->status), sc = nkv_status_sc(r->status);
 
 	if (r->err) {
@@ -242,9 +328,9 @@ NKV_DEV void nkv_bk_account(const struct nkv_dev_qp *qp, const struct nkv_bk_arg
 	if (a->opc == NKV_KV_STORE)
 		c->bytes += a->value_size;
 	else if (a->opc == NKV_KV_RETRIEVE)
-		c->bytes += r->dw0 < s->size ? r->dw0 : s->size;
+		c->bytes += r->dw0 < size ? r->dw0 : size;
 	else if (a->opc == NKV_KV_LIST)
-		c->bytes += s->size;
+		c->bytes += size;
 	if (a->flags & NKV_BK_VERIFY) {
 		uint32_t entry = 0;
 		int64_t off = nkv_bk_verify(qp, a, slot, idx, r, &entry);
@@ -266,7 +352,10 @@ NKV_DEV struct nkv_prep nkv_bk_batch_prep(struct nkv_dev_qp *qp, const struct nk
 
 	if (t >= a->batch || idx >= a->count)
 		return nkv_prep_err(0);
-	if (a->opc == NKV_KV_STORE && (a->flags & NKV_BK_FILL))
+	if (a->opc == NKV_KV_STORE && (a->flags & NKV_BK_FILL) && a->runs_addr)
+		nkv_bk_fill_runs(nkv_bk_runs(a, slot), a->scatter,
+				 nkv_bk_seed(a->seed, a->key_base + idx));
+	else if (a->opc == NKV_KV_STORE && (a->flags & NKV_BK_FILL))
 		nkv_bk_fill((uint8_t *)nkv_dev_value(qp, slot), a->value_size,
 			    nkv_bk_seed(a->seed, a->key_base + idx));
 	return nkv_bk_prep(qp, a, &keys[idx], slot, ttl_s);

@@ -359,6 +359,15 @@ def bad_flags():
         (["--workload", "prefix", "--ttl", "60"], "--ttl"),
         (["--workload", "prefix", "--batch-size", "64", "--queue-length", "128"], "three batches"),
         (["--workload", "prefix", "--blocks", "65536", "--layers", "32"], "1048576"),
+        (["--dest", "pool"], "--dest"), (["--scatter", "4"], "needs --dest region"),
+        (["--dest", "region", "--kv-op", "list"], "store, retrieve, exist or delete"),
+        (["--dest", "region", "--workload", "prefix"], "store, retrieve, exist or delete"),
+        (["--dest", "region", "--engine", "gpu"], "cpu engine"),
+        (["--dest", "region", "--memory-mode", "8"], "bit 0x8"),
+        (["--dest", "region", "--data-buffer-size", "8192"], "--data-buffer-size"),
+        (["--dest", "region", "--scatter", "1021"], "1..1020"),
+        (["--dest", "region", "--scatter", "0"], "1..1020"),
+        (["--dest", "region", "--value-size", "15", "--scatter", "4"], "4 N bytes"),
     ]
     for args, word in cases:
         rc, out, err = bench(*args)
@@ -495,6 +504,35 @@ def placement():
           "exit %d: %s" % (rc, out))
 
 
+def dest_region():
+    """--dest region: values stored from and retrieved into one registered
+    region (queue pairs without slots), every byte checked; --scatter N
+    spreads each value over N runs (SGL segment lists), in wave and block
+    batches, inline and head-form keys."""
+    for op in ("store", "retrieve", "exist", "delete"):
+        j = bench_json("dest-region-" + op, "--kv-op", op, "--dest", "region", keys=64)
+        check("dest-region-%s-json" % op, j is not None and j["dest"] == "region" and
+              j["scatter"] == 1, str(j and (j["dest"], j["scatter"])))
+    for name, args in (("scatter-16", ["--value-size", "64K", "--scatter", "16"]),
+                       ("scatter-300-odd", ["--value-size", "10001", "--scatter", "300"]),
+                       ("scatter-block", ["--value-size", "8K", "--scatter", "3",
+                                          "--queue-length", "256"]),
+                       ("scatter-sha256-keys", ["--value-size", "5000", "--scatter", "5",
+                                                "--key-order", "sha256"])):
+        batch = 100 if name == "scatter-block" else 16
+        j = bench_json("dest-region-" + name, "--kv-op", "retrieve", "--dest", "region", *args,
+                       keys=200 if batch == 100 else 64, batch=batch)
+        check("dest-region-%s-bytes" % name, j is not None and j["bytes"] ==
+              j["ok"] * j["value_size"], str(j and (j["bytes"], j["ok"], j["value_size"])))
+    j = bench_json("dest-slots-json", "--kv-op", "exist", keys=16, batch=16, iters=1)
+    check("dest-slots-default", j is not None and j["dest"] == "slots" and j["scatter"] == 1,
+          str(j and j["dest"]))
+    rc, out, err = bench("--kv-op", "exist", "--num-keys", "16", "--dest", "region",
+                         "--scatter", "4")
+    check("dest-region-text", rc == 0 and "values in one registered region (nkv_mem_alloc), "
+          "4 runs spread over it" in out, "exit %d: %s" % (rc, out))
+
+
 def advertises_ttl(tmp):
     """Does nkv-target advertise TTL Stores (nkv-admin info says)?"""
     t = Target(tmp, "ttl-probe")
@@ -551,6 +589,7 @@ def main():
         text_report()
         bad_flags()
         placement()
+        dest_region()
         prefix_workload()
         embedded()
         external(tmp)
