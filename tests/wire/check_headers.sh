@@ -5,8 +5,8 @@
 # (the project builds with -D_GNU_SOURCE; an application need not):
 #   host headers (include/*.h but the GPU arch layers): gcc and clang as
 #   -std=c11, g++ and clang++ as -std=c++17;
-#   nkv_arch_cuda.h, nkv_dev.h, nkv_block.h and nkv_kvcache.h under nvcc,
-#   nkv_arch_hip.h, nkv_dev.h, nkv_block.h and nkv_kvcache.h under hipcc,
+#   nkv_arch_cuda.h, nkv_dev.h, nkv_block.h, nkv_kvcache.h and nkv_mr.h under nvcc,
+#   nkv_arch_hip.h, nkv_dev.h, nkv_block.h, nkv_kvcache.h and nkv_mr.h under hipcc,
 #   with the Makefile's flags and archs.
 # One "NKV-HDR <compiler> <header> PASS|FAIL|SKIP [reason]" line per check;
 # a compiler that is absent is one SKIP line per header it would check.
@@ -91,12 +91,12 @@ if [ -n "$nvcc" ] && [ -x "$nvcc" ]; then
 	for a in $cuda_archs; do
 		gencode+=(-gencode "arch=compute_${a#sm_},code=$a")
 	done
-	for h in nkv_arch_cuda.h nkv_dev.h nkv_block.h nkv_kvcache.h; do
+	for h in nkv_arch_cuda.h nkv_dev.h nkv_block.h nkv_kvcache.h nkv_mr.h; do
 		check nvcc cu "$h" "$nvcc" -std=c++17 -Iinclude -Werror all-warnings \
 			"${gencode[@]}" -x cu -c -o "$tmp/only.o"
 	done
 else
-	skip_all nvcc "no CUDA toolkit (nvcc)" nkv_arch_cuda.h nkv_dev.h nkv_block.h nkv_kvcache.h
+	skip_all nvcc "no CUDA toolkit (nvcc)" nkv_arch_cuda.h nkv_dev.h nkv_block.h nkv_kvcache.h nkv_mr.h
 fi
 
 if command -v hipcc >/dev/null; then
@@ -104,12 +104,12 @@ if command -v hipcc >/dev/null; then
 	for a in $hip_archs; do
 		offload+=(--offload-arch="$a")
 	done
-	for h in nkv_arch_hip.h nkv_dev.h nkv_block.h nkv_kvcache.h; do
+	for h in nkv_arch_hip.h nkv_dev.h nkv_block.h nkv_kvcache.h nkv_mr.h; do
 		check hipcc hip "$h" hipcc -std=c++17 "${strict[@]}" "${offload[@]}" \
 			-x hip -c -o "$tmp/only.o"
 	done
 else
-	skip_all hipcc "hipcc not installed" nkv_arch_hip.h nkv_dev.h nkv_block.h nkv_kvcache.h
+	skip_all hipcc "hipcc not installed" nkv_arch_hip.h nkv_dev.h nkv_block.h nkv_kvcache.h nkv_mr.h
 fi
 
 echo "$passed passed, $failed failed, $skipped skipped"

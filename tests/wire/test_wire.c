@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "nkv_dev.h"
+#include "nkv_mr.h"
 
 unsigned nkv_cxx_probe_sizes(void);
 
@@ -23,11 +24,18 @@ Test(wire, layouts)
 	cr_expect_eq(offsetof(struct nkv_dev_qp, sq_tail), 96);
 	cr_expect_eq(sizeof(struct nkv_id_ns_kv), 4096);
 	cr_expect_eq(offsetof(struct nkv_id_ns_kv, kvf), 72);
+	cr_expect_eq(offsetof(struct nkv_dev_qp, cmd_addr), 168);
+	cr_expect_eq(offsetof(struct nkv_dev_qp, qp_flags), 196);
+	cr_expect_eq(sizeof(struct nkv_dev_mr), 56);
+	cr_expect_eq(offsetof(struct nkv_dev_mr, tab_addr), 32);
+	cr_expect_eq(sizeof(struct nkv_dev_iov), 24);
+	cr_expect_eq(offsetof(struct nkv_dev_iov, len), 16);
+	cr_expect_eq(offsetof(struct nkv_dev_cpl, cap), 12);
 }
 
 Test(wire, cxx17_build_agrees)
 {
-	cr_expect_eq(nkv_cxx_probe_sizes(), 64u + 16u + 168u);
+	cr_expect_eq(nkv_cxx_probe_sizes(), 64u + 16u + 200u + 56u + 24u);
 }
 
 Test(wire, cqe_and_status_round_trip)
