@@ -479,6 +479,46 @@ Test(host_mr, wave_stores_and_retrieves_in_place, .init = setup, .fini = down)
 	cr_assert_eq(nkv_mem_deregister(mr), 0);
 }
 
+struct busy_job {
+	struct nkv_dev_qp *qp;
+	struct nkv_mr *mr;
+	int while_in_flight, after;
+};
+
+/* A wave submits Stores from the region, its leader tries to deregister
+ * it before waiting (the commands are in flight), then after. */
+static void mr_busy_lane(void *arg)
+{
+	struct busy_job *j = arg;
+	struct nkv_wave w = nkv_wave_enter();
+	uint8_t key[16];
+	uint32_t klen = ht_key(nkv_wave_rank(w), 5, key);
+	struct nkv_ticket t = nkv_wave_submit(
+		w, j->qp, 1,
+		nkv_dev_store_mr(j->qp, nkv_wave_slot(w, 0), key, klen, 0, nkv_mem_dev(j->mr),
+				 (uint64_t)nkv_wave_rank(w) * PG, 100));
+
+	if (w.lane == w.leader)
+		j->while_in_flight = nkv_mem_deregister(j->mr);
+	nkv_wave_wait(w, j->qp, t);
+	if (w.lane == w.leader)
+		j->after = nkv_mem_deregister(j->mr);
+}
+
+Test(host_mr, deregister_while_a_wave_has_commands_in_flight, .init = setup, .fini = down)
+{
+	struct nkv_cpu_cfg cfg = { sizeof(cfg), NKV_CPU_FIBERS, 1, 8, 0 };
+	struct busy_job j = { nkv_qpair_dev(qp), NULL, 1, 1 };
+	void *p;
+
+	cr_assert_eq(nkv_mem_alloc(ctrl, MiB, 0, &j.mr, &p), 0);
+	big_log_start();
+	cr_assert_eq(nkv_cpu_launch(&cfg, mr_busy_lane, &j), 0);
+	cr_expect_eq(j.while_in_flight, -EBUSY);
+	cr_expect(strstr(big_log(), "commands in flight"), "%s", big_log());
+	cr_expect_eq(j.after, 0);
+}
+
 struct blk_job {
 	struct nkv_dev_qp *qp;
 	const struct nkv_dev_mr *mr;
