@@ -125,6 +125,7 @@ struct nkv_bench_phase {
 	uint64_t ok;
 	uint64_t bytes;
 	uint64_t dev_errors;
+	uint64_t lost;			/* of dev_errors: sent, never completed */
 	int32_t last_dev_error;
 	uint64_t verify_fail;
 	uint64_t len_fail;		/* verify failures that were a stored length */
@@ -134,6 +135,9 @@ struct nkv_bench_phase {
 	uint32_t bad_entry;		/* List: where its payload stops parsing,
 					 * entry bad_entry at byte bad_off) */
 	uint64_t other_status;
+	uint32_t first_other;		/* the first of them a controller answered
+					 * (SCT << 8 | SC); 0: none (prefix: a
+					 * Retrieve's DW0 counts there too) */
 	uint64_t by_status[16];
 	uint64_t sq_doorbells;		/* SQ tail writes by device code */
 	uint64_t cq_doorbells;		/* CQ head writes by device code */
@@ -228,8 +232,10 @@ void nkv_bench_report_text(FILE *f, const struct nkv_bench_opts *o,
 			   const struct nkv_bench_setup *s, const struct nkv_bench_phase *ph);
 void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
 			   const struct nkv_bench_setup *s, const struct nkv_bench_phase *ph);
-/* Unexpected outcomes: statuses other than success (and 87h where a
- * miss is expected), device errors, verification failures. */
+/* Unexpected outcomes of commands: statuses other than success (and
+ * 87h where a miss is expected), device errors (a command that never
+ * completed, or was not sent), verification failures. A failed queue
+ * pair is no command's outcome: it is counted apart (failed_qps). */
 uint64_t nkv_bench_unexpected(const struct nkv_bench_opts *o, const struct nkv_bench_phase *ph);
 
 /* --workload prefix (prefix.c). */
