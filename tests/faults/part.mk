@@ -19,5 +19,6 @@ test_named_SRCS = tests/faults/test_named.c $(TL_TOOL) $(TL_HOST)
 test_named_LIBS = $(TL_HOST_LIBS)
 test_named_LDLIBS = $(TL_HOST_LDLIBS)
 $(B)/tests/test_named: | $(B)/bin/nkv-bench $(B)/bin/nkv-probe $(B)/bin/nkv-admin \
-	$(B)/examples/batch_store_retrieve_cpu $(B)/examples/first_retrieve_cpu \
-	$(B)/examples/multi_queue_cpu $(B)/examples/prefix_cache_cpu
+	$(B)/bin/nkv-target $(B)/examples/batch_store_retrieve_cpu \
+	$(B)/examples/first_retrieve_cpu $(B)/examples/multi_queue_cpu \
+	$(B)/examples/cache_lookup_cpu $(B)/examples/prefix_cache_cpu
