@@ -181,6 +181,9 @@ const char *nkv_bench_dev_err_str(int err);
 /* The same with the run's numbers (--timeout-ms), into @buf if need be. */
 const char *nkv_bench_dev_err_why(const struct nkv_bench_opts *o, uint32_t wait_ms, int err,
 				  char *buf, size_t len);
+/* A status in words with its fields, into @buf: "Internal Error (status
+ * 0x6: SCT 0h, SC 06h)". */
+const char *nkv_bench_status_name(uint32_t st, char *buf, size_t len);
 /* A host errno in words: the controller gone, a timeout, else strerror. */
 const char *nkv_bench_errno_str(int rc);
 /* The exit status (NKV_EXIT_*) of a run that ended with @rc: the

@@ -189,9 +189,7 @@ void nkv_bench_verify_why(const struct nkv_bench_opts *o, int stored,
 			 ph->bad_off, ph->bad_len);
 }
 
-/* A status in words with its fields: "Internal Error (status 0x6:
- * SCT 0h, SC 06h)". */
-static const char *nkv_bench_status_name(uint32_t st, char *buf, size_t len)
+const char *nkv_bench_status_name(uint32_t st, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s (status %#x: SCT %Xh, SC %02Xh)", nkv_status_str((uint16_t)st), st,
 		 st >> 8 & 0x7u, st & 0xffu);

@@ -213,6 +213,9 @@ Test(named, status_06h, .timeout = 150)
 		  "nkv-bench: FAILED: 8 commands answered a status outside 80h..8Fh, the first "
 		  "Internal Error", "\"first_other_status\":6,\"first_other_status_name\":"
 		  "\"Internal Error\"", NULL },
+		{ ERR06, BENCH, "--kv-op", "retrieve", NULL }, 1, "8 of 8 keys answered a status "
+		  "outside 80h..8Fh, the first Internal Error (status 0x6: SCT 0h, SC 06h)", NULL,
+		  NULL },
 		{ ERR06, BSR, { NM_URI }, 1, "store: key 0: the controller answered ", NULL, NULL },
 		{ ERR06, FR, { NM_URI }, 1, "32 of 32 lanes failed: lane 0 (first-00): Store "
 		  "answered ", NULL, NULL },
