@@ -128,6 +128,7 @@ struct nkv_bench_phase {
 	uint64_t ok;
 	uint64_t bytes;
 	uint64_t dev_errors;
+	uint64_t lost;			/* of dev_errors: sent, never completed */
 	int32_t last_dev_error;
 	uint64_t verify_fail;
 	uint64_t len_fail;		/* verify failures that were a stored length */
@@ -137,6 +138,9 @@ struct nkv_bench_phase {
 	uint32_t bad_entry;		/* List: where its payload stops parsing,
 					 * entry bad_entry at byte bad_off) */
 	uint64_t other_status;
+	uint32_t first_other;		/* the first of them a controller answered
+					 * (SCT << 8 | SC); 0: none (prefix: a
+					 * Retrieve's DW0 counts there too) */
 	uint64_t by_status[16];
 	uint64_t sq_doorbells;		/* SQ tail writes by device code */
 	uint64_t cq_doorbells;		/* CQ head writes by device code */
@@ -180,6 +184,9 @@ const char *nkv_bench_dev_err_str(int err);
 /* The same with the run's numbers (--timeout-ms), into @buf if need be. */
 const char *nkv_bench_dev_err_why(const struct nkv_bench_opts *o, uint32_t wait_ms, int err,
 				  char *buf, size_t len);
+/* A status in words with its fields, into @buf: "Internal Error (status
+ * 0x6: SCT 0h, SC 06h)". */
+const char *nkv_bench_status_name(uint32_t st, char *buf, size_t len);
 /* A host errno in words: the controller gone, a timeout, else strerror. */
 const char *nkv_bench_errno_str(int rc);
 /* The exit status (NKV_EXIT_*) of a run that ended with @rc: the
@@ -231,8 +238,10 @@ void nkv_bench_report_text(FILE *f, const struct nkv_bench_opts *o,
 			   const struct nkv_bench_setup *s, const struct nkv_bench_phase *ph);
 void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
 			   const struct nkv_bench_setup *s, const struct nkv_bench_phase *ph);
-/* Unexpected outcomes: statuses other than success (and 87h where a
- * miss is expected), device errors, verification failures. */
+/* Unexpected outcomes of commands: statuses other than success (and
+ * 87h where a miss is expected), device errors (a command that never
+ * completed, or was not sent), verification failures. A failed queue
+ * pair is no command's outcome: it is counted apart (failed_qps). */
 uint64_t nkv_bench_unexpected(const struct nkv_bench_opts *o, const struct nkv_bench_phase *ph);
 
 /* --workload prefix (prefix.c). */

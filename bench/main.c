@@ -124,8 +124,9 @@ static int nkv_bench_setup_fail(struct nkv_bench_run *r, const struct nkv_bench_
 				  nkv_status_str(NKV_STATUS(NKV_SCT_GENERIC, 0x80 + i)), 0x80 + i);
 	else
 		nkv_bench_run_say(r, "%s failed: %llu of %llu keys answered a status outside "
-				  "80h..8Fh", what, (unsigned long long)ph->other_status,
-				  (unsigned long long)keys);
+				  "80h..8Fh, the first %s", what, (unsigned long long)ph->other_status,
+				  (unsigned long long)keys, nkv_bench_status_name(ph->first_other, why,
+				  sizeof(why)));
 	return -EREMOTEIO;
 }
 

@@ -340,6 +340,7 @@ static void nkv_bench_pfx_tally(struct nkv_bench_pfx *p, struct nkv_bench_phase 
 				ph->bytes += opc == NKV_KV_EXIST ? 0 : p->o->value_size;
 			} else if (e->err) {
 				ph->dev_errors++;
+				ph->lost += e->err == NKV_ETIMEDOUT || e->err == NKV_ENOTCONN;
 				ph->last_dev_error = e->err;
 			} else if (e->outcome == NKV_KVC_SHORT) {
 				ph->other_status++;	/* success with a DW0 not asked for */
@@ -349,6 +350,8 @@ static void nkv_bench_pfx_tally(struct nkv_bench_pfx *p, struct nkv_bench_phase 
 				ph->expected += (e->outcome == NKV_KVC_ABSENT && opc == NKV_KV_EXIST) ||
 						e->outcome == NKV_KVC_EXISTS;
 			} else {
+				if (!ph->first_other)
+					ph->first_other = e->status;
 				ph->other_status++;
 			}
 		}

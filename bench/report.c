@@ -189,10 +189,35 @@ void nkv_bench_verify_why(const struct nkv_bench_opts *o, int stored,
 			 ph->bad_off, ph->bad_len);
 }
 
+const char *nkv_bench_status_name(uint32_t st, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s (status %#x: SCT %Xh, SC %02Xh)", nkv_status_str((uint16_t)st), st,
+		 st >> 8 & 0x7u, st & 0xffu);
+	return buf;
+}
+
+/* Commands sent and what came of them: "4 of 8 commands submitted
+ * completed, 4 never did; 1 queue pair failed". */
+static void nkv_bench_sent_why(const struct nkv_bench_phase *ph, char *buf, size_t len)
+{
+	size_t n = (size_t)snprintf(buf, len, "%llu of %llu commands submitted completed, %llu "
+				    "never did", (unsigned long long)ph->commands,
+				    (unsigned long long)(ph->commands + ph->lost),
+				    (unsigned long long)ph->lost);
+
+	if (ph->dev_errors > ph->lost && n < len)
+		n += (size_t)snprintf(buf + n, len - n, ", %llu not sent",
+				      (unsigned long long)(ph->dev_errors - ph->lost));
+	if (ph->failed_qps && n < len)
+		snprintf(buf + n, len - n, "; %u queue pair%s failed", ph->failed_qps,
+			 ph->failed_qps == 1 ? "" : "s");
+}
+
 /* The first status other than success (and an expected miss), as
  * "N answered <name> (XXh)"; "" when there is none. */
 static void nkv_bench_status_why(const struct nkv_bench_phase *ph, char *buf, size_t len)
 {
+	char name[96];
 	unsigned i;
 
 	buf[0] = 0;
@@ -203,6 +228,10 @@ static void nkv_bench_status_why(const struct nkv_bench_phase *ph, char *buf, si
 		snprintf(buf, len, "%llu commands answered %s (%02Xh)",
 			 (unsigned long long)ph->by_status[i],
 			 nkv_status_str(NKV_STATUS(NKV_SCT_GENERIC, 0x80 + i)), 0x80 + i);
+	else if (ph->other_status && ph->first_other)
+		snprintf(buf, len, "%llu commands answered a status outside 80h..8Fh, the first %s",
+			 (unsigned long long)ph->other_status, nkv_bench_status_name(ph->first_other,
+			 name, sizeof(name)));
 	else if (ph->other_status)
 		snprintf(buf, len, "%llu commands answered a status outside 80h..8Fh",
 			 (unsigned long long)ph->other_status);
@@ -211,14 +240,13 @@ static void nkv_bench_status_why(const struct nkv_bench_phase *ph, char *buf, si
 void nkv_bench_fail_why(const struct nkv_bench_opts *o, int stored,
 			const struct nkv_bench_phase *ph, char *buf, size_t len)
 {
-	char why[320];
+	char why[320], sent[160];
 
 	if (ph->dev_errors || ph->failed_qps) {
-		snprintf(buf, len, "%s after %llu of %llu commands", ph->dev_errors ?
+		nkv_bench_sent_why(ph, sent, sizeof(sent));
+		snprintf(buf, len, "%s: %s", ph->dev_errors ?
 			 nkv_bench_dev_err_why(o, ph->wait_ms, ph->last_dev_error, why, sizeof(why)) :
-			 "a queue pair failed (a timeout or a bad completion)",
-			 (unsigned long long)ph->commands,
-			 (unsigned long long)ph->commands + ph->dev_errors);
+			 "a queue pair failed (a timeout or a bad completion)", sent);
 		return;
 	}
 	if (ph->verify_fail) {
@@ -251,8 +279,7 @@ void nkv_bench_key_str(const struct nkv_bench_opts *o, uint32_t idx, char *buf, 
 
 uint64_t nkv_bench_unexpected(const struct nkv_bench_opts *o, const struct nkv_bench_phase *ph)
 {
-	uint64_t n = ph->dev_errors + ph->verify_fail + ph->other_status + ph->failed_qps +
-		     ph->wrong;
+	uint64_t n = ph->dev_errors + ph->verify_fail + ph->other_status + ph->wrong;
 	unsigned i;
 
 	(void)o;
@@ -364,6 +391,7 @@ static void nkv_bench_text_setup(FILE *f, const struct nkv_bench_opts *o,
 
 static void nkv_bench_text_status(FILE *f, const struct nkv_bench_phase *ph)
 {
+	char name[96];
 	unsigned i;
 
 	fprintf(f, "  outcomes    %llu ok", (unsigned long long)ph->ok);
@@ -371,7 +399,10 @@ static void nkv_bench_text_status(FILE *f, const struct nkv_bench_phase *ph)
 		if (ph->by_status[i])
 			fprintf(f, ", %llu %s (%02Xh)", (unsigned long long)ph->by_status[i],
 				nkv_status_str(NKV_STATUS(NKV_SCT_GENERIC, 0x80 + i)), 0x80 + i);
-	if (ph->other_status)
+	if (ph->other_status && ph->first_other)
+		fprintf(f, ", %llu other status (the first %s)", (unsigned long long)ph->other_status,
+			nkv_bench_status_name(ph->first_other, name, sizeof(name)));
+	else if (ph->other_status)
 		fprintf(f, ", %llu other status", (unsigned long long)ph->other_status);
 	if (ph->dev_errors)
 		fprintf(f, ", %llu did not complete (%s; error %d)",
@@ -412,9 +443,17 @@ void nkv_bench_report_text(FILE *f, const struct nkv_bench_opts *o,
 	nkv_bench_lat_stats(ph, &l);
 	nkv_bench_si(iops, sizeof(iops), nkv_bench_rate(ph->commands, ph->wall_ns), "");
 	nkv_bench_si(bw, sizeof(bw), nkv_bench_rate(ph->bytes, ph->wall_ns), "B/s");
-	fprintf(f, "results: %llu commands in %llu batches, %.3f s wall\n",
-		(unsigned long long)ph->commands, (unsigned long long)ph->batches,
-		(double)ph->wall_ns / 1e9);
+	if (ph->dev_errors || ph->failed_qps) {
+		char sent[160];
+
+		nkv_bench_sent_why(ph, sent, sizeof(sent));
+		fprintf(f, "results: %s, in %llu batches, %.3f s wall\n", sent,
+			(unsigned long long)ph->batches, (double)ph->wall_ns / 1e9);
+	} else {
+		fprintf(f, "results: %llu commands in %llu batches, %.3f s wall\n",
+			(unsigned long long)ph->commands, (unsigned long long)ph->batches,
+			(double)ph->wall_ns / 1e9);
+	}
 	fprintf(f, "  latency     per command (its batch: submit -> last completion), us:\n"
 		   "              min %.2f  avg %.2f  p50 %.2f  p99 %.2f  max %.2f\n",
 		l.min / 1e3, l.avg / 1e3, l.p50 / 1e3, l.p99 / 1e3, l.max / 1e3);
@@ -487,10 +526,11 @@ void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
 		o->queue_length, o->num_queues, o->iterations, o->warmup,
 		o->verify ? "true" : "false", o->fill_once ? "once" : "each", o->ttl_s,
 		o->dest_region ? "region" : "slots", o->dest_region ? o->scatter : 1u);
-	fprintf(f, "\"commands\":%llu,\"batches\":%llu,\"ok\":%llu,\"bytes\":%llu,"
+	fprintf(f, "\"commands\":%llu,\"submitted\":%llu,\"batches\":%llu,\"ok\":%llu,\"bytes\":%llu,"
 		"\"wall_ns\":%llu,\"busy_ns\":%llu,\"iops\":%.1f,\"iops_wall\":%.1f,\"iops_busy\":%.1f,"
 		"\"bytes_per_s\":%.1f,",
-		(unsigned long long)ph->commands, (unsigned long long)ph->batches,
+		(unsigned long long)ph->commands, (unsigned long long)(ph->commands + ph->lost),
+		(unsigned long long)ph->batches,
 		(unsigned long long)ph->ok, (unsigned long long)ph->bytes,
 		(unsigned long long)ph->wall_ns, (unsigned long long)ph->busy_ns,
 		nkv_bench_rate(ph->commands, ph->wall_ns), nkv_bench_rate(ph->commands, ph->wall_ns),
@@ -512,11 +552,19 @@ void nkv_bench_report_json(FILE *f, const struct nkv_bench_opts *o,
 	for (i = 0; i < 16; i++)
 		fprintf(f, "%s\"0x%02x\":%llu", i ? "," : "", 0x80 + i,
 			(unsigned long long)ph->by_status[i]);
-	fprintf(f, "},\"other_status\":%llu,\"device_errors\":%llu,\"device_error\":%d,"
+	fprintf(f, "},\"other_status\":%llu,\"first_other_status\":%u,\"first_other_status_name\":",
+		(unsigned long long)ph->other_status, ph->first_other);
+	if (ph->first_other)
+		nkv_bench_json_str(f, nkv_status_str((uint16_t)ph->first_other));
+	else
+		fprintf(f, "null");
+	fprintf(f, ",\"never_completed\":%llu,\"not_sent\":%llu,"
+		"\"device_errors\":%llu,\"device_error\":%d,"
 		"\"verify_failures\":%llu,\"length_failures\":%llu,\"first_bad_key\":%lld,"
 		"\"first_bad_offset\":%d,\"first_bad_length\":%u,\"first_bad_entry\":%u,"
 		"\"failed_queue_pairs\":%u},\"misses\":%llu,\"unexpected\":%llu",
-		(unsigned long long)ph->other_status, (unsigned long long)ph->dev_errors,
+		(unsigned long long)ph->lost, (unsigned long long)(ph->dev_errors - ph->lost),
+		(unsigned long long)ph->dev_errors,
 		ph->last_dev_error, (unsigned long long)ph->verify_fail,
 		(unsigned long long)ph->len_fail, ph->verify_fail ? (long long)ph->bad_idx : -1LL,
 		ph->bad_off, ph->bad_len, ph->bad_entry, ph->failed_qps,

@@ -110,7 +110,6 @@ static uint64_t nkv_bench_db_writes(const struct nkv_bench_run *r, int cq)
 	return n;
 }
 
-/* Values must fit the controller: its largest value and its MDTS. */
 /* The longest key of the run (explicit keys may differ in length). */
 static uint32_t nkv_bench_longest_key(const struct nkv_bench_opts *o)
 {
@@ -143,6 +142,12 @@ static int nkv_bench_fits(const struct nkv_bench_run *r, char *err, size_t errle
 	if (in->max_xfer && r->o->buf_size > in->max_xfer) {
 		snprintf(err, errlen, "--data-buffer-size: a buffer of %u bytes is larger than the "
 			 "controller's limit of %u bytes (MDTS)", r->o->buf_size, in->max_xfer);
+		return -EMSGSIZE;
+	}
+	/* The library refuses a slot larger than either limit. */
+	if (in->max_value && r->o->buf_size > in->max_value) {
+		snprintf(err, errlen, "--data-buffer-size: a buffer of %u bytes is larger than the "
+			 "controller's limit of %u bytes (max value)", r->o->buf_size, in->max_value);
 		return -EMSGSIZE;
 	}
 	if (r->o->queue_length > in->mqes) {
@@ -469,6 +474,7 @@ static int nkv_bench_collect(struct nkv_bench_run *r, uint64_t **lat, struct nkv
 			ph->ok += c->ok;
 			ph->bytes += c->bytes;
 			ph->dev_errors += c->dev_errors;
+			ph->lost += c->lost;
 			if (c->last_dev_error)
 				ph->last_dev_error = c->last_dev_error;
 			if (c->verify_fail && (!ph->verify_fail || c->bad_idx < ph->bad_idx)) {
@@ -479,6 +485,8 @@ static int nkv_bench_collect(struct nkv_bench_run *r, uint64_t **lat, struct nkv
 			}
 			ph->verify_fail += c->verify_fail;
 			ph->len_fail += c->len_fail;
+			if (c->other_status && !ph->first_other)
+				ph->first_other = c->first_other;
 			ph->other_status += c->other_status;
 			for (i = 0; i < 16; i++)
 				ph->by_status[i] += c->by_status[i];
@@ -643,6 +651,7 @@ int nkv_bench_phase_merge(struct nkv_bench_phase *a, const struct nkv_bench_phas
 	a->ok += b->ok;
 	a->bytes += b->bytes;
 	a->dev_errors += b->dev_errors;
+	a->lost += b->lost;
 	if (b->last_dev_error)
 		a->last_dev_error = b->last_dev_error;
 	if (b->verify_fail && (!a->verify_fail || b->bad_idx < a->bad_idx)) {
@@ -653,6 +662,8 @@ int nkv_bench_phase_merge(struct nkv_bench_phase *a, const struct nkv_bench_phas
 	}
 	a->verify_fail += b->verify_fail;
 	a->len_fail += b->len_fail;
+	if (!a->first_other)
+		a->first_other = b->first_other;
 	a->other_status += b->other_status;
 	for (i = 0; i < 16; i++)
 		a->by_status[i] += b->by_status[i];

@@ -143,14 +143,43 @@ static inline const char *ex_err_str(int32_t err)
 	}
 }
 
+/* How telling a failed result is: no completion (the controller gone or
+ * silent), a status, not sent after its queue pair failed, a value. */
+static inline int ex_rank(const struct ex_out *o)
+{
+	if (o->err && o->err != NKV_EIO)
+		return 4;
+	if (o->status)
+		return 3;
+	return o->err ? 2 : 1;
+}
+
+/* Result @i in words, on stderr. */
+static inline void ex_say(const char *what, const struct ex_out *o, uint32_t i)
+{
+	if (o->err)
+		fprintf(stderr, "%s: key %u: did not run: %s (error %d)\n", what, i,
+			ex_err_str(o->err), o->err);
+	else if (o->status)
+		fprintf(stderr, "%s: key %u: the controller answered %s (status %#x)\n",
+			what, i, nkv_status_str(o->status), o->status);
+	else if (o->bad_at == EX_LEN_BAD)
+		fprintf(stderr, "%s: key %u: the controller returned length %u, not the %u "
+			"bytes stored\n", what, i, o->len, o->want);
+	else
+		fprintf(stderr, "%s: key %u: the value differs from what was stored at "
+			"byte %u of %u\n", what, i, o->bad_at, o->want);
+}
+
 /* Results: how many ok, how many 87h, anything else is a failure; the
- * first failures are named: the key, and the device error, the status,
- * or whether the returned length or which byte of the value was wrong.
- * The exit status they make: 0, EX_EXIT_FAIL (a status, a value), or
- * EX_EXIT_SETUP (the controller gone or silent). */
+ * first failures are named, the most telling one first (a command with
+ * no completion before one not sent after it): the key, and the device
+ * error, the status, or whether the returned length or which byte of
+ * the value was wrong. The exit status they make: 0, EX_EXIT_FAIL (a
+ * status, a value), or EX_EXIT_SETUP (the controller gone or silent). */
 static inline int ex_check(const char *what, const struct ex_out *out, uint32_t n, uint32_t *misses)
 {
-	uint32_t i, bad = 0, miss = 0;
+	uint32_t i, bad = 0, miss = 0, lead = n;
 	int rc = EX_EXIT_OK;
 
 	for (i = 0; i < n; i++) {
@@ -164,20 +193,19 @@ static inline int ex_check(const char *what, const struct ex_out *out, uint32_t 
 			continue;
 		rc = ex_worse(rc, o->err == NKV_ENOTCONN || o->err == NKV_ETIMEDOUT ||
 				  o->err == NKV_EIO ? EX_EXIT_SETUP : EX_EXIT_FAIL);
-		if (bad++ >= 5)
+		if (lead == n || ex_rank(o) > ex_rank(&out[lead]))
+			lead = i;
+	}
+	if (lead < n)
+		ex_say(what, &out[lead], lead);
+	for (i = 0; i < n && bad < 4; i++) {	/* five in all */
+		const struct ex_out *o = &out[i];
+
+		if (i == lead || o->status == NKV_STATUS(NKV_SCT_GENERIC, 0x87) ||
+		    (!o->err && !o->status && !o->bad))
 			continue;
-		if (o->err)
-			fprintf(stderr, "%s: key %u: did not run: %s (error %d)\n", what, i,
-				ex_err_str(o->err), o->err);
-		else if (o->status)
-			fprintf(stderr, "%s: key %u: the controller answered %s (status %#x)\n",
-				what, i, nkv_status_str(o->status), o->status);
-		else if (o->bad_at == EX_LEN_BAD)
-			fprintf(stderr, "%s: key %u: the controller returned length %u, not the %u "
-				"bytes stored\n", what, i, o->len, o->want);
-		else
-			fprintf(stderr, "%s: key %u: the value differs from what was stored at "
-				"byte %u of %u\n", what, i, o->bad_at, o->want);
+		bad++;
+		ex_say(what, o, i);
 	}
 	if (misses) {
 		*misses = miss;

@@ -60,6 +60,41 @@ static void first_retrieve_lane(void *arg)
 	o->bad = bad;
 }
 
+/* What went wrong for lane @l, most telling first: a command that did
+ * not run (the controller gone or silent), a status, the length, the
+ * bytes. */
+static void lane_why(const struct lane_out *l, char *buf, size_t len)
+{
+	const struct nkv_dev_result *r = l->store.err || l->store.status ? &l->store : &l->retrieve;
+	const char *cmd = r == &l->store ? "Store" : "Retrieve";
+
+	if (r->err)
+		snprintf(buf, len, "%s did not complete: %s (error %d)", cmd, strerror(-r->err),
+			 r->err);
+	else if (r->status)
+		snprintf(buf, len, "%s answered %s (status %#x)", cmd, nkv_status_str(r->status),
+			 r->status);
+	else if (r->dw0 != VALUE_SIZE)
+		snprintf(buf, len, "Retrieve answered DW0 = %u for a value of %u bytes", r->dw0,
+			 VALUE_SIZE);
+	else
+		snprintf(buf, len, "%u of %u bytes differ from what it stored", l->bad, VALUE_SIZE);
+}
+
+/* How telling lane @l's failure is: a command with no completion (the
+ * controller gone or silent), a status, one not sent after its queue
+ * pair failed (-EIO), a length or bytes. */
+static int lane_rank(const struct lane_out *l)
+{
+	int32_t err = l->store.err ? l->store.err : l->retrieve.err;
+
+	if (err && err != NKV_EIO)
+		return 4;
+	if (l->store.status || l->retrieve.status)
+		return 3;
+	return err ? 2 : 1;
+}
+
 /* The library prints nothing unasked: its lines, here on stderr. */
 static void log_line(void *ctx, const char *line)
 {
@@ -77,7 +112,8 @@ int main(int argc, char **argv)
 	struct launch a = { NULL, out };
 	struct nkv_ctrl *c;
 	struct nkv_qpair *q;
-	uint32_t i, bad = 0, gone = 0;
+	uint32_t i, bad = 0, gone = 0, first = LANES;
+	char why[160];
 	int rc;
 
 	nkv_set_log(log_line, NULL);
@@ -103,13 +139,22 @@ int main(int argc, char **argv)
 		printf("lane %2u %.8s: Store %d/%#x, Retrieve %d/%#x, %u bytes, %u differ\n", i,
 		       l->key, l->store.err, l->store.status, l->retrieve.err, l->retrieve.status,
 		       l->retrieve.dw0, l->bad);
-		bad += l->retrieve.err || l->retrieve.status || l->retrieve.dw0 != VALUE_SIZE ||
-		       l->bad;	/* no Retrieve (the Store failed): dw0 0 */
+		/* No Retrieve (the Store failed): dw0 0. */
+		if (l->retrieve.err || l->retrieve.status || l->retrieve.dw0 != VALUE_SIZE || l->bad) {
+			bad++;
+			if (first == LANES || lane_rank(l) > lane_rank(&out[first]))
+				first = i;
+		}
 		/* A command that did not run: the controller gone or silent. */
 		gone += l->store.err != 0 || l->retrieve.err != 0;
 	}
 	puts(bad ? "FAILED" : "every lane stored and retrieved its value: all bytes match");
 	fflush(stdout);	/* before the library's lines on teardown, if any */
+	if (bad) {	/* what failed, with the numbers, before any teardown line */
+		lane_why(&out[first], why, sizeof(why));
+		fprintf(stderr, "%u of %u lanes failed: lane %u (%.8s): %s\n", bad, LANES, first,
+			out[first].key, why);
+	}
 	nkv_qpair_destroy(q);
 	nkv_ctrl_close(c);
 	return gone ? 3 : bad ? 1 : 0;

@@ -215,22 +215,80 @@ static inline int pc_op(const struct pc_ops *ops, struct nkv_dev_qp *qp, struct 
 	return 0;
 }
 
-/* Count the outcomes of blocks first..first+count-1, all layers. */
-static inline void pc_tally(const struct pc_req *r, uint32_t first, uint32_t count, uint32_t t[5])
+/* How telling an entry that went wrong is, for naming the first one:
+ * the controller gone or silent, a status, a command not sent after its
+ * queue pair failed, a short value, an absent key. */
+static inline int pc_rank(const struct nkv_kvc_entry *e)
 {
-	uint32_t l, b;
+	if (e->outcome == NKV_KVC_ERROR && e->err && e->err != NKV_EIO)
+		return 5;
+	if (e->outcome == NKV_KVC_ERROR && !e->err)
+		return 4;
+	if (e->outcome == NKV_KVC_ERROR)
+		return 3;
+	return e->outcome == NKV_KVC_SHORT ? 2 : 1;
+}
+
+/* Entry @e (layer @l, block @b) in words, with its numbers. */
+static inline void pc_entry_why(const struct nkv_kvc_entry *e, uint32_t l, uint32_t b,
+				uint32_t page, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "layer %u block %u: ", l, b);
+
+	buf += n, len -= (size_t)n;
+	if (e->outcome == NKV_KVC_ERROR && e->err)
+		snprintf(buf, len, "did not run: %s (error %d)", ex_err_str(e->err), e->err);
+	else if (e->outcome == NKV_KVC_ERROR)
+		snprintf(buf, len, "the controller answered %s (status %#x)",
+			 nkv_status_str(e->status), e->status);
+	else if (e->outcome == NKV_KVC_SHORT)
+		snprintf(buf, len, "the controller answered DW0 = %u for a page of %u bytes",
+			 e->dw0, page);
+	else if (e->outcome == NKV_KVC_ABSENT)
+		snprintf(buf, len, "the key does not exist (87h)");
+	else
+		snprintf(buf, len, "the key exists already (89h)");
+}
+
+/* Count the outcomes of blocks first..first+count-1, all layers, in
+ * t[5]. Entries whose outcome is not in @want (a mask of 1 << outcome)
+ * are said on stderr in one line: how many of each kind, and the most
+ * telling one ("request 2: 192 of 192 values not loaded: 192 short:
+ * layer 0 block 0: the controller answered DW0 = 0 for a page of 8192
+ * bytes"). 0 when every entry is wanted. */
+static inline int pc_tally(const struct pc_req *r, const char *what, uint32_t want,
+			   uint32_t first, uint32_t count, uint32_t t[5])
+{
+	static const char *const kind[5] = { "done", "absent (87h)", "already there (89h)",
+					     "short", "failed" };
+	const struct nkv_kvc_entry *worst = NULL;
+	uint32_t l, b, wl = 0, wb = 0, bad = 0, k;
+	char why[256], kinds[160] = "";
+	size_t n = 0;
 
 	memset(t, 0, 5 * sizeof(uint32_t));
 	for (l = 0; l < r->a.layers; l++)
 		for (b = first; b < first + count; b++) {
 			const struct nkv_kvc_entry *e = &r->out[(size_t)l * r->a.blocks + b];
+			uint32_t o = e->outcome < 5u ? e->outcome : NKV_KVC_ERROR;
 
-			t[e->outcome < 5u ? e->outcome : NKV_KVC_ERROR]++;
-			if (e->outcome == NKV_KVC_ERROR && t[NKV_KVC_ERROR] == 1)
-				fprintf(stderr, "layer %u block %u: error %d%s, status %#x (%s)\n", l,
-					b, e->err, e->err == NKV_ENOTCONN ? " (controller gone)" : "",
-					e->status, nkv_status_str(e->status));
+			t[o]++;
+			if (want & (1u << o))
+				continue;
+			bad++;
+			if (!worst || pc_rank(e) > pc_rank(worst))
+				worst = e, wl = l, wb = b;
 		}
+	if (!bad)
+		return 0;
+	for (k = 0; k < 5; k++)
+		if (t[k] && !(want & (1u << k)) && n < sizeof(kinds))
+			n += (size_t)snprintf(kinds + n, sizeof(kinds) - n, "%s%u %s", n ? ", " : "",
+					      t[k], kind[k]);
+	pc_entry_why(worst, wl, wb, r->a.layer_bytes, why, sizeof(why));
+	fprintf(stderr, "%s: %u of %u values: %s: %s\n", what, bad, count * r->a.layers, kinds,
+		why);
+	return -1;
 }
 
 /* Fill, then content-addressed Stores of blocks first..first+count-1:
@@ -240,14 +298,15 @@ static inline int pc_store_blocks(const struct pc_ops *ops, struct nkv_dev_qp *q
 				  struct pc_req *r, const char *who, uint32_t first, uint32_t count)
 {
 	uint32_t t[5];
+	int bad;
 
 	if (pc_op(ops, qp, r, PC_FILL, first, count, 0) ||
 	    pc_op(ops, qp, r, PC_STORE, first, count, 0))
 		return -1;
-	pc_tally(r, first, count, t);
+	bad = pc_tally(r, who, 1u << NKV_KVC_OK | 1u << NKV_KVC_EXISTS, first, count, t);
 	printf("%s: %u values (%u blocks x %u layers): %u stored, %u already there\n", who,
 	       count * r->a.layers, count, r->a.layers, t[NKV_KVC_OK], t[NKV_KVC_EXISTS]);
-	return t[NKV_KVC_OK] + t[NKV_KVC_EXISTS] == count * r->a.layers ? 0 : -1;
+	return bad;
 }
 
 /* One round of request 2's load: alone (its transfer time *tx), then
@@ -287,6 +346,7 @@ static inline int pc_load_hits(const struct pc_ops *ops, const struct pc_cfg *g,
 	uint32_t units = g->layers * ((hits + ops->wave - 1u) / ops->wave), t[5], i, m = 0;
 	double bytes = (double)hits * g->layers * pc_layer_bytes(g), h[PC_ROUNDS], sorted[PC_ROUNDS];
 	double tx[PC_ROUNDS], to[PC_ROUNDS], c[PC_ROUNDS];
+	int bad;
 
 	if (!hits)
 		return 0;
@@ -298,15 +358,15 @@ static inline int pc_load_hits(const struct pc_ops *ops, const struct pc_cfg *g,
 	for (i = 0; i < PC_ROUNDS; i++)
 		if (h[i] == sorted[PC_ROUNDS / 2])
 			m = i;
-	pc_tally(r, 0, hits, t);
-	printf("request 2: loaded %u values in %u batches: %.1f MiB in %.2f ms alone, %.2f GB/s "
-	       "(median round of %d)\n", t[NKV_KVC_OK], units, bytes / 1048576.0, tx[m] / 1e6,
-	       bytes / tx[m], PC_ROUNDS);
+	bad = pc_tally(r, "request 2 (loaded)", 1u << NKV_KVC_OK, 0, hits, t);
+	printf("request 2: loaded %u of %u values in %u batches: %.1f MiB in %.2f ms alone, "
+	       "%.2f GB/s (median round of %d)\n", t[NKV_KVC_OK], hits * g->layers, units,
+	       bytes / 1048576.0, tx[m] / 1e6, bytes / tx[m], PC_ROUNDS);
 	printf("request 2: beside %.2f ms of compute (%.2f x each batch's transfer): %.2f ms in "
 	       "all, %.0f %% of the retrieval time hidden behind compute (rounds: %.0f..%.0f %%)\n",
 	       c[m] / 1e6, g->ratio, to[m] / 1e6, 100.0 * h[m], 100.0 * sorted[0],
 	       100.0 * sorted[PC_ROUNDS - 1]);
-	return t[NKV_KVC_OK] == hits * g->layers ? 0 : -1;
+	return bad;
 }
 
 /* Request 2: lookup, load, fill and store the rest, check every page. */
@@ -334,7 +394,39 @@ static inline int pc_request2(const struct pc_ops *ops, const struct pc_cfg *g,
 	printf("request 2: every page byte-checked (%u pages of %u bytes): %u bad: %s\n",
 	       g->blocks * g->layers, pc_layer_bytes(g), r->res.count,
 	       r->res.count ? "FAILED" : "ok");
+	if (r->res.count)
+		fprintf(stderr, "request 2: %u of %u pages of %u bytes differ from what was "
+			"stored\n", r->res.count, g->blocks * g->layers, pc_layer_bytes(g));
 	return r->res.count ? -1 : 0;
+}
+
+/* Keys and pages must fit the controller: its KML, its largest value
+ * and MDTS (a page is one value). 0, or EX_EXIT_USAGE after saying
+ * which limit, before anything is sent. */
+static inline int pc_fits(struct nkv_ctrl *c, const struct pc_cfg *g, uint32_t page)
+{
+	struct nkv_ctrl_info in;
+	uint32_t lim;
+	int mdts;
+
+	if (nkv_ctrl_get_info(c, &in))
+		return 0;	/* the queue pair's creation says what is wrong */
+	if (g->klen > in.max_key) {
+		fprintf(stderr, "--hash %s: keys of %u bytes are longer than the controller's "
+			"limit of %u bytes (KML)\n", g->klen == 16 ? "xxh3" : "sha256", g->klen,
+			in.max_key);
+		return EX_EXIT_USAGE;
+	}
+	mdts = in.max_xfer && (!in.max_value || in.max_xfer < in.max_value);
+	lim = mdts ? in.max_xfer : in.max_value;
+	if (lim && page > lim) {
+		fprintf(stderr, "pages of %u bytes are larger than the controller's limit of %u "
+			"bytes (%s): a page holds one layer of one block (--block-tokens x "
+			"--kv-heads x --head-dim x --dtype-bytes x 2)\n", page, lim,
+			mdts ? "MDTS" : "max value");
+		return EX_EXIT_USAGE;
+	}
+	return 0;
 }
 
 /* The whole example; the process's exit status. */
@@ -369,6 +461,11 @@ static inline int pc_main(int argc, char **argv, const struct pc_ops *ops)
 		fprintf(stderr, "cannot connect to %s: %s\n", g.uri, err[0] ? err : strerror(-rc));
 		return EX_EXIT_SETUP;
 	}
+	rc = pc_fits(c, &g, o.slot_size);
+	if (rc) {
+		nkv_ctrl_close(c);
+		return rc;
+	}
 	rc = ops->qpair(c, &o, &q, &qp);
 	if (rc) {
 		fprintf(stderr, "cannot make a pool of %u pages of %u bytes: %s\n", o.slots,
@@ -381,9 +478,13 @@ static inline int pc_main(int argc, char **argv, const struct pc_ops *ops)
 	       g.kv_heads, g.head_dim, g.block_tokens, pc_layer_bytes(&g) / 1024u,
 	       pc_layer_bytes(&g) * (double)g.layers / 1048576.0, g.blocks,
 	       g.klen == 16 ? "16-byte XXH3-128" : "32-byte SHA-256");
-	rc = pc_req_init(ops, &g, &r1, 1, g.blocks * g.block_tokens, 0) ||
-	     pc_req_init(ops, &g, &r2, 2, g.blocks * g.share / 100u * g.block_tokens, 1) ||
-	     pc_store_blocks(ops, qp, &r1, "request 1", 0, g.blocks) ||
+	if (pc_req_init(ops, &g, &r1, 1, g.blocks * g.block_tokens, 0) ||
+	    pc_req_init(ops, &g, &r2, 2, g.blocks * g.share / 100u * g.block_tokens, 1)) {
+		fprintf(stderr, "cannot make the requests' arrays (%u keys of %u bytes each): "
+			"out of memory, or the device's copy failed\n", o.slots, g.klen);
+		r1.launch_failed = 1;
+	}
+	rc = r1.launch_failed || pc_store_blocks(ops, qp, &r1, "request 1", 0, g.blocks) ||
 	     pc_request2(ops, &g, qp, &r2);
 	/* The controller gone or silent, or a launch that failed: setup;
 	 * anything else the data's or a status. */

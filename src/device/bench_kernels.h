@@ -79,6 +79,9 @@ struct nkv_bk_lane {
 	uint32_t bad_idx;	/* global key index, valid when verify_fail */
 	uint32_t bad_len;
 	uint32_t bad_entry;
+	uint64_t lost;		/* dev_errors of commands sent that never
+				 * completed (timed out, the controller gone) */
+	uint32_t first_other;	/* the first status outside 80h..8Fh */
 };
 
 /* A clock in ticks: nanoseconds on the cpu engine and CUDA's global
@@ -313,15 +316,19 @@ NKV_DEV void nkv_bk_account(const struct nkv_dev_qp *qp, const struct nkv_bk_arg
 
 	if (r->err) {
 		c->dev_errors++;
+		c->lost += r->err == NKV_ETIMEDOUT || r->err == NKV_ENOTCONN;
 		c->last_dev_error = r->err;
 		return;
 	}
 	c->commands++;
 	if (r->status) {
-		if (sct == NKV_SCT_GENERIC && sc >= 0x80u && sc <= 0x8fu)
+		if (sct == NKV_SCT_GENERIC && sc >= 0x80u && sc <= 0x8fu) {
 			c->by_status[sc - 0x80u]++;
-		else
-			c->other_status++;
+			return;
+		}
+		if (!c->other_status)
+			c->first_other = r->status;
+		c->other_status++;
 		return;
 	}
 	c->ok++;

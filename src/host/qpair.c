@@ -220,7 +220,7 @@ static int nkv_h_qp_check_opts(struct nkv_ctrl *c, const struct nkv_qpair_opts *
 		r->slots = r->depth - 1;
 	if (!r->slot_size)
 		r->slot_size = NKV_PAGE_SIZE;
-	if (nkv_h_value_fits(c, "value slots: value", r->slot_size))
+	if (nkv_h_value_fits(c, "value slots: a buffer", r->slot_size))
 		return -EMSGSIZE;
 	if (o->size < offsetof(struct nkv_qpair_opts, timeout_ms) + sizeof(uint32_t))
 		r->timeout_ms = 0;

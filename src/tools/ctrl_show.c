@@ -65,9 +65,22 @@ void nkv_tool_show_caps(FILE *f, struct nkv_ctrl *c, const struct nkv_ctrl_info 
 		fprintf(f, "%-18s %u B per command\n", "MDTS", i->max_xfer);
 	else
 		fprintf(f, "%-18s no limit\n", "MDTS");
-	if ((i->sgls & NKV_SGLS_SUPPORT_MASK) == NKV_SGLS_SUPPORTED)
+	/* SGLS bits 1:0: 00b none, 01b any alignment, 10b dword-aligned
+	 * only, 11b reserved. nkv sends SGLs only where any alignment goes
+	 * (a key's head is byte-aligned). */
+	switch (i->sgls & NKV_SGLS_SUPPORT_MASK) {
+	case NKV_SGLS_SUPPORTED:
 		fprintf(f, "%-18s supported (SGLS %#x)\n", "SGLs", i->sgls);
-	else
+		break;
+	case NKV_SGLS_DWORD_ALIGNED:
+		fprintf(f, "%-18s supported, dword-aligned only (SGLS %#x): nkv sends PRPs\n",
+			"SGLs", i->sgls);
+		break;
+	case 0:
 		fprintf(f, "%-18s not supported (SGLS %#x): PRPs\n", "SGLs", i->sgls);
+		break;
+	default:
+		fprintf(f, "%-18s reserved value 11b (SGLS %#x): nkv sends PRPs\n", "SGLs", i->sgls);
+	}
 	nkv_tool_show_ext(f, &e, rc);
 }

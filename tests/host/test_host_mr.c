@@ -49,6 +49,22 @@ static void setup_prp(void) { up_with(NULL, NKV_QPAIR_PRP_ONLY); }
 static void setup_noslots(void) { up_with(NULL, NKV_QPAIR_NO_SLOTS); }
 static void setup_short(void) { up_with(NULL, NKV_QPAIR_REPORT_SHORT); }
 
+/* Controllers that advertise dword-aligned SGLs only (SGLS 10b), and no
+ * SGLs at all (bits 1:0 00b). */
+static void setup_dword(void)
+{
+	struct ht_server_opts so = { .sgls = NKV_SGLS_DWORD_ALIGNED };
+
+	up_with(&so, 0);
+}
+
+static void setup_no_sgl(void)
+{
+	struct ht_server_opts so = { .sgls = NKV_SGLS_LONGER_THAN_DATA };
+
+	up_with(&so, 0);
+}
+
 static void setup_slow(void)
 {
 	struct ht_server_opts so = { .delay_hold_us = 300000 };
@@ -229,15 +245,17 @@ Test(host_mr, prp_only_table_lists_and_refusals, .init = setup_prp, .fini = down
 	cr_assert_eq(nkv_mem_deregister(dst), 0);
 }
 
-/* A controller that takes dword-aligned SGLs only (SGLS 10b), as the
- * queue pair's descriptor says: dword-aligned runs go as SGLs, others as
- * PRPs where those can carry them, else EINVAL naming the dword rule. */
-Test(host_mr, dword_sgl_only, .init = setup, .fini = down)
+/* A controller that takes dword-aligned SGLs only (SGLS 10b): dword-
+ * aligned runs go as SGLs, others as PRPs where those can carry them,
+ * else EINVAL naming the dword rule. */
+Test(host_mr, dword_sgl_only, .init = setup_dword, .fini = down)
 {
+	struct nkv_qpair_info qi = { .size = sizeof(qi) };
 	struct nkv_mr *mr;
 	void *p;
 
-	nkv_qpair_dev(qp)->dptr = NKV_DEV_DPTR_SGL_DWORD;
+	cr_assert_eq(nkv_qpair_get_info(qp, &qi), 0);
+	cr_assert_eq(qi.dptr, NKV_DEV_DPTR_SGL_DWORD);
 	cr_assert_eq(nkv_mem_alloc(ctrl, 4 * MiB, 0, &mr, &p), 0);
 	scatter(mr, p, 8, 4096, 100, 4, "dw", 0);
 	big_log_start();
@@ -246,6 +264,25 @@ Test(host_mr, dword_sgl_only, .init = setup, .fini = down)
 		  big_log());
 	/* A head of 19 bytes is no dword: PRPs carry it, the value on a page. */
 	scatter(mr, p, 4, 8192, 4096, 0, "seventeen-bytes-k", 0);
+	cr_assert_eq(nkv_mem_deregister(mr), 0);
+}
+
+/* A controller that takes no SGLs: page-aligned runs and the region's
+ * table as PRPs, scattered small runs refused before anything is sent. */
+Test(host_mr, prp_only_controller, .init = setup_no_sgl, .fini = down)
+{
+	struct nkv_qpair_info qi = { .size = sizeof(qi) };
+	struct nkv_mr *mr;
+	void *p;
+
+	cr_assert_eq(nkv_qpair_get_info(qp, &qi), 0);
+	cr_assert_eq(qi.dptr, 0);
+	cr_assert_eq(nkv_mem_alloc(ctrl, 16 * MiB, 0, &mr, &p), 0);
+	roundtrip(mr, p, 5 * PG, mr, p, 8 * MiB, 3 * MiB + 12, "tab", 71);
+	scatter(mr, p, 6, 2 * PG, PG, 0, "pages", 0);
+	big_log_start();
+	scatter(mr, p, 6, 1000, 8, 0, "small", -EINVAL);
+	cr_expect(strstr(big_log(), "run 0 (offset 0, 1000 bytes): PRPs need"), "%s", big_log());
 	cr_assert_eq(nkv_mem_deregister(mr), 0);
 }
 

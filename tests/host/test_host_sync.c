@@ -332,7 +332,7 @@ Test(host_sync, over_the_limit_said_before_sending, .init = setup, .fini = down)
 			 "of 67108864 bytes (max value)"), "%s", big_log());
 	cr_expect_eq(nkv_qpair_create(ctrl, &qo, &q2), -EMSGSIZE);
 	cr_expect_null(q2);
-	cr_expect(strstr(big_log(), "value slots: value of 67108865 bytes is larger than the "
+	cr_expect(strstr(big_log(), "value slots: a buffer of 67108865 bytes is larger than the "
 			 "controller's limit of 67108864 bytes (max value)"), "%s", big_log());
 	big_log_stop();
 	free(huge);
@@ -433,7 +433,7 @@ Test(host_sync, mdts_128k_controller, .timeout = 60)
 	cr_expect(strstr(big_log(), "value of 131073 bytes is larger than the controller's limit "
 			 "of 131072 bytes (MDTS)"), "%s", big_log());
 	cr_expect_eq(nkv_qpair_create(cs, &qo, &q2), -EMSGSIZE);
-	cr_expect(strstr(big_log(), "value slots: value of 131073 bytes is larger than the "
+	cr_expect(strstr(big_log(), "value slots: a buffer of 131073 bytes is larger than the "
 			 "controller's limit of 131072 bytes (MDTS)"), "%s", big_log());
 	/* 1 MiB stored by the other controller. */
 	ht_fill(v, BIG_MIB, 99);

@@ -29,6 +29,7 @@ struct delay_be {
 	unsigned long last_done;
 	unsigned long reordered;
 	unsigned busy;		/* forwarded, not yet completed */
+	unsigned pass;		/* ops still to forward unheld */
 	int stop;
 	unsigned rng;
 };
@@ -115,6 +116,11 @@ static int delay_submit(struct nkv_be *be, struct nkv_be_op *op)
 	int rc = 0;
 
 	pthread_mutex_lock(&d->lock);
+	if (d->pass) {
+		d->pass--;
+		pthread_mutex_unlock(&d->lock);
+		return d->w.inner->ops->submit(d->w.inner, op);
+	}
 	if (d->n == DELAY_MAX) {
 		rc = -11;
 	} else {
@@ -166,6 +172,15 @@ struct nkv_be *delay_be_create(struct nkv_be *inner, unsigned batch,
 	pthread_cond_init(&d->cond, NULL);
 	pthread_create(&d->thr, NULL, delay_thread, d);
 	return &d->w.be;
+}
+
+void delay_be_pass(struct nkv_be *be, unsigned n)
+{
+	struct delay_be *d = (struct delay_be *)be;
+
+	pthread_mutex_lock(&d->lock);
+	d->pass = n;
+	pthread_mutex_unlock(&d->lock);
 }
 
 unsigned long delay_be_reordered(struct nkv_be *be)

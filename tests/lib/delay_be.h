@@ -14,6 +14,9 @@
  * of them arrived. NULL when out of memory (inner freed). */
 struct nkv_be *delay_be_create(struct nkv_be *inner, unsigned batch,
 			       unsigned hold_us);
+/* The first @n ops from now go to the inner backend at once, not held:
+ * with a long hold, a controller that stops completing after @n. */
+void delay_be_pass(struct nkv_be *be, unsigned n);
 /* Ops completed out of submission order so far. */
 unsigned long delay_be_reordered(struct nkv_be *be);
 

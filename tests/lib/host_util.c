@@ -20,9 +20,15 @@ static struct nkv_be *ht_wrap(void *arg, uint32_t nsid, struct nkv_be *be)
 		be->cmd_timeout_ms = o->cmd_timeout_ms;	/* the wrappers copy it */
 	if (be && o->delay_hold_us)
 		be = delay_be_create(be, 4000, o->delay_hold_us);
-	if (be && (o->lie_retrieve || o->lie_list))
+	if (be && o->stop_after) {
+		be = delay_be_create(be, 4000, 600000000u);
+		if (be)
+			delay_be_pass(be, o->stop_after);
+	}
+	if (be && (o->lie_retrieve || o->lie_list || o->lie_status))
 		be = liar_be_create(be, (o->lie_retrieve ? LIAR_RETRIEVE : 0) |
-					(o->lie_list ? LIAR_LIST : 0));
+					(o->lie_list ? LIAR_LIST : 0) |
+					(o->lie_status ? LIAR_STATUS : 0));
 	if (be && o->cfs_after)
 		be = cfs_be_create(be, o->cfs_after);	/* outermost: see cfs_be.h */
 	return be;
@@ -42,6 +48,7 @@ static int ht_serve(struct tl_server *s, const struct ht_server_opts *o, int for
 	ns.conf.nvm = o->nvm_only;
 	ns.conf.read_only = o->read_only;
 	ns.conf.capacity = o->capacity ? o->capacity : (1ull << 30);
+	ns.conf.max_value = o->max_value;
 	eo.ns = &ns;
 	eo.nns = 1;
 	eo.wrap = ht_wrap;
@@ -51,6 +58,8 @@ static int ht_serve(struct tl_server *s, const struct ht_server_opts *o, int for
 	eo.server.ctrl.quirks = o->quirks;
 	eo.server.ctrl.dstrd = o->dstrd;
 	eo.server.ctrl.mdts = o->mdts;
+	eo.server.ctrl.sgls = o->sgls;
+	eo.server.ctrl.kml = o->kml;
 	eo.server.ctrl.to = 6;
 	eo.server.no_sparse_mmap = o->no_sparse;
 	eo.server.max_conns = 8;

@@ -34,6 +34,12 @@ struct ht_server_opts {
 				  * of its own does */
 	unsigned cfs_after;	/* > 0: the controller raises CSTS.CFS on the
 				 * op after this many (cfs_be.h) */
+	unsigned stop_after;	/* > 0: the first this many ops complete, the
+				 * rest are held 10 minutes (delay_be.h) */
+	int lie_status;		/* every op answers 06h, Internal Error (liar_be.h) */
+	uint32_t sgls;		/* Identify SGLS advertised; 0: the target's */
+	uint32_t kml;		/* KML advertised; 0: the target's (255) */
+	uint32_t max_value;	/* namespace 1's largest value; 0: the target's */
 };
 
 /* Serve (o NULL: defaults) on threads of this process. 0 or a negative

@@ -32,6 +32,11 @@ static int liar_submit(struct nkv_be *be, struct nkv_be_op *op)
 	struct liar_be *l = (struct liar_be *)be;
 	uint8_t *junk;
 
+	if (l->what & LIAR_STATUS) {
+		op->status = NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_INTERNAL);
+		op->done(op);
+		return 0;
+	}
 	if (op->opc == NKV_KV_LIST && (l->what & LIAR_LIST)) {
 		liar_list(op);
 		return 0;

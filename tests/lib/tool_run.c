@@ -36,46 +36,58 @@ static int tool_path(char *path, size_t len, const char *tool)
 	return access(path, X_OK) ? -ENOENT : 0;
 }
 
-/* Read the child's output until EOF or the deadline (then kill it). */
-static void tool_collect(pid_t pid, int fd, struct tool_run *r, double t0, uint32_t timeout_ms)
+/* Read the child's output (stdout and stderr into @fd, or stderr apart
+ * into @efd >= 0) until EOF or the deadline (then kill it). */
+static void tool_collect(pid_t pid, int fd, int efd, struct tool_run *r, double t0,
+			 uint32_t timeout_ms)
 {
-	size_t used = 0;
-	int st = 0;
+	struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = efd, .events = POLLIN } };
+	char *buf[2] = { r->out, r->err };
+	size_t used[2] = { 0, 0 };
+	int st = 0, i, open = efd >= 0 ? 2 : 1;
 
-	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		ssize_t n;
-
+	while (open) {
 		if (tool_now() - t0 > timeout_ms / 1e3) {
 			kill(pid, SIGKILL);
 			break;
 		}
-		if (poll(&p, 1, 100) <= 0)
+		if (poll(p, efd >= 0 ? 2 : 1, 100) <= 0)
 			continue;
-		n = read(fd, r->out + used, sizeof(r->out) - 1 - used);
-		if (n <= 0)
-			break;
-		used += (size_t)n;
-		if (used == sizeof(r->out) - 1)
-			break;
+		for (i = 0; i < 2; i++) {
+			ssize_t n;
+
+			if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			n = read(p[i].fd, buf[i] + used[i], TOOL_OUT_MAX - 1 - used[i]);
+			if (n > 0)
+				used[i] += (size_t)n;
+			if (n <= 0 || used[i] == TOOL_OUT_MAX - 1) {
+				close(p[i].fd);
+				p[i].fd = -1;
+				open--;
+			}
+		}
 	}
-	r->out[used] = 0;
-	close(fd);
+	for (i = 0; i < 2; i++) {
+		buf[i][used[i]] = 0;
+		if (p[i].fd >= 0)
+			close(p[i].fd);
+	}
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	r->secs = tool_now() - t0;
 	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
 }
 
-static void tool_child(int fd, const char *path, const char *tool, const char *const *args,
-		       const char *const *env)
+static void tool_child(int fd, int efd, const char *path, const char *tool,
+		       const char *const *args, const char *const *env)
 {
 	const char *argv[64];
 	const char *base = strrchr(tool, '/');
 	size_t i;
 
 	dup2(fd, 1);
-	dup2(fd, 2);
+	dup2(efd >= 0 ? efd : fd, 2);
 	argv[0] = base ? base + 1 : tool;
 	for (i = 0; args && args[i] && i + 2 < sizeof(argv) / sizeof(argv[0]); i++)
 		argv[i + 1] = args[i];
@@ -86,11 +98,11 @@ static void tool_child(int fd, const char *path, const char *tool, const char *c
 	_exit(127);
 }
 
-int tool_run(struct tool_run *r, const char *tool, const char *const *args,
-	     const char *const *env, uint32_t timeout_ms)
+static int tool_start(struct tool_run *r, const char *tool, const char *const *args,
+		      const char *const *env, uint32_t timeout_ms, int split)
 {
 	char path[PATH_MAX + 32];
-	int fds[2], rc = tool_path(path, sizeof(path), tool);
+	int fds[2], efds[2] = { -1, -1 }, rc = tool_path(path, sizeof(path), tool);
 	double t0 = tool_now();
 	pid_t pid;
 
@@ -101,20 +113,46 @@ int tool_run(struct tool_run *r, const char *tool, const char *const *args,
 	}
 	if (pipe(fds))
 		return -errno;
-	pid = fork();
-	if (pid < 0) {
+	if (split && pipe(efds)) {
 		rc = -errno;
 		close(fds[0]);
 		close(fds[1]);
 		return rc;
 	}
+	pid = fork();
+	if (pid < 0) {
+		rc = -errno;
+		close(fds[0]);
+		close(fds[1]);
+		if (split) {
+			close(efds[0]);
+			close(efds[1]);
+		}
+		return rc;
+	}
 	if (pid == 0) {
 		close(fds[0]);
-		tool_child(fds[1], path, tool, args, env);
+		if (split)
+			close(efds[0]);
+		tool_child(fds[1], efds[1], path, tool, args, env);
 	}
 	close(fds[1]);
-	tool_collect(pid, fds[0], r, t0, timeout_ms);
+	if (split)
+		close(efds[1]);
+	tool_collect(pid, fds[0], efds[0], r, t0, timeout_ms);
 	return 0;
+}
+
+int tool_run(struct tool_run *r, const char *tool, const char *const *args,
+	     const char *const *env, uint32_t timeout_ms)
+{
+	return tool_start(r, tool, args, env, timeout_ms, 0);
+}
+
+int tool_run_split(struct tool_run *r, const char *tool, const char *const *args,
+		   const char *const *env, uint32_t timeout_ms)
+{
+	return tool_start(r, tool, args, env, timeout_ms, 1);
 }
 
 const char *tool_line(const struct tool_run *r, const char *prefix, char *line, size_t len)

@@ -14,7 +14,9 @@
 
 struct tool_run {
 	int status;			/* exit status, or -signal */
-	char out[TOOL_OUT_MAX];		/* stdout and stderr together */
+	char out[TOOL_OUT_MAX];		/* stdout and stderr together (tool_run_split:
+					 * stdout alone) */
+	char err[TOOL_OUT_MAX];		/* tool_run_split: stderr alone; else "" */
 	double secs;			/* from start to exit */
 };
 
@@ -25,6 +27,11 @@ struct tool_run {
  * says where it was looked for), or another negative errno. */
 int tool_run(struct tool_run *r, const char *tool, const char *const *args,
 	     const char *const *env, uint32_t timeout_ms);
+
+/* tool_run, with stdout in @r->out and stderr in @r->err apart: for
+ * checking what a program's first line on stderr says. */
+int tool_run_split(struct tool_run *r, const char *tool, const char *const *args,
+		   const char *const *env, uint32_t timeout_ms);
 
 /* The first line of @r's output that starts with @prefix (copied into
  * @line, @len bytes, without its newline), or NULL. */

@@ -79,8 +79,8 @@ static void nkv_tgt_id_ctrl(struct nkv_tgt_ctrl *c, struct nkv_id_ctrl *id)
 	id->ctratt = 0;		/* none of the optional attributes */
 	id->cntrltype = 1;	/* I/O controller */
 	/* SGLs of byte-aligned Data Blocks, Segments and Last Segments,
-	 * describing the transfer or more. */
-	id->sgls = NKV_SGLS_SUPPORTED | NKV_SGLS_LONGER_THAN_DATA;
+	 * describing the transfer or more (unless the options say else). */
+	id->sgls = c->sgls;
 	id->acl = 3;		/* Abort limit 4 (0's based) */
 	id->elpe = NKV_TGT_ERRLOG - 1;
 	id->sqes = 0x66;
@@ -130,7 +130,7 @@ static void nkv_tgt_id_ns_kv(struct nkv_tgt_ctrl *c, uint32_t nsid,
 	id->nsze = be->capacity;
 	id->nuse = be->ops->bytes_used(be);
 	id->nkvf = 0;		/* one KV format */
-	id->kvf[0].kml = NKV_KEY_MAX;	/* 17..255 bytes in head form */
+	id->kvf[0].kml = (uint16_t)c->kml;	/* 17..255 bytes in head form */
 	id->kvf[0].mvl = be->max_value;
 	id->kvf[0].mnk = be->max_keys;
 	id->nsattr = be->read_only ? NKV_NSATTR_WRITE_PROTECTED : 0;

@@ -112,6 +112,8 @@ struct nkv_tgt_ctrl {
 	uint32_t max_iov;		/* segments of one command: pages + 1 */
 	uint64_t max_xfer;		/* bytes: 4 KiB << mdts */
 	uint32_t quirks;		/* NKV_TGT_QUIRK_* */
+	uint32_t sgls;			/* Identify SGLS advertised */
+	uint32_t kml;			/* KML advertised */
 
 	/* Register file. */
 	uint64_t cap;

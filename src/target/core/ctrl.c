@@ -94,7 +94,8 @@ int nkv_tgt_ctrl_opts_resolve(const struct nkv_tgt_ctrl_opts *o, struct nkv_tgt_
 	d->max_ioq = d->max_ioq ? d->max_ioq : 64;
 	d->to = d->to ? d->to : 20;
 	if (d->mqes < 2 || d->mqes > 65536 || d->max_ioq > 65534 ||
-	    d->mdts > NKV_TGT_MDTS_MAX || d->to > 255 || d->dstrd > 4)
+	    d->mdts > NKV_TGT_MDTS_MAX || d->to > 255 || d->dstrd > 4 ||
+	    d->kml > NKV_KEY_MAX)
 		return -EINVAL;
 	return 0;
 }
@@ -142,6 +143,8 @@ static int nkv_tgt_opts(struct nkv_tgt_ctrl *c, const struct nkv_subsys *ss,
 	c->trace = d.trace;
 	c->quirks = d.quirks;
 	c->dstrd = d.dstrd;
+	c->sgls = d.sgls ? d.sgls : NKV_SGLS_SUPPORTED | NKV_SGLS_LONGER_THAN_DATA;
+	c->kml = d.kml ? d.kml : NKV_KEY_MAX;
 	c->max_xfer = (uint64_t)NKV_PAGE_SIZE << c->mdts;
 	c->max_iov = (1u << c->mdts) + 1;
 	c->ndb = 2 * (c->max_ioq + 1);

@@ -82,6 +82,13 @@ struct nkv_tgt_ctrl_opts {
 	 * polls for SQ tails (docs/target.md). The doorbell page passed to
 	 * create holds 2 * (max_ioq + 1) << dstrd dwords. */
 	uint32_t dstrd;
+	/* What Identify advertises as another controller would, for testing
+	 * clients against it (tests/lib/host_util.h); the core still takes
+	 * what it always takes. sgls: Identify Controller SGLS; 0: 40001h
+	 * (SGLs of any alignment, longer than the data allowed). kml: every
+	 * KV namespace's KML; 0: NKV_KEY_MAX. */
+	uint32_t sgls;
+	uint32_t kml;
 };
 /* opts (NULL: all defaults) with the defaults above applied, for a
  * program that reports what its controllers run with; mdts 0 stays 0
