@@ -94,7 +94,101 @@ NKV_ASSERT_OFF(struct nkv_dev_iov, len, 16);
  * as long as each run is one piece of controller addresses. */
 #define NKV_IOV_MAX 1020u
 
-/* Why a run cannot be carried (nkv_mr_why_str() names it on the host). */
+/* The start of one run of a pattern: byte @off of region @mr (the device
+ * address of its struct nkv_dev_mr). */
+struct nkv_dev_base {
+	uint64_t mr;
+	uint64_t off;
+};
+NKV_ASSERT_SIZE(struct nkv_dev_base, 16);
+NKV_ASSERT_OFF(struct nkv_dev_base, mr, 0);
+NKV_ASSERT_OFF(struct nkv_dev_base, off, 8);
+
+/*
+ * A value's runs, by value (it lives in registers): @n runs from an
+ * array @iov; or, with @iov NULL, a pattern: run i is @len bytes at
+ * base[i].off + @shift of region base[i].mr (a KV cache's block: K and V
+ * of each layer at their layer's base plus block x stride,
+ * nkv_kvcache.h); or, with both NULL, one range: @len bytes at @shift of
+ * region @mr. No run array is ever built on a GPU's stack.
+ */
+struct nkv_runs {
+	const struct nkv_dev_iov *iov;
+	const struct nkv_dev_base *base;
+	uint64_t mr;
+	uint64_t shift;
+	uint32_t n;
+	uint32_t len;
+};
+
+/* A run in a register-resident form (no array): (@mr, @off, @len). */
+NKV_HD struct nkv_dev_iov nkv_dev_run(const struct nkv_dev_mr *mr, uint64_t off, uint32_t len)
+{
+	struct nkv_dev_iov v;
+
+	v.mr = (uint64_t)(uintptr_t)mr;
+	v.off = off;
+	v.len = len;
+	v.rsvd = 0;
+	return v;
+}
+
+
+NKV_HD struct nkv_runs nkv_runs_of(const struct nkv_dev_iov *iov, uint32_t n)
+{
+	struct nkv_runs r;
+
+	r.iov = iov;
+	r.base = 0;
+	r.mr = 0;
+	r.shift = 0;
+	r.n = n;
+	r.len = 0;
+	return r;
+}
+
+NKV_HD struct nkv_runs nkv_runs_pattern(const struct nkv_dev_base *base, uint32_t n,
+					uint64_t shift, uint32_t len)
+{
+	struct nkv_runs r;
+
+	r.iov = 0;
+	r.base = base;
+	r.mr = 0;
+	r.shift = shift;
+	r.n = n;
+	r.len = len;
+	return r;
+}
+
+NKV_HD struct nkv_runs nkv_runs_range(const struct nkv_dev_mr *mr, uint64_t off, uint32_t len)
+{
+	struct nkv_runs r;
+
+	r.iov = 0;
+	r.base = 0;
+	r.mr = (uint64_t)(uintptr_t)mr;
+	r.shift = off;
+	r.n = 1;
+	r.len = len;
+	return r;
+}
+
+/* Run @i of @r. */
+NKV_HD struct nkv_dev_iov nkv_run_at(struct nkv_runs r, uint32_t i)
+{
+	struct nkv_dev_iov v;
+
+	if (r.iov)
+		return r.iov[i];
+	v.mr = r.base ? r.base[i].mr : r.mr;
+	v.off = r.base ? r.base[i].off + r.shift : r.shift;
+	v.len = r.len;
+	v.rsvd = 0;
+	return v;
+}
+
+/* Why a run cannot be carried (nkv_run_why_str() names it on the host). */
 enum nkv_run_why {
 	NKV_RUN_OK = 0,
 	NKV_RUN_NO_REGION,	/* a NULL region, or no runs at all */
@@ -172,29 +266,29 @@ NKV_HD struct nkv_run_bad nkv_run_bad_at(uint32_t run, uint32_t why)
 
 /* Every run inside its region, registered for @need (NKV_DEV_MR_*),
  * @n 1..NKV_IOV_MAX, the total under 4 GiB (into *total). */
-NKV_HD struct nkv_run_bad nkv_runs_check(const struct nkv_dev_iov *iov, uint32_t n,
-					 uint32_t need, uint64_t *total)
+NKV_HD struct nkv_run_bad nkv_runs_check(struct nkv_runs r, uint32_t need, uint64_t *total)
 {
 	uint32_t i;
 
 	*total = 0;
-	if (!iov || !n)
+	if ((!r.iov && !r.base && !r.mr) || !r.n)
 		return nkv_run_bad_at(0, NKV_RUN_NO_REGION);
-	if (n > NKV_IOV_MAX)
+	if (r.n > NKV_IOV_MAX)
 		return nkv_run_bad_at(NKV_IOV_MAX, NKV_RUN_TOO_MANY);
-	for (i = 0; i < n; i++) {
-		const struct nkv_dev_mr *m = NKV_DEV_PTR(const struct nkv_dev_mr, iov[i].mr);
+	for (i = 0; i < r.n; i++) {
+		struct nkv_dev_iov v = nkv_run_at(r, i);
+		const struct nkv_dev_mr *m = NKV_DEV_PTR(const struct nkv_dev_mr, v.mr);
 
-		if (!iov[i].mr)
+		if (!v.mr)
 			return nkv_run_bad_at(i, NKV_RUN_NO_REGION);
-		if (!iov[i].len || iov[i].off > m->len || iov[i].len > m->len - iov[i].off)
+		if (!v.len || v.off > m->len || v.len > m->len - v.off)
 			return nkv_run_bad_at(i, NKV_RUN_OUTSIDE);
 		if ((m->flags & need) != need)
 			return nkv_run_bad_at(i, NKV_RUN_ACCESS);
-		*total += iov[i].len;
+		*total += v.len;
 	}
 	if (*total > 0xffffffffull)
-		return nkv_run_bad_at(n - 1u, NKV_RUN_TOO_MANY);
+		return nkv_run_bad_at(r.n - 1u, NKV_RUN_TOO_MANY);
 	return nkv_run_bad_at(0, NKV_RUN_OK);
 }
 
@@ -203,8 +297,8 @@ NKV_HD struct nkv_run_bad nkv_runs_check(const struct nkv_dev_iov *iov, uint32_t
 /* Data Blocks the head (@hl bytes, 0: none) and the runs take, each run
  * split where its controller addresses break; 0 when a piece is not
  * dword aligned and @dword (run index in *bad). */
-NKV_HD uint32_t nkv_sgl_count(const struct nkv_dev_iov *iov, uint32_t n, uint32_t hl,
-			      int dword, struct nkv_run_bad *bad)
+NKV_HD uint32_t nkv_sgl_count(struct nkv_runs r, uint32_t hl, int dword,
+			      struct nkv_run_bad *bad)
 {
 	uint32_t cnt = hl ? 1u : 0u, i;
 
@@ -212,9 +306,10 @@ NKV_HD uint32_t nkv_sgl_count(const struct nkv_dev_iov *iov, uint32_t n, uint32_
 		*bad = nkv_run_bad_at(0, NKV_RUN_DWORD);
 		return 0;
 	}
-	for (i = 0; i < n; i++) {
-		const struct nkv_dev_mr *m = NKV_DEV_PTR(const struct nkv_dev_mr, iov[i].mr);
-		uint64_t off = iov[i].off, left = iov[i].len;
+	for (i = 0; i < r.n; i++) {
+		struct nkv_dev_iov v = nkv_run_at(r, i);
+		const struct nkv_dev_mr *m = NKV_DEV_PTR(const struct nkv_dev_mr, v.mr);
+		uint64_t off = v.off, left = v.len;
 
 		while (left) {
 			uint64_t p = nkv_mr_piece(m, off, left);
@@ -258,8 +353,7 @@ NKV_HD void nkv_sgl_put(struct nkv_sgl_desc *d, uint64_t addr, uint32_t len, uin
  * page 0's list the same way.
  */
 NKV_HD struct nkv_dptr nkv_sgl_lists(const struct nkv_dev_qp *qp, uint32_t cmd,
-				     const struct nkv_dev_iov *iov, uint32_t n, uint32_t hl,
-				     uint32_t cnt)
+				     struct nkv_runs r, uint32_t hl, uint32_t cnt)
 {
 	const uint32_t per = NKV_PAGE_SIZE / 16u;
 	uint32_t page = 0, k = 0, left = cnt, i;
@@ -270,10 +364,10 @@ NKV_HD struct nkv_dptr nkv_sgl_lists(const struct nkv_dev_qp *qp, uint32_t cmd,
 	d.d2 = (uint64_t)(16u * (left > per ? per : left)) |
 	       ((uint64_t)nkv_sgl_id(left > per ? NKV_SGL_SEGMENT : NKV_SGL_LAST_SEGMENT) << 56);
 	d.psdt = NKV_PSDT_SGL;
-	for (i = 0; i <= n; i++) {
-		const struct nkv_dev_mr *m = i ? NKV_DEV_PTR(const struct nkv_dev_mr, iov[i - 1u].mr)
-					       : 0;
-		uint64_t off = i ? iov[i - 1u].off : 0, len = i ? iov[i - 1u].len : hl;
+	for (i = 0; i <= r.n; i++) {
+		struct nkv_dev_iov v = i ? nkv_run_at(r, i - 1u) : nkv_dev_run(0, 0, hl);
+		const struct nkv_dev_mr *m = NKV_DEV_PTR(const struct nkv_dev_mr, v.mr);
+		uint64_t off = v.off, len = v.len;
 
 		while (len) {
 			uint64_t p = m ? nkv_mr_piece(m, off, len) : len;
@@ -313,26 +407,27 @@ NKV_HD uint32_t nkv_sgl_pages(uint32_t cnt)
 
 /* SGL data pointer for the head and runs, or *ok = 0 (bad names why). */
 NKV_HD struct nkv_dptr nkv_runs_sgl(const struct nkv_dev_qp *qp, uint32_t cmd,
-				    const struct nkv_dev_iov *iov, uint32_t n, uint32_t hl,
-				    struct nkv_run_bad *bad, int *ok)
+				    struct nkv_runs r, uint32_t hl, struct nkv_run_bad *bad,
+				    int *ok)
 {
 	int dword = (qp->dptr & NKV_DEV_DPTR_SGL_DWORD) != 0;
-	uint32_t cnt = nkv_sgl_count(iov, n, hl, dword, bad);
-	const struct nkv_dev_mr *m = NKV_DEV_PTR(const struct nkv_dev_mr, iov[0].mr);
+	uint32_t cnt = nkv_sgl_count(r, hl, dword, bad);
+	struct nkv_dev_iov v0 = nkv_run_at(r, 0);
 
 	*ok = 0;
 	if (!cnt)
 		return nkv_dptr_prp(0, 0);
 	if (cnt == 1u) {
 		*ok = 1;
-		return nkv_dptr_sgl(nkv_mr_iova(m, iov[0].off), iov[0].len);
+		return nkv_dptr_sgl(nkv_mr_iova(NKV_DEV_PTR(const struct nkv_dev_mr, v0.mr), v0.off),
+				    v0.len);
 	}
 	if (nkv_sgl_pages(cnt) > nkv_cmd_list_pages(qp)) {
-		*bad = nkv_run_bad_at(n - 1u, NKV_RUN_LIST_ROOM);
+		*bad = nkv_run_bad_at(r.n - 1u, NKV_RUN_LIST_ROOM);
 		return nkv_dptr_prp(0, 0);
 	}
 	*ok = 1;
-	return nkv_sgl_lists(qp, cmd, iov, n, hl, cnt);
+	return nkv_sgl_lists(qp, cmd, r, hl, cnt);
 }
 
 /* ---- PRPs ---- */
@@ -340,16 +435,16 @@ NKV_HD struct nkv_dptr nkv_runs_sgl(const struct nkv_dev_qp *qp, uint32_t cmd,
 /* The runs fit PRPs: every interior boundary on a page, PRP1 dword
  * aligned, and under a head (@hl) the value starting on a page. Data
  * pages into *pages. */
-NKV_HD struct nkv_run_bad nkv_runs_prp_ok(const struct nkv_dev_iov *iov, uint32_t n, uint32_t hl,
-					  uint64_t *pages)
+NKV_HD struct nkv_run_bad nkv_runs_prp_ok(struct nkv_runs r, uint32_t hl, uint64_t *pages)
 {
-	uint32_t i;
+	uint32_t i, n = r.n;
 
 	*pages = 0;
 	for (i = 0; i < n; i++) {
-		const struct nkv_dev_mr *m = NKV_DEV_PTR(const struct nkv_dev_mr, iov[i].mr);
-		uint64_t a = nkv_mr_iova(m, iov[i].off);
-		uint64_t first = a % NKV_PAGE_SIZE, end = first + iov[i].len;
+		struct nkv_dev_iov v = nkv_run_at(r, i);
+		const struct nkv_dev_mr *m = NKV_DEV_PTR(const struct nkv_dev_mr, v.mr);
+		uint64_t a = nkv_mr_iova(m, v.off);
+		uint64_t first = a % NKV_PAGE_SIZE, end = first + v.len;
 
 		if ((i || hl) && first)
 			return nkv_run_bad_at(i, hl && !i ? NKV_RUN_HEAD_PAGE : NKV_RUN_PAGE);
@@ -363,15 +458,16 @@ NKV_HD struct nkv_run_bad nkv_runs_prp_ok(const struct nkv_dev_iov *iov, uint32_
 }
 
 /* Controller address of data page @k (0-based over every run's pages). */
-NKV_HD uint64_t nkv_runs_page(const struct nkv_dev_iov *iov, uint32_t n, uint64_t k)
+NKV_HD uint64_t nkv_runs_page(struct nkv_runs r, uint64_t k)
 {
 	uint32_t i;
 
-	for (i = 0; i < n; i++) {
-		const struct nkv_dev_mr *m = NKV_DEV_PTR(const struct nkv_dev_mr, iov[i].mr);
-		uint64_t base = iov[i].off - nkv_mr_iova(m, iov[i].off) % NKV_PAGE_SIZE;
-		uint64_t np = (nkv_mr_iova(m, iov[i].off) % NKV_PAGE_SIZE + iov[i].len +
-			       NKV_PAGE_SIZE - 1u) / NKV_PAGE_SIZE;
+	for (i = 0; i < r.n; i++) {
+		struct nkv_dev_iov v = nkv_run_at(r, i);
+		const struct nkv_dev_mr *m = NKV_DEV_PTR(const struct nkv_dev_mr, v.mr);
+		uint64_t base = v.off - nkv_mr_iova(m, v.off) % NKV_PAGE_SIZE;
+		uint64_t np = (nkv_mr_iova(m, v.off) % NKV_PAGE_SIZE + v.len + NKV_PAGE_SIZE - 1u) /
+			      NKV_PAGE_SIZE;
 
 		if (k < np)
 			return nkv_mr_iova(m, base + k * NKV_PAGE_SIZE);
@@ -402,9 +498,8 @@ NKV_HD uint64_t nkv_prp_list_pages_for(uint64_t need)
 }
 
 /* Entries @first.. of the data pages into the command's list pages. */
-NKV_HD uint64_t nkv_prp_cmd_list(const struct nkv_dev_qp *qp, uint32_t cmd,
-				 const struct nkv_dev_iov *iov, uint32_t n, uint64_t first,
-				 uint64_t need)
+NKV_HD uint64_t nkv_prp_cmd_list(const struct nkv_dev_qp *qp, uint32_t cmd, struct nkv_runs r,
+				 uint64_t first, uint64_t need)
 {
 	uint64_t page = 0, k = 0, i;
 
@@ -420,36 +515,37 @@ NKV_HD uint64_t nkv_prp_cmd_list(const struct nkv_dev_qp *qp, uint32_t cmd,
 		}
 		e = NKV_DEV_PTR(uint64_t, (uint64_t)(uintptr_t)nkv_cmd_mem(
 						  qp, cmd, (uint32_t)(1u + page) * NKV_PAGE_SIZE));
-		e[k++] = nkv_runs_page(iov, n, first + i);
+		e[k++] = nkv_runs_page(r, first + i);
 	}
 	return nkv_cmd_iova(qp, cmd, NKV_PAGE_SIZE);
 }
 
 /* PRP data pointer for the head and runs, or *ok = 0. */
 NKV_HD struct nkv_dptr nkv_runs_prp(const struct nkv_dev_qp *qp, uint32_t cmd,
-				    const struct nkv_dev_iov *iov, uint32_t n, uint32_t hl,
-				    struct nkv_run_bad *bad, int *ok)
+				    struct nkv_runs r, uint32_t hl, struct nkv_run_bad *bad,
+				    int *ok)
 {
-	const struct nkv_dev_mr *m = NKV_DEV_PTR(const struct nkv_dev_mr, iov[0].mr);
+	struct nkv_dev_iov v0 = nkv_run_at(r, 0);
+	const struct nkv_dev_mr *m = NKV_DEV_PTR(const struct nkv_dev_mr, v0.mr);
 	uint64_t pages, first, need, prp1, slot;
 
 	*ok = 0;
-	*bad = nkv_runs_prp_ok(iov, n, hl, &pages);
+	*bad = nkv_runs_prp_ok(r, hl, &pages);
 	if (bad->why)
 		return nkv_dptr_prp(0, 0);
 	/* PRP1: the head at the end of the command's head page, or the
 	 * first data page; PRP2 and the list: the data pages after it. */
-	prp1 = hl ? nkv_cmd_iova(qp, cmd, NKV_PAGE_SIZE - hl) : nkv_mr_iova(m, iov[0].off);
+	prp1 = hl ? nkv_cmd_iova(qp, cmd, NKV_PAGE_SIZE - hl) : nkv_mr_iova(m, v0.off);
 	first = hl ? 0u : 1u;
 	need = pages - first;
 	*ok = 1;
 	if (need == 0)
 		return nkv_dptr_prp(prp1, 0);
 	if (need == 1)
-		return nkv_dptr_prp(prp1, nkv_runs_page(iov, n, first));
+		return nkv_dptr_prp(prp1, nkv_runs_page(r, first));
 	/* One run: its pages are consecutive entries of the region's table. */
-	slot = iov[0].off / NKV_PAGE_SIZE + first;
-	if (n == 1u && m->tab_pages &&
+	slot = v0.off / NKV_PAGE_SIZE + first;
+	if (r.n == 1u && m->tab_pages &&
 	    nkv_prp_tab_fits(slot % NKV_MR_TAB_PER_PAGE, need)) {
 		const uint64_t *tab = NKV_DEV_PTR(const uint64_t, m->tab_addr);
 
@@ -458,10 +554,10 @@ NKV_HD struct nkv_dptr nkv_runs_prp(const struct nkv_dev_qp *qp, uint32_t cmd,
 	}
 	if (nkv_prp_list_pages_for(need) > nkv_cmd_list_pages(qp)) {
 		*ok = 0;
-		*bad = nkv_run_bad_at(n - 1u, NKV_RUN_LIST_ROOM);
+		*bad = nkv_run_bad_at(r.n - 1u, NKV_RUN_LIST_ROOM);
 		return nkv_dptr_prp(0, 0);
 	}
-	return nkv_dptr_prp(prp1, nkv_prp_cmd_list(qp, cmd, iov, n, first, need));
+	return nkv_dptr_prp(prp1, nkv_prp_cmd_list(qp, cmd, r, first, need));
 }
 
 /* ---- commands ---- */
@@ -477,8 +573,8 @@ NKV_HD struct nkv_dptr nkv_runs_prp(const struct nkv_dev_qp *qp, uint32_t cmd,
  */
 NKV_HD struct nkv_prep nkv_dev_kv_runs(const struct nkv_dev_qp *qp, uint32_t cmd, uint8_t opc,
 				       const void *key, uint32_t klen, uint32_t min_klen,
-				       uint32_t opts, const struct nkv_dev_iov *iov, uint32_t n,
-				       uint32_t need, struct nkv_run_bad *bad)
+				       uint32_t opts, struct nkv_runs r, uint32_t need,
+				       struct nkv_run_bad *bad)
 {
 	struct nkv_run_bad b = nkv_run_bad_at(0, NKV_RUN_OK), sb = b;
 	int sgl = (qp->dptr & (NKV_DEV_DPTR_SGL | NKV_DEV_DPTR_SGL_DWORD)) != 0, ok = 0;
@@ -491,13 +587,13 @@ NKV_HD struct nkv_prep nkv_dev_kv_runs(const struct nkv_dev_qp *qp, uint32_t cmd
 	if (cmd >= qp->nr_cmds)
 		b = nkv_run_bad_at(0, NKV_RUN_NO_CMD);
 	if (!b.why)
-		b = nkv_runs_check(iov, n, need, &total);
+		b = nkv_runs_check(r, need, &total);
 	if (!b.why && nkv_dev_key_head(qp, klen))
 		hl = nkv_key_head_size(klen);
 	if (!b.why && sgl)
-		dp = nkv_runs_sgl(qp, cmd, iov, n, hl, &sb, &ok);
+		dp = nkv_runs_sgl(qp, cmd, r, hl, &sb, &ok);
 	if (!b.why && !ok)
-		dp = nkv_runs_prp(qp, cmd, iov, n, hl, &b, &ok);
+		dp = nkv_runs_prp(qp, cmd, r, hl, &b, &ok);
 	if (!ok) {
 		if (bad)
 			*bad = sgl && sb.why ? sb : b;
@@ -511,39 +607,41 @@ NKV_HD struct nkv_prep nkv_dev_kv_runs(const struct nkv_dev_qp *qp, uint32_t cmd
 	return nkv_sqe_kv_dptr(opc, qp->nsid, key, klen, min_klen, opts, (uint32_t)total, dp);
 }
 
-/* Store the value in @n runs under @key; @opts as nkv_dev_store()'s. */
+/* Store the value in runs @r under @key; @opts as nkv_dev_store()'s
+ * (no touch: a touch carries no value). */
+NKV_HD struct nkv_prep nkv_dev_store_runs(const struct nkv_dev_qp *qp, uint32_t cmd,
+					  const void *key, uint32_t klen, uint32_t opts,
+					  struct nkv_runs r, struct nkv_run_bad *bad)
+{
+	if (!nkv_dev_store_opts_ok(qp, opts, 1) || (opts & NKV_STORE_TOUCH))
+		return nkv_prep_err(NKV_EINVAL);
+	return nkv_dev_kv_runs(qp, cmd, NKV_KV_STORE, key, klen, 1, opts, r, NKV_DEV_MR_READ, bad);
+}
+
+/* Retrieve @key into runs @r (CDW10 = their total; DW0 = the stored
+ * size, which may exceed it: a prefix landed, in run order). */
+NKV_HD struct nkv_prep nkv_dev_retrieve_runs(const struct nkv_dev_qp *qp, uint32_t cmd,
+					     const void *key, uint32_t klen, struct nkv_runs r,
+					     struct nkv_run_bad *bad)
+{
+	return nkv_dev_kv_runs(qp, cmd, NKV_KV_RETRIEVE, key, klen, 1, 0, r, NKV_DEV_MR_WRITE, bad);
+}
+
+/* The same with the runs in an array of @n. */
 NKV_HD struct nkv_prep nkv_dev_store_iov(const struct nkv_dev_qp *qp, uint32_t cmd,
 					 const void *key, uint32_t klen, uint32_t opts,
 					 const struct nkv_dev_iov *iov, uint32_t n,
 					 struct nkv_run_bad *bad)
 {
-	if (!nkv_dev_store_opts_ok(qp, opts, 1) || (opts & NKV_STORE_TOUCH))
-		return nkv_prep_err(NKV_EINVAL);
-	return nkv_dev_kv_runs(qp, cmd, NKV_KV_STORE, key, klen, 1, opts, iov, n,
-			       NKV_DEV_MR_READ, bad);
+	return nkv_dev_store_runs(qp, cmd, key, klen, opts, nkv_runs_of(iov, n), bad);
 }
 
-/* Retrieve @key into @n runs (CDW10 = their total; DW0 = the stored
- * size, which may exceed it: a prefix landed, in run order). */
 NKV_HD struct nkv_prep nkv_dev_retrieve_iov(const struct nkv_dev_qp *qp, uint32_t cmd,
 					    const void *key, uint32_t klen,
 					    const struct nkv_dev_iov *iov, uint32_t n,
 					    struct nkv_run_bad *bad)
 {
-	return nkv_dev_kv_runs(qp, cmd, NKV_KV_RETRIEVE, key, klen, 1, 0, iov, n,
-			       NKV_DEV_MR_WRITE, bad);
-}
-
-/* A run in a register-resident form (no array): (@mr, @off, @len). */
-NKV_HD struct nkv_dev_iov nkv_dev_run(const struct nkv_dev_mr *mr, uint64_t off, uint32_t len)
-{
-	struct nkv_dev_iov v;
-
-	v.mr = (uint64_t)(uintptr_t)mr;
-	v.off = off;
-	v.len = len;
-	v.rsvd = 0;
-	return v;
+	return nkv_dev_retrieve_runs(qp, cmd, key, klen, nkv_runs_of(iov, n), bad);
 }
 
 /* One range: Store @len bytes at @off of @mr under @key. */
@@ -551,9 +649,7 @@ NKV_HD struct nkv_prep nkv_dev_store_mr(const struct nkv_dev_qp *qp, uint32_t cm
 					const void *key, uint32_t klen, uint32_t opts,
 					const struct nkv_dev_mr *mr, uint64_t off, uint32_t len)
 {
-	struct nkv_dev_iov v = nkv_dev_run(mr, off, len);
-
-	return nkv_dev_store_iov(qp, cmd, key, klen, opts, &v, 1, 0);
+	return nkv_dev_store_runs(qp, cmd, key, klen, opts, nkv_runs_range(mr, off, len), 0);
 }
 
 /* One range: Retrieve @key into @len bytes at @off of @mr. */
@@ -561,9 +657,7 @@ NKV_HD struct nkv_prep nkv_dev_retrieve_mr(const struct nkv_dev_qp *qp, uint32_t
 					   const void *key, uint32_t klen,
 					   const struct nkv_dev_mr *mr, uint64_t off, uint32_t len)
 {
-	struct nkv_dev_iov v = nkv_dev_run(mr, off, len);
-
-	return nkv_dev_retrieve_iov(qp, cmd, key, klen, &v, 1, 0);
+	return nkv_dev_retrieve_runs(qp, cmd, key, klen, nkv_runs_range(mr, off, len), 0);
 }
 
 /* Exist and Delete on a queue pair without slots: a key in head form
