@@ -15,11 +15,14 @@
  * stores all its blocks; request 2 shares a prefix of it (75 % by
  * default), looks it up, loads the hits layer by layer beside a
  * stand-in compute, computes and stores the rest, and checks every page
- * byte for byte.
+ * byte for byte. The pages are the queue pair's value slots, or, with
+ * --dest region, the engine's own cache in one registered region (vLLM's
+ * layout, no slots: values land where the engine keeps them).
  */
 #ifndef NKV_EXAMPLES_PC_HOST_H
 #define NKV_EXAMPLES_PC_HOST_H
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +56,7 @@ struct pc_cfg {
 	uint32_t klen;		/* 16: XXH3-128, 32: SHA-256 */
 	uint32_t extra;		/* vLLM's extra keys (LoRA id, salt, ...) */
 	double ratio;		/* compute per batch / its transfer */
+	int region;		/* --dest region: the engine's cache, no slots */
 };
 
 static inline void pc_usage(const char *prog)
@@ -69,6 +73,8 @@ static inline void pc_usage(const char *prog)
 		"  --hash xxh3|sha256  block keys: 16-byte XXH3-128 or 32-byte SHA-256 (xxh3)\n"
 		"  --extra N         extra key of every block hash (0)\n"
 		"  --compute-ratio R stand-in compute per batch / its transfer time (1.0)\n"
+		"  --dest slots|region  pages in the queue pair's slots, or the engine's own\n"
+		"                    cache in vLLM's layout in a registered region (slots)\n"
 		"  --ci              a small shape: 4 layers, 2 KV heads, head dim 64, 64 blocks\n"
 		EX_EXIT_HELP, prog);
 }
@@ -81,7 +87,8 @@ static inline int pc_parse(int argc, char **argv, struct pc_cfg *g)
 		{ "head-dim", 1, NULL, 'd' }, { "block-tokens", 1, NULL, 't' },
 		{ "dtype-bytes", 1, NULL, 'b' }, { "blocks", 1, NULL, 'n' },
 		{ "share", 1, NULL, 's' }, { "hash", 1, NULL, 'h' }, { "extra", 1, NULL, 'e' },
-		{ "compute-ratio", 1, NULL, 'r' }, { "ci", 0, NULL, 'c' }, { NULL, 0, NULL, 0 } };
+		{ "compute-ratio", 1, NULL, 'r' }, { "ci", 0, NULL, 'c' }, { "dest", 1, NULL, 'D' },
+		{ NULL, 0, NULL, 0 } };
 	int o;
 
 	memset(g, 0, sizeof(*g));
@@ -109,6 +116,13 @@ static inline int pc_parse(int argc, char **argv, struct pc_cfg *g)
 			break;
 		case 'c':
 			g->layers = 4, g->kv_heads = 2, g->head_dim = 64, g->blocks = 64;
+			break;
+		case 'D':
+			if (strcmp(optarg, "slots") && strcmp(optarg, "region")) {
+				fprintf(stderr, "--dest %s: say slots or region\n", optarg);
+				return EX_EXIT_USAGE;
+			}
+			g->region = !strcmp(optarg, "region");
 			break;
 		default:
 			pc_usage(argv[0]);
@@ -170,9 +184,13 @@ static inline int pc_req_init(const struct pc_ops *ops, const struct pc_cfg *g, 
 	    pc_keys(g, seed, shared, r->keys))
 		return -1;
 	/* Request 2 takes the free pages from the top of the pool down:
-	 * a value's page is wherever the pool had one. */
-	for (i = 0; i < n; i++)
-		r->pages[i] = (uint32_t)(reversed ? n - 1u - i : i);
+	 * a value's page is wherever the pool had one (in the engine's
+	 * cache, a cache block of the value's layer). */
+	for (i = 0; i < n; i++) {
+		size_t m = g->region ? g->blocks : n, j = g->region ? i % g->blocks : i;
+
+		r->pages[i] = (uint32_t)(reversed ? m - 1u - j : j);
+	}
 	r->a.keys = (uint64_t)(uintptr_t)r->d_keys;
 	r->a.pages = (uint64_t)(uintptr_t)r->d_pages;
 	r->a.out = (uint64_t)(uintptr_t)r->d_out;
@@ -429,9 +447,56 @@ static inline int pc_fits(struct nkv_ctrl *c, const struct pc_cfg *g, uint32_t p
 	return 0;
 }
 
+/*
+ * --dest region: the engine's cache, one region of layers x [2, blocks,
+ * block bytes] (K of every block, then V), as vLLM lays out a layer's
+ * tensor, and its layout for the kernel in @ops memory (*d_lay, with its
+ * bases *d_base). 0, or -1 after saying why.
+ */
+static inline int pc_cache(const struct pc_ops *ops, struct nkv_ctrl *c, const struct pc_cfg *g,
+			   struct nkv_mr **mr, void **d_lay, void **d_base)
+{
+	uint32_t half = pc_layer_bytes(g) / 2u, l;
+	uint64_t per = 2ull * g->blocks * half;
+	struct nkv_kvc_layout lay;
+	struct nkv_dev_base *b = (struct nkv_dev_base *)calloc(2u * g->layers, sizeof(*b));
+	void *base;
+	int rc = b ? nkv_mem_alloc(c, per * g->layers, 0, mr, &base) : -ENOMEM;
+
+	if (!rc) {
+		for (l = 0; l < g->layers; l++) {
+			b[2u * l].mr = b[2u * l + 1u].mr = (uint64_t)(uintptr_t)nkv_mem_dev(*mr);
+			b[2u * l].off = l * per;
+			b[2u * l + 1u].off = l * per + (uint64_t)g->blocks * half;
+		}
+		*d_base = ops->alloc(2u * g->layers * sizeof(*b));
+		*d_lay = ops->alloc(sizeof(lay));
+		rc = *d_base && *d_lay ? 0 : -ENOMEM;
+	}
+	if (!rc) {
+		lay.base_addr = (uint64_t)(uintptr_t)*d_base;
+		lay.block_stride = half;
+		lay.layers = g->layers;
+		lay.block_bytes = half;
+		rc = ops->put(*d_base, b, 2u * g->layers * sizeof(*b)) ||
+		     ops->put(*d_lay, &lay, sizeof(lay)) ? -EIO : 0;
+	}
+	free(b);
+	if (rc)
+		fprintf(stderr, "cannot make the engine's cache (%llu bytes in one region): %s\n",
+			(unsigned long long)(per * g->layers), strerror(-rc));
+	else
+		printf("cache: the engine's own, vLLM's layout (%u layers x [2, %u blocks, %u "
+		       "bytes]), %.1f MiB in one registered region: no slots, no copy\n",
+		       g->layers, g->blocks, half, (double)per * g->layers / 1048576.0);
+	return rc ? -1 : 0;
+}
+
 /* The whole example; the process's exit status. */
 static inline int pc_main(int argc, char **argv, const struct pc_ops *ops)
 {
+	void *d_lay = NULL, *d_base = NULL;
+	struct nkv_mr *mr = NULL;
 	struct nkv_qpair_opts o;
 	struct nkv_ctrl_opts co;
 	struct nkv_dev_qp *qp = NULL;
@@ -453,23 +518,28 @@ static inline int pc_main(int argc, char **argv, const struct pc_ops *ops)
 	memset(&o, 0, sizeof(o));
 	o.size = sizeof(o);
 	o.depth = 256;
-	o.slots = g.layers * g.blocks;	/* the page pool */
-	o.slot_size = pc_layer_bytes(&g);
+	o.slots = g.region ? 0 : g.layers * g.blocks;	/* the page pool */
+	o.slot_size = g.region ? 0 : pc_layer_bytes(&g);
+	o.flags = g.region ? NKV_QPAIR_NO_SLOTS : 0;
 	ex_log_stderr();
 	rc = nkv_ctrl_connect(g.uri, &co, &c);
 	if (rc) {
 		fprintf(stderr, "cannot connect to %s: %s\n", g.uri, err[0] ? err : strerror(-rc));
 		return EX_EXIT_SETUP;
 	}
-	rc = pc_fits(c, &g, o.slot_size);
+	rc = pc_fits(c, &g, pc_layer_bytes(&g));
 	if (rc) {
 		nkv_ctrl_close(c);
 		return rc;
 	}
 	rc = ops->qpair(c, &o, &q, &qp);
 	if (rc) {
-		fprintf(stderr, "cannot make a pool of %u pages of %u bytes: %s\n", o.slots,
-			o.slot_size, strerror(-rc));
+		if (g.region)
+			fprintf(stderr, "cannot make a queue pair without slots: %s\n",
+				strerror(-rc));
+		else
+			fprintf(stderr, "cannot make a pool of %u pages of %u bytes: %s\n",
+				o.slots, o.slot_size, strerror(-rc));
 		nkv_ctrl_close(c);
 		return EX_EXIT_SETUP;
 	}
@@ -478,12 +548,16 @@ static inline int pc_main(int argc, char **argv, const struct pc_ops *ops)
 	       g.kv_heads, g.head_dim, g.block_tokens, pc_layer_bytes(&g) / 1024u,
 	       pc_layer_bytes(&g) * (double)g.layers / 1048576.0, g.blocks,
 	       g.klen == 16 ? "16-byte XXH3-128" : "32-byte SHA-256");
-	if (pc_req_init(ops, &g, &r1, 1, g.blocks * g.block_tokens, 0) ||
-	    pc_req_init(ops, &g, &r2, 2, g.blocks * g.share / 100u * g.block_tokens, 1)) {
+	if (g.region && pc_cache(ops, c, &g, &mr, &d_lay, &d_base))
+		r1.launch_failed = 1;
+	else if (pc_req_init(ops, &g, &r1, 1, g.blocks * g.block_tokens, 0) ||
+		 pc_req_init(ops, &g, &r2, 2, g.blocks * g.share / 100u * g.block_tokens, 1)) {
 		fprintf(stderr, "cannot make the requests' arrays (%u keys of %u bytes each): "
-			"out of memory, or the device's copy failed\n", o.slots, g.klen);
+			"out of memory, or the device's copy failed\n", g.layers * g.blocks,
+			g.klen);
 		r1.launch_failed = 1;
 	}
+	r1.a.lay = r2.a.lay = (uint64_t)(uintptr_t)d_lay;
 	rc = r1.launch_failed || pc_store_blocks(ops, qp, &r1, "request 1", 0, g.blocks) ||
 	     pc_request2(ops, &g, qp, &r2);
 	/* The controller gone or silent, or a launch that failed: setup;
@@ -494,6 +568,9 @@ static inline int pc_main(int argc, char **argv, const struct pc_ops *ops)
 	pc_req_free(ops, &r1);
 	pc_req_free(ops, &r2);
 	nkv_qpair_destroy(q);
+	nkv_mem_deregister(mr);
+	ops->release(d_lay);
+	ops->release(d_base);
 	nkv_ctrl_close(c);
 	return rc;
 }

@@ -3,7 +3,11 @@
  * prefix_kernels.h - the prefix_cache example's kernel body, written once
  * for the cpu engine (prefix_cache_cpu.c) and for hipcc and nvcc
  * (prefix_cache_gpu.cu). One wave owns the queue pair; its value slots
- * are the page pool, one page per (layer, block) value. Every op works on
+ * are the page pool, one page per (layer, block) value; or, with
+ * --dest region, the engine's own cache in a registered region, laid out
+ * as vLLM's ([2, blocks, block_size, kv_heads, head_dim] per layer), a
+ * page being a cache block whose K and V move straight to and from their
+ * places (nkv_kvc_list_cache, no slots). Every op works on
  * the blocks first .. first + count - 1 of a request, all layers:
  *   PC_CLEAR   zero their pages
  *   PC_FILL    write their values (the stand-in for computing a block)
@@ -48,15 +52,41 @@ struct pc_args {
 	uint32_t count;
 	uint32_t op;		/* enum pc_op */
 	uint32_t rsvd;
+	uint64_t lay;		/* struct nkv_kvc_layout of the engine's cache
+				 * (--dest region), or 0: pages are slots */
 };
 
 /* Layer @l's list of the op's blocks. */
 NKV_DEV struct nkv_kvc_list pc_list(const struct pc_args *a, uint32_t l)
 {
 	uint64_t at = (uint64_t)l * a->blocks + a->first;
+	const uint8_t *keys = NKV_DEV_PTR(const uint8_t, a->keys) + at * a->klen;
+	const uint32_t *pages = NKV_DEV_PTR(const uint32_t, a->pages) + at;
 
-	return nkv_kvc_list_of(NKV_DEV_PTR(const uint8_t, a->keys) + at * a->klen, a->klen,
-			       a->count, NKV_DEV_PTR(const uint32_t, a->pages) + at, a->layer_bytes);
+	/* The cache: (layer, block) at global index at, whose command
+	 * memory no other entry of the batches in flight shares. */
+	if (a->lay)
+		return nkv_kvc_list_cache(keys, a->klen, a->count, pages,
+					  NKV_DEV_PTR(const struct nkv_kvc_layout, a->lay), l,
+					  (uint32_t)at);
+	return nkv_kvc_list_of(keys, a->klen, a->count, pages, a->layer_bytes);
+}
+
+/* Word @w of page @page of layer @l: a slot's, or in the cache the
+ * block's K (the first half of the value) then its V. */
+NKV_DEV uint32_t *pc_word_at(struct nkv_dev_qp *qp, const struct pc_args *a, uint32_t l,
+			     uint32_t page, uint32_t w)
+{
+	const struct nkv_kvc_layout *lay = NKV_DEV_PTR(const struct nkv_kvc_layout, a->lay);
+	const struct nkv_dev_base *b;
+	uint32_t half = a->layer_bytes / 8u;
+
+	if (!a->lay)
+		return (uint32_t *)nkv_dev_value(qp, page) + w;
+	b = NKV_DEV_PTR(const struct nkv_dev_base, lay->base_addr) + 2u * l + (w >= half);
+	return NKV_DEV_PTR(uint32_t, NKV_DEV_PTR(const struct nkv_dev_mr, b->mr)->addr + b->off +
+					     (uint64_t)page * lay->block_stride) +
+	       (w >= half ? w - half : w);
 }
 
 NKV_DEV struct nkv_kvc_entry *pc_out(const struct pc_args *a, uint32_t l)
@@ -82,15 +112,17 @@ NKV_DEV uint32_t pc_page(struct nkv_dev_qp *qp, const struct pc_args *a, uint32_
 			 uint32_t what)
 {
 	struct nkv_kvc_list li = pc_list(a, l);
-	uint32_t *v = (uint32_t *)nkv_dev_value(qp, nkv_kvc_page(li, b));
+	uint32_t page = nkv_kvc_page(li, b);
 	const uint8_t *k = nkv_kvc_key(li, b);
 	uint32_t w;
 
 	for (w = 0; w < a->layer_bytes / 4u; w++) {
-		if (what == 2u && v[w] != pc_word(k, w))
+		uint32_t *v = pc_word_at(qp, a, l, page, w);
+
+		if (what == 2u && *v != pc_word(k, w))
 			return 1;
 		if (what < 2u)
-			v[w] = what ? pc_word(k, w) : 0u;
+			*v = what ? pc_word(k, w) : 0u;
 	}
 	return 0;
 }

@@ -23,6 +23,13 @@
  * command's data is the key head then the page, one run of controller
  * addresses.
  *
+ * Or the engine's own cache, in registered memory regions (nkv_mr.h),
+ * described once by a struct nkv_kvc_layout: a list made with
+ * nkv_kvc_list_cache() names cache blocks instead of pages, and each
+ * entry's value is that block's K and V, of every layer (one command per
+ * block, 2 x layers runs) or of one layer (one per block and layer, 2
+ * runs), moved straight to or from their places: no slot, no copy.
+ *
  * Who may call what: nkv_kvc_*() (pure): any thread, host or device.
  * nkv_wave_kvc_*(): collective over a wave context, as nkv_wave_*();
  * nkv_block_kvc_*(): collective over a block, as nkv_block_*(). Every
@@ -32,6 +39,7 @@
 #define NKV_KVCACHE_H
 
 #include "nkv_block.h"
+#include "nkv_mr.h"
 
 /* What became of one entry. */
 enum nkv_kvc_outcome {
@@ -59,12 +67,39 @@ NKV_ASSERT_OFF(struct nkv_kvc_entry, status, 8);
 NKV_ASSERT_OFF(struct nkv_kvc_entry, err, 12);
 
 /*
+ * An engine's paged KV cache, described once (device-visible; the host
+ * or device code fills it, nothing changes it while commands use it).
+ * Block b's K of layer l lies at base[2 l] + b x block_stride, its V at
+ * base[2 l + 1] + b x block_stride, block_bytes each: vLLM's per-layer
+ * [2, num_blocks, block_size, kv_heads, head_dim] is base[2 l] = the
+ * layer's tensor, base[2 l + 1] = it + num_blocks x block_bytes,
+ * block_stride = block_bytes. Bases in any registered regions.
+ */
+struct nkv_kvc_layout {
+	uint64_t base_addr;	/* struct nkv_dev_base[2 x layers] */
+	uint64_t block_stride;	/* bytes from block b to b + 1, K and V alike */
+	uint32_t layers;	/* 1..NKV_IOV_MAX / 2 */
+	uint32_t block_bytes;	/* one block's K (or V) of one layer */
+};
+NKV_ASSERT_SIZE(struct nkv_kvc_layout, 24);
+NKV_ASSERT_OFF(struct nkv_kvc_layout, base_addr, 0);
+NKV_ASSERT_OFF(struct nkv_kvc_layout, block_stride, 8);
+NKV_ASSERT_OFF(struct nkv_kvc_layout, layers, 16);
+NKV_ASSERT_OFF(struct nkv_kvc_layout, block_bytes, 20);
+/* A list's layer when its entries are whole blocks (every layer). */
+#define NKV_KVC_ALL_LAYERS 0xffffffffu
+
+/*
  * A list of keys of one length (content-derived keys are: a 16-byte
  * XXH3-128 or a 32-byte SHA-256), key i at keys + i * klen, and the page
  * each one's value comes from (Store) or lands in (Retrieve): pages[i],
  * or page i when pages is NULL. @size: Store, the value's bytes;
  * Retrieve, the bytes the caller expects (the transfer's length, and
  * the only DW0 that is ok). Passed by value (it lives in registers).
+ * With a cache layout (@lay, nkv_kvc_list_cache()), pages[i] is a cache
+ * block and entry i uses command memory (cmd0 + i) % nr_cmds of the
+ * queue pair (nkv_mr.h): entries in flight at once, of any lists, need
+ * distinct ones.
  */
 struct nkv_kvc_list {
 	const uint8_t *keys;
@@ -72,6 +107,9 @@ struct nkv_kvc_list {
 	uint32_t klen;		/* 1..qp->max_key */
 	uint32_t count;
 	uint32_t size;
+	uint32_t layer;		/* with @lay: the layer moved, or NKV_KVC_ALL_LAYERS */
+	const struct nkv_kvc_layout *lay;	/* NULL: pages are value slots */
+	uint32_t cmd0;
 	uint32_t rsvd;
 };
 
@@ -85,7 +123,29 @@ NKV_HD struct nkv_kvc_list nkv_kvc_list_of(const uint8_t *keys, uint32_t klen, u
 	l.klen = klen;
 	l.count = count;
 	l.size = size;
+	l.layer = 0;
+	l.lay = 0;
+	l.cmd0 = 0;
 	l.rsvd = 0;
+	return l;
+}
+
+/* A list over an engine's cache: entry i is cache block blocks[i] (i when
+ * NULL), its K and V of layer @layer (2 x block_bytes), or of every layer
+ * with NKV_KVC_ALL_LAYERS (2 x layers x block_bytes, layer 0's K first);
+ * command memory from @cmd0 on. */
+NKV_HD struct nkv_kvc_list nkv_kvc_list_cache(const uint8_t *keys, uint32_t klen, uint32_t count,
+					      const uint32_t *blocks,
+					      const struct nkv_kvc_layout *lay, uint32_t layer,
+					      uint32_t cmd0)
+{
+	uint32_t runs = layer == NKV_KVC_ALL_LAYERS ? 2u * lay->layers : 2u;
+	struct nkv_kvc_list l = nkv_kvc_list_of(keys, klen, count, blocks,
+						runs * lay->block_bytes);
+
+	l.layer = layer;
+	l.lay = lay;
+	l.cmd0 = cmd0;
 	return l;
 }
 
@@ -118,6 +178,41 @@ NKV_HD struct nkv_prep nkv_kvc_retrieve_prep(const struct nkv_dev_qp *qp, uint32
 	return nkv_dev_kv_slot(qp, s, NKV_KV_RETRIEVE, key, klen, 1, 0, want, want);
 }
 
+/* Entry @i's runs in the cache: its block's K and V, of one layer or all. */
+NKV_HD struct nkv_runs nkv_kvc_runs(struct nkv_kvc_list l, uint32_t i)
+{
+	const struct nkv_dev_base *b = NKV_DEV_PTR(const struct nkv_dev_base, l.lay->base_addr);
+	int all = l.layer == NKV_KVC_ALL_LAYERS;
+
+	return nkv_runs_pattern(all ? b : b + 2u * l.layer, all ? 2u * l.lay->layers : 2u,
+				(uint64_t)nkv_kvc_page(l, i) * l.lay->block_stride,
+				l.lay->block_bytes);
+}
+
+/* Entry @i's command memory on @qp. */
+NKV_HD uint32_t nkv_kvc_cmd(const struct nkv_dev_qp *qp, struct nkv_kvc_list l, uint32_t i)
+{
+	return qp->nr_cmds ? (l.cmd0 + i) % qp->nr_cmds : 0u;
+}
+
+/* Entry @i as a command @opc on an engine's cache (content-addressed
+ * Stores, as with pages). */
+NKV_HD struct nkv_prep nkv_kvc_cache_prep(const struct nkv_dev_qp *qp, uint8_t opc,
+					  struct nkv_kvc_list l, uint32_t i)
+{
+	const uint8_t *k = nkv_kvc_key(l, i);
+	uint32_t cmd = nkv_kvc_cmd(qp, l, i);
+
+	if (opc == NKV_KV_STORE)
+		return nkv_dev_store_runs(qp, cmd, k, l.klen, NKV_STORE_MUST_NOT_EXIST,
+					  nkv_kvc_runs(l, i), 0);
+	if (opc == NKV_KV_RETRIEVE)
+		return nkv_dev_retrieve_runs(qp, cmd, k, l.klen, nkv_kvc_runs(l, i), 0);
+	if (opc == NKV_KV_EXIST)
+		return nkv_dev_nodata_cmd(qp, cmd, NKV_KV_EXIST, k, l.klen);
+	return nkv_prep_err(NKV_EINVAL);
+}
+
 /* A content-addressed Store of @len bytes from page @page: only if the
  * key is absent (NKV_STORE_MUST_NOT_EXIST), so a second writer of the
  * same content gets 89h and the value already there stays intact. */
@@ -136,6 +231,8 @@ NKV_HD struct nkv_prep nkv_kvc_prep(const struct nkv_dev_qp *qp, uint8_t opc,
 	const uint8_t *k = nkv_kvc_key(l, i);
 	uint32_t page = nkv_kvc_page(l, i);
 
+	if (l.lay)
+		return nkv_kvc_cache_prep(qp, opc, l, i);
 	if (opc == NKV_KV_STORE)
 		return nkv_kvc_store_prep(qp, page, k, l.klen, l.size);
 	if (opc == NKV_KV_RETRIEVE)
@@ -173,6 +270,16 @@ NKV_HD struct nkv_kvc_entry nkv_kvc_entry_of(struct nkv_dev_result r, uint8_t op
 	else
 		e.outcome = NKV_KVC_OK;
 	return e;
+}
+
+/* The prefix lookup's Exist of entry @i: a head-form key in page @slot's
+ * head room, or, on a cache list, in command memory @slot. */
+NKV_HD struct nkv_prep nkv_kvc_exist_prep(const struct nkv_dev_qp *qp, uint32_t slot,
+					  struct nkv_kvc_list l, uint32_t i)
+{
+	if (l.lay)
+		return nkv_dev_nodata_cmd(qp, slot, NKV_KV_EXIST, nkv_kvc_key(l, i), l.klen);
+	return nkv_dev_exist(qp, slot, nkv_kvc_key(l, i), l.klen);
 }
 
 /* Did the entry's key end up there (stored, already there, present)? */
@@ -242,8 +349,9 @@ NKV_DEV uint32_t nkv_wave_kvc_all(struct nkv_wave w, struct nkv_dev_qp *qp, uint
  * there). Returns how many leading keys are present (l.count: all).
  * out[] gets the outcomes of the batches asked (later entries are left
  * as they were). A key over 16 bytes is written into the head room of
- * the lane's page @slot (e.g. nkv_wave_slot(w, 0)); its data is not
- * touched. l.pages and l.size are not read.
+ * the lane's page @slot (e.g. nkv_wave_slot(w, 0)), or, on a cache list,
+ * into command memory @slot; its data is not touched. l.pages and
+ * l.size are not read.
  */
 NKV_DEV uint32_t nkv_wave_kvc_prefix(struct nkv_wave w, struct nkv_dev_qp *qp, uint32_t slot,
 				     struct nkv_kvc_list l, struct nkv_kvc_entry *out)
@@ -253,8 +361,7 @@ NKV_DEV uint32_t nkv_wave_kvc_prefix(struct nkv_wave w, struct nkv_dev_qp *qp, u
 	for (first = 0; first < l.count; first += width) {
 		uint32_t i = first + rank;
 		int have = i < l.count;
-		struct nkv_prep p = have ? nkv_dev_exist(qp, slot, nkv_kvc_key(l, i), l.klen)
-					 : nkv_prep_err(0);
+		struct nkv_prep p = have ? nkv_kvc_exist_prep(qp, slot, l, i) : nkv_prep_err(0);
 		struct nkv_kvc_entry e =
 			nkv_kvc_entry_of(nkv_wave_exec(w, qp, have, p), NKV_KV_EXIST, 0);
 		uint64_t miss = nkv_arch_ballot(w.mask, have && e.outcome != NKV_KVC_OK);
@@ -339,8 +446,7 @@ NKV_DEV uint32_t nkv_block_kvc_prefix(struct nkv_block b, struct nkv_dev_qp *qp,
 	for (first = 0; first < l.count; first += b.size) {
 		uint32_t i = first + b.thread;
 		int have = i < l.count, miss;
-		struct nkv_prep p = have ? nkv_dev_exist(qp, slot, nkv_kvc_key(l, i), l.klen)
-					 : nkv_prep_err(0);
+		struct nkv_prep p = have ? nkv_kvc_exist_prep(qp, slot, l, i) : nkv_prep_err(0);
 		struct nkv_kvc_entry e =
 			nkv_kvc_entry_of(nkv_block_exec(b, qp, have, p), NKV_KV_EXIST, 0);
 

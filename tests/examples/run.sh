@@ -69,6 +69,17 @@ run_prefix() {	# NAME WANT1 WANT2 [FLAGS]
 run_prefix prefix_cache "48 of 64 blocks hit" "256 stored, 0 already there"
 run_prefix prefix_cache-second-process "64 of 64 blocks hit" "0 stored, 256 already there"
 run_prefix prefix_cache-sha256 "48 of 64 blocks hit" "256 stored, 0 already there" "--hash sha256"
+# The engine's own cache in a registered region (vLLM's layout, no
+# slots): it finds every block the slot runs stored, byte for byte; it
+# stores new ones (other extra keys) that a slot run then finds.
+run_prefix prefix_cache-region-reads-slots "64 of 64 blocks hit" "0 stored, 256 already there" \
+	"--dest region"
+run_prefix prefix_cache-region "48 of 64 blocks hit" "256 stored, 0 already there" \
+	"--dest region --extra 5"
+run_prefix prefix_cache-slots-read-region "64 of 64 blocks hit" "0 stored, 256 already there" \
+	"--extra 5"
+run_prefix prefix_cache-region-sha256 "48 of 64 blocks hit" "256 stored, 0 already there" \
+	"--dest region --extra 6 --hash sha256"
 # One exit table for every example, as for nkv's programs: no URI is a
 # bad argument (2), no controller behind it a setup failure (3), and the
 # library's own lines come through the examples' log callback ("nkv: ").

@@ -25,6 +25,7 @@
 #include "host_util.h"
 #include "nkv_block.h"
 #include "nkv_cpu.h"
+#include "nkv_kvcache.h"
 #include "nkv_mr.h"
 
 #define PG 4096u
@@ -612,4 +613,138 @@ Test(host_mr, block_scatters_in_place, .init = setup, .fini = down)
 				     t, k);
 		}
 	cr_assert_eq(nkv_mem_deregister(mr), 0);
+}
+
+/* ---- an engine's cache in place (nkv_kvcache.h with a layout) ---- */
+
+#define KC_LAYERS 6u
+#define KC_BLOCKS 40u
+#define KC_HALF 3000u	/* K (or V) of one layer of one block: no page multiple */
+
+struct kc_job {
+	struct nkv_dev_qp *qp;
+	struct nkv_kvc_layout *lay;
+	uint8_t keys[KC_BLOCKS][32];
+	uint32_t blocks[KC_BLOCKS];
+	struct nkv_kvc_entry out[KC_BLOCKS];
+	uint32_t klen, layer, op, done, hits;
+	int block;
+};
+
+static void kc_lane(void *arg)
+{
+	struct kc_job *j = arg;
+	struct nkv_kvc_list l = nkv_kvc_list_cache(&j->keys[0][0], j->klen, KC_BLOCKS, j->blocks,
+						   j->lay, j->layer, 0);
+
+	if (j->block) {
+		NKV_BLOCK_SHARED(sh);
+		const struct nkv_block b = nkv_block_enter(sh);
+		uint32_t n = j->op == NKV_KV_EXIST
+				     ? nkv_block_kvc_prefix(b, j->qp, nkv_block_slot(b, 0), l, j->out)
+				     : nkv_block_kvc_all(b, j->qp, (uint8_t)j->op, l, j->out);
+
+		if (b.thread == 0)
+			j->done = n;
+		return;
+	} else {
+		struct nkv_wave w = nkv_wave_enter();
+		uint32_t n = j->op == NKV_KV_EXIST
+				     ? nkv_wave_kvc_prefix(w, j->qp, nkv_wave_slot(w, 0), l, j->out)
+				     : nkv_wave_kvc_all(w, j->qp, (uint8_t)j->op, l, j->out);
+
+		if (w.lane == w.leader)
+			j->done = n;
+	}
+}
+
+static void kc_run(struct kc_job *j, uint32_t op)
+{
+	struct nkv_cpu_cfg cfg = { sizeof(cfg), NKV_CPU_FIBERS, j->block ? 2 : 1, 16, 0 };
+
+	cfg.block_size = j->block ? 32 : 0;
+	j->op = op;
+	cr_assert_eq(nkv_cpu_launch(&cfg, kc_lane, j), 0);
+}
+
+/* Byte @i of block @b's value (K0 V0 K1 V1 ... of every layer). */
+static uint8_t kc_byte(uint32_t b, uint32_t layer, uint32_t kv, uint32_t i)
+{
+	return (uint8_t)(b * 131u + layer * 17u + kv * 7u + i * 3u + (i >> 8));
+}
+
+/* Each cache block's K and V of every layer at its place in vLLM's
+ * layout; the whole block is one value (2 x layers runs), stored from
+ * the cache, retrieved into another block of it, byte for byte; the
+ * prefix lookup with 32-byte keys (heads in command memory). */
+static void kc_whole_blocks(int block)
+{
+	size_t per = 2u * KC_BLOCKS * (size_t)KC_HALF * 2u, len = per * KC_LAYERS;
+	struct nkv_dev_base base[2 * KC_LAYERS];
+	struct nkv_kvc_layout lay;
+	struct kc_job *j = calloc(1, sizeof(*j));
+	struct nkv_mr *mr;
+	uint8_t *p;
+	uint32_t b, l, kv, i;
+
+	cr_assert(j);
+	len = (len + PG - 1) / PG * PG;
+	cr_assert_eq(nkv_mem_alloc(ctrl, len, 0, &mr, (void **)&p), 0);
+	/* 2 x KC_BLOCKS cache blocks per layer: the first half stores, the
+	 * second half receives. */
+	for (l = 0; l < KC_LAYERS; l++) {
+		base[2 * l] = (struct nkv_dev_base){ (uint64_t)(uintptr_t)nkv_mem_dev(mr), l * per };
+		base[2 * l + 1] = (struct nkv_dev_base){ (uint64_t)(uintptr_t)nkv_mem_dev(mr),
+							 l * per + per / 2 };
+	}
+	lay = (struct nkv_kvc_layout){ (uint64_t)(uintptr_t)base, KC_HALF, KC_LAYERS, KC_HALF };
+	j->qp = nkv_qpair_dev(qp);
+	j->lay = &lay;
+	j->klen = 32;
+	j->layer = NKV_KVC_ALL_LAYERS;
+	j->block = block;
+	for (b = 0; b < KC_BLOCKS; b++) {
+		/* Odd seeds: ht_fill() seeds with seed | 1. */
+		ht_fill(j->keys[b], 32, 2u * b + 1u + 1000u * (uint32_t)block);
+		j->blocks[b] = b;
+		for (l = 0; l < KC_LAYERS; l++)
+			for (kv = 0; kv < 2; kv++)
+				for (i = 0; i < KC_HALF; i++)
+					p[base[2 * l + kv].off + (size_t)b * KC_HALF + i] =
+						kc_byte(b, l, kv, i);
+	}
+	kc_run(j, NKV_KV_STORE);
+	cr_assert_eq(j->done, KC_BLOCKS, "stored %u", j->done);
+	cr_expect_eq(j->out[0].outcome, NKV_KVC_OK);
+	kc_run(j, NKV_KV_EXIST);
+	cr_assert_eq(j->done, KC_BLOCKS, "prefix %u", j->done);
+	for (b = 0; b < KC_BLOCKS; b++)
+		j->blocks[b] = KC_BLOCKS + (KC_BLOCKS - 1u - b);
+	kc_run(j, NKV_KV_RETRIEVE);
+	cr_assert_eq(j->done, KC_BLOCKS, "retrieved %u (first outcome %u dw0 %u)", j->done,
+		     j->out[0].outcome, j->out[0].dw0);
+	cr_expect_eq(j->out[3].dw0, 2u * KC_LAYERS * KC_HALF);
+	for (b = 0; b < KC_BLOCKS; b++)
+		for (l = 0; l < KC_LAYERS; l++)
+			for (kv = 0; kv < 2; kv++)
+				for (i = 0; i < KC_HALF; i++)
+					cr_assert_eq(p[base[2 * l + kv].off +
+						       (size_t)j->blocks[b] * KC_HALF + i],
+						     kc_byte(b, l, kv, i), "block %u layer %u %c byte %u",
+						     b, l, kv ? 'V' : 'K', i);
+	/* A second writer of the same content: 89h, nothing changed. */
+	kc_run(j, NKV_KV_STORE);
+	cr_expect_eq(j->out[5].outcome, NKV_KVC_EXISTS);
+	free(j);
+	cr_assert_eq(nkv_mem_deregister(mr), 0);
+}
+
+Test(host_mr, kvcache_whole_blocks_in_place_wave, .init = setup, .fini = down)
+{
+	kc_whole_blocks(0);
+}
+
+Test(host_mr, kvcache_whole_blocks_in_place_block, .init = setup, .fini = down)
+{
+	kc_whole_blocks(1);
 }
