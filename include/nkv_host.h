@@ -433,6 +433,13 @@ struct nkv_mr;
 				 * (neither: both) */
 #define NKV_MEM_MESSAGES 0x40u	/* may be reached by the transport's messages
 				 * where it cannot be shared as it is */
+/* GPU memory of the build's runtime (a cudaMalloc / hipMalloc pointer):
+ * nkv_mem_register() reaches it over vfio-user by messages the library
+ * serves with the runtime's copies (NKV_MEM_MESSAGES required), over pcie
+ * as a dma-buf the runtime exports and nkv.ko imports; nkv_mem_alloc()
+ * allocates it (*addr a device pointer). -ENODEV without a GPU runtime;
+ * the emulated runtime (no GPU) takes host memory as its device memory. */
+#define NKV_MEM_DEVICE 0x80u
 /*
  * Register [addr, addr + len) (page aligned; the controller maps whole 4
  * KiB pages). 0, -EINVAL (alignment, flags; logged), -EOPNOTSUPP
@@ -474,6 +481,7 @@ struct nkv_mr_info {
 	uint32_t by_messages;	/* 1: the controller reaches it by messages */
 	uint32_t contiguous;	/* 1: one run of controller addresses */
 	uint32_t prp_table;	/* 1: it has a PRP table (3 pages or more) */
+	uint32_t device;	/* 1: GPU memory (NKV_MEM_DEVICE) */
 };
 /* What a region is and how the controller reaches it. 0 or -EINVAL. */
 int nkv_mem_info(struct nkv_mr *mr, struct nkv_mr_info *info);

@@ -247,10 +247,17 @@ struct nkv_h_memsrc *nkv_h_memsrc_arena_by_messages(size_t arena_len)
 int nkv_h_buf_alloc(struct nkv_ctrl *c, struct nkv_h_memsrc *src, size_t len,
 		    struct nkv_h_buf *b)
 {
+	return nkv_h_buf_alloc_prot(c, src, len, 0, b);
+}
+
+int nkv_h_buf_alloc_prot(struct nkv_ctrl *c, struct nkv_h_memsrc *src, size_t len,
+			 uint32_t prot, struct nkv_h_buf *b)
+{
 	int rc;
 
 	memset(b, 0, sizeof(*b));
 	b->m.fd = -1;
+	b->m.prot = prot;
 	if (!len)
 		return -EINVAL;
 	rc = src->ops->alloc(src, nkv_h_page_round(len), &b->m);

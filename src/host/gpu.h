@@ -23,6 +23,8 @@ struct nkv_gpu_caps {
 	int emulated;		/* no GPU: device memory is host RAM */
 	int host_maps_vram;	/* this process can map device memory for CPU
 				 * access (AMD large BAR): 1 / 0 */
+	int dmabuf_export;	/* device memory can be exported as a dma-buf
+				 * (export_dmabuf works): 1 / 0 */
 };
 
 struct nkv_gpu_ops {
@@ -41,6 +43,10 @@ struct nkv_gpu_ops {
 	/* Copies between host and device memory (not while a kernel uses it). */
 	int (*to_dev)(uint64_t dev, const void *src, size_t len);
 	int (*from_dev)(void *dst, uint64_t dev, size_t len);
+	/* Device memory [dev, dev + len) (page aligned) as a dma-buf fd the
+	 * caller closes, for nkv.ko to import (peer-to-peer); NULL where the
+	 * runtime has no such export (caps.dmabuf_export 0). 0 or -errno. */
+	int (*export_dmabuf)(uint64_t dev, size_t len, int *fd);
 };
 
 /* The runtime this libnkv was built with (never NULL). */
@@ -48,10 +54,19 @@ const struct nkv_gpu_ops *nkv_h_gpu(void);
 
 /*
  * May memory-mode @mode be honoured on a platform with @caps over the
- * transport named @transport ("vfio-user", "pcie")? 0, or -EOPNOTSUPP
- * with the reason in why (whylen bytes). The table is docs/gpu.md's.
+ * transport named @transport ("vfio-user", "pcie"), the controller
+ * connected with @ctrl_flags (NKV_CTRL_*)? 0, or -EOPNOTSUPP with the
+ * reason in why (whylen bytes). The table is docs/gpu.md's.
  */
 int nkv_h_gpu_mode_check(const struct nkv_gpu_caps *caps, const char *transport,
-			 uint32_t mode, char *why, size_t whylen);
+			 uint32_t mode, uint32_t ctrl_flags, char *why, size_t whylen);
+
+struct nkv_h_memsrc;
+/* GPU memory from the runtime @g as a memory source (gpu_mem.c): values
+ * reached by messages the library serves with the runtime's copies
+ * (@by_messages, vfio-user), or exported as dma-bufs (pcie); @emulated:
+ * the runtime's device memory is host memory. NULL out of memory. */
+struct nkv_h_memsrc *nkv_h_memsrc_gpu(const struct nkv_gpu_ops *g, int by_messages,
+				      int emulated);
 
 #endif /* NKV_HOST_GPU_H */

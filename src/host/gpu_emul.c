@@ -18,6 +18,7 @@ static int emul_init(struct nkv_gpu_caps *caps, char *err, size_t errlen)
 	caps->name = "emulated";
 	caps->emulated = 1;
 	caps->host_maps_vram = 1;
+	caps->dmabuf_export = 0;
 	return 0;
 }
 

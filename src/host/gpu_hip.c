@@ -19,4 +19,8 @@ static int nkv_hip_large_bar(int dev)
 #define NKV_RT_NAME "hip"
 #define NKV_RT_ENOMEM hipErrorOutOfMemory
 #define NKV_RT_HOST_MAPS_VRAM(dev) nkv_hip_large_bar(dev)
+/* ROCm 5.2 has no hsa_amd_portable_export_dmabuf: no export (pcie values
+ * in VRAM stay refused, docs/gpu.md). */
+#define NKV_RT_EXPORT_DMABUF NULL
+#define NKV_RT_DMABUF_READY() 0
 #include "host/gpu_runtime.h"

@@ -3,8 +3,10 @@
  * gpu_runtime.h - the host library's CUDA and HIP runtimes, written once:
  * their runtime APIs differ only in their prefix, so gpu_cuda.c and
  * gpu_hip.c define NKV_RT(name) (cuda##name / hip##name), NKV_RT_NAME,
- * NKV_RT_ENOMEM (the out-of-memory error) and NKV_RT_HOST_MAPS_VRAM(dev)
- * (can this process map the GPU's memory: 1 / 0), then include this.
+ * NKV_RT_ENOMEM (the out-of-memory error), NKV_RT_HOST_MAPS_VRAM(dev)
+ * (can this process map the GPU's memory: 1 / 0), NKV_RT_EXPORT_DMABUF
+ * (the export_dmabuf op, or NULL) and NKV_RT_DMABUF_READY() (does the
+ * export work here: 1 / 0), then include this.
  * Host rings, values and the doorbell page are registered mapped (a
  * PCIe BAR as I/O memory); queue bookkeeping lives in device memory.
  * Plain C against the runtime API; only kernels go through nvcc/hipcc.
@@ -49,6 +51,7 @@ static int nkv_rt_init(struct nkv_gpu_caps *caps, char *err, size_t errlen)
 	caps->name = NKV_RT_NAME;
 	caps->emulated = 0;
 	caps->host_maps_vram = NKV_RT_HOST_MAPS_VRAM(dev);
+	caps->dmabuf_export = NKV_RT_DMABUF_READY();
 	return 0;
 }
 
@@ -114,6 +117,7 @@ static const struct nkv_gpu_ops nkv_rt_ops = {
 	.dev_free = nkv_rt_dev_free,
 	.to_dev = nkv_rt_to_dev,
 	.from_dev = nkv_rt_from_dev,
+	.export_dmabuf = NKV_RT_EXPORT_DMABUF,
 };
 
 const struct nkv_gpu_ops *nkv_h_gpu(void)

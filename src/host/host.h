@@ -104,6 +104,9 @@ struct nkv_ctrl;
  * them with c's transport. 0 or a negative errno. */
 int nkv_h_buf_alloc(struct nkv_ctrl *c, struct nkv_h_memsrc *src, size_t len,
 		    struct nkv_h_buf *b);
+/* The same, registered for @prot only (NKV_DMAMEM_*; 0: both ways). */
+int nkv_h_buf_alloc_prot(struct nkv_ctrl *c, struct nkv_h_memsrc *src, size_t len,
+			 uint32_t prot, struct nkv_h_buf *b);
 /* Register memory the caller filled in b->m (va, len, fd or by_messages,
  * prot) with c's transport, naming it @what in the trace; no source:
  * nkv_h_buf_free() unregisters it and leaves the memory alone. */
@@ -112,6 +115,16 @@ int nkv_h_buf_register(struct nkv_ctrl *c, struct nkv_h_buf *b, const char *what
 void nkv_h_buf_free(struct nkv_ctrl *c, struct nkv_h_buf *b);
 /* Controller address of byte off of the buffer. */
 uint64_t nkv_h_buf_iova(const struct nkv_h_buf *b, size_t off);
+
+/* GPU memory (gpu_mem.c): a message's copy between host memory and byte
+ * @off of device memory @m, with the runtime @ctx (struct nkv_gpu_ops). */
+int nkv_h_gpu_copy(void *ctx, const struct nkv_dmamem *m, size_t off, void *host, size_t len,
+		   int to_mem);
+/* Is @src real GPU memory (the host must not dereference it)? */
+static inline int nkv_h_memsrc_on_gpu(const struct nkv_h_memsrc *src)
+{
+	return src && src->is_device && !src->emulated;
+}
 
 /* ---- PRP lists (prp.c) ---- */
 #define NKV_PRP_PER_PAGE (NKV_PAGE_SIZE / 8u)

@@ -22,6 +22,8 @@
 struct nkv_mr {
 	struct nkv_ctrl *c;
 	struct nkv_h_buf b;	/* the region; src set: nkv_mem_alloc's */
+	struct nkv_h_memsrc *gsrc;	/* nkv_mem_alloc of GPU memory: its source */
+	int dmabuf_fd;		/* a registered GPU region's export, or -1 */
 	struct nkv_h_buf tab;	/* its PRP table (3 pages or more) */
 	struct nkv_dev_mr dev;	/* the host's view */
 	uint32_t flags;		/* NKV_MEM_READ / _WRITE */
@@ -32,7 +34,7 @@ struct nkv_mr {
 	struct nkv_mr *next;
 };
 
-#define NKV_H_MR_FLAGS (NKV_MEM_READ | NKV_MEM_WRITE | NKV_MEM_MESSAGES)
+#define NKV_H_MR_FLAGS (NKV_MEM_READ | NKV_MEM_WRITE | NKV_MEM_MESSAGES | NKV_MEM_DEVICE)
 
 static uint32_t nkv_h_mr_prot(uint32_t flags)
 {
@@ -78,10 +80,16 @@ static int nkv_h_mr_gpu(struct nkv_mr *mr)
 
 	if (c->gpu_rc || c->gpu_caps.emulated)
 		return 0;
-	rc = g->host_register(mr->b.m.va, mr->b.m.len, 0, &base);
-	if (rc)
-		return rc;
-	mr->gpu_reg = mr->b.m.va;
+	/* GPU memory is where kernels reach it already; host memory is
+	 * registered with the runtime. */
+	if (mr->flags & NKV_MEM_DEVICE) {
+		base = (uint64_t)(uintptr_t)mr->b.m.va;
+	} else {
+		rc = g->host_register(mr->b.m.va, mr->b.m.len, 0, &base);
+		if (rc)
+			return rc;
+		mr->gpu_reg = mr->b.m.va;
+	}
 	d.addr = base;
 	rc = g->dev_alloc(np * 8u, &mr->gpu_pages);
 	if (!rc)
@@ -113,6 +121,10 @@ static void nkv_h_mr_free(struct nkv_mr *mr)
 		g->dev_free(mr->gpu_tab);
 	nkv_h_buf_free(mr->c, &mr->tab);
 	nkv_h_buf_free(mr->c, &mr->b);
+	if (mr->dmabuf_fd >= 0)
+		close(mr->dmabuf_fd);
+	if (mr->gsrc)
+		mr->gsrc->ops->destroy(mr->gsrc);
 	free(mr);
 }
 
@@ -176,8 +188,10 @@ static struct nkv_mr *nkv_h_mr_new(struct nkv_ctrl *c, uint32_t flags)
 	mr->flags = flags & (NKV_MEM_READ | NKV_MEM_WRITE);
 	if (!mr->flags)
 		mr->flags = NKV_MEM_READ | NKV_MEM_WRITE;
+	mr->flags |= flags & NKV_MEM_DEVICE;
 	mr->b.m.fd = -1;
 	mr->tab.m.fd = -1;
+	mr->dmabuf_fd = -1;
 	return mr;
 }
 
@@ -201,6 +215,56 @@ static int nkv_h_mr_reg(struct nkv_mr *mr, struct nkv_mr **out, const char *what
 	return rc;
 }
 
+/* Why GPU memory cannot be registered here, or NULL. */
+static const char *nkv_h_mr_gpu_no(const struct nkv_ctrl *c, uint32_t flags)
+{
+	if (c->gpu_rc)
+		return "there is no GPU runtime to reach it with";
+	if (!c->ops->maps_va && !(flags & NKV_MEM_MESSAGES))
+		return "a vfio-user controller reaches GPU memory only by messages the library "
+		       "serves with the runtime's copies: add NKV_MEM_MESSAGES";
+	if (c->ops->maps_va && !c->gpu_caps.emulated && !c->gpu->export_dmabuf)
+		return "this runtime cannot export GPU memory as a dma-buf for nkv.ko";
+	return NULL;
+}
+
+/* Register GPU memory [addr, addr + len): by messages served with the
+ * runtime's copies (vfio-user), as the runtime's dma-buf export (pcie),
+ * or, on the emulated runtime, as the host memory it is. */
+static int nkv_h_mr_reg_gpu(struct nkv_ctrl *c, void *addr, size_t len, uint32_t flags,
+			    struct nkv_mr **out)
+{
+	const char *no = nkv_h_mr_gpu_no(c, flags);
+	struct nkv_mr *mr;
+	int rc;
+
+	if (no) {
+		nkv_h_log("nkv_mem_register(NKV_MEM_DEVICE): %s", no);
+		return c->gpu_rc ? -ENODEV : -EOPNOTSUPP;
+	}
+	mr = nkv_h_mr_new(c, flags & ~NKV_MEM_MESSAGES);
+	if (!mr)
+		return -ENOMEM;
+	mr->b.m.va = addr;
+	mr->b.m.len = len;
+	if (!c->ops->maps_va) {
+		mr->b.m.by_messages = 1;
+		mr->b.m.copy = nkv_h_gpu_copy;
+		mr->b.m.copy_ctx = (void *)c->gpu;
+	} else if (!c->gpu_caps.emulated) {
+		rc = c->gpu->export_dmabuf((uint64_t)(uintptr_t)addr, len, &mr->dmabuf_fd);
+		if (rc) {
+			nkv_h_log("nkv_mem_register(NKV_MEM_DEVICE): the %s runtime's dma-buf "
+				  "export failed: %s", c->gpu_caps.name, strerror(-rc));
+			free(mr);
+			return rc;
+		}
+		mr->b.m.fd = mr->dmabuf_fd;
+		mr->b.m.dmabuf = 1;
+	}
+	return nkv_h_mr_reg(mr, out, "GPU memory");
+}
+
 int nkv_mem_register(struct nkv_ctrl *c, void *addr, size_t len, uint32_t flags,
 		     struct nkv_mr **out)
 {
@@ -211,6 +275,8 @@ int nkv_mem_register(struct nkv_ctrl *c, void *addr, size_t len, uint32_t flags,
 		return rc;
 	if (!addr)
 		return -EINVAL;
+	if (flags & NKV_MEM_DEVICE)
+		return nkv_h_mr_reg_gpu(c, addr, len, flags, out);
 	if (!c->ops->maps_va && !(flags & NKV_MEM_MESSAGES)) {
 		nkv_h_log("nkv_mem_register: %s cannot share memory without an fd with the "
 			  "controller's process: use nkv_mem_register_fd() or nkv_mem_alloc(), or "
@@ -237,6 +303,11 @@ int nkv_mem_register_fd(struct nkv_ctrl *c, int fd, uint64_t fd_off, void *addr,
 
 	if (rc)
 		return rc;
+	if (flags & NKV_MEM_DEVICE) {
+		nkv_h_log("nkv_mem_register_fd: GPU memory has no fd to map: nkv_mem_register() "
+			  "with NKV_MEM_DEVICE");
+		return -EINVAL;
+	}
 	if (!addr || fd < 0 || fd_off % NKV_PAGE_SIZE || fstat(fd, &st) < 0 ||
 	    (S_ISREG(st.st_mode) && (uint64_t)st.st_size < fd_off + len)) {
 		nkv_h_log("nkv_mem_register_fd: fd %d at offset %llu does not hold %zu bytes (or "
@@ -263,15 +334,33 @@ int nkv_mem_alloc(struct nkv_ctrl *c, size_t len, uint32_t flags, struct nkv_mr 
 	if (rc || !addr || !len)
 		return rc ? rc : -EINVAL;
 	*addr = NULL;
+	if ((flags & NKV_MEM_DEVICE) && nkv_h_mr_gpu_no(c, flags | NKV_MEM_MESSAGES)) {
+		nkv_h_log("nkv_mem_alloc(NKV_MEM_DEVICE): %s",
+			  nkv_h_mr_gpu_no(c, flags | NKV_MEM_MESSAGES));
+		return c->gpu_rc ? -ENODEV : -EOPNOTSUPP;
+	}
 	mr = nkv_h_mr_new(c, flags & ~NKV_MEM_MESSAGES);
 	if (!mr)
 		return -ENOMEM;
+	/* GPU memory the library allocates is its own to reach: by messages
+	 * over vfio-user, exported over pcie (gpu_mem.c). */
+	if (flags & NKV_MEM_DEVICE) {
+		mr->gsrc = nkv_h_memsrc_gpu(c->gpu, !c->ops->maps_va, c->gpu_caps.emulated);
+		if (!mr->gsrc) {
+			free(mr);
+			return -ENOMEM;
+		}
+	}
 	pthread_mutex_lock(&c->lock);
-	rc = c->dead ? -ENOTCONN : nkv_h_buf_alloc(c, c->host, len, &mr->b);
+	rc = c->dead ? -ENOTCONN
+		     : nkv_h_buf_alloc_prot(c, mr->gsrc ? mr->gsrc : c->host, len,
+					    nkv_h_mr_prot(mr->flags), &mr->b);
 	if (!rc)
 		rc = nkv_h_mr_finish(mr, out);
 	else {
 		nkv_h_log("nkv_mem_alloc of %zu bytes: %s", len, strerror(-rc));
+		if (mr->gsrc)
+			mr->gsrc->ops->destroy(mr->gsrc);
 		free(mr);
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -344,10 +433,11 @@ int nkv_mem_info(struct nkv_mr *mr, struct nkv_mr_info *info)
 	i.size = info->size < sizeof(i) ? info->size : sizeof(i);
 	i.addr = mr->b.m.va;
 	i.len = mr->b.m.len;
-	i.flags = mr->flags;
+	i.flags = mr->flags & (NKV_MEM_READ | NKV_MEM_WRITE);
 	i.by_messages = (uint32_t)mr->b.m.by_messages;
 	i.contiguous = (uint32_t)mr->b.m.contiguous;
 	i.prp_table = mr->dev.tab_pages ? 1u : 0u;
+	i.device = mr->flags & NKV_MEM_DEVICE ? 1u : 0u;
 	memcpy(info, &i, i.size);
 	return 0;
 }

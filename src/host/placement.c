@@ -46,11 +46,25 @@ int nkv_h_place_dev(struct nkv_ctrl *c, uint32_t mode, char *err, size_t errlen)
 	if (!mode)
 		return 0;
 	if (!c->gpu_rc && !c->gpu_caps.emulated) {
-		/* A real GPU: the table decides, and it honours no bit yet
-		 * (no device memory source exists for one): a refusal. */
-		rc = nkv_h_gpu_mode_check(&c->gpu_caps, c->ops->name, mode, why, sizeof(why));
-		nkv_h_err(err, errlen, "%s", why);
-		return rc;
+		/* A real GPU: the table decides; it honours values (0x8)
+		 * alone, in GPU memory reached by messages (vfio-user) or
+		 * exported as a dma-buf (pcie). */
+		rc = nkv_h_gpu_mode_check(&c->gpu_caps, c->ops->name, mode, c->flags, why,
+					  sizeof(why));
+		if (rc) {
+			nkv_h_err(err, errlen, "%s", why);
+			return rc;
+		}
+		if (!c->dev) {
+			c->dev = nkv_h_memsrc_gpu(c->gpu, !c->ops->maps_va, 0);
+			if (!c->dev)
+				return -ENOMEM;
+			nkv_h_log("memory-mode %#x: values in %s GPU memory, %s", mode,
+				  c->gpu_caps.name, c->ops->maps_va
+				  ? "exported as a dma-buf for nkv.ko (peer-to-peer)"
+				  : "reached by DMA messages served with the runtime's copies");
+		}
+		return 0;
 	}
 	if (!c->dev) {
 		c->dev = nkv_h_memsrc_arena(arena);

@@ -234,6 +234,14 @@ static int nkv_h_qp_check_opts(struct nkv_ctrl *c, const struct nkv_qpair_opts *
 		nkv_h_log("a queue pair for device code needs a GPU: %s", c->gpu_err);
 		return c->gpu_rc;
 	}
+	/* Host threads (the sync API, the cpu engine) read and write a host
+	 * queue pair's slots: they cannot be real GPU memory. */
+	if (!device && ((c->mode | r->memory_mode) & NKV_MEM_DATA) && !c->gpu_rc &&
+	    !c->gpu_caps.emulated) {
+		nkv_h_log("values in %s GPU memory (memory mode 0x8) are for device code: "
+			  "nkv_qpair_create_dev(), not nkv_qpair_create()", c->gpu_caps.name);
+		return -EOPNOTSUPP;
+	}
 	return 0;
 }
 

@@ -109,7 +109,10 @@ int nkv_h_qp_gpu_publish(struct nkv_qpair *q)
 		rc = nkv_h_gpu_reg(q, q->sq.m.va, q->sq.m.len, &q->gpu_sq);
 	if (!rc)
 		rc = nkv_h_gpu_reg(q, q->cq.m.va, q->cq.m.len, &q->gpu_cq);
-	if (!rc && q->data.m.len)
+	/* Values in GPU memory already are device addresses. */
+	if (!rc && q->data.m.len && nkv_h_memsrc_on_gpu(q->data.src))
+		q->gpu_data = (uint64_t)(uintptr_t)q->data.m.va;
+	else if (!rc && q->data.m.len)
 		rc = nkv_h_gpu_reg(q, q->data.m.va, q->data.m.len, &q->gpu_data);
 	if (!rc)
 		rc = nkv_h_gpu_reg(q, q->fail_word, NKV_PAGE_SIZE, &q->gpu_fail);

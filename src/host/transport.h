@@ -55,6 +55,7 @@ struct nkv_dmamem {
 	 * (0: both). A transport that can say so to the controller does
 	 * (vfio-user DMA_MAP flags); the library checks it either way. */
 	uint32_t prot;
+	uint64_t src_priv;	/* the memory source's (gpu_mem.c: the allocation) */
 };
 #define NKV_DMAMEM_READ 0x1u	/* the controller reads it (Store data) */
 #define NKV_DMAMEM_WRITE 0x2u	/* the controller writes it (Retrieve data) */

@@ -17,6 +17,12 @@ for q in 1 4; do
 		cases+=("$op-q$q")
 	done
 done
+# Values in GPU memory (memory mode 0x8, reached by DMA messages served
+# with the runtime's copies), and Retrieves straight into GPU memory the
+# library allocates (tests/gpu/region_check: byte-checked, GB/s beside the
+# runtime's host-to-device copy).
+mode8=(store-mode8-msgs retrieve-mode8-msgs)
+regions=(region-65536 region-2097152 region-33554432)
 tools=()
 if command -v compute-sanitizer >/dev/null; then
 	tools=(synccheck racecheck)
@@ -29,6 +35,9 @@ skip_all() {
 		for t in synccheck racecheck; do
 			echo "NKV-GPU $c-$t SKIP ($1)"
 		done
+	done
+	for c in "${mode8[@]}" "${regions[@]}"; do
+		echo "NKV-GPU $c SKIP ($1)"
 	done
 }
 
@@ -66,3 +75,39 @@ for c in "${cases[@]}"; do
 	[ ${#tools[@]} -gt 0 ] || echo "NKV-GPU $c-synccheck SKIP (compute-sanitizer not installed)"
 	[ ${#tools[@]} -gt 0 ] || echo "NKV-GPU $c-racecheck SKIP (compute-sanitizer not installed)"
 done
+
+for c in "${mode8[@]}"; do
+	out=$(timeout 300 "$bench" --engine gpu --kv-op "${c%%-*}" --memory-mode 8 \
+		--values-by-messages --num-keys 256 --batch-size 32 --iterations 2 --json 2>&1)
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		echo "NKV-GPU $c PASS ($(grep -o '"bytes_per_s":[0-9.]*' <<<"$out"))"
+	else
+		echo "NKV-GPU $c FAIL (exit $rc)"
+		tail -n 20 <<<"$out" | sed 's/^/  /'
+	fi
+done
+check=$build/tests/gpu/region_check
+target=$build/bin/nkv-target
+if [ ! -x "$check" ] || [ ! -x "$target" ]; then
+	for c in "${regions[@]}"; do
+		echo "NKV-GPU $c SKIP (no $check or $target: make GPU=... gpu-tests programs)"
+	done
+	exit 0
+fi
+tmp=$(mktemp -d)
+"$target" --socket "$tmp/t.sock" >"$tmp/target.log" 2>&1 &
+tpid=$!
+for _ in $(seq 50); do
+	[ -S "$tmp/t.sock" ] && break
+	sleep 0.1
+done
+out=$(timeout 300 "$check" "vfio-user:$tmp/t.sock" 2>&1)
+rc=$?
+echo "$out" | grep '^NKV-GPU '
+for c in "${regions[@]}"; do
+	grep -q "^NKV-GPU $c " <<<"$out" || echo "NKV-GPU $c FAIL (exit $rc: $(tail -n 1 <<<"$out"))"
+done
+kill "$tpid" 2>/dev/null
+wait "$tpid" 2>/dev/null
+rm -rf "$tmp"

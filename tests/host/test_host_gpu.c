@@ -17,52 +17,73 @@
 #include "host_util.h"
 #include "nkv_cpu.h"
 
-static const struct nkv_gpu_caps nvidia = { "cuda", 0, 0 };
-static const struct nkv_gpu_caps amd = { "hip", 0, 1 };
-static const struct nkv_gpu_caps none = { "emulated", 1, 1 };
+static const struct nkv_gpu_caps nvidia = { "cuda", 0, 0, 1 };
+static const struct nkv_gpu_caps nvidia_no_export = { "cuda", 0, 0, 0 };
+static const struct nkv_gpu_caps amd = { "hip", 0, 1, 0 };
+static const struct nkv_gpu_caps none = { "emulated", 1, 1, 0 };
 
-/* Every bit refused on a real GPU, each with its reason; nothing refused
- * without one (the arena); mode 0 always fine; bits past 0xf invalid. */
+/* What the table says for @mode: the rings and the doorbell shadow are
+ * refused on a real GPU; values (0x8) are honoured over vfio-user when
+ * they go by messages, over pcie where the runtime exports a dma-buf. */
+static int want(const struct nkv_gpu_caps *c, int pcie, uint32_t mode, uint32_t flags)
+{
+	if (mode & (NKV_MEM_SQ | NKV_MEM_CQ | NKV_MEM_DB))
+		return -EOPNOTSUPP;
+	if (!(mode & NKV_MEM_DATA))
+		return 0;
+	if (pcie)
+		return c->dmabuf_export ? 0 : -EOPNOTSUPP;
+	return flags & NKV_CTRL_VALUES_BY_MESSAGES ? 0 : -EOPNOTSUPP;
+}
+
+/* Every mode, transport, platform and values-by-messages choice against
+ * the rule above, each refusal naming platform and transport; nothing
+ * refused without a GPU (the arena); bits past 0xf invalid. */
 Test(host_gpu, memory_mode_table)
 {
 	const char *tr[2] = { "vfio-user", "pcie" };
-	const struct nkv_gpu_caps *caps[2] = { &nvidia, &amd };
+	const struct nkv_gpu_caps *caps[3] = { &nvidia, &nvidia_no_export, &amd };
 	char why[256];
-	uint32_t mode;
+	uint32_t mode, f;
 	int t, p;
 
 	for (t = 0; t < 2; t++) {
-		for (mode = 0; mode <= 0xf; mode++) {
-			cr_expect_eq(nkv_h_gpu_mode_check(&none, tr[t], mode, why, sizeof(why)), 0);
-			for (p = 0; p < 2; p++) {
-				int rc = nkv_h_gpu_mode_check(caps[p], tr[t], mode, why, sizeof(why));
+		for (f = 0; f <= NKV_CTRL_VALUES_BY_MESSAGES; f++)
+			for (mode = 0; mode <= 0xf; mode++) {
+				cr_expect_eq(nkv_h_gpu_mode_check(&none, tr[t], mode, f, why,
+								  sizeof(why)), 0);
+				for (p = 0; p < 3; p++) {
+					int rc = nkv_h_gpu_mode_check(caps[p], tr[t], mode, f, why,
+								      sizeof(why));
 
-				cr_expect_eq(rc, mode ? -EOPNOTSUPP : 0, "%s %s %#x", caps[p]->name,
-					     tr[t], mode);
-				if (mode)
-					cr_expect(strstr(why, caps[p]->name) && strstr(why, tr[t]),
-						  "names platform and transport: %s", why);
+					cr_expect_eq(rc, want(caps[p], t, mode, f), "%s %s %#x flags %u",
+						     caps[p]->name, tr[t], mode, f);
+					if (rc)
+						cr_expect(strstr(why, caps[p]->name) &&
+							  strstr(why, tr[t]),
+							  "names platform and transport: %s", why);
+				}
 			}
-		}
-		cr_expect_eq(nkv_h_gpu_mode_check(&nvidia, tr[t], 0x10, why, sizeof(why)), -EINVAL);
+		cr_expect_eq(nkv_h_gpu_mode_check(&nvidia, tr[t], 0x10, 0, why, sizeof(why)), -EINVAL);
 	}
 	/* The reasons a user can act on. */
-	nkv_h_gpu_mode_check(&nvidia, "vfio-user", NKV_MEM_DATA, why, sizeof(why));
-	cr_expect(strstr(why, "DMA messages") && strstr(why, "GPU memory source"), "%s", why);
-	/* Over pcie the import exists; what is missing is the runtime's export. */
-	nkv_h_gpu_mode_check(&nvidia, "pcie", NKV_MEM_DATA, why, sizeof(why));
+	nkv_h_gpu_mode_check(&nvidia, "vfio-user", NKV_MEM_DATA, 0, why, sizeof(why));
+	cr_expect(strstr(why, "DMA messages") && strstr(why, "NKV_CTRL_VALUES_BY_MESSAGES"), "%s",
+		  why);
+	/* Over pcie the import exists; what can be missing is the export. */
+	nkv_h_gpu_mode_check(&nvidia_no_export, "pcie", NKV_MEM_DATA, 0, why, sizeof(why));
 	cr_expect(strstr(why, "import a dma-buf") && strstr(why, "cuMemGetHandleForAddressRange"),
 		  "%s", why);
-	nkv_h_gpu_mode_check(&amd, "pcie", NKV_MEM_DATA, why, sizeof(why));
+	nkv_h_gpu_mode_check(&amd, "pcie", NKV_MEM_DATA, 0, why, sizeof(why));
 	cr_expect(strstr(why, "import a dma-buf") && strstr(why, "hsa_amd_portable_export_dmabuf"),
 		  "%s", why);
-	nkv_h_gpu_mode_check(&amd, "pcie", NKV_MEM_SQ, why, sizeof(why));
+	nkv_h_gpu_mode_check(&amd, "pcie", NKV_MEM_SQ, 0, why, sizeof(why));
 	cr_expect(strstr(why, "no ring there yet") != NULL, "%s", why);
-	nkv_h_gpu_mode_check(&nvidia, "vfio-user", NKV_MEM_DB, why, sizeof(why));
+	nkv_h_gpu_mode_check(&nvidia, "vfio-user", NKV_MEM_DB, 0, why, sizeof(why));
 	cr_expect(strstr(why, "no CPU mapping") != NULL, "%s", why);
-	nkv_h_gpu_mode_check(&amd, "vfio-user", NKV_MEM_DB, why, sizeof(why));
+	nkv_h_gpu_mode_check(&amd, "vfio-user", NKV_MEM_DB, 0, why, sizeof(why));
 	cr_expect(strstr(why, "large BAR") != NULL, "%s", why);
-	nkv_h_gpu_mode_check(&nvidia, "vfio-user", NKV_MEM_CQ, why, sizeof(why));
+	nkv_h_gpu_mode_check(&nvidia, "vfio-user", NKV_MEM_CQ, 0, why, sizeof(why));
 	cr_expect(strstr(why, "another process") != NULL, "%s", why);
 }
 

@@ -339,6 +339,38 @@ Test(host_mr, register_fd_memfd_and_file, .init = setup, .fini = down)
 	close(ffd);
 }
 
+/* GPU memory (NKV_MEM_DEVICE) on the emulated runtime, whose device
+ * memory is host memory: over vfio-user only by messages, served with the
+ * runtime's copies, registered or allocated by the library. */
+Test(host_mr, device_memory_by_messages, .init = setup, .fini = down)
+{
+	size_t len = 2 * MiB;
+	uint8_t *m = aligned_alloc(PG, len), *pa;
+	struct nkv_mr_info in = { .size = sizeof(in) };
+	struct nkv_mr *mr, *a;
+
+	cr_assert(m);
+	big_log_start();
+	cr_expect_eq(nkv_mem_register(ctrl, m, len, NKV_MEM_DEVICE, &mr), -EOPNOTSUPP);
+	cr_expect(strstr(big_log(), "only by messages") && strstr(big_log(), "NKV_MEM_MESSAGES"),
+		  "%s", big_log());
+	cr_expect_eq(nkv_mem_register_fd(ctrl, 0, 0, m, len, NKV_MEM_DEVICE, &mr), -EINVAL);
+	cr_assert_eq(nkv_mem_register(ctrl, m, len, NKV_MEM_DEVICE | NKV_MEM_MESSAGES, &mr), 0);
+	cr_assert_eq(nkv_mem_info(mr, &in), 0);
+	cr_expect(in.device == 1 && in.by_messages == 1, "device %u by_messages %u", in.device,
+		  in.by_messages);
+	cr_assert_eq(nkv_mem_alloc(ctrl, len, NKV_MEM_DEVICE, &a, (void **)&pa), 0);
+	cr_assert_eq(nkv_mem_info(a, &in), 0);
+	cr_expect(in.device == 1 && in.by_messages == 1, "alloc: device %u by_messages %u",
+		  in.device, in.by_messages);
+	roundtrip(mr, m, 4, a, pa, 8192, MiB + 3, "gpu-1", 81);
+	roundtrip(a, pa, 0, mr, m, MiB, MiB, "gpu-2", 82);
+	scatter(a, pa, 9, 3000, 5, 2, "gpu-s", 0);
+	cr_assert_eq(nkv_mem_deregister(mr), 0);
+	cr_assert_eq(nkv_mem_deregister(a), 0);
+	free(m);
+}
+
 Test(host_mr, access_rights_checked, .init = setup, .fini = down)
 {
 	struct nkv_mr *ro, *wo;
