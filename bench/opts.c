@@ -71,7 +71,9 @@ void nkv_bench_usage(FILE *f)
 	      "  --dest slots|region    where values land: each queue pair's own slots\n"
 	      "                         (default), or one region the run registers\n"
 	      "                         (nkv_mem_alloc; queue pairs without slots): Store,\n"
-	      "                         Retrieve, Exist, Delete; cpu engine, memory mode 0-7\n"
+	      "                         Retrieve, Exist, Delete; cpu engine, memory mode 0-7;\n"
+	      "                         with --workload prefix, the engine's cache in vLLM's\n"
+	      "                         layout (a value: a block's K and V of one layer)\n"
 	      "  --scatter N            --dest region: each value in N runs spread over the\n"
 	      "                         region (1..1020, default 1; --value-size >= 4 N)\n"
 	      "  --lfsr-seed N          value pattern seed (default 0x1d872b41)\n"
@@ -565,8 +567,10 @@ static int nkv_bench_dest_ok(struct nkv_bench_opts *o)
 	if (!o->dest_region) {
 		if (o->scatter > 1)
 			no = "--scatter needs --dest region (a slot is one run)";
-	} else if (o->opc == NKV_KV_LIST || o->workload != NKV_BENCH_WORKLOAD_KV) {
+	} else if (o->opc == NKV_KV_LIST && o->workload == NKV_BENCH_WORKLOAD_KV) {
 		no = "--dest region takes --kv-op store, retrieve, exist or delete";
+	} else if (o->scatter > 1 && o->workload != NKV_BENCH_WORKLOAD_KV) {
+		no = "--scatter: --workload prefix's values are a block's K and V, 2 runs";
 	} else if (o->engine == NKV_BENCH_ENGINE_GPU) {
 		no = "--dest region runs on the cpu engine (GPU memory regions are not built yet)";
 	} else if (o->memory_mode & 0x8u) {

@@ -64,6 +64,10 @@ struct nkv_bench_pfx {
 	struct pc_args a;
 	volatile uint32_t *sq_db, *cq_db;
 	uint64_t sq, cq;		/* doorbell writes (the lanes') */
+	/* --dest region: the engine's cache (vLLM's layout) in a region. */
+	struct nkv_mr *mr;
+	struct nkv_dev_base *base;
+	struct nkv_kvc_layout lay;
 	char why[256];
 };
 
@@ -144,6 +148,9 @@ static const char *nkv_bench_pfx_refuse(const struct nkv_bench_opts *o)
 	if (o->value_size % 4u)
 		return "--value-size: --workload prefix writes values in 4-byte words; give a "
 		       "multiple of 4";
+	if (o->dest_region && o->value_size % 8u)
+		return "--value-size: with --dest region a value is a block's K and V halves "
+		       "of 4-byte words; give a multiple of 8";
 	if (o->queue_length - 1u < 3u * o->batch)
 		return "--queue-length: --workload prefix keeps three batches in flight; give "
 		       "at least 3 x --batch-size + 1";
@@ -253,6 +260,41 @@ static int nkv_bench_pfx_op(struct nkv_bench_pfx *p, enum pc_op op, uint32_t fir
 	}
 }
 
+/*
+ * --dest region: the engine's own cache, one region of --layers x [2,
+ * --blocks, --value-size / 2] (every block's K, then every block's V), as
+ * vLLM lays out a layer's tensor; a value is its block's K and V of one
+ * layer, moved in place (nkv_kvcache.h's layout, no slots).
+ */
+static int nkv_bench_pfx_cache(struct nkv_bench_pfx *p)
+{
+	const struct nkv_bench_opts *o = p->o;
+	uint64_t half = o->value_size / 2u, per = 2u * half * o->blocks;
+	void *addr;
+	uint32_t l;
+	int rc;
+
+	p->base = calloc(2u * o->layers, sizeof(*p->base));
+	if (!p->base)
+		return -ENOMEM;
+	rc = nkv_mem_alloc(p->ctrl, per * o->layers, 0, &p->mr, &addr);
+	if (rc) {
+		snprintf(p->why, sizeof(p->why), "--dest region: cannot register a cache of %llu "
+			 "bytes: %s", (unsigned long long)(per * o->layers), strerror(-rc));
+		return rc;
+	}
+	for (l = 0; l < o->layers; l++) {
+		p->base[2u * l].mr = p->base[2u * l + 1u].mr = (uint64_t)(uintptr_t)nkv_mem_dev(p->mr);
+		p->base[2u * l].off = l * per;
+		p->base[2u * l + 1u].off = l * per + half * o->blocks;
+	}
+	p->lay.base_addr = (uint64_t)(uintptr_t)p->base;
+	p->lay.block_stride = half;
+	p->lay.layers = o->layers;
+	p->lay.block_bytes = (uint32_t)half;
+	return 0;
+}
+
 static int nkv_bench_pfx_open(struct nkv_bench_pfx *p, const char *uri)
 {
 	const struct nkv_bench_opts *o = p->o;
@@ -281,14 +323,20 @@ static int nkv_bench_pfx_open(struct nkv_bench_pfx *p, const char *uri)
 		return -EMSGSIZE;
 	}
 	qo.depth = o->queue_length;
-	qo.slots = (uint32_t)n;		/* the page pool: a page per value */
-	qo.slot_size = o->buf_size;
+	qo.slots = o->dest_region ? 0 : (uint32_t)n;	/* the page pool: a page per value */
+	qo.slot_size = o->dest_region ? 0 : o->buf_size;
+	qo.flags = o->dest_region ? NKV_QPAIR_NO_SLOTS : 0;
 	qo.timeout_ms = o->timeout_ms;
 	rc = nkv_qpair_create(p->ctrl, &qo, &p->q);
 	if (rc) {
 		snprintf(p->why, sizeof(p->why), "cannot make a pool of %zu pages of %u bytes: %s",
-			 n, o->buf_size, strerror(-rc));
+			 o->dest_region ? 0 : n, o->buf_size, strerror(-rc));
 		return rc;
+	}
+	if (o->dest_region) {
+		rc = nkv_bench_pfx_cache(p);
+		if (rc)
+			return rc;
 	}
 	p->qp = nkv_qpair_dev(p->q);
 	p->sq_db = (volatile uint32_t *)(uintptr_t)p->qp->sq_db_addr;
@@ -298,8 +346,9 @@ static int nkv_bench_pfx_open(struct nkv_bench_pfx *p, const char *uri)
 	p->out = calloc(n, sizeof(*p->out));
 	if (!p->keys || !p->pages || !p->out)
 		return -ENOMEM;
+	/* A page per value; in the cache, the block's place in its layer. */
 	for (i = 0; i < n; i++)
-		p->pages[i] = (uint32_t)i;
+		p->pages[i] = (uint32_t)(o->dest_region ? i % o->blocks : i);
 	p->a.keys = (uint64_t)(uintptr_t)p->keys;
 	p->a.pages = (uint64_t)(uintptr_t)p->pages;
 	p->a.out = (uint64_t)(uintptr_t)p->out;
@@ -308,12 +357,15 @@ static int nkv_bench_pfx_open(struct nkv_bench_pfx *p, const char *uri)
 	p->a.blocks = o->blocks;
 	p->a.layers = o->layers;
 	p->a.layer_bytes = o->value_size;
+	p->a.lay = o->dest_region ? (uint64_t)(uintptr_t)&p->lay : 0;
 	return 0;
 }
 
 static void nkv_bench_pfx_close(struct nkv_bench_pfx *p)
 {
 	nkv_qpair_destroy(p->q);
+	nkv_mem_deregister(p->mr);
+	free(p->base);
 	nkv_ctrl_close(p->ctrl);
 	free(p->keys);
 	free(p->pages);
@@ -615,6 +667,12 @@ static void nkv_bench_pfx_text(FILE *f, const struct nkv_bench_opts *o,
 	fprintf(f, "  target      %s\n", s->target_desc);
 	fprintf(f, "  controller  %s \"%s\", KV nsid %u, memory mode 0x%x\n", s->info->transport,
 		s->info->model, s->info->nsid, s->info->memory_mode);
+	if (o->dest_region)
+		fprintf(f, "  dest        the engine's cache in one registered region, vLLM's "
+			"layout (%u layers x [2, %u blocks, %u B]): no slots, no copy\n",
+			p->layers, p->blocks, o->value_size / 2u);
+	else
+		fprintf(f, "  dest        pages in the queue pair's slots\n");
 	fprintf(f, "results: %llu commands in %llu batches, %.3f ms measured (lookups + "
 		"retrieves + stores)\n", (unsigned long long)ph->commands,
 		(unsigned long long)ph->batches, (double)p->measured_ns / 1e6);

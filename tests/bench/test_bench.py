@@ -361,7 +361,8 @@ def bad_flags():
         (["--workload", "prefix", "--blocks", "65536", "--layers", "32"], "1048576"),
         (["--dest", "pool"], "--dest"), (["--scatter", "4"], "needs --dest region"),
         (["--dest", "region", "--kv-op", "list"], "store, retrieve, exist or delete"),
-        (["--dest", "region", "--workload", "prefix"], "store, retrieve, exist or delete"),
+        (["--dest", "region", "--workload", "prefix", "--scatter", "4"], "2 runs"),
+        (["--dest", "region", "--workload", "prefix", "--value-size", "4100"], "multiple of 8"),
         (["--dest", "region", "--engine", "gpu"], "cpu engine"),
         (["--dest", "region", "--memory-mode", "8"], "bit 0x8"),
         (["--dest", "region", "--data-buffer-size", "8192"], "--data-buffer-size"),
@@ -524,6 +525,21 @@ def dest_region():
                        keys=200 if batch == 100 else 64, batch=batch)
         check("dest-region-%s-bytes" % name, j is not None and j["bytes"] ==
               j["ok"] * j["value_size"], str(j and (j["bytes"], j["ok"], j["value_size"])))
+    # --workload prefix with the engine's own cache in vLLM's layout: every
+    # hit retrieved in place and every page checked, the counts as the
+    # slot pool's.
+    for layers in ("1", "4"):
+        j = prefix_json("dest-region-prefix-layers" + layers, "--dest", "region", "--layers",
+                        layers, "--value-size", "8K", "--batch-size", "32")
+        if j is None:
+            continue
+        p = j["prefix"]
+        check("dest-region-prefix-layers%s-json" % layers, j["dest"] == "region" and
+              p["hits_min"] == p["hits_max"] == 48 and j["errors"]["verify_failures"] == 0 and
+              j["unexpected"] == 0 and p["retrieved"]["values"] == 2 * 48 * int(layers),
+              "dest %s hits %s..%s retrieved %s verify %s unexpected %s" % (
+                  j["dest"], p["hits_min"], p["hits_max"], p["retrieved"]["values"],
+                  j["errors"]["verify_failures"], j["unexpected"]))
     j = bench_json("dest-slots-json", "--kv-op", "exist", keys=16, batch=16, iters=1)
     check("dest-slots-default", j is not None and j["dest"] == "slots" and j["scatter"] == 1,
           str(j and j["dest"]))
