@@ -11,17 +11,23 @@ machine in one invocation, medians and spread reported:
   slots     the slot path of this build against another build's nkv-bench
             (--baseline BIN, e.g. the commit before regions), 4 KiB and
             2 MiB Retrieves: figures unchanged within the spread.
+  example   examples/prefix_cache_cpu (default shape: 32 layers, 2 MiB
+            blocks, 128 blocks, 75 % shared) with its pages in the queue
+            pair's slots and with --dest region (the engine's own cache in
+            vLLM's layout), nkv-target its own process: the share of the
+            load hidden behind compute, and the load alone.
   rss       one ring of 1023 Retrieves of 2 MiB (--batch-size 1023, one
             doorbell) against nkv-target as its own process: the client's
             peak RSS with the slot pool and with --dest region (a 2 GiB
             region, no slots), from getrusage of the child.
 
 usage: bench/regions.py [--build DIR] [--baseline NKV_BENCH] [--runs N]
-                        [--out DIR] [--only scatter,slots,rss]
+                        [--out DIR] [--only scatter,slots,example,rss]
 Writes OUT/regions.json and OUT/regions.md; prints the table.
 """
 import argparse
 import json
+import re
 import os
 import statistics
 import subprocess
@@ -79,6 +85,44 @@ def slots(o, runs):
     return out
 
 
+def start_target(o, tmp, *extra):
+    sock = os.path.join(tmp, "t.sock")
+    tgt = subprocess.Popen([o.target, "--socket", sock, "--backend", "mem"] + list(extra),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        if os.path.exists(sock):
+            break
+        time.sleep(0.05)
+    return tgt, "vfio-user:" + sock
+
+
+def example(o, runs):
+    """The prefix_cache example, slots then region, @runs rounds each."""
+    exe = os.path.join(o.build, "examples", "prefix_cache_cpu")
+    tmp = tempfile.mkdtemp(prefix="nkv-regions-")
+    tgt, uri = start_target(o, tmp, "--poll-interval-ns", "2000", "--capacity", "4G")
+    res = {"slots": [], "region": []}
+    try:
+        for _ in range(runs):
+            for dest in ("slots", "region"):
+                p = subprocess.run([exe, "--dest", dest, uri], capture_output=True, text=True,
+                                   timeout=600)
+                if p.returncode:
+                    raise SystemExit("prefix_cache_cpu --dest %s: exit %d: %s" % (
+                        dest, p.returncode, p.stderr.strip()[-300:]))
+                hid = re.search(r"(\d+) % of the retrieval time hidden", p.stdout)
+                alone = re.search(r"MiB in ([0-9.]+) ms alone, ([0-9.]+) GB/s", p.stdout)
+                res[dest].append({"hidden_pct": int(hid.group(1)),
+                                  "alone_ms": float(alone.group(1)),
+                                  "alone_gbs": float(alone.group(2))})
+    finally:
+        tgt.terminate()
+        tgt.wait(10)
+    return {d: {"hidden_pct": spread([r["hidden_pct"] for r in v]),
+                "alone_ms": spread([r["alone_ms"] for r in v]), "runs": v}
+            for d, v in res.items()}
+
+
 def rss_child(exe, args):
     """Run one nkv-bench from a fresh python process, whose RUSAGE_CHILDREN
     maximum is then that nkv-bench's own peak RSS (KiB)."""
@@ -99,15 +143,8 @@ def rss_child(exe, args):
 
 def rss(o, runs):
     tmp = tempfile.mkdtemp(prefix="nkv-regions-")
-    sock = os.path.join(tmp, "t.sock")
-    tgt = subprocess.Popen([o.target, "--socket", sock, "--backend", "mem", "--capacity", "6G"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    tgt, uri = start_target(o, tmp, "--capacity", "6G")
     try:
-        for _ in range(100):
-            if os.path.exists(sock):
-                break
-            time.sleep(0.05)
-        uri = "vfio-user:" + sock
         args = ["--target", uri, "--kv-op", "retrieve", "--value-size", "2M", "--num-keys", "1023",
                 "--batch-size", "1023", "--queue-length", "1024", "--iterations", "2"]
         res = {"slots": [], "region": []}
@@ -133,6 +170,16 @@ def table(res):
         lines.append("| %s | %.0f | %.0f | %.3f | %.3f-%.3f | %.0f %%, %.0f %% |" % (
             r["label"], r["a"]["median"], r["b"]["median"], r["ratio"]["median"],
             r["ratio"]["min"], r["ratio"]["max"], r["a"]["spread_pct"], r["b"]["spread_pct"]))
+    if "example" in res:
+        x = res["example"]
+        lines.append("")
+        lines.append("prefix_cache_cpu, default shape: retrieval hidden behind compute, median "
+                     "%.0f %% with slots (%.0f-%.0f), %.0f %% with --dest region (%.0f-%.0f); "
+                     "the load alone %.1f ms with slots, %.1f ms with the region (medians)" % (
+                         x["slots"]["hidden_pct"]["median"], x["slots"]["hidden_pct"]["min"],
+                         x["slots"]["hidden_pct"]["max"], x["region"]["hidden_pct"]["median"],
+                         x["region"]["hidden_pct"]["min"], x["region"]["hidden_pct"]["max"],
+                         x["slots"]["alone_ms"]["median"], x["region"]["alone_ms"]["median"]))
     if "rss" in res:
         x = res["rss"]
         lines.append("")
@@ -149,7 +196,7 @@ def main():
     ap.add_argument("--baseline", help="another build's nkv-bench, for the slots figures")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--out", default="bench/results/regions")
-    ap.add_argument("--only", default="scatter,slots,rss")
+    ap.add_argument("--only", default="scatter,slots,example,rss")
     o = ap.parse_args()
     o.bench = os.path.join(o.build, "bin", "nkv-bench")
     o.target = os.path.join(o.build, "bin", "nkv-target")
@@ -163,6 +210,8 @@ def main():
             print("regions: slots: skipped (no --baseline)", file=sys.stderr)
         else:
             res["slots"] = slots(o, o.runs)
+    if "example" in only:
+        res["example"] = example(o, o.runs)
     if "rss" in only:
         res["rss"] = rss(o, max(1, o.runs // 3))
     res["load_after"] = os.getloadavg()

@@ -223,8 +223,9 @@ struct nkv_qpair {
 	struct nkv_h_buf sdata, sprps;
 	struct nkv_dev_slot sslot;
 	/* Per-command memory (nkv_mr.h): nr_cmds blocks for device code and
-	 * one more, the last, for the synchronous API. */
-	struct nkv_h_buf cmdmem;
+	 * one more, the last, for the synchronous API: the pages of the SQ's
+	 * buffer from cmd_page on (after the ring). */
+	size_t cmd_page;
 	uint64_t *cid_bitmap;
 	struct nkv_dev_cpl *cpl;
 	struct nkv_dev_slot *slots;
@@ -242,8 +243,8 @@ struct nkv_qpair {
 	int said_device;	/* the sync API's refusal was logged */
 	struct nkv_dev_qp gdesc;
 	uint64_t gpu_desc, gpu_bitmap, gpu_cpl, gpu_slots;
-	uint64_t gpu_sq, gpu_cq, gpu_data, gpu_fail, gpu_cmd, gpu_cmd_pages;
-	void *gpu_reg[5];
+	uint64_t gpu_sq, gpu_cq, gpu_data, gpu_fail, gpu_cmd_pages;
+	void *gpu_reg[4];
 	int gpu_nreg;
 };
 

@@ -190,12 +190,17 @@ static int nkv_h_slots_alloc(struct nkv_qpair *q, uint32_t nr, uint32_t size,
 	return rc;
 }
 
-static int nkv_h_ring_alloc(struct nkv_qpair *q, uint32_t bit, size_t len, struct nkv_h_buf *b)
+/* A ring of @len bytes, and @extra pages after it in the same buffer. */
+static int nkv_h_ring_alloc(struct nkv_qpair *q, uint32_t bit, size_t len, size_t extra,
+			    struct nkv_h_buf *b)
 {
-	int rc = nkv_h_buf_alloc(q->c, nkv_h_place(q->c, q->mode, bit), len, b);
+	size_t ring = nkv_h_round(len) / NKV_PAGE_SIZE;
+	int rc = nkv_h_buf_alloc(q->c, nkv_h_place(q->c, q->mode, bit),
+				 (ring + extra) * NKV_PAGE_SIZE, b);
 
-	/* Queues are created physically contiguous (PC = 1). */
-	if (!rc && !b->m.contiguous && b->m.npages > 1)
+	/* Queues are created physically contiguous (PC = 1): the ring's
+	 * pages, whatever follows them. */
+	if (!rc && !nkv_h_run_contiguous(b, 0, ring))
 		rc = -ENOMEM;
 	return rc;
 }
@@ -252,7 +257,6 @@ static void nkv_h_qp_free(struct nkv_qpair *q)
 	nkv_h_qp_gpu_free(q);
 	nkv_h_buf_free(c, &q->sprps);
 	nkv_h_buf_free(c, &q->sdata);
-	nkv_h_buf_free(c, &q->cmdmem);
 	nkv_h_buf_free(c, &q->prps);
 	nkv_h_buf_free(c, &q->data);
 	nkv_h_buf_free(c, &q->cq);
@@ -270,7 +274,7 @@ static void nkv_h_qp_clear(struct nkv_qpair *q)
 {
 	struct nkv_dev_qp *d = q->dev;
 
-	memset(q->sq.m.va, 0, q->sq.m.len);
+	memset(q->sq.m.va, 0, q->cmd_page * NKV_PAGE_SIZE);	/* the ring, not command memory */
 	memset(q->cq.m.va, 0, q->cq.m.len);
 	memset(q->cid_bitmap, 0, (d->cid_count + 63u) / 64u * 8u);
 	memset(q->cpl, 0, (size_t)d->cid_count * sizeof(*q->cpl));
@@ -316,8 +320,8 @@ static void nkv_h_qp_fill(struct nkv_qpair *q, const struct nkv_qpair_opts *r)
 	/* The vendor Store options the builders may send: only advertised
 	 * ones, in their CDW11 positions (bits 8-15). */
 	d->key_flags |= q->c->ext.store_opts & NKV_STORE_VENDOR_MASK;
-	d->cmd_addr = (uint64_t)(uintptr_t)q->cmdmem.m.va;
-	d->cmd_pages_addr = (uint64_t)(uintptr_t)q->cmdmem.m.iova;
+	d->cmd_addr = (uint64_t)(uintptr_t)((uint8_t *)q->sq.m.va + q->cmd_page * NKV_PAGE_SIZE);
+	d->cmd_pages_addr = (uint64_t)(uintptr_t)(q->sq.m.iova + q->cmd_page);
 	d->cmd_size = NKV_H_CMD_PAGES * NKV_PAGE_SIZE;
 	d->nr_cmds = r->depth - 1;
 	d->dptr = nkv_h_qp_dptr(q);
@@ -338,16 +342,19 @@ static int nkv_h_qp_mem(struct nkv_qpair *q, const struct nkv_qpair_opts *r)
 	if (!q->dev || !q->cid_bitmap || !q->cpl || !q->slots || !q->fail_word)
 		return -ENOMEM;
 	memset(q->fail_word, 0, NKV_PAGE_SIZE);
-	rc = nkv_h_ring_alloc(q, NKV_MEM_SQ, (size_t)r->depth * sizeof(struct nkv_sqe), &q->sq);
+	/* Command memory (nkv_mr.h) after the SQ ring, in the same buffer: a
+	 * block per command device code may have in flight and the last for
+	 * the synchronous API, touched only where used. One registration
+	 * less per queue pair: a vfio-user target grants each client a
+	 * bounded number (nkv-target: 256). */
+	q->cmd_page = nkv_h_round((size_t)r->depth * sizeof(struct nkv_sqe)) / NKV_PAGE_SIZE;
+	rc = nkv_h_ring_alloc(q, NKV_MEM_SQ, (size_t)r->depth * sizeof(struct nkv_sqe),
+			      (size_t)r->depth * NKV_H_CMD_PAGES, &q->sq);
 	if (!rc)
-		rc = nkv_h_ring_alloc(q, NKV_MEM_CQ, (size_t)r->depth * sizeof(struct nkv_cqe), &q->cq);
+		rc = nkv_h_ring_alloc(q, NKV_MEM_CQ, (size_t)r->depth * sizeof(struct nkv_cqe), 0,
+				      &q->cq);
 	if (!rc && r->slots)
 		rc = nkv_h_slots_alloc(q, r->slots, r->slot_size, &q->data, &q->prps, q->slots);
-	/* A block per command device code may have in flight, and the last
-	 * for the synchronous API; host RAM, touched only where used. */
-	if (!rc)
-		rc = nkv_h_buf_alloc(q->c, q->c->host,
-				     (size_t)r->depth * NKV_H_CMD_PAGES * NKV_PAGE_SIZE, &q->cmdmem);
 	return rc;
 }
 

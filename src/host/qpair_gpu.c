@@ -94,8 +94,8 @@ static void nkv_h_qp_gpu_desc(struct nkv_qpair *q)
 	d->cpl_addr = q->gpu_cpl;
 	d->slots_addr = q->gpu_slots;
 	d->fail_addr = q->gpu_fail;
-	d->cmd_addr = q->gpu_cmd;
-	d->cmd_pages_addr = q->gpu_cmd_pages;
+	d->cmd_addr = q->gpu_sq + q->cmd_page * NKV_PAGE_SIZE;
+	d->cmd_pages_addr = q->gpu_cmd_pages + q->cmd_page * 8u;
 }
 
 int nkv_h_qp_gpu_publish(struct nkv_qpair *q)
@@ -116,14 +116,13 @@ int nkv_h_qp_gpu_publish(struct nkv_qpair *q)
 		rc = nkv_h_gpu_reg(q, q->data.m.va, q->data.m.len, &q->gpu_data);
 	if (!rc)
 		rc = nkv_h_gpu_reg(q, q->fail_word, NKV_PAGE_SIZE, &q->gpu_fail);
-	/* Command memory: lanes write key heads and lists there; its page
-	 * addresses are read on each region command, so they go to the GPU. */
+	/* Command memory follows the SQ ring (registered above): lanes
+	 * write key heads and lists there; its page addresses are read on
+	 * each region command, so they go to the GPU. */
 	if (!rc)
-		rc = nkv_h_gpu_reg(q, q->cmdmem.m.va, q->cmdmem.m.len, &q->gpu_cmd);
+		rc = g->dev_alloc(q->sq.m.npages * 8u, &q->gpu_cmd_pages);
 	if (!rc)
-		rc = g->dev_alloc(q->cmdmem.m.npages * 8u, &q->gpu_cmd_pages);
-	if (!rc)
-		rc = g->to_dev(q->gpu_cmd_pages, q->cmdmem.m.iova, q->cmdmem.m.npages * 8u);
+		rc = g->to_dev(q->gpu_cmd_pages, q->sq.m.iova, q->sq.m.npages * 8u);
 	if (!rc)
 		rc = g->dev_alloc((cids + 63u) / 64u * 8u, &q->gpu_bitmap);
 	if (!rc)

@@ -540,6 +540,10 @@ def dest_region():
               "dest %s hits %s..%s retrieved %s verify %s unexpected %s" % (
                   j["dest"], p["hits_min"], p["hits_max"], p["retrieved"]["values"],
                   j["errors"]["verify_failures"], j["unexpected"]))
+    # Command memory shares the SQ's registration: 64 queue pairs still
+    # fit nkv-target's 256 registrations per client.
+    bench_json("sixty-four-queue-pairs", "--kv-op", "exist", "--num-queues", "64", keys=256,
+               batch=4, iters=1)
     j = bench_json("dest-slots-json", "--kv-op", "exist", keys=16, batch=16, iters=1)
     check("dest-slots-default", j is not None and j["dest"] == "slots" and j["scatter"] == 1,
           str(j and j["dest"]))
