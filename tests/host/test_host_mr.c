@@ -285,6 +285,19 @@ Test(host_mr, prp_only_controller, .init = setup_no_sgl, .fini = down)
 	scatter(mr, p, 6, 1000, 8, 0, "small", -EINVAL);
 	cr_expect(strstr(big_log(), "run 0 (offset 0, 1000 bytes): PRPs need"), "%s", big_log());
 	cr_assert_eq(nkv_mem_deregister(mr), 0);
+	{
+		/* PRPs into memory reached by messages: the table's entries
+		 * name it as any other. */
+		size_t len = 8 * MiB;
+		uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				  -1, 0);
+
+		cr_assert_neq(m, MAP_FAILED);
+		cr_assert_eq(nkv_mem_register(ctrl, m, len, NKV_MEM_MESSAGES, &mr), 0);
+		roundtrip(mr, m, PG, mr, m, 4 * MiB, 3 * MiB + 100, "msg-prp", 72);
+		cr_assert_eq(nkv_mem_deregister(mr), 0);
+		munmap(m, len);
+	}
 }
 
 Test(host_mr, register_anonymous_by_messages_only_when_allowed, .init = setup, .fini = down)
