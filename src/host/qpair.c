@@ -148,15 +148,8 @@ static int nkv_h_slot_prps(struct nkv_h_buf *data, size_t first, size_t npages,
 	return rc;
 }
 
-/* Does q send SGLs? The controller takes them and q was not told not to. */
-static int nkv_h_qp_sgl(const struct nkv_qpair *q)
-{
-	return (q->c->info.sgls & NKV_SGLS_SUPPORT_MASK) == NKV_SGLS_SUPPORTED &&
-	       !(q->flags & NKV_QPAIR_PRP_ONLY);
-}
-
-/* What region commands may send beside PRPs (NKV_DEV_DPTR_*): SGLs of
- * any alignment, dword-aligned ones (SGLS 10b), or none. */
+/* What q may send beside PRPs (NKV_DEV_DPTR_*): SGLs of any alignment,
+ * dword-aligned ones (SGLS 10b), or none (or told not to). */
 static uint32_t nkv_h_qp_dptr(const struct nkv_qpair *q)
 {
 	uint32_t s = q->c->info.sgls & NKV_SGLS_SUPPORT_MASK;
@@ -165,6 +158,13 @@ static uint32_t nkv_h_qp_dptr(const struct nkv_qpair *q)
 		return 0;
 	return s == NKV_SGLS_SUPPORTED ? NKV_DEV_DPTR_SGL
 				       : s == NKV_SGLS_DWORD_ALIGNED ? NKV_DEV_DPTR_SGL_DWORD : 0;
+}
+
+/* Do q's slots send SGLs? Only where any alignment goes: a slot's head
+ * form starts at an odd byte. */
+static int nkv_h_qp_sgl(const struct nkv_qpair *q)
+{
+	return nkv_h_qp_dptr(q) == NKV_DEV_DPTR_SGL;
 }
 
 /* nr slots of size bytes in data, each a head page then its value pages;
