@@ -1433,7 +1433,7 @@ static int nkv_rocks_recount_gap(struct nkv_be_rocks *r, const uint8_t *from, si
 static int nkv_rocks_recount(struct nkv_be_rocks *r)
 {
 	rocksdb_iterator_t *it = rocksdb_create_iterator_cf(r->d->db, r->ro, r->meta);
-	uint8_t from[NKV_KEY_MAX + 1];
+	uint8_t from[NKV_KEY_MAX + 1] = { 0 };
 	struct nkv_kvmap_cursor c;
 	struct nkv_rocks_meta m;
 	const char *k, *v;
@@ -1448,7 +1448,7 @@ static int nkv_rocks_recount(struct nkv_be_rocks *r)
 			rc = nkv_rocks_recount_key(r, k, kl, &m, 1);
 	}
 	rocksdb_iter_destroy(it);
-	for (at = nkv_kvmap_seek(&r->ix, &c, NULL, 0); !rc && at; at = nkv_kvmap_next(&c)) {
+	for (at = nkv_kvmap_seek(&r->ix, &c, from, 0); !rc && at; at = nkv_kvmap_next(&c)) {
 		if (nkv_rocks_ix_size((uintptr_t)c.val) < NKV_ROCKS_META_MIN)
 			continue;
 		rc = nkv_rocks_recount_gap(r, from, flen, c.key, c.klen);
