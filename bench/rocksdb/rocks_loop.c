@@ -7,8 +7,9 @@
  *
  *   put  one WriteBatch of --batch Puts, one rocksdb_write with sync
  *        (--sync always) or without (--sync none): the backend's group
- *        commit of a batch of Stores, minus its meta records and the
- *        meta lookup before each Store;
+ *        commit of a batch of Stores, minus the meta record in front of
+ *        each value (and beside it for TTL'd or 64 KiB+ values) and the
+ *        backend's key index;
  *   get  --batch rocksdb_get_pinned + copy out of the value, as the
  *        backend's Retrieve does.
  *

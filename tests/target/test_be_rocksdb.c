@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <criterion/criterion.h>
+#include <rocksdb/c.h>
 
 #include "target/backends/mem.h"
 #include "target/backends/registry.h"
@@ -156,6 +157,188 @@ Test(be_rocksdb, values_and_counts_survive_reopen, .init = setup, .fini = teardo
 	cr_assert_eq(dw0, 4096);
 	cr_assert_eq(be_op_run(be, NKV_KV_EXIST, "gone", 0, NULL, 0, NULL), absent);
 	cr_assert_eq(be_op_run(be, NKV_KV_EXIST, "big", 0, NULL, 0, NULL), 0);
+	be->ops->destroy(be);
+	free(small);
+	free(big);
+	free(got);
+}
+
+/* dir's database opened by hand, every family ("default", "gpukv",
+ * "gpukv:meta", made when missing): to write a format-1 database and to
+ * look at the records the backend wrote. */
+struct raw_db {
+	rocksdb_t *db;
+	rocksdb_options_t *o;
+	rocksdb_column_family_handle_t *cf[3];	/* default, values, meta */
+};
+
+static void raw_open(struct raw_db *r)
+{
+	const char *names[3] = { "default", "gpukv", "gpukv:meta" };
+	const rocksdb_options_t *co[3];
+	char *e = NULL;
+	int i;
+
+	r->o = rocksdb_options_create();
+	rocksdb_options_set_create_if_missing(r->o, 1);
+	rocksdb_options_set_create_missing_column_families(r->o, 1);
+	for (i = 0; i < 3; i++)
+		co[i] = r->o;
+	r->db = rocksdb_open_column_families(r->o, dir, 3, names, co, r->cf, &e);
+	cr_assert_null(e, "%s", e);
+}
+
+static void raw_close(struct raw_db *r)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		rocksdb_column_family_handle_destroy(r->cf[i]);
+	rocksdb_close(r->db);
+	rocksdb_options_destroy(r->o);
+}
+
+/* The keys of family f, joined with ','. */
+static void raw_keys(struct raw_db *r, int f, char *out, size_t outlen)
+{
+	rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
+	rocksdb_iterator_t *it = rocksdb_create_iterator_cf(r->db, ro, r->cf[f]);
+	size_t o = 0, kl;
+	const char *k;
+
+	out[0] = 0;
+	for (rocksdb_iter_seek_to_first(it); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+		k = rocksdb_iter_key(it, &kl);
+		o += (size_t)snprintf(out + o, outlen - o, "%s%.*s", o ? "," : "", (int)kl, k);
+	}
+	rocksdb_iter_destroy(it);
+	rocksdb_readoptions_destroy(ro);
+}
+
+/* A format-1 record pair: 16-byte meta (no TTL) in front of the value,
+ * and alone in the meta family. */
+static void raw_put_v1(struct raw_db *r, const char *key, const uint8_t *val, uint32_t len)
+{
+	rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
+	uint8_t *rec = calloc(1, 16 + (size_t)len);
+	char *e = NULL;
+	int i;
+
+	cr_assert_not_null(rec);
+	for (i = 0; i < 4; i++)
+		rec[12 + i] = (uint8_t)(len >> (8 * i));
+	memcpy(rec + 16, val, len);
+	rocksdb_put_cf(r->db, wo, r->cf[1], key, strlen(key), (const char *)rec, 16 + (size_t)len,
+		       &e);
+	cr_assert_null(e, "%s", e);
+	rocksdb_put_cf(r->db, wo, r->cf[2], key, strlen(key), (const char *)rec, 16, &e);
+	cr_assert_null(e, "%s", e);
+	free(rec);
+	rocksdb_writeoptions_destroy(wo);
+}
+
+/* Format 2: a small value without TTL is one record; a TTL or a value of
+ * 64 KiB or more keeps its meta record; a key stored again drops the
+ * record it no longer needs. The key index (sizes for the counts, the
+ * keys for List) is rebuilt at open from both families, exactly. */
+Test(be_rocksdb, one_record_per_small_key_and_the_index_rebuilt, .init = setup,
+     .fini = teardown)
+{
+	uint8_t *small = pattern(4096, 3), *big = pattern(2u << 20, 4), *got = malloc(2u << 20);
+	struct nkv_be *be = open_ns("gpukv", 1ull << 30, NULL);
+	uint64_t bytes, keys;
+	struct raw_db raw;
+	char out[256];
+	uint32_t dw0;
+
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "a", 0, big, 128u << 10, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "a", 0, small, 4096, NULL), 0, "large to small");
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "b", 0, big, 100u << 10, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "ba", 0, small, 4096, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "c", 0, big, 2u << 20, NULL), 0);
+	cr_assert_eq(be_op_run_ttl(be, NKV_KV_STORE, "ca", NKV_STORE_TTL, 3600, small, 10, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "d", 0, small, 7, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "b", 0, small, 5, NULL), 0, "large to small");
+	cr_assert_eq(be_op_run(be, NKV_KV_DELETE, "d", 0, NULL, 0, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "d", NKV_STORE_MUST_EXIST, small, 7, NULL), absent);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "ba", NKV_STORE_MUST_NOT_EXIST, small, 7, NULL),
+		     NKV_STATUS(0, NKV_SC_KV_KEY_EXISTS));
+	keys = be->ops->keys_used(be);
+	bytes = nkv_be_rocks_key_cost(1, 4096) + nkv_be_rocks_key_cost(1, 5) +
+		nkv_be_rocks_key_cost(2, 4096) + nkv_be_rocks_key_cost(1, 2u << 20) +
+		nkv_be_rocks_key_cost(2, 10);
+	cr_assert_eq(keys, 5);
+	cr_assert_eq(be->ops->bytes_used(be), bytes);
+	be->ops->destroy(be);
+
+	raw_open(&raw);
+	raw_keys(&raw, 1, out, sizeof(out));
+	cr_assert_str_eq(out, "a,b,ba,c,ca");
+	raw_keys(&raw, 2, out, sizeof(out));
+	cr_assert_str_eq(out, "c,ca", "meta records for the large value and the TTL alone");
+	raw_close(&raw);
+
+	be = open_ns("gpukv", 1ull << 30, NULL);
+	cr_assert_eq(be->ops->keys_used(be), keys, "recounted at open");
+	cr_assert_eq(be->ops->bytes_used(be), bytes);
+	be_list_keys(be, "", out, sizeof(out));
+	cr_assert_str_eq(out, "a,b,ba,c,ca");
+	cr_assert_eq(be_op_run(be, NKV_KV_RETRIEVE, "c", 0, got, 2u << 20, &dw0), 0);
+	cr_assert_eq(dw0, 2u << 20);
+	cr_assert_eq(memcmp(got, big, 2u << 20), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_RETRIEVE, "ba", 0, NULL, 0, &dw0), 0, "size query");
+	cr_assert_eq(dw0, 4096);
+	cr_assert_eq(be_op_run(be, NKV_KV_EXIST, "b", 0, NULL, 0, NULL), 0, "no meta record");
+	cr_assert_eq(be_op_run(be, NKV_KV_EXIST, "d", 0, NULL, 0, NULL), absent);
+	cr_assert_eq(be_op_run(be, NKV_KV_DELETE, "c", 0, NULL, 0, NULL), 0);
+	cr_assert_eq(be->ops->keys_used(be), keys - 1);
+	be->ops->destroy(be);
+	free(small);
+	free(big);
+	free(got);
+}
+
+/* A database of format 1 (a meta record for every key) opens as it is:
+ * counted, listed and read; a key stored again loses its meta record. */
+Test(be_rocksdb, format_1_database_opens, .init = setup, .fini = teardown)
+{
+	uint8_t *small = pattern(4096, 5), *big = pattern(100u << 10, 6), *got = malloc(100u << 10);
+	uint64_t bytes = nkv_be_rocks_key_cost(1, 4096) + nkv_be_rocks_key_cost(1, 100u << 10) +
+			 nkv_be_rocks_key_cost(1, 9);
+	struct raw_db raw;
+	struct nkv_be *be;
+	char out[256];
+	uint32_t dw0;
+
+	raw_open(&raw);
+	raw_put_v1(&raw, "x", small, 4096);
+	raw_put_v1(&raw, "y", big, 100u << 10);
+	raw_put_v1(&raw, "z", small, 9);
+	raw_close(&raw);
+
+	be = open_ns("gpukv", 1ull << 30, NULL);
+	cr_assert_eq(be->ops->keys_used(be), 3);
+	cr_assert_eq(be->ops->bytes_used(be), bytes);
+	be_list_keys(be, "", out, sizeof(out));
+	cr_assert_str_eq(out, "x,y,z");
+	cr_assert_eq(be_op_run(be, NKV_KV_RETRIEVE, "y", 0, got, 100u << 10, &dw0), 0);
+	cr_assert_eq(dw0, 100u << 10);
+	cr_assert_eq(memcmp(got, big, 100u << 10), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "x", 0, small, 10, NULL), 0);
+	bytes += nkv_be_rocks_key_cost(1, 10) - nkv_be_rocks_key_cost(1, 4096);
+	cr_assert_eq(be->ops->bytes_used(be), bytes);
+	be->ops->destroy(be);
+
+	raw_open(&raw);
+	raw_keys(&raw, 2, out, sizeof(out));
+	cr_assert_str_eq(out, "y,z", "x stored again: one record");
+	raw_close(&raw);
+	be = open_ns("gpukv", 1ull << 30, NULL);
+	cr_assert_eq(be->ops->keys_used(be), 3);
+	cr_assert_eq(be->ops->bytes_used(be), bytes);
+	cr_assert_eq(be_op_run(be, NKV_KV_RETRIEVE, "x", 0, got, 10, &dw0), 0);
+	cr_assert_eq(dw0, 10);
+	cr_assert_eq(memcmp(got, small, 10), 0);
 	be->ops->destroy(be);
 	free(small);
 	free(big);

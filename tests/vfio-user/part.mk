@@ -48,9 +48,10 @@ $(B)/bench/bench_hostile: $(BENCH_HOSTILE_OBJS) $(LIBNKVTGT)
 bench-hostile: $(B)/bench/bench_hostile
 
 # The rocksdb backend through the nkv-target program, SIGKILLed mid-storm
-# and restarted (NKV_CRASH_ROUNDS rounds, default 20).
+# and restarted (NKV_CRASH_ROUNDS rounds, default 20); the backend itself
+# (libnkvtarget) then reopens the database to check its counts.
 TESTS += test_rocks_crash
 test_rocks_crash_SRCS := tests/vfio-user/test_rocks_crash.c
-test_rocks_crash_LIBS := $(LIBNKV)
-test_rocks_crash_LDLIBS = -lcriterion $(LIBNKV_LDLIBS)
+test_rocks_crash_LIBS := $(LIBNKV) $(LIBNKVTGT)
+test_rocks_crash_LDLIBS = -lcriterion $(LIBNKV_LDLIBS) $(TARGET_LDLIBS)
 $(B)/tests/test_rocks_crash: | $(B)/bin/nkv-target

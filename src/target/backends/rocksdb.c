@@ -24,6 +24,7 @@
 #include <sys/statvfs.h>
 #include <time.h>
 
+#include "kvmap.h"
 #include "lru.h"
 #include "mem.h"
 #include "registry.h"
@@ -40,11 +41,17 @@
 
 /* ---- the meta record: 16 bytes, little-endian ----
  *
- * The meta family holds it alone (counted at open, listed, swept without
- * reading a value); the value family holds it in front of the value, so
- * a Retrieve reads one record, whole. A touch rewrites only the meta
- * family's copy: where the record says the key has a TTL (ttl_s != 0),
- * the meta family's expiry is the one that counts. */
+ * The value family holds it in front of every value, so a Retrieve reads
+ * one record, whole. The meta family holds it alone for the keys that
+ * need it there (format 2): a key with a TTL (a touch rewrites only that
+ * copy, so where the record says the key has a TTL, ttl_s != 0, the meta
+ * family's expiry is the one that counts and the sweep finds the key
+ * without reading values) and a value of NKV_ROCKS_META_MIN bytes or
+ * more (counted at open without landing on it: see nkv_rocks_recount).
+ * A small value without TTL is one record, as plain RocksDB writes it.
+ * Format 1 wrote the meta family for every key; such a database opens
+ * as it is (the extra records are read like format 2's), and a key
+ * stored again loses the record it no longer needs. */
 
 struct nkv_rocks_meta {
 	uint64_t expire_ms;	/* wall clock ms; 0: no TTL */
@@ -52,6 +59,7 @@ struct nkv_rocks_meta {
 	uint32_t size;		/* the value's length */
 };
 #define NKV_ROCKS_META_LEN 16
+#define NKV_ROCKS_META_MIN (64u << 10)	/* values from this size keep a meta record */
 
 static void nkv_rocks_put_le(uint8_t *p, uint64_t v, int n)
 {
@@ -96,7 +104,33 @@ uint64_t nkv_be_rocks_key_cost(uint32_t klen, uint64_t len)
 	return len + 2ull * klen + 2 * NKV_ROCKS_META_LEN;
 }
 
-/* ---- one database per directory, shared by its namespaces ---- */
+/* ---- the key index: what the database holds, per key, in memory ----
+ *
+ * An ordered map (kvmap.h) of every durable key to one word: its value's
+ * size, whether it has a TTL and whether the meta family holds a record
+ * for it. Built at open from the database, changed by the worker alone
+ * as it puts writes into the batch (undone when the batch fails), so a
+ * Store needs no read to know the size it replaces (capacity and key
+ * counts), a Delete which records to remove, and a List its keys in
+ * order. The worker's only: reads on the submitting thread never look. */
+
+#define NKV_ROCKS_IX_ON 1u		/* set in every entry (never NULL) */
+#define NKV_ROCKS_IX_TTL 2u		/* the key has a TTL (its meta record counts) */
+#define NKV_ROCKS_IX_META 4u		/* the meta family holds a record */
+_Static_assert(sizeof(uintptr_t) >= 8, "an index entry is a 64-bit word");
+
+static uintptr_t nkv_rocks_ix_make(uint32_t size, int ttl, int meta)
+{
+	return (uintptr_t)size << 3 | NKV_ROCKS_IX_ON | (ttl ? NKV_ROCKS_IX_TTL : 0) |
+	       (meta ? NKV_ROCKS_IX_META : 0);
+}
+
+static uint32_t nkv_rocks_ix_size(uintptr_t e)
+{
+	return (uint32_t)(e >> 3);
+}
+
+/* One database per directory, shared by its namespaces. */
 
 struct nkv_rocks_db {
 	struct nkv_rocks_db *next;
@@ -289,6 +323,7 @@ static rocksdb_column_family_handle_t *nkv_rocks_cf(struct nkv_rocks_db *d, cons
 struct nkv_rocks_pend {
 	struct nkv_be_op *op;
 	int64_t dbytes, dkeys, dttl;
+	uintptr_t ix_old;	/* the key's index entry before (0: absent) */
 	uint8_t drop_tier;	/* remove the key from the volatile tier after */
 	uint8_t klen;
 	uint8_t key[NKV_KEY_MAX];
@@ -317,6 +352,7 @@ struct nkv_be_rocks {
 	rocksdb_writebatch_t *wb;
 	struct nkv_be *tier;		/* ephemeral values (mem.h) */
 	struct nkv_lru *lru;		/* --evict lru; NULL: 81h when full */
+	struct nkv_kvmap ix;		/* the key index (the worker's) */
 	int64_t wall_off;		/* wall clock ms - nkv_be_now_ms() at open */
 	/* Counts (atomics: bytes_used reads them from the poll thread). */
 	uint64_t bytes, keys, ttl_keys, evictions;
@@ -369,6 +405,23 @@ static void nkv_rocks_count(struct nkv_be_rocks *r, int64_t db, int64_t dk, int6
 static int nkv_rocks_is_write(const struct nkv_be_op *op)
 {
 	return op->opc == NKV_KV_STORE || op->opc == NKV_KV_DELETE;
+}
+
+/* key's index entry, or 0 when the database (with the open batch) has
+ * no such key. */
+static uintptr_t nkv_rocks_ix_get(const struct nkv_be_rocks *r, const uint8_t *key, uint8_t klen)
+{
+	return (uintptr_t)nkv_kvmap_find(&r->ix, key, klen);
+}
+
+/* Set key's entry to e (0: remove it). 0, or -ENOMEM (unchanged). */
+static int nkv_rocks_ix_set(struct nkv_be_rocks *r, const uint8_t *key, uint8_t klen, uintptr_t e)
+{
+	if (!e) {
+		nkv_kvmap_delete(&r->ix, key, klen);
+		return 0;
+	}
+	return nkv_kvmap_insert(&r->ix, key, klen, (void *)e, NULL) < 0 ? -ENOMEM : 0;
 }
 
 /* key's bucket of the write filter (FNV-1a). */
@@ -463,6 +516,24 @@ static int nkv_rocks_rec_get(struct nkv_be_rocks *r, const uint8_t *key, uint8_t
 	return -1;
 }
 
+/* key's meta without its value: the meta family's record, else (a small
+ * value without TTL has none) the value record's head, the value not
+ * copied. 1 found, 0 absent, or -1 (status in *st). */
+static int nkv_rocks_head_get(struct nkv_be_rocks *r, const uint8_t *key, uint8_t klen,
+			      struct nkv_rocks_meta *m, uint16_t *st)
+{
+	rocksdb_pinnableslice_t *ps = NULL;
+	const char *v = NULL;
+	int f = nkv_rocks_meta_get(r, key, klen, m, st);
+
+	if (f)
+		return f;
+	f = nkv_rocks_rec_get(r, key, klen, m, &ps, &v, st);
+	if (ps)
+		rocksdb_pinnableslice_destroy(ps);
+	return f;
+}
+
 static int nkv_rocks_pending(const struct nkv_be_rocks *r, const uint8_t *key, uint8_t klen)
 {
 	unsigned i;
@@ -502,6 +573,14 @@ static void nkv_rocks_flush(struct nkv_be_rocks *r)
 		free(e);
 	}
 	rocksdb_writebatch_clear(r->wb);
+	/* The index as it was, last write first (a key has one write in a
+	 * batch, but a lazy removal may follow it). A removed key's entry
+	 * may need a node: if that fails the key stays uncounted. */
+	for (i = r->npend; st && i-- > 0;)
+		if (nkv_rocks_ix_set(r, r->pend[i].key, r->pend[i].klen, r->pend[i].ix_old))
+			nkv_rocks_count(r, -nkv_be_rocks_key_cost(r->pend[i].klen,
+						nkv_rocks_ix_size(r->pend[i].ix_old)), -1,
+					r->pend[i].ix_old & NKV_ROCKS_IX_TTL ? -1 : 0);
 	for (i = 0; i < r->npend; i++) {
 		struct nkv_rocks_pend *p = &r->pend[i];
 
@@ -522,28 +601,36 @@ static void nkv_rocks_flush(struct nkv_be_rocks *r)
 	r->pend_bytes = 0;
 }
 
-/* Put a removal of key (stored with m) into the batch. */
+/* Put a removal of key into the batch: its records (the meta family's
+ * only where the index says there is one) and its counts. A key not in
+ * the index is not in the database: nothing to remove (op completes
+ * with the batch all the same). */
 static void nkv_rocks_batch_del(struct nkv_be_rocks *r, struct nkv_be_op *op, const uint8_t *key,
-				uint8_t klen, const struct nkv_rocks_meta *m)
+				uint8_t klen)
 {
+	uintptr_t e = nkv_rocks_ix_get(r, key, klen);
 	struct nkv_rocks_pend *p = nkv_rocks_pend_add(r, op, key, klen);
 
+	if (!e)
+		return;
 	rocksdb_writebatch_delete_cf(r->wb, r->cf, (const char *)key, klen);
-	rocksdb_writebatch_delete_cf(r->wb, r->meta, (const char *)key, klen);
-	p->dbytes = -(int64_t)nkv_be_rocks_key_cost(klen, m->size);
+	if (e & NKV_ROCKS_IX_META)
+		rocksdb_writebatch_delete_cf(r->wb, r->meta, (const char *)key, klen);
+	nkv_rocks_ix_set(r, key, klen, 0);
+	p->ix_old = e;
+	p->dbytes = -(int64_t)nkv_be_rocks_key_cost(klen, nkv_rocks_ix_size(e));
 	p->dkeys = -1;
-	p->dttl = m->expire_ms ? -1 : 0;
+	p->dttl = e & NKV_ROCKS_IX_TTL ? -1 : 0;
 	nkv_rocks_count(r, p->dbytes, p->dkeys, p->dttl);
 	if (r->lru)
 		nkv_lru_drop(r->lru, key, klen);
 }
 
 /* key meets its expiry: removed in the batch (no op waits on it). */
-static void nkv_rocks_lazy_del(struct nkv_be_rocks *r, const uint8_t *key, uint8_t klen,
-			       const struct nkv_rocks_meta *m)
+static void nkv_rocks_lazy_del(struct nkv_be_rocks *r, const uint8_t *key, uint8_t klen)
 {
 	if (r->npend < NKV_ROCKS_BATCH)
-		nkv_rocks_batch_del(r, NULL, key, klen, m);
+		nkv_rocks_batch_del(r, NULL, key, klen);
 }
 
 /* ---- the sweep ---- */
@@ -566,7 +653,7 @@ static size_t nkv_rocks_sweep(struct nkv_be_rocks *r)
 		if (kl < 1 || kl > NKV_KEY_MAX || nkv_rocks_meta_dec(v, vl, &m) ||
 		    !nkv_rocks_expired(r, &m))
 			continue;
-		nkv_rocks_batch_del(r, NULL, (const uint8_t *)k, (uint8_t)kl, &m);
+		nkv_rocks_batch_del(r, NULL, (const uint8_t *)k, (uint8_t)kl);
 		n++;
 		if (r->npend == NKV_ROCKS_BATCH)
 			nkv_rocks_flush(r);
@@ -584,9 +671,6 @@ static uint16_t nkv_rocks_evict(struct nkv_be_rocks *r, const uint8_t *key, uint
 				uint64_t need)
 {
 	uint8_t vk[NKV_KEY_MAX], vl;
-	struct nkv_rocks_meta m;
-	uint16_t st;
-	int f;
 
 	while (__atomic_load_n(&r->bytes, __ATOMIC_RELAXED) + r->tier->ops->bytes_used(r->tier) +
 		       need > r->be.capacity) {
@@ -595,14 +679,11 @@ static uint16_t nkv_rocks_evict(struct nkv_be_rocks *r, const uint8_t *key, uint
 			return nkv_rocks_st(NKV_SC_CAPACITY_EXCEEDED);
 		if (nkv_rocks_pending(r, vk, vl) || r->npend == NKV_ROCKS_BATCH)
 			nkv_rocks_flush(r);
-		f = nkv_rocks_meta_get(r, vk, vl, &m, &st);
-		if (f < 0)
-			return st;
-		if (!f) {
+		if (!nkv_rocks_ix_get(r, vk, vl)) {
 			nkv_lru_drop(r->lru, vk, vl);
 			continue;
 		}
-		nkv_rocks_batch_del(r, NULL, vk, vl, &m);
+		nkv_rocks_batch_del(r, NULL, vk, vl);
 		__atomic_add_fetch(&r->evictions, 1, __ATOMIC_RELAXED);
 	}
 	return 0;
@@ -658,11 +739,13 @@ static uint16_t nkv_rocks_disk_room(struct nkv_be_rocks *r, uint64_t len)
 
 /* ---- the ops ---- */
 
-/* Where op's key lives now: *m filled and 1 when durable and live (an
- * expired durable copy is reported in *stale, still counted), *tier 1
- * when in the volatile tier. 0, or an error status. */
+/* Where op's key lives now: durable and live (*m filled; an expired
+ * durable copy is reported in stale, still counted), in the volatile
+ * tier, its index entry. From the index: only a key with a TTL is read
+ * (its expiry, in the meta family). 0, or an error status. */
 struct nkv_rocks_where {
 	int durable, stale, tier;
+	uintptr_t ix;
 	struct nkv_rocks_meta m;
 };
 
@@ -674,11 +757,19 @@ static uint16_t nkv_rocks_where(struct nkv_be_rocks *r, struct nkv_be_op *op,
 
 	memset(w, 0, sizeof(*w));
 	w->tier = nkv_be_mem_has(r->tier, op->key, op->klen);
-	f = nkv_rocks_meta_get(r, op->key, op->klen, &w->m, &st);
-	if (f < 0)
-		return st;
-	w->stale = f && nkv_rocks_expired(r, &w->m);
-	w->durable = f && !w->stale;
+	w->ix = nkv_rocks_ix_get(r, op->key, op->klen);
+	if (!w->ix)
+		return 0;
+	w->m.size = nkv_rocks_ix_size(w->ix);
+	if (w->ix & NKV_ROCKS_IX_TTL) {
+		f = nkv_rocks_meta_get(r, op->key, op->klen, &w->m, &st);
+		if (f < 0)
+			return st;
+		if (!f || w->m.size != nkv_rocks_ix_size(w->ix))	/* the records disagree */
+			return nkv_rocks_st(NKV_SC_KV_UNRECOVERED_ERROR);
+	}
+	w->stale = nkv_rocks_expired(r, &w->m);
+	w->durable = !w->stale;
 	return 0;
 }
 
@@ -689,14 +780,13 @@ static void nkv_rocks_store_eph(struct nkv_be_rocks *r, struct nkv_be_op *op,
 				const struct nkv_rocks_where *w)
 {
 	uint32_t opts = op->options;
-	struct nkv_rocks_meta left;
 	uint16_t st;
 
 	st = nkv_rocks_room(r, op->key, op->klen, nkv_be_mem_key_cost(op->len) + op->klen);
-	if (!st && (w->durable || w->stale)) {
-		nkv_rocks_batch_del(r, NULL, op->key, op->klen, &w->m);
+	if (!st && w->ix) {
+		nkv_rocks_batch_del(r, NULL, op->key, op->klen);
 		nkv_rocks_flush(r);
-		if (nkv_rocks_meta_get(r, op->key, op->klen, &left, &st) > 0)
+		if (nkv_rocks_ix_get(r, op->key, op->klen))
 			st = nkv_rocks_st(NKV_SC_KV_UNRECOVERED_ERROR);	/* delete failed */
 	}
 	if (!st) {
@@ -708,18 +798,28 @@ static void nkv_rocks_store_eph(struct nkv_be_rocks *r, struct nkv_be_op *op,
 	nkv_rocks_done(r, op);
 }
 
-/* Put key's two records into the batch: its meta m, and m in front of
- * the value's m->size bytes at val. */
-static void nkv_rocks_batch_put(struct nkv_be_rocks *r, const uint8_t *key, uint8_t klen,
-				const struct nkv_rocks_meta *m, const void *val)
+/* Put key's records into the batch: m in front of the value's m->size
+ * bytes at val, and m alone in the meta family where the key needs it
+ * (a TTL, a large value), else the removal of the one old (the index
+ * entry before) had. Its index entry is set first: 0, or 06h (nothing
+ * put) when the index cannot grow. */
+static uint16_t nkv_rocks_batch_put(struct nkv_be_rocks *r, const uint8_t *key, uint8_t klen,
+				    const struct nkv_rocks_meta *m, const void *val, uintptr_t old)
 {
 	uint8_t hdr[NKV_ROCKS_META_LEN];
 	const char *k = (const char *)key, *part[2] = { (const char *)hdr, val };
 	size_t kl = klen, plen[2] = { sizeof(hdr), m->size };
+	int meta = m->expire_ms || m->size >= NKV_ROCKS_META_MIN;
 
+	if (nkv_rocks_ix_set(r, key, klen, nkv_rocks_ix_make(m->size, m->expire_ms != 0, meta)))
+		return nkv_rocks_st(NKV_SC_INTERNAL);
 	nkv_rocks_meta_enc(m, hdr);
 	rocksdb_writebatch_putv_cf(r->wb, r->cf, 1, &k, &kl, 2, part, plen);
-	rocksdb_writebatch_put_cf(r->wb, r->meta, k, kl, (const char *)hdr, sizeof(hdr));
+	if (meta)
+		rocksdb_writebatch_put_cf(r->wb, r->meta, k, kl, (const char *)hdr, sizeof(hdr));
+	else if (old & NKV_ROCKS_IX_META)
+		rocksdb_writebatch_delete_cf(r->wb, r->meta, k, kl);
+	return 0;
 }
 
 /* op's value: the client's buffer itself where its pages cannot vanish
@@ -741,7 +841,7 @@ static void nkv_rocks_store_put(struct nkv_be_rocks *r, struct nkv_be_op *op,
 				const struct nkv_rocks_where *w)
 {
 	uint64_t cost = nkv_be_rocks_key_cost(op->klen, op->len);
-	uint64_t old = w->durable || w->stale ? nkv_be_rocks_key_cost(op->klen, w->m.size) : 0;
+	uint64_t old = w->ix ? nkv_be_rocks_key_cost(op->klen, w->m.size) : 0;
 	struct nkv_rocks_meta m = { 0 };
 	struct nkv_rocks_pend *p;
 	const void *val = NULL;
@@ -767,12 +867,18 @@ static void nkv_rocks_store_put(struct nkv_be_rocks *r, struct nkv_be_op *op,
 	m.size = (uint32_t)op->len;
 	if (r->npend == NKV_ROCKS_BATCH)
 		nkv_rocks_flush(r);
-	nkv_rocks_batch_put(r, op->key, op->klen, &m, val);
+	st = nkv_rocks_batch_put(r, op->key, op->klen, &m, val, w->ix);
 	free(buf);
+	if (st) {
+		op->status = st;
+		nkv_rocks_done(r, op);
+		return;
+	}
 	p = nkv_rocks_pend_add(r, op, op->key, op->klen);
+	p->ix_old = w->ix;
 	p->dbytes = (int64_t)cost - (int64_t)old;
 	p->dkeys = old ? 0 : 1;
-	p->dttl = (m.expire_ms != 0) - ((w->durable || w->stale) && w->m.expire_ms != 0);
+	p->dttl = (m.expire_ms != 0) - ((w->ix & NKV_ROCKS_IX_TTL) != 0);
 	p->drop_tier = (uint8_t)w->tier;
 	nkv_rocks_count(r, p->dbytes, p->dkeys, p->dttl);
 	if (r->lru)
@@ -786,7 +892,7 @@ static void nkv_rocks_store_put(struct nkv_be_rocks *r, struct nkv_be_op *op,
  * record says so too, so both records are written again, the value read
  * back (the batch is empty: touch writes it out first). 0, or a status. */
 static uint16_t nkv_rocks_touch_rec(struct nkv_be_rocks *r, const struct nkv_be_op *op,
-				    const struct nkv_rocks_meta *m)
+				    const struct nkv_rocks_meta *m, uintptr_t ix)
 {
 	rocksdb_pinnableslice_t *ps = NULL;
 	struct nkv_rocks_meta old;
@@ -795,7 +901,7 @@ static uint16_t nkv_rocks_touch_rec(struct nkv_be_rocks *r, const struct nkv_be_
 	int f = nkv_rocks_rec_get(r, op->key, op->klen, &old, &ps, &v, &st);
 
 	if (f > 0 && old.size == m->size)
-		nkv_rocks_batch_put(r, op->key, op->klen, m, v);
+		st = nkv_rocks_batch_put(r, op->key, op->klen, m, v, ix);
 	else if (f >= 0)
 		st = nkv_rocks_st(NKV_SC_KV_UNRECOVERED_ERROR);	/* meta without its value */
 	if (ps)
@@ -819,7 +925,7 @@ static void nkv_rocks_touch(struct nkv_be_rocks *r, struct nkv_be_op *op,
 		return;
 	}
 	m.expire_ms = nkv_rocks_now(r) + (uint64_t)m.ttl_s * 1000u;
-	op->status = w->m.ttl_s ? 0 : nkv_rocks_touch_rec(r, op, &m);
+	op->status = w->m.ttl_s ? 0 : nkv_rocks_touch_rec(r, op, &m, w->ix);
 	if (op->status) {
 		nkv_rocks_done(r, op);
 		return;
@@ -830,6 +936,7 @@ static void nkv_rocks_touch(struct nkv_be_rocks *r, struct nkv_be_op *op,
 					  (const char *)hdr, sizeof(hdr));
 	}
 	p = nkv_rocks_pend_add(r, op, op->key, op->klen);
+	p->ix_old = w->ix;
 	p->dttl = !w->m.expire_ms;
 	nkv_rocks_count(r, 0, 0, p->dttl);
 }
@@ -874,7 +981,8 @@ static void nkv_rocks_store(struct nkv_be_rocks *r, struct nkv_be_op *op)
 enum { NKV_ROCKS_SERVED, NKV_ROCKS_STALE, NKV_ROCKS_FAILED };
 
 /* A Retrieve or Exist, from the tier or one RocksDB record (a TTL'd
- * value's two; a size query and Exist read the meta alone): SERVED
+ * value's two; a size query and Exist read the meta family's record,
+ * else the value record's head, the value not copied): SERVED
  * (status, dw0 and the data set), STALE (the durable copy expired: *m
  * for its removal) or FAILED (status set: an error, records that
  * disagree). Thread-safe: the worker's and the submitting thread's. */
@@ -893,7 +1001,7 @@ static int nkv_rocks_read(struct nkv_be_rocks *r, struct nkv_be_op *op, struct n
 		return NKV_ROCKS_SERVED;
 	}
 	f = val ? nkv_rocks_rec_get(r, op->key, op->klen, m, &ps, &v, &st)
-		: nkv_rocks_meta_get(r, op->key, op->klen, m, &st);
+		: nkv_rocks_head_get(r, op->key, op->klen, m, &st);
 	if (f < 0) {
 		op->status = st;
 		res = NKV_ROCKS_FAILED;
@@ -919,7 +1027,7 @@ static void nkv_rocks_read_op(struct nkv_be_rocks *r, struct nkv_be_op *op)
 	struct nkv_rocks_meta m;
 
 	if (nkv_rocks_read(r, op, &m) == NKV_ROCKS_STALE) {
-		nkv_rocks_lazy_del(r, op->key, op->klen, &m);
+		nkv_rocks_lazy_del(r, op->key, op->klen);
 		op->status = nkv_rocks_st(NKV_SC_KV_KEY_NOT_EXISTS);
 	}
 	nkv_rocks_done(r, op);
@@ -932,9 +1040,9 @@ static void nkv_rocks_delete(struct nkv_be_rocks *r, struct nkv_be_op *op)
 
 	if (!st && w.tier)
 		nkv_be_mem_remove(r->tier, op->key, op->klen);
-	if (!st && (w.durable || w.stale)) {
+	if (!st && w.ix) {
 		op->status = w.durable || w.tier ? 0 : nkv_rocks_st(NKV_SC_KV_KEY_NOT_EXISTS);
-		nkv_rocks_batch_del(r, op, op->key, op->klen, &w.m);
+		nkv_rocks_batch_del(r, op, op->key, op->klen);
 		return;	/* completes with the batch */
 	}
 	op->status = st ? st : w.tier ? 0 : nkv_rocks_st(NKV_SC_KV_KEY_NOT_EXISTS);
@@ -977,15 +1085,24 @@ static int nkv_rocks_keys_add(void *arg, const uint8_t *key, uint8_t klen)
 	return 0;
 }
 
+/* A durable key for List: live, or expired (read only for a TTL). */
+static int nkv_rocks_live(struct nkv_be_rocks *r, const struct nkv_kvmap_cursor *c)
+{
+	struct nkv_rocks_meta m;
+	uint16_t st;
+
+	return !((uintptr_t)c->val & NKV_ROCKS_IX_TTL) ||
+	       nkv_rocks_meta_get(r, c->key, c->klen, &m, &st) <= 0 || !nkv_rocks_expired(r, &m);
+}
+
+/* The index's keys from op's key, the tier's merged in (the batch is
+ * written first, so the index is what the database holds). */
 static void nkv_rocks_list(struct nkv_be_rocks *r, struct nkv_be_op *op)
 {
 	struct nkv_rocks_keys t = { .from = op->key, .flen = op->klen };
-	rocksdb_iterator_t *it;
-	struct nkv_rocks_meta m;
-	const uint8_t *k;
-	size_t kl, vl, i = 0;
-	const char *v;
-	int full = 0;
+	struct nkv_kvmap_cursor c;
+	size_t i = 0;
+	int full = 0, at;
 
 	nkv_rocks_flush(r);
 	if (nkv_be_mem_walk(r->tier, nkv_rocks_keys_add, &t)) {
@@ -994,22 +1111,17 @@ static void nkv_rocks_list(struct nkv_be_rocks *r, struct nkv_be_op *op)
 		nkv_rocks_done(r, op);
 		return;
 	}
-	it = rocksdb_create_iterator_cf(r->d->db, r->ro, r->meta);
-	rocksdb_iter_seek(it, (const char *)op->key, op->klen);
-	while (!full && (rocksdb_iter_valid(it) || i < t.n)) {
-		k = rocksdb_iter_valid(it) ? (const uint8_t *)rocksdb_iter_key(it, &kl) : NULL;
-		if (!k || (i < t.n && nkv_rocks_cmp(&t.key[i][1], t.key[i][0], k, kl) <= 0)) {
+	at = nkv_kvmap_seek(&r->ix, &c, op->key, op->klen);
+	while (!full && (at || i < t.n)) {
+		if (!at || (i < t.n && nkv_rocks_cmp(&t.key[i][1], t.key[i][0], c.key, c.klen) <= 0)) {
 			full = nkv_be_list_add(op, &t.key[i][1], t.key[i][0]) != 0;
 			i++;
 			continue;
 		}
-		v = rocksdb_iter_value(it, &vl);
-		if (kl >= 1 && kl <= NKV_KEY_MAX && !nkv_rocks_meta_dec(v, vl, &m) &&
-		    !nkv_rocks_expired(r, &m))
-			full = nkv_be_list_add(op, k, (uint32_t)kl) != 0;
-		rocksdb_iter_next(it);
+		if (nkv_rocks_live(r, &c))
+			full = nkv_be_list_add(op, c.key, c.klen) != 0;
+		at = nkv_kvmap_next(&c);
 	}
-	rocksdb_iter_destroy(it);
 	free(t.key);
 	op->status = 0;
 	nkv_rocks_done(r, op);
@@ -1191,6 +1303,7 @@ static void nkv_rocks_destroy(struct nkv_be *be)
 	if (r->tier)
 		r->tier->ops->destroy(r->tier);
 	nkv_lru_destroy(r->lru);
+	nkv_kvmap_fini(&r->ix, NULL);
 	if (r->d)
 		nkv_rocks_db_put(r->d);
 	free(r->q);
@@ -1263,25 +1376,87 @@ static int nkv_rocks_check(const struct nkv_be_conf *c, char *err, size_t errlen
 	return nkv_rocks_parse(c, &rc, err, errlen);
 }
 
-/* Bytes, keys and TTL'd keys stored, from the meta family. */
-static void nkv_rocks_recount(struct nkv_be_rocks *r)
+/* Count key (stored with m) and enter it in the index. 0, or -ENOMEM. */
+static int nkv_rocks_recount_key(struct nkv_be_rocks *r, const char *k, size_t kl,
+				 const struct nkv_rocks_meta *m, int meta)
 {
-	rocksdb_iterator_t *it = rocksdb_create_iterator_cf(r->d->db, r->ro, r->meta);
+	if (nkv_rocks_ix_set(r, (const uint8_t *)k, (uint8_t)kl,
+			     nkv_rocks_ix_make(m->size, m->expire_ms != 0, meta)))
+		return -ENOMEM;
+	nkv_rocks_count(r, (int64_t)nkv_be_rocks_key_cost((uint32_t)kl, m->size), 1,
+			m->expire_ms != 0);
+	if (r->lru)
+		nkv_lru_use(r->lru, (const uint8_t *)k, (uint8_t)kl);
+	return 0;
+}
+
+/* The value family's keys from (from, flen) (0: the first) below the
+ * key hi (NULL: to the end) not already indexed, counted from each
+ * record's head. The bound stops the iterator before it lands on hi: a
+ * large value's record would be read whole (a blob file read; RocksDB
+ * 7.8's iterators read a blob value when they land on it). 0, or -ENOMEM. */
+static int nkv_rocks_recount_gap(struct nkv_be_rocks *r, const uint8_t *from, size_t flen,
+				 const uint8_t *hi, uint8_t hlen)
+{
+	rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
+	rocksdb_iterator_t *it;
 	struct nkv_rocks_meta m;
 	const char *k, *v;
 	size_t kl, vl;
+	int rc = 0;
 
-	for (rocksdb_iter_seek_to_first(it); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+	rocksdb_readoptions_set_fill_cache(ro, 0);
+	rocksdb_readoptions_set_readahead_size(ro, 4u << 20);
+	if (hi)
+		rocksdb_readoptions_set_iterate_upper_bound(ro, (const char *)hi, hlen);
+	it = rocksdb_create_iterator_cf(r->d->db, ro, r->cf);
+	rocksdb_iter_seek(it, (const char *)from, flen);
+	for (; !rc && rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
 		k = rocksdb_iter_key(it, &kl);
 		v = rocksdb_iter_value(it, &vl);
-		if (kl < 1 || kl > NKV_KEY_MAX || nkv_rocks_meta_dec(v, vl, &m))
+		if (kl < 1 || kl > NKV_KEY_MAX || vl < NKV_ROCKS_META_LEN ||
+		    nkv_rocks_meta_dec(v, NKV_ROCKS_META_LEN, &m) ||
+		    m.size != vl - NKV_ROCKS_META_LEN ||
+		    nkv_rocks_ix_get(r, (const uint8_t *)k, (uint8_t)kl))
 			continue;
-		nkv_rocks_count(r, (int64_t)nkv_be_rocks_key_cost((uint32_t)kl, m.size), 1,
-				m.expire_ms != 0);
-		if (r->lru)
-			nkv_lru_use(r->lru, (const uint8_t *)k, (uint8_t)kl);
+		rc = nkv_rocks_recount_key(r, k, kl, &m, 0);
 	}
 	rocksdb_iter_destroy(it);
+	rocksdb_readoptions_destroy(ro);
+	return rc;
+}
+
+/* The index, bytes, keys and TTL'd keys stored, from the database: the
+ * meta family's records (TTL'd keys, large values, every key of a
+ * format-1 database), then the value family's other keys, read between
+ * the large values. 0, or -ENOMEM. */
+static int nkv_rocks_recount(struct nkv_be_rocks *r)
+{
+	rocksdb_iterator_t *it = rocksdb_create_iterator_cf(r->d->db, r->ro, r->meta);
+	uint8_t from[NKV_KEY_MAX + 1] = { 0 };
+	struct nkv_kvmap_cursor c;
+	struct nkv_rocks_meta m;
+	const char *k, *v;
+	size_t kl, vl, flen = 0;
+	int rc = 0, at;
+
+	for (rocksdb_iter_seek_to_first(it); !rc && rocksdb_iter_valid(it);
+	     rocksdb_iter_next(it)) {
+		k = rocksdb_iter_key(it, &kl);
+		v = rocksdb_iter_value(it, &vl);
+		if (kl >= 1 && kl <= NKV_KEY_MAX && !nkv_rocks_meta_dec(v, vl, &m))
+			rc = nkv_rocks_recount_key(r, k, kl, &m, 1);
+	}
+	rocksdb_iter_destroy(it);
+	for (at = nkv_kvmap_seek(&r->ix, &c, from, 0); !rc && at; at = nkv_kvmap_next(&c)) {
+		if (nkv_rocks_ix_size((uintptr_t)c.val) < NKV_ROCKS_META_MIN)
+			continue;
+		rc = nkv_rocks_recount_gap(r, from, flen, c.key, c.klen);
+		memcpy(from, c.key, c.klen);	/* the next gap: from the key after */
+		from[c.klen] = 0;
+		flen = c.klen + 1u;
+	}
+	return rc ? rc : nkv_rocks_recount_gap(r, from, flen, NULL, 0);
 }
 
 static int64_t nkv_rocks_wall_off(void)
@@ -1334,7 +1509,11 @@ static int nkv_rocks_setup(struct nkv_be_rocks *r, const struct nkv_be_conf *c,
 	rocksdb_writeoptions_set_sync(r->wo, rc->sync);
 	r->ro = rocksdb_readoptions_create();
 	r->wb = rocksdb_writebatch_create();
-	nkv_rocks_recount(r);
+	if (nkv_rocks_recount(r)) {
+		snprintf(err, errlen, "rocksdb backend: %s: no memory for the key index",
+			 rc->path);
+		return -1;
+	}
 	r->next_sweep = nkv_be_now_ms() + NKV_ROCKS_SWEEP_MS;
 	/* The database's own options are the first namespace's (shared). */
 	snprintf(r->desc, sizeof(r->desc), "db=%s column_family=%s sync=%s compression=%s "
@@ -1365,6 +1544,7 @@ static struct nkv_be *nkv_rocks_new(const struct nkv_be_conf *c, char *err, size
 		return NULL;
 	}
 	snprintf(err, errlen, "rocksdb backend: %s", strerror(ENOMEM));
+	nkv_kvmap_init(&r->ix);
 	pthread_mutex_init(&r->qlock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

@@ -9,16 +9,22 @@
  * --compression none|snappy|lz4|zstd, --blob-min SIZE, --evict lru (see
  * the option table in rocksdb.c and docs/target.md).
  *
- * Layout: namespace NAME (--ns-map) is column family NAME, key -> a
- * 16-byte meta record (struct nkv_rocks_meta: expiry, TTL, size) then
- * the value bytes, beside column family "NAME:meta", key -> the meta
- * record alone. Both are written in one WriteBatch, so a key's expiry is
- * kept with its value atomically, a Retrieve reads one record, and bytes
- * and keys used are recomputed from the small meta family at open
- * without reading a value. A touch rewrites the meta family's record
- * alone: for a key with a TTL, its expiry there is the one that counts.
- * ':' cannot appear in an --ns-map NAME, so the two families never
- * collide.
+ * Layout (format 2): namespace NAME (--ns-map) is column family NAME,
+ * key -> a 16-byte meta record (struct nkv_rocks_meta: expiry, TTL,
+ * size) then the value bytes, beside column family "NAME:meta", key ->
+ * the meta record alone, for the keys with a TTL or a value of 64 KiB or
+ * more only: a small value without TTL is one record, as plain RocksDB
+ * would write it. A key's records are written in one WriteBatch, so its
+ * expiry is kept with its value atomically and a Retrieve reads one
+ * record. A touch rewrites the meta family's record alone: for a key
+ * with a TTL, its expiry there is the one that counts. ':' cannot appear
+ * in an --ns-map NAME, so the two families never collide. Format 1 (a
+ * meta record for every key) opens as it is.
+ *
+ * The key index: every durable key's size and record flags in memory
+ * (kvmap.h, at most 107 bytes a key of up to 16 bytes), rebuilt at open
+ * from both families, so a Store reads nothing before it writes (the
+ * size it replaces, for the counts, is there) and List walks it.
  *
  * Durability: Stores, Deletes and Lists run on the namespace's worker
  * thread (the core's poll thread never waits on the disk). The Stores
@@ -45,8 +51,10 @@
 #include <stdint.h>
 
 /* Bytes a key of klen bytes whose value is len bytes is charged against
- * capacity: the value, the key twice (value and meta family) and the
- * 16-byte meta record twice (in front of the value, and alone). */
+ * capacity: the value, the key twice and the 16-byte meta record twice
+ * (the most a key's records take: in front of the value, and alone in
+ * the meta family; format 1 wrote both for every key, and the charge
+ * stayed when format 2 dropped the second for small values). */
 uint64_t nkv_be_rocks_key_cost(uint32_t klen, uint64_t len);
 
 #endif /* NKV_TGT_BACKENDS_ROCKSDB_H */

@@ -4,6 +4,7 @@
  * per-pass part is inline in the header.
  */
 #include <poll.h>
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 
@@ -49,6 +50,8 @@ enum nkv_tgt_poll_next nkv_tgt_poller_decide(struct nkv_tgt_poller *p, struct nk
 	p->work = 0;
 	sleep = now - p->work_ns >= (c && nkv_tgt_ctrl_inflight(c) ?
 				     NKV_TGT_POLL_WAIT_SPIN_NS : NKV_TGT_POLL_SPIN_NS);
+	if (!sleep && now - p->work_ns >= NKV_TGT_POLL_YIELD_NS)
+		sched_yield();	/* a client on this core reaps and submits now */
 	if (!sleep && now - p->check_ns < NKV_TGT_POLL_CHECK_NS)
 		return NKV_TGT_POLL_AGAIN;
 	p->check_ns = now;
