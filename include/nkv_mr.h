@@ -9,8 +9,10 @@
  * A region is registered once per controller (nkv_mem_register() and
  * friends, nkv_host.h); device code gets its descriptor, struct
  * nkv_dev_mr, from nkv_mem_dev(). A command names its data as runs
- * (struct nkv_dev_iov: region, offset, length; liburing's registered
- * buffer, rdma-core's ibv_sge) and a per-command memory index @cmd of its
+ * (struct nkv_runs, by value: an array of struct nkv_dev_iov {region,
+ * offset, length}, liburing's registered buffer, rdma-core's ibv_sge; a
+ * pattern of bases plus a shift, a KV cache's block; or one range) and a
+ * per-command memory index @cmd of its
  * queue pair (0..nr_cmds-1, like a slot: no two commands in flight share
  * one; nkv_wave_slot() gives each lane its own). That memory holds what
  * the command needs beside the runs: a key in head form, and the SGL
