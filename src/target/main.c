@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "target/backends/registry.h"
+#include "target/core/pidlock.h"
 #include "target/vfio-user/server.h"
 #include "tools/exit.h"
 
@@ -91,7 +92,10 @@ static void nkv_target_usage(FILE *f)
 	fputs("usage: nkv-target [options]\n"
 	      "Serve an NVMe Key-Value controller over vfio-user on a Unix socket.\n"
 	      "Every client connection gets its own controller; namespaces are shared.\n\n"
-	      "  --socket PATH          socket to listen on (default ./nkv-target.sock)\n", f);
+	      "  --socket PATH          socket to listen on (default ./nkv-target.sock); one\n"
+	      "                         target per path: PATH.lock holds the PID of the\n"
+	      "                         one serving it, and a second exits 3 naming it; a\n"
+	      "                         socket left by a target that died is replaced\n", f);
 	nkv_target_usage_backend(f);
 	fputs("  --capacity SIZE        KV namespace capacity in bytes, each key's real cost\n"
 	      "                         counted (value, allocation, index); shared by all\n"
@@ -147,7 +151,8 @@ static void nkv_target_usage(FILE *f)
 	      "             --id nkv --pool kvpool --ns-map 1=weights:ro,2=scratch\n"
 	      "  nkv-probe vfio-user:/tmp/nkv.sock      # check it from another shell\n\n"
 	      NKV_EXIT_HELP
-	      "(here 3: a backend that cannot start, e.g. no cluster, or a socket that\n"
+	      "(here 3: a backend that cannot start, e.g. no cluster or a database another\n"
+	      "process holds, a socket path another target serves, or a socket that\n"
 	      "cannot be listened on)\n", f);
 }
 
@@ -599,11 +604,45 @@ static void nkv_target_print_ns(const struct nkv_target_args *a)
 	}
 }
 
+/* The socket's lock, before anything else is set up (a rocksdb
+ * database opened, a cluster joined): a second target on a live one's
+ * path stops here, saying who serves it. */
+static struct nkv_vfu_lock *nkv_target_lock(const char *path)
+{
+	struct nkv_vfu_lock *l;
+	char comm[64];
+	pid_t holder;
+	int rc = nkv_vfu_lock_take(path, &l, &holder);
+
+	if (rc == -EADDRINUSE && holder) {
+		nkv_lock_holder_name(holder, comm, sizeof(comm));
+		fprintf(stderr, "nkv-target: %s is served by another target: PID %d (%s) holds "
+			"%s.lock; stop it, or give another --socket\n", path, (int)holder, comm, path);
+	} else if (rc == -EADDRINUSE) {
+		fprintf(stderr, "nkv-target: %s is served by another target: %s.lock is held (its "
+			"holder's PID unknown); stop it, or give another --socket\n", path, path);
+	} else if (rc) {
+		fprintf(stderr, "nkv-target: cannot lock %s.lock: %s\n", path, strerror(-rc));
+	}
+	return rc ? NULL : l;
+}
+
+/* Why the server did not start, in one line. */
+static void nkv_target_listen_failed(const char *path, int rc)
+{
+	if (rc == -ENOTSOCK)
+		fprintf(stderr, "nkv-target: %s exists and is not a socket: not replaced; remove "
+			"it, or give another --socket\n", path);
+	else
+		fprintf(stderr, "nkv-target: cannot listen on %s: %s\n", path, strerror(-rc));
+}
+
 /* Serve until SIGINT or SIGTERM: the exit status. */
 static int nkv_target_serve(const struct nkv_target_args *a)
 {
 	struct nkv_vfu_server_opts so = { .size = sizeof(so) };
 	struct nkv_vfu_server *srv;
+	struct nkv_vfu_lock *lock;
 	struct nkv_subsys *ss;
 	sigset_t set;
 	int rc, sig = 0;
@@ -618,11 +657,17 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	/* Backends log their own events (a cluster lost) at the same level. */
 	nkv_be_log_set(a->log_level, NULL, NULL);
-	ss = nkv_target_subsys(a);
-	if (!ss)
+	lock = nkv_target_lock(a->socket);
+	if (!lock)
 		return NKV_EXIT_SETUP;
+	ss = nkv_target_subsys(a);
+	if (!ss) {
+		nkv_vfu_lock_release(lock);
+		return NKV_EXIT_SETUP;
+	}
 	nkv_target_print_ns(a);
 	so.socket_path = a->socket;
+	so.lock = lock;	/* the server's from here on */
 	so.ss = ss;
 	so.ctrl.size = sizeof(so.ctrl);
 	so.ctrl.mqes = (uint32_t)a->queue_depth;
@@ -641,7 +686,7 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 	so.ctrl.dstrd = a->dstrd;
 	rc = nkv_vfu_server_start(&so, &srv);
 	if (rc) {
-		fprintf(stderr, "nkv-target: cannot listen on %s: %s\n", a->socket, strerror(-rc));
+		nkv_target_listen_failed(a->socket, rc);
 		nkv_subsys_destroy(ss);
 		return NKV_EXIT_SETUP;
 	}
