@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -46,6 +47,9 @@ struct nkv_target_args {
 	uint64_t max_dma_bytes;
 	uint64_t max_qpairs;
 	uint32_t dstrd;		/* CAP.DSTRD (--doorbell-stride) */
+	uint32_t socket_mode;	/* --socket-mode; 0: as bind leaves it */
+	int socket_gid_set;	/* --socket-group given */
+	gid_t socket_gid;
 	int poll_sched;		/* enum nkv_vfu_sched (--poll-sched) */
 };
 
@@ -95,7 +99,16 @@ static void nkv_target_usage(FILE *f)
 	      "  --socket PATH          socket to listen on (default ./nkv-target.sock); one\n"
 	      "                         target per path: PATH.lock holds the PID of the\n"
 	      "                         one serving it, and a second exits 3 naming it; a\n"
-	      "                         socket left by a target that died is replaced\n", f);
+	      "                         socket left by a target that died is replaced\n"
+	      "  --socket-mode MODE     the socket's permission bits, octal, e.g. 0660:\n"
+	      "                         connecting needs write permission on it (default\n"
+	      "                         0777 less the umask, as bind leaves it: 0755\n"
+	      "                         under umask 022, so only this uid connects)\n"
+	      "  --socket-group GROUP   the socket's group, a name or a number (default the\n"
+	      "                         target's own); with --socket-mode 0660, the\n"
+	      "                         members of GROUP may connect. The directories\n"
+	      "                         above the socket must let them through (search\n"
+	      "                         permission): they are the operator's to set\n", f);
 	nkv_target_usage_backend(f);
 	fputs("  --capacity SIZE        KV namespace capacity in bytes, each key's real cost\n"
 	      "                         counted (value, allocation, index); shared by all\n"
@@ -141,6 +154,7 @@ static void nkv_target_usage(FILE *f)
 	      "SIZE takes K, M, G suffixes (powers of 1024).\n\n"
 	      "examples:\n"
 	      "  nkv-target --socket /tmp/nkv.sock\n"
+	      "  nkv-target --socket /run/nkv/nkv.sock --socket-mode 0660 --socket-group nkv\n"
 	      "  nkv-target --socket /tmp/nkv.sock --capacity 4G --max-value 2M --queue-depth 256\n"
 	      "  nkv-target --socket /tmp/nkv.sock --no-sparse-mmap --log-level debug\n"
 	      "  nkv-target --socket /tmp/nkv.sock --backend rocksdb --db /var/lib/nkv \\\n"
@@ -209,7 +223,7 @@ enum {
 	OPT_NVM_NS, OPT_QD, OPT_POLL, OPT_MAX_CONNS, OPT_NO_SPARSE, OPT_TRACE, OPT_LOG,
 	OPT_ALLOW_UNSEALED, OPT_NS_MAP,
 	OPT_HANDSHAKE_MS, OPT_IDLE_MS, OPT_MSG_MS, OPT_MAX_DMA_MAPS, OPT_MAX_DMA_BYTES, OPT_MAX_QPAIRS,
-	OPT_DB_STRIDE, OPT_POLL_SCHED,
+	OPT_DB_STRIDE, OPT_POLL_SCHED, OPT_SOCKET_MODE, OPT_SOCKET_GROUP,
 	OPT_BE_PARAM,	/* an option a backend declares (registry.h) */
 };
 
@@ -224,9 +238,45 @@ static int nkv_target_sched(const char *s, int *out)
 	return 0;
 }
 
+/* --socket-mode: octal permission bits, 1..0777. */
+static int nkv_target_mode(const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 8);
+	if (errno || end == s || *end || *s == '-' || !v || v > 0777)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* --socket-group: a group name, or a number. */
+static int nkv_target_group(const char *s, struct nkv_target_args *a)
+{
+	struct group gr, *g = NULL;
+	char buf[4096], *end;
+	unsigned long v;
+
+	if (!getgrnam_r(s, &gr, buf, sizeof(buf), &g) && g) {
+		a->socket_gid = g->gr_gid;
+	} else {
+		errno = 0;
+		v = strtoul(s, &end, 10);
+		if (errno || end == s || *end || *s == '-' || v >= (gid_t)-1)
+			return -EINVAL;
+		a->socket_gid = (gid_t)v;
+	}
+	a->socket_gid_set = 1;
+	return 0;
+}
+
 /* nkv-target's own options; the backends' come from the registry. */
 static const struct option nkv_target_lo[] = {
 	{ "socket", required_argument, NULL, OPT_SOCKET },
+	{ "socket-mode", required_argument, NULL, OPT_SOCKET_MODE },
+	{ "socket-group", required_argument, NULL, OPT_SOCKET_GROUP },
 	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "capacity", required_argument, NULL, OPT_CAPACITY },
 	{ "max-value", required_argument, NULL, OPT_MAX_VALUE },
@@ -298,6 +348,8 @@ static int nkv_target_opt(int o, const char *v, struct nkv_target_args *a)
 {
 	switch (o) {
 	case OPT_SOCKET: a->socket = v; return 0;
+	case OPT_SOCKET_MODE: return nkv_target_mode(v, &a->socket_mode);
+	case OPT_SOCKET_GROUP: return nkv_target_group(v, a);
 	case OPT_BACKEND: a->backend = v; return 0;
 	case OPT_CAPACITY: return nkv_target_size(v, &a->capacity);
 	case OPT_MAX_VALUE: return nkv_target_size(v, &a->max_value);
@@ -340,7 +392,13 @@ static int nkv_target_getopts(int argc, char **argv, const struct option *lo,
 			continue;
 		}
 		rc = nkv_target_opt(o, optarg, a);
-		if (rc && o != '?')
+		if (rc && o == OPT_SOCKET_MODE)
+			fprintf(stderr, "nkv-target: bad value '%s' for --socket-mode: want octal "
+				"permission bits 1..0777, e.g. 0660\n", optarg);
+		else if (rc && o == OPT_SOCKET_GROUP)
+			fprintf(stderr, "nkv-target: bad value '%s' for --socket-group: no such "
+				"group, and not a number\n", optarg);
+		else if (rc && o != '?')
 			fprintf(stderr, "nkv-target: bad value '%s' for --%s\n", optarg,
 				nkv_target_optname(lo, o));
 		if (rc)
@@ -630,7 +688,11 @@ static struct nkv_vfu_lock *nkv_target_lock(const char *path)
 /* Why the server did not start, in one line. */
 static void nkv_target_listen_failed(const char *path, int rc)
 {
-	if (rc == -ENOTSOCK)
+	if (rc == -EPERM || rc == -EACCES)
+		fprintf(stderr, "nkv-target: cannot give %s its --socket-mode or --socket-group: %s "
+			"(a group is given only by root or one of its members)\n", path,
+			strerror(-rc));
+	else if (rc == -ENOTSOCK)
 		fprintf(stderr, "nkv-target: %s exists and is not a socket: not replaced; remove "
 			"it, or give another --socket\n", path);
 	else
@@ -684,6 +746,9 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 	so.max_dma_bytes = a->max_dma_bytes;
 	so.ctrl.max_ioq = (uint32_t)a->max_qpairs;
 	so.ctrl.dstrd = a->dstrd;
+	so.socket_mode = a->socket_mode;
+	so.socket_gid_set = a->socket_gid_set;
+	so.socket_gid = a->socket_gid;
 	rc = nkv_vfu_server_start(&so, &srv);
 	if (rc) {
 		nkv_target_listen_failed(a->socket, rc);

@@ -9,6 +9,10 @@
  * over. A SIGKILLed target's socket is reclaimed by the next one, which
  * says so; a path that is not a socket is refused. Two targets on one
  * rocksdb directory: the second names the first.
+ *
+ * Who may connect: a forked child that drops to an unused uid and gid
+ * (65533, 65532: no users are created) connects where --socket-mode and
+ * --socket-group let it, and is refused (EACCES) where they do not.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -19,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -120,20 +125,22 @@ static int wait_exit(pid_t pid, uint64_t ms)
 }
 
 /* A VERSION exchange with whoever serves path, connecting for up to ms
- * (a target starting binds within it). */
+ * (a target starting binds within it): 0, or a negative errno. */
 static int served_within(const char *path, int ms)
 {
 	struct nkv_vfu_version v = { 0, 1 };
 	struct nkv_vfu_msg m;
-	int fd = -1, i, rc;
+	int fd, rc;
 
-	for (i = 0; i < ms && fd < 0; i++) {
+	uint64_t t0 = now_us();
+
+	do {
 		fd = vt_raw_connect(path);
-		if (fd < 0)
+		if (fd < 0 && ms > 1)
 			usleep(1000);
-	}
+	} while (fd < 0 && now_us() - t0 < (uint64_t)ms * 1000);
 	if (fd < 0)
-		return -1;
+		return fd;	/* -errno of the last connect */
 	rc = nkv_vfu_send(fd, &(struct nkv_vfu_hdr){ .msg_id = 1, .cmd = NKV_VFU_VERSION }, &v,
 			  sizeof(v), NULL, 0);
 	if (!rc)
@@ -146,7 +153,7 @@ static int served_within(const char *path, int ms)
 
 static int served(const char *path)
 {
-	return served_within(path, 2000);
+	return served_within(path, 10000);	/* a loaded 2-core VM */
 }
 
 /* Stop the serving target: exit 0, the socket and its lock gone. */
@@ -316,4 +323,122 @@ Test(vfu_socket, second_target_on_a_rocksdb_dir_names_the_first, .init = setup,
 	cr_assert_not_null(strstr(out, want), "%s", out);
 	cr_assert_eq(served(s1), 0, "the first goes on serving");
 	stop_winner(&a, s1);
+}
+
+/* ---- who may connect ---- */
+
+#define OTHER_UID 65533
+#define GROUP_IN 65533
+#define GROUP_OUT 65532
+
+/* A child as uid OTHER_UID, gid gid and no other groups, connects to sock
+ * and exchanges VERSION: 0, or the errno that stopped it. */
+static int connect_as(const char *sock, gid_t gid)
+{
+	pid_t pid = fork();
+	int st;
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		int rc;
+
+		if (setgroups(0, NULL) || setgid(gid) || setuid(OTHER_UID))
+			_exit(100);
+		rc = served_within(sock, 1);
+		_exit(rc < 0 && -rc < 100 ? -rc : rc ? 101 : 0);
+	}
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) < 100, "the child could not drop to uid %d "
+		  "(status %#x)", OTHER_UID, st);
+	return WEXITSTATUS(st);
+}
+
+/* nkv-target on dir/nkv.sock with extra options, umask 022, serving. */
+static struct child perm_target(char *sock, size_t len, const char *mode, const char *group)
+{
+	const char *args[8] = { "--socket", sock, "--log-level", "warn" };
+	struct child c;
+	int n = 4;
+
+	if (geteuid())
+		cr_skip_test("dropping to another uid takes root");
+	snprintf(sock, len, "%s/nkv.sock", dir);
+	if (mode) {
+		args[n++] = "--socket-mode";
+		args[n++] = mode;
+	}
+	if (group) {
+		args[n++] = "--socket-group";
+		args[n++] = group;
+	}
+	/* The directory is the operator's: searchable by all here. */
+	cr_assert_eq(chmod(dir, 0711), 0);
+	umask(022);
+	c = spawn_target(args, (int[]){ -1, -1 });
+	if (served(sock)) {
+		char out[8192];
+
+		kill(c.pid, SIGKILL);
+		read_err(&c, out, sizeof(out));
+		cr_assert_fail("nkv-target %s %s does not serve: %s", mode ? mode : "",
+			       group ? group : "", out);
+	}
+	return c;
+}
+
+Test(vfu_socket, group_mode_lets_its_members_in_and_no_one_else, .init = setup,
+     .fini = teardown, .timeout = 30)
+{
+	char sock[96], group[16];
+	struct child c;
+	struct stat st;
+
+	snprintf(group, sizeof(group), "%d", GROUP_IN);
+	c = perm_target(sock, sizeof(sock), "0660", group);
+	cr_assert_eq(stat(sock, &st), 0);
+	cr_assert_eq(st.st_mode & 0777, 0660);
+	cr_assert_eq(st.st_gid, (gid_t)GROUP_IN);
+	cr_assert_eq(connect_as(sock, GROUP_IN), 0, "a member of the socket's group connects");
+	cr_assert_eq(connect_as(sock, GROUP_OUT), EACCES, "another uid and group is refused");
+	stop_winner(&c, sock);
+}
+
+Test(vfu_socket, default_mode_keeps_other_uids_out, .init = setup, .fini = teardown,
+     .timeout = 30)
+{
+	char sock[96];
+	struct child c;
+	struct stat st;
+
+	c = perm_target(sock, sizeof(sock), NULL, NULL);
+	cr_assert_eq(stat(sock, &st), 0);
+	cr_assert_eq(st.st_mode & 0777, 0755, "0777 less the umask 022");
+	cr_assert_eq(connect_as(sock, GROUP_IN), EACCES, "another uid is refused");
+	stop_winner(&c, sock);
+	c = perm_target(sock, sizeof(sock), "0666", NULL);
+	cr_assert_eq(connect_as(sock, GROUP_OUT), 0, "0666: anyone who reaches it connects");
+	stop_winner(&c, sock);
+}
+
+Test(vfu_socket, bad_mode_or_group_is_a_usage_error, .init = setup, .fini = teardown,
+     .timeout = 30)
+{
+	static const char *const bad[][2] = { { "--socket-mode", "0999" },
+					      { "--socket-mode", "0" },
+					      { "--socket-mode", "01777" },
+					      { "--socket-group", "no-such-group-nkv" } };
+	char sock[96], out[8192];
+	struct child c;
+	unsigned i;
+
+	snprintf(sock, sizeof(sock), "%s/nkv.sock", dir);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *args[] = { "--socket", sock, bad[i][0], bad[i][1], NULL };
+
+		c = spawn_target(args, (int[]){ -1, -1 });
+		cr_assert_eq(wait_exit(c.pid, 3000), 2, "%s %s", bad[i][0], bad[i][1]);
+		read_err(&c, out, sizeof(out));
+		cr_assert(!strncmp(out, "nkv-target: bad value '", 23), "%s", out);
+		cr_assert_neq(access(sock, F_OK), 0);
+	}
 }

@@ -173,16 +173,20 @@ static void nkv_vfu_log_listening(struct nkv_vfu_server *s)
 {
 	struct nkv_tgt_ctrl_opts given = nkv_vfu_ctrl_opts(&s->o, 0), co;
 	const struct nkv_vfu_server_opts *o = &s->o;
+	struct stat st = { 0 };
 
 	nkv_tgt_ctrl_opts_resolve(&given, &co);	/* checked at start */
 	if (!co.mdts)
 		co.mdts = nkv_subsys_mdts(o->ss);
-	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=listening socket=%s sparse_mmap=%d max_conns=%d "
+	(void)stat(s->path, &st);	/* who may connect, as it is */
+	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=listening socket=%s socket_mode=%04o socket_uid=%u "
+		    "socket_gid=%u sparse_mmap=%d max_conns=%d "
 		    "queue_depth=%u max_queue_pairs=%u max_xfer=%llu cap_to_ms=%u doorbell_stride=%u "
 		    "poll_interval_ns=%llu poll_sched=%s handshake_timeout_ms=%u idle_timeout_ms=%u "
 		    "msg_timeout_ms=%u max_dma_maps=%u max_dma_bytes=%llu trace=%d",
-		    s->path, !o->no_sparse_mmap, o->max_conns > 0 ? o->max_conns : 16, co.mqes,
-		    co.max_ioq, (unsigned long long)NKV_PAGE_SIZE << co.mdts, co.to * 500u,
+		    s->path, (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
+		    (unsigned)st.st_gid, !o->no_sparse_mmap, o->max_conns > 0 ? o->max_conns : 16,
+		    co.mqes, co.max_ioq, (unsigned long long)NKV_PAGE_SIZE << co.mdts, co.to * 500u,
 		    4u << co.dstrd,
 		    (unsigned long long)(o->poll_interval_ns ? o->poll_interval_ns
 							     : NKV_TGT_POLL_INTERVAL_NS),
