@@ -533,6 +533,8 @@ static struct {
 	uint32_t nsid;
 	struct nkv_be *be;
 	char name[64];		/* --ns-map NAME; "" for the NVM one */
+	uint64_t open_ms;	/* its backend's create: a database opened and
+				 * counted, a cluster joined */
 } nkv_target_nss[NKV_TGT_MAX_NS];
 static unsigned nkv_target_nns;
 
@@ -553,16 +555,26 @@ static void nkv_target_stats(void)
 	}
 }
 
+static uint64_t nkv_target_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 /* Create a backend of type for nsid and attach it; say why not. */
 static int nkv_target_add_ns(struct nkv_subsys *ss, uint32_t nsid, const char *type,
 			     const struct nkv_be_conf *c, const char *what)
 {
 	char err[256] = "";
+	uint64_t t0 = nkv_target_now_ms();
 	struct nkv_be *be = nkv_be_create(type, c, err, sizeof(err));
 
 	if (be && !nkv_subsys_add_ns(ss, nsid, be)) {
 		if (nkv_target_nns < NKV_TGT_MAX_NS) {
 			nkv_target_nss[nkv_target_nns].nsid = nsid;
+			nkv_target_nss[nkv_target_nns].open_ms = nkv_target_now_ms() - t0;
 			snprintf(nkv_target_nss[nkv_target_nns].name,
 				 sizeof(nkv_target_nss[0].name), "%s", c->ns_name ? c->ns_name : "");
 			nkv_target_nss[nkv_target_nns++].be = be;
@@ -631,8 +643,11 @@ static struct nkv_subsys *nkv_target_subsys(const struct nkv_target_args *a)
 /*
  * At start (log level info), one line per namespace: its backend, the
  * limits the core reads from it, the command time it advertises to
- * clients, and the backend's own settings. The server's line
- * (event=listening) gives the socket and the limits of every client.
+ * clients, and the backend's own settings; then, for a KV namespace,
+ * what it holds as it starts (what a rocksdb database or a RADOS pool
+ * kept; a mem namespace starts empty) and how long its backend took to
+ * open. The server's line (event=listening) gives the socket and the
+ * limits of every client.
  */
 static void nkv_target_print_ns(const struct nkv_target_args *a)
 {
@@ -659,6 +674,13 @@ static void nkv_target_print_ns(const struct nkv_target_args *a)
 				nkv_target_nss[i].name, be->ops->name, be->read_only,
 				(unsigned long long)be->capacity, be->max_value, be->max_keys,
 				be->cmd_timeout_ms, *own ? " " : "", own);
+		if (be->csi != NKV_CSI_NVM)
+			fprintf(stderr, "ts=%ld level=info event=recovered nsid=%u name=%s "
+				"backend=%s keys=%llu bytes=%llu open_ms=%llu\n", (long)time(NULL),
+				nkv_target_nss[i].nsid, nkv_target_nss[i].name, be->ops->name,
+				(unsigned long long)be->ops->keys_used(be),
+				(unsigned long long)be->ops->bytes_used(be),
+				(unsigned long long)nkv_target_nss[i].open_ms);
 	}
 }
 

@@ -36,6 +36,8 @@ struct child {
 };
 
 static char dir[64];
+static pid_t spawned[8];	/* the last ones, killed at teardown if alive */
+static unsigned nspawned;
 
 static void setup(void)
 {
@@ -46,6 +48,12 @@ static void setup(void)
 static void teardown(void)
 {
 	char cmd[128];
+	unsigned i;
+
+	/* A failed assertion leaves no target behind (the reaped are gone). */
+	for (i = 0; i < 8 && i < nspawned; i++)
+		if (spawned[i] > 0 && !waitpid(spawned[i], NULL, WNOHANG))
+			kill(spawned[i], SIGKILL);
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	(void)!system(cmd);
@@ -92,6 +100,7 @@ static struct child spawn_target(const char *const *args, const int *gate)
 	}
 	close(p[1]);
 	c.err = p[0];
+	spawned[nspawned++ % 8] = c.pid;
 	return c;
 }
 
