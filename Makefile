@@ -99,6 +99,13 @@ include $(sort $(wildcard */*.mk */*/*.mk))
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 
+# The programs' --version (tools/exit.h) says the VERSION above; a new
+# one rebuilds them.
+NKV_VERSIONED_OBJS := $(call obj,src/target/main.c bench/opts.c src/tools/nkv_probe.c \
+	src/tools/nkv_admin.c)
+$(NKV_VERSIONED_OBJS): CPPFLAGS += -DNKV_VERSION='"$(VERSION)"'
+$(NKV_VERSIONED_OBJS): Makefile
+
 .PHONY: all lib programs tests tsan-tests check hip cuda clean install
 all: lib programs tests
 lib: $(LIBNKV) $(LIBNKV_SO) $(if $(TARGET_SRCS),$(LIBNKVTGT))

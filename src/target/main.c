@@ -148,6 +148,7 @@ static void nkv_target_usage(FILE *f)
 	      "                         the CPU at once to any other thread that wakes:\n"
 	      "                         for a target sharing its cores with the OSDs it\n"
 	      "                         serves; other busy work starves it\n"
+	      "  --version              print the version (nkv-target (nkv) " NKV_VERSION ")\n"
 	      "  -h, --help             this text\n", f);
 	nkv_target_usage_types(f);
 	fputs("\nA backend's options are refused with another --backend.\n"
@@ -224,6 +225,7 @@ enum {
 	OPT_ALLOW_UNSEALED, OPT_NS_MAP,
 	OPT_HANDSHAKE_MS, OPT_IDLE_MS, OPT_MSG_MS, OPT_MAX_DMA_MAPS, OPT_MAX_DMA_BYTES, OPT_MAX_QPAIRS,
 	OPT_DB_STRIDE, OPT_POLL_SCHED, OPT_SOCKET_MODE, OPT_SOCKET_GROUP,
+	OPT_VERSION,
 	OPT_BE_PARAM,	/* an option a backend declares (registry.h) */
 };
 
@@ -298,6 +300,7 @@ static const struct option nkv_target_lo[] = {
 	{ "max-queue-pairs", required_argument, NULL, OPT_MAX_QPAIRS },
 	{ "doorbell-stride", required_argument, NULL, OPT_DB_STRIDE },
 	{ "poll-sched", required_argument, NULL, OPT_POLL_SCHED },
+	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, 'h' },
 };
 #define NKV_TARGET_NLO (sizeof(nkv_target_lo) / sizeof(nkv_target_lo[0]))
@@ -385,6 +388,10 @@ static int nkv_target_getopts(int argc, char **argv, const struct option *lo,
 	while ((o = getopt_long(argc, argv, "h", lo, &li)) != -1) {
 		if (o == 'h') {
 			nkv_target_usage(stdout);
+			exit(0);
+		}
+		if (o == OPT_VERSION) {
+			fputs(NKV_VERSION_LINE("nkv-target"), stdout);
 			exit(0);
 		}
 		if (o == OPT_BE_PARAM) {
