@@ -214,7 +214,9 @@ static struct nkv_rocks_db *nkv_rocks_db_open(const struct nkv_rocks_conf *rc, c
 	if (e) {
 		nkv_rocks_open_failed(rc->path, e, err, errlen);
 		free(e);
-		d->ncf = 0;	/* no handles were made */
+		for (i = 0; i < d->ncf; i++)
+			free(d->names[i]);
+		d->ncf = 0;	/* names freed; no handles were made */
 		nkv_rocks_db_free(d);
 		return NULL;
 	}
