@@ -99,6 +99,13 @@ include $(sort $(wildcard */*.mk */*/*.mk))
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 
+# The programs' --version (tools/exit.h) says the VERSION above; a new
+# one rebuilds them.
+NKV_VERSIONED_OBJS := $(call obj,src/target/main.c bench/opts.c src/tools/nkv_probe.c \
+	src/tools/nkv_admin.c)
+$(NKV_VERSIONED_OBJS): CPPFLAGS += -DNKV_VERSION='"$(VERSION)"'
+$(NKV_VERSIONED_OBJS): Makefile
+
 .PHONY: all lib programs tests tsan-tests check hip cuda clean install
 all: lib programs tests
 lib: $(LIBNKV) $(LIBNKV_SO) $(if $(TARGET_SRCS),$(LIBNKVTGT))
@@ -179,6 +186,11 @@ install: lib programs
 		-e 's|@LIBS_PRIVATE@|$(LIBNKV_LDLIBS)|' nkv.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/nkv.pc
 	install -m 755 $(addprefix $(B)/bin/,$(PROGRAMS)) $(DESTDIR)$(BINDIR)/
 	$(if $(MANPAGES),install -d $(DESTDIR)$(MANDIR)/man1 && install -m 644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man1/)
+	@echo "libnkv.so.$(SOVERSION) is in $(LIBDIR). A program linked with it finds it at run time"
+	@echo "only where the dynamic linker looks (README \"Installing\"):"
+	@echo "  a system directory (/usr/local/lib, /usr/lib): run ldconfig (as root) once;"
+	@echo "  any other: link with -Wl,-rpath,$(LIBDIR) (the programs installed here"
+	@echo "  link libnkv statically and need neither), or set LD_LIBRARY_PATH=$(LIBDIR)."
 
 clean:
 	rm -rf build

@@ -100,6 +100,7 @@ void nkv_bench_usage(FILE *f)
 	      "                         OSD on the same cores\n"
 	      "  --json                 one JSON object on stdout instead of the text report\n"
 	      "  --quiet                no progress line\n"
+	      "  --version              print the version (nkv-bench (nkv) " NKV_VERSION ")\n"
 	      "  -h, --help             this text\n\n"
 	      "SIZE takes K, M suffixes (powers of 1024).\n\n"
 	      NKV_EXIT_HELP
@@ -355,6 +356,7 @@ enum {
 	OPT_BSIZE, OPT_QLEN, OPT_NQ, OPT_ITER, OPT_WARMUP, OPT_SEED, OPT_VERIFY, OPT_NO_VERIFY,
 	OPT_POLL, OPT_ENGINE, OPT_TARGET, OPT_TIMEOUT, OPT_JSON, OPT_QUIET, OPT_KEY_ORDER, OPT_CPUS,
 	OPT_BY_MSGS, OPT_POLL_SCHED, OPT_FILL, OPT_KEY_SIZE, OPT_TTL, OPT_DEST, OPT_SCATTER,
+	OPT_VERSION,
 };
 
 static const struct option nkv_bench_lopts[] = {
@@ -388,6 +390,7 @@ static const struct option nkv_bench_lopts[] = {
 	{ "ttl", required_argument, NULL, OPT_TTL },
 	{ "dest", required_argument, NULL, OPT_DEST },
 	{ "scatter", required_argument, NULL, OPT_SCATTER },
+	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, 'h' },
 	{ "workload", required_argument, NULL, NKV_BENCH_OPT_WORKLOAD },
 	{ "blocks", required_argument, NULL, NKV_BENCH_OPT_BLOCKS },
@@ -723,6 +726,7 @@ int nkv_bench_parse(int argc, char **argv, struct nkv_bench_opts *o)
 			rc = nkv_bench_prefix_opt(opt, optarg, o);
 			break;
 		case 'h': nkv_bench_usage(stdout); return -1;
+		case OPT_VERSION: fputs(NKV_VERSION_LINE("nkv-bench"), stdout); return -1;
 		case '?': rc = NKV_EXIT_USAGE; break;
 		default: rc = nkv_bench_numeric(opt, optarg, o, &num_keys); break;
 		}

@@ -5,6 +5,7 @@
 # (`make examples`; tests/examples/run.sh runs them). Kernel bodies:
 # examples/kv_kernels.h, shared by every build; first_retrieve is
 # self-contained (its kernel in its own source, no ex_* header).
+# sync_roundtrip (below) is the synchronous API alone, host code.
 EXAMPLES := first_retrieve batch_store_retrieve multi_queue cache_lookup prefix_cache
 EXAMPLES_CPU := $(addprefix $(B)/examples/,$(addsuffix _cpu,$(EXAMPLES)))
 EXAMPLES_GPU_SRCS := $(addprefix examples/,$(addsuffix _gpu.cu,$(EXAMPLES)))
@@ -19,7 +20,13 @@ $(B)/examples/prefix_cache_cpu: examples/pc_host.h examples/pc_keys.h examples/p
 	include/nkv_kvcache.h
 $(B)/examples/prefix_cache_cpu: EX_LDLIBS := -lxxhash -lcrypto
 
+# sync_roundtrip: the synchronous API alone, host code (no wave, no GPU
+# twin), from nkv_host.h and nkv_list.h only.
+$(B)/examples/sync_roundtrip: examples/sync_roundtrip.c $(LIBNKV)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $< $(LIBNKV) $(LDFLAGS) $(LIBNKV_LDLIBS) -o $@
+
 .PHONY: examples examples-cpu examples-hip
-examples-cpu: $(EXAMPLES_CPU)
+examples-cpu: $(EXAMPLES_CPU) $(B)/examples/sync_roundtrip
 examples-hip: $(patsubst %,build/hip/%.o,$(EXAMPLES_GPU_SRCS))
 examples: examples-cpu $(if $(shell command -v $(HIPCC) 2>/dev/null),examples-hip)

@@ -15,8 +15,10 @@
 #define NKV_ERRNO_H
 
 #define NKV_EIO (-5)		/* queue pair failed earlier; host must reset it */
-#define NKV_EINVAL (-22)	/* bad argument: key length outside 1..16 (List:
-				 * 0..16), unknown option bits, no such slot */
+#define NKV_EINVAL (-22)	/* bad argument: key length outside 1..max_key
+				 * (the controller's KML, up to 255; List: from
+				 * 0; the inline nkv_sqe_*() forms: up to 16),
+				 * unknown option bits, no such slot */
 #define NKV_ENOSPC (-28)	/* no free CID: too many results not taken */
 #define NKV_ERANGE (-34)	/* a count out of range (NVM blocks, queue depth) */
 #define NKV_EBADMSG (-74)	/* malformed List payload */

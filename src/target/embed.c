@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <sys/un.h>
 
+#include "target/core/pidlock.h"
 #include "target/embed.h"
 
 struct nkv_tgt_embed {
@@ -138,6 +139,14 @@ int nkv_tgt_embed_start(const struct nkv_tgt_embed_opts *o, struct nkv_tgt_embed
 	vo.socket_path = t->sock;
 	vo.ss = t->ss;
 	rc = nkv_vfu_server_start(&vo, &t->srv);
+	if (rc == -EADDRINUSE) {
+		char lock[sizeof(t->sock) + 8];
+
+		snprintf(lock, sizeof(lock), "%s.lock", t->sock);
+		snprintf(err, errlen, "cannot listen on %s: served by another target (PID %d holds "
+			 "%s)", t->sock, (int)nkv_lock_holder(lock), lock);
+		goto fail;
+	}
 	if (rc) {
 		snprintf(err, errlen, "cannot listen on %s: %s", t->sock, strerror(-rc));
 		goto fail;
@@ -172,7 +181,8 @@ void nkv_tgt_embed_stop(struct nkv_tgt_embed *t)
 		nkv_vfu_server_stop(t->srv);
 	if (t->ss)
 		nkv_subsys_destroy(t->ss);
-	/* The server removed its socket; a private directory is ours. */
+	/* The server removed its socket and its lock; a private directory
+	 * is ours. */
 	if (t->dir[0]) {
 		unlink(t->sock);
 		rmdir(t->dir);

@@ -54,7 +54,9 @@ struct nkv_tgt_embed_opts {
 	 * as nkv_vfu_server_start takes them, except: server.ss is the
 	 * embedded subsystem (what is set here is ignored), and a NULL
 	 * server.socket_path is nkv.sock in a fresh private directory under
-	 * /tmp, which stop removes.
+	 * /tmp, which stop removes. Its path's lock (server.h) is taken as
+	 * nkv-target takes it: a path another target serves fails start
+	 * with -EADDRINUSE, err naming the holder's PID.
 	 */
 	struct nkv_vfu_server_opts server;
 };

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <time.h>
 
 #include "target/backends/registry.h"
+#include "target/core/pidlock.h"
 #include "target/vfio-user/server.h"
 #include "tools/exit.h"
 
@@ -45,6 +47,9 @@ struct nkv_target_args {
 	uint64_t max_dma_bytes;
 	uint64_t max_qpairs;
 	uint32_t dstrd;		/* CAP.DSTRD (--doorbell-stride) */
+	uint32_t socket_mode;	/* --socket-mode; 0: as bind leaves it */
+	int socket_gid_set;	/* --socket-group given */
+	gid_t socket_gid;
 	int poll_sched;		/* enum nkv_vfu_sched (--poll-sched) */
 };
 
@@ -91,7 +96,19 @@ static void nkv_target_usage(FILE *f)
 	fputs("usage: nkv-target [options]\n"
 	      "Serve an NVMe Key-Value controller over vfio-user on a Unix socket.\n"
 	      "Every client connection gets its own controller; namespaces are shared.\n\n"
-	      "  --socket PATH          socket to listen on (default ./nkv-target.sock)\n", f);
+	      "  --socket PATH          socket to listen on (default ./nkv-target.sock); one\n"
+	      "                         target per path: PATH.lock holds the PID of the\n"
+	      "                         one serving it, and a second exits 3 naming it; a\n"
+	      "                         socket left by a target that died is replaced\n"
+	      "  --socket-mode MODE     the socket's permission bits, octal, e.g. 0660:\n"
+	      "                         connecting needs write permission on it (default\n"
+	      "                         0777 less the umask, as bind leaves it: 0755\n"
+	      "                         under umask 022, so only this uid connects)\n"
+	      "  --socket-group GROUP   the socket's group, a name or a number (default the\n"
+	      "                         target's own); with --socket-mode 0660, the\n"
+	      "                         members of GROUP may connect. The directories\n"
+	      "                         above the socket must let them through (search\n"
+	      "                         permission): they are the operator's to set\n", f);
 	nkv_target_usage_backend(f);
 	fputs("  --capacity SIZE        KV namespace capacity in bytes, each key's real cost\n"
 	      "                         counted (value, allocation, index); shared by all\n"
@@ -131,12 +148,14 @@ static void nkv_target_usage(FILE *f)
 	      "                         the CPU at once to any other thread that wakes:\n"
 	      "                         for a target sharing its cores with the OSDs it\n"
 	      "                         serves; other busy work starves it\n"
+	      "  --version              print the version (nkv-target (nkv) " NKV_VERSION ")\n"
 	      "  -h, --help             this text\n", f);
 	nkv_target_usage_types(f);
 	fputs("\nA backend's options are refused with another --backend.\n"
 	      "SIZE takes K, M, G suffixes (powers of 1024).\n\n"
 	      "examples:\n"
 	      "  nkv-target --socket /tmp/nkv.sock\n"
+	      "  nkv-target --socket /run/nkv/nkv.sock --socket-mode 0660 --socket-group nkv\n"
 	      "  nkv-target --socket /tmp/nkv.sock --capacity 4G --max-value 2M --queue-depth 256\n"
 	      "  nkv-target --socket /tmp/nkv.sock --no-sparse-mmap --log-level debug\n"
 	      "  nkv-target --socket /tmp/nkv.sock --backend rocksdb --db /var/lib/nkv \\\n"
@@ -147,7 +166,8 @@ static void nkv_target_usage(FILE *f)
 	      "             --id nkv --pool kvpool --ns-map 1=weights:ro,2=scratch\n"
 	      "  nkv-probe vfio-user:/tmp/nkv.sock      # check it from another shell\n\n"
 	      NKV_EXIT_HELP
-	      "(here 3: a backend that cannot start, e.g. no cluster, or a socket that\n"
+	      "(here 3: a backend that cannot start, e.g. no cluster or a database another\n"
+	      "process holds, a socket path another target serves, or a socket that\n"
 	      "cannot be listened on)\n", f);
 }
 
@@ -204,7 +224,8 @@ enum {
 	OPT_NVM_NS, OPT_QD, OPT_POLL, OPT_MAX_CONNS, OPT_NO_SPARSE, OPT_TRACE, OPT_LOG,
 	OPT_ALLOW_UNSEALED, OPT_NS_MAP,
 	OPT_HANDSHAKE_MS, OPT_IDLE_MS, OPT_MSG_MS, OPT_MAX_DMA_MAPS, OPT_MAX_DMA_BYTES, OPT_MAX_QPAIRS,
-	OPT_DB_STRIDE, OPT_POLL_SCHED,
+	OPT_DB_STRIDE, OPT_POLL_SCHED, OPT_SOCKET_MODE, OPT_SOCKET_GROUP,
+	OPT_VERSION,
 	OPT_BE_PARAM,	/* an option a backend declares (registry.h) */
 };
 
@@ -219,9 +240,45 @@ static int nkv_target_sched(const char *s, int *out)
 	return 0;
 }
 
+/* --socket-mode: octal permission bits, 1..0777. */
+static int nkv_target_mode(const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 8);
+	if (errno || end == s || *end || *s == '-' || !v || v > 0777)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* --socket-group: a group name, or a number. */
+static int nkv_target_group(const char *s, struct nkv_target_args *a)
+{
+	struct group gr, *g = NULL;
+	char buf[4096], *end;
+	unsigned long v;
+
+	if (!getgrnam_r(s, &gr, buf, sizeof(buf), &g) && g) {
+		a->socket_gid = g->gr_gid;
+	} else {
+		errno = 0;
+		v = strtoul(s, &end, 10);
+		if (errno || end == s || *end || *s == '-' || v >= (gid_t)-1)
+			return -EINVAL;
+		a->socket_gid = (gid_t)v;
+	}
+	a->socket_gid_set = 1;
+	return 0;
+}
+
 /* nkv-target's own options; the backends' come from the registry. */
 static const struct option nkv_target_lo[] = {
 	{ "socket", required_argument, NULL, OPT_SOCKET },
+	{ "socket-mode", required_argument, NULL, OPT_SOCKET_MODE },
+	{ "socket-group", required_argument, NULL, OPT_SOCKET_GROUP },
 	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "capacity", required_argument, NULL, OPT_CAPACITY },
 	{ "max-value", required_argument, NULL, OPT_MAX_VALUE },
@@ -243,6 +300,7 @@ static const struct option nkv_target_lo[] = {
 	{ "max-queue-pairs", required_argument, NULL, OPT_MAX_QPAIRS },
 	{ "doorbell-stride", required_argument, NULL, OPT_DB_STRIDE },
 	{ "poll-sched", required_argument, NULL, OPT_POLL_SCHED },
+	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, 'h' },
 };
 #define NKV_TARGET_NLO (sizeof(nkv_target_lo) / sizeof(nkv_target_lo[0]))
@@ -293,6 +351,8 @@ static int nkv_target_opt(int o, const char *v, struct nkv_target_args *a)
 {
 	switch (o) {
 	case OPT_SOCKET: a->socket = v; return 0;
+	case OPT_SOCKET_MODE: return nkv_target_mode(v, &a->socket_mode);
+	case OPT_SOCKET_GROUP: return nkv_target_group(v, a);
 	case OPT_BACKEND: a->backend = v; return 0;
 	case OPT_CAPACITY: return nkv_target_size(v, &a->capacity);
 	case OPT_MAX_VALUE: return nkv_target_size(v, &a->max_value);
@@ -330,12 +390,22 @@ static int nkv_target_getopts(int argc, char **argv, const struct option *lo,
 			nkv_target_usage(stdout);
 			exit(0);
 		}
+		if (o == OPT_VERSION) {
+			fputs(NKV_VERSION_LINE("nkv-target"), stdout);
+			exit(0);
+		}
 		if (o == OPT_BE_PARAM) {
 			a->params[a->nparams++] = (struct nkv_be_param){ lo[li].name, optarg };
 			continue;
 		}
 		rc = nkv_target_opt(o, optarg, a);
-		if (rc && o != '?')
+		if (rc && o == OPT_SOCKET_MODE)
+			fprintf(stderr, "nkv-target: bad value '%s' for --socket-mode: want octal "
+				"permission bits 1..0777, e.g. 0660\n", optarg);
+		else if (rc && o == OPT_SOCKET_GROUP)
+			fprintf(stderr, "nkv-target: bad value '%s' for --socket-group: no such "
+				"group, and not a number\n", optarg);
+		else if (rc && o != '?')
 			fprintf(stderr, "nkv-target: bad value '%s' for --%s\n", optarg,
 				nkv_target_optname(lo, o));
 		if (rc)
@@ -470,6 +540,8 @@ static struct {
 	uint32_t nsid;
 	struct nkv_be *be;
 	char name[64];		/* --ns-map NAME; "" for the NVM one */
+	uint64_t open_ms;	/* its backend's create: a database opened and
+				 * counted, a cluster joined */
 } nkv_target_nss[NKV_TGT_MAX_NS];
 static unsigned nkv_target_nns;
 
@@ -490,16 +562,26 @@ static void nkv_target_stats(void)
 	}
 }
 
+static uint64_t nkv_target_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 /* Create a backend of type for nsid and attach it; say why not. */
 static int nkv_target_add_ns(struct nkv_subsys *ss, uint32_t nsid, const char *type,
 			     const struct nkv_be_conf *c, const char *what)
 {
 	char err[256] = "";
+	uint64_t t0 = nkv_target_now_ms();
 	struct nkv_be *be = nkv_be_create(type, c, err, sizeof(err));
 
 	if (be && !nkv_subsys_add_ns(ss, nsid, be)) {
 		if (nkv_target_nns < NKV_TGT_MAX_NS) {
 			nkv_target_nss[nkv_target_nns].nsid = nsid;
+			nkv_target_nss[nkv_target_nns].open_ms = nkv_target_now_ms() - t0;
 			snprintf(nkv_target_nss[nkv_target_nns].name,
 				 sizeof(nkv_target_nss[0].name), "%s", c->ns_name ? c->ns_name : "");
 			nkv_target_nss[nkv_target_nns++].be = be;
@@ -568,8 +650,11 @@ static struct nkv_subsys *nkv_target_subsys(const struct nkv_target_args *a)
 /*
  * At start (log level info), one line per namespace: its backend, the
  * limits the core reads from it, the command time it advertises to
- * clients, and the backend's own settings. The server's line
- * (event=listening) gives the socket and the limits of every client.
+ * clients, and the backend's own settings; then, for a KV namespace,
+ * what it holds as it starts (what a rocksdb database or a RADOS pool
+ * kept; a mem namespace starts empty) and how long its backend took to
+ * open. The server's line (event=listening) gives the socket and the
+ * limits of every client.
  */
 static void nkv_target_print_ns(const struct nkv_target_args *a)
 {
@@ -596,7 +681,51 @@ static void nkv_target_print_ns(const struct nkv_target_args *a)
 				nkv_target_nss[i].name, be->ops->name, be->read_only,
 				(unsigned long long)be->capacity, be->max_value, be->max_keys,
 				be->cmd_timeout_ms, *own ? " " : "", own);
+		if (be->csi != NKV_CSI_NVM)
+			fprintf(stderr, "ts=%ld level=info event=recovered nsid=%u name=%s "
+				"backend=%s keys=%llu bytes=%llu open_ms=%llu\n", (long)time(NULL),
+				nkv_target_nss[i].nsid, nkv_target_nss[i].name, be->ops->name,
+				(unsigned long long)be->ops->keys_used(be),
+				(unsigned long long)be->ops->bytes_used(be),
+				(unsigned long long)nkv_target_nss[i].open_ms);
 	}
+}
+
+/* The socket's lock, before anything else is set up (a rocksdb
+ * database opened, a cluster joined): a second target on a live one's
+ * path stops here, saying who serves it. */
+static struct nkv_vfu_lock *nkv_target_lock(const char *path)
+{
+	struct nkv_vfu_lock *l;
+	char comm[64];
+	pid_t holder;
+	int rc = nkv_vfu_lock_take(path, &l, &holder);
+
+	if (rc == -EADDRINUSE && holder) {
+		nkv_lock_holder_name(holder, comm, sizeof(comm));
+		fprintf(stderr, "nkv-target: %s is served by another target: PID %d (%s) holds "
+			"%s.lock; stop it, or give another --socket\n", path, (int)holder, comm, path);
+	} else if (rc == -EADDRINUSE) {
+		fprintf(stderr, "nkv-target: %s is served by another target: %s.lock is held (its "
+			"holder's PID unknown); stop it, or give another --socket\n", path, path);
+	} else if (rc) {
+		fprintf(stderr, "nkv-target: cannot lock %s.lock: %s\n", path, strerror(-rc));
+	}
+	return rc ? NULL : l;
+}
+
+/* Why the server did not start, in one line. */
+static void nkv_target_listen_failed(const char *path, int rc)
+{
+	if (rc == -EPERM || rc == -EACCES)
+		fprintf(stderr, "nkv-target: cannot give %s its --socket-mode or --socket-group: %s "
+			"(a group is given only by root or one of its members)\n", path,
+			strerror(-rc));
+	else if (rc == -ENOTSOCK)
+		fprintf(stderr, "nkv-target: %s exists and is not a socket: not replaced; remove "
+			"it, or give another --socket\n", path);
+	else
+		fprintf(stderr, "nkv-target: cannot listen on %s: %s\n", path, strerror(-rc));
 }
 
 /* Serve until SIGINT or SIGTERM: the exit status. */
@@ -604,6 +733,7 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 {
 	struct nkv_vfu_server_opts so = { .size = sizeof(so) };
 	struct nkv_vfu_server *srv;
+	struct nkv_vfu_lock *lock;
 	struct nkv_subsys *ss;
 	sigset_t set;
 	int rc, sig = 0;
@@ -618,11 +748,17 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	/* Backends log their own events (a cluster lost) at the same level. */
 	nkv_be_log_set(a->log_level, NULL, NULL);
-	ss = nkv_target_subsys(a);
-	if (!ss)
+	lock = nkv_target_lock(a->socket);
+	if (!lock)
 		return NKV_EXIT_SETUP;
+	ss = nkv_target_subsys(a);
+	if (!ss) {
+		nkv_vfu_lock_release(lock);
+		return NKV_EXIT_SETUP;
+	}
 	nkv_target_print_ns(a);
 	so.socket_path = a->socket;
+	so.lock = lock;	/* the server's from here on */
 	so.ss = ss;
 	so.ctrl.size = sizeof(so.ctrl);
 	so.ctrl.mqes = (uint32_t)a->queue_depth;
@@ -639,9 +775,12 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 	so.max_dma_bytes = a->max_dma_bytes;
 	so.ctrl.max_ioq = (uint32_t)a->max_qpairs;
 	so.ctrl.dstrd = a->dstrd;
+	so.socket_mode = a->socket_mode;
+	so.socket_gid_set = a->socket_gid_set;
+	so.socket_gid = a->socket_gid;
 	rc = nkv_vfu_server_start(&so, &srv);
 	if (rc) {
-		fprintf(stderr, "nkv-target: cannot listen on %s: %s\n", a->socket, strerror(-rc));
+		nkv_target_listen_failed(a->socket, rc);
 		nkv_subsys_destroy(ss);
 		return NKV_EXIT_SETUP;
 	}

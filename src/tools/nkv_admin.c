@@ -38,7 +38,7 @@ static void nkv_admin_usage(FILE *f)
 	fprintf(f,
 		"usage: nkv-admin list\n"
 		"       nkv-admin info URI\n"
-		"       nkv-admin --help\n"
+		"       nkv-admin --help | --version\n"
 		"\n"
 		"list: every PCIe NVMe controller (PCI address, vendor:device, the driver that\n"
 		"  holds it: nvme, nkv or none, and its /dev/nkvN); for controllers bound to\n"
@@ -202,6 +202,10 @@ int main(int argc, char **argv)
 	nkv_tool_log_stderr();
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		nkv_admin_usage(stdout);
+		return NKV_EXIT_OK;
+	}
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		fputs(NKV_VERSION_LINE("nkv-admin"), stdout);
 		return NKV_EXIT_OK;
 	}
 	if (argc == 2 && !strcmp(argv[1], "list"))

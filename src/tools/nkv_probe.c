@@ -25,6 +25,7 @@
 static void nkv_probe_usage(FILE *f)
 {
 	fputs("usage: nkv-probe [--registers-only] vfio-user:/path/to/socket\n"
+	      "       nkv-probe --help | --version\n"
 	      "Print a vfio-user NVMe controller's device info, regions, sparse-mmap\n"
 	      "areas and CAP/VS/CSTS registers (decoded), reading only; then bring it up\n"
 	      "as a host does (a controller reset) and print what Identify says: the\n"
@@ -151,6 +152,10 @@ int main(int argc, char **argv)
 	int rc;
 
 	nkv_tool_log_stderr();
+	if (argc == 2 && !strcmp(uri, "--version")) {
+		fputs(NKV_VERSION_LINE("nkv-probe"), stdout);
+		return NKV_EXIT_OK;
+	}
 	if ((argc != 2 && !regs_only) || !strcmp(uri, "-h") || !strcmp(uri, "--help")) {
 		nkv_probe_usage(argc == 2 ? stdout : stderr);
 		return argc == 2 ? NKV_EXIT_OK : NKV_EXIT_USAGE;

@@ -54,6 +54,7 @@ run_example first_retrieve "$B/examples/first_retrieve_cpu" "every lane stored a
 run_example batch_store_retrieve "$B/examples/batch_store_retrieve_cpu" "SQ doorbells: 8 for 256 stores, 8 for 256 retrieves"
 run_example multi_queue "$B/examples/multi_queue_cpu" "64 SQ doorbells for 1024 commands"
 run_example cache_lookup "$B/examples/cache_lookup_cpu" "64 hits (retrieved), 64 misses (87h, computed), 0 wrong: ok"
+run_example sync_roundtrip "$B/examples/sync_roundtrip" "sync round trip: every answer as expected: ok"
 # prefix_cache at the CI size: the first run stores request 1 and hits
 # 75 % of request 2; a second process running the same requests finds
 # every block (content-derived keys) and stores nothing new.
@@ -83,15 +84,16 @@ run_prefix prefix_cache-region-sha256 "48 of 64 blocks hit" "256 stored, 0 alrea
 # One exit table for every example, as for nkv's programs: no URI is a
 # bad argument (2), no controller behind it a setup failure (3), and the
 # library's own lines come through the examples' log callback ("nkv: ").
-for ex in first_retrieve batch_store_retrieve multi_queue cache_lookup prefix_cache; do
-	out=$(NKV_TARGET= timeout 10 "$B/examples/${ex}_cpu" 2>&1)
+for ex in first_retrieve_cpu batch_store_retrieve_cpu multi_queue_cpu cache_lookup_cpu \
+	prefix_cache_cpu sync_roundtrip; do
+	out=$(NKV_TARGET= timeout 10 "$B/examples/$ex" 2>&1)
 	rc=$?
 	[ $rc -eq 2 ] && grep -q "usage:" <<<"$out"
-	result "$ex-without-target-exits-2" $? "exit $rc: $out"
-	out=$(timeout 30 "$B/examples/${ex}_cpu" "vfio-user:$TMP/nobody.sock" 2>&1)
+	result "${ex%_cpu}-without-target-exits-2" $? "exit $rc: $out"
+	out=$(timeout 30 "$B/examples/$ex" "vfio-user:$TMP/nobody.sock" 2>&1)
 	rc=$?
 	[ $rc -eq 3 ] && grep -q "cannot connect to vfio-user:$TMP/nobody.sock" <<<"$out"
-	result "$ex-no-controller-exits-3" $? "exit $rc: $out"
+	result "${ex%_cpu}-no-controller-exits-3" $? "exit $rc: $out"
 done
 # Without a GPU runtime the library says the arena stands in for VRAM.
 out=$(timeout 60 "$B/examples/batch_store_retrieve_cpu" "vfio-user:$TMP/t.sock" 2>&1)
@@ -109,6 +111,11 @@ if ! make -s BUILD="$B" install DESTDIR="$DEST" PREFIX="$PREFIX" >"$TMP/install.
 	result install 1 "$(tail -5 "$TMP/install.log")"
 else
 	result install 0
+	# It says how programs find the library (README "Installing").
+	grep -q "libnkv.so.[0-9]* is in $PREFIX/lib. A program linked with it finds it at run time" \
+		"$TMP/install.log" && grep -q "run ldconfig (as root) once" "$TMP/install.log" &&
+		grep -q -- "-Wl,-rpath,$PREFIX/lib" "$TMP/install.log"
+	result install-says-how-programs-find-libnkv $? "$(cat "$TMP/install.log")"
 	export PKG_CONFIG_PATH=$DEST$PREFIX/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$DEST
 	# Where the pc file says the headers and libraries are, inside DEST;
 	# the shared library under the soname the build gave it.
@@ -150,6 +157,23 @@ else
 		result run-installed-example $? "exit $rc, linked to installed libnkv: $linked: $out"
 	else
 		result build-against-install 1 "flags '$flags': $(tail -5 "$TMP/cc.log")"
+	fi
+	# sync_roundtrip as README "Installing" says for a prefix the linker
+	# does not search: the shared library, found by its runtime path
+	# alone (no LD_LIBRARY_PATH).
+	mkdir -p "$TMP/sync" && cp examples/sync_roundtrip.c "$TMP/sync/"
+	if cc -std=c11 -O2 -Wall -Werror "$TMP/sync/sync_roundtrip.c" \
+		$(pkg-config --cflags --libs nkv) -Wl,-rpath,"$DEST$PREFIX/lib" \
+		-o "$TMP/sync_installed" >"$TMP/cc-sync.log" 2>&1; then
+		out=$(env -u LD_LIBRARY_PATH timeout 60 "$TMP/sync_installed" "vfio-user:$TMP/t.sock" 2>&1)
+		rc=$?
+		libs=$(env -u LD_LIBRARY_PATH ldd "$TMP/sync_installed" 2>&1)
+		grep -q "$DEST$PREFIX/lib/libnkv.so.$soversion" <<<"$libs"
+		linked=$?
+		[ $rc -eq 0 ] && [ $linked -eq 0 ] && grep -q "every answer as expected: ok" <<<"$out"
+		result run-installed-sync-roundtrip-by-rpath $? "exit $rc, linked by rpath: $linked: $out $libs"
+	else
+		result run-installed-sync-roundtrip-by-rpath 1 "$(tail -5 "$TMP/cc-sync.log")"
 	fi
 	# The self-contained example builds from its own source and the
 	# installed headers alone (a directory of its own), as its comment says.

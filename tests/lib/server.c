@@ -86,10 +86,15 @@ int tl_server_fork(struct tl_server *s, const char *name, const struct nkv_tgt_e
 void tl_server_kill(struct tl_server *s)
 {
 	if (s->pid > 0) {
+		char lock[sizeof(s->path) + 8];
+
 		kill(s->pid, SIGKILL);
 		waitpid(s->pid, NULL, 0);
 		s->pid = 0;
+		/* What the killed target held: its socket and PATH.lock. */
+		snprintf(lock, sizeof(lock), "%s.lock", s->path);
 		unlink(s->path);
+		unlink(lock);
 	}
 }
 

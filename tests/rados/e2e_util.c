@@ -162,6 +162,11 @@ int e2e_tgt_stop(struct e2e_tgt *t, int limit_s)
 		t->pid = -1;
 	}
 	if (t->dir[0] && !getenv("NKV_TEST_KEEP")) {
+		char lock[sizeof(t->sock) + 8];
+
+		/* A target killed here leaves its PATH.lock (else it removes it). */
+		snprintf(lock, sizeof(lock), "%s.lock", t->sock);
+		unlink(lock);
 		unlink(t->sock);
 		unlink(t->log);
 		rmdir(t->dir);

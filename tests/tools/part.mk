@@ -14,3 +14,9 @@ test_tool_msgs_SRCS = tests/tools/test_tool_msgs.c $(TL_TOOL) $(TL_HOST)
 test_tool_msgs_LIBS = $(TL_HOST_LIBS)
 test_tool_msgs_LDLIBS = $(TL_HOST_LDLIBS)
 $(B)/tests/test_tool_msgs: | $(B)/bin/nkv-bench $(B)/bin/nkv-probe $(B)/bin/nkv-admin $(B)/bin/nkv-target
+# One version everywhere: the Makefile's, in every man page, --version
+# and the README (issue 41).
+TESTS += test_versions
+test_versions_SRCS = tests/tools/test_versions.c $(TL_TOOL)
+test_versions_LDLIBS = -lcriterion
+$(B)/tests/test_versions: | $(B)/bin/nkv-bench $(B)/bin/nkv-probe $(B)/bin/nkv-admin $(B)/bin/nkv-target

@@ -55,3 +55,11 @@ test_rocks_crash_SRCS := tests/vfio-user/test_rocks_crash.c
 test_rocks_crash_LIBS := $(LIBNKV) $(LIBNKVTGT)
 test_rocks_crash_LDLIBS = -lcriterion $(LIBNKV_LDLIBS) $(TARGET_LDLIBS)
 $(B)/tests/test_rocks_crash: | $(B)/bin/nkv-target
+
+# One target per socket path, who may connect (issue 41): the built
+# nkv-target, spawned.
+TESTS += test_vfu_socket
+test_vfu_socket_SRCS := tests/vfio-user/test_vfu_socket.c $(VFU_TEST_COMMON)
+test_vfu_socket_LIBS := $(VFU_TEST_LIBS)
+test_vfu_socket_LDLIBS = $(VFU_TEST_LDLIBS)
+$(B)/tests/test_vfu_socket: | $(B)/bin/nkv-target

@@ -8,6 +8,9 @@
  * exactly (the value byte for byte, or absent after its Delete); a
  * command in flight at the kill may have happened or not; no key may
  * return a value it was never given.
+ *
+ * And at a clean restart, the start-up line that says what the database
+ * kept (event=recovered: keys, bytes, open_ms).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -38,7 +41,8 @@ static char dir[64], sock[128], target[512];
 static pid_t tpid;
 static unsigned long acks;	/* atomic: completions seen, all rounds */
 
-static void start_target(void)
+/* nkv-target on dir, its stderr on errfd (-1: ours) at level. */
+static void start_target_log(int errfd, const char *level)
 {
 	struct stat st;
 	int i;
@@ -47,13 +51,20 @@ static void start_target(void)
 	tpid = fork();
 	cr_assert_geq(tpid, 0);
 	if (!tpid) {
+		if (errfd >= 0)
+			dup2(errfd, 2);
 		execl(target, "nkv-target", "--socket", sock, "--backend", "rocksdb", "--db", dir,
-		      "--capacity", "8G", "--max-value", "4M", "--log-level", "error", (char *)NULL);
+		      "--capacity", "8G", "--max-value", "4M", "--log-level", level, (char *)NULL);
 		_exit(127);
 	}
 	for (i = 0; i < 1000 && stat(sock, &st); i++)
 		usleep(10000);
 	cr_assert_eq(stat(sock, &st), 0, "nkv-target did not start");
+}
+
+static void start_target(void)
+{
+	start_target_log(-1, "error");
 }
 
 static void kill_target(void)
@@ -188,15 +199,11 @@ static void check_counts(void)
 	be->ops->destroy(be);
 }
 
-Test(rocks_crash, acknowledged_commands_survive_sigkill)
+
+/* The built nkv-target, a fresh database directory and a socket. */
+static void find_target(void)
 {
-	const char *env = getenv("NKV_CRASH_ROUNDS");
-	int rounds = env ? atoi(env) : 20, r, i;
-	struct client cl[CLIENTS];
-	pthread_t thr[CLIENTS];
 	ssize_t n = readlink("/proc/self/exe", target, sizeof(target) - 40);
-	unsigned seed = (unsigned)time(NULL);
-	char cmd[320];
 
 	cr_assert_gt(n, 0);
 	target[n] = 0;
@@ -206,6 +213,101 @@ Test(rocks_crash, acknowledged_commands_survive_sigkill)
 	snprintf(dir, sizeof(dir), "/tmp/nkv-crash-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
 	snprintf(sock, sizeof(sock), "%s.sock", dir);
+}
+
+/* Remove the database and the socket, and the lock a killed target left. */
+static void remove_all(void)
+{
+	char cmd[400];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s' '%s.lock'", dir, sock, sock);
+	cr_assert_eq(system(cmd), 0);
+}
+
+/* SIGTERM the target; everything it wrote to the pipe rfd until then. */
+static void stop_target_read(int rfd, char *out, size_t size)
+{
+	size_t len = 0;
+	ssize_t n;
+	int st;
+
+	kill(tpid, SIGTERM);
+	while (len < size - 1 && (n = read(rfd, out + len, size - 1 - len)) > 0)
+		len += (size_t)n;
+	out[len] = 0;
+	close(rfd);
+	cr_assert_eq(waitpid(tpid, &st, 0), tpid);
+	cr_assert(WIFEXITED(st) && !WEXITSTATUS(st), "wait status %#x: %s", st, out);
+}
+
+/* A failed assertion leaves no target behind. */
+static void kill_leftover(void)
+{
+	if (tpid > 0 && !waitpid(tpid, NULL, WNOHANG)) {
+		kill(tpid, SIGKILL);
+		waitpid(tpid, NULL, 0);
+	}
+}
+
+/* At start, each namespace says what it holds: what the database kept
+ * (keys and bytes, as the stats line said at the last shutdown) and how
+ * long its open took. */
+Test(rocks_crash, a_restart_says_what_it_recovered, .fini = kill_leftover)
+{
+	static uint8_t val[4096];
+	char out[16384], want[128];
+	const char *stats, *rec;
+	struct nkv_ctrl *c;
+	struct nkv_qpair *q;
+	unsigned long long bytes = 0, open_ms = 0;
+	int p[2], k;
+
+	find_target();
+	cr_assert_eq(pipe(p), 0);
+	start_target_log(p[1], "info");
+	close(p[1]);
+	cr_assert_eq(connect_qp(&c, &q), 0);
+	for (k = 0; k < 3; k++) {
+		struct nkv_result res;
+		char key[8];
+
+		snprintf(key, sizeof(key), "rec-%d", k);
+		memset(val, 'a' + k, sizeof(val));
+		cr_assert_eq(nkv_store(q, key, (uint32_t)strlen(key), val, sizeof(val), 0, &res), 0);
+		cr_assert_eq(res.status, 0);
+	}
+	nkv_qpair_destroy(q);
+	nkv_ctrl_close(c);
+	stop_target_read(p[0], out, sizeof(out));
+	cr_assert(strstr(out, "event=recovered nsid=1 name=gpukv backend=rocksdb keys=0 bytes=0 "
+			      "open_ms="), "a new database holds nothing: %s", out);
+	stats = strstr(out, "event=stats nsid=1 backend=rocksdb keys=3 bytes=");
+	cr_assert_not_null(stats, "%s", out);
+	cr_assert_eq(sscanf(stats, "event=stats nsid=1 backend=rocksdb keys=3 bytes=%llu", &bytes),
+		     1);
+	cr_assert_gt(bytes, 3 * sizeof(val));
+	cr_assert_eq(pipe(p), 0);
+	start_target_log(p[1], "info");
+	close(p[1]);
+	stop_target_read(p[0], out, sizeof(out));
+	snprintf(want, sizeof(want), "level=info event=recovered nsid=1 name=gpukv backend=rocksdb "
+		 "keys=3 bytes=%llu open_ms=", bytes);
+	rec = strstr(out, want);
+	cr_assert_not_null(rec, "want '%s' in: %s", want, out);
+	cr_assert_eq(sscanf(rec + strlen(want), "%llu", &open_ms), 1);
+	cr_log_info("reopened: 3 keys, %llu bytes, open_ms=%llu\n", bytes, open_ms);
+	remove_all();
+}
+
+Test(rocks_crash, acknowledged_commands_survive_sigkill)
+{
+	const char *env = getenv("NKV_CRASH_ROUNDS");
+	int rounds = env ? atoi(env) : 20, r, i;
+	struct client cl[CLIENTS];
+	pthread_t thr[CLIENTS];
+	unsigned seed = (unsigned)time(NULL);
+
+	find_target();
 	cr_log_info("seed %u", seed);
 	for (i = 0; i < CLIENTS; i++)
 		cl[i] = (struct client){ i, seed + (unsigned)i, 1 };
@@ -224,6 +326,5 @@ Test(rocks_crash, acknowledged_commands_survive_sigkill)
 	check_counts();
 	cr_log_info("%lu completions seen in %d rounds", acks, rounds);
 	cr_assert_geq(acks, (unsigned long)rounds, "the storm ran");
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", dir, sock);
-	cr_assert_eq(system(cmd), 0);
+	remove_all();
 }

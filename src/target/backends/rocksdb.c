@@ -23,8 +23,10 @@
 #include <string.h>
 #include <sys/statvfs.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "kvmap.h"
+#include "target/core/pidlock.h"
 #include "lru.h"
 #include "mem.h"
 #include "registry.h"
@@ -188,6 +190,25 @@ static rocksdb_options_t *nkv_rocks_options(const struct nkv_rocks_conf *rc)
 	return o;
 }
 
+/* Why path did not open: RocksDB's reason, and who holds the database's
+ * LOCK file when another process does (an fcntl lock: /proc/locks). */
+static void nkv_rocks_open_failed(const char *path, const char *e, char *err, size_t errlen)
+{
+	char lock[4200], comm[64];
+	pid_t pid;
+
+	snprintf(lock, sizeof(lock), "%s/LOCK", path);
+	pid = nkv_lock_holder(lock);
+	if (!pid || pid == getpid()) {
+		snprintf(err, errlen, "rocksdb backend: cannot open %s: %s", path, e);
+		return;
+	}
+	nkv_lock_holder_name(pid, comm, sizeof(comm));
+	snprintf(err, errlen, "rocksdb backend: cannot open %s: PID %d (%s) holds %s, the "
+		 "database is in use; stop it, or give another --db (%s)", path, (int)pid, comm,
+		 lock, e);
+}
+
 /* Open path with every column family it has; NULL with a reason. */
 static struct nkv_rocks_db *nkv_rocks_db_open(const struct nkv_rocks_conf *rc, char *err,
 					      size_t errlen)
@@ -225,9 +246,11 @@ static struct nkv_rocks_db *nkv_rocks_db_open(const struct nkv_rocks_conf *rc, c
 					     (const char *const *)d->names, cfo, d->cfs, &e);
 	free(cfo);
 	if (e) {
-		snprintf(err, errlen, "rocksdb backend: cannot open %s: %s", rc->path, e);
+		nkv_rocks_open_failed(rc->path, e, err, errlen);
 		free(e);
-		d->ncf = 0;	/* no handles were made */
+		for (i = 0; i < d->ncf; i++)
+			free(d->names[i]);
+		d->ncf = 0;	/* names freed; no handles were made */
 		nkv_rocks_db_free(d);
 		return NULL;
 	}

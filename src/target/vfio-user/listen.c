@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include "target/vfio-user/vfu.h"
@@ -98,31 +99,63 @@ static void *nkv_vfu_accept_main(void *arg)
 	return NULL;
 }
 
+/* Under the path's lock: a socket file at path was left by a target that
+ * died (a live one would hold the lock), and is replaced; anything else
+ * there is not ours to replace. */
+static int nkv_vfu_reclaim(struct nkv_vfu_server *s)
+{
+	struct stat st;
+
+	if (lstat(s->path, &st))
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -ENOTSOCK;
+	/* stale_pid: the target that died holding it, when its lock says */
+	nkv_vfu_log(s, NKV_VFU_LOG_WARN, "event=socket_reclaimed socket=%s lock=%s stale_pid=%d "
+		    "reason=no_live_holder", s->path, s->plock->path, (int)s->plock->stale);
+	return 0;
+}
+
+/* Who may connect (opts.socket_mode, socket_gid), set on the bound name
+ * before listen: no client ever meets other permissions. */
+static int nkv_vfu_sock_perm(const struct nkv_vfu_server *s, const char *name)
+{
+	if (s->o.socket_mode && chmod(name, s->o.socket_mode & 0777))
+		return -errno;
+	if (s->o.socket_gid_set && chown(name, (uid_t)-1, s->o.socket_gid))
+		return -errno;
+	return 0;
+}
+
 /*
  * Bind and listen on a temporary name, then rename it over path: the
  * socket file appears only once it accepts connections (a client that
- * waits for the file never sees ECONNREFUSED), and an old socket at path
- * is replaced in one step.
+ * waits for the file never sees ECONNREFUSED), with its permissions set,
+ * and a stale socket at path is replaced in one step. Called under the
+ * path's lock.
  */
-static int nkv_vfu_bind_listen(int fd, const char *path)
+static int nkv_vfu_bind_listen(struct nkv_vfu_server *s)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char tmp[sizeof(sa.sun_path)];
-	int n = snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+	const char *path = s->path;
+	int n = snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid()), e;
 
+	e = nkv_vfu_reclaim(s);
+	if (e)
+		return e;
 	if (n < 0 || (size_t)n >= sizeof(tmp))
 		snprintf(tmp, sizeof(tmp), "%s", path);	/* no room: bind in place */
 	strcpy(sa.sun_path, tmp);
 	unlink(tmp);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+	if (bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return -errno;
-	if (listen(fd, 16) < 0 || (strcmp(tmp, path) && rename(tmp, path) < 0)) {
-		int e = -errno;
-
+	e = nkv_vfu_sock_perm(s, tmp);
+	if (!e && (listen(s->lfd, 16) < 0 || (strcmp(tmp, path) && rename(tmp, path) < 0)))
+		e = -errno;
+	if (e)
 		unlink(tmp);
-		return e;
-	}
-	return 0;
+	return e;
 }
 
 /* Would a connection's controller take these options? */
@@ -140,16 +173,20 @@ static void nkv_vfu_log_listening(struct nkv_vfu_server *s)
 {
 	struct nkv_tgt_ctrl_opts given = nkv_vfu_ctrl_opts(&s->o, 0), co;
 	const struct nkv_vfu_server_opts *o = &s->o;
+	struct stat st = { 0 };
 
 	nkv_tgt_ctrl_opts_resolve(&given, &co);	/* checked at start */
 	if (!co.mdts)
 		co.mdts = nkv_subsys_mdts(o->ss);
-	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=listening socket=%s sparse_mmap=%d max_conns=%d "
+	(void)stat(s->path, &st);	/* who may connect, as it is */
+	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=listening socket=%s socket_mode=%04o socket_uid=%u "
+		    "socket_gid=%u sparse_mmap=%d max_conns=%d "
 		    "queue_depth=%u max_queue_pairs=%u max_xfer=%llu cap_to_ms=%u doorbell_stride=%u "
 		    "poll_interval_ns=%llu poll_sched=%s handshake_timeout_ms=%u idle_timeout_ms=%u "
 		    "msg_timeout_ms=%u max_dma_maps=%u max_dma_bytes=%llu trace=%d",
-		    s->path, !o->no_sparse_mmap, o->max_conns > 0 ? o->max_conns : 16, co.mqes,
-		    co.max_ioq, (unsigned long long)NKV_PAGE_SIZE << co.mdts, co.to * 500u,
+		    s->path, (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
+		    (unsigned)st.st_gid, !o->no_sparse_mmap, o->max_conns > 0 ? o->max_conns : 16,
+		    co.mqes, co.max_ioq, (unsigned long long)NKV_PAGE_SIZE << co.mdts, co.to * 500u,
 		    4u << co.dstrd,
 		    (unsigned long long)(o->poll_interval_ns ? o->poll_interval_ns
 							     : NKV_TGT_POLL_INTERVAL_NS),
@@ -164,19 +201,26 @@ static void nkv_vfu_log_listening(struct nkv_vfu_server *s)
 int nkv_vfu_server_start(const struct nkv_vfu_server_opts *opts, struct nkv_vfu_server **out)
 {
 	struct sockaddr_un sa;
-	struct nkv_vfu_server *s;
-	int rc;
+	struct nkv_vfu_server *s = NULL;
+	int rc = 0;
 
 	*out = NULL;
-	if (!opts || opts->size < sizeof(*opts) || !opts->socket_path || !opts->ss ||
-	    !nkv_vfu_ctrl_ok(opts) || (unsigned)opts->poll_sched > NKV_VFU_SCHED_IDLE)
+	if (!opts || opts->size < sizeof(*opts))
 		return -EINVAL;
-	if (strlen(opts->socket_path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
+	if (!opts->socket_path || !opts->ss || !nkv_vfu_ctrl_ok(opts) ||
+	    (unsigned)opts->poll_sched > NKV_VFU_SCHED_IDLE || opts->socket_mode > 0777)
+		rc = -EINVAL;
+	else if (strlen(opts->socket_path) >= sizeof(sa.sun_path))
+		rc = -ENAMETOOLONG;
+	else if (!(s = calloc(1, sizeof(*s))))
+		rc = -ENOMEM;
+	if (rc) {
+		nkv_vfu_lock_release(opts->lock);	/* ours from the call on */
+		return rc;
+	}
 	s->o = *opts;
+	s->o.lock = NULL;
+	s->plock = opts->lock;
 	nkv_tgt_clock_init(&s->clock);
 	strcpy(s->path, opts->socket_path);
 	pthread_mutex_init(&s->lock, NULL);
@@ -187,7 +231,14 @@ int nkv_vfu_server_start(const struct nkv_vfu_server_opts *opts, struct nkv_vfu_
 		rc = -errno;
 		goto fail;
 	}
-	rc = nkv_vfu_bind_listen(s->lfd, s->path);
+	if (!s->plock) {
+		pid_t holder;
+
+		rc = nkv_vfu_lock_take(s->path, &s->plock, &holder);
+		if (rc)
+			goto fail;
+	}
+	rc = nkv_vfu_bind_listen(s);
 	if (rc)
 		goto fail;
 	if (pthread_create(&s->accept_thr, NULL, nkv_vfu_accept_main, s)) {
@@ -199,6 +250,7 @@ int nkv_vfu_server_start(const struct nkv_vfu_server_opts *opts, struct nkv_vfu_
 	*out = s;
 	return 0;
 fail:
+	nkv_vfu_lock_release(s->plock);
 	if (s->lfd >= 0)
 		close(s->lfd);
 	if (s->stop_fd >= 0)
@@ -219,7 +271,9 @@ void nkv_vfu_server_stop(struct nkv_vfu_server *s)
 	(void)!write(s->stop_fd, &(uint64_t){ 1 }, sizeof(uint64_t));
 	pthread_join(s->accept_thr, NULL);
 	close(s->lfd);
+	/* The path is ours while we hold its lock: the socket goes first. */
 	unlink(s->path);
+	nkv_vfu_lock_release(s->plock);
 	/* Connection threads see stop within one poll interval. */
 	pthread_mutex_lock(&s->lock);
 	while (s->nconns)

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "target/core/ctrl.h"
 
@@ -36,7 +37,9 @@ enum nkv_vfu_sched {
 
 struct nkv_vfu_server_opts {
 	size_t size;			/* sizeof(struct nkv_vfu_server_opts) */
-	const char *socket_path;	/* created (an old socket file is replaced) */
+	/* created; one target per path: see nkv_vfu_lock_take (a socket
+	 * file no live target holds is replaced, anything else refused) */
+	const char *socket_path;
 	struct nkv_subsys *ss;		/* shared by all connections; caller owns */
 	struct nkv_tgt_ctrl_opts ctrl;	/* per connection (cntlid is assigned) */
 	uint64_t poll_interval_ns;	/* idle sleep between polls; 0: 100 us */
@@ -65,11 +68,45 @@ struct nkv_vfu_server_opts {
 	uint32_t max_dma_maps;
 	uint64_t max_dma_bytes;
 	int poll_sched;			/* enum nkv_vfu_sched; serve_fd ignores it */
+	/*
+	 * Who may connect: connecting takes write permission on the socket
+	 * file (and search permission on every directory above it, which
+	 * is the operator's). socket_mode: its permission bits, 1..0777
+	 * (0: as bind leaves them, 0777 less the umask). socket_gid_set:
+	 * give it group socket_gid (0: the process's group).
+	 */
+	uint32_t socket_mode;
+	int socket_gid_set;
+	gid_t socket_gid;
+	/* The path's lock, taken already by nkv_vfu_lock_take (the server
+	 * owns it from the call on, and releases it when it stops or fails
+	 * to start); NULL: nkv_vfu_server_start takes it. */
+	struct nkv_vfu_lock *lock;
 };
+
+/*
+ * One target per socket path. The lock is PATH.lock (pidlock.h: flock,
+ * the holder's PID in it); a server binds PATH only while holding it,
+ * and removes PATH, then PATH.lock, when it stops. A socket file found at
+ * PATH under the lock was left by a target that died: it is replaced
+ * (logged as event=socket_reclaimed); PATH being anything but a socket
+ * is refused (-ENOTSOCK at start).
+ *
+ * Take the lock of socket_path without waiting. 0; -EADDRINUSE when a
+ * live process holds it (*holder: its PID, 0 when unknown);
+ * -ENAMETOOLONG; or the errno of PATH.lock's open.
+ */
+struct nkv_vfu_lock;
+int nkv_vfu_lock_take(const char *socket_path, struct nkv_vfu_lock **out, pid_t *holder);
+/* Remove PATH.lock and drop the lock (NULL: nothing). */
+void nkv_vfu_lock_release(struct nkv_vfu_lock *l);
 
 struct nkv_vfu_server;
 
-/* Bind, listen and start the accept thread. 0 or a negative errno. */
+/* Take the path's lock (unless opts->lock), bind, listen and start the
+ * accept thread. 0 or a negative errno: -EADDRINUSE, another target holds
+ * the path (nkv_vfu_lock_take); -ENOTSOCK, the path is not a socket; -EPERM
+ * from socket_gid. */
 int nkv_vfu_server_start(const struct nkv_vfu_server_opts *opts,
 			 struct nkv_vfu_server **out);
 /* Stop accepting, close every connection (in-flight commands finished or

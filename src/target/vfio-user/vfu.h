@@ -7,6 +7,7 @@
  *   dma.c       DMA regions and DMA messages
  *   dispatch.c  receiving a message, its handler, the reply
  *   conn.c      a connection: controller instance, BAR0, its thread
+ *   lock.c      one target per socket path (PATH.lock)
  *   listen.c    listening, accepting, start/stop, stats, serve_fd
  *
  * One accept thread; one thread per connection that both answers that
@@ -44,9 +45,17 @@
 #define NKV_VFU_LOG_BURST 50		/* lines one connection may log at once */
 #define NKV_VFU_LOG_PER_S 10		/* then this many a second; the rest counted */
 
+/* A socket path's lock (nkv_vfu_lock_take). */
+struct nkv_vfu_lock {
+	int fd;				/* flocked */
+	pid_t stale;			/* a PID a dead holder left in it, or 0 */
+	char path[4096];		/* PATH.lock */
+};
+
 struct nkv_vfu_server {
 	struct nkv_vfu_server_opts o;
 	char path[108];
+	struct nkv_vfu_lock *plock;	/* the path's, held from start to stop */
 	int lfd;
 	pthread_t accept_thr;
 	int stop;			/* atomic */
