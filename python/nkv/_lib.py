@@ -102,9 +102,15 @@ def _candidates() -> List[str]:
         return [env]
     here = os.path.dirname(os.path.abspath(__file__))
     out = []
+    # Installed by make install: the LIBDIR it installed libnkv into.
+    try:
+        from . import _config  # type: ignore[attr-defined]
+        out.append(_config.LIBNKV)
+    except ImportError:
+        pass
     # A source tree: python/nkv/ beside build/lib/.
     out.append(os.path.join(here, "..", "..", "build", "lib", "libnkv.so"))
-    # Installed: PREFIX/lib/python3/dist-packages/nkv -> PREFIX/lib.
+    # Installed under DESTDIR: PREFIX/lib/python3.X/dist-packages/nkv -> PREFIX/lib.
     out.append(os.path.join(here, "..", "..", "..", "libnkv.so"))
     out.append(os.path.join(here, "..", "..", "..", "..", "lib", "libnkv.so"))
     found = ctypes.util.find_library("nkv")
