@@ -178,30 +178,53 @@ def test_torch_tensor_by_content_hash(ns, conn):
     ns.delete(key)
 
 
-def test_futures_and_the_gil(ns, conn, request):
+def test_futures(ns, conn, request):
     p = _pre(request)
     n, sz = 16, MiB
     r = conn.alloc(2 * n * sz)
     keys = [p + b"%d" % i for i in range(n)]
     assert all(o.ok for o in ns.store_many_async(keys, r, None, sz).result(60))
+    futs = [ns.retrieve_many_async(keys, r, [n * sz + i * sz for i in range(n)], sz)
+            for _ in range(3)]
+    for f in futs:
+        assert all(o.ok and o.length == sz for o in f.result(60))
+    assert (r.numpy()[n * sz:] == r.numpy()[:n * sz]).all()
+    ns.delete_many(keys)
+
+
+def test_the_gil_is_released_while_a_batch_waits(ns, conn, request):
+    """With a switch interval of 1 s another thread gets the GIL only if
+    the caller gives it up: ticks inside the batch call say ctypes did."""
+    p = _pre(request)
+    n, sz = 32, 2 * MiB
+    r = conn.alloc(n * sz)
+    keys = [p + b"%d" % i for i in range(n)]
+    assert all(o.ok for o in ns.store_many(keys, r, None, sz))
     ticks = []
     stop = threading.Event()
 
     def spin():
         while not stop.is_set():
-            ticks.append(1)
-            time.sleep(0.0005)
+            ticks.append(time.perf_counter())
 
+    old = sys.getswitchinterval()
     th = threading.Thread(target=spin)
     th.start()
-    before = len(ticks)
-    fut = ns.retrieve_many_async(keys, r, [n * sz + i * sz for i in range(n)], sz)
-    for _ in range(5):
-        ns_out = fut.result(60)
-    stop.set()
-    th.join()
-    assert all(o.ok for o in ns_out)
-    assert len(ticks) > before, "another thread ran while the batch waited"
+    time.sleep(0.05)
+    sys.setswitchinterval(1.0)
+    try:
+        inside = 0
+        for _ in range(5):
+            t0 = time.perf_counter()
+            out = ns.retrieve_many(keys, r, None, sz)
+            t1 = time.perf_counter()
+            inside += sum(1 for t in ticks[-100000:] if t0 < t < t1)
+    finally:
+        sys.setswitchinterval(old)
+        stop.set()
+        th.join()
+    assert all(o.ok for o in out)
+    assert inside > 0, "no other thread ran during 5 batch calls"
     ns.delete_many(keys)
 
 
