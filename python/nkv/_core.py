@@ -249,6 +249,13 @@ class Connection:
             raise _error("connection", err=_errno.ENOTCONN)
         return self._c
 
+    def _region_of(self, addr: int, n: int) -> Optional[Region]:
+        """The region of this connection that holds [addr, addr + n), if any."""
+        for r in self._regions:
+            if r._mr is not None and r.address <= addr and addr + n <= r.address + r.nbytes:
+                return r
+        return None
+
     def namespaces(self) -> List[NamespaceInfo]:
         """Every active namespace, with its command set and limits."""
         arr = (_lib.NsInfo * 64)()
@@ -396,8 +403,9 @@ class Namespace:
     def store(self, key: KeyLike, value: Any, ttl: Optional[int] = None,
               must_exist: bool = False, must_not_exist: bool = False,
               ephemeral: bool = False) -> None:
-        """Store @value (any bytes-like object, or a Region: then in place)
-        under @key. ttl: seconds (where the namespace advertises TTLs, else
+        """Store @value (any bytes-like object; one whose memory lies in a
+        Region of the connection, a numpy slice of r.numpy() say, moves in
+        place, others are copied through the library's buffer) under @key. ttl: seconds (where the namespace advertises TTLs, else
         NkvError EOPNOTSUPP); must_exist: KeyNotFound when absent;
         must_not_exist: KeyExists when present."""
         k = _key(key)
@@ -405,43 +413,56 @@ class Namespace:
                (_lib.STORE_MUST_NOT_EXIST if must_not_exist else 0) | \
                (_lib.STORE_EPHEMERAL if ephemeral else 0) | (_lib.STORE_TTL if ttl else 0)
         what = f"Store {_show(k)}"
-        if isinstance(value, Region):
-            if ttl:
-                raise _error(what, err=_errno.EINVAL, lines=["a TTL needs a bytes value"])
-            with self._lock:
-                _lib.begin()
-                rc = lib.nkv_store_mr(self._qp(), k, len(k), opts, value._mr, value._delta,
-                                      value.nbytes)
-                lines = _lib.lines()
-            if rc:
-                raise _error(what, status=max(rc, 0), err=max(-rc, 0), lines=lines)
-            return
         mv = memoryview(value).cast("B")
         buf = (ctypes.c_char * mv.nbytes).from_buffer_copy(mv) if mv.readonly else \
             (ctypes.c_char * mv.nbytes).from_buffer(mv)
+        at = self._in_region(ctypes.addressof(buf), mv.nbytes) if not ttl else None
+        if at is not None:
+            with self._lock:
+                _lib.begin()
+                rc = lib.nkv_store_mr(self._qp(), k, len(k), opts, at[0]._mr, at[1], mv.nbytes)
+                lines = _lib.lines()
+            if rc == -_errno.EINVAL:
+                # Boundaries this controller's data pointers cannot carry
+                # (PRPs, dword SGLs): the copy path takes any.
+                self._sync(what, lib.nkv_store_ttl, k, len(k), buf, mv.nbytes, opts, 0)
+                return
+            if rc:
+                raise _error(what, status=max(rc, 0), err=max(-rc, 0), lines=lines)
+            return
         self._sync(what, lib.nkv_store_ttl, k, len(k), buf, mv.nbytes, opts, ttl or 0)
 
+    def _in_region(self, addr: int, n: int) -> Optional[tuple]:
+        """(region, offset for the library) when [addr, addr + n) lies in a
+        region of the connection: then the value moves in place."""
+        r = self._conn._region_of(addr, n) if n else None
+        return None if r is None else (r, r._delta + addr - r.address)
+
     def retrieve(self, key: KeyLike, out: Any = None) -> Union[bytes, int]:
-        """The value of @key as bytes; or, with @out (a writable buffer or
-        a Region: then in place), into it, returning the stored length
+        """The value of @key as bytes; or, with @out (a writable buffer:
+        in place when its memory lies in a Region of the connection, a
+        slice of r.numpy() say), into it, returning the stored length
         (more than len(out) when only a prefix fit). KeyNotFound when
         absent."""
         k = _key(key)
         what = f"Retrieve {_show(k)}"
-        if isinstance(out, Region):
-            vlen = ctypes.c_uint32()
-            with self._lock:
-                _lib.begin()
-                rc = lib.nkv_retrieve_mr(self._qp(), k, len(k), out._mr, out._delta,
-                                         out.nbytes, ctypes.byref(vlen))
-                lines = _lib.lines()
-            if rc and rc != -_errno.EMSGSIZE:
-                raise _error(what, status=max(rc, 0), err=max(-rc, 0), lines=lines)
-            return vlen.value
         if out is not None:
             mv = memoryview(out).cast("B")
             buf = (ctypes.c_char * mv.nbytes).from_buffer(mv)
-            return self._sync(what, lib.nkv_retrieve, k, len(k), buf, mv.nbytes).dw0
+            at = self._in_region(ctypes.addressof(buf), mv.nbytes)
+            if at is None:
+                return self._sync(what, lib.nkv_retrieve, k, len(k), buf, mv.nbytes).dw0
+            vlen = ctypes.c_uint32()
+            with self._lock:
+                _lib.begin()
+                rc = lib.nkv_retrieve_mr(self._qp(), k, len(k), at[0]._mr, at[1], mv.nbytes,
+                                         ctypes.byref(vlen))
+                lines = _lib.lines()
+            if rc == -_errno.EINVAL:
+                return self._sync(what, lib.nkv_retrieve, k, len(k), buf, mv.nbytes).dw0
+            if rc and rc != -_errno.EMSGSIZE:
+                raise _error(what, status=max(rc, 0), err=max(-rc, 0), lines=lines)
+            return vlen.value
         cap = min(self.max_value or (1 << 20), 1 << 16)
         while True:
             buf = ctypes.create_string_buffer(cap)

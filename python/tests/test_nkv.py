@@ -115,6 +115,20 @@ def test_region_is_a_buffer(conn):
     r.close()
 
 
+def test_slices_of_a_region_move_in_place(ns, conn, request):
+    p = _pre(request)
+    r = conn.alloc(64 * 1024)
+    a = r.numpy()
+    a[:] = np.arange(a.size, dtype=np.uint8)
+    ns.store(p + b"s", a[1001:1001 + 5000])
+    ns.store(p + b"whole", r)
+    b = conn.alloc(64 * 1024).numpy()
+    assert ns.retrieve(p + b"s", b[3:3 + 5000]) == 5000
+    assert (b[3:5003] == a[1001:6001]).all() and b[2] == 0 and b[5003] == 0
+    assert ns.retrieve(p + b"whole", b) == 64 * 1024 and (b == a).all()
+    ns.delete_many([p + b"s", p + b"whole"])
+
+
 def test_batch_64_values_in_place(ns, conn, request):
     p = _pre(request)
     n, sz = 64, 256 * 1024
