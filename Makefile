@@ -170,6 +170,14 @@ LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
+# The Python package (python/nkv, docs/python.md), for Debian's python3:
+# /usr/lib/python3/dist-packages under PREFIX /usr, else
+# PREFIX/lib/python3.X/dist-packages (on its path for /usr/local; other
+# prefixes: PYTHONPATH). Its _config.py names the installed libnkv.
+PYTHON ?= /usr/bin/python3
+PYVER := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+PYDIR ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PREFIX)/lib/python$(or $(PYVER),3)/dist-packages)
+PY_FILES := $(wildcard python/nkv/*.py)
 PUBLIC_HEADERS := include/nkv_wire.h include/nkv_errno.h include/nkv_list.h include/nkv_dev.h \
 	include/nkv_block.h include/nkv_kvcache.h include/nkv_host.h include/nkv_cpu.h \
 	include/nkv_arch_cpu.h include/nkv_arch_hip.h include/nkv_arch_cuda.h include/nkv_kmod.h
@@ -186,6 +194,9 @@ install: lib programs
 		-e 's|@LIBS_PRIVATE@|$(LIBNKV_LDLIBS)|' nkv.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/nkv.pc
 	install -m 755 $(addprefix $(B)/bin/,$(PROGRAMS)) $(DESTDIR)$(BINDIR)/
 	$(if $(MANPAGES),install -d $(DESTDIR)$(MANDIR)/man1 && install -m 644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man1/)
+	install -d $(DESTDIR)$(PYDIR)/nkv
+	install -m 644 $(filter-out python/nkv/_config.py,$(PY_FILES)) $(DESTDIR)$(PYDIR)/nkv/
+	echo 'LIBNKV = "$(LIBDIR)/libnkv.so.$(SOVERSION)"' > $(DESTDIR)$(PYDIR)/nkv/_config.py
 	@echo "libnkv.so.$(SOVERSION) is in $(LIBDIR). A program linked with it finds it at run time"
 	@echo "only where the dynamic linker looks (README \"Installing\"):"
 	@echo "  a system directory (/usr/local/lib, /usr/lib): run ldconfig (as root) once;"
@@ -200,6 +211,8 @@ clean:
 # Lists scripts/test.sh asks for.
 print-tsan-tests:
 	@echo $(TSAN_TESTS)
+print-pydir:
+	@echo $(PYDIR)
 print-nvcc:
 	@echo $(NVCC)
 print-cuda-archs:
@@ -208,4 +221,4 @@ print-cuda-home:
 	@echo $(CUDA_HOME)
 print-hip-archs:
 	@echo $(HIP_ARCHS)
-.PHONY: print-tsan-tests print-nvcc print-cuda-archs print-cuda-home print-hip-archs
+.PHONY: print-tsan-tests print-pydir print-nvcc print-cuda-archs print-cuda-home print-hip-archs

@@ -518,6 +518,81 @@ int nkv_retrieve_mr(struct nkv_qpair *q, const void *key, uint32_t klen, struct 
 		    size_t off, uint32_t len, uint32_t *vlen);
 int nkv_retrieve_iov(struct nkv_qpair *q, const void *key, uint32_t klen,
 		     const struct nkv_iov *iov, uint32_t n, uint32_t *vlen);
+/*
+ * The host batch API (docs/host.md, "Batches"): many Store, Retrieve,
+ * Exist and Delete commands on one host queue pair (nkv_qpair_create())
+ * with as few SQ doorbells as the queue allows (one when the batch fits
+ * the queue's free entries: depth - 1 less what is in flight), waited for
+ * all together, any one, or one by one, each with its own outcome. The
+ * values are ranges or runs of registered regions, as nkv_store_mr() and
+ * nkv_retrieve_iov() take them: no copy. The cpu engine's and a GPU's
+ * batches are device code (nkv_dev.h); this is the same machinery for a
+ * host thread, exported so that programs without inline device code
+ * (bindings over the shared library: the Python package) can batch.
+ *
+ * Command memory: the batch API uses the queue pair's blocks 0..nr_cmds-1
+ * (device code's) and the synchronous calls their own last block, so a
+ * host thread may mix both on one queue pair; device code (the cpu
+ * engine's lanes) must not use a queue pair while batch commands are in
+ * flight on it. One host thread at a time per queue pair, as the
+ * synchronous API.
+ */
+struct nkv_batch_cmd {
+	/* Set by the caller. */
+	uint8_t opc;		/* NKV_KV_STORE, _RETRIEVE, _EXIST or _DELETE */
+	uint8_t rsvd0[3];
+	uint32_t opts;		/* Store: NKV_STORE_* as nkv_store_ttl() takes
+				 * them (TTL, EPHEMERAL too; no TOUCH) */
+	uint32_t ttl_s;		/* Store with NKV_STORE_TTL: seconds */
+	uint32_t klen;
+	const void *key;
+	const struct nkv_iov *iov;	/* Store / Retrieve: the value's runs;
+					 * NULL: the one range mr, off, len */
+	uint32_t n_iov;		/* runs in iov, 1..NKV_IOV_MAX */
+	uint32_t len;		/* the range's bytes (iov NULL) */
+	struct nkv_mr *mr;
+	uint64_t off;
+	/* Filled by the library. */
+	int32_t err;		/* 0, the NVMe status (> 0), or a negative
+				 * errno, as nkv_store_mr() returns them;
+				 * -EMSGSIZE a short Retrieve reported
+				 * (NKV_QPAIR_REPORT_SHORT) */
+	uint32_t dw0;		/* Retrieve: the stored size */
+	uint32_t state;		/* NKV_BATCH_* */
+	uint16_t cid;		/* in flight under this CID (the ticket) */
+	uint16_t cmd;		/* its command-memory block */
+};
+#define NKV_BATCH_IDLE 0u	/* not submitted (or refused before sending,
+				 * then done: see err) */
+#define NKV_BATCH_INFLIGHT 1u
+#define NKV_BATCH_DONE 2u
+/*
+ * Send @n commands. A command the library refuses before sending (key,
+ * runs, options: the reasons nkv_store_mr() gives, logged) is done at
+ * once with its err; the others go in, in order, a doorbell per run of
+ * commands the queue takes at once: when @n is more than the free entries,
+ * it waits for earlier commands (this call's or an earlier one's) to
+ * complete and files their outcomes. @cmds must stay valid until each is
+ * done. Returns how many went in, or a negative errno when the queue pair
+ * cannot take any (-EINVAL, -EOPNOTSUPP for a device queue pair,
+ * -ENOTCONN / -EIO / -ETIMEDOUT failed: the commands not sent then carry
+ * that err and are done).
+ */
+int nkv_batch_submit(struct nkv_qpair *q, struct nkv_batch_cmd *cmds, uint32_t n);
+/*
+ * Wait until at least @min of @cmds[0..n) are done (n: all of them; 1:
+ * any; one command: by its ticket; 0: reap what has come without
+ * waiting), filing every completion of the queue pair's batch commands
+ * into its own command as it comes. Returns how many of the @n are done,
+ * or a negative errno: the synchronous API's -ETIMEDOUT (no completion
+ * within the queue pair's timeout: it is failed, and every command still
+ * in flight on it is done with err -ETIMEDOUT), -ENOTCONN, -EIO, and the
+ * commands in flight then carry that err.
+ */
+int nkv_batch_wait(struct nkv_qpair *q, struct nkv_batch_cmd *cmds, uint32_t n, uint32_t min);
+/* Submit and wait for all: how many went in, or a negative errno. */
+int nkv_batch_run(struct nkv_qpair *q, struct nkv_batch_cmd *cmds, uint32_t n);
+
 /* "outside its region", ...: what enum nkv_run_why (nkv_mr.h) means, for
  * messages about device code's NKV_EINVAL. Never NULL. */
 const char *nkv_run_why_str(uint32_t why);

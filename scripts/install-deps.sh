@@ -19,8 +19,14 @@ kmod=(libpciaccess-dev qemu-system-x86 linux-headers-amd64 linux-image-amd64
       busybox-static)
 # bench: plots; libcrypto (libssl-dev) for nkv-bench --key-order sha256.
 bench=(gnuplot-nox libssl-dev)
+# python: the nkv package's tests (python/tests, the python stage) under
+# Debian's python3: numpy for regions as arrays, torch for tensors over
+# them (about 76 MB to download), xxhash for nkv.kvcache's XXH3-128 keys,
+# pytest. Debian packages only: PEP 668 keeps pip out of the system.
+python=(python3-numpy python3-torch python3-xxhash python3-pytest)
 
-want=("${core[@]}" "${gpu[@]}" "${ceph[@]}" "${rocksdb[@]}" "${kmod[@]}" "${bench[@]}")
+want=("${core[@]}" "${gpu[@]}" "${ceph[@]}" "${rocksdb[@]}" "${kmod[@]}" "${bench[@]}"
+      "${python[@]}")
 if [ $# -gt 0 ]; then
 	echo "usage: $0 (installs every package nkv builds, tests and benchmarks with)" >&2
 	exit 2

@@ -246,6 +246,14 @@ struct nkv_qpair {
 	uint64_t gpu_sq, gpu_cq, gpu_data, gpu_fail, gpu_cmd_pages;
 	void *gpu_reg[4];
 	int gpu_nreg;
+	/* The batch API (batch.c), made on first use: the command each CID
+	 * in flight belongs to, a stack of free command-memory blocks, and
+	 * the entries of the grant being built. */
+	struct nkv_batch_cmd **bat;
+	uint16_t *bat_free;
+	struct nkv_prep *bat_prep;
+	uint32_t bat_nfree;
+	uint32_t bat_live;	/* batch commands in flight */
 };
 
 /* ---- queue pairs (qpair.c) ---- */
@@ -286,6 +294,16 @@ int nkv_h_sync_opts(const struct nkv_qpair *q, uint32_t opts, uint32_t ttl_s, ui
 int nkv_h_sync_exec(struct nkv_qpair *q, struct nkv_sqe *sqe, struct nkv_result *res);
 /* Count a result and the bytes it moved in the queue's counters. */
 void nkv_h_sync_count(struct nkv_qpair *q, const struct nkv_result *res, uint64_t bytes);
+/* CLOCK_MONOTONIC in ns, and the pause between two empty polls of a wait
+ * that has lasted @waited ns (a spin, then naps: "Waiting"). */
+uint64_t nkv_h_now_ns(void);
+void nkv_h_sync_pause(uint64_t waited);
+
+/* ---- the batch API (batch.c) ---- */
+/* At reset: every batch command in flight ends with -EIO, every block is
+ * free again. At destroy: the batch state freed. */
+void nkv_h_batch_clear(struct nkv_qpair *q);
+void nkv_h_batch_free(struct nkv_qpair *q);
 
 /* ---- queue pairs for device code (qpair_gpu.c) ---- */
 int nkv_h_qp_gpu_publish(struct nkv_qpair *q);

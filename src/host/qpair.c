@@ -266,6 +266,7 @@ static void nkv_h_qp_free(struct nkv_qpair *q)
 	free(q->cpl);
 	free(q->slots);
 	free(q->fail_word);
+	nkv_h_batch_free(q);
 	free(q);
 }
 
@@ -288,6 +289,7 @@ static void nkv_h_qp_clear(struct nkv_qpair *q)
 	q->gdesc.cq_phase = 1;
 	q->gdesc.inflight = q->gdesc.cids_held = q->gdesc.failed = 0;
 	q->gdesc.commands = q->gdesc.sq_doorbells = q->gdesc.cq_doorbells = 0;
+	nkv_h_batch_clear(q);
 }
 
 static void nkv_h_qp_fill(struct nkv_qpair *q, const struct nkv_qpair_opts *r)

@@ -29,7 +29,7 @@
 #define NKV_H_NAP_MIN_NS 10000ull
 #define NKV_H_NAP_MAX_NS 1000000ull
 
-static uint64_t nkv_h_now_ns(void)
+uint64_t nkv_h_now_ns(void)
 {
 	struct timespec ts;
 
@@ -38,7 +38,7 @@ static uint64_t nkv_h_now_ns(void)
 }
 
 /* Between two empty polls of a wait that has lasted @waited ns. */
-static void nkv_h_sync_pause(uint64_t waited)
+void nkv_h_sync_pause(uint64_t waited)
 {
 	uint64_t nap = waited / NKV_H_NAP_DIV;
 	struct timespec ts = { 0, 0 };

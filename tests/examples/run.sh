@@ -187,6 +187,17 @@ else
 	else
 		result run-installed-first-retrieve 1 "flags '$flags': $(tail -5 "$TMP/cc-first.log")"
 	fi
+	# The Python package, installed beside the library for Debian's
+	# python3, finds the installed libnkv on its own and runs its selftest.
+	pydir=$DEST$(make -s BUILD="$B" print-pydir PREFIX="$PREFIX")
+	if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c "import numpy" 2>/dev/null; then
+		out=$(PYTHONPATH=$pydir timeout 60 /usr/bin/python3 -m nkv.selftest "vfio-user:$TMP/t.sock" 2>&1)
+		rc=$?
+		[ $rc -eq 0 ] && [ -e "$pydir/nkv/_config.py" ]
+		result run-installed-python-selftest $? "exit $rc: $(tail -3 <<<"$out")"
+	else
+		echo "NKV-EX run-installed-python-selftest SKIP no /usr/bin/python3 with python3-numpy"
+	fi
 fi
 echo "$FAILS failed"
 [ $FAILS -eq 0 ]

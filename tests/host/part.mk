@@ -83,3 +83,9 @@ TESTS += test_host_mr
 test_host_mr_SRCS = tests/host/test_host_mr.c tests/host/big_util.c $(TL_HOST)
 test_host_mr_LIBS = $(TL_HOST_LIBS)
 test_host_mr_LDLIBS = $(TL_HOST_LDLIBS)
+
+# The host batch API (issue 50): many commands, one doorbell.
+TESTS += test_host_batch
+test_host_batch_SRCS = tests/host/test_host_batch.c $(TL_HOST)
+test_host_batch_LIBS = $(TL_HOST_LIBS)
+test_host_batch_LDLIBS = $(TL_HOST_LDLIBS)
