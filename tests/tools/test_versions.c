@@ -124,3 +124,22 @@ Test(versions, the_readme_names_the_library_version_and_soname)
 	cr_expect(strstr(text, want), "README.md does not say %s", want);
 	free(text);
 }
+
+/* The Python package (python/nkv) says the library's version. */
+Test(versions, the_python_package_says_the_makefiles)
+{
+	char version[32], p[PATH_MAX + 32], line[256], want[64];
+	int found = 0;
+	FILE *f;
+
+	find_root();
+	make_var("VERSION", version, sizeof(version));
+	snprintf(p, sizeof(p), "%s/python/nkv/__init__.py", root);
+	f = fopen(p, "r");
+	cr_assert_not_null(f, "%s", p);
+	snprintf(want, sizeof(want), "__version__ = \"%s\"", version);
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, want, strlen(want));
+	fclose(f);
+	cr_assert(found, "%s has no line %s", p, want);
+}
