@@ -63,6 +63,10 @@ struct nkv_tr {
 	pthread_mutex_t mlock;		/* mregions; held while serving one */
 	struct nkv_vfu_mregion *mr;
 	size_t nmr;
+	/* Controller addresses of memory reached by messages: a space of
+	 * their own, so two registrations that share a page of this
+	 * process (two small buffers) never collide (atomic). */
+	uint64_t msg_iova;
 	uint64_t dma_reads, dma_writes;	/* served (under mlock) */
 	int timeout_ms;
 	struct nkv_vfu_client_info info;
@@ -776,9 +780,14 @@ static volatile uint32_t *nkv_vfu_doorbells(struct nkv_tr *tr, size_t *len)
 	return tr->db;
 }
 
+/* Where the controller addresses of memory reached by messages start:
+ * above any user-space address (x86-64 and arm64 end below 2^57). */
+#define NKV_VFU_MSG_IOVA (1ull << 58)
+
 /*
- * IOVA = the process VA: unique among one process's registrations, and
- * contiguous by construction. If m->iova is NULL we allocate the page
+ * IOVA = the process VA for shared memory: unique among one process's
+ * registrations, and contiguous by construction; memory reached by
+ * messages gets addresses of its own (NKV_VFU_MSG_IOVA up). If m->iova is NULL we allocate the page
  * array (freed by dma_unmap); otherwise the caller's npages entries.
  */
 /* Add or drop a region reached by messages (the reader looks them up). */
@@ -873,6 +882,8 @@ static int nkv_vfu_dma_map(struct nkv_tr *tr, struct nkv_dmamem *m)
 	dm.size = m->len;
 	if (m->by_messages) {
 		dm.offset = 0;
+		dm.addr = NKV_VFU_MSG_IOVA + __atomic_fetch_add(&tr->msg_iova, m->len,
+								__ATOMIC_RELAXED);
 		rc = nkv_vfu_map_by_messages(tr, m, &dm);
 	} else {
 		rc = nkv_vfu_call(tr, NKV_VFU_DMA_MAP, &dm, sizeof(dm), &m->fd, 1, &rep);
@@ -901,7 +912,10 @@ static int nkv_vfu_dma_map(struct nkv_tr *tr, struct nkv_dmamem *m)
 
 static int nkv_vfu_dma_unmap(struct nkv_tr *tr, struct nkv_dmamem *m)
 {
-	struct nkv_vfu_dma_unmap du = { sizeof(du), 0, (uint64_t)(uintptr_t)m->va, m->len };
+	/* The address it was mapped at: the process's for shared memory,
+	 * one of the message space's otherwise. */
+	uint64_t iova = m->iova ? m->iova[0] : (uint64_t)(uintptr_t)m->va;
+	struct nkv_vfu_dma_unmap du = { sizeof(du), 0, iova, m->len };
 	struct nkv_vfu_msg rep;
 	int rc;
 

@@ -315,6 +315,17 @@ Test(host_mr, register_anonymous_by_messages_only_when_allowed, .init = setup, .
 	cr_assert_eq(nkv_mem_register(ctrl, m, len, NKV_MEM_MESSAGES, &mr), 0);
 	cr_assert_eq(nkv_mem_info(mr, &in), 0);
 	cr_expect_eq(in.by_messages, 1);
+	{
+		/* Two registrations of one page (two small buffers that
+		 * share it): controller addresses of their own, no clash. */
+		struct nkv_mr *a, *b;
+
+		cr_assert_eq(nkv_mem_register(ctrl, m + 3 * MiB, PG, NKV_MEM_MESSAGES, &a), 0);
+		cr_assert_eq(nkv_mem_register(ctrl, m + 3 * MiB, PG, NKV_MEM_MESSAGES, &b), 0);
+		roundtrip(a, m + 3 * MiB, 0, b, m + 3 * MiB, 2048, 1000, "shared-page", 15);
+		cr_assert_eq(nkv_mem_deregister(a), 0);
+		cr_assert_eq(nkv_mem_deregister(b), 0);
+	}
 	roundtrip(mr, m, 0, mr, m, 2 * MiB, MiB + 5, "anon", 11);
 	scatter(mr, m, 16, 5000, 3, 1, "anon-s", 0);
 	cr_assert_eq(nkv_mem_deregister(mr), 0);
