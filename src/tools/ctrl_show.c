@@ -66,15 +66,16 @@ void nkv_tool_show_caps(FILE *f, struct nkv_ctrl *c, const struct nkv_ctrl_info 
 	else
 		fprintf(f, "%-18s no limit\n", "MDTS");
 	/* SGLS bits 1:0: 00b none, 01b any alignment, 10b dword-aligned
-	 * only, 11b reserved. nkv sends SGLs only where any alignment goes
-	 * (a key's head is byte-aligned). */
+	 * only, 11b reserved. nkv's slots send SGLs only where any alignment
+	 * goes (a key's head is byte-aligned); commands on memory regions
+	 * send dword-aligned ones where every piece is (docs/host.md). */
 	switch (i->sgls & NKV_SGLS_SUPPORT_MASK) {
 	case NKV_SGLS_SUPPORTED:
 		fprintf(f, "%-18s supported (SGLS %#x)\n", "SGLs", i->sgls);
 		break;
 	case NKV_SGLS_DWORD_ALIGNED:
-		fprintf(f, "%-18s supported, dword-aligned only (SGLS %#x): nkv sends PRPs\n",
-			"SGLs", i->sgls);
+		fprintf(f, "%-18s supported, dword-aligned only (SGLS %#x): nkv's slots send "
+			"PRPs, region commands dword-aligned SGLs\n", "SGLs", i->sgls);
 		break;
 	case 0:
 		fprintf(f, "%-18s not supported (SGLS %#x): PRPs\n", "SGLs", i->sgls);
