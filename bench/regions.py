@@ -8,9 +8,11 @@ machine in one invocation, medians and spread reported:
   scatter   2 MiB Retrieves into one registered region as one run and as
             64 runs spread over it (--dest region --scatter 64), embedded
             mem target: the scattered IOPS over the one-run IOPS.
+  dest      Retrieves of 4 KiB, 64 KiB, 2 MiB and 32 MiB into one registered
+            region (--dest region, no slots) against the same into slots.
   slots     the slot path of this build against another build's nkv-bench
-            (--baseline BIN, e.g. the commit before regions), 4 KiB and
-            2 MiB Retrieves: figures unchanged within the spread.
+            (--baseline BIN, e.g. the commit before regions), 4 KiB to
+            32 MiB Retrieves: figures unchanged within the spread.
   example   examples/prefix_cache_cpu (default shape: 32 layers, 2 MiB
             blocks, 128 blocks, 75 % shared) with its pages in the queue
             pair's slots and with --dest region (the engine's own cache in
@@ -22,7 +24,7 @@ machine in one invocation, medians and spread reported:
             region, no slots), from getrusage of the child.
 
 usage: bench/regions.py [--build DIR] [--baseline NKV_BENCH] [--runs N]
-                        [--out DIR] [--only scatter,slots,example,rss]
+                        [--out DIR] [--only scatter,dest,slots,example,rss]
 Writes OUT/regions.json and OUT/regions.md; prints the table.
 """
 import argparse
@@ -75,12 +77,28 @@ def scatter(o, runs):
                (o.bench, common + ["--scatter", "64"]), runs)]
 
 
+SIZES = (("4K", "4096", "16"), ("64K", "1024", "8"), ("2M", "256", "8"), ("32M", "32", "4"))
+
+
+def dest(o, runs):
+    """Retrieves into a registered region against the same into slots."""
+    out = []
+    for size, keys, it in SIZES:
+        args = ["--kv-op", "retrieve", "--value-size", size, "--num-keys", keys, "--batch-size",
+                "32" if size != "32M" else "8", "--iterations", it]
+        out.append(ab("%s Retrieve, batch %s: --dest region / slots" % (
+            size, "32" if size != "32M" else "8"), (o.bench, args),
+            (o.bench, args + ["--dest", "region"]), runs))
+    return out
+
+
 def slots(o, runs):
     out = []
-    for size, keys, it in (("4K", "4096", "16"), ("2M", "256", "8")):
+    for size, keys, it in SIZES:
+        batch = "32" if size != "32M" else "8"
         args = ["--kv-op", "retrieve", "--value-size", size, "--num-keys", keys, "--batch-size",
-                "32", "--iterations", it]
-        out.append(ab("%s Retrieve slots, batch 32: this build / baseline" % size,
+                batch, "--iterations", it]
+        out.append(ab("%s Retrieve slots, batch %s: this build / baseline" % (size, batch),
                       (o.baseline, args), (o.bench, args), runs))
     return out
 
@@ -166,7 +184,7 @@ def rss(o, runs):
 def table(res):
     lines = ["| figure | A IOPS (median) | B IOPS (median) | B / A median | B / A range | spread A, B |",
              "|---|---|---|---|---|---|"]
-    for r in res.get("scatter", []) + res.get("slots", []):
+    for r in res.get("scatter", []) + res.get("dest", []) + res.get("slots", []):
         lines.append("| %s | %.0f | %.0f | %.3f | %.3f-%.3f | %.0f %%, %.0f %% |" % (
             r["label"], r["a"]["median"], r["b"]["median"], r["ratio"]["median"],
             r["ratio"]["min"], r["ratio"]["max"], r["a"]["spread_pct"], r["b"]["spread_pct"]))
@@ -196,7 +214,7 @@ def main():
     ap.add_argument("--baseline", help="another build's nkv-bench, for the slots figures")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--out", default="bench/results/regions")
-    ap.add_argument("--only", default="scatter,slots,example,rss")
+    ap.add_argument("--only", default="scatter,dest,slots,example,rss")
     o = ap.parse_args()
     o.bench = os.path.join(o.build, "bin", "nkv-bench")
     o.target = os.path.join(o.build, "bin", "nkv-target")
@@ -210,6 +228,8 @@ def main():
             print("regions: slots: skipped (no --baseline)", file=sys.stderr)
         else:
             res["slots"] = slots(o, o.runs)
+    if "dest" in only:
+        res["dest"] = dest(o, o.runs)
     if "example" in only:
         res["example"] = example(o, o.runs)
     if "rss" in only:
