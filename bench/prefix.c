@@ -269,29 +269,22 @@ static int nkv_bench_pfx_op(struct nkv_bench_pfx *p, enum pc_op op, uint32_t fir
 static int nkv_bench_pfx_cache(struct nkv_bench_pfx *p)
 {
 	const struct nkv_bench_opts *o = p->o;
-	uint64_t half = o->value_size / 2u, per = 2u * half * o->blocks;
+	uint32_t half = o->value_size / 2u;
+	uint64_t len = nkv_kvc_vllm_bytes(o->layers, o->blocks, half);
 	void *addr;
-	uint32_t l;
 	int rc;
 
 	p->base = calloc(2u * o->layers, sizeof(*p->base));
 	if (!p->base)
 		return -ENOMEM;
-	rc = nkv_mem_alloc(p->ctrl, per * o->layers, 0, &p->mr, &addr);
+	rc = nkv_mem_alloc(p->ctrl, len, 0, &p->mr, &addr);
 	if (rc) {
 		snprintf(p->why, sizeof(p->why), "--dest region: cannot register a cache of %llu "
-			 "bytes: %s", (unsigned long long)(per * o->layers), strerror(-rc));
+			 "bytes: %s", (unsigned long long)len, strerror(-rc));
 		return rc;
 	}
-	for (l = 0; l < o->layers; l++) {
-		p->base[2u * l].mr = p->base[2u * l + 1u].mr = (uint64_t)(uintptr_t)nkv_mem_dev(p->mr);
-		p->base[2u * l].off = l * per;
-		p->base[2u * l + 1u].off = l * per + half * o->blocks;
-	}
-	p->lay.base_addr = (uint64_t)(uintptr_t)p->base;
-	p->lay.block_stride = half;
-	p->lay.layers = o->layers;
-	p->lay.block_bytes = (uint32_t)half;
+	p->lay = nkv_kvc_layout_vllm(p->base, (uint64_t)(uintptr_t)p->base, nkv_mem_dev(p->mr), 0,
+				     o->layers, o->blocks, half);
 	return 0;
 }
 

@@ -456,39 +456,32 @@ static inline int pc_fits(struct nkv_ctrl *c, const struct pc_cfg *g, uint32_t p
 static inline int pc_cache(const struct pc_ops *ops, struct nkv_ctrl *c, const struct pc_cfg *g,
 			   struct nkv_mr **mr, void **d_lay, void **d_base)
 {
-	uint32_t half = pc_layer_bytes(g) / 2u, l;
-	uint64_t per = 2ull * g->blocks * half;
+	uint32_t half = pc_layer_bytes(g) / 2u;
+	uint64_t len = nkv_kvc_vllm_bytes(g->layers, g->blocks, half);
 	struct nkv_kvc_layout lay;
 	struct nkv_dev_base *b = (struct nkv_dev_base *)calloc(2u * g->layers, sizeof(*b));
 	void *base;
-	int rc = b ? nkv_mem_alloc(c, per * g->layers, 0, mr, &base) : -ENOMEM;
+	int rc = b ? nkv_mem_alloc(c, len, 0, mr, &base) : -ENOMEM;
 
 	if (!rc) {
-		for (l = 0; l < g->layers; l++) {
-			b[2u * l].mr = b[2u * l + 1u].mr = (uint64_t)(uintptr_t)nkv_mem_dev(*mr);
-			b[2u * l].off = l * per;
-			b[2u * l + 1u].off = l * per + (uint64_t)g->blocks * half;
-		}
 		*d_base = ops->alloc(2u * g->layers * sizeof(*b));
 		*d_lay = ops->alloc(sizeof(lay));
 		rc = *d_base && *d_lay ? 0 : -ENOMEM;
 	}
 	if (!rc) {
-		lay.base_addr = (uint64_t)(uintptr_t)*d_base;
-		lay.block_stride = half;
-		lay.layers = g->layers;
-		lay.block_bytes = half;
+		lay = nkv_kvc_layout_vllm(b, (uint64_t)(uintptr_t)*d_base, nkv_mem_dev(*mr), 0,
+					  g->layers, g->blocks, half);
 		rc = ops->put(*d_base, b, 2u * g->layers * sizeof(*b)) ||
 		     ops->put(*d_lay, &lay, sizeof(lay)) ? -EIO : 0;
 	}
 	free(b);
 	if (rc)
 		fprintf(stderr, "cannot make the engine's cache (%llu bytes in one region): %s\n",
-			(unsigned long long)(per * g->layers), strerror(-rc));
+			(unsigned long long)len, strerror(-rc));
 	else
 		printf("cache: the engine's own, vLLM's layout (%u layers x [2, %u blocks, %u "
 		       "bytes]), %.1f MiB in one registered region: no slots, no copy\n",
-		       g->layers, g->blocks, half, (double)per * g->layers / 1048576.0);
+		       g->layers, g->blocks, half, (double)len / 1048576.0);
 	return rc ? -1 : 0;
 }
 

@@ -86,6 +86,42 @@ NKV_ASSERT_OFF(struct nkv_kvc_layout, base_addr, 0);
 NKV_ASSERT_OFF(struct nkv_kvc_layout, block_stride, 8);
 NKV_ASSERT_OFF(struct nkv_kvc_layout, layers, 16);
 NKV_ASSERT_OFF(struct nkv_kvc_layout, block_bytes, 20);
+/* Bytes of vLLM's per-layer layout: @layers tensors of [2, @blocks,
+ * @block_bytes] back to back. */
+NKV_HD uint64_t nkv_kvc_vllm_bytes(uint32_t layers, uint32_t blocks, uint32_t block_bytes)
+{
+	return 2ull * layers * blocks * block_bytes;
+}
+
+/*
+ * vLLM's per-layer layout from byte @off of region @mr (nkv_mem_dev()):
+ * layer l's tensor at off + l x 2 x blocks x block_bytes, its K blocks
+ * then its V blocks, block_bytes apart. Fills @base (2 x @layers entries)
+ * and returns the layout, whose base_addr is @base_addr, where device
+ * code reads @base (@base itself on the host and the cpu engine, a copy's
+ * address in GPU memory). Any thread.
+ */
+NKV_HD struct nkv_kvc_layout nkv_kvc_layout_vllm(struct nkv_dev_base *base, uint64_t base_addr,
+						 const struct nkv_dev_mr *mr, uint64_t off,
+						 uint32_t layers, uint32_t blocks,
+						 uint32_t block_bytes)
+{
+	uint64_t per = nkv_kvc_vllm_bytes(1, blocks, block_bytes);
+	struct nkv_kvc_layout lay;
+	uint32_t l;
+
+	for (l = 0; l < layers; l++) {
+		base[2u * l].mr = base[2u * l + 1u].mr = (uint64_t)(uintptr_t)mr;
+		base[2u * l].off = off + l * per;
+		base[2u * l + 1u].off = off + l * per + per / 2u;
+	}
+	lay.base_addr = base_addr;
+	lay.block_stride = block_bytes;
+	lay.layers = layers;
+	lay.block_bytes = block_bytes;
+	return lay;
+}
+
 /* A list's layer when its entries are whole blocks (every layer). */
 #define NKV_KVC_ALL_LAYERS 0xffffffffu
 

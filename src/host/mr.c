@@ -328,15 +328,16 @@ int nkv_mem_register_fd(struct nkv_ctrl *c, int fd, uint64_t fd_off, void *addr,
 int nkv_mem_alloc(struct nkv_ctrl *c, size_t len, uint32_t flags, struct nkv_mr **out,
 		  void **addr)
 {
+	const char *no;
 	struct nkv_mr *mr;
 	int rc = nkv_h_mr_args(c, NULL, len ? len : 1, flags, out, "nkv_mem_alloc");
 
 	if (rc || !addr || !len)
 		return rc ? rc : -EINVAL;
 	*addr = NULL;
-	if ((flags & NKV_MEM_DEVICE) && nkv_h_mr_gpu_no(c, flags | NKV_MEM_MESSAGES)) {
-		nkv_h_log("nkv_mem_alloc(NKV_MEM_DEVICE): %s",
-			  nkv_h_mr_gpu_no(c, flags | NKV_MEM_MESSAGES));
+	no = flags & NKV_MEM_DEVICE ? nkv_h_mr_gpu_no(c, flags | NKV_MEM_MESSAGES) : NULL;
+	if (no) {
+		nkv_h_log("nkv_mem_alloc(NKV_MEM_DEVICE): %s", no);
 		return c->gpu_rc ? -ENODEV : -EOPNOTSUPP;
 	}
 	mr = nkv_h_mr_new(c, flags & ~NKV_MEM_MESSAGES);

@@ -735,7 +735,8 @@ static uint8_t kc_byte(uint32_t b, uint32_t layer, uint32_t kv, uint32_t i)
  * prefix lookup with 32-byte keys (heads in command memory). */
 static void kc_whole_blocks(int block)
 {
-	size_t per = 2u * KC_BLOCKS * (size_t)KC_HALF * 2u, len = per * KC_LAYERS;
+	size_t per = 2u * KC_BLOCKS * (size_t)KC_HALF * 2u,
+	       len = nkv_kvc_vllm_bytes(KC_LAYERS, 2 * KC_BLOCKS, KC_HALF);
 	struct nkv_dev_base base[2 * KC_LAYERS];
 	struct nkv_kvc_layout lay;
 	struct kc_job *j = calloc(1, sizeof(*j));
@@ -748,12 +749,12 @@ static void kc_whole_blocks(int block)
 	cr_assert_eq(nkv_mem_alloc(ctrl, len, 0, &mr, (void **)&p), 0);
 	/* 2 x KC_BLOCKS cache blocks per layer: the first half stores, the
 	 * second half receives. */
+	lay = nkv_kvc_layout_vllm(base, (uint64_t)(uintptr_t)base, nkv_mem_dev(mr), 0, KC_LAYERS,
+				  2 * KC_BLOCKS, KC_HALF);
 	for (l = 0; l < KC_LAYERS; l++) {
-		base[2 * l] = (struct nkv_dev_base){ (uint64_t)(uintptr_t)nkv_mem_dev(mr), l * per };
-		base[2 * l + 1] = (struct nkv_dev_base){ (uint64_t)(uintptr_t)nkv_mem_dev(mr),
-							 l * per + per / 2 };
+		cr_assert_eq(base[2 * l].off, l * per);
+		cr_assert_eq(base[2 * l + 1].off, l * per + per / 2);
 	}
-	lay = (struct nkv_kvc_layout){ (uint64_t)(uintptr_t)base, KC_HALF, KC_LAYERS, KC_HALF };
 	j->qp = nkv_qpair_dev(qp);
 	j->lay = &lay;
 	j->klen = 32;
