@@ -192,6 +192,20 @@ void e2e_tgt_log(const struct e2e_tgt *t, char *buf, size_t len)
 	fclose(f);
 }
 
+int e2e_tgt_log_has(const struct e2e_tgt *t, const char *what)
+{
+	FILE *f = fopen(t->log, "r");
+	char line[1024];
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, what) != NULL;
+	fclose(f);
+	return found;
+}
+
 void e2e_hex(const void *key, uint32_t klen, char *out)
 {
 	const uint8_t *k = key;

@@ -42,6 +42,8 @@ int e2e_tgt_alive(struct e2e_tgt *t, int *st);
 int e2e_tgt_stop(struct e2e_tgt *t, int limit_s);
 /* The last bytes of the target's log into buf (for assertion messages). */
 void e2e_tgt_log(const struct e2e_tgt *t, char *buf, size_t len);
+/* 1 when a line of the target's whole log holds what. */
+int e2e_tgt_log_has(const struct e2e_tgt *t, const char *what);
 
 /* Lowercase hex of key bytes (the object name the mapping promises),
  * written here independently of the backend's own function. */
