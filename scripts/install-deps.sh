@@ -6,9 +6,11 @@ set -euo pipefail
 # Grouped by the part that needs them, so a reader sees why each is here.
 # core: build, tests (Criterion), sanitizers and libFuzzer (clang's runtime),
 # the test and benchmark scripts (python3), the prefix_cache example's
-# XXH3-128 block keys (libxxhash-dev; its SHA-256 ones: libssl-dev below).
+# XXH3-128 block keys (libxxhash-dev; its SHA-256 ones: libssl-dev below),
+# nkv-target's control socket and nkv-admin rpc (libjson-c-dev: JSON-RPC
+# parsed by a kept library, never by hand; docs/rpc.md).
 core=(build-essential pkg-config clang libclang-rt-14-dev libcriterion-dev
-      python3 libxxhash-dev)
+      python3 libxxhash-dev libjson-c-dev)
 gpu=(hipcc libamdhip64-dev)
 ceph=(librados-dev ceph-mon ceph-osd ceph-common)
 # rocksdb: nkv-target's persistent local backend (--backend rocksdb).

@@ -5,6 +5,7 @@
  * or SIGTERM, then shut down cleanly (controllers finish or fail their
  * in-flight commands, the socket file is removed). SIGUSR1, and the
  * shutdown, log a stats line per namespace (keys, bytes, evictions).
+ * --rpc-socket adds the control socket (src/target/rpc/, docs/rpc.md).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +19,7 @@
 
 #include "target/backends/registry.h"
 #include "target/core/pidlock.h"
+#include "target/rpc/target.h"
 #include "target/vfio-user/server.h"
 #include "tools/exit.h"
 
@@ -51,6 +53,9 @@ struct nkv_target_args {
 	int socket_gid_set;	/* --socket-group given */
 	gid_t socket_gid;
 	int poll_sched;		/* enum nkv_vfu_sched (--poll-sched) */
+	/* the control socket (docs/rpc.md); NULL: none */
+	const char *rpc_socket;
+	uint32_t rpc_mode;	/* --rpc-socket-mode; 0: 0600 */
 };
 
 /* "  --NAME METAVAR" and its help from column 25, each further line of
@@ -148,6 +153,13 @@ static void nkv_target_usage(FILE *f)
 	      "                         the CPU at once to any other thread that wakes:\n"
 	      "                         for a target sharing its cores with the OSDs it\n"
 	      "                         serves; other busy work starves it\n"
+	      "  --rpc-socket PATH      serve JSON-RPC 2.0 on a Unix socket at PATH: list\n"
+	      "                         namespaces, connections and counters, end a\n"
+	      "                         client, change time limits, max conns, the poll\n"
+	      "                         interval and the log level while running\n"
+	      "                         (docs/rpc.md, nkv-admin rpc); PATH.lock as --socket\n"
+	      "  --rpc-socket-mode MODE its permission bits, octal (default 0600: only\n"
+	      "                         this uid may control the target)\n"
 	      "  --version              print the version (nkv-target (nkv) " NKV_VERSION ")\n"
 	      "  -h, --help             this text\n", f);
 	nkv_target_usage_types(f);
@@ -226,6 +238,7 @@ enum {
 	OPT_HANDSHAKE_MS, OPT_IDLE_MS, OPT_MSG_MS, OPT_MAX_DMA_MAPS, OPT_MAX_DMA_BYTES, OPT_MAX_QPAIRS,
 	OPT_DB_STRIDE, OPT_POLL_SCHED, OPT_SOCKET_MODE, OPT_SOCKET_GROUP,
 	OPT_VERSION,
+	OPT_RPC_SOCKET, OPT_RPC_MODE,
 	OPT_BE_PARAM,	/* an option a backend declares (registry.h) */
 };
 
@@ -300,6 +313,8 @@ static const struct option nkv_target_lo[] = {
 	{ "max-queue-pairs", required_argument, NULL, OPT_MAX_QPAIRS },
 	{ "doorbell-stride", required_argument, NULL, OPT_DB_STRIDE },
 	{ "poll-sched", required_argument, NULL, OPT_POLL_SCHED },
+	{ "rpc-socket", required_argument, NULL, OPT_RPC_SOCKET },
+	{ "rpc-socket-mode", required_argument, NULL, OPT_RPC_MODE },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, 'h' },
 };
@@ -376,6 +391,8 @@ static int nkv_target_opt(int o, const char *v, struct nkv_target_args *a)
 	case OPT_MAX_QPAIRS: return nkv_target_size(v, &a->max_qpairs);
 	case OPT_DB_STRIDE: return nkv_target_stride(v, &a->dstrd);
 	case OPT_POLL_SCHED: return nkv_target_sched(v, &a->poll_sched);
+	case OPT_RPC_SOCKET: a->rpc_socket = v; return 0;
+	case OPT_RPC_MODE: return nkv_target_mode(v, &a->rpc_mode);
 	default: return -EINVAL;
 	}
 }
@@ -399,9 +416,9 @@ static int nkv_target_getopts(int argc, char **argv, const struct option *lo,
 			continue;
 		}
 		rc = nkv_target_opt(o, optarg, a);
-		if (rc && o == OPT_SOCKET_MODE)
-			fprintf(stderr, "nkv-target: bad value '%s' for --socket-mode: want octal "
-				"permission bits 1..0777, e.g. 0660\n", optarg);
+		if (rc && (o == OPT_SOCKET_MODE || o == OPT_RPC_MODE))
+			fprintf(stderr, "nkv-target: bad value '%s' for --%s: want octal "
+				"permission bits 1..0777, e.g. 0660\n", optarg, nkv_target_optname(lo, o));
 		else if (rc && o == OPT_SOCKET_GROUP)
 			fprintf(stderr, "nkv-target: bad value '%s' for --socket-group: no such "
 				"group, and not a number\n", optarg);
@@ -503,6 +520,10 @@ static int nkv_target_check(const struct nkv_target_args *a)
 		fprintf(stderr, "nkv-target: --max-value %llu: must be 1..%u (128M less the 257 "
 			"bytes a long key's head takes: MDTS at most %u)\n",
 			(unsigned long long)a->max_value, NKV_TGT_MAX_VALUE, NKV_TGT_MDTS_MAX);
+		return -EINVAL;
+	}
+	if (a->rpc_socket && !strcmp(a->rpc_socket, a->socket)) {
+		fprintf(stderr, "nkv-target: --rpc-socket must differ from --socket\n");
 		return -EINVAL;
 	}
 	if (a->max_keys > UINT32_MAX) {
@@ -728,11 +749,63 @@ static void nkv_target_listen_failed(const char *path, int rc)
 		fprintf(stderr, "nkv-target: cannot listen on %s: %s\n", path, strerror(-rc));
 }
 
+/*
+ * The control socket (--rpc-socket): its methods see the vfio-user server
+ * and the namespaces (fixed while it runs). Started once the vfio-user
+ * server serves, stopped before it. 0 (none asked, or started), or a
+ * negative errno, said why.
+ */
+static struct nkv_rpc_ns nkv_target_rpc_ns[NKV_TGT_MAX_NS];
+static struct nkv_rpc_target nkv_target_rpc;
+
+static int nkv_target_rpc_start(const struct nkv_target_args *a, struct nkv_vfu_server *srv,
+				struct nkv_rpc_server **out)
+{
+	struct nkv_rpc_server_opts ro = { .size = sizeof(ro), .path = a->rpc_socket,
+					  .mode = a->rpc_mode, .ctx = &nkv_target_rpc };
+	uint64_t need = NKV_TGT_FDS_BASE + NKV_RPC_MAX_CONNS +
+			(a->max_conns ? a->max_conns : 16) * NKV_TGT_FDS_PER_CONN, have;
+	char comm[64];
+	pid_t holder;
+	unsigned i;
+	int rc;
+
+	*out = NULL;
+	if (!a->rpc_socket)
+		return 0;
+	for (i = 0; i < nkv_target_nns; i++)
+		nkv_target_rpc_ns[i] = (struct nkv_rpc_ns){ nkv_target_nss[i].nsid,
+			nkv_target_nss[i].name, nkv_target_nss[i].be };
+	nkv_target_rpc = (struct nkv_rpc_target){ srv, nkv_target_rpc_ns, nkv_target_nns };
+	/* Every connection cap's descriptors, within the hard limit. */
+	have = nkv_rpc_raise_nofile(need);
+	if (have < need)
+		fprintf(stderr, "ts=%ld level=warn event=nofile_low need=%llu have=%llu\n",
+			(long)time(NULL), (unsigned long long)need, (unsigned long long)have);
+	rc = nkv_rpc_target_register();
+	if (!rc)
+		rc = nkv_rpc_server_start(&ro, out, &holder);
+	if (rc == -EADDRINUSE) {
+		nkv_lock_holder_name(holder, comm, sizeof(comm));
+		fprintf(stderr, "nkv-target: %s is served by another target: PID %d (%s) holds "
+			"%s.lock; stop it, or give another --rpc-socket\n", a->rpc_socket,
+			(int)holder, holder ? comm : "unknown", a->rpc_socket);
+	} else if (rc == -ENOTSOCK) {
+		fprintf(stderr, "nkv-target: %s exists and is not a socket: not replaced; remove "
+			"it, or give another --rpc-socket\n", a->rpc_socket);
+	} else if (rc) {
+		fprintf(stderr, "nkv-target: cannot serve --rpc-socket %s: %s\n", a->rpc_socket,
+			strerror(-rc));
+	}
+	return rc;
+}
+
 /* Serve until SIGINT or SIGTERM: the exit status. */
 static int nkv_target_serve(const struct nkv_target_args *a)
 {
 	struct nkv_vfu_server_opts so = { .size = sizeof(so) };
 	struct nkv_vfu_server *srv;
+	struct nkv_rpc_server *rpc;
 	struct nkv_vfu_lock *lock;
 	struct nkv_subsys *ss;
 	sigset_t set;
@@ -784,10 +857,16 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 		nkv_subsys_destroy(ss);
 		return NKV_EXIT_SETUP;
 	}
+	if (nkv_target_rpc_start(a, srv, &rpc)) {
+		nkv_vfu_server_stop(srv);
+		nkv_subsys_destroy(ss);
+		return NKV_EXIT_SETUP;
+	}
 	while (!sigwait(&set, &sig) && sig == SIGUSR1)
 		nkv_target_stats();
 	fprintf(stderr, "ts=%ld level=info event=signal sig=%s action=shutdown\n",
 		(long)time(NULL), sig == SIGINT ? "SIGINT" : "SIGTERM");
+	nkv_rpc_server_stop(rpc);	/* its methods use the server */
 	nkv_vfu_server_stop(srv);
 	nkv_target_stats();
 	nkv_subsys_destroy(ss);

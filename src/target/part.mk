@@ -17,6 +17,14 @@ TARGET_LDLIBS += -lrados -lrocksdb
 # The vfio-user transport.
 NKV_TGT_VFU_SRCS := $(wildcard src/target/vfio-user/*.c)
 TARGET_SRCS += $(NKV_TGT_VFU_SRCS)
+# The control socket (rpc/, docs/rpc.md): JSON-RPC 2.0 parsed by json-c,
+# found through pkg-config (scripts/install-deps.sh: libjson-c-dev).
+JSONC_CFLAGS := $(shell pkg-config --cflags json-c)
+JSONC_LIBS := $(shell pkg-config --libs json-c)
+NKV_TGT_RPC_SRCS := $(wildcard src/target/rpc/*.c)
+TARGET_SRCS += $(NKV_TGT_RPC_SRCS)
+TARGET_LDLIBS += $(JSONC_LIBS)
+$(patsubst %.c,$(B)/obj/%.o,$(NKV_TGT_RPC_SRCS) src/target/main.c): CPPFLAGS += $(JSONC_CFLAGS)
 # The embedded target (embed.h): subsystem, registry backends and server
 # as threads of another program.
 TARGET_SRCS += src/target/embed.c

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 
@@ -48,6 +49,9 @@ static int nkv_vfu_conn_setup(struct nkv_vfu_conn *c)
 
 	c->bar_fd = -1;
 	c->max_xfer = NKV_VFU_MAX_XFER;
+	c->kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);	/* control.c */
+	if (c->kick_fd < 0)
+		return -errno;
 	/* BAR0 as the controller lays it out (start checked the options). */
 	rc = nkv_tgt_ctrl_layout(&co, &c->bar0);
 	if (rc)
@@ -92,6 +96,8 @@ static void nkv_vfu_conn_teardown(struct nkv_vfu_conn *c)
 		munmap(c->bar, c->bar0.size);
 	if (c->bar_fd >= 0)
 		close(c->bar_fd);
+	if (c->kick_fd >= 0)
+		close(c->kick_fd);
 	close(c->fd);
 	free(c->rbuf);
 }
@@ -105,8 +111,9 @@ static int nkv_vfu_conn_wait(struct nkv_vfu_conn *c, struct pollfd *p,
 			     const struct timespec *to, int sleep)
 {
 	static const struct timespec zero = { 0, 0 };
-	struct pollfd fds[3] = { *p, { .fd = -1, .events = POLLIN },
-				 { .fd = c->s->stop_fd, .events = POLLIN } };
+	struct pollfd fds[4] = { *p, { .fd = -1, .events = POLLIN },
+				 { .fd = c->s->stop_fd, .events = POLLIN },
+				 { .fd = c->kick_fd, .events = POLLIN } };
 	int n, armed = 0;
 
 	/* No controller (a failed reset): nothing to wake for but messages. */
@@ -118,9 +125,10 @@ static int nkv_vfu_conn_wait(struct nkv_vfu_conn *c, struct pollfd *p,
 	}
 	if (sleep)
 		__atomic_add_fetch(&c->s->sleeps, 1, __ATOMIC_RELAXED);
-	n = ppoll(fds, 3, sleep ? to : &zero, NULL);
+	n = ppoll(fds, 4, sleep ? to : &zero, NULL);
 	if (n < 0)
 		n = -errno;
+	c->kicked = n > 0 && (fds[3].revents & POLLIN);
 	if (armed)
 		nkv_tgt_ctrl_sleep_end(c->ctrl);
 	p->revents = fds[0].revents;
@@ -140,8 +148,8 @@ static struct timespec nkv_vfu_sleep_for(const struct nkv_vfu_conn *c)
 
 	if (!ns) {
 		now = nkv_vfu_now_ns();
-		end = c->negotiated ? c->last_msg_ns + nkv_vfu_ms(o->idle_ms, NKV_VFU_IDLE_MS)
-				    : c->opened_ns + nkv_vfu_ms(o->handshake_ms, NKV_VFU_HANDSHAKE_MS);
+		end = c->negotiated ? c->last_msg_ns + nkv_vfu_ms(&o->idle_ms, NKV_VFU_IDLE_MS)
+				    : c->opened_ns + nkv_vfu_ms(&o->handshake_ms, NKV_VFU_HANDSHAKE_MS);
 		/* 1 ms past the limit, so the wake-up finds it passed. */
 		ns = (end > now ? end - now : 0) + NKV_VFU_MS;
 	}
@@ -177,12 +185,12 @@ static int nkv_vfu_conn_expired(struct nkv_vfu_conn *c)
 	uint64_t now = nkv_vfu_now_ns();
 
 	if (!c->negotiated) {
-		if (now - c->opened_ns < nkv_vfu_ms(o->handshake_ms, NKV_VFU_HANDSHAKE_MS))
+		if (now - c->opened_ns < nkv_vfu_ms(&o->handshake_ms, NKV_VFU_HANDSHAKE_MS))
 			return 0;
 		c->end_reason = "handshake_timeout";
 		return -ETIMEDOUT;
 	}
-	if (now - c->last_msg_ns < nkv_vfu_ms(o->idle_ms, NKV_VFU_IDLE_MS))
+	if (now - c->last_msg_ns < nkv_vfu_ms(&o->idle_ms, NKV_VFU_IDLE_MS))
 		return 0;
 	if (c->ctrl && (nkv_tgt_ctrl_reg_read(c->ctrl, NKV_REG_CSTS, 4) & NKV_CSTS_RDY))
 		return 0;
@@ -208,7 +216,7 @@ static int nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 	struct nkv_vfu_server *s = c->s;
 	struct nkv_tgt_poller *pl = &c->poller;
 
-	nkv_tgt_poller_init(pl, s->o.poll_interval_ns);
+	nkv_tgt_poller_init(pl, nkv_vfu_poll_ns(s));
 	/* Short poll intervals mean it: no 50 us default timer slack. */
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
@@ -242,6 +250,8 @@ static int nkv_vfu_conn_loop(struct nkv_vfu_conn *c)
 		if (sleep)
 			to = nkv_vfu_sleep_for(c);
 		n = nkv_vfu_conn_wait(c, &p, &to, sleep);
+		if (c->kicked && nkv_vfu_conn_control(c))
+			return -ECONNABORTED;	/* logged by nkv_vfu_conn_end() */
 		/* A signal for an embedding program is not the client's doing. */
 		if (n == -EINTR || n == 0) {
 			n = nkv_vfu_conn_expired(c);
@@ -298,7 +308,9 @@ void *nkv_vfu_conn_main(void *arg)
 		s->st.failed++;
 		pthread_mutex_unlock(&s->lock);
 	} else {
+		nkv_vfu_conn_link(c);
 		nkv_vfu_conn_end(c, nkv_vfu_conn_loop(c));
+		nkv_vfu_conn_unlink(c);
 		nkv_vfu_busy_flush(c);
 	}
 	nkv_vfu_conn_teardown(c);

@@ -339,7 +339,7 @@ int nkv_vfu_handle_one(struct nkv_vfu_conn *c)
 	/* The whole message and its reply, from the first byte: a deadline
 	 * per recv would restart with every byte a slow client drips. */
 	c->last_msg_ns = nkv_vfu_now_ns();
-	b.deadline_ns = c->last_msg_ns + nkv_vfu_ms(c->s->o.msg_ms, NKV_VFU_MSG_MS);
+	b.deadline_ns = c->last_msg_ns + nkv_vfu_ms(&c->s->o.msg_ms, NKV_VFU_MSG_MS);
 	if (c->nheld) {
 		m = c->held[0];
 		memmove(&c->held[0], &c->held[1], --c->nheld * sizeof(c->held[0]));

@@ -276,7 +276,7 @@ static int nkv_vfu_dma_msg(struct nkv_vfu_conn *c, uint64_t iova, void *buf,
 	uint8_t *out = NULL;
 	int rc;
 
-	b.deadline_ns = nkv_vfu_now_ns() + nkv_vfu_ms(c->s->o.msg_ms, NKV_VFU_MSG_MS);
+	b.deadline_ns = nkv_vfu_now_ns() + nkv_vfu_ms(&c->s->o.msg_ms, NKV_VFU_MSG_MS);
 	if (to_client) {
 		out = malloc(sizeof(rw) + len);
 		if (!out)

@@ -33,7 +33,7 @@ static void nkv_vfu_accept_one(struct nkv_vfu_server *s)
 	struct nkv_vfu_conn *c;
 	pthread_attr_t at;
 	pthread_t t;
-	int fd, rc, max = s->o.max_conns > 0 ? s->o.max_conns : 16;
+	int fd, rc, max;
 
 	fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0) {
@@ -47,6 +47,7 @@ static void nkv_vfu_accept_one(struct nkv_vfu_server *s)
 		return;
 	}
 	pthread_mutex_lock(&s->lock);
+	max = s->o.max_conns > 0 ? s->o.max_conns : 16;	/* the control side may change it */
 	if (s->nconns >= (uint32_t)max) {
 		s->st.refused++;
 		pthread_mutex_unlock(&s->lock);

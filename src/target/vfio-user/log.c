@@ -18,7 +18,7 @@ static void nkv_vfu_vlog(struct nkv_vfu_server *s, int level, const char *fmt, v
 	struct timespec ts;
 	int n;
 
-	if (level > s->o.log_level)
+	if (level > __atomic_load_n(&s->o.log_level, __ATOMIC_RELAXED))
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	n = snprintf(line, sizeof(line), "ts=%lld.%06ld level=%s ", (long long)ts.tv_sec,
@@ -47,10 +47,11 @@ void nkv_vfu_log(struct nkv_vfu_server *s, int level, const char *fmt, ...)
  */
 static int nkv_vfu_log_ok(struct nkv_vfu_conn *c, int level)
 {
+	int max = __atomic_load_n(&c->s->o.log_level, __ATOMIC_RELAXED);
 	uint64_t now, add;
 
-	if (level > c->s->o.log_level || level == NKV_VFU_LOG_DEBUG)
-		return level <= c->s->o.log_level;
+	if (level > max || level == NKV_VFU_LOG_DEBUG)
+		return level <= max;
 	now = nkv_vfu_now_ns();
 	add = (now - c->log_refill_ns) * NKV_VFU_LOG_PER_S / 1000000000ull;
 	if (add) {

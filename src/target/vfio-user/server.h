@@ -132,6 +132,56 @@ struct nkv_vfu_server_stats {
 void nkv_vfu_server_stats(struct nkv_vfu_server *s, struct nkv_vfu_server_stats *st);
 
 /*
+ * The control side (nkv-target's RPC socket, control.c). Any thread but a
+ * connection's own. A connection's controller belongs to its thread, so
+ * what is asked of it is handed to that thread (an eventfd it waits on
+ * beside its socket) and served at its next wait: within the poll
+ * interval, or once the message it is reading is whole (msg_ms at most).
+ */
+
+/* One connection, as its own thread saw it when asked. */
+struct nkv_vfu_conn_info {
+	uint16_t id;		/* the connection's number, its controller's CNTLID */
+	int fresh;		/* 1: the fields below are filled; 0: its thread was
+				 * busy past the wait (mid-message): id and age_ms only */
+	uint64_t age_ms;	/* since it was accepted */
+	uint64_t idle_ms;	/* since its last message */
+	int negotiated;		/* VERSION done */
+	int enabled;		/* CSTS.RDY */
+	const char *failed;	/* why its controller failed (CSTS.CFS), or NULL */
+	uint32_t dma_maps;
+	uint64_t dma_bytes;	/* mapped */
+	/* Its queues' counters summed (stats.h): admin and I/O. */
+	uint64_t commands, bytes, errors, sq_doorbells, cq_doorbells, bad_doorbells;
+};
+
+/* Up to max connections into out, each asked and waited for up to wait_ms
+ * (then fresh 0). Returns how many are open (which may exceed max). */
+int nkv_vfu_server_conns(struct nkv_vfu_server *s, struct nkv_vfu_conn_info *out,
+			 uint32_t max, uint32_t wait_ms);
+/* End connection id as a protocol error ends one (its controller's
+ * in-flight commands finished or failed, logged event=conn_end
+ * reason=closed_by_rpc, counted as dropped). 0, or -ENOENT. Returns
+ * before the connection is gone. */
+int nkv_vfu_server_close_conn(struct nkv_vfu_server *s, uint16_t id);
+
+/* The options a running server can change, read by connections as they
+ * go. 0 takes the default, as in nkv_vfu_server_opts. */
+struct nkv_vfu_server_live {
+	uint32_t handshake_ms;	/* checked against each connection not yet
+				 * negotiated at its next wake-up */
+	uint32_t idle_ms;	/* the same, for idle ones */
+	uint32_t msg_ms;	/* from the next message on */
+	int max_conns;		/* at the next accept; open ones stay */
+	uint64_t poll_interval_ns; /* every connection at its next wait */
+	int log_level;		/* NKV_VFU_LOG_*: the next line */
+};
+/* What the server runs with now, the defaults filled in. */
+void nkv_vfu_server_live_get(struct nkv_vfu_server *s, struct nkv_vfu_server_live *l);
+/* 0, or -EINVAL (a negative max_conns, a log level past DEBUG). */
+int nkv_vfu_server_live_set(struct nkv_vfu_server *s, const struct nkv_vfu_server_live *l);
+
+/*
  * Serve one already connected client on fd (taken: closed on return) in
  * the calling thread, with its own controller, until the client closes
  * or the stream breaks. No socket is created (opts->socket_path is

@@ -9,6 +9,8 @@
  *   conn.c      a connection: controller instance, BAR0, its thread
  *   lock.c      one target per socket path (PATH.lock)
  *   listen.c    listening, accepting, start/stop, stats, serve_fd
+ *   control.c   the control side (nkv-target's RPC): connections listed
+ *               and ended, limits changed while running
  *
  * One accept thread; one thread per connection that both answers that
  * client's messages and polls its controller, so every nkv_tgt_ctrl_*
@@ -68,6 +70,7 @@ struct nkv_vfu_server {
 	uint32_t nconns;		/* under lock */
 	uint16_t next_id;		/* under lock */
 	struct nkv_vfu_server_stats st;	/* under lock */
+	struct nkv_vfu_conn *conns;	/* under lock: those serving (control.c) */
 };
 
 /* Requests a client may send while a DMA_READ/WRITE of ours waits for
@@ -112,15 +115,33 @@ struct nkv_vfu_conn {
 	int dma_dead;			/* a DMA message failed the stream: end */
 	struct nkv_tgt_poller poller;	/* when to poll, check, sleep; busy ticks
 					 * not yet in the server's */
+	/* The control side (control.c): requests it sets under the server's
+	 * lock, then kicks kick_fd so that the connection's thread, which
+	 * alone may touch its controller, serves them at its next wait. */
+	struct nkv_vfu_conn *next;	/* in s->conns, under s->lock */
+	int kick_fd;			/* eventfd; -1 before setup */
+	int kicked;			/* kick_fd was readable at the last wait */
+	uint32_t ctl;			/* NKV_VFU_CTL_*, under s->lock */
+	uint32_t snap_req, snap_done;	/* under s->lock */
+	struct nkv_vfu_conn_info snap;	/* under s->lock */
 	/* The reply being built. */
 	uint8_t *rbuf;
 	size_t rlen;
 	int rfd;
 };
 
-static inline uint64_t nkv_vfu_ms(uint32_t v, uint32_t def)
+/* Control requests to a connection's thread (nkv_vfu_conn.ctl). */
+#define NKV_VFU_CTL_SNAP (1u << 0)	/* fill snap */
+#define NKV_VFU_CTL_SETTINGS (1u << 1)	/* reread the poll interval */
+#define NKV_VFU_CTL_CLOSE (1u << 2)	/* end the connection */
+
+/* A time limit of the server's options, which the control side may
+ * change while connections read it (control.c): 0 takes def. */
+static inline uint64_t nkv_vfu_ms(const uint32_t *v, uint32_t def)
 {
-	return (uint64_t)(v ? v : def) * NKV_VFU_MS;
+	uint32_t ms = __atomic_load_n(v, __ATOMIC_RELAXED);
+
+	return (uint64_t)(ms ? ms : def) * NKV_VFU_MS;
 }
 
 /* log.c */
@@ -147,6 +168,14 @@ int nkv_vfu_dma_xfer(void *ctx, uint64_t iova, void *buf, uint64_t len, int to_c
 /* dispatch.c */
 int nkv_vfu_reply_alloc(struct nkv_vfu_conn *c, size_t len);
 int nkv_vfu_handle_one(struct nkv_vfu_conn *c);
+
+/* control.c */
+/* Serve the control requests kick_fd announced (on the connection's
+ * thread): 0, or -ECONNABORTED when asked to end it. */
+int nkv_vfu_conn_control(struct nkv_vfu_conn *c);
+void nkv_vfu_conn_link(struct nkv_vfu_conn *c);
+void nkv_vfu_conn_unlink(struct nkv_vfu_conn *c);
+uint64_t nkv_vfu_poll_ns(const struct nkv_vfu_server *s);
 
 /* conn.c */
 /* The controller options of a connection: the server's, whatever their

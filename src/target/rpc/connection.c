@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * connection.c - connection_list and connection_close: the vfio-user
+ * clients, through the server's control side (server.h), which hands
+ * each request to the connection's own thread.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "target/rpc/target.h"
+
+/* How long a listing waits for a connection busy with a message. */
+#define NKV_RPC_CONN_WAIT_MS 1000
+#define NKV_RPC_CONN_MAX 1024
+
+static void nkv_rpc_put_u64(struct json_object *o, const char *key, uint64_t v)
+{
+	json_object_object_add(o, key, json_object_new_uint64(v));
+}
+
+/* One connection; counters (stats_get) or not (connection_list). */
+static struct json_object *nkv_rpc_conn_json(const struct nkv_vfu_conn_info *i, int counters)
+{
+	struct json_object *o = json_object_new_object();
+
+	nkv_rpc_put_u64(o, "id", i->id);
+	json_object_object_add(o, "transport", json_object_new_string("vfio-user"));
+	nkv_rpc_put_u64(o, "age_ms", i->age_ms);
+	json_object_object_add(o, "fresh", json_object_new_boolean(i->fresh));
+	if (!i->fresh)		/* busy past the wait: nothing more is known */
+		return o;
+	nkv_rpc_put_u64(o, "idle_ms", i->idle_ms);
+	json_object_object_add(o, "negotiated", json_object_new_boolean(i->negotiated));
+	json_object_object_add(o, "enabled", json_object_new_boolean(i->enabled));
+	json_object_object_add(o, "failed", i->failed ? json_object_new_string(i->failed) : NULL);
+	nkv_rpc_put_u64(o, "dma_maps", i->dma_maps);
+	nkv_rpc_put_u64(o, "dma_bytes", i->dma_bytes);
+	if (!counters)
+		return o;
+	nkv_rpc_put_u64(o, "commands", i->commands);
+	nkv_rpc_put_u64(o, "bytes", i->bytes);
+	nkv_rpc_put_u64(o, "errors", i->errors);
+	nkv_rpc_put_u64(o, "sq_doorbells", i->sq_doorbells);
+	nkv_rpc_put_u64(o, "cq_doorbells", i->cq_doorbells);
+	nkv_rpc_put_u64(o, "bad_doorbells", i->bad_doorbells);
+	return o;
+}
+
+struct json_object *nkv_rpc_conns_json(const struct nkv_rpc_target *t, int counters)
+{
+	struct nkv_vfu_conn_info *info = calloc(NKV_RPC_CONN_MAX, sizeof(*info));
+	struct json_object *arr;
+	int n, i;
+
+	if (!info)
+		return NULL;
+	n = nkv_vfu_server_conns(t->vfu, info, NKV_RPC_CONN_MAX, NKV_RPC_CONN_WAIT_MS);
+	arr = json_object_new_array();
+	for (i = 0; i < n && i < NKV_RPC_CONN_MAX; i++)
+		json_object_array_add(arr, nkv_rpc_conn_json(&info[i], counters));
+	free(info);
+	return arr;
+}
+
+static void nkv_rpc_connection_list(struct nkv_rpc_call *call)
+{
+	call->result = nkv_rpc_conns_json(call->ctx, 0);
+	if (!call->result)
+		nkv_rpc_error(call, NKV_RPC_INTERNAL_ERROR, "out of memory");
+}
+
+static void nkv_rpc_connection_close(struct nkv_rpc_call *call)
+{
+	const struct nkv_rpc_target *t = call->ctx;
+	uint64_t id;
+
+	if (nkv_rpc_param_u64(call, "id", 1, UINT16_MAX, &id) < 0)
+		return;
+	if (nkv_vfu_server_close_conn(t->vfu, (uint16_t)id)) {
+		nkv_rpc_error(call, NKV_RPC_ERR_NOT_FOUND, "no connection %llu (connection_list "
+			      "lists them)", (unsigned long long)id);
+		return;
+	}
+	call->result = json_object_new_object();
+	nkv_rpc_put_u64(call->result, "id", id);
+	json_object_object_add(call->result, "closing", json_object_new_boolean(1));
+}
+
+static const struct nkv_rpc_param nkv_rpc_close_params[] = {
+	{ "id", json_type_int, 1, "the connection (connection_list)" },
+	{ NULL, json_type_null, 0, NULL },
+};
+
+int nkv_rpc_connection_register(void)
+{
+	int rc = nkv_rpc_register("connection_list", "the vfio-user clients connected now", NULL,
+				  nkv_rpc_connection_list);
+
+	if (!rc)
+		rc = nkv_rpc_register("connection_close", "end a client's connection as a "
+				      "protocol error does", nkv_rpc_close_params,
+				      nkv_rpc_connection_close);
+	return rc;
+}
