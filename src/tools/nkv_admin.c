@@ -10,6 +10,9 @@
  *   nkv-admin info URI     what bring-up finds on one controller (pcie:
  *                          or vfio-user:): limits, SGLs, read-only, the
  *                          vendor options advertised, and its namespaces
+ *   nkv-admin rpc --socket PATH METHOD [JSON]
+ *                          one call to a running nkv-target's control
+ *                          socket (admin_rpc.c, docs/rpc.md)
  *
  * Looking at an nkv controller means connecting to it: the library owns
  * the whole controller, so it is disabled, re-enabled and shut down again
@@ -27,6 +30,7 @@
 #include "nkv_host.h"
 #include "nkv_wire.h"
 #include "host/pcie.h"
+#include "tools/admin_rpc.h"
 #include "tools/ctrl_show.h"
 #include "tools/tool.h"
 
@@ -38,6 +42,7 @@ static void nkv_admin_usage(FILE *f)
 	fprintf(f,
 		"usage: nkv-admin list\n"
 		"       nkv-admin info URI\n"
+		"       nkv-admin rpc --socket PATH METHOD [JSON]\n"
 		"       nkv-admin --help | --version\n"
 		"\n"
 		"list: every PCIe NVMe controller (PCI address, vendor:device, the driver that\n"
@@ -50,16 +55,25 @@ static void nkv_admin_usage(FILE *f)
 		"  namespace in use's largest key and value, MDTS, SGL support, read-only, and\n"
 		"  the vendor options it advertises (TTL, ephemeral, touch, size query; \"not\n"
 		"  advertised\" for a controller without nkv's vendor Identify bytes).\n"
+		"rpc --socket PATH METHOD [JSON]: call METHOD on the control socket of a\n"
+		"  running nkv-target (its --rpc-socket PATH) with JSON params (an object;\n"
+		"  none: {}); print the result as pretty JSON (exit 0), or the error's code\n"
+		"  and message on stderr (exit 1). rpc_list lists the methods and their\n"
+		"  params (docs/rpc.md).\n"
 		"\n"
 		"examples:\n"
 		"  nkv-admin list\n"
 		"  nkv-admin info pcie:/dev/nkv0\n"
 		"  nkv-admin info pcie:0000:02:00.0\n"
 		"  nkv-admin info vfio-user:/run/nkv.sock\n"
+		"  nkv-admin rpc --socket /run/nkv-rpc.sock stats_get '{\"nsid\": 1}'\n"
+		"  nkv-admin rpc --socket /run/nkv-rpc.sock target_set '{\"max_conns\": 32}'\n"
 		"\n"
 		NKV_EXIT_HELP
 		"(list: 3 when the bus cannot be read or a controller on nkv cannot; one\n"
-		"another process holds is shown busy, not a failure)\n");
+		"another process holds is shown busy, not a failure; rpc: 1 an error\n"
+		"response, 2 JSON params that are not an object, 3 no response: cannot\n"
+		"connect, closed, 30 s without one)\n");
 }
 
 static void nkv_admin_print_ns(const struct nkv_ns_info *ns, const char *indent)
@@ -212,6 +226,8 @@ int main(int argc, char **argv)
 		return nkv_admin_list();
 	if (argc == 3 && !strcmp(argv[1], "info"))
 		return nkv_admin_info(argv[2]);
+	if (argc >= 2 && !strcmp(argv[1], "rpc"))
+		return nkv_admin_rpc(argc - 2, argv + 2);
 	nkv_admin_usage(stderr);
 	return NKV_EXIT_USAGE;
 }
