@@ -1,0 +1,540 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_rpc.c - nkv-target's control socket (src/target/rpc/, docs/rpc.md)
+ * against the built program, spawned with a mem backend on a temporary
+ * socket and ended by its PID: every method, JSON-RPC's errors, and
+ * hostile clients (malformed JSON, a 10 MiB request, 1,000 connections
+ * at once, a slow sender) while a libnkv client Stores and Retrieves on
+ * the vfio-user socket, which must keep working throughout.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "nkv_host.h"
+#include "rpc_proc.h"
+
+static struct rpc_proc T;
+
+static void start(void)
+{
+	cr_assert_eq(rpc_proc_start(&T, NULL), 0, "nkv-target did not start (see its log)");
+}
+
+static void stop(void)
+{
+	rpc_proc_stop(&T);
+}
+
+TestSuite(rpc, .init = start, .fini = stop, .timeout = 60);
+
+/* A libnkv client of the target: a controller and one queue pair. */
+struct client {
+	struct nkv_ctrl *c;
+	struct nkv_qpair *q;
+};
+
+static int client_open(struct client *cl)
+{
+	struct nkv_qpair_opts o = { .size = sizeof(o), .depth = 4 };
+	int rc = nkv_ctrl_connect(T.uri, NULL, &cl->c);
+
+	if (rc)
+		return rc;
+	rc = nkv_qpair_create(cl->c, &o, &cl->q);
+	if (rc)
+		nkv_ctrl_close(cl->c);
+	return rc;
+}
+
+static void client_close(struct client *cl)
+{
+	nkv_qpair_destroy(cl->q);
+	nkv_ctrl_close(cl->c);
+}
+
+/* Store key=val and read it back: 0 when both succeed and match. */
+static int store_retrieve(struct client *cl, const char *key, const char *val)
+{
+	struct nkv_result res;
+	char got[64] = "";
+	int rc = nkv_store(cl->q, key, (uint32_t)strlen(key), val, (uint32_t)strlen(val), 0, &res);
+
+	if (rc || res.status)
+		return rc ? rc : -EIO;
+	rc = nkv_retrieve(cl->q, key, (uint32_t)strlen(key), got, sizeof(got), &res);
+	if (rc || res.status)
+		return rc ? rc : -EIO;
+	return res.dw0 == strlen(val) && !memcmp(got, val, strlen(val)) ? 0 : -EBADMSG;
+}
+
+/* One Store/Retrieve on a fresh client: the data path serves. */
+static void assert_data_path(const char *key)
+{
+	struct client cl;
+
+	cr_assert_eq(client_open(&cl), 0, "a vfio-user client cannot connect");
+	cr_assert_eq(store_retrieve(&cl, key, "value-1"), 0, "Store/Retrieve failed");
+	client_close(&cl);
+}
+
+static struct json_object *call_ok(const char *method, const char *params)
+{
+	struct json_object *r = rpc_call(&T, method, params);
+
+	cr_assert_not_null(r, "%s: no response", method);
+	cr_assert_eq(rpc_code(r), 0, "%s: error %d %s", method, rpc_code(r), rpc_msg(r));
+	cr_assert_not_null(rpc_result(r), "%s: no result", method);
+	return r;
+}
+
+static void call_err(const char *method, const char *params, int code, const char *has)
+{
+	struct json_object *r = rpc_call(&T, method, params);
+
+	cr_assert_not_null(r, "%s: no response", method);
+	cr_assert_eq(rpc_code(r), code, "%s %s: code %d (%s), want %d", method,
+		     params ? params : "", rpc_code(r), rpc_msg(r), code);
+	cr_assert_not_null(strstr(rpc_msg(r), has), "%s: message '%s' lacks '%s'", method,
+			   rpc_msg(r), has);
+	json_object_put(r);
+}
+
+static int has_method(struct json_object *list, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < json_object_array_length(list); i++) {
+		struct json_object *m = json_object_array_get_idx(list, i), *n;
+
+		if (json_object_object_get_ex(m, "name", &n) &&
+		    !strcmp(json_object_get_string(n), name) &&
+		    json_object_object_get_ex(m, "params", NULL))
+			return 1;
+	}
+	return 0;
+}
+
+Test(rpc, rpc_list_names_every_method_with_params)
+{
+	static const char *const names[] = { "rpc_list", "namespace_list", "namespace_set",
+		"namespace_add", "namespace_remove", "stats_get", "connection_list",
+		"connection_close", "log_level_set", "target_set" };
+	struct json_object *r = call_ok("rpc_list", NULL);
+	unsigned i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		cr_expect(has_method(rpc_result(r), names[i]), "rpc_list lacks %s", names[i]);
+	json_object_put(r);
+}
+
+Test(rpc, socket_is_0600_and_one_target_per_path)
+{
+	struct rpc_proc t2;
+	const char *extra[] = { "--rpc-socket", T.rsock, NULL };
+	struct stat st;
+	char log[512] = "";
+	FILE *f;
+
+	cr_assert_eq(stat(T.rsock, &st), 0);
+	cr_expect_eq(st.st_mode & 0777, 0600);
+	/* A second target on the same --rpc-socket (its own vfio-user one):
+	 * exits 3, naming the first's PID; the first keeps its socket. */
+	cr_assert_eq(rpc_proc_start(&t2, extra), -ECHILD, "the second target did not exit");
+	cr_expect_eq(t2.status, 3);
+	f = fopen(t2.log, "r");
+	cr_assert_not_null(f);
+	cr_expect_gt(fread(log, 1, sizeof(log) - 1, f), 0);
+	fclose(f);
+	cr_expect_not_null(strstr(log, "is served by another target"), "%s", log);
+	rpc_proc_stop(&t2);
+	json_object_put(call_ok("rpc_list", NULL));
+}
+
+Test(rpc, namespace_list_follows_stores)
+{
+	struct json_object *r = call_ok("namespace_list", NULL), *ns, *v;
+	struct client cl;
+
+	cr_assert_eq(json_object_array_length(rpc_result(r)), 1);
+	ns = json_object_array_get_idx(rpc_result(r), 0);
+	cr_expect_eq(rpc_int(ns, "nsid"), 1);
+	cr_expect_eq(rpc_int(ns, "capacity"), 64 << 20);
+	cr_expect_eq(rpc_int(ns, "keys"), 0);
+	cr_assert(json_object_object_get_ex(ns, "backend", &v));
+	cr_expect_str_eq(json_object_get_string(v), "mem");
+	cr_assert(json_object_object_get_ex(ns, "read_only", &v));
+	cr_expect_not(json_object_get_boolean(v));
+	json_object_put(r);
+
+	cr_assert_eq(client_open(&cl), 0);
+	cr_assert_eq(store_retrieve(&cl, "k1", "hello"), 0);
+	r = call_ok("namespace_list", NULL);
+	ns = json_object_array_get_idx(rpc_result(r), 0);
+	cr_expect_eq(rpc_int(ns, "keys"), 1);
+	cr_expect_gt(rpc_int(ns, "bytes"), 0);
+	json_object_put(r);
+	client_close(&cl);
+}
+
+Test(rpc, stats_get_counts_connections_and_namespaces)
+{
+	struct json_object *r, *res, *arr, *c;
+	struct client cl;
+
+	cr_assert_eq(client_open(&cl), 0);
+	cr_assert_eq(store_retrieve(&cl, "k2", "world"), 0);
+	r = call_ok("stats_get", NULL);
+	res = rpc_result(r);
+	cr_assert(json_object_object_get_ex(res, "connections", &arr));
+	cr_assert_eq(json_object_array_length(arr), 1);
+	c = json_object_array_get_idx(arr, 0);
+	cr_expect_gt(rpc_int(c, "commands"), 2, "the admin and I/O commands it ran");
+	cr_expect_gt(rpc_int(c, "bytes"), 0);
+	cr_expect_gt(rpc_int(c, "dma_maps"), 0);
+	cr_assert(json_object_object_get_ex(res, "namespaces", &arr));
+	cr_expect_eq(rpc_int(json_object_array_get_idx(arr, 0), "keys"), 1);
+	cr_assert(json_object_object_get_ex(res, "vfio_user", &c));
+	cr_expect_eq(rpc_int(c, "conns"), 1);
+	cr_assert(json_object_object_get_ex(res, "rpc", &c));
+	cr_expect_geq(rpc_int(c, "requests"), 1);
+	json_object_put(r);
+
+	r = call_ok("stats_get", "{\"nsid\":1}");
+	cr_assert(json_object_object_get_ex(rpc_result(r), "namespaces", &arr));
+	cr_expect_eq(json_object_array_length(arr), 1);
+	cr_expect_not(json_object_object_get_ex(rpc_result(r), "connections", NULL));
+	json_object_put(r);
+	call_err("stats_get", "{\"nsid\":7}", -32002, "no namespace 7");
+	client_close(&cl);
+}
+
+/* The listed connections' first id, or -1. */
+static long long first_conn(void)
+{
+	struct json_object *r = call_ok("connection_list", NULL);
+	long long id = -1;
+
+	if (json_object_array_length(rpc_result(r)))
+		id = rpc_int(json_object_array_get_idx(rpc_result(r), 0), "id");
+	json_object_put(r);
+	return id;
+}
+
+Test(rpc, connection_close_ends_a_client)
+{
+	struct json_object *r, *c;
+	struct nkv_result res;
+	struct client cl;
+	char params[64];
+	long long id;
+	int i, rc = 0;
+
+	cr_assert_eq(client_open(&cl), 0);
+	r = call_ok("connection_list", NULL);
+	cr_assert_eq(json_object_array_length(rpc_result(r)), 1);
+	c = json_object_array_get_idx(rpc_result(r), 0);
+	id = rpc_int(c, "id");
+	cr_assert_gt(id, 0);
+	cr_expect(json_object_get_boolean(json_object_object_get(c, "enabled")));
+	json_object_put(r);
+
+	snprintf(params, sizeof(params), "{\"id\":%lld}", id);
+	json_object_put(call_ok("connection_close", params));
+	/* The client learns it as it learns of a dropped connection. */
+	for (i = 0; i < 200 && !rc; i++) {
+		rc = nkv_store(cl.q, "k3", 2, "v", 1, 0, &res);
+		usleep(10000);
+	}
+	cr_expect_neq(rc, 0, "the closed client's Store still succeeds");
+	cr_expect(rpc_proc_log_has(&T, "event=conn_end conn=1 reason=closed_by_rpc"));
+	for (i = 0; i < 200 && first_conn() != -1; i++)
+		usleep(10000);
+	cr_expect_eq(first_conn(), -1, "the connection is still listed");
+	client_close(&cl);
+	call_err("connection_close", params, -32002, "no connection");
+	assert_data_path("k4");
+}
+
+Test(rpc, log_level_set)
+{
+	struct json_object *r = call_ok("log_level_set", "{\"level\":\"debug\"}");
+
+	cr_expect_str_eq(json_object_get_string(json_object_object_get(rpc_result(r), "was")),
+			 "warn");
+	cr_expect_str_eq(json_object_get_string(json_object_object_get(rpc_result(r), "level")),
+			 "debug");
+	json_object_put(r);
+	call_err("log_level_set", "{\"level\":\"loud\"}", -32602, "level");
+	call_err("log_level_set", NULL, -32602, "missing param 'level'");
+}
+
+Test(rpc, target_set_max_conns_takes_effect_at_next_accept)
+{
+	struct json_object *r = call_ok("target_set", "{\"max_conns\":1}");
+	struct client a, b;
+
+	cr_expect_eq(rpc_int(rpc_result(r), "max_conns"), 1);
+	cr_expect_eq(rpc_int(rpc_result(r), "msg_timeout_ms"), 5000, "others as they were");
+	json_object_put(r);
+	cr_assert_eq(client_open(&a), 0);
+	cr_expect_neq(client_open(&b), 0, "a second client past max_conns 1");
+	json_object_put(call_ok("target_set", "{\"max_conns\":16}"));
+	cr_assert_eq(client_open(&b), 0);
+	cr_expect_eq(store_retrieve(&b, "k5", "v5"), 0);
+	client_close(&b);
+	client_close(&a);
+}
+
+Test(rpc, target_set_handshake_timeout_for_the_next_connection)
+{
+	struct json_object *r = call_ok("target_set", "{\"handshake_timeout_ms\":200,"
+					"\"poll_interval_ns\":50000}");
+	char b;
+	int fd;
+
+	cr_expect_eq(rpc_int(rpc_result(r), "handshake_timeout_ms"), 200);
+	cr_expect_eq(rpc_int(rpc_result(r), "poll_interval_ns"), 50000);
+	json_object_put(r);
+	/* Says nothing: closed by the target well before the default 10 s. */
+	fd = rpc_connect(T.vsock);
+	cr_assert_geq(fd, 0);
+	cr_expect_eq(rpc_read(fd, 3000), NULL);
+	cr_expect_eq(recv(fd, &b, 1, MSG_DONTWAIT), 0, "not closed by the target");
+	close(fd);
+	assert_data_path("k6");
+	call_err("target_set", "{}", -32602, "nothing to set");
+	call_err("target_set", "{\"max_conns\":0}", -32602, "max_conns");
+	call_err("target_set", "{\"poll_interval_ns\":\"fast\"}", -32602, "integer");
+	call_err("target_set", "{\"queue_depth\":8}", -32602, "unknown param 'queue_depth'");
+}
+
+Test(rpc, namespace_set_and_add_say_what_is_unsupported)
+{
+	call_err("namespace_set", "{\"nsid\":1,\"capacity\":1048576}", -32001, "capacity");
+	call_err("namespace_set", "{\"nsid\":1,\"max_keys\":5,\"evict\":\"lru\"}", -32001,
+		 "max_keys, evict");
+	call_err("namespace_set", "{\"nsid\":9,\"capacity\":1}", -32002, "no namespace 9");
+	call_err("namespace_set", "{\"nsid\":1}", -32602, "nothing to set");
+	call_err("namespace_add", "{\"nsid\":3,\"name\":\"x\"}", -32001, "not yet");
+	call_err("namespace_remove", "{\"nsid\":1}", -32001, "not yet");
+}
+
+/* text on a connection of its own: the response's code. */
+static int raw_code(const char *text, int *closed)
+{
+	struct json_object *r;
+	int fd = rpc_connect(T.rsock), code = 1;
+	char b;
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(rpc_send(fd, text), 0);
+	r = rpc_read(fd, 10000);
+	cr_assert_not_null(r, "no response to %s", text);
+	code = rpc_code(r);
+	cr_expect(json_object_object_get_ex(r, "id", NULL), "a response without an id member");
+	json_object_put(r);
+	if (closed)
+		*closed = rpc_read(fd, 2000) == NULL && recv(fd, &b, 1, MSG_DONTWAIT) == 0;
+	close(fd);
+	return code;
+}
+
+Test(rpc, jsonrpc_errors)
+{
+	int closed = 0;
+
+	cr_expect_eq(raw_code("{bad json}\n", &closed), -32700);
+	cr_expect(closed, "a parse error leaves the connection open");
+	cr_expect(rpc_proc_log_has(&T, "reason=parse_error"));
+	cr_expect_eq(raw_code("[1,2]\n", NULL), -32600);
+	cr_expect_eq(raw_code("42\n", NULL), -32600);
+	cr_expect_eq(raw_code("{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"rpc_list\"}", NULL), -32600);
+	cr_expect_eq(raw_code("{\"jsonrpc\":\"2.0\",\"id\":1}", NULL), -32600);
+	cr_expect_eq(raw_code("{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"rpc_list\"}", NULL),
+		     -32600);
+	cr_expect_eq(raw_code("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"nope\"}", NULL), -32601);
+	cr_expect_eq(raw_code("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"stats_get\","
+			      "\"params\":[1]}", NULL), -32602);
+	call_err("stats_get", "{\"nsid\":-1}", -32602, "nsid");
+	call_err("stats_get", "{\"nsid\":1,\"x\":2}", -32602, "unknown param 'x'");
+}
+
+Test(rpc, notification_gets_no_response_and_requests_pipeline)
+{
+	int fd = rpc_connect(T.rsock);
+	struct json_object *r;
+
+	cr_assert_geq(fd, 0);
+	/* A notification, then two requests in one write, no delimiter. */
+	cr_assert_eq(rpc_send(fd, "{\"jsonrpc\":\"2.0\",\"method\":\"rpc_list\"}"
+			      "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"namespace_list\"}"
+			      "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"rpc_list\"}\n"), 0);
+	r = rpc_read(fd, 5000);
+	cr_assert_not_null(r);
+	cr_expect_str_eq(json_object_get_string(json_object_object_get(r, "id")), "a");
+	json_object_put(r);
+	r = rpc_read(fd, 5000);
+	cr_assert_not_null(r);
+	cr_expect_eq(rpc_int(r, "id"), 7);
+	json_object_put(r);
+	close(fd);
+}
+
+/* ---- hostile clients; the data path and the RPC keep serving ---- */
+
+Test(rpc, request_of_10mib_is_refused_and_closed)
+{
+	size_t total = 10u << 20, sent = 0;
+	char *big = malloc(65536);
+	struct json_object *r;
+	int fd = rpc_connect(T.rsock), rc = 0;
+	time_t t0 = time(NULL);
+
+	cr_assert_not_null(big);
+	cr_assert_geq(fd, 0);
+	memset(big, 'A', 65536);
+	cr_assert_eq(rpc_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"rpc_list\","
+			      "\"params\":{\"x\":\""), 0);
+	/* The target stops reading past 1 MiB: the send fails or blocks. */
+	while (sent < total && time(NULL) - t0 < 10) {
+		ssize_t n = send(fd, big, 65536, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0 && errno == EAGAIN) {
+			r = rpc_read(fd, 100);
+			if (r) {
+				rc = rpc_code(r);
+				json_object_put(r);
+				break;
+			}
+			continue;
+		}
+		if (n < 0)
+			break;
+		sent += (size_t)n;
+	}
+	if (!rc && (r = rpc_read(fd, 2000))) {
+		rc = rpc_code(r);
+		json_object_put(r);
+	}
+	cr_expect(sent < total, "the target took all 10 MiB");
+	/* The error line, unless the reset overtook it. */
+	cr_expect(rc == -32600 || rc == 0, "code %d", rc);
+	cr_expect(rpc_proc_log_has(&T, "reason=request_too_large"));
+	close(fd);
+	free(big);
+	assert_data_path("big");
+	json_object_put(call_ok("rpc_list", NULL));
+	cr_assert(rpc_proc_alive(&T));
+}
+
+Test(rpc, thousand_connections_refused_past_the_cap)
+{
+	struct rlimit rl = { 4096, 4096 };
+	static int fds[1000];
+	struct json_object *r;
+	struct client cl;
+	int i, refused = 0, open_ok = 0;
+
+	getrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur < 2048) {
+		rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	cr_assert_eq(client_open(&cl), 0);	/* a client from before the flood */
+	for (i = 0; i < 1000; i++) {
+		fds[i] = rpc_connect(T.rsock);
+		open_ok += fds[i] >= 0;
+	}
+	cr_expect_eq(open_ok, 1000);
+	/* The data path serves, on the old client and a new one. */
+	cr_expect_eq(store_retrieve(&cl, "flood", "v"), 0);
+	assert_data_path("flood2");
+	for (i = 0; i < 1000; i++) {
+		if (fds[i] < 0)
+			continue;
+		r = rpc_read(fds[i], 50);
+		if (r && rpc_code(r) == -32000)
+			refused++;
+		json_object_put(r);
+	}
+	/* 64 held, the rest told why and closed */
+	cr_expect_geq(refused, 900, "only %d refused with -32000", refused);
+	cr_expect(rpc_proc_log_has(&T, "event=rpc_conn_refused reason=max_conns max=64"));
+	for (i = 0; i < 1000; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	for (i = 0; i < 100 && !(r = rpc_call(&T, "rpc_list", NULL)); i++)
+		usleep(20000);
+	cr_expect_not_null(r, "the RPC server does not serve after the flood");
+	cr_expect_eq(rpc_code(r), 0);
+	json_object_put(r);
+	client_close(&cl);
+	cr_assert(rpc_proc_alive(&T));
+}
+
+struct dribble {
+	int fd;
+	int code;
+};
+
+/* One byte every 50 ms of a request that would take 10 s. */
+static void *dribbler(void *arg)
+{
+	struct dribble *d = arg;
+	const char *req = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"rpc_list\",\"params\":"
+			  "{\"pad\":\"................................................"
+			  "....................................................................."
+			  "....................................................................."
+			  "..............................................\"}}\n";
+	struct json_object *r;
+	size_t i;
+
+	for (i = 0; req[i]; i++) {
+		if (send(d->fd, &req[i], 1, MSG_NOSIGNAL) != 1)
+			break;
+		r = rpc_read(d->fd, 50);
+		if (r) {
+			d->code = rpc_code(r);
+			json_object_put(r);
+			break;
+		}
+	}
+	return NULL;
+}
+
+Test(rpc, slow_sender_is_cut_off, .timeout = 30)
+{
+	struct dribble d = { rpc_connect(T.rsock), 0 };
+	struct client cl;
+	pthread_t t;
+	int n = 0;
+
+	cr_assert_geq(d.fd, 0);
+	cr_assert_eq(client_open(&cl), 0);
+	cr_assert_eq(pthread_create(&t, NULL, dribbler, &d), 0);
+	/* Meanwhile the data path and other RPC clients are served. */
+	for (n = 0; n < 20; n++) {
+		char key[16];
+
+		snprintf(key, sizeof(key), "slow%d", n);
+		cr_expect_eq(store_retrieve(&cl, key, "v"), 0);
+		json_object_put(call_ok("namespace_list", NULL));
+		usleep(100000);
+	}
+	pthread_join(t, NULL);
+	cr_expect_eq(d.code, -32600, "the slow request got %d, want -32600 after 5 s", d.code);
+	cr_expect(rpc_proc_log_has(&T, "reason=request_timeout"));
+	close(d.fd);
+	client_close(&cl);
+	cr_assert(rpc_proc_alive(&T));
+}
