@@ -19,5 +19,8 @@ TL_TGT_HOST := tests/lib/tgt_host.c tests/lib/delay_be.c
 TL_FAKE_CTRL := tests/lib/fake_ctrl.c
 # nkv's programs run as a user runs them (BUILD/bin/), output and exit.
 TL_TOOL := tests/lib/tool_run.c
+# The built nkv-target with a control socket, and a json-c JSON-RPC client.
+TL_RPC_PROC := tests/lib/rpc_proc.c
+$(B)/obj/tests/lib/rpc_proc.o: CPPFLAGS += $(shell pkg-config --cflags json-c)
 # A throwaway Ceph cluster on 127.0.0.1.
 TL_CEPH := tests/lib/ceph_cluster.c

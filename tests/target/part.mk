@@ -88,8 +88,7 @@ bench-mem-rss: $(B)/bench/bench_mem_rss
 # The control socket (issue 46): the built nkv-target with --rpc-socket,
 # spawned; every method, JSON-RPC's errors, hostile clients beside a
 # libnkv client (tests/lib/rpc_proc.c: the process and a json-c client).
-TL_RPC_PROC := tests/lib/rpc_proc.c
-$(B)/obj/tests/lib/rpc_proc.o $(B)/obj/tests/target/test_rpc.o: CPPFLAGS += $(JSONC_CFLAGS)
+$(B)/obj/tests/target/test_rpc.o: CPPFLAGS += $(JSONC_CFLAGS)
 TESTS += test_rpc
 test_rpc_SRCS = tests/target/test_rpc.c $(TL_RPC_PROC)
 test_rpc_LIBS = $(LIBNKV)

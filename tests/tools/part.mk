@@ -20,3 +20,9 @@ TESTS += test_versions
 test_versions_SRCS = tests/tools/test_versions.c $(TL_TOOL)
 test_versions_LDLIBS = -lcriterion
 $(B)/tests/test_versions: | $(B)/bin/nkv-bench $(B)/bin/nkv-probe $(B)/bin/nkv-admin $(B)/bin/nkv-target
+# nkv-admin rpc against the built nkv-target's control socket (issue 46).
+TESTS += test_admin_rpc
+$(B)/obj/tests/tools/test_admin_rpc.o: CPPFLAGS += $(JSONC_CFLAGS)
+test_admin_rpc_SRCS = tests/tools/test_admin_rpc.c $(TL_TOOL) $(TL_RPC_PROC)
+test_admin_rpc_LDLIBS = -lcriterion $(JSONC_LIBS)
+$(B)/tests/test_admin_rpc: | $(B)/bin/nkv-admin $(B)/bin/nkv-target
