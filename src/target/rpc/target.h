@@ -7,6 +7,7 @@
  *   connection.c  connection_list, connection_close
  *   stats.c       stats_get
  *   settings.c    log_level_set, target_set
+ *   methods.c     nkv_rpc_target_register: one line per file above
  */
 #ifndef NKV_TGT_RPC_TARGET_H
 #define NKV_TGT_RPC_TARGET_H
