@@ -8,7 +8,7 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS := -std=c11 -g -O1 -fno-omit-frame-pointer -pthread $(WARN) \
 	-fsanitize=fuzzer-no-link $(FUZZ_SAN) -DNKV_FUZZ
 FUZZ_LDFLAGS := -pthread -fsanitize=fuzzer $(FUZZ_SAN)
-FUZZ_TARGETS := fuzz_list_decode fuzz_ctrl_cmds fuzz_vfu_server fuzz_vfu_client
+FUZZ_TARGETS := fuzz_list_decode fuzz_ctrl_cmds fuzz_vfu_server fuzz_vfu_client fuzz_rpc
 
 fuzz_list_decode_FSRCS := tests/fuzz/fuzz_list_decode.c
 fuzz_ctrl_cmds_FSRCS = tests/fuzz/fuzz_ctrl_cmds.c $(NKV_TGT_CORE)
@@ -18,6 +18,12 @@ fuzz_vfu_server_FSRCS = tests/fuzz/fuzz_vfu_server.c $(sort $(TARGET_SRCS))
 fuzz_vfu_server_FLDLIBS = $(TARGET_LDLIBS)
 fuzz_vfu_client_FSRCS := tests/fuzz/fuzz_vfu_client.c src/host/vfio_user_client.c \
 	src/vfio-user/msg.c
+
+# The control socket's server and registry (json-c, not instrumented).
+fuzz_rpc_FSRCS = tests/fuzz/fuzz_rpc.c src/target/rpc/server.c src/target/rpc/registry.c \
+	src/target/core/pidlock.c src/target/core/be_log.c
+fuzz_rpc_FLDLIBS = $(JSONC_LIBS)
+$(patsubst %.c,$(FUZZ_B)/obj/%.o,$(fuzz_rpc_FSRCS)): CPPFLAGS += $(JSONC_CFLAGS)
 
 fuzz_obj = $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(1))
 

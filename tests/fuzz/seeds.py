@@ -222,11 +222,26 @@ def client_seeds():
     }
 
 
+def rpc_seeds():
+    req = b'{"jsonrpc":"2.0","id":%d,"method":"%s"%s}'
+    return {
+        "list": req % (1, b"rpc_list", b"") + b"\n",
+        "echo": req % (2, b"fz_echo", b',"params":{"a":5,"b":"x","c":true,"d":{},"e":[1]}'),
+        "pipelined": req % (3, b"rpc_list", b"") + req % (4, b"nope", b"") +
+        b'{"jsonrpc":"2.0","method":"rpc_list"}\n',
+        "bad_params": req % (5, b"fz_echo", b',"params":{"a":"x","z":1}'),
+        "batch": b'[' + req % (6, b"rpc_list", b"") + b']',
+        "too_large": req % (7, b"fz_echo", b',"params":{"a":1,"b":"' + b"x" * 600 + b'"}'),
+        "broken": b'{"jsonrpc":"2.0","id":8,"method":',
+    }
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: seeds.py OUTDIR")
     sets = {"fuzz_vfu_server": vfu_server_seeds(), "fuzz_ctrl_cmds": ctrl_seeds(),
-            "fuzz_list_decode": list_seeds(), "fuzz_vfu_client": client_seeds()}
+            "fuzz_list_decode": list_seeds(), "fuzz_vfu_client": client_seeds(),
+            "fuzz_rpc": rpc_seeds()}
     for target, seeds in sets.items():
         d = os.path.join(sys.argv[1], target)
         os.makedirs(d, exist_ok=True)
