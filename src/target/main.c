@@ -758,14 +758,34 @@ static void nkv_target_listen_failed(const char *path, int rc)
 static struct nkv_rpc_ns nkv_target_rpc_ns[NKV_TGT_MAX_NS];
 static struct nkv_rpc_target nkv_target_rpc;
 
+/* The control socket's PATH.lock, taken beside --socket's, before a
+ * backend opens (NULL without --rpc-socket). 0, or said why. */
+static int nkv_target_rpc_lock(const struct nkv_target_args *a, struct nkv_rpc_lock **out)
+{
+	char comm[64];
+	pid_t holder;
+	int rc = a->rpc_socket ? nkv_rpc_lock_take(a->rpc_socket, out, &holder) : 0;
+
+	if (rc == -EADDRINUSE) {
+		nkv_lock_holder_name(holder, comm, sizeof(comm));
+		fprintf(stderr, "nkv-target: %s is served by another target: PID %d (%s) holds "
+			"%s.lock; stop it, or give another --rpc-socket\n", a->rpc_socket,
+			(int)holder, holder ? comm : "unknown", a->rpc_socket);
+	} else if (rc) {
+		fprintf(stderr, "nkv-target: cannot lock %s.lock: %s\n", a->rpc_socket,
+			strerror(-rc));
+	}
+	return rc;
+}
+
+/* Start the server, handing it lock (its from here on). */
 static int nkv_target_rpc_start(const struct nkv_target_args *a, struct nkv_vfu_server *srv,
-				struct nkv_rpc_server **out)
+				struct nkv_rpc_lock *lock, struct nkv_rpc_server **out)
 {
 	struct nkv_rpc_server_opts ro = { .size = sizeof(ro), .path = a->rpc_socket,
-					  .mode = a->rpc_mode, .ctx = &nkv_target_rpc };
+					  .mode = a->rpc_mode, .ctx = &nkv_target_rpc, .lock = lock };
 	uint64_t need = NKV_TGT_FDS_BASE + NKV_RPC_MAX_CONNS +
 			(a->max_conns ? a->max_conns : 16) * NKV_TGT_FDS_PER_CONN, have;
-	char comm[64];
 	pid_t holder;
 	unsigned i;
 	int rc;
@@ -783,14 +803,11 @@ static int nkv_target_rpc_start(const struct nkv_target_args *a, struct nkv_vfu_
 		fprintf(stderr, "ts=%ld level=warn event=nofile_low need=%llu have=%llu\n",
 			(long)time(NULL), (unsigned long long)need, (unsigned long long)have);
 	rc = nkv_rpc_target_register();
-	if (!rc)
+	if (rc)
+		nkv_rpc_lock_release(lock);
+	else
 		rc = nkv_rpc_server_start(&ro, out, &holder);
-	if (rc == -EADDRINUSE) {
-		nkv_lock_holder_name(holder, comm, sizeof(comm));
-		fprintf(stderr, "nkv-target: %s is served by another target: PID %d (%s) holds "
-			"%s.lock; stop it, or give another --rpc-socket\n", a->rpc_socket,
-			(int)holder, holder ? comm : "unknown", a->rpc_socket);
-	} else if (rc == -ENOTSOCK) {
+	if (rc == -ENOTSOCK) {
 		fprintf(stderr, "nkv-target: %s exists and is not a socket: not replaced; remove "
 			"it, or give another --rpc-socket\n", a->rpc_socket);
 	} else if (rc) {
@@ -806,6 +823,7 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 	struct nkv_vfu_server_opts so = { .size = sizeof(so) };
 	struct nkv_vfu_server *srv;
 	struct nkv_rpc_server *rpc;
+	struct nkv_rpc_lock *rpc_lock = NULL;
 	struct nkv_vfu_lock *lock;
 	struct nkv_subsys *ss;
 	sigset_t set;
@@ -824,9 +842,14 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 	lock = nkv_target_lock(a->socket);
 	if (!lock)
 		return NKV_EXIT_SETUP;
+	if (nkv_target_rpc_lock(a, &rpc_lock)) {
+		nkv_vfu_lock_release(lock);
+		return NKV_EXIT_SETUP;
+	}
 	ss = nkv_target_subsys(a);
 	if (!ss) {
 		nkv_vfu_lock_release(lock);
+		nkv_rpc_lock_release(rpc_lock);
 		return NKV_EXIT_SETUP;
 	}
 	nkv_target_print_ns(a);
@@ -854,10 +877,11 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 	rc = nkv_vfu_server_start(&so, &srv);
 	if (rc) {
 		nkv_target_listen_failed(a->socket, rc);
+		nkv_rpc_lock_release(rpc_lock);
 		nkv_subsys_destroy(ss);
 		return NKV_EXIT_SETUP;
 	}
-	if (nkv_target_rpc_start(a, srv, &rpc)) {
+	if (nkv_target_rpc_start(a, srv, rpc_lock, &rpc)) {
 		nkv_vfu_server_stop(srv);
 		nkv_subsys_destroy(ss);
 		return NKV_EXIT_SETUP;

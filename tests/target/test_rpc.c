@@ -140,7 +140,7 @@ Test(rpc, rpc_list_names_every_method_with_params)
 Test(rpc, socket_is_0600_and_one_target_per_path)
 {
 	struct rpc_proc t2;
-	const char *extra[] = { "--rpc-socket", T.rsock, NULL };
+	const char *extra[] = { "--rpc-socket", T.rsock, "--log-level", "info", NULL };
 	struct stat st;
 	char log[512] = "";
 	FILE *f;
@@ -156,8 +156,32 @@ Test(rpc, socket_is_0600_and_one_target_per_path)
 	cr_expect_gt(fread(log, 1, sizeof(log) - 1, f), 0);
 	fclose(f);
 	cr_expect_not_null(strstr(log, "is served by another target"), "%s", log);
+	cr_expect_null(strstr(log, "event=namespace"), "the lock is taken before any backend "
+		       "opens:\n%s", log);
 	rpc_proc_stop(&t2);
 	json_object_put(call_ok("rpc_list", NULL));
+}
+
+Test(rpc, not_a_socket_is_refused)
+{
+	struct rpc_proc t2;
+	char path[160], log[512] = "";
+	const char *extra[] = { "--rpc-socket", path, NULL };
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/plain-file", T.dir);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fclose(f);
+	cr_assert_eq(rpc_proc_start(&t2, extra), -ECHILD);
+	cr_expect_eq(t2.status, 3);
+	f = fopen(t2.log, "r");
+	cr_assert_not_null(f);
+	cr_expect_gt(fread(log, 1, sizeof(log) - 1, f), 0);
+	fclose(f);
+	cr_expect_not_null(strstr(log, "exists and is not a socket"), "%s", log);
+	rpc_proc_stop(&t2);
+	cr_expect_eq(access(path, F_OK), 0, "the file was removed");
 }
 
 Test(rpc, namespace_list_follows_stores)

@@ -102,15 +102,29 @@ struct nkv_rpc_server_opts {
 	uint32_t idle_ms;	/* 0: NKV_RPC_IDLE_MS */
 	uint32_t request_ms;	/* 0: NKV_RPC_REQUEST_MS */
 	void *ctx;		/* handed to every handler */
+	/* The path's lock, taken already by nkv_rpc_lock_take (the server's
+	 * from the call on: released when it stops or fails to start);
+	 * NULL: nkv_rpc_server_start takes it. */
+	struct nkv_rpc_lock *lock;
 };
+
+/*
+ * One target per path: PATH.lock (core/pidlock.h: flock, the holder's PID
+ * in it), the rule nkv-target's --socket follows, taken before anything
+ * costly starts. 0; -EADDRINUSE when a live process holds it (*holder:
+ * its PID, 0 when unknown); -ENAMETOOLONG; or the lock file's errno.
+ */
+struct nkv_rpc_lock;
+int nkv_rpc_lock_take(const char *path, struct nkv_rpc_lock **out, pid_t *holder);
+/* Remove PATH.lock and drop it (NULL: nothing). */
+void nkv_rpc_lock_release(struct nkv_rpc_lock *l);
 
 struct nkv_rpc_server;
 
 /*
- * Take PATH.lock (one target per path: -EADDRINUSE when a live process
- * holds it, *holder its PID or 0), replace a socket a dead target left
- * (a non-socket there: -ENOTSOCK), bind, listen, start the server
- * thread. 0 or a negative errno.
+ * Take PATH.lock unless opts->lock (nkv_rpc_lock_take's errors, *holder),
+ * replace a socket a dead target left (a non-socket there: -ENOTSOCK),
+ * bind, listen, start the server thread. 0 or a negative errno.
  */
 int nkv_rpc_server_start(const struct nkv_rpc_server_opts *opts, struct nkv_rpc_server **out,
 			 pid_t *holder);

@@ -50,11 +50,15 @@ struct nkv_rpc_conn {
 	int closing;		/* read no more; close once out is sent */
 };
 
+struct nkv_rpc_lock {
+	int fd;			/* flocked */
+	char path[4096];	/* PATH.lock */
+};
+
 struct nkv_rpc_server {
 	struct nkv_rpc_server_opts o;
 	char path[108];
-	char lock_path[4096];
-	int lock_fd;
+	struct nkv_rpc_lock *plock;	/* the path's, held from start to stop */
 	int lfd, stop_fd;
 	pthread_t thr;
 	struct nkv_rpc_conn *conns;	/* o.max_conns of them; the server thread's */
@@ -140,10 +144,11 @@ static void nkv_rpc_fail(struct nkv_rpc_server *s, struct nkv_rpc_conn *c, int c
 static void nkv_rpc_handle(struct nkv_rpc_server *s, struct nkv_rpc_conn *c,
 			   struct json_object *req)
 {
-	struct json_object *resp = nkv_rpc_run(req, s->o.ctx, s), *e;
+	struct json_object *resp, *e;
 	int rc;
 
-	nkv_rpc_count(s, &s->st.requests);
+	nkv_rpc_count(s, &s->st.requests);	/* before: stats_get counts itself */
+	resp = nkv_rpc_run(req, s->o.ctx, s);
 	if (!resp)
 		return;
 	if (json_object_object_get_ex(resp, "error", &e))
@@ -414,8 +419,7 @@ static void nkv_rpc_free(struct nkv_rpc_server *s)
 		close(s->lfd);
 	if (s->stop_fd >= 0)
 		close(s->stop_fd);
-	if (s->lock_fd >= 0)
-		nkv_pidlock_release(s->lock_path, s->lock_fd);
+	nkv_rpc_lock_release(s->plock);
 	pthread_mutex_destroy(&s->lock);
 	free(s->conns);
 	free(s->pfds);
@@ -431,19 +435,46 @@ static void nkv_rpc_defaults(struct nkv_rpc_server_opts *o)
 	o->request_ms = o->request_ms ? o->request_ms : NKV_RPC_REQUEST_MS;
 }
 
+int nkv_rpc_lock_take(const char *path, struct nkv_rpc_lock **out, pid_t *holder)
+{
+	struct nkv_rpc_lock *l = calloc(1, sizeof(*l));
+	pid_t stale;
+	int n;
+
+	*out = NULL;
+	*holder = 0;
+	if (!l)
+		return -ENOMEM;
+	n = snprintf(l->path, sizeof(l->path), "%s.lock", path);
+	if (n < 0 || (size_t)n >= sizeof(l->path)) {
+		free(l);
+		return -ENAMETOOLONG;
+	}
+	l->fd = nkv_pidlock_take(l->path, holder, &stale);
+	if (l->fd < 0) {
+		n = l->fd;
+		free(l);
+		return n == -EWOULDBLOCK ? -EADDRINUSE : n;
+	}
+	*out = l;
+	return 0;
+}
+
+void nkv_rpc_lock_release(struct nkv_rpc_lock *l)
+{
+	if (!l)
+		return;
+	nkv_pidlock_release(l->path, l->fd);
+	free(l);
+}
+
 /* The lock, the socket, the thread (s filled by start). */
 static int nkv_rpc_open(struct nkv_rpc_server *s, pid_t *holder)
 {
-	pid_t stale = 0;
-	int rc;
+	int rc = s->plock ? 0 : nkv_rpc_lock_take(s->path, &s->plock, holder);
 
-	rc = snprintf(s->lock_path, sizeof(s->lock_path), "%s.lock", s->path);
-	if (rc < 0 || (size_t)rc >= sizeof(s->lock_path))
-		return -ENAMETOOLONG;
-	rc = nkv_pidlock_take(s->lock_path, holder, &stale);
-	if (rc < 0)
-		return rc == -EWOULDBLOCK ? -EADDRINUSE : rc;
-	s->lock_fd = rc;
+	if (rc)
+		return rc;
 	s->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s->lfd < 0 || s->stop_fd < 0)
@@ -466,17 +497,20 @@ int nkv_rpc_server_start(const struct nkv_rpc_server_opts *opts, struct nkv_rpc_
 
 	*out = NULL;
 	*holder = 0;
-	if (!opts || opts->size < sizeof(*opts) || !opts->path || opts->mode > 0777)
-		return -EINVAL;
-	if (strlen(opts->path) >= sizeof(s->path))
-		return -ENAMETOOLONG;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
+	rc = !opts || opts->size < sizeof(*opts) || !opts->path || opts->mode > 0777 ? -EINVAL
+	     : strlen(opts->path) >= sizeof(s->path) ? -ENAMETOOLONG : 0;
+	s = rc ? NULL : calloc(1, sizeof(*s));
+	if (!s) {
+		if (opts && opts->size >= sizeof(*opts))
+			nkv_rpc_lock_release(opts->lock);	/* ours from the call on */
+		return rc ? rc : -ENOMEM;
+	}
 	s->o = *opts;
+	s->plock = opts->lock;
+	s->o.lock = NULL;
 	nkv_rpc_defaults(&s->o);
 	strcpy(s->path, opts->path);
-	s->lfd = s->stop_fd = s->lock_fd = -1;
+	s->lfd = s->stop_fd = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	s->conns = calloc(s->o.max_conns, sizeof(*s->conns));
 	s->pfds = calloc(s->o.max_conns + 2, sizeof(*s->pfds));
