@@ -154,10 +154,11 @@ static void nkv_target_usage(FILE *f)
 	      "                         for a target sharing its cores with the OSDs it\n"
 	      "                         serves; other busy work starves it\n"
 	      "  --rpc-socket PATH      serve JSON-RPC 2.0 on a Unix socket at PATH: list\n"
-	      "                         namespaces, connections and counters, end a\n"
-	      "                         client, change time limits, max conns, the poll\n"
-	      "                         interval and the log level while running\n"
-	      "                         (docs/rpc.md, nkv-admin rpc); PATH.lock as --socket\n"
+	      "                         namespaces, connections and counters, add a\n"
+	      "                         namespace, end a client, change time limits, max\n"
+	      "                         conns, the poll interval and the log level while\n"
+	      "                         running (docs/rpc.md, nkv-admin rpc); PATH.lock\n"
+	      "                         as --socket\n"
 	      "  --rpc-socket-mode MODE its permission bits, octal (default 0600: only\n"
 	      "                         this uid may control the target)\n"
 	      "  --version              print the version (nkv-target (nkv) " NKV_VERSION ")\n"
@@ -566,17 +567,23 @@ static struct {
 } nkv_target_nss[NKV_TGT_MAX_NS];
 static unsigned nkv_target_nns;
 
+/* The namespaces as the control socket sees them (--rpc-socket's
+ * namespace_add appends), and what its methods reach: set up whether or
+ * not it runs, for the stats line. */
+static struct nkv_rpc_target nkv_target_rpc = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
 /* One stats line per namespace: keys and bytes used, and the keys
  * --evict lru deleted to make room. */
 static void nkv_target_stats(void)
 {
-	unsigned i;
+	static struct nkv_rpc_ns ns[NKV_TGT_MAX_NS];
+	unsigned i, n = nkv_rpc_ns_snapshot(&nkv_target_rpc, ns);
 
-	for (i = 0; i < nkv_target_nns; i++) {
-		struct nkv_be *be = nkv_target_nss[i].be;
+	for (i = 0; i < n; i++) {
+		struct nkv_be *be = ns[i].be;
 
 		fprintf(stderr, "ts=%ld level=info event=stats nsid=%u backend=%s keys=%llu "
-			"bytes=%llu evictions=%llu\n", (long)time(NULL), nkv_target_nss[i].nsid,
+			"bytes=%llu evictions=%llu\n", (long)time(NULL), ns[i].nsid,
 			be->ops->name, (unsigned long long)be->ops->keys_used(be),
 			(unsigned long long)be->ops->bytes_used(be),
 			(unsigned long long)(be->ops->evictions ? be->ops->evictions(be) : 0));
@@ -749,15 +756,32 @@ static void nkv_target_listen_failed(const char *path, int rc)
 		fprintf(stderr, "nkv-target: cannot listen on %s: %s\n", path, strerror(-rc));
 }
 
-/*
- * The control socket (--rpc-socket): its methods see the vfio-user server
- * and the namespaces (fixed while it runs). Started once the vfio-user
- * server serves, stopped before it. 0 (none asked, or started), or a
- * negative errno, said why.
- */
-static struct nkv_rpc_ns nkv_target_rpc_ns[NKV_TGT_MAX_NS];
-static struct nkv_rpc_target nkv_target_rpc;
+/* The namespaces served from the start, and namespace_add's defaults:
+ * the target's own options. */
+static void nkv_target_rpc_init(const struct nkv_target_args *a, struct nkv_subsys *ss)
+{
+	struct nkv_rpc_target *t = &nkv_target_rpc;
+	unsigned i;
 
+	t->ss = ss;
+	t->backend = a->backend;
+	t->capacity = a->capacity;
+	t->max_value = (uint32_t)a->max_value;
+	t->max_keys = (uint32_t)a->max_keys;
+	for (i = 0; i < nkv_target_nns; i++) {
+		t->ns[i].nsid = nkv_target_nss[i].nsid;
+		t->ns[i].be = nkv_target_nss[i].be;
+		memcpy(t->ns[i].name, nkv_target_nss[i].name, sizeof(t->ns[i].name));
+	}
+	t->nns = nkv_target_nns;
+}
+
+/*
+ * The control socket (--rpc-socket): its methods see the vfio-user server,
+ * the subsystem and the namespaces. Started once the vfio-user server
+ * serves, stopped before it. 0 (none asked, or started), or a negative
+ * errno, said why.
+ */
 /* The control socket's PATH.lock, taken beside --socket's, before a
  * backend opens (NULL without --rpc-socket). 0, or said why. */
 static int nkv_target_rpc_lock(const struct nkv_target_args *a, struct nkv_rpc_lock **out)
@@ -787,16 +811,12 @@ static int nkv_target_rpc_start(const struct nkv_target_args *a, struct nkv_vfu_
 	uint64_t need = NKV_TGT_FDS_BASE + NKV_RPC_MAX_CONNS +
 			(a->max_conns ? a->max_conns : 16) * NKV_TGT_FDS_PER_CONN, have;
 	pid_t holder;
-	unsigned i;
 	int rc;
 
 	*out = NULL;
 	if (!a->rpc_socket)
 		return 0;
-	for (i = 0; i < nkv_target_nns; i++)
-		nkv_target_rpc_ns[i] = (struct nkv_rpc_ns){ nkv_target_nss[i].nsid,
-			nkv_target_nss[i].name, nkv_target_nss[i].be };
-	nkv_target_rpc = (struct nkv_rpc_target){ srv, nkv_target_rpc_ns, nkv_target_nns };
+	nkv_target_rpc.vfu = srv;	/* before the server thread starts */
 	/* Every connection cap's descriptors, within the hard limit. */
 	have = nkv_rpc_raise_nofile(need);
 	if (have < need)
@@ -853,6 +873,7 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 		return NKV_EXIT_SETUP;
 	}
 	nkv_target_print_ns(a);
+	nkv_target_rpc_init(a, ss);
 	so.socket_path = a->socket;
 	so.lock = lock;	/* the server's from here on */
 	so.ss = ss;
@@ -894,6 +915,7 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 	nkv_vfu_server_stop(srv);
 	nkv_target_stats();
 	nkv_subsys_destroy(ss);
+	nkv_rpc_target_free(&nkv_target_rpc);
 	return 0;
 }
 

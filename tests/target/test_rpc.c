@@ -342,15 +342,78 @@ Test(rpc, target_set_handshake_timeout_for_the_next_connection)
 	call_err("target_set", "{\"queue_depth\":8}", -32602, "unknown param 'queue_depth'");
 }
 
-Test(rpc, namespace_set_and_add_say_what_is_unsupported)
+Test(rpc, namespace_set_and_remove_say_what_is_unsupported)
 {
 	call_err("namespace_set", "{\"nsid\":1,\"capacity\":1048576}", -32001, "capacity");
 	call_err("namespace_set", "{\"nsid\":1,\"max_keys\":5,\"evict\":\"lru\"}", -32001,
 		 "max_keys, evict");
 	call_err("namespace_set", "{\"nsid\":9,\"capacity\":1}", -32002, "no namespace 9");
 	call_err("namespace_set", "{\"nsid\":1}", -32602, "nothing to set");
-	call_err("namespace_add", "{\"nsid\":3,\"name\":\"x\"}", -32001, "not yet");
 	call_err("namespace_remove", "{\"nsid\":1}", -32001, "not yet");
+}
+
+/* The namespace nsid in a namespace_list result, or NULL. */
+static struct json_object *ns_of(struct json_object *list, long long nsid)
+{
+	size_t i;
+
+	for (i = 0; i < json_object_array_length(list); i++)
+		if (rpc_int(json_object_array_get_idx(list, i), "nsid") == nsid)
+			return json_object_array_get_idx(list, i);
+	return NULL;
+}
+
+/* A target serving only nsid 5: a namespace added as 2 is the first KV
+ * one, the one a new libnkv client picks. */
+Test(rpc, namespace_add_serves_a_new_namespace_live)
+{
+	struct json_object *r, *ns;
+	struct nkv_ns_info nsi[8];
+	struct nkv_ctrl_info info;
+	struct client old, cl;
+	int n;
+
+	rpc_proc_stop(&T);
+	cr_assert_eq(rpc_proc_start(&T, (const char *const[]){ "--ns-map", "5=five", "--log-level", "info", NULL }), 0);
+	cr_assert_eq(client_open(&old), 0);	/* connected before the add */
+	r = call_ok("namespace_add", "{\"nsid\":2,\"name\":\"two\",\"capacity\":1048576,"
+		    "\"evict\":\"lru\"}");
+	cr_expect_eq(rpc_int(rpc_result(r), "nsid"), 2);
+	cr_expect_eq(rpc_int(rpc_result(r), "capacity"), 1048576);
+	json_object_put(r);
+	cr_expect(rpc_proc_log_has(&T, "event=namespace_changed nsid=2"));
+
+	/* Identify shows it, to the old client too; a new one uses it. */
+	n = nkv_ctrl_namespaces(old.c, nsi, 8);
+	cr_assert_eq(n, 2);
+	cr_expect_eq(nsi[0].nsid, 2);
+	cr_expect_eq(nsi[0].capacity, 1048576);
+	cr_expect_eq(store_retrieve(&old, "on5", "five"), 0, "the namespace in use still serves");
+	cr_assert_eq(client_open(&cl), 0);
+	cr_assert_eq(nkv_ctrl_get_info(cl.c, &info), 0);
+	cr_expect_eq(info.nsid, 2);
+	cr_expect_eq(store_retrieve(&cl, "on2", "two"), 0);
+	r = call_ok("namespace_list", NULL);
+	ns = ns_of(rpc_result(r), 2);
+	cr_assert_not_null(ns);
+	cr_expect_eq(rpc_int(ns, "keys"), 1);
+	cr_expect_eq(rpc_int(ns_of(rpc_result(r), 5), "keys"), 1);
+	json_object_put(r);
+	client_close(&cl);
+	client_close(&old);
+
+	call_err("namespace_add", "{\"nsid\":2,\"name\":\"again\"}", -32602, "nsid 2 is in use");
+	call_err("namespace_add", "{\"nsid\":33,\"name\":\"x\"}", -32602, "nsid");
+	call_err("namespace_add", "{\"nsid\":3,\"name\":\"\"}", -32602, "name");
+	call_err("namespace_add", "{\"nsid\":3,\"name\":\"x\",\"backend\":\"nope\"}", -32602,
+		 "nope");
+	call_err("namespace_add", "{\"nsid\":3,\"name\":\"x\",\"pool\":\"p\"}", -32602, "pool");
+	call_err("namespace_add", "{\"nsid\":3,\"name\":\"x\",\"evict\":1}", -32602, "evict");
+	call_err("namespace_add", "{\"nsid\":3}", -32602, "missing param 'name'");
+	r = call_ok("namespace_list", NULL);
+	cr_expect_eq(json_object_array_length(rpc_result(r)), 2, "a refused add left a namespace");
+	json_object_put(r);
+	assert_data_path("after");
 }
 
 /* text on a connection of its own: the response's code. */

@@ -250,10 +250,12 @@ void nkv_tgt_tracef(struct nkv_tgt_ctrl *c, const char *fmt, ...)
 			nkv_tgt_tracef((c), __VA_ARGS__);	\
 	} while (0)
 
-/* The backend of namespace nsid, NULL when none is attached there. */
+/* The backend of namespace nsid, NULL when none is attached there.
+ * Acquire: one attached while controllers serve (ns.c) is seen whole. */
 static inline struct nkv_be *nkv_tgt_ns(const struct nkv_tgt_ctrl *c, uint32_t nsid)
 {
-	return nsid && nsid <= NKV_TGT_MAX_NS ? c->ss->ns[nsid] : NULL;
+	return nsid && nsid <= NKV_TGT_MAX_NS ? __atomic_load_n(&c->ss->ns[nsid], __ATOMIC_ACQUIRE)
+					      : NULL;
 }
 
 /* Append @cmd to the list *head..*tail (the poll thread's own lists). */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * namespace.c - namespace_list, namespace_set, and namespace_add and
- * namespace_remove, which wait for Asynchronous Event Requests (issue
- * 46's second part) and say so.
+ * namespace.c - namespace_list, namespace_set, namespace_add (a backend
+ * created and attached while controllers serve, core/ns.h), and
+ * namespace_remove, which waits for issue 46's second part and says so.
  *
  * A backend's counters (keys_used, bytes_used, evictions) may be read
  * from any thread (backend.h: SIGUSR1's stats line reads them from
@@ -10,9 +10,34 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "target/core/ns.h"
 #include "target/rpc/target.h"
+
+unsigned nkv_rpc_ns_snapshot(struct nkv_rpc_target *t, struct nkv_rpc_ns *out)
+{
+	unsigned i, n;
+
+	pthread_mutex_lock(&t->lock);
+	n = t->nns;
+	for (i = 0; i < n; i++)
+		out[i] = (struct nkv_rpc_ns){ .nsid = t->ns[i].nsid, .be = t->ns[i].be };
+	for (i = 0; i < n; i++)
+		memcpy(out[i].name, t->ns[i].name, sizeof(out[i].name));
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}
+
+void nkv_rpc_target_free(struct nkv_rpc_target *t)
+{
+	unsigned i, j;
+
+	for (i = 0; i < t->nns; i++)
+		for (j = 0; j < 2 * NKV_RPC_NS_PARAMS; j++)
+			free(t->ns[i].strings[j]);
+}
 
 const struct nkv_rpc_ns *nkv_rpc_ns_find(const struct nkv_rpc_target *t, uint32_t nsid)
 {
@@ -108,11 +133,163 @@ static void nkv_rpc_namespace_set(struct nkv_rpc_call *call)
 		      ns->be->ops->name, asked);
 }
 
-static void nkv_rpc_namespace_later(struct nkv_rpc_call *call)
+static void nkv_rpc_namespace_remove(struct nkv_rpc_call *call)
 {
-	nkv_rpc_error(call, NKV_RPC_ERR_UNSUPPORTED, "not yet: namespaces added and removed "
-		      "live need Asynchronous Event Request support (issue 46 part 2); "
-		      "--ns-map sets them at start");
+	nkv_rpc_error(call, NKV_RPC_ERR_UNSUPPORTED, "not yet: removing a namespace needs the "
+		      "core's readers to hold it and Asynchronous Event Request support (issue 46 "
+		      "part 2); it goes when the target stops");
+}
+
+static const struct nkv_rpc_param nkv_rpc_ns_add_params[] = {
+	{ "nsid", json_type_int, 1, "1..32, not in use" },
+	{ "name", json_type_string, 1, "as --ns-map NAME: the RADOS namespace on rados, a label on mem" },
+	{ "backend", json_type_string, 0, "a registered backend; default nkv-target's --backend" },
+	{ "read_only", json_type_boolean, 0, "Store and Delete refused (82h)" },
+	{ "capacity", json_type_int, 0, "bytes; default nkv-target's --capacity" },
+	{ "max_value", json_type_int, 0, "largest value; default --max-value, within the MDTS "
+	  "controllers advertise" },
+	{ "max_keys", json_type_int, 0, "most keys; default --max-keys" },
+	{ "*", json_type_string, 0, "the backend's own options by name, as its --NAME VALUE "
+	  "(evict, pool, db, ...)" },
+	{ NULL, json_type_null, 0, NULL },
+};
+
+/* The backend options namespace_add was given (the keys its table does
+ * not name), copied into ns: kept while the backend lives. 0, or -1
+ * with call failed. */
+static int nkv_rpc_ns_options(struct nkv_rpc_call *call, const struct nkv_rpc_param *known,
+			      struct nkv_rpc_ns *ns, size_t *n)
+{
+	const struct nkv_rpc_param *p;
+
+	*n = 0;
+	json_object_object_foreach(call->params, key, val) {
+		for (p = known; p->name && strcmp(p->name, key); p++)
+			;
+		if (p->name && strcmp(p->name, "*"))
+			continue;	/* one of namespace_add's own */
+		if (*n == NKV_RPC_NS_PARAMS) {
+			nkv_rpc_error(call, NKV_RPC_INVALID_PARAMS, "more than %d backend options",
+				      NKV_RPC_NS_PARAMS);
+			return -1;
+		}
+		ns->strings[2 * *n] = strdup(key);
+		ns->strings[2 * *n + 1] = strdup(json_object_get_string(val));
+		ns->params[*n] = (struct nkv_be_param){ ns->strings[2 * *n],
+							ns->strings[2 * *n + 1] };
+		(*n)++;
+	}
+	return 0;
+}
+
+/* The conf namespace_add asks of its backend: the target's defaults,
+ * what the call gives, its options in ns. 0, or -1 with call failed. */
+static int nkv_rpc_ns_conf(struct nkv_rpc_call *call, const struct nkv_rpc_target *t,
+			   struct nkv_rpc_ns *ns, size_t nopts, struct nkv_be_conf *c)
+{
+	uint64_t cap = t->capacity, mv = t->max_value, mk = t->max_keys;
+	struct json_object *v;
+
+	if (nkv_rpc_param_u64(call, "capacity", 1, UINT64_MAX >> 4, &cap) < 0 ||
+	    nkv_rpc_param_u64(call, "max_value", 1, NKV_TGT_MAX_VALUE, &mv) < 0 ||
+	    nkv_rpc_param_u64(call, "max_keys", 0, UINT32_MAX, &mk) < 0)
+		return -1;
+	*c = (struct nkv_be_conf){ .size = sizeof(*c), .ns_name = ns->name, .capacity = cap,
+				   .max_value = (uint32_t)mv, .max_keys = (uint32_t)mk,
+				   .params = ns->params, .nparams = nopts };
+	if (json_object_object_get_ex(call->params, "read_only", &v))
+		c->read_only = json_object_get_boolean(v);
+	return 0;
+}
+
+/* Create the backend and attach it as ns->nsid: 0, or -1 with call failed. */
+static int nkv_rpc_ns_attach(struct nkv_rpc_call *call, const struct nkv_rpc_target *t,
+			     const char *type, const struct nkv_be_conf *c, struct nkv_rpc_ns *ns)
+{
+	char err[256] = "";
+	int rc;
+
+	if (nkv_be_conf_check(type, c, err, sizeof(err))) {
+		nkv_rpc_error(call, NKV_RPC_INVALID_PARAMS, "%s", err);
+		return -1;
+	}
+	ns->be = nkv_be_create(type, c, err, sizeof(err));
+	if (!ns->be) {
+		nkv_rpc_error(call, NKV_RPC_ERR_BACKEND, "namespace %u: %s", ns->nsid, err);
+		return -1;
+	}
+	rc = nkv_subsys_ns_attach(t->ss, ns->nsid, ns->be);
+	if (!rc)
+		return 0;
+	ns->be->ops->destroy(ns->be);
+	ns->be = NULL;
+	if (rc == -EMSGSIZE)
+		nkv_rpc_error(call, NKV_RPC_INVALID_PARAMS, "max_value %u does not fit the transfer "
+			      "size the running controllers advertise (MDTS %u: at most %u)",
+			      c->max_value, nkv_subsys_mdts(t->ss),
+			      (NKV_PAGE_SIZE << nkv_subsys_mdts(t->ss)) - NKV_TGT_KEY_HEAD);
+	else
+		nkv_rpc_error(call, NKV_RPC_INVALID_PARAMS, "namespace %u cannot be attached: %s",
+			      ns->nsid, strerror(-rc));
+	return -1;
+}
+
+
+/* Give back what a failed add kept in the next free entry. */
+static void nkv_rpc_ns_clear(struct nkv_rpc_ns *ns)
+{
+	unsigned j;
+
+	for (j = 0; j < 2 * NKV_RPC_NS_PARAMS; j++)
+		free(ns->strings[j]);
+	memset(ns, 0, sizeof(*ns));
+}
+
+/*
+ * The entry is filled in the table's next free slot before the backend
+ * is created (its name and options must outlive the call), and counted
+ * once attached. The backend is created on this thread: a rados one
+ * joining its cluster holds the RPC server up to its connect timeout,
+ * never a controller.
+ */
+static void nkv_rpc_namespace_add(struct nkv_rpc_call *call)
+{
+	struct nkv_rpc_target *t = call->ctx;
+	struct nkv_rpc_ns *ns = &t->ns[t->nns];	/* a free one: nsids are unique */
+	struct json_object *v;
+	struct nkv_be_conf c;
+	const char *type = t->backend;
+	uint64_t nsid;
+	size_t nopts;
+
+	if (nkv_rpc_param_u64(call, "nsid", 1, NKV_TGT_MAX_NS, &nsid) < 0)
+		return;
+	if (nkv_rpc_ns_find(t, (uint32_t)nsid)) {
+		nkv_rpc_error(call, NKV_RPC_INVALID_PARAMS, "nsid %llu is in use",
+			      (unsigned long long)nsid);
+		return;
+	}
+	json_object_object_get_ex(call->params, "name", &v);
+	if (!*json_object_get_string(v) || strlen(json_object_get_string(v)) >= sizeof(ns->name)) {
+		nkv_rpc_error(call, NKV_RPC_INVALID_PARAMS, "param 'name' must be 1..%zu bytes",
+			      sizeof(ns->name) - 1);
+		return;
+	}
+	if (json_object_object_get_ex(call->params, "backend", &v))
+		type = json_object_get_string(v);
+	ns->nsid = (uint32_t)nsid;
+	snprintf(ns->name, sizeof(ns->name), "%s", json_object_get_string(
+		 json_object_object_get(call->params, "name")));
+	if (nkv_rpc_ns_options(call, nkv_rpc_ns_add_params, ns, &nopts) ||
+	    nkv_rpc_ns_conf(call, t, ns, nopts, &c) ||
+	    nkv_rpc_ns_attach(call, t, type, &c, ns)) {
+		nkv_rpc_ns_clear(ns);
+		return;
+	}
+	pthread_mutex_lock(&t->lock);
+	t->nns++;
+	pthread_mutex_unlock(&t->lock);
+	call->result = nkv_rpc_ns_json(ns);
 }
 
 static const struct nkv_rpc_param nkv_rpc_nsid_param[] = {
@@ -128,13 +305,6 @@ static const struct nkv_rpc_param nkv_rpc_ns_set_params[] = {
 	{ NULL, json_type_null, 0, NULL },
 };
 
-static const struct nkv_rpc_param nkv_rpc_ns_add_params[] = {
-	{ "nsid", json_type_int, 1, "1..32" },
-	{ "name", json_type_string, 1, "as --ns-map NAME" },
-	{ "backend", json_type_string, 0, "a registered backend; default --backend" },
-	{ "read_only", json_type_boolean, 0, "Store and Delete refused" },
-	{ NULL, json_type_null, 0, NULL },
-};
 
 int nkv_rpc_namespace_register(void)
 {
@@ -146,10 +316,11 @@ int nkv_rpc_namespace_register(void)
 				      "can yet: refused, naming them)", nkv_rpc_ns_set_params,
 				      nkv_rpc_namespace_set);
 	if (!rc)
-		rc = nkv_rpc_register("namespace_add", "not yet (issue 46 part 2)",
-				      nkv_rpc_ns_add_params, nkv_rpc_namespace_later);
+		rc = nkv_rpc_register("namespace_add", "create a backend and serve it as a new "
+				      "namespace (clients learn of it at their next Identify)",
+				      nkv_rpc_ns_add_params, nkv_rpc_namespace_add);
 	if (!rc)
 		rc = nkv_rpc_register("namespace_remove", "not yet (issue 46 part 2)",
-				      nkv_rpc_nsid_param, nkv_rpc_namespace_later);
+				      nkv_rpc_nsid_param, nkv_rpc_namespace_remove);
 	return rc;
 }

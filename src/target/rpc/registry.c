@@ -114,6 +114,8 @@ static int nkv_rpc_check_params(const struct nkv_rpc_method *m, struct nkv_rpc_c
 
 	json_object_object_foreach(call->params, key, val) {
 		p = nkv_rpc_param_find(m->params, key);
+		if (!p)
+			p = nkv_rpc_param_find(m->params, "*");
 		if (!p) {
 			nkv_rpc_error(call, NKV_RPC_INVALID_PARAMS, "unknown param '%s' for %s "
 				      "(rpc_list names its params)", key, m->name);

@@ -35,9 +35,13 @@
 #define NKV_RPC_ERR_BUSY -32000		/* too many connections */
 #define NKV_RPC_ERR_UNSUPPORTED -32001	/* the target cannot do it (yet) */
 #define NKV_RPC_ERR_NOT_FOUND -32002	/* no such namespace or connection */
+#define NKV_RPC_ERR_BACKEND -32003	/* a backend could not be created */
 
 /* One param of a method: its key, its JSON type (json_type_int for
- * integers), whether it must be given, and a line for rpc_list. */
+ * integers), whether it must be given, and a line for rpc_list. A row
+ * named "*" takes every key the others do not name, of its type
+ * (namespace_add: a backend's own options); without one, such a key is
+ * refused with -32602. */
 struct nkv_rpc_param {
 	const char *name;	/* NULL ends the table */
 	json_type type;

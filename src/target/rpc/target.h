@@ -12,26 +12,49 @@
 #ifndef NKV_TGT_RPC_TARGET_H
 #define NKV_TGT_RPC_TARGET_H
 
+#include <pthread.h>
 #include <stdint.h>
 
-#include "target/core/backend.h"
+#include "target/backends/registry.h"
+#include "target/core/ctrl.h"
 #include "target/rpc/rpc.h"
 #include "target/vfio-user/server.h"
 
-/* One namespace served: fixed from start to stop (until namespaces come
- * and go live, issue 46's second part). */
+#define NKV_RPC_NS_PARAMS 16	/* backend options one namespace_add may give */
+
+/* One namespace served; never removed before the target stops (removal
+ * is issue 46's second part), so an entry stays where it is. */
 struct nkv_rpc_ns {
 	uint32_t nsid;
-	const char *name;	/* --ns-map NAME; "" for the NVM one */
+	char name[64];		/* --ns-map NAME; "" for the NVM one */
 	struct nkv_be *be;	/* the subsystem's */
+	/* namespace_add's backend options, kept while the backend lives (a
+	 * backend may keep pointers into its conf) */
+	struct nkv_be_param params[NKV_RPC_NS_PARAMS];
+	char *strings[2 * NKV_RPC_NS_PARAMS];
 };
 
 /* nkv_rpc_server_opts.ctx of nkv-target's server. */
 struct nkv_rpc_target {
 	struct nkv_vfu_server *vfu;
-	const struct nkv_rpc_ns *ns;
+	struct nkv_subsys *ss;
+	/* What namespace_add creates unless told: nkv-target's --backend and
+	 * its --capacity, --max-value, --max-keys. */
+	const char *backend;
+	uint64_t capacity;
+	uint32_t max_value;
+	uint32_t max_keys;
+	/* The namespaces: appended by namespace_add on the RPC thread under
+	 * lock; other threads (SIGUSR1's stats line) read them under it. */
+	pthread_mutex_t lock;
+	struct nkv_rpc_ns ns[NKV_TGT_MAX_NS];
 	unsigned nns;
 };
+
+/* Copy t's namespaces (nsid, name, be) into out: how many. Any thread. */
+unsigned nkv_rpc_ns_snapshot(struct nkv_rpc_target *t, struct nkv_rpc_ns *out);
+/* Free what namespace_add kept (after the subsystem is destroyed). */
+void nkv_rpc_target_free(struct nkv_rpc_target *t);
 
 /* Descriptors a vfio-user connection may hold at once (socket, BAR0
  * memfd, its wake and kick eventfds, a DMA fd being mapped), with room:

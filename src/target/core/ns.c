@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ns.c - namespaces attached while controllers serve (ns.h).
+ */
+#include <errno.h>
+#include <pthread.h>
+
+#include "core.h"
+#include "ns.h"
+
+/* Attaches one at a time: the check and the store are one step. */
+static pthread_mutex_t nkv_tgt_ns_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Does be's largest value (and its key head) fit one transfer of the
+ * controllers serving now? They read their MDTS at create. */
+static int nkv_tgt_ns_fits(const struct nkv_subsys *ss, const struct nkv_be *be)
+{
+	uint64_t xfer = (uint64_t)NKV_PAGE_SIZE << nkv_subsys_mdts(ss);
+
+	return be->csi != NKV_CSI_KV || (uint64_t)be->max_value + NKV_TGT_KEY_HEAD <= xfer;
+}
+
+int nkv_subsys_ns_attach(struct nkv_subsys *ss, uint32_t nsid, struct nkv_be *be)
+{
+	int rc;
+
+	if (!ss || !be || !nsid || nsid > NKV_TGT_MAX_NS)
+		return -EINVAL;
+	pthread_mutex_lock(&nkv_tgt_ns_lock);
+	if (__atomic_load_n(&ss->ns[nsid], __ATOMIC_ACQUIRE)) {
+		rc = -EEXIST;
+	} else if (!nkv_tgt_ns_fits(ss, be)) {
+		rc = -EMSGSIZE;
+	} else {
+		/* Publish be whole: its fields before the slot (pairs with
+		 * nkv_tgt_ns()'s acquire load on the poll threads). */
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		rc = nkv_subsys_add_ns(ss, nsid, be);
+	}
+	pthread_mutex_unlock(&nkv_tgt_ns_lock);
+	if (!rc)
+		nkv_tgt_ns_changed(ss, nsid);
+	return rc;
+}
+
+void nkv_tgt_ns_changed(struct nkv_subsys *ss, uint32_t nsid)
+{
+	(void)ss;
+	nkv_be_log(NKV_BE_LOG_INFO, "event=namespace_changed nsid=%u", nsid);
+}
