@@ -162,6 +162,22 @@ Test(rpc, socket_is_0600_and_one_target_per_path)
 	json_object_put(call_ok("rpc_list", NULL));
 }
 
+Test(rpc, socket_mode_as_asked)
+{
+	struct rpc_proc t2;
+	struct stat st;
+
+	cr_assert_eq(rpc_proc_start(&t2, (const char *const[]){ "--rpc-socket-mode", "0660",
+							      NULL }), 0);
+	cr_assert_eq(stat(t2.rsock, &st), 0);
+	cr_expect_eq(st.st_mode & 0777, 0660);
+	rpc_proc_stop(&t2);
+	cr_assert_eq(rpc_proc_start(&t2, (const char *const[]){ "--rpc-socket-mode", "0999",
+							      NULL }), -ECHILD);
+	cr_expect_eq(t2.status, 2, "a bad mode is a usage error");
+	rpc_proc_stop(&t2);
+}
+
 Test(rpc, not_a_socket_is_refused)
 {
 	struct rpc_proc t2;
@@ -298,6 +314,9 @@ Test(rpc, log_level_set)
 	cr_expect_str_eq(json_object_get_string(json_object_object_get(rpc_result(r), "level")),
 			 "debug");
 	json_object_put(r);
+	/* A debug line, which warn (the suite's level) drops, now appears. */
+	json_object_put(call_ok("rpc_list", NULL));
+	cr_expect(rpc_proc_log_has(&T, "level=debug event=rpc_conn_open"));
 	call_err("log_level_set", "{\"level\":\"loud\"}", -32602, "level");
 	call_err("log_level_set", NULL, -32602, "missing param 'level'");
 }
