@@ -371,6 +371,21 @@ Test(rpc, namespace_set_and_remove_say_what_is_unsupported)
 	call_err("namespace_remove", "{\"nsid\":1}", -32001, "not yet");
 }
 
+/* Controllers read their MDTS at connect: a namespace whose values need
+ * a larger transfer is refused, one that fits is not. */
+Test(rpc, namespace_add_within_the_transfer_size)
+{
+	struct json_object *r;
+
+	rpc_proc_stop(&T);
+	cr_assert_eq(rpc_proc_start(&T, (const char *const[]){ "--max-value", "1M", NULL }), 0);
+	call_err("namespace_add", "{\"nsid\":2,\"name\":\"big\",\"max_value\":2097152}",
+		 -32602, "does not fit the transfer size");
+	r = call_ok("namespace_add", "{\"nsid\":2,\"name\":\"small\",\"max_value\":65536}");
+	cr_expect_eq(rpc_int(rpc_result(r), "max_value"), 65536);
+	json_object_put(r);
+}
+
 /* The namespace nsid in a namespace_list result, or NULL. */
 static struct json_object *ns_of(struct json_object *list, long long nsid)
 {
