@@ -84,3 +84,9 @@ $(B)/bench/bench_mem_rss: $(BENCH_MEM_RSS_OBJS)
 	$(CC) $(LDFLAGS) $^ -o $@
 .PHONY: bench-mem-rss
 bench-mem-rss: $(B)/bench/bench_mem_rss
+
+# The transport-neutral request (req.h) and the fabrics controller model
+# (Connect, properties, keep alive, AERs, discovery) without a transport.
+TESTS += test_tgt_capsule
+test_tgt_capsule_SRCS = tests/target/test_capsule.c $(TL_TGT_HOST) $(NKV_TGT_CORE)
+test_tgt_capsule_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
