@@ -44,6 +44,7 @@ enum nkv_nvmf_connect_sc {
 #define NKV_ADM_KEEP_ALIVE 0x18u
 #define NKV_SC_AER_LIMIT 0x05u		/* command specific: AER Limit Exceeded */
 #define NKV_LID_DISCOVERY 0x70u
+#define NKV_SC_CMD_SEQ_ERROR 0x0c	/* generic: Command Sequence Error */
 
 /* The FCTYPE of a Fabrics SQE (byte 4, CDW1[7:0] as nkv_sqe sees it:
  * Fabrics commands have no NSID). */

@@ -246,7 +246,6 @@ void nkv_tgt_data_start(struct nkv_tgt_cmd *cmd, int list);
 void nkv_tgt_data_end(struct nkv_tgt_cmd *cmd);
 
 /* admin.c */
-#define NKV_SC_CMD_SEQ_ERROR 0x0c	/* generic: Command Sequence Error */
 /* Complete (capsule) or drop (rings) every held AER with status. */
 void nkv_tgt_aer_flush(struct nkv_tgt_ctrl *c, uint16_t status);
 void nkv_tgt_admin_exec(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd);
