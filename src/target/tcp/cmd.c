@@ -224,6 +224,7 @@ static uint16_t nkv_tcp_data_icd(struct nkv_tcp_conn *c, struct nkv_tcp_io *io, 
 				 const struct nkv_sgl_desc *sgl)
 {
 	const struct nkv_sqe *s = &io->req.sqe;
+	uint16_t st;
 
 	if (dir == NKV_TCP_DIR_H2C) {
 		if (sgl->id != NKV_TCP_SGL_ICD)
@@ -244,7 +245,10 @@ static uint16_t nkv_tcp_data_icd(struct nkv_tcp_conn *c, struct nkv_tcp_io *io, 
 	if (sgl->id != NKV_TCP_SGL_TRANSPORT)
 		return nkv_tcp_sc(NKV_SC_SGL_TYPE_INVALID);
 	io->c2h = 1;
-	return nkv_tcp_buf(c, io, sgl->len);
+	st = nkv_tcp_buf(c, io, sgl->len);
+	if (!st)
+		nkv_tcp_iov_add(io, io->buf, io->buf_len);
+	return st;
 }
 
 /* Resolve the command's data: 0 and io->req.iov set (io->r2t_end > 0: an
