@@ -162,7 +162,8 @@ static void nkv_tgt_connect_io(struct nkv_tgt_fab *f, struct nkv_tgt_req *req,
 		req->status = nkv_tgt_cs(NKV_SC_CONNECT_HOST);
 		return;
 	}
-	if (qid > c->max_ioq || c->qconn[qid] || !(c->csts & NKV_CSTS_RDY))
+	/* A discovery controller has an admin queue only. */
+	if (qid > c->max_ioq || c->qconn[qid] || !(c->csts & NKV_CSTS_RDY) || ss->discovery)
 		return nkv_tgt_connect_bad(req, 0, 42);
 	if (n < 2 || n > c->mqes)
 		return nkv_tgt_connect_bad(req, 0, 44);
