@@ -102,3 +102,8 @@ TESTS += test_tcp
 test_tcp_SRCS := tests/target/tcp/test_tcp.c tests/lib/tcp_host.c
 test_tcp_LIBS = $(NKV_TCP_TEST_LIBS)
 test_tcp_LDLIBS = $(NKV_TCP_TEST_LDLIBS)
+
+TESTS += test_tcp_hostile
+test_tcp_hostile_SRCS := tests/target/tcp/test_tcp_hostile.c tests/lib/tcp_host.c
+test_tcp_hostile_LIBS = $(NKV_TCP_TEST_LIBS)
+test_tcp_hostile_LDLIBS = $(NKV_TCP_TEST_LDLIBS)
