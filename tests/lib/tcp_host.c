@@ -280,6 +280,7 @@ uint16_t th_connect(struct th *t, uint16_t qid, uint16_t cntlid, const char *hos
 		t->cntlid = (uint16_t)t->cqe.dw0;
 		t->qid = qid;
 		t->icd_max = qid ? TH_ICD_IO : 8192;
+		snprintf(t->subnqn, sizeof(t->subnqn), "%s", subnqn);
 	}
 	return st;
 }
@@ -328,7 +329,7 @@ int th_io(struct th *t, const struct th *admin, uint16_t qid)
 {
 	if (th_open(t, admin->port, 10000) || th_ic(t, admin->hdgst, admin->ddgst))
 		return -1;
-	return th_connect(t, qid, admin->cntlid, TH_HOSTNQN, TH_SUBNQN, 0) ? -1 : 0;
+	return th_connect(t, qid, admin->cntlid, TH_HOSTNQN, admin->subnqn, 0) ? -1 : 0;
 }
 
 /* A KV SQE: a key of 1..16 bytes inline, a longer one in head form (KL 0). */

@@ -30,6 +30,7 @@ struct th {
 	uint16_t cid;
 	uint16_t cntlid;
 	uint16_t qid;
+	char subnqn[256];		/* what the admin queue connected to */
 	/* The last C2HData's flags, the last CapsuleResp's CQE. */
 	uint8_t c2h_flags;
 	struct nkv_cqe cqe;
@@ -51,7 +52,7 @@ uint16_t th_prop_set(struct th *t, uint32_t ofst, uint32_t val);
 /* Open, IC, admin Connect, CC.EN = 1, wait for CSTS.RDY: 0 or -1. */
 int th_admin(struct th *t, uint16_t port, int hdgst, int ddgst, const char *subnqn,
 	     uint32_t kato_ms);
-/* Open, IC, I/O Connect qid to admin's controller: 0 or -1. */
+/* Open, IC, I/O Connect qid to admin's controller (its subsystem): 0 or -1. */
 int th_io(struct th *t, const struct th *admin, uint16_t qid);
 
 /*
