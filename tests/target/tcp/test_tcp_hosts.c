@@ -169,6 +169,7 @@ Test(many, sixteen_hosts_storm, .init = setup, .fini = teardown, .timeout = 240)
 	cr_assert_gt(vanished, 0, "the vanishing host came at least once");
 	nkv_tcp_server_stats(S, &st);
 	cr_assert_geq(st.accepted, 2 * HOSTS);
+	cr_assert_geq(st.commands, 2 * HOSTS * ROUNDS, "every round's Store and Retrieve ran");
 }
 
 /* BUILD/bin/nkv-target beside BUILD/tests/<this test>. */
