@@ -107,6 +107,11 @@ struct nkv_tcp_conn {
 	struct nkv_tcp_io *rx_cmd;	/* whose data is arriving */
 	/* The association. */
 	struct nkv_tcp_assoc *assoc;
+	/* An I/O connection that ended while the core held commands of it:
+	 * on its association's zombie list until they come back, or until
+	 * the association ends (its controller then never returns them). */
+	struct nkv_tcp_assoc *zassoc;
+	struct nkv_tcp_conn *znext;
 	uint16_t qid;
 	uint16_t sqhd;
 	uint32_t sqsize;
@@ -125,6 +130,7 @@ struct nkv_tcp_assoc {
 	struct nkv_tcp_assoc *next;
 	struct nkv_tgt_ctrl *ctrl;
 	struct nkv_tcp_conn *conns;	/* admin first */
+	struct nkv_tcp_conn *zombies;	/* ended I/O connections (zassoc) */
 	int wake_fd;
 };
 
