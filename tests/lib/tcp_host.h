@@ -36,6 +36,8 @@ struct th {
 	struct nkv_cqe cqe;
 	/* The last C2HTermReq received (type 0: none). */
 	struct nkv_tcp_term term;
+	uint8_t *rbuf;			/* received PDUs (th_close frees it) */
+	uint32_t rcap;
 };
 
 /* TCP connect to 127.0.0.1:port, receive deadline ms. 0 or -errno. */
