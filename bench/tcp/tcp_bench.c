@@ -85,41 +85,40 @@ static void tb_stream_child(int lfd, size_t size, int rounds, uint8_t *buf)
 	_exit(0);
 }
 
-/* Plain TCP, both ways, between this process and a child: MB/s each. */
-static void tb_stream(size_t size, int rounds, double *to, double *from)
+/* Plain TCP between this process and a child: the connection (*pid the
+ * child's), or -1. */
+static int tb_stream_open(size_t size, int rounds, uint8_t *buf, pid_t *pid)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	socklen_t al = sizeof(a);
-	uint8_t *buf = malloc(size), ack;
-	double t0, up[64], down[64];
-	int lfd = socket(AF_INET, SOCK_STREAM, 0), fd, r;
-	pid_t pid;
+	int lfd = socket(AF_INET, SOCK_STREAM, 0), fd;
 
-	memset(buf, 0x5a, size);
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	bind(lfd, (struct sockaddr *)&a, sizeof(a));
-	listen(lfd, 1);
-	getsockname(lfd, (struct sockaddr *)&a, &al);
-	pid = fork();
-	if (!pid)
+	if (bind(lfd, (struct sockaddr *)&a, sizeof(a)) || listen(lfd, 1) ||
+	    getsockname(lfd, (struct sockaddr *)&a, &al))
+		return -1;
+	*pid = fork();
+	if (!*pid)
 		tb_stream_child(lfd, size, rounds, buf);
-	fd = socket(AF_INET, SOCK_STREAM, 0);
-	connect(fd, (struct sockaddr *)&a, sizeof(a));
-	for (r = 0; r < rounds; r++) {
-		t0 = tb_now();
-		tb_full(fd, buf, size, 1);
-		tb_full(fd, &ack, 1, 0);
-		up[r] = (double)size / (tb_now() - t0) / 1e6;
-		t0 = tb_now();
-		tb_full(fd, buf, size, 0);
-		down[r] = (double)size / (tb_now() - t0) / 1e6;
-	}
-	close(fd);
 	close(lfd);
-	waitpid(pid, NULL, 0);
-	free(buf);
-	*to = tb_median(up, rounds);
-	*from = tb_median(down, rounds);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)))
+		return -1;
+	return fd;
+}
+
+/* One round of the stream: MB/s to the child and from it. */
+static void tb_stream_round(int fd, uint8_t *buf, size_t size, double *up, double *down)
+{
+	uint8_t ack;
+	double t0 = tb_now();
+
+	tb_full(fd, buf, size, 1);
+	tb_full(fd, &ack, 1, 0);
+	*up = (double)size / (tb_now() - t0) / 1e6;
+	t0 = tb_now();
+	tb_full(fd, buf, size, 0);
+	*down = (double)size / (tb_now() - t0) / 1e6;
 }
 
 /* nkv-target --listen tcp:0 as a child; its port from its log. */
@@ -151,36 +150,21 @@ static pid_t tb_target(const char *path, uint16_t *port)
 	return pid;
 }
 
-/* Store and Retrieve of one size MiB value: MB/s each, medians. */
-static int tb_kv(uint16_t port, int digests, size_t size, int rounds, double *st, double *rt)
+/* One round of Store and Retrieve of a size-byte value: MB/s each;
+ * -1 when a command failed or the value came back different. */
+static int tb_kv_round(struct th *io, const uint8_t *v, uint8_t *back, size_t size,
+		       double *st, double *rt)
 {
-	uint8_t *v = malloc(size), *back = malloc(size);
-	double t0, s[64], g[64];
 	uint32_t dw0, got;
-	struct th a, io;
-	size_t i;
-	int r, bad = 0;
+	double t0 = tb_now();
+	int bad;
 
-	for (i = 0; i < size; i++)
-		v[i] = (uint8_t)(i * 31 + 7);
-	if (th_admin(&a, port, digests, digests, TH_SUBNQN, 0) || th_io(&io, &a, 1))
-		return -1;
-	for (r = 0; r < rounds; r++) {
-		t0 = tb_now();
-		bad |= th_store(&io, "bench", 5, v, (uint32_t)size) != 0;
-		s[r] = (double)size / (tb_now() - t0) / 1e6;
-		t0 = tb_now();
-		bad |= th_retrieve(&io, "bench", 5, back, (uint32_t)size, &dw0, &got) != 0;
-		g[r] = (double)size / (tb_now() - t0) / 1e6;
-		bad |= got != size || memcmp(v, back, size) != 0;
-	}
-	th_close(&io);
-	th_close(&a);
-	free(v);
-	free(back);
-	*st = tb_median(s, rounds);
-	*rt = tb_median(g, rounds);
-	return bad ? -1 : 0;
+	bad = th_store(io, "bench", 5, v, (uint32_t)size) != 0;
+	*st = (double)size / (tb_now() - t0) / 1e6;
+	t0 = tb_now();
+	bad |= th_retrieve(io, "bench", 5, back, (uint32_t)size, &dw0, &got) != 0;
+	*rt = (double)size / (tb_now() - t0) / 1e6;
+	return bad || got != size || memcmp(v, back, size) ? -1 : 0;
 }
 
 /* 32 Retrieves of 4 KiB written at once, then their answers read. */
@@ -239,41 +223,89 @@ static double tb_4k(uint16_t port, int rounds)
 	return tb_median(k, rounds);
 }
 
+struct tb_res {
+	double up[64], down[64];		/* the stream */
+	double st[2][64], rt[2][64];		/* NVMe/TCP, digests off / on */
+	double rst[2][64], rrt[2][64];		/* each over the same round's stream */
+};
+
+/*
+ * Every round measures all of them one after the other (stream, then
+ * NVMe/TCP without and with digests), so that the ratios compare figures
+ * taken under the same load: on a shared machine the load between
+ * rounds varies more than anything measured here.
+ */
+static int tb_rounds(int sfd, struct th io[2], size_t size, int rounds, struct tb_res *r)
+{
+	uint8_t *v = malloc(size), *back = malloc(size);
+	int i, d, bad = 0;
+	size_t k;
+
+	for (k = 0; k < size; k++)
+		v[k] = (uint8_t)(k * 31 + 7);
+	for (i = 0; i < rounds && !bad; i++) {
+		tb_stream_round(sfd, back, size, &r->up[i], &r->down[i]);
+		for (d = 0; d < 2; d++) {
+			bad |= tb_kv_round(&io[d], v, back, size, &r->st[d][i], &r->rt[d][i]);
+			r->rst[d][i] = r->st[d][i] / r->up[i];
+			r->rrt[d][i] = r->rt[d][i] / r->down[i];
+		}
+	}
+	free(v);
+	free(back);
+	return bad ? -1 : 0;
+}
+
+static void tb_print(const struct tb_res *rc, size_t size, int rounds, double k4)
+{
+	struct tb_res r = *rc;
+	int d;
+
+	printf("{\"what\": \"stream\", \"mib\": %zu, \"rounds\": %d, \"to_MBps\": %.0f, "
+	       "\"from_MBps\": %.0f}\n", size >> 20, rounds, tb_median(r.up, rounds),
+	       tb_median(r.down, rounds));
+	for (d = 0; d < 2; d++)
+		printf("{\"what\": \"nvme-tcp\", \"digests\": %s, \"store_MBps\": %.0f, "
+		       "\"retrieve_MBps\": %.0f, \"store_x_stream\": %.2f, "
+		       "\"retrieve_x_stream\": %.2f}\n", d ? "true" : "false",
+		       tb_median(r.st[d], rounds), tb_median(r.rt[d], rounds),
+		       tb_median(r.rst[d], rounds), tb_median(r.rrt[d], rounds));
+	printf("{\"what\": \"retrieve4k_batch32\", \"iops\": %.0f}\n", k4);
+}
+
 int main(int argc, char **argv)
 {
 	size_t size = (argc > 2 ? (size_t)atoi(argv[2]) : 32) << 20;
-	int rounds = argc > 3 ? atoi(argv[3]) : 5;
-	double up, down, st, rt, dst, drt, k4;
+	int rounds = argc > 3 ? atoi(argv[3]) : 5, sfd, rc = 0;
+	static struct tb_res r;
+	struct th a[2], io[2];
+	uint8_t *sbuf;
+	double k4 = -1;
 	uint16_t port;
-	pid_t tgt;
+	pid_t tgt, spid = -1;
 
 	if (argc < 2 || rounds < 1 || rounds > 64 || !size) {
 		fprintf(stderr, "usage: tcp_bench NKV_TARGET [SIZE_MIB [ROUNDS<=64]]\n");
 		return 2;
 	}
-	tb_stream(size, rounds, &up, &down);
+	sbuf = calloc(1, size);
+	sfd = tb_stream_open(size, rounds, sbuf, &spid);
 	tgt = tb_target(argv[1], &port);
-	if (tgt < 0 || !port) {
-		fprintf(stderr, "tcp_bench: %s did not start\n", argv[1]);
+	if (sfd < 0 || tgt < 0 || !port) {
+		fprintf(stderr, "tcp_bench: the stream's child or %s did not start\n", argv[1]);
 		return 3;
 	}
-	if (tb_kv(port, 0, size, rounds, &st, &rt) || tb_kv(port, 1, size, rounds, &dst, &drt) ||
-	    (k4 = tb_4k(port, rounds)) < 0) {
+	if (th_admin(&a[0], port, 0, 0, TH_SUBNQN, 0) || th_io(&io[0], &a[0], 1) ||
+	    th_admin(&a[1], port, 1, 1, TH_SUBNQN, 0) || th_io(&io[1], &a[1], 1) ||
+	    tb_rounds(sfd, io, size, rounds, &r) || (k4 = tb_4k(port, rounds)) < 0) {
 		fprintf(stderr, "tcp_bench: a command failed or a value did not verify\n");
-		kill(tgt, SIGKILL);
-		waitpid(tgt, NULL, 0);
-		return 1;
+		rc = 1;
 	}
+	close(sfd);
+	waitpid(spid, NULL, 0);
 	kill(tgt, SIGTERM);
 	waitpid(tgt, NULL, 0);
-	printf("{\"what\": \"stream\", \"mib\": %zu, \"to_MBps\": %.0f, \"from_MBps\": %.0f}\n",
-	       size >> 20, up, down);
-	printf("{\"what\": \"nvme-tcp\", \"digests\": false, \"store_MBps\": %.0f, "
-	       "\"retrieve_MBps\": %.0f, \"store_x_stream\": %.2f, \"retrieve_x_stream\": %.2f}\n",
-	       st, rt, st / up, rt / down);
-	printf("{\"what\": \"nvme-tcp\", \"digests\": true, \"store_MBps\": %.0f, "
-	       "\"retrieve_MBps\": %.0f, \"store_x_stream\": %.2f, \"retrieve_x_stream\": %.2f}\n",
-	       dst, drt, dst / up, drt / down);
-	printf("{\"what\": \"retrieve4k_batch32\", \"iops\": %.0f}\n", k4);
-	return 0;
+	if (!rc)
+		tb_print(&r, size, rounds, k4);
+	return rc;
 }

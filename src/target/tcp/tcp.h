@@ -27,7 +27,7 @@
 #include "target/tcp/server.h"
 
 #define NKV_TCP_SLOTS 128u		/* commands in flight per connection (MQES + 1) */
-#define NKV_TCP_MAXH2CDATA (256u << 10)	/* ICResp MAXH2CDATA */
+#define NKV_TCP_MAXH2CDATA (1u << 20)	/* ICResp MAXH2CDATA */
 #define NKV_TCP_MAX_LISTEN 16u
 #define NKV_TCP_DEF_CONNS 64u
 #define NKV_TCP_DEF_BUF (256ull << 20)
