@@ -148,7 +148,7 @@ int nkv_tcp_server_listen(struct nkv_tcp_server *s, const char *addr, uint16_t p
 	s->nlis++;
 	if (bound)
 		*bound = l->port;
-	nkv_tcp_log(s, 2, "event=tcp_listening addr=%s port=%u", addr, l->port);
+	nkv_tcp_log(s, NKV_TCP_INFO, "event=tcp_listening addr=%s port=%u", addr, l->port);
 	return 0;
 }
 
@@ -176,7 +176,7 @@ static void nkv_tcp_accept(struct nkv_tcp_server *s, struct nkv_tcp_listener *l)
 			continue;
 		}
 		if (nkv_tcp_host_conns(s, c->host) >= s->o.max_conns_per_host) {
-			nkv_tcp_log(s, 1, "event=tcp_refused peer=%s reason=max_conns_per_host max=%u",
+			nkv_tcp_log(s, NKV_TCP_WARN, "event=tcp_refused peer=%s reason=max_conns_per_host max=%u",
 				    c->peer, s->o.max_conns_per_host);
 			nkv_tcp_stat_add(&s->st.refused);
 			nkv_tcp_conn_free(c);
@@ -188,7 +188,7 @@ static void nkv_tcp_accept(struct nkv_tcp_server *s, struct nkv_tcp_listener *l)
 		s->conns = c;
 		s->st.conns++;
 		nkv_tcp_stat_add(&s->st.accepted);
-		nkv_tcp_log(s, 2, "event=tcp_open conn=%u peer=%s port=%u", c->id, c->peer, l->port);
+		nkv_tcp_log(s, NKV_TCP_INFO, "event=tcp_open conn=%u peer=%s port=%u", c->id, c->peer, l->port);
 	}
 }
 
@@ -235,7 +235,7 @@ static void nkv_tcp_conn_close(struct nkv_tcp_conn *c, const char *why)
 
 	if (c->dead)
 		return;
-	nkv_tcp_log(c->s, 2, "event=tcp_closed conn=%u peer=%s qid=%u why=%s", c->id, c->peer,
+	nkv_tcp_log(c->s, NKV_TCP_INFO, "event=tcp_closed conn=%u peer=%s qid=%u why=%s", c->id, c->peer,
 		    c->qid, why);
 	c->dead = 1;
 	epoll_ctl(c->s->ep, EPOLL_CTL_DEL, c->fd, NULL);
@@ -251,14 +251,14 @@ static void nkv_tcp_conn_close(struct nkv_tcp_conn *c, const char *why)
 /* End an association: every connection closed, the controller destroyed
  * (commands its backends still hold come back to nobody), then every
  * command of its connections freed. */
-static void nkv_tcp_assoc_end(struct nkv_tcp_assoc *a, const char *why)
+static void nkv_tcp_assoc_end(struct nkv_tcp_assoc *a, int level, const char *why)
 {
 	struct nkv_tcp_server *s = a->conns->s;
 	struct nkv_tcp_assoc **pp;
 	struct nkv_tcp_conn *c;
 	uint32_t i;
 
-	nkv_tcp_log(s, why[0] == 'k' ? 1 : 2, "event=tcp_assoc_end cntlid=%u hostnqn=%s why=%s",
+	nkv_tcp_log(s, level, "event=tcp_assoc_end cntlid=%u hostnqn=%s why=%s",
 		    nkv_tgt_ctrl_cntlid(a->ctrl), nkv_tgt_ctrl_hostnqn(a->ctrl), why);
 	for (c = a->conns; c; c = c->anext)
 		nkv_tcp_conn_close(c, why);
@@ -289,7 +289,7 @@ void nkv_tcp_conn_end(struct nkv_tcp_conn *c, const char *why)
 	if (c->dead)
 		return;
 	if (a && c == a->conns)
-		return nkv_tcp_assoc_end(a, why);
+		return nkv_tcp_assoc_end(a, NKV_TCP_INFO, why);
 	nkv_tcp_conn_close(c, why);
 	if (!a)
 		return;
@@ -364,7 +364,7 @@ static void nkv_tcp_timers(struct nkv_tcp_server *s)
 		an = a->next;
 		if (nkv_tgt_ctrl_kato_expired(a->ctrl, now)) {
 			nkv_tcp_stat_add(&s->st.kato_expired);
-			nkv_tcp_assoc_end(a, "keep_alive_timeout");
+			nkv_tcp_assoc_end(a, NKV_TCP_WARN, "keep_alive_timeout");
 		}
 	}
 	for (c = s->conns; c; c = c->next)
@@ -483,7 +483,7 @@ void nkv_tcp_server_stop(struct nkv_tcp_server *s)
 		pthread_join(s->thr, NULL);
 	}
 	while (s->assocs)
-		nkv_tcp_assoc_end(s->assocs, "target_stopping");
+		nkv_tcp_assoc_end(s->assocs, NKV_TCP_INFO, "target_stopping");
 	while ((c = s->conns)) {
 		s->conns = c->next;
 		nkv_tcp_conn_close(c, "target_stopping");

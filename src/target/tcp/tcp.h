@@ -35,6 +35,9 @@
 #define NKV_TCP_RX_BUDGET (1u << 20)	/* bytes one connection reads per pass */
 #define NKV_TCP_RBUF (64u << 10)	/* read-ahead: many small PDUs per recv */
 #define NKV_TCP_SPARE_MAX (64u << 20)	/* a transfer buffer kept for the next command */
+/* Log levels (server.h's log_level: the vfio-user server's scale). */
+#define NKV_TCP_WARN 1
+#define NKV_TCP_INFO 2
 #define NKV_TCP_SC_INTERRUPTED 0x21	/* generic: Command Interrupted (retry) */
 #define NKV_TCP_SC_TRANSIENT 0x22	/* generic: Transient Transport Error */
 
