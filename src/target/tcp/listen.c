@@ -186,7 +186,7 @@ static void nkv_tcp_accept(struct nkv_tcp_server *s, struct nkv_tcp_listener *l)
 		epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ev);
 		c->next = s->conns;
 		s->conns = c;
-		s->st.conns++;
+		__atomic_add_fetch(&s->st.conns, 1, __ATOMIC_RELAXED);
 		nkv_tcp_stat_add(&s->st.accepted);
 		nkv_tcp_log(s, NKV_TCP_INFO, "event=tcp_open conn=%u peer=%s port=%u", c->id, c->peer, l->port);
 	}
@@ -208,7 +208,7 @@ int nkv_tcp_assoc_new(struct nkv_tcp_conn *c, struct nkv_tgt_ctrl *ctrl)
 	c->assoc = a;
 	a->next = s->assocs;
 	s->assocs = a;
-	s->st.assocs++;
+	__atomic_add_fetch(&s->st.assocs, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -241,7 +241,7 @@ static void nkv_tcp_conn_close(struct nkv_tcp_conn *c, const char *why)
 	epoll_ctl(c->s->ep, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	c->fd = -1;
-	c->s->st.conns--;
+	__atomic_sub_fetch(&c->s->st.conns, 1, __ATOMIC_RELAXED);
 	nkv_tcp_tx_drop(c);
 	for (i = 0; i < NKV_TCP_SLOTS; i++)
 		if (c->slots[i].busy && !c->slots[i].in_core)
@@ -277,7 +277,7 @@ static void nkv_tcp_assoc_end(struct nkv_tcp_assoc *a, int level, const char *wh
 	for (pp = &s->assocs; *pp != a; pp = &(*pp)->next)
 		;
 	*pp = a->next;
-	s->st.assocs--;
+	__atomic_sub_fetch(&s->st.assocs, 1, __ATOMIC_RELAXED);
 	free(a);
 }
 
