@@ -110,6 +110,8 @@ void nkv_tcp_conn_fatal(struct nkv_tcp_conn *c, const struct nkv_tcp_fault *f,
 	if (c->closing)
 		return;
 	c->closing = 1;
+	c->t_close_ns = nkv_tgt_now_ns();
+	c->want_out = -1;	/* re-arm epoll: output only from now on */
 	nkv_tcp_stat_add(&c->s->st.terminated);
 	nkv_tcp_log(c->s, NKV_TCP_WARN, "event=tcp_term conn=%u peer=%s fes=%u fei=%u why=%s",
 		    c->id, c->peer, f->fes, f->fei, f->why);

@@ -367,9 +367,12 @@ static void nkv_tcp_timers(struct nkv_tcp_server *s)
 			nkv_tcp_assoc_end(a, NKV_TCP_WARN, "keep_alive_timeout");
 		}
 	}
-	for (c = s->conns; c; c = c->next)
+	for (c = s->conns; c; c = c->next) {
 		if (!c->dead && !c->ic_done && now - c->t_open_ns > s->o.ic_ms * 1000000ull)
 			nkv_tcp_conn_break(c, "no_icreq");
+		if (!c->dead && c->closing && now - c->t_close_ns > NKV_TCP_TERM_MS * 1000000ull)
+			nkv_tcp_conn_break(c, "term_not_read");
+	}
 }
 
 /* End what was marked broken; free the dead that nothing holds. */
