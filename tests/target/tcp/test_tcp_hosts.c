@@ -32,7 +32,7 @@
 static struct nkv_subsys *SS;
 static struct nkv_tcp_server *S;
 static uint16_t PORT;
-static volatile int STOP;
+static int STOP;	/* atomic */
 
 static int DELAYED;	/* namespace 1 behind delay_be: completions from its thread */
 
@@ -131,7 +131,7 @@ static void *vanisher(void *arg)
 	struct nkv_tcp_cmd c;
 	int *n = arg;
 
-	while (!STOP) {
+	while (!__atomic_load_n(&STOP, __ATOMIC_ACQUIRE)) {
 		if (th_admin(&a, PORT, 0, 0, TH_SUBNQN, 0) || th_io(&io, &a, 1))
 			break;
 		memset(&c, 0, sizeof(c));
@@ -146,7 +146,7 @@ static void *vanisher(void *arg)
 		th_send_pdu(&io, &c, sizeof(c), NULL, 0);
 		th_close(&io);
 		th_close(&a);
-		(*n)++;
+		__atomic_add_fetch(n, 1, __ATOMIC_RELAXED);
 	}
 	free(v);
 	return NULL;
@@ -159,7 +159,7 @@ static void storm_all(void)
 	struct nkv_tcp_server_stats st;
 	int i, vanished = 0;
 
-	STOP = 0;
+	__atomic_store_n(&STOP, 0, __ATOMIC_RELEASE);
 	pthread_create(&vt, NULL, vanisher, &vanished);
 	for (i = 0; i < HOSTS; i++) {
 		w[i] = (struct worker){ .id = i };
@@ -167,11 +167,12 @@ static void storm_all(void)
 	}
 	for (i = 0; i < HOSTS; i++)
 		pthread_join(t[i], NULL);
-	STOP = 1;
+	__atomic_store_n(&STOP, 1, __ATOMIC_RELEASE);
 	pthread_join(vt, NULL);
 	for (i = 0; i < HOSTS; i++)
 		cr_expect_eq(w[i].failures, 0, "%s", w[i].why);
-	cr_assert_gt(vanished, 0, "the vanishing host came at least once");
+	cr_assert_gt(__atomic_load_n(&vanished, __ATOMIC_RELAXED), 0,
+		     "the vanishing host came at least once");
 	nkv_tcp_server_stats(S, &st);
 	cr_assert_geq(st.accepted, 2 * HOSTS);
 	cr_assert_geq(st.commands, 2 * HOSTS * ROUNDS, "every round's Store and Retrieve ran");
