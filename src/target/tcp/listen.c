@@ -32,6 +32,7 @@
 #define NKV_TCP_TAG_LIS 1u
 #define NKV_TCP_TAG_WAKE 2u
 #define NKV_TCP_TAG_STOP 3u
+#define NKV_TCP_TAG_AER (NKV_TCP_TAG_STOP | 4u)	/* tag 3, payload 1 */
 #define NKV_TCP_IDLE_MS 100	/* longest sleep: keep alive and IC timers */
 
 void nkv_tcp_log(struct nkv_tcp_server *s, int level, const char *fmt, ...)
@@ -81,8 +82,9 @@ int nkv_tcp_server_create(const struct nkv_tcp_server_opts *o, struct nkv_tcp_se
 		s->o.ctrl.mqes = NKV_TCP_SLOTS;
 	s->ep = epoll_create1(EPOLL_CLOEXEC);
 	s->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	s->aer_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	s->fab = nkv_tgt_fab_create(o->ss, &s->o.ctrl);
-	if (s->ep < 0 || s->stop_fd < 0 || !s->fab) {
+	if (s->ep < 0 || s->stop_fd < 0 || s->aer_fd < 0 || !s->fab) {
 		nkv_tcp_server_stop(s);
 		return -ENOMEM;
 	}
@@ -402,7 +404,7 @@ static void nkv_tcp_event(struct nkv_tcp_server *s, const struct epoll_event *ev
 	if (tag == NKV_TCP_TAG_LIS)
 		return nkv_tcp_accept(s, &s->lis[ev->data.u64 >> 2]);
 	if (tag)
-		return;		/* a wake fd (drained by sleep_end) or stop */
+		return;		/* a wake fd (drained by sleep_end) */
 	c = ev->data.ptr;
 	if (c->dead)
 		return;
@@ -430,6 +432,31 @@ static int nkv_tcp_wait(struct nkv_tcp_server *s, int work, struct epoll_event *
 	return n;
 }
 
+int nkv_tcp_server_aer(struct nkv_tcp_server *s, uint32_t dw0)
+{
+	uint64_t none = 0, one = 1;
+
+	if (!__atomic_compare_exchange_n(&s->aer_word, &none, (1ull << 32) | dw0, 0,
+					 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		return -EAGAIN;
+	(void)!write(s->aer_fd, &one, sizeof(one));
+	return 0;
+}
+
+/* The posted event, on the poll thread: one held AER of each controller. */
+static void nkv_tcp_aer_deliver(struct nkv_tcp_server *s)
+{
+	uint64_t w = __atomic_exchange_n(&s->aer_word, 0, __ATOMIC_ACQUIRE), v;
+	struct nkv_tcp_assoc *a;
+
+	while (read(s->aer_fd, &v, sizeof(v)) > 0)
+		;
+	if (!w)
+		return;
+	for (a = s->assocs; a; a = a->next)
+		nkv_tgt_ctrl_aer_event(a->ctrl, (uint32_t)w);
+}
+
 static void *nkv_tcp_thread(void *arg)
 {
 	struct nkv_tcp_server *s = arg;
@@ -445,8 +472,10 @@ static void *nkv_tcp_thread(void *arg)
 		nkv_tcp_reap(s);
 		n = nkv_tcp_wait(s, work, evs, 64);
 		for (i = 0; i < n; i++) {
-			if ((evs[i].data.u64 & 3u) == NKV_TCP_TAG_STOP)
+			if (evs[i].data.u64 == NKV_TCP_TAG_STOP)
 				stop = 1;
+			else if (evs[i].data.u64 == NKV_TCP_TAG_AER)
+				nkv_tcp_aer_deliver(s);
 			else
 				nkv_tcp_event(s, &evs[i]);
 		}
@@ -461,11 +490,13 @@ static void *nkv_tcp_thread(void *arg)
 int nkv_tcp_server_start(struct nkv_tcp_server *s)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = NKV_TCP_TAG_STOP };
+	struct epoll_event aev = { .events = EPOLLIN, .data.u64 = NKV_TCP_TAG_AER };
 	int rc;
 
 	if (s->started || !s->nlis)
 		return -EINVAL;
 	epoll_ctl(s->ep, EPOLL_CTL_ADD, s->stop_fd, &ev);
+	epoll_ctl(s->ep, EPOLL_CTL_ADD, s->aer_fd, &aev);
 	rc = pthread_create(&s->thr, NULL, nkv_tcp_thread, s);
 	if (rc)
 		return -rc;
@@ -499,6 +530,8 @@ void nkv_tcp_server_stop(struct nkv_tcp_server *s)
 		close(s->ep);
 	if (s->stop_fd >= 0)
 		close(s->stop_fd);
+	if (s->aer_fd >= 0)
+		close(s->aer_fd);
 	free(s);
 }
 

@@ -162,6 +162,8 @@ struct nkv_tcp_server {
 	uint32_t nlis;
 	int ep;				/* epoll */
 	int stop_fd;			/* eventfd: stop */
+	int aer_fd;			/* eventfd: an event posted (nkv_tcp_server_aer) */
+	uint64_t aer_word;		/* atomic: 1 << 32 | dw0 while one is posted */
 	pthread_t thr;
 	int started;
 	struct nkv_tcp_conn *conns;
