@@ -24,3 +24,5 @@ TL_RPC_PROC := tests/lib/rpc_proc.c
 $(B)/obj/tests/lib/rpc_proc.o: CPPFLAGS += $(shell pkg-config --cflags json-c)
 # A throwaway Ceph cluster on 127.0.0.1.
 TL_CEPH := tests/lib/ceph_cluster.c
+# NVMe/TCP suites: a small host that can also misbehave.
+TL_TCP_HOST := tests/lib/tcp_host.c
