@@ -183,13 +183,16 @@ static void nkv_tgt_id_ns_kv(struct nkv_tgt_ctrl *c, uint32_t nsid,
 static uint16_t nkv_tgt_id_list(struct nkv_tgt_ctrl *c, uint32_t start, int csi,
 				uint32_t *list)
 {
+	struct nkv_be *be;
 	uint32_t n = 0, i;
 
 	if (start >= 0xfffffffeu)
 		return nkv_tgt_sc(NKV_SC_INVALID_NS);
-	for (i = start + 1; i <= NKV_TGT_MAX_NS; i++)
-		if (c->ss->ns[i] && (csi < 0 || c->ss->ns[i]->csi == csi))
+	for (i = start + 1; i <= NKV_TGT_MAX_NS; i++) {
+		be = nkv_tgt_ns(c, i);	/* one load: namespace_add may attach meanwhile */
+		if (be && (csi < 0 || be->csi == csi))
 			list[n++] = i;
+	}
 	return 0;
 }
 

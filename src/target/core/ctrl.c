@@ -60,13 +60,16 @@ int nkv_subsys_add_ns(struct nkv_subsys *ss, uint32_t nsid, struct nkv_be *be)
 
 uint32_t nkv_subsys_mdts(const struct nkv_subsys *ss)
 {
+	const struct nkv_be *be;
 	uint64_t need = 0;
 	uint32_t i, mdts = NKV_TGT_MDTS_MIN;
 
-	for (i = 1; i <= NKV_TGT_MAX_NS; i++)
-		if (ss->ns[i] && ss->ns[i]->csi == NKV_CSI_KV &&
-		    (uint64_t)ss->ns[i]->max_value + NKV_TGT_KEY_HEAD > need)
-			need = (uint64_t)ss->ns[i]->max_value + NKV_TGT_KEY_HEAD;
+	for (i = 1; i <= NKV_TGT_MAX_NS; i++) {
+		/* Acquire, as nkv_tgt_ns(): namespace_add may attach meanwhile. */
+		be = __atomic_load_n(&ss->ns[i], __ATOMIC_ACQUIRE);
+		if (be && be->csi == NKV_CSI_KV && (uint64_t)be->max_value + NKV_TGT_KEY_HEAD > need)
+			need = (uint64_t)be->max_value + NKV_TGT_KEY_HEAD;
+	}
 	while (mdts < NKV_TGT_MDTS_MAX && ((uint64_t)NKV_PAGE_SIZE << mdts) < need)
 		mdts++;
 	return mdts;

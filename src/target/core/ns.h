@@ -10,14 +10,8 @@
  * work (issue 46's second part), as does telling clients.
  *
  * Threading: any thread; attaches are serialised here. The slot is
- * published after a release fence and read by nkv_tgt_ns() with an
- * acquire load; two readers still load it plainly: Identify's active
- * namespace list (admin.c nkv_tgt_id_list) and nkv_subsys_mdts()
- * (ctrl.c, at controller create). Both then read only fields set before
- * the fence through the pointer they loaded (an address dependency, which
- * no CPU nkv targets reorders), but TSan reports them under namespace_add:
- * they should call nkv_tgt_ns() (a one-line change each, left to the work
- * that next edits those files).
+ * published after a release fence; every reader loads it with acquire
+ * (nkv_tgt_ns(), Identify's active list, nkv_subsys_mdts()).
  */
 #ifndef NKV_TGT_NS_H
 #define NKV_TGT_NS_H
