@@ -17,11 +17,24 @@
 #include <string.h>
 #include <time.h>
 
+#define PATH_MAX_TGT 4200	/* a path, a line number, a key */
+
 #include "target/backends/registry.h"
+#include "target/config/config.h"
 #include "target/core/pidlock.h"
+#include "target/metrics/target.h"
 #include "target/rpc/target.h"
 #include "target/vfio-user/server.h"
 #include "tools/exit.h"
+
+#include <systemd/sd-daemon.h>
+
+/* A state line to systemd (Type=notify, docs/service.md); nothing when
+ * not started by it (no NOTIFY_SOCKET). */
+static void nkv_sd_notify(const char *state)
+{
+	sd_notify(0, state);
+}
 
 struct nkv_target_args {
 	const char *socket;
@@ -56,6 +69,19 @@ struct nkv_target_args {
 	/* the control socket (docs/rpc.md); NULL: none */
 	const char *rpc_socket;
 	uint32_t rpc_mode;	/* --rpc-socket-mode; 0: 0600 */
+	/* the metrics endpoint (docs/metrics.md): "ADDR:PORT"; NULL: none */
+	const char *metrics;
+	/* the configuration file (docs/service.md): its path, its lines,
+	 * and each option's value as last given (file, then command line;
+	 * NULL: not given), indexed as the long options, for --print-config
+	 * and SIGHUP's comparison */
+	const char *config;
+	int print_config;
+	int config_failed;	/* the file was refused: no --help text after */
+	struct nkv_cfg cfg;
+	struct option *lo;
+	char **vals;		/* each its own copy */
+	size_t nvals;
 };
 
 /* "  --NAME METAVAR" and its help from column 25, each further line of
@@ -161,6 +187,19 @@ static void nkv_target_usage(FILE *f)
 	      "                         as --socket\n"
 	      "  --rpc-socket-mode MODE its permission bits, octal (default 0600: only\n"
 	      "                         this uid may control the target)\n"
+	      "  --metrics ADDR:PORT    serve Prometheus metrics over HTTP at /metrics:\n"
+	      "                         namespaces, commands, errors, latencies,\n"
+	      "                         connections, backend health, the process\n"
+	      "                         (docs/metrics.md); ADDR an IPv4 address (default\n"
+	      "                         127.0.0.1), PORT 0 picks a free one, logged\n"
+	      "                         (event=metrics_listening)\n"
+	      "  --config FILE          read options from FILE first (INI, key = value, the\n"
+	      "                         keys the long options; docs/service.md); the\n"
+	      "                         command line wins. SIGHUP reads it again and\n"
+	      "                         applies the log level, time limits, max conns and\n"
+	      "                         poll interval; other changes are logged as needing\n"
+	      "                         a restart\n"
+	      "  --print-config         print the effective configuration as a FILE, exit\n"
 	      "  --version              print the version (nkv-target (nkv) " NKV_VERSION ")\n"
 	      "  -h, --help             this text\n", f);
 	nkv_target_usage_types(f);
@@ -240,6 +279,7 @@ enum {
 	OPT_DB_STRIDE, OPT_POLL_SCHED, OPT_SOCKET_MODE, OPT_SOCKET_GROUP,
 	OPT_VERSION,
 	OPT_RPC_SOCKET, OPT_RPC_MODE,
+	OPT_METRICS, OPT_CONFIG, OPT_PRINT_CONFIG,
 	OPT_BE_PARAM,	/* an option a backend declares (registry.h) */
 };
 
@@ -316,6 +356,9 @@ static const struct option nkv_target_lo[] = {
 	{ "poll-sched", required_argument, NULL, OPT_POLL_SCHED },
 	{ "rpc-socket", required_argument, NULL, OPT_RPC_SOCKET },
 	{ "rpc-socket-mode", required_argument, NULL, OPT_RPC_MODE },
+	{ "metrics", required_argument, NULL, OPT_METRICS },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "print-config", no_argument, NULL, OPT_PRINT_CONFIG },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, 'h' },
 };
@@ -353,13 +396,16 @@ static struct option *nkv_target_longopts(void)
 	return lo;
 }
 
-/* The long name of option @val, for messages. */
-static const char *nkv_target_optname(const struct option *lo, int val)
+/* --metrics: "ADDR:PORT" or "PORT", checked now, bound at start. */
+static int nkv_target_metrics_addr(const char *v, struct nkv_target_args *a)
 {
-	for (; lo->name; lo++)
-		if (lo->val == val)
-			return lo->name;
-	return "?";
+	uint32_t ip;
+	uint16_t port;
+
+	if (nkv_metrics_addr_parse(v, &ip, &port))
+		return -EINVAL;
+	a->metrics = v;
+	return 0;
 }
 
 /* Option o of nkv-target's own (not a backend's) into a. */
@@ -394,15 +440,74 @@ static int nkv_target_opt(int o, const char *v, struct nkv_target_args *a)
 	case OPT_POLL_SCHED: return nkv_target_sched(v, &a->poll_sched);
 	case OPT_RPC_SOCKET: a->rpc_socket = v; return 0;
 	case OPT_RPC_MODE: return nkv_target_mode(v, &a->rpc_mode);
+	case OPT_METRICS: return nkv_target_metrics_addr(v, a);
+	case OPT_CONFIG: a->config = v; return 0;	/* read before the others */
+	case OPT_PRINT_CONFIG: a->print_config = 1; return 0;
 	default: return -EINVAL;
 	}
+}
+
+/* Why option o's value v was refused; where is "--NAME" or "FILE:LINE:
+ * key 'NAME'". */
+static void nkv_target_bad_value(int o, const char *v, const char *where)
+{
+	if (o == OPT_SOCKET_MODE || o == OPT_RPC_MODE)
+		fprintf(stderr, "nkv-target: bad value '%s' for %s: want octal permission bits "
+			"1..0777, e.g. 0660\n", v, where);
+	else if (o == OPT_SOCKET_GROUP)
+		fprintf(stderr, "nkv-target: bad value '%s' for %s: no such group, and not a "
+			"number\n", v, where);
+	else if (o == OPT_METRICS)
+		fprintf(stderr, "nkv-target: bad value '%s' for %s: want ADDR:PORT or PORT, ADDR "
+			"an IPv4 address (default 127.0.0.1), PORT 0..65535 (0: any free one)\n",
+			v, where);
+	else
+		fprintf(stderr, "nkv-target: bad value '%s' for %s\n", v, where);
+}
+
+/* A backend's option: replaces one of the same name (a file's, when
+ * the command line gives it again). */
+static void nkv_target_be_param(struct nkv_target_args *a, const char *name, const char *v)
+{
+	size_t i;
+
+	for (i = 0; i < a->nparams; i++)
+		if (!strcmp(a->params[i].name, name)) {
+			a->params[i].value = v;
+			return;
+		}
+	a->params[a->nparams++] = (struct nkv_be_param){ name, v };
+}
+
+/* Option lo[i] = v into a (v "true" for a flag), its value kept for
+ * --print-config. 0, or -EINVAL said why. */
+static int nkv_target_apply(struct nkv_target_args *a, const struct option *lo, size_t i,
+			    const char *v, const char *where)
+{
+	int rc = 0;
+
+	free(a->vals[i]);
+	a->vals[i] = strdup(v);
+	if (!a->vals[i]) {
+		fprintf(stderr, "nkv-target: out of memory\n");
+		return -ENOMEM;
+	}
+	if (lo[i].val == OPT_BE_PARAM)
+		nkv_target_be_param(a, lo[i].name, v);
+	else
+		rc = nkv_target_opt(lo[i].val, v, a);
+	if (rc)
+		nkv_target_bad_value(lo[i].val, v, where);
+	return rc;
 }
 
 static int nkv_target_getopts(int argc, char **argv, const struct option *lo,
 			      struct nkv_target_args *a)
 {
-	int o, li = 0, rc;
+	char where[96];
+	int o, li = 0;
 
+	optind = 0;	/* from the start, also when SIGHUP parses again */
 	while ((o = getopt_long(argc, argv, "h", lo, &li)) != -1) {
 		if (o == 'h') {
 			nkv_target_usage(stdout);
@@ -412,28 +517,92 @@ static int nkv_target_getopts(int argc, char **argv, const struct option *lo,
 			fputs(NKV_VERSION_LINE("nkv-target"), stdout);
 			exit(0);
 		}
-		if (o == OPT_BE_PARAM) {
-			a->params[a->nparams++] = (struct nkv_be_param){ lo[li].name, optarg };
-			continue;
-		}
-		rc = nkv_target_opt(o, optarg, a);
-		if (rc && (o == OPT_SOCKET_MODE || o == OPT_RPC_MODE))
-			fprintf(stderr, "nkv-target: bad value '%s' for --%s: want octal "
-				"permission bits 1..0777, e.g. 0660\n", optarg, nkv_target_optname(lo, o));
-		else if (rc && o == OPT_SOCKET_GROUP)
-			fprintf(stderr, "nkv-target: bad value '%s' for --socket-group: no such "
-				"group, and not a number\n", optarg);
-		else if (rc && o != '?')
-			fprintf(stderr, "nkv-target: bad value '%s' for --%s\n", optarg,
-				nkv_target_optname(lo, o));
-		if (rc)
-			return rc;
+		if (o == '?')
+			return -EINVAL;
+		snprintf(where, sizeof(where), "--%s", lo[li].name);
+		if (nkv_target_apply(a, lo, (size_t)li, optarg ? optarg : "true", where))
+			return -EINVAL;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "nkv-target: unexpected argument '%s'\n", argv[optind]);
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* Keys a file may not hold: what only makes sense on a command line. */
+static int nkv_target_cfg_only_cli(int val)
+{
+	return val == OPT_CONFIG || val == OPT_PRINT_CONFIG || val == OPT_VERSION || val == 'h';
+}
+
+/* One key of the file into a: 0, or -EINVAL said with its line. */
+static int nkv_target_cfg_ent(struct nkv_target_args *a, const struct option *lo,
+			      const struct nkv_cfg_ent *e)
+{
+	char where[PATH_MAX_TGT];
+	size_t i;
+	int b;
+
+	for (i = 0; i < a->nvals && strcmp(lo[i].name, e->key); i++)
+		;
+	if (i == a->nvals || nkv_target_cfg_only_cli(lo[i].val)) {
+		fprintf(stderr, "nkv-target: %s:%d: unknown key '%s' (the keys are nkv-target's "
+			"long options, nkv-target --help)\n", a->config, e->line, e->key);
+		return -EINVAL;
+	}
+	snprintf(where, sizeof(where), "%s:%d: key '%s'", a->config, e->line, e->key);
+	if (lo[i].has_arg == no_argument) {
+		b = nkv_cfg_bool(e->value);
+		if (b < 0) {
+			fprintf(stderr, "nkv-target: bad value '%s' for %s: want true or false\n",
+				e->value, where);
+			return -EINVAL;
+		}
+		return b ? nkv_target_apply(a, lo, i, "true", where) : 0;
+	}
+	return nkv_target_apply(a, lo, i, e->value, where);
+}
+
+/* --config FILE (or --config=FILE) on the command line, read before the
+ * other options so that they win; NULL: none. */
+static const char *nkv_target_cfg_path(int argc, char **argv)
+{
+	const char *path = NULL;
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		if (!strcmp(argv[i], "--config") && i + 1 < argc)
+			path = argv[++i];
+		else if (!strncmp(argv[i], "--config=", 9))
+			path = argv[i] + 9;
+	}
+	return path;
+}
+
+/* Read the file: 0, or -EINVAL said why (its line). */
+static int nkv_target_cfg_load(struct nkv_target_args *a)
+{
+	char err[PATH_MAX_TGT];
+
+	if (nkv_cfg_load(a->config, &a->cfg, err, sizeof(err))) {
+		fprintf(stderr, "nkv-target: %s\n", err);
+		a->config_failed = 1;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The file's keys into a, in file order. */
+static int nkv_target_cfg_apply(struct nkv_target_args *a, const struct option *lo)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < a->cfg.n && !rc; i++)
+		rc = nkv_target_cfg_ent(a, lo, &a->cfg.ent[i]);
+	a->config_failed = rc != 0;
+	return rc;
 }
 
 /* What every KV namespace asks of its backend. */
@@ -539,20 +708,65 @@ static int nkv_target_check(const struct nkv_target_args *a)
 	return nkv_target_each_ns(a, NULL, NULL) ? -EINVAL : 0;
 }
 
+/* --print-config: nkv-target's own keys, then the backend options given. */
+static void nkv_target_print_config(const struct nkv_target_args *a)
+{
+	const char **keys = calloc(a->nvals, sizeof(*keys));
+	const char **vals = calloc(a->nvals, sizeof(*vals));
+	size_t i, n = 0;
+
+	if (!keys || !vals) {
+		fprintf(stderr, "nkv-target: out of memory\n");
+		exit(NKV_EXIT_SETUP);
+	}
+	for (i = 0; i < a->nvals; i++) {
+		if (nkv_target_cfg_only_cli(a->lo[i].val) ||
+		    (a->lo[i].val == OPT_BE_PARAM && !a->vals[i]))
+			continue;
+		keys[n] = a->lo[i].name;
+		vals[n++] = a->vals[i];
+	}
+	nkv_cfg_print(stdout, keys, vals, n);
+	free(keys);
+	free(vals);
+}
+
+static void nkv_target_args_free(struct nkv_target_args *a)
+{
+	size_t i;
+
+	for (i = 0; a->vals && i < a->nvals; i++)
+		free(a->vals[i]);
+	free(a->params);
+	free(a->vals);
+	free(a->lo);
+	nkv_cfg_free(&a->cfg);
+}
+
+/* The file (--config), then the command line over it: 0, or -EINVAL /
+ * -ENOMEM said why. */
 static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 {
-	struct option *lo = nkv_target_longopts();
-	int rc;
+	int rc = 0;
 
-	/* Each backend option takes an argument: argc bounds their number. */
-	a->params = calloc((size_t)argc, sizeof(*a->params));
-	if (!lo || !a->params) {
-		free(lo);
+	a->lo = nkv_target_longopts();
+	a->config = nkv_target_cfg_path(argc, argv);
+	if (a->lo && a->config)
+		rc = nkv_target_cfg_load(a);
+	for (a->nvals = 0; a->lo && a->lo[a->nvals].name; a->nvals++)
+		;
+	/* Each backend option takes an argument or a line: argc and the
+	 * file's keys bound their number. */
+	a->params = calloc((size_t)argc + a->cfg.n, sizeof(*a->params));
+	a->vals = calloc(a->nvals + 1, sizeof(*a->vals));
+	if (!a->lo || !a->params || !a->vals) {
 		fprintf(stderr, "nkv-target: out of memory\n");
 		return -ENOMEM;
 	}
-	rc = nkv_target_getopts(argc, argv, lo, a);
-	free(lo);
+	if (!rc && a->config)
+		rc = nkv_target_cfg_apply(a, a->lo);
+	if (!rc)
+		rc = nkv_target_getopts(argc, argv, a->lo, a);
 	return rc ? rc : nkv_target_check(a);
 }
 
@@ -837,12 +1051,145 @@ static int nkv_target_rpc_start(const struct nkv_target_args *a, struct nkv_vfu_
 	return rc;
 }
 
+/* Every option as it is before the file and the command line. */
+static void nkv_target_defaults(struct nkv_target_args *a)
+{
+	*a = (struct nkv_target_args){
+		.socket = "nkv-target.sock", .backend = "mem", .capacity = 1ull << 30,
+		.max_value = NKV_TGT_DEF_MAX_VALUE, .log_level = NKV_VFU_LOG_INFO,
+		.dstrd = NKV_TGT_DSTRD_LINE,
+	};
+	/* The debug trace switch the host library reads too. */
+	a->trace = getenv("NKV_TRACE") && atoi(getenv("NKV_TRACE")) > 0;
+}
+
+/* The command line, parsed again over the file at SIGHUP. */
+static int nkv_target_argc;
+static char **nkv_target_argv;
+
+/*
+ * The metrics endpoint (--metrics): the namespaces', the vfio-user
+ * server's and the process's series registered, then served. Started
+ * after the server (its counters are read), stopped before it. 0 (none
+ * asked, or serving), or a negative errno, said why.
+ */
+static int nkv_target_metrics_start(const struct nkv_target_args *a, struct nkv_vfu_server *srv,
+				    struct nkv_metrics_server **out)
+{
+	uint16_t port;
+	int rc;
+
+	*out = NULL;
+	if (!a->metrics)
+		return 0;
+	rc = nkv_metrics_target_register(&nkv_target_rpc, srv);
+	if (!rc)
+		rc = nkv_metrics_server_start(a->metrics, out, &port);
+	if (rc) {
+		fprintf(stderr, "nkv-target: cannot serve --metrics %s: %s\n", a->metrics,
+			strerror(-rc));
+		return rc;
+	}
+	/* Port 0 picks one: the line says which, for whoever scrapes it. */
+	fprintf(stderr, "ts=%ld level=info event=metrics_listening addr=%s port=%u path=/metrics\n",
+		(long)time(NULL), a->metrics, port);
+	return 0;
+}
+
+/* Keys SIGHUP applies to a running target (the RPC target_set and
+ * log_level_set change the same); every other needs a restart. */
+static int nkv_target_live_key(int val)
+{
+	return val == OPT_LOG || val == OPT_HANDSHAKE_MS || val == OPT_IDLE_MS ||
+	       val == OPT_MSG_MS || val == OPT_MAX_CONNS || val == OPT_POLL;
+}
+
+/* n's live options into the server and the backends' log. */
+static void nkv_target_apply_live(const struct nkv_target_args *n, struct nkv_vfu_server *srv)
+{
+	struct nkv_vfu_server_live l;
+
+	nkv_vfu_server_live_get(srv, &l);
+	l.log_level = n->log_level;
+	l.handshake_ms = (uint32_t)n->handshake_ms;	/* 0: the server's default */
+	l.idle_ms = (uint32_t)n->idle_ms;
+	l.msg_ms = (uint32_t)n->msg_ms;
+	l.max_conns = (int)n->max_conns;
+	l.poll_interval_ns = n->poll_ns;
+	nkv_rpc_raise_nofile(NKV_TGT_FDS_BASE + NKV_RPC_MAX_CONNS +
+			     (n->max_conns ? n->max_conns : 16) * NKV_TGT_FDS_PER_CONN);
+	nkv_vfu_server_live_set(srv, &l);
+	nkv_be_log_set(n->log_level, NULL, NULL);
+}
+
+/* Each key n changes from a: logged, and a's value replaced where it
+ * changes live. How many changed. */
+static unsigned nkv_target_diff(struct nkv_target_args *a, struct nkv_target_args *n)
+{
+	unsigned changed = 0;
+	size_t i;
+
+	for (i = 0; i < a->nvals; i++) {
+		const char *was = a->vals[i] ? a->vals[i] : "(default)";
+		const char *now = n->vals[i] ? n->vals[i] : "(default)";
+		int live = nkv_target_live_key(a->lo[i].val);
+
+		if (!strcmp(was, now) || nkv_target_cfg_only_cli(a->lo[i].val))
+			continue;
+		changed++;
+		fprintf(stderr, "ts=%ld level=%s event=reload key=%s was=%s now=%s applied=%s\n",
+			(long)time(NULL), live ? "info" : "warn", a->lo[i].name, was, now,
+			live ? "live" : "needs_restart");
+		if (live) {
+			char *t = a->vals[i];
+
+			a->vals[i] = n->vals[i];
+			n->vals[i] = t;
+		}
+	}
+	return changed;
+}
+
+/* SIGHUP: read the file again (the command line still wins), apply what
+ * changes live, name what needs a restart. A bad file changes nothing. */
+static void nkv_target_reload(struct nkv_target_args *a, struct nkv_vfu_server *srv)
+{
+	struct nkv_target_args n;
+	unsigned changed;
+
+	if (!a->config) {
+		fprintf(stderr, "ts=%ld level=warn event=reload result=skipped reason=no_config "
+			"(SIGHUP re-reads --config FILE)\n", (long)time(NULL));
+		return;
+	}
+	nkv_sd_notify("RELOADING=1");
+	nkv_target_defaults(&n);
+	if (nkv_target_parse(nkv_target_argc, nkv_target_argv, &n)) {
+		fprintf(stderr, "ts=%ld level=error event=reload result=failed config=%s "
+			"(nothing changed; the line above says why)\n", (long)time(NULL), a->config);
+	} else {
+		changed = nkv_target_diff(a, &n);
+		a->log_level = n.log_level;
+		a->handshake_ms = n.handshake_ms;
+		a->idle_ms = n.idle_ms;
+		a->msg_ms = n.msg_ms;
+		a->max_conns = n.max_conns;
+		a->poll_ns = n.poll_ns;
+		nkv_target_apply_live(a, srv);
+		fprintf(stderr, "ts=%ld level=info event=reload result=ok config=%s changed=%u\n",
+			(long)time(NULL), a->config, changed);
+	}
+	nkv_target_args_free(&n);
+	nkv_sd_notify("READY=1");
+}
+
 /* Serve until SIGINT or SIGTERM: the exit status. */
-static int nkv_target_serve(const struct nkv_target_args *a)
+static int nkv_target_serve(struct nkv_target_args *a)
 {
 	struct nkv_vfu_server_opts so = { .size = sizeof(so) };
 	struct nkv_vfu_server *srv;
 	struct nkv_rpc_server *rpc;
+	struct nkv_metrics_server *met;
 	struct nkv_rpc_lock *rpc_lock = NULL;
 	struct nkv_vfu_lock *lock;
 	struct nkv_subsys *ss;
@@ -856,6 +1203,7 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	/* Backends log their own events (a cluster lost) at the same level. */
 	nkv_be_log_set(a->log_level, NULL, NULL);
@@ -907,10 +1255,24 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 		nkv_subsys_destroy(ss);
 		return NKV_EXIT_SETUP;
 	}
-	while (!sigwait(&set, &sig) && sig == SIGUSR1)
-		nkv_target_stats();
+	if (nkv_target_metrics_start(a, srv, &met)) {
+		nkv_rpc_server_stop(rpc);
+		nkv_vfu_server_stop(srv);
+		nkv_subsys_destroy(ss);
+		return NKV_EXIT_SETUP;
+	}
+	/* Every namespace is up and every listener listens. */
+	nkv_sd_notify("READY=1");
+	while (!sigwait(&set, &sig) && (sig == SIGUSR1 || sig == SIGHUP)) {
+		if (sig == SIGUSR1)
+			nkv_target_stats();
+		else
+			nkv_target_reload(a, srv);
+	}
+	nkv_sd_notify("STOPPING=1");
 	fprintf(stderr, "ts=%ld level=info event=signal sig=%s action=shutdown\n",
 		(long)time(NULL), sig == SIGINT ? "SIGINT" : "SIGTERM");
+	nkv_metrics_server_stop(met);	/* its collectors read the others */
 	nkv_rpc_server_stop(rpc);	/* its methods use the server */
 	nkv_vfu_server_stop(srv);
 	nkv_target_stats();
@@ -921,21 +1283,22 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 
 int main(int argc, char **argv)
 {
-	struct nkv_target_args a = {
-		.socket = "nkv-target.sock", .backend = "mem", .capacity = 1ull << 30,
-		.max_value = NKV_TGT_DEF_MAX_VALUE, .log_level = NKV_VFU_LOG_INFO,
-		.dstrd = NKV_TGT_DSTRD_LINE,
-	};
+	struct nkv_target_args a;
 	int rc;
 
-	/* The debug trace switch the host library reads too. */
-	a.trace = getenv("NKV_TRACE") && atoi(getenv("NKV_TRACE")) > 0;
+	nkv_target_defaults(&a);
+	nkv_target_argc = argc;
+	nkv_target_argv = argv;
 	if (nkv_target_parse(argc, argv, &a)) {
-		nkv_target_usage(stderr);
+		if (!a.config_failed)
+			nkv_target_usage(stderr);
 		rc = NKV_EXIT_USAGE;
+	} else if (a.print_config) {
+		nkv_target_print_config(&a);
+		rc = 0;
 	} else {
 		rc = nkv_target_serve(&a);
 	}
-	free(a.params);
+	nkv_target_args_free(&a);
 	return rc;
 }

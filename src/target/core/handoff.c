@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "metrics.h"
 
 void nkv_tgt_handoff_push(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 {
@@ -67,6 +68,7 @@ void nkv_tgt_be_done(struct nkv_be_op *op)
 	struct nkv_tgt_cmd *cmd = (struct nkv_tgt_cmd *)op;
 	struct nkv_tgt_ctrl *c = cmd->ctrl;
 
+	nkv_tgt_metrics_be(c, cmd);
 	if (nkv_tgt_submitting != c) {
 		nkv_tgt_handoff_push(c, cmd);
 		return;

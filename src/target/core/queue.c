@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "metrics.h"
 
 int nkv_tgt_queue_mem(struct nkv_tgt_ctrl *c, uint64_t iova, uint64_t bytes,
 		      uint32_t prot, void **ptr, int *stable)
@@ -294,6 +295,7 @@ static int nkv_tgt_sq_fetch(struct nkv_tgt_ctrl *c, uint16_t qid)
 			break;
 		}
 		sq->head = (sq->head + 1) % sq->size;
+		cmd->op.t_fetch_ns = nkv_tgt_metrics_stamp();
 		cmd->sqid = qid;
 		cmd->cqid = sq->cqid;
 		cmd->epoch = sq->epoch;

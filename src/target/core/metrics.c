@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * metrics.c - the core's counters for the metrics endpoint (metrics.h):
+ * one table per namespace, relaxed atomic adds from every poll thread.
+ */
+#include <errno.h>
+#include <time.h>
+
+#include "core.h"
+#include "metrics.h"
+
+int nkv_tgt_metrics_on;
+static struct nkv_tgt_ns_metrics nkv_tgt_met[NKV_TGT_MAX_NS + 1];
+
+static const char *const nkv_tgt_mop_names[NKV_TGT_MOP_N] = {
+	"store", "retrieve", "list", "delete", "exist", "read", "write", "flush", "other",
+};
+
+void nkv_tgt_metrics_enable(void)
+{
+	__atomic_store_n(&nkv_tgt_metrics_on, 1, __ATOMIC_RELAXED);
+}
+
+const char *nkv_tgt_mop_name(enum nkv_tgt_mop op)
+{
+	return op < NKV_TGT_MOP_N ? nkv_tgt_mop_names[op] : "other";
+}
+
+double nkv_tgt_hist_le(unsigned i)
+{
+	return (double)(1ull << i) * 1e-6;
+}
+
+uint64_t nkv_tgt_metrics_stamp(void)
+{
+	struct timespec ts;
+
+	if (!__atomic_load_n(&nkv_tgt_metrics_on, __ATOMIC_RELAXED))
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int nkv_tgt_metrics_ns(uint32_t nsid, struct nkv_tgt_ns_metrics *out)
+{
+	const uint64_t *src = (const uint64_t *)&nkv_tgt_met[nsid];
+	uint64_t *dst = (uint64_t *)out;
+	size_t i;
+
+	if (!nsid || nsid > NKV_TGT_MAX_NS)
+		return -EINVAL;
+	/* Word by word, each load atomic: a torn counter is never seen. */
+	for (i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* The metrics opcode of a command on a namespace of csi. */
+static enum nkv_tgt_mop nkv_tgt_mop_of(uint8_t csi, uint8_t opc)
+{
+	if (csi == NKV_CSI_NVM)
+		return opc == NKV_NVM_READ ? NKV_TGT_MOP_READ : opc == NKV_NVM_WRITE ?
+		       NKV_TGT_MOP_WRITE : opc == NKV_NVM_FLUSH ? NKV_TGT_MOP_FLUSH : NKV_TGT_MOP_OTHER;
+	switch (opc) {
+	case NKV_KV_STORE: return NKV_TGT_MOP_STORE;
+	case NKV_KV_RETRIEVE: return NKV_TGT_MOP_RETRIEVE;
+	case NKV_KV_LIST: return NKV_TGT_MOP_LIST;
+	case NKV_KV_DELETE: return NKV_TGT_MOP_DELETE;
+	case NKV_KV_EXIST: return NKV_TGT_MOP_EXIST;
+	default: return NKV_TGT_MOP_OTHER;
+	}
+}
+
+static void nkv_tgt_add(uint64_t *v, uint64_t n)
+{
+	__atomic_fetch_add(v, n, __ATOMIC_RELAXED);
+}
+
+static void nkv_tgt_hist_add(struct nkv_tgt_hist *h, uint64_t ns)
+{
+	uint64_t us = (ns + 999) / 1000;
+	unsigned i = us <= 1 ? 0 : 64 - (unsigned)__builtin_clzll(us - 1);
+
+	nkv_tgt_add(&h->bucket[i < NKV_TGT_HIST_FINITE ? i : NKV_TGT_HIST_FINITE], 1);
+	nkv_tgt_add(&h->sum_ns, ns);
+}
+
+/* The first slot holding status, or a free one claimed for it. */
+static void nkv_tgt_err_add(struct nkv_tgt_ns_metrics *m, enum nkv_tgt_mop op, uint32_t st)
+{
+	unsigned i;
+	uint32_t free_ = 0;
+
+	nkv_tgt_add(&m->errors[op], 1);
+	for (i = 0; i < NKV_TGT_MET_ERRS; i++) {
+		uint32_t *s = &m->err[op][i].status;
+
+		if (__atomic_load_n(s, __ATOMIC_RELAXED) == st ||
+		    __atomic_compare_exchange_n(s, &free_, st, 0, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED) || free_ == st) {
+			nkv_tgt_add(&m->err[op][i].count, 1);
+			return;
+		}
+		free_ = 0;
+	}
+}
+
+/* The namespace a completed I/O command counts for, or NULL. */
+static struct nkv_tgt_ns_metrics *nkv_tgt_met_of(struct nkv_tgt_ctrl *c,
+						  const struct nkv_tgt_cmd *cmd,
+						  enum nkv_tgt_mop *op)
+{
+	uint32_t nsid = cmd->sqe.nsid;
+	struct nkv_be *be;
+
+	if (!cmd->sqid || !nsid || nsid > NKV_TGT_MAX_NS)
+		return NULL;	/* admin, or no namespace to name */
+	be = nkv_tgt_ns(c, nsid);
+	if (!be)
+		return NULL;
+	*op = nkv_tgt_mop_of(be->csi, (uint8_t)nkv_sqe_opc(&cmd->sqe));
+	return &nkv_tgt_met[nsid];
+}
+
+void nkv_tgt_metrics_cmd(struct nkv_tgt_ctrl *c, const struct nkv_tgt_cmd *cmd)
+{
+	struct nkv_tgt_ns_metrics *m;
+	enum nkv_tgt_mop op;
+	uint64_t now;
+
+	if (!__atomic_load_n(&nkv_tgt_metrics_on, __ATOMIC_RELAXED))
+		return;
+	m = nkv_tgt_met_of(c, cmd, &op);
+	if (!m)
+		return;
+	now = nkv_tgt_metrics_stamp();
+	nkv_tgt_add(&m->cmds[op], 1);
+	if (cmd->status)
+		nkv_tgt_err_add(m, op, cmd->status);
+	else if (cmd->bytes)
+		nkv_tgt_add(op == NKV_TGT_MOP_STORE || op == NKV_TGT_MOP_WRITE ? &m->bytes_in :
+			    &m->bytes_out, cmd->bytes);
+	if (cmd->op.t_fetch_ns && now > cmd->op.t_fetch_ns)
+		nkv_tgt_hist_add(&m->cmd_lat[op], now - cmd->op.t_fetch_ns);
+}
+
+void nkv_tgt_metrics_be(struct nkv_tgt_ctrl *c, const struct nkv_tgt_cmd *cmd)
+{
+	struct nkv_tgt_ns_metrics *m;
+	enum nkv_tgt_mop op;
+	uint64_t now;
+
+	if (!cmd->op.t_submit_ns)
+		return;
+	m = nkv_tgt_met_of(c, cmd, &op);
+	now = nkv_tgt_metrics_stamp();
+	if (m && now > cmd->op.t_submit_ns)
+		nkv_tgt_hist_add(&m->be_lat[op], now - cmd->op.t_submit_ns);
+}
