@@ -94,3 +94,13 @@ test_rpc_SRCS = tests/target/test_rpc.c $(TL_RPC_PROC)
 test_rpc_LIBS = $(LIBNKV)
 test_rpc_LDLIBS = -lcriterion $(LIBNKV_LDLIBS) $(JSONC_LIBS)
 $(B)/tests/test_rpc: | $(B)/bin/nkv-target
+
+# The metrics endpoint (issue 47): the built nkv-target with --metrics,
+# scraped over HTTP (tests/lib/http_get.c), checked by promtool and by a
+# real Prometheus server of the test's own (both skipped where absent).
+$(B)/obj/tests/target/metrics/test_metrics.o: CPPFLAGS += $(JSONC_CFLAGS)
+TESTS += test_metrics
+test_metrics_SRCS = tests/target/metrics/test_metrics.c tests/lib/http_get.c $(TL_RPC_PROC)
+test_metrics_LIBS = $(LIBNKV)
+test_metrics_LDLIBS = -lcriterion $(LIBNKV_LDLIBS) $(JSONC_LIBS)
+$(B)/tests/test_metrics: | $(B)/bin/nkv-target
