@@ -669,6 +669,27 @@ static int nkv_target_each_ns(const struct nkv_target_args *a,
 	return rc;
 }
 
+/* A backend option from the file that --backend does not take: named
+ * with its line (the backend's own check then says what it takes). */
+static void nkv_target_cfg_be_keys(const struct nkv_target_args *a)
+{
+	const struct nkv_be_type *t = nkv_be_type_find(a->backend);
+	const struct nkv_be_optdesc *d;
+	size_t i, k;
+
+	for (i = 0; t && i < a->cfg.n; i++) {
+		for (k = 0; k < a->nvals && strcmp(a->lo[k].name, a->cfg.ent[i].key); k++)
+			;
+		if (k == a->nvals || a->lo[k].val != OPT_BE_PARAM)
+			continue;
+		for (d = t->opts; d && d->name && strcmp(d->name, a->cfg.ent[i].key); d++)
+			;
+		if (!d || !d->name)
+			fprintf(stderr, "nkv-target: %s:%d: key '%s' is not an option of the %s "
+				"backend\n", a->config, a->cfg.ent[i].line, a->cfg.ent[i].key, t->name);
+	}
+}
+
 static int nkv_target_check(const struct nkv_target_args *a)
 {
 	struct nkv_be_conf c = nkv_target_conf(a);
@@ -702,6 +723,7 @@ static int nkv_target_check(const struct nkv_target_args *a)
 	}
 	/* An unknown --backend fails later, as creating a namespace. */
 	if (nkv_be_type_find(a->backend) && nkv_be_conf_check(a->backend, &c, err, sizeof(err))) {
+		nkv_target_cfg_be_keys(a);
 		fprintf(stderr, "nkv-target: %s\n", err);
 		return -EINVAL;
 	}

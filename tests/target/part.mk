@@ -104,3 +104,12 @@ test_metrics_SRCS = tests/target/metrics/test_metrics.c tests/lib/http_get.c $(T
 test_metrics_LIBS = $(LIBNKV)
 test_metrics_LDLIBS = -lcriterion $(LIBNKV_LDLIBS) $(JSONC_LIBS)
 $(B)/tests/test_metrics: | $(B)/bin/nkv-target
+
+# The configuration file (issue 47): --config, --print-config and SIGHUP
+# against the built nkv-target (tests/lib/tool_run.c, rpc_proc.c).
+$(B)/obj/tests/target/config/test_config.o: CPPFLAGS += $(JSONC_CFLAGS)
+TESTS += test_config
+test_config_SRCS = tests/target/config/test_config.c $(TL_RPC_PROC) $(TL_TOOL)
+test_config_LIBS = $(LIBNKV)
+test_config_LDLIBS = -lcriterion $(LIBNKV_LDLIBS) $(JSONC_LIBS)
+$(B)/tests/test_config: | $(B)/bin/nkv-target
