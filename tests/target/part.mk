@@ -113,3 +113,12 @@ test_config_SRCS = tests/target/config/test_config.c $(TL_RPC_PROC) $(TL_TOOL)
 test_config_LIBS = $(LIBNKV)
 test_config_LDLIBS = -lcriterion $(LIBNKV_LDLIBS) $(JSONC_LIBS)
 $(B)/tests/test_config: | $(B)/bin/nkv-target
+
+# The service (issue 47): share/systemd's units through systemd-analyze
+# verify, the tmpfiles entry, and sd_notify on a socket of the test's own.
+$(B)/obj/tests/target/service/test_service.o: CPPFLAGS += $(JSONC_CFLAGS)
+TESTS += test_service
+test_service_SRCS = tests/target/service/test_service.c $(TL_RPC_PROC)
+test_service_LIBS = $(LIBNKV)
+test_service_LDLIBS = -lcriterion $(LIBNKV_LDLIBS) $(JSONC_LIBS)
+$(B)/tests/test_service: | $(B)/bin/nkv-target
