@@ -110,7 +110,7 @@ void nkv_metrics_histogram(struct nkv_metrics_buf *b, const char *name, const ch
 		cum += bucket[i];
 		snprintf(lb, sizeof(lb), "%s%sle=\"", labels, *labels ? "," : "");
 		if (i < n)
-			snprintf(lb + strlen(lb), sizeof(lb) - strlen(lb), "%g\"", le[i]);
+			snprintf(lb + strlen(lb), sizeof(lb) - strlen(lb), "%.9g\"", le[i]);
 		else
 			snprintf(lb + strlen(lb), sizeof(lb) - strlen(lb), "+Inf\"");
 		nkv_metrics_printf(b, "%s_bucket{%s} %llu\n", name, lb, (unsigned long long)cum);

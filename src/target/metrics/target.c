@@ -154,7 +154,9 @@ static void nkv_metrics_ns_hist(struct nkv_metrics_buf *b, const struct nkv_rpc_
 		for (op = 0; op < NKV_TGT_MOP_N; op++) {
 			const struct nkv_tgt_hist *h = be ? &m[i].be_lat[op] : &m[i].cmd_lat[op];
 
-			if (!nkv_metrics_op_of(ns[i].be->csi, op))
+			/* An opcode's series from its first command on: 23
+			 * lines each, kept out of the scrape until used. */
+			if (!m[i].cmds[op])
 				continue;
 			nkv_metrics_ns_labels(&ns[i], lb, sizeof(lb));
 			nkv_metrics_label(lb, sizeof(lb), "op", nkv_tgt_mop_name(op));

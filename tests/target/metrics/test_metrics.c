@@ -291,3 +291,50 @@ Test(metrics, prometheus_server_scrapes_and_answers)
 	cr_expect_eq(prom_wait("up%7Bjob%3D%22nkv%22%7D", 1), 1);
 	prom_stop();
 }
+
+/* A key stored with a 1 s TTL and read after it passed: one expiry. */
+Test(metrics, ttl_expiry_counted)
+{
+	struct nkv_qpair_opts o = { .size = sizeof(o), .depth = 4 };
+	struct nkv_ctrl *c;
+	struct nkv_qpair *q;
+	struct nkv_result res;
+	char got[16];
+
+	cr_assert_eq(nkv_ctrl_connect(T.uri, NULL, &c), 0);
+	cr_assert_eq(nkv_qpair_create(c, &o, &q), 0);
+	cr_assert_eq(nkv_store_ttl(q, "ttl", 3, "v", 1, NKV_STORE_TTL, 1, &res), 0);
+	cr_assert_eq(res.status, 0);
+	get_scrape();
+	cr_expect_eq(series("nkv_backend_ttl_keys{" NS "}"), 1);
+	usleep(1100000);
+	cr_assert_eq(nkv_retrieve(q, "ttl", 3, got, sizeof(got), &res), 0);
+	cr_expect_neq(res.status, 0, "an expired key was found");
+	nkv_qpair_destroy(q);
+	nkv_ctrl_close(c);
+	get_scrape();
+	cr_expect_eq(series("nkv_backend_ttl_expiries_total{" NS "}"), 1);
+}
+
+/* RocksDB's own properties, per namespace, on a database of the test's. */
+Test(metrics, rocksdb_figures_shown)
+{
+	char db[128], *buf = malloc(1 << 20);
+	const char *extra[] = { "--metrics", "0", "--backend", "rocksdb", "--db", db, NULL };
+	struct rpc_proc t;
+	uint16_t p;
+
+	cr_assert_not_null(buf);
+	snprintf(db, sizeof(db), "%s/db", T.dir);
+	cr_assert_eq(rpc_proc_start(&t, extra), 0, "rocksdb target did not start");
+	p = http_metrics_port(t.log);
+	cr_assert_neq(p, 0);
+	cr_assert_eq(http_get(p, "/metrics", buf, 1 << 20), 200);
+#define RNS "nsid=\"1\",name=\"gpukv\",backend=\"rocksdb\""
+	cr_expect_eq(http_series(buf, "nkv_backend_rocksdb_write_stopped{" RNS "}"), 0);
+	cr_expect_geq(http_series(buf, "nkv_backend_rocksdb_running_compactions{" RNS "}"), 0);
+	cr_expect_geq(http_series(buf, "nkv_backend_rocksdb_compaction_pending{" RNS "}"), 0);
+	cr_expect_eq(http_series(buf, "nkv_namespace_keys{" RNS "}"), 0);
+	rpc_proc_stop(&t);
+	free(buf);
+}
