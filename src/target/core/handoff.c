@@ -82,6 +82,7 @@ static int nkv_tgt_handoff_finish(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cm
 	struct nkv_tgt_cmd *next;
 	int n = 0;
 
+	nkv_tgt_metrics_batch(1);	/* the list's completions share a stamp */
 	for (; cmd; cmd = next, n++) {
 		next = cmd->next;
 		nkv_tgt_data_end(cmd);
@@ -92,6 +93,7 @@ static int nkv_tgt_handoff_finish(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cm
 		nkv_tgt_io_finish(c, cmd);
 		nkv_tgt_complete(c, cmd);
 	}
+	nkv_tgt_metrics_batch(0);
 	return n;
 }
 

@@ -10,6 +10,8 @@
 #include "metrics.h"
 
 int nkv_tgt_metrics_on;
+/* nkv_tgt_metrics_batch's stamp; 0: none, read the clock. */
+static __thread uint64_t nkv_tgt_met_batch_ns;
 static struct nkv_tgt_ns_metrics nkv_tgt_met[NKV_TGT_MAX_NS + 1];
 
 static const char *const nkv_tgt_mop_names[NKV_TGT_MOP_N] = {
@@ -39,6 +41,11 @@ uint64_t nkv_tgt_metrics_stamp(void)
 		return 0;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void nkv_tgt_metrics_batch(int begin)
+{
+	nkv_tgt_met_batch_ns = begin ? nkv_tgt_metrics_stamp() : 0;
 }
 
 int nkv_tgt_metrics_ns(uint32_t nsid, struct nkv_tgt_ns_metrics *out)
@@ -133,7 +140,7 @@ void nkv_tgt_metrics_cmd(struct nkv_tgt_ctrl *c, const struct nkv_tgt_cmd *cmd)
 	m = nkv_tgt_met_of(c, cmd, &op);
 	if (!m)
 		return;
-	now = nkv_tgt_metrics_stamp();
+	now = nkv_tgt_met_batch_ns ? nkv_tgt_met_batch_ns : nkv_tgt_metrics_stamp();
 	nkv_tgt_add(&m->cmds[op], 1);
 	if (cmd->status)
 		nkv_tgt_err_add(m, op, cmd->status);

@@ -7,8 +7,11 @@
  *
  * Off (the default) the hot path pays one predictable branch per
  * command and reads no clock. On (nkv_tgt_metrics_enable, once, before
- * any controller runs) it reads CLOCK_MONOTONIC three times per I/O
- * command and adds to relaxed atomics shared by every poll thread of a
+ * any controller runs) it reads CLOCK_MONOTONIC twice per I/O command
+ * (submit, the backend's done) and once per burst fetched and per list
+ * of completions (their commands share the stamp, so a command's
+ * latency runs from the pass that fetched it to the pass that completed
+ * it), and adds to relaxed atomics shared by every poll thread of a
  * namespace: counters, not a synchronisation, so a scrape may see one
  * command's count before its histogram sample.
  */
@@ -69,6 +72,9 @@ uint64_t nkv_tgt_metrics_stamp(void);
  * completed (stats.c: counted, its whole latency), and a backend done
  * with one (handoff.c: the backend's latency; any thread). */
 struct nkv_tgt_cmd;
+/* Completions between begin (1) and end (0) on this thread take one
+ * clock read, made at begin, as their completion time. */
+void nkv_tgt_metrics_batch(int begin);
 void nkv_tgt_metrics_cmd(struct nkv_tgt_ctrl *c, const struct nkv_tgt_cmd *cmd);
 void nkv_tgt_metrics_be(struct nkv_tgt_ctrl *c, const struct nkv_tgt_cmd *cmd);
 
