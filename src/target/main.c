@@ -17,8 +17,6 @@
 #include <string.h>
 #include <time.h>
 
-#define PATH_MAX_TGT 4200	/* a path, a line number, a key */
-
 #include "target/backends/registry.h"
 #include "target/config/config.h"
 #include "target/core/pidlock.h"
@@ -28,6 +26,9 @@
 #include "tools/exit.h"
 
 #include <systemd/sd-daemon.h>
+
+/* A message naming a file, its line and a key. */
+#define NKV_TARGET_WHERE_MAX 4200
 
 /* A state line to systemd (Type=notify, docs/service.md); nothing when
  * not started by it (no NOTIFY_SOCKET). */
@@ -540,7 +541,7 @@ static int nkv_target_cfg_only_cli(int val)
 static int nkv_target_cfg_ent(struct nkv_target_args *a, const struct option *lo,
 			      const struct nkv_cfg_ent *e)
 {
-	char where[PATH_MAX_TGT];
+	char where[NKV_TARGET_WHERE_MAX];
 	size_t i;
 	int b;
 
@@ -583,7 +584,7 @@ static const char *nkv_target_cfg_path(int argc, char **argv)
 /* Read the file: 0, or -EINVAL said why (its line). */
 static int nkv_target_cfg_load(struct nkv_target_args *a)
 {
-	char err[PATH_MAX_TGT];
+	char err[NKV_TARGET_WHERE_MAX];
 
 	if (nkv_cfg_load(a->config, &a->cfg, err, sizeof(err))) {
 		fprintf(stderr, "nkv-target: %s\n", err);

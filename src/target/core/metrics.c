@@ -43,7 +43,7 @@ uint64_t nkv_tgt_metrics_stamp(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-void nkv_tgt_metrics_batch(int begin)
+void nkv_tgt_metrics_batch_on(int begin)
 {
 	nkv_tgt_met_batch_ns = begin ? nkv_tgt_metrics_stamp() : 0;
 }
@@ -129,14 +129,12 @@ static struct nkv_tgt_ns_metrics *nkv_tgt_met_of(struct nkv_tgt_ctrl *c,
 	return &nkv_tgt_met[nsid];
 }
 
-void nkv_tgt_metrics_cmd(struct nkv_tgt_ctrl *c, const struct nkv_tgt_cmd *cmd)
+void nkv_tgt_metrics_cmd_on(struct nkv_tgt_ctrl *c, const struct nkv_tgt_cmd *cmd)
 {
 	struct nkv_tgt_ns_metrics *m;
 	enum nkv_tgt_mop op;
 	uint64_t now;
 
-	if (!__atomic_load_n(&nkv_tgt_metrics_on, __ATOMIC_RELAXED))
-		return;
 	m = nkv_tgt_met_of(c, cmd, &op);
 	if (!m)
 		return;
@@ -151,7 +149,7 @@ void nkv_tgt_metrics_cmd(struct nkv_tgt_ctrl *c, const struct nkv_tgt_cmd *cmd)
 		nkv_tgt_hist_add(&m->cmd_lat[op], now - cmd->op.t_fetch_ns);
 }
 
-void nkv_tgt_metrics_be(struct nkv_tgt_ctrl *c, const struct nkv_tgt_cmd *cmd)
+void nkv_tgt_metrics_be_on(struct nkv_tgt_ctrl *c, const struct nkv_tgt_cmd *cmd)
 {
 	struct nkv_tgt_ns_metrics *m;
 	enum nkv_tgt_mop op;

@@ -72,10 +72,34 @@ uint64_t nkv_tgt_metrics_stamp(void);
  * completed (stats.c: counted, its whole latency), and a backend done
  * with one (handoff.c: the backend's latency; any thread). */
 struct nkv_tgt_cmd;
+void nkv_tgt_metrics_cmd_on(struct nkv_tgt_ctrl *c, const struct nkv_tgt_cmd *cmd);
+void nkv_tgt_metrics_be_on(struct nkv_tgt_ctrl *c, const struct nkv_tgt_cmd *cmd);
+void nkv_tgt_metrics_batch_on(int begin);
+
+/* Inline, so that off costs a load and a branch, not a call. */
+static inline int nkv_tgt_metrics_enabled(void)
+{
+	return __builtin_expect(__atomic_load_n(&nkv_tgt_metrics_on, __ATOMIC_RELAXED), 0);
+}
+
+static inline void nkv_tgt_metrics_cmd(struct nkv_tgt_ctrl *c, const struct nkv_tgt_cmd *cmd)
+{
+	if (nkv_tgt_metrics_enabled())
+		nkv_tgt_metrics_cmd_on(c, cmd);
+}
+
+static inline void nkv_tgt_metrics_be(struct nkv_tgt_ctrl *c, const struct nkv_tgt_cmd *cmd)
+{
+	if (nkv_tgt_metrics_enabled())
+		nkv_tgt_metrics_be_on(c, cmd);
+}
+
 /* Completions between begin (1) and end (0) on this thread take one
  * clock read, made at begin, as their completion time. */
-void nkv_tgt_metrics_batch(int begin);
-void nkv_tgt_metrics_cmd(struct nkv_tgt_ctrl *c, const struct nkv_tgt_cmd *cmd);
-void nkv_tgt_metrics_be(struct nkv_tgt_ctrl *c, const struct nkv_tgt_cmd *cmd);
+static inline void nkv_tgt_metrics_batch(int begin)
+{
+	if (nkv_tgt_metrics_enabled())
+		nkv_tgt_metrics_batch_on(begin);
+}
 
 #endif /* NKV_TGT_METRICS_H */

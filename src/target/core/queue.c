@@ -296,7 +296,7 @@ static int nkv_tgt_sq_fetch(struct nkv_tgt_ctrl *c, uint16_t qid)
 			break;
 		}
 		sq->head = (sq->head + 1) % sq->size;
-		if (!t_fetch)
+		if (!t_fetch && nkv_tgt_metrics_enabled())
 			t_fetch = nkv_tgt_metrics_stamp();
 		cmd->op.t_fetch_ns = t_fetch;
 		cmd->sqid = qid;
