@@ -19,16 +19,15 @@
 
 #include "rpc_proc.h"
 
-static char dir[64], src[1024];
+static char dir[64], src[1024], bin[1024];
 
 static void setup(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/nkv-svc-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
 	/* The tests run from BUILD/tests; the unit files are in the tree. */
-	cr_assert_not_null(getcwd(src, sizeof(src)));
-	if (access("share/systemd", R_OK))
-		snprintf(src + strlen(src), sizeof(src) - strlen(src), "/../..");
+	cr_assert_eq(rpc_proc_srcdir("share/systemd/nkv-target.service.in", src, sizeof(src)), 0);
+	cr_assert_eq(rpc_proc_bindir(bin, sizeof(bin)), 0);
 }
 
 static void teardown(void)
@@ -42,13 +41,13 @@ static void teardown(void)
 TestSuite(service, .init = setup, .fini = teardown, .timeout = 60);
 
 /* share/systemd/name.in as make install writes it: @BINDIR@ the built
- * nkv-target's directory, @SYSCONFDIR@ the test's; into dir/as. */
+ * nkv-target's directory (BUILD/bin), @SYSCONFDIR@ the test's; into dir/as. */
 static void unit(const char *name, const char *as)
 {
-	char cmd[4 * 1024 + 512];
+	char cmd[3 * 1024 + 512];
 
-	snprintf(cmd, sizeof(cmd), "sed -e 's|@BINDIR@|%s/build/bin|g' -e 's|@SYSCONFDIR@|%s|g' "
-		 "%s/share/systemd/%s.in > %s/%s", src, dir, src, name, dir, as);
+	snprintf(cmd, sizeof(cmd), "sed -e 's|@BINDIR@|%s|g' -e 's|@SYSCONFDIR@|%s|g' "
+		 "%s/share/systemd/%s.in > %s/%s", bin, dir, src, name, dir, as);
 	cr_assert_eq(system(cmd), 0, "%s", cmd);
 }
 
