@@ -217,6 +217,8 @@ static void nkv_target_usage(FILE *f)
 	      "             --id nkv --pool kvpool --ns-map 1=gpukv,2=tenant2\n"
 	      "  nkv-target --socket /tmp/nkv.sock --backend rados --conf /etc/ceph/ceph.conf \\\n"
 	      "             --id nkv --pool kvpool --ns-map 1=weights:ro,2=scratch\n"
+	      "  nkv-target --socket /tmp/nkv.sock --metrics 127.0.0.1:9464\n"
+	      "  nkv-target --config /etc/nkv/a.conf --print-config\n"
 	      "  nkv-probe vfio-user:/tmp/nkv.sock      # check it from another shell\n\n"
 	      NKV_EXIT_HELP
 	      "(here 3: a backend that cannot start, e.g. no cluster or a database another\n"
