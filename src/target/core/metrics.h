@@ -7,8 +7,9 @@
  *
  * Off (the default) the hot path pays one predictable branch per
  * command and reads no clock. On (nkv_tgt_metrics_enable, once, before
- * any controller runs) it reads CLOCK_MONOTONIC twice per I/O command
- * (submit, the backend's done) and once per burst fetched and per list
+ * any controller runs) it reads the clock (the TSC where the kernel
+ * keeps time by it, else CLOCK_MONOTONIC: metrics.c) twice per I/O
+ * command (submit, the backend's done) and once per burst fetched and per list
  * of completions (their commands share the stamp, so a command's
  * latency runs from the pass that fetched it to the pass that completed
  * it), and adds to relaxed atomics shared by every poll thread of a
