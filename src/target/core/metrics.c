@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * metrics.c - the core's counters for the metrics endpoint (metrics.h):
- * one table per namespace, relaxed atomic adds from every poll thread.
+ * what a command counts and where; the tables are each thread's own
+ * (metrics_thread.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,12 +13,11 @@
 #endif
 
 #include "core.h"
-#include "metrics.h"
+#include "metrics_int.h"
 
 int nkv_tgt_metrics_on;
 /* nkv_tgt_metrics_batch's stamp; 0: none, read the clock. */
 static __thread uint64_t nkv_tgt_met_batch_ns;
-static struct nkv_tgt_ns_metrics nkv_tgt_met[NKV_TGT_MAX_NS + 1];
 
 static const char *const nkv_tgt_mop_names[NKV_TGT_MOP_N] = {
 	"store", "retrieve", "list", "delete", "exist", "read", "write", "flush", "other",
@@ -121,15 +121,9 @@ void nkv_tgt_metrics_batch_on(int begin)
 
 int nkv_tgt_metrics_ns(uint32_t nsid, struct nkv_tgt_ns_metrics *out)
 {
-	const uint64_t *src = (const uint64_t *)&nkv_tgt_met[nsid];
-	uint64_t *dst = (uint64_t *)out;
-	size_t i;
-
 	if (!nsid || nsid > NKV_TGT_MAX_NS)
 		return -EINVAL;
-	/* Word by word, each load atomic: a torn counter is never seen. */
-	for (i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
-		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+	nkv_tgt_met_sum(nsid, out);
 	return 0;
 }
 
@@ -151,7 +145,7 @@ static enum nkv_tgt_mop nkv_tgt_mop_of(uint8_t csi, uint8_t opc)
 
 static void nkv_tgt_add(uint64_t *v, uint64_t n)
 {
-	__atomic_fetch_add(v, n, __ATOMIC_RELAXED);
+	nkv_tgt_inc(v, n);	/* this thread's table: no lock prefix */
 }
 
 static void nkv_tgt_hist_add(struct nkv_tgt_hist *h, uint64_t ns)
@@ -167,19 +161,17 @@ static void nkv_tgt_hist_add(struct nkv_tgt_hist *h, uint64_t ns)
 static void nkv_tgt_err_add(struct nkv_tgt_ns_metrics *m, enum nkv_tgt_mop op, uint32_t st)
 {
 	unsigned i;
-	uint32_t free_ = 0;
 
 	nkv_tgt_add(&m->errors[op], 1);
 	for (i = 0; i < NKV_TGT_MET_ERRS; i++) {
 		uint32_t *s = &m->err[op][i].status;
 
-		if (__atomic_load_n(s, __ATOMIC_RELAXED) == st ||
-		    __atomic_compare_exchange_n(s, &free_, st, 0, __ATOMIC_RELAXED,
-						__ATOMIC_RELAXED) || free_ == st) {
+		if (!*s)	/* a free slot: named before its count shows */
+			__atomic_store_n(s, st, __ATOMIC_RELAXED);
+		if (*s == st) {
 			nkv_tgt_add(&m->err[op][i].count, 1);
 			return;
 		}
-		free_ = 0;
 	}
 }
 
@@ -197,7 +189,7 @@ static struct nkv_tgt_ns_metrics *nkv_tgt_met_of(struct nkv_tgt_ctrl *c,
 	if (!be)
 		return NULL;
 	*op = nkv_tgt_mop_of(be->csi, (uint8_t)nkv_sqe_opc(&cmd->sqe));
-	return &nkv_tgt_met[nsid];
+	return nkv_tgt_met_mine(nsid);
 }
 
 void nkv_tgt_metrics_cmd_on(struct nkv_tgt_ctrl *c, const struct nkv_tgt_cmd *cmd)

@@ -12,9 +12,10 @@
  * command (submit, the backend's done) and once per burst fetched and per list
  * of completions (their commands share the stamp, so a command's
  * latency runs from the pass that fetched it to the pass that completed
- * it), and adds to relaxed atomics shared by every poll thread of a
- * namespace: counters, not a synchronisation, so a scrape may see one
- * command's count before its histogram sample.
+ * it), and adds to counters of the thread's own (metrics_thread.c: no
+ * lock prefix, no line shared between poll threads) that a scrape sums:
+ * counters, not a synchronisation, so a scrape may see one command's
+ * count before its histogram sample.
  */
 #ifndef NKV_TGT_METRICS_H
 #define NKV_TGT_METRICS_H

@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -337,4 +338,54 @@ Test(metrics, rocksdb_figures_shown)
 	cr_expect_eq(http_series(buf, "nkv_namespace_keys{" RNS "}"), 0);
 	rpc_proc_stop(&t);
 	free(buf);
+}
+
+/* nper Stores on a connection of its own: how many succeeded. */
+static void *store_thread(void *arg)
+{
+	struct nkv_qpair_opts o = { .size = sizeof(o), .depth = 4 };
+	struct nkv_ctrl *c;
+	struct nkv_qpair *q;
+	struct nkv_result res;
+	long i, ok = 0, nper = (long)arg;
+	char key[24];
+
+	if (nkv_ctrl_connect(T.uri, NULL, &c))
+		return (void *)0;
+	if (!nkv_qpair_create(c, &o, &q)) {
+		for (i = 0; i < nper; i++) {
+			snprintf(key, sizeof(key), "t%ld", i);
+			ok += !nkv_store(q, key, (uint32_t)strlen(key), VAL, sizeof(VAL) - 1, 0,
+					 &res) && !res.status;
+		}
+		nkv_qpair_destroy(q);
+	}
+	nkv_ctrl_close(c);
+	return (void *)ok;
+}
+
+/* Each connection's poll thread counts into tables of its own, summed at
+ * the scrape: connections at once, and ones that ended (their threads
+ * gone, their tables taken by later ones), all add up. */
+Test(metrics, counts_of_parallel_and_ended_connections_add_up)
+{
+	pthread_t th[3];
+	void *ok;
+	long total = 0;
+	int i, round;
+
+	for (round = 0; round < 2; round++) {
+		for (i = 0; i < 3; i++)
+			cr_assert_eq(pthread_create(&th[i], NULL, store_thread, (void *)50L), 0);
+		for (i = 0; i < 3; i++) {
+			pthread_join(th[i], &ok);
+			total += (long)ok;
+		}
+	}
+	cr_assert_eq(total, 300, "stores failed: %ld of 300", total);
+	get_scrape();
+	cr_expect_eq(series("nkv_commands_total{" NS ",op=\"store\"}"), 300);
+	cr_expect_eq(series("nkv_command_duration_seconds_count{" NS ",op=\"store\"}"), 300);
+	cr_expect_eq(series("nkv_data_bytes_total{" NS ",direction=\"in\"}"), 300 * (sizeof(VAL) - 1));
+	cr_expect_eq(series("nkv_transport_accepted_total{transport=\"vfio-user\"}"), 6);
 }
