@@ -19,6 +19,7 @@
 
 #include "target/backends/registry.h"
 #include "target/config/config.h"
+#include "target/core/metrics.h"
 #include "target/core/pidlock.h"
 #include "target/metrics/target.h"
 #include "target/rpc/target.h"
@@ -1093,13 +1094,14 @@ static int nkv_target_argc;
 static char **nkv_target_argv;
 
 /*
- * The metrics endpoint (--metrics): the namespaces', the vfio-user
- * server's and the process's series registered, then served. Started
- * after the server (its counters are read), stopped before it. 0 (none
- * asked, or serving), or a negative errno, said why.
+ * The metrics endpoint (--metrics), bound before any backend opens, so a
+ * port another program holds fails fast, like a socket's lock. Its
+ * series are registered once the vfio-user server serves
+ * (nkv_target_metrics_collect); a scrape before that sees fewer. 0
+ * (none asked, or listening), or a negative errno, said why.
  */
-static int nkv_target_metrics_start(const struct nkv_target_args *a, struct nkv_vfu_server *srv,
-				    struct nkv_metrics_server **out)
+static int nkv_target_metrics_listen(const struct nkv_target_args *a,
+				     struct nkv_metrics_server **out)
 {
 	uint16_t port;
 	int rc;
@@ -1107,9 +1109,9 @@ static int nkv_target_metrics_start(const struct nkv_target_args *a, struct nkv_
 	*out = NULL;
 	if (!a->metrics)
 		return 0;
-	rc = nkv_metrics_target_register(&nkv_target_rpc, srv);
-	if (!rc)
-		rc = nkv_metrics_server_start(a->metrics, out, &port);
+	/* Counting from before the first client can connect. */
+	nkv_tgt_metrics_enable();
+	rc = nkv_metrics_server_start(a->metrics, out, &port);
 	if (rc) {
 		fprintf(stderr, "nkv-target: cannot serve --metrics %s: %s\n", a->metrics,
 			strerror(-rc));
@@ -1119,6 +1121,17 @@ static int nkv_target_metrics_start(const struct nkv_target_args *a, struct nkv_
 	fprintf(stderr, "ts=%ld level=info event=metrics_listening addr=%s port=%u path=/metrics\n",
 		(long)time(NULL), a->metrics, port);
 	return 0;
+}
+
+/* The namespaces', the vfio-user server's and the process's series (the
+ * server's counters are read: after it starts, before it stops). */
+static int nkv_target_metrics_collect(struct nkv_metrics_server *met, struct nkv_vfu_server *srv)
+{
+	int rc = met ? nkv_metrics_target_register(&nkv_target_rpc, srv) : 0;
+
+	if (rc)
+		fprintf(stderr, "nkv-target: cannot register the metrics: %s\n", strerror(-rc));
+	return rc;
 }
 
 /* Keys SIGHUP applies to a running target (the RPC target_set and
@@ -1239,8 +1252,14 @@ static int nkv_target_serve(struct nkv_target_args *a)
 		nkv_vfu_lock_release(lock);
 		return NKV_EXIT_SETUP;
 	}
+	if (nkv_target_metrics_listen(a, &met)) {
+		nkv_vfu_lock_release(lock);
+		nkv_rpc_lock_release(rpc_lock);
+		return NKV_EXIT_SETUP;
+	}
 	ss = nkv_target_subsys(a);
 	if (!ss) {
+		nkv_metrics_server_stop(met);
 		nkv_vfu_lock_release(lock);
 		nkv_rpc_lock_release(rpc_lock);
 		return NKV_EXIT_SETUP;
@@ -1271,16 +1290,19 @@ static int nkv_target_serve(struct nkv_target_args *a)
 	rc = nkv_vfu_server_start(&so, &srv);
 	if (rc) {
 		nkv_target_listen_failed(a->socket, rc);
+		nkv_metrics_server_stop(met);
 		nkv_rpc_lock_release(rpc_lock);
 		nkv_subsys_destroy(ss);
 		return NKV_EXIT_SETUP;
 	}
 	if (nkv_target_rpc_start(a, srv, rpc_lock, &rpc)) {
+		nkv_metrics_server_stop(met);
 		nkv_vfu_server_stop(srv);
 		nkv_subsys_destroy(ss);
 		return NKV_EXIT_SETUP;
 	}
-	if (nkv_target_metrics_start(a, srv, &met)) {
+	if (nkv_target_metrics_collect(met, srv)) {
+		nkv_metrics_server_stop(met);
 		nkv_rpc_server_stop(rpc);
 		nkv_vfu_server_stop(srv);
 		nkv_subsys_destroy(ss);

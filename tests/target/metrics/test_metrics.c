@@ -389,3 +389,19 @@ Test(metrics, counts_of_parallel_and_ended_connections_add_up)
 	cr_expect_eq(series("nkv_data_bytes_total{" NS ",direction=\"in\"}"), 300 * (sizeof(VAL) - 1));
 	cr_expect_eq(series("nkv_transport_accepted_total{transport=\"vfio-user\"}"), 6);
 }
+
+/* A port another listener holds: exit 3 naming it, the socket removed. */
+Test(metrics, port_taken_exits_3)
+{
+	char addr[32];
+	const char *extra[] = { "--metrics", addr, NULL };
+	struct rpc_proc t;
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);	/* the suite's target's */
+	cr_expect_eq(rpc_proc_start(&t, extra), -ECHILD, "a second target bound %s", addr);
+	cr_expect_eq(t.status, 3, "exit %d", t.status);
+	cr_expect(rpc_proc_log_has(&t, "cannot serve --metrics"), "no reason logged");
+	cr_expect_neq(access(t.vsock, F_OK), 0, "its vfio-user socket was left behind");
+	rpc_proc_stop(&t);
+	get_scrape();	/* the first target still serves */
+}
