@@ -4,6 +4,7 @@
  * backend's counts), its commands, errors, bytes and latencies (the
  * core's, core/metrics.h), and the vfio-user transport's connections.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -193,6 +194,39 @@ static void nkv_metrics_vfu(void *arg, struct nkv_metrics_transport_stats *st)
 	st->dropped = v.dropped;
 }
 
+/* What only the vfio-user server counts: its data path's CPU time (what
+ * nkv-bench reports as target_busy_ns), idle sleeps, DMA messages. */
+static void nkv_metrics_vfu_own(void *arg, struct nkv_metrics_buf *b)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+		double scale;
+	} s[] = {
+		{ "nkv_vfio_user_busy_seconds_total",
+		  "Connection threads' time in controller passes that found work.",
+		  offsetof(struct nkv_vfu_server_stats, busy_ns), 1e-9 },
+		{ "nkv_vfio_user_sleeps_total", "Idle sleeps of connection threads.",
+		  offsetof(struct nkv_vfu_server_stats, sleeps), 1 },
+		{ "nkv_vfio_user_dma_messages_total",
+		  "DMA_READ/WRITE messages sent to clients (memory without an fd).",
+		  offsetof(struct nkv_vfu_server_stats, dma_msgs), 1 },
+		{ "nkv_vfio_user_dma_message_bytes_total", "Bytes those messages moved.",
+		  offsetof(struct nkv_vfu_server_stats, dma_bytes), 1 },
+		{ "nkv_vfio_user_error_replies_total", "Error replies sent to clients.",
+		  offsetof(struct nkv_vfu_server_stats, errors), 1 },
+	};
+	struct nkv_vfu_server_stats v;
+	unsigned i;
+
+	nkv_vfu_server_stats(arg, &v);
+	for (i = 0; i < sizeof(s) / sizeof(s[0]); i++) {
+		nkv_metrics_family(b, s[i].name, "counter", s[i].help);
+		nkv_metrics_sample(b, s[i].name, "", (double)*(const uint64_t *)
+				   ((const char *)&v + s[i].off) * s[i].scale);
+	}
+}
+
 int nkv_metrics_target_register(struct nkv_rpc_target *t, struct nkv_vfu_server *vfu)
 {
 	int rc;
@@ -201,6 +235,8 @@ int nkv_metrics_target_register(struct nkv_rpc_target *t, struct nkv_vfu_server 
 	rc = nkv_metrics_register("namespaces", nkv_metrics_namespaces, t);
 	if (!rc)
 		rc = nkv_metrics_transport_add("vfio-user", nkv_metrics_vfu, vfu);
+	if (!rc)
+		rc = nkv_metrics_register("vfio-user", nkv_metrics_vfu_own, vfu);
 	if (!rc)
 		rc = nkv_metrics_process_register();
 	return rc;

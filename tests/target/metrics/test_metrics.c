@@ -114,6 +114,8 @@ Test(metrics, scrape_counts_what_the_client_did)
 	cr_expect_gt(series("nkv_command_duration_seconds_sum{" NS ",op=\"store\"}"), 0);
 	cr_expect_eq(series("nkv_transport_accepted_total{transport=\"vfio-user\"}"), 1);
 	cr_expect_eq(series("nkv_transport_refused_total{transport=\"vfio-user\"}"), 0);
+	cr_expect_gt(series("nkv_vfio_user_busy_seconds_total"), 0);
+	cr_expect_eq(series("nkv_vfio_user_dma_messages_total"), 0);
 	cr_expect_gt(series("process_resident_memory_bytes"), 1 << 20);
 	cr_expect_gt(series("process_open_fds"), 2);
 	cr_expect_gt(series("process_start_time_seconds"), 1.6e9);
