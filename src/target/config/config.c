@@ -27,10 +27,16 @@ static char *nkv_cfg_reader(char *str, int num, void *stream)
 	struct nkv_cfg_load *l = stream;
 	char *s = fgets(str, num, l->f);
 
-	if (s && strchr(s, '\n'))
-		l->line++;
-	else if (s && feof(l->f))
-		l->line++;	/* a last line without its newline */
+	if (!s)
+		return NULL;
+	l->line++;
+	if (!strchr(s, '\n') && !feof(l->f)) {
+		/* Longer than inih's line: its tail would read as a line of
+		 * its own. Refused, and the reading ends here. */
+		snprintf(l->err, l->len, "%s:%d: line longer than %d bytes", l->path, l->line,
+			 num - 2);
+		return NULL;
+	}
 	return s;
 }
 
@@ -99,7 +105,7 @@ int nkv_cfg_load(const char *path, struct nkv_cfg *cfg, char *err, size_t len)
 	}
 	rc = ini_parse_stream(nkv_cfg_reader, &l, nkv_cfg_handler, &l);
 	fclose(l.f);
-	if (!rc)
+	if (!rc && !*err)
 		return 0;
 	if (!*err)	/* inih's own: no '=', an unclosed [section] */
 		snprintf(err, len, "%s:%d: not 'key = value' or [" NKV_CFG_SECTION "]", path, rc);

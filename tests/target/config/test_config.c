@@ -143,6 +143,10 @@ Test(config, bad_keys_and_values_named_with_their_line)
 	refused("# c\ncapacity\n", "2: not 'key = value'");
 	refused("config = /etc/x\n", "1: unknown key 'config'");
 	refused("print-config = true\n", "1: unknown key 'print-config'");
+	refused("capacity = 1M\nns-map = 1=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		",2=b\n", "2: line longer than");
 	refused("evict = lru\npool = x\n", "2: key 'pool' is not an option of the mem backend");
 }
 
