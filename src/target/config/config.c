@@ -17,6 +17,7 @@ struct nkv_cfg_load {
 	size_t len;
 	const char *path;
 	int line;	/* the line inih is on: lines counted by the reader */
+	int indented;	/* it starts with a blank: inih's multi-line value */
 	FILE *f;
 };
 
@@ -30,6 +31,7 @@ static char *nkv_cfg_reader(char *str, int num, void *stream)
 	if (!s)
 		return NULL;
 	l->line++;
+	l->indented = *s == ' ' || *s == '\t';
 	if (!strchr(s, '\n') && !feof(l->f)) {
 		/* Longer than inih's line: its tail would read as a line of
 		 * its own. Refused, and the reading ends here. */
@@ -83,6 +85,11 @@ static int nkv_cfg_handler(void *user, const char *section, const char *name,
 	if (*section && strcmp(section, NKV_CFG_SECTION))
 		return nkv_cfg_fail(l, "unknown section [%s] (the only one is [" NKV_CFG_SECTION
 				    "], or none)", section);
+	/* libinih reads an indented line as more of the previous value: a
+	 * value here is one line, so say so rather than "twice". */
+	if (l->indented && l->cfg->n && !strcmp(l->cfg->ent[l->cfg->n - 1].key, name))
+		return nkv_cfg_fail(l, "an indented line continues the value of '%s' (remove "
+				    "the indent: a value is one line)", name);
 	for (i = 0; i < l->cfg->n; i++)
 		if (!strcmp(l->cfg->ent[i].key, name))
 			return nkv_cfg_fail(l, "key '%s' given twice", name);
@@ -93,7 +100,7 @@ static int nkv_cfg_handler(void *user, const char *section, const char *name,
 
 int nkv_cfg_load(const char *path, struct nkv_cfg *cfg, char *err, size_t len)
 {
-	struct nkv_cfg_load l = { cfg, err, len, path, 0, fopen(path, "r") };
+	struct nkv_cfg_load l = { cfg, err, len, path, 0, 0, fopen(path, "r") };
 	int rc;
 
 	memset(cfg, 0, sizeof(*cfg));

@@ -140,6 +140,8 @@ Test(config, bad_keys_and_values_named_with_their_line)
 	refused("metrics = 1.2.3:4\n", "1: key 'metrics'");
 	refused("[other]\ncapacity = 1M\n", "2: unknown section [other]");
 	refused("capacity = 1M\ncapacity = 2M\n", "2: key 'capacity' given twice");
+	refused("capacity = 1M\n  log-level = warn\n", "2: an indented line continues the value of "
+		"'capacity'");
 	refused("# c\ncapacity\n", "2: not 'key = value'");
 	refused("config = /etc/x\n", "1: unknown key 'config'");
 	refused("print-config = true\n", "1: unknown key 'print-config'");
