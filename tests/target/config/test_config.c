@@ -220,3 +220,24 @@ Test(config, sighup_without_config_is_logged)
 	cr_expect(rpc_proc_alive(&t), "SIGHUP stopped the target");
 	rpc_proc_stop(&t);
 }
+
+/* Every key --print-config lists has a row in every_key above, so a new
+ * option cannot arrive without its key being tested. */
+Test(config, every_printed_key_is_in_the_table)
+{
+	char path[128], key[64];
+	struct tool_run r;
+	const char *p;
+	size_t i, n = sizeof(every_key) / sizeof(every_key[0]);
+
+	write_file("empty.conf", "", path, sizeof(path));
+	print_config(&r, path, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	for (p = strstr(r.out, "\n# "); p; p = strstr(p + 1, "\n# ")) {
+		if (sscanf(p, "\n# %63s =", key) != 1 || strstr(p, " =\n") != strchr(p + 3, ' '))
+			continue;	/* a comment of the header, not a key */
+		for (i = 0; i < n && strcmp(every_key[i][0], key); i++)
+			;
+		cr_expect_lt(i, n, "key '%s' has no row in every_key", key);
+	}
+}
