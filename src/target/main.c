@@ -286,6 +286,7 @@ enum {
 	OPT_METRICS, OPT_CONFIG, OPT_PRINT_CONFIG,
 	OPT_BE_PARAM,	/* an option a backend declares (registry.h) */
 };
+_Static_assert(OPT_BE_PARAM - OPT_SOCKET < 64, "a reload's mask holds a bit per option");
 
 static int nkv_target_sched(const char *s, int *out)
 {
@@ -1142,27 +1143,41 @@ static int nkv_target_live_key(int val)
 	       val == OPT_MSG_MS || val == OPT_MAX_CONNS || val == OPT_POLL;
 }
 
-/* n's live options into the server and the backends' log. */
-static void nkv_target_apply_live(const struct nkv_target_args *n, struct nkv_vfu_server *srv)
+/* Option val's bit in a mask of changed keys. */
+#define NKV_TARGET_BIT(val) (1ull << ((val) - OPT_SOCKET))
+
+/* n's live options that the file changed (mask) into the server and the
+ * backends' log; the others stay as they run, so a value set through the
+ * control socket survives a reload that does not touch its key. */
+static void nkv_target_apply_live(const struct nkv_target_args *n, uint64_t mask,
+				  struct nkv_vfu_server *srv)
 {
 	struct nkv_vfu_server_live l;
 
 	nkv_vfu_server_live_get(srv, &l);
-	l.log_level = n->log_level;
-	l.handshake_ms = (uint32_t)n->handshake_ms;	/* 0: the server's default */
-	l.idle_ms = (uint32_t)n->idle_ms;
-	l.msg_ms = (uint32_t)n->msg_ms;
-	l.max_conns = (int)n->max_conns;
-	l.poll_interval_ns = n->poll_ns;
+	if (mask & NKV_TARGET_BIT(OPT_LOG))
+		l.log_level = n->log_level;
+	if (mask & NKV_TARGET_BIT(OPT_HANDSHAKE_MS))
+		l.handshake_ms = (uint32_t)n->handshake_ms;	/* 0: the server's default */
+	if (mask & NKV_TARGET_BIT(OPT_IDLE_MS))
+		l.idle_ms = (uint32_t)n->idle_ms;
+	if (mask & NKV_TARGET_BIT(OPT_MSG_MS))
+		l.msg_ms = (uint32_t)n->msg_ms;
+	if (mask & NKV_TARGET_BIT(OPT_MAX_CONNS))
+		l.max_conns = (int)n->max_conns;
+	if (mask & NKV_TARGET_BIT(OPT_POLL))
+		l.poll_interval_ns = n->poll_ns;
 	nkv_rpc_raise_nofile(NKV_TGT_FDS_BASE + NKV_RPC_MAX_CONNS +
-			     (n->max_conns ? n->max_conns : 16) * NKV_TGT_FDS_PER_CONN);
+			     (uint64_t)(l.max_conns > 0 ? l.max_conns : 16) * NKV_TGT_FDS_PER_CONN);
 	nkv_vfu_server_live_set(srv, &l);
-	nkv_be_log_set(n->log_level, NULL, NULL);
+	if (mask & NKV_TARGET_BIT(OPT_LOG))
+		nkv_be_log_set(n->log_level, NULL, NULL);
 }
 
 /* Each key n changes from a: logged, and a's value replaced where it
- * changes live. How many changed. */
-static unsigned nkv_target_diff(struct nkv_target_args *a, struct nkv_target_args *n)
+ * changes live (its bit set in *live). How many changed. */
+static unsigned nkv_target_diff(struct nkv_target_args *a, struct nkv_target_args *n,
+				uint64_t *live_mask)
 {
 	unsigned changed = 0;
 	size_t i;
@@ -1181,6 +1196,7 @@ static unsigned nkv_target_diff(struct nkv_target_args *a, struct nkv_target_arg
 		if (live) {
 			char *t = a->vals[i];
 
+			*live_mask |= NKV_TARGET_BIT(a->lo[i].val);
 			a->vals[i] = n->vals[i];
 			n->vals[i] = t;
 		}
@@ -1193,6 +1209,7 @@ static unsigned nkv_target_diff(struct nkv_target_args *a, struct nkv_target_arg
 static void nkv_target_reload(struct nkv_target_args *a, struct nkv_vfu_server *srv)
 {
 	struct nkv_target_args n;
+	uint64_t mask = 0;
 	unsigned changed;
 
 	if (!a->config) {
@@ -1206,14 +1223,8 @@ static void nkv_target_reload(struct nkv_target_args *a, struct nkv_vfu_server *
 		fprintf(stderr, "ts=%ld level=error event=reload result=failed config=%s "
 			"(nothing changed; the line above says why)\n", (long)time(NULL), a->config);
 	} else {
-		changed = nkv_target_diff(a, &n);
-		a->log_level = n.log_level;
-		a->handshake_ms = n.handshake_ms;
-		a->idle_ms = n.idle_ms;
-		a->msg_ms = n.msg_ms;
-		a->max_conns = n.max_conns;
-		a->poll_ns = n.poll_ns;
-		nkv_target_apply_live(a, srv);
+		changed = nkv_target_diff(a, &n, &mask);
+		nkv_target_apply_live(&n, mask, srv);
 		fprintf(stderr, "ts=%ld level=info event=reload result=ok config=%s changed=%u\n",
 			(long)time(NULL), a->config, changed);
 	}

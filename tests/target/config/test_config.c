@@ -193,7 +193,7 @@ Test(config, sighup_applies_live_keys_and_names_the_rest)
 				   "applied=live"), "no live reload line");
 	cr_expect(rpc_proc_log_has(&t, "event=reload key=max-dma-maps was=(default) now=8 "
 				   "applied=needs_restart"), "no restart line");
-	cr_expect(rpc_proc_log_has(&t, "event=reload result=ok"), "no result line");
+	cr_expect(rpc_proc_log_has(&t, " changed=3\n"), "no result line");
 	/* The server runs with them: target_set returns every live value. */
 	r = rpc_call(&t, "target_set", "{\"msg_timeout_ms\": 5000}");
 	cr_assert_not_null(r);
@@ -201,6 +201,26 @@ Test(config, sighup_applies_live_keys_and_names_the_rest)
 	cr_assert_not_null(res, "%s", rpc_msg(r));
 	cr_expect_eq(rpc_int(res, "poll_interval_ns"), 200000);
 	cr_expect_eq(rpc_int(res, "idle_timeout_ms"), 7000);
+	json_object_put(r);
+	/* A value set through the control socket survives a reload that
+	 * does not touch its key; the one the file changes is applied. */
+	r = rpc_call(&t, "target_set", "{\"max_conns\": 9}");
+	cr_assert_not_null(r);
+	json_object_put(r);
+	write_file("live.conf", "poll-interval-ns = 200000\nidle-timeout-ms = 8000\n"
+		   "max-dma-maps = 8\n", path, sizeof(path));
+	cr_assert_eq(kill(t.pid, SIGHUP), 0);
+	cr_expect(rpc_proc_log_has(&t, "key=idle-timeout-ms was=7000 now=8000 applied=live"));
+	/* The result line comes after the settings are applied. */
+	cr_expect(rpc_proc_log_has(&t, "event=reload result=ok"), "no result line");
+	/* idle-timeout-ms, and max-dma-maps again: it still needs a restart. */
+	cr_expect(rpc_proc_log_has(&t, " changed=2\n"), "the second reload's result line");
+	r = rpc_call(&t, "target_set", "{\"msg_timeout_ms\": 5000}");
+	cr_assert_not_null(r);
+	res = rpc_result(r);
+	cr_assert_not_null(res, "%s", rpc_msg(r));
+	cr_expect_eq(rpc_int(res, "idle_timeout_ms"), 8000);
+	cr_expect_eq(rpc_int(res, "max_conns"), 9, "the RPC's max_conns was undone by SIGHUP");
 	json_object_put(r);
 	/* A bad file changes nothing and the target keeps serving. */
 	write_file("live.conf", "poll-interval-ns = fast\n", path, sizeof(path));
