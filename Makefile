@@ -182,7 +182,18 @@ PUBLIC_HEADERS := include/nkv_wire.h include/nkv_errno.h include/nkv_list.h incl
 	include/nkv_block.h include/nkv_kvcache.h include/nkv_host.h include/nkv_cpu.h \
 	include/nkv_arch_cpu.h include/nkv_arch_hip.h include/nkv_arch_cuda.h include/nkv_kmod.h
 MANPAGES := $(wildcard docs/man/*.1)
-install: lib programs
+# nkv-target as a service (docs/service.md): its units name BINDIR and
+# SYSCONFDIR/nkv/ (the config files); systemd reads PREFIX/lib/systemd
+# for /usr and /usr/local. The example config goes to DATADIR/nkv.
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(if $(filter /usr/local,$(PREFIX)),/etc,$(PREFIX)/etc))
+DATADIR ?= $(PREFIX)/share
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+UNITS := nkv-target.service nkv-target@.service
+$(B)/share/systemd/%: share/systemd/%.in Makefile
+	@mkdir -p $(@D)
+	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $< > $@
+install: lib programs $(addprefix $(B)/share/systemd/,$(UNITS))
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR)
 	install -m 644 $(LIBNKV) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(LIBNKV_SO) $(DESTDIR)$(LIBDIR)/
@@ -197,6 +208,10 @@ install: lib programs
 	install -d $(DESTDIR)$(PYDIR)/nkv
 	install -m 644 $(filter-out python/nkv/_config.py,$(PY_FILES)) $(DESTDIR)$(PYDIR)/nkv/
 	echo 'LIBNKV = "$(LIBDIR)/libnkv.so.$(SOVERSION)"' > $(DESTDIR)$(PYDIR)/nkv/_config.py
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(DATADIR)/nkv
+	install -m 644 $(addprefix $(B)/share/systemd/,$(UNITS)) $(DESTDIR)$(SYSTEMDUNITDIR)/
+	install -m 644 share/systemd/nkv-tmpfiles.conf $(DESTDIR)$(TMPFILESDIR)/nkv.conf
+	install -m 644 share/nkv/nkv-target.conf.example $(DESTDIR)$(DATADIR)/nkv/
 	@echo "libnkv.so.$(SOVERSION) is in $(LIBDIR). A program linked with it finds it at run time"
 	@echo "only where the dynamic linker looks (README \"Installing\"):"
 	@echo "  a system directory (/usr/local/lib, /usr/lib): run ldconfig (as root) once;"

@@ -8,9 +8,12 @@ set -euo pipefail
 # the test and benchmark scripts (python3), the prefix_cache example's
 # XXH3-128 block keys (libxxhash-dev; its SHA-256 ones: libssl-dev below),
 # nkv-target's control socket and nkv-admin rpc (libjson-c-dev: JSON-RPC
-# parsed by a kept library, never by hand; docs/rpc.md).
+# parsed by a kept library, never by hand; docs/rpc.md), nkv-target's
+# metrics endpoint (libmicrohttpd-dev: its HTTP server; docs/metrics.md),
+# its --config file (libinih-dev: the INI parser) and its readiness to
+# systemd (libsystemd-dev: sd_notify; docs/service.md).
 core=(build-essential pkg-config clang libclang-rt-14-dev libcriterion-dev
-      python3 libxxhash-dev libjson-c-dev)
+      python3 libxxhash-dev libjson-c-dev libmicrohttpd-dev libinih-dev libsystemd-dev)
 gpu=(hipcc libamdhip64-dev)
 ceph=(librados-dev ceph-mon ceph-osd ceph-common)
 # rocksdb: nkv-target's persistent local backend (--backend rocksdb).
@@ -31,8 +34,13 @@ bench=(gnuplot-nox libssl-dev)
 # pytest. Debian packages only: PEP 668 keeps pip out of the system.
 python=(python3-numpy python3-torch python3-xxhash python3-pytest)
 
+# observe: test_metrics checks a scrape with promtool and scrapes the
+# target with a real Prometheus server (both from Debian's prometheus);
+# test_service runs systemd-analyze verify (systemd, on every Debian).
+observe=(prometheus)
+
 want=("${core[@]}" "${gpu[@]}" "${ceph[@]}" "${rocksdb[@]}" "${tcp[@]}" "${kmod[@]}" "${bench[@]}"
-      "${python[@]}")
+      "${python[@]}" "${observe[@]}")
 if [ $# -gt 0 ]; then
 	echo "usage: $0 (installs every package nkv builds, tests and benchmarks with)" >&2
 	exit 2

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * main.c - the nkv-target program: parse options, build the subsystem
- * (namespaces and their backends), serve it over vfio-user until SIGINT
+ * (namespaces and their backends), serve it over vfio-user and/or
+ * NVMe/TCP (src/target/tcp/, docs/tcp.md) until SIGINT
  * or SIGTERM, then shut down cleanly (controllers finish or fail their
  * in-flight commands, the socket file is removed). SIGUSR1, and the
  * shutdown, log a stats line per namespace (keys, bytes, evictions).
@@ -18,12 +19,19 @@
 #include <time.h>
 
 #include "target/backends/registry.h"
+#include "target/config/config.h"
+#include "target/core/metrics.h"
 #include "target/core/pidlock.h"
+#include "target/metrics/target.h"
 #include "target/rpc/target.h"
 #include "target/tcp/server.h"
 #include "target/vfio-user/server.h"
 #include "tools/exit.h"
 
+#include <systemd/sd-daemon.h>
+
+/* A message naming a file, its line and a key. */
+#define NKV_TARGET_WHERE_MAX 4200
 #define NKV_TARGET_DEF_NQN "nqn.2026-01.io.nkv:target"
 #define NKV_TARGET_MAX_TCP 16
 
@@ -33,12 +41,25 @@ struct nkv_target_tcp {
 	uint16_t port;
 };
 
+/* Where a listener came from: a command line's replace a file's. */
+enum { NKV_TARGET_SRC_NONE, NKV_TARGET_SRC_FILE, NKV_TARGET_SRC_CLI };
+
+/* A state line to systemd (Type=notify, docs/service.md); nothing when
+ * not started by it (no NOTIFY_SOCKET). */
+static void nkv_sd_notify(const char *state)
+{
+	sd_notify(0, state);
+}
+
 struct nkv_target_args {
 	const char *socket;	/* vfio-user: --socket or --listen vfio-user:PATH */
-	int socket_given;
+	int socket_src;		/* NKV_TARGET_SRC_*: where socket was given */
 	struct nkv_target_tcp tcp[NKV_TARGET_MAX_TCP];
 	int ntcp;
+	int tcp_src;		/* NKV_TARGET_SRC_*: where the tcp: ones came from */
 	const char *nqn;	/* --nqn: the subsystem's NQN */
+	int from_cli;		/* options being applied come from the command line */
+	int listen_val_cli;	/* vals[--listen] holds the command line's */
 	const char *backend;
 	uint64_t capacity;
 	uint64_t max_value;
@@ -70,6 +91,19 @@ struct nkv_target_args {
 	/* the control socket (docs/rpc.md); NULL: none */
 	const char *rpc_socket;
 	uint32_t rpc_mode;	/* --rpc-socket-mode; 0: 0600 */
+	/* the metrics endpoint (docs/metrics.md): "ADDR:PORT"; NULL: none */
+	const char *metrics;
+	/* the configuration file (docs/service.md): its path, its lines,
+	 * and each option's value as last given (file, then command line;
+	 * NULL: not given), indexed as the long options, for --print-config
+	 * and SIGHUP's comparison */
+	const char *config;
+	int print_config;
+	int config_failed;	/* the file was refused: no --help text after */
+	struct nkv_cfg cfg;
+	struct option *lo;
+	char **vals;		/* each its own copy */
+	size_t nvals;
 };
 
 /* "  --NAME METAVAR" and its help from column 25, each further line of
@@ -189,6 +223,19 @@ static void nkv_target_usage(FILE *f)
 	      "                         as --socket\n"
 	      "  --rpc-socket-mode MODE its permission bits, octal (default 0600: only\n"
 	      "                         this uid may control the target)\n"
+	      "  --metrics ADDR:PORT    serve Prometheus metrics over HTTP at /metrics:\n"
+	      "                         namespaces, commands, errors, latencies,\n"
+	      "                         connections, backend health, the process\n"
+	      "                         (docs/metrics.md); ADDR an IPv4 address (default\n"
+	      "                         127.0.0.1), PORT 0 picks a free one, logged\n"
+	      "                         (event=metrics_listening)\n"
+	      "  --config FILE          read options from FILE first (INI, key = value, the\n"
+	      "                         keys the long options; docs/service.md); the\n"
+	      "                         command line wins. SIGHUP reads it again and\n"
+	      "                         applies the log level, time limits, max conns and\n"
+	      "                         poll interval; other changes are logged as needing\n"
+	      "                         a restart\n"
+	      "  --print-config         print the effective configuration as a FILE, exit\n"
 	      "  --version              print the version (nkv-target (nkv) " NKV_VERSION ")\n"
 	      "  -h, --help             this text\n", f);
 	nkv_target_usage_types(f);
@@ -207,6 +254,8 @@ static void nkv_target_usage(FILE *f)
 	      "             --id nkv --pool kvpool --ns-map 1=gpukv,2=tenant2\n"
 	      "  nkv-target --socket /tmp/nkv.sock --backend rados --conf /etc/ceph/ceph.conf \\\n"
 	      "             --id nkv --pool kvpool --ns-map 1=weights:ro,2=scratch\n"
+	      "  nkv-target --socket /tmp/nkv.sock --metrics 127.0.0.1:9464\n"
+	      "  nkv-target --config /etc/nkv/a.conf --print-config\n"
 	      "  nkv-probe vfio-user:/tmp/nkv.sock      # check it from another shell\n\n"
 	      NKV_EXIT_HELP
 	      "(here 3: a backend that cannot start, e.g. no cluster or a database another\n"
@@ -263,7 +312,6 @@ static int nkv_target_level(const char *s)
 }
 
 enum {
-	OPT_LISTEN = 200, OPT_NQN,
 	OPT_SOCKET = 256, OPT_BACKEND, OPT_CAPACITY, OPT_MAX_VALUE, OPT_MAX_KEYS,
 	OPT_NVM_NS, OPT_QD, OPT_POLL, OPT_MAX_CONNS, OPT_NO_SPARSE, OPT_TRACE, OPT_LOG,
 	OPT_ALLOW_UNSEALED, OPT_NS_MAP,
@@ -271,8 +319,11 @@ enum {
 	OPT_DB_STRIDE, OPT_POLL_SCHED, OPT_SOCKET_MODE, OPT_SOCKET_GROUP,
 	OPT_VERSION,
 	OPT_RPC_SOCKET, OPT_RPC_MODE,
+	OPT_METRICS, OPT_CONFIG, OPT_PRINT_CONFIG,
+	OPT_LISTEN, OPT_NQN,
 	OPT_BE_PARAM,	/* an option a backend declares (registry.h) */
 };
+_Static_assert(OPT_BE_PARAM - OPT_SOCKET < 64, "a reload's mask holds a bit per option");
 
 static int nkv_target_sched(const char *s, int *out)
 {
@@ -321,9 +372,9 @@ static int nkv_target_group(const char *s, struct nkv_target_args *a)
 
 /* nkv-target's own options; the backends' come from the registry. */
 static const struct option nkv_target_lo[] = {
+	{ "socket", required_argument, NULL, OPT_SOCKET },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "nqn", required_argument, NULL, OPT_NQN },
-	{ "socket", required_argument, NULL, OPT_SOCKET },
 	{ "socket-mode", required_argument, NULL, OPT_SOCKET_MODE },
 	{ "socket-group", required_argument, NULL, OPT_SOCKET_GROUP },
 	{ "backend", required_argument, NULL, OPT_BACKEND },
@@ -349,6 +400,9 @@ static const struct option nkv_target_lo[] = {
 	{ "poll-sched", required_argument, NULL, OPT_POLL_SCHED },
 	{ "rpc-socket", required_argument, NULL, OPT_RPC_SOCKET },
 	{ "rpc-socket-mode", required_argument, NULL, OPT_RPC_MODE },
+	{ "metrics", required_argument, NULL, OPT_METRICS },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "print-config", no_argument, NULL, OPT_PRINT_CONFIG },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, 'h' },
 };
@@ -386,27 +440,35 @@ static struct option *nkv_target_longopts(void)
 	return lo;
 }
 
-/* The long name of option @val, for messages. */
-static const char *nkv_target_optname(const struct option *lo, int val)
+/* --metrics: "ADDR:PORT" or "PORT", checked now, bound at start. */
+static int nkv_target_metrics_addr(const char *v, struct nkv_target_args *a)
 {
-	for (; lo->name; lo++)
-		if (lo->val == val)
-			return lo->name;
-	return "?";
+	uint32_t ip;
+	uint16_t port;
+
+	if (nkv_metrics_addr_parse(v, &ip, &port))
+		return -EINVAL;
+	a->metrics = v;
+	return 0;
 }
 
 /* --listen tcp:[ADDR:]PORT ("tcp:[::1]:4420" for IPv6). */
 static int nkv_target_listen_tcp(const char *v, struct nkv_target_args *a)
 {
-	struct nkv_target_tcp *t = &a->tcp[a->ntcp];
+	struct nkv_target_tcp *t;
 	const char *colon = strrchr(v, ':');
 	const char *port = colon ? colon + 1 : v;
 	size_t alen = colon ? (size_t)(colon - v) : 0;
 	char *end;
 	unsigned long p;
 
+	/* A command line's listeners replace a file's, as every key does. */
+	if (a->from_cli && a->tcp_src != NKV_TARGET_SRC_CLI)
+		a->ntcp = 0;
+	a->tcp_src = a->from_cli ? NKV_TARGET_SRC_CLI : NKV_TARGET_SRC_FILE;
 	if (a->ntcp == NKV_TARGET_MAX_TCP)
 		return -EINVAL;
+	t = &a->tcp[a->ntcp];
 	if (alen >= 2 && v[0] == '[' && v[alen - 1] == ']') {
 		v++;
 		alen -= 2;
@@ -425,17 +487,25 @@ static int nkv_target_listen_tcp(const char *v, struct nkv_target_args *a)
 	return 0;
 }
 
+/* The vfio-user socket (--socket, --listen vfio-user:PATH): one per
+ * target; a command line's replaces a file's. */
+static int nkv_target_socket(const char *v, struct nkv_target_args *a)
+{
+	int src = a->from_cli ? NKV_TARGET_SRC_CLI : NKV_TARGET_SRC_FILE;
+
+	if (a->socket_src == src && strcmp(a->socket, v))
+		return -EINVAL;
+	a->socket = v;
+	a->socket_src = src;
+	return 0;
+}
+
 static int nkv_target_listen(const char *v, struct nkv_target_args *a)
 {
 	if (!strncmp(v, "tcp:", 4))
 		return nkv_target_listen_tcp(v + 4, a);
-	if (!strncmp(v, "vfio-user:", 10) && v[10]) {
-		if (a->socket_given && strcmp(a->socket, v + 10))
-			return -EINVAL;	/* one vfio-user socket per target */
-		a->socket = v + 10;
-		a->socket_given = 1;
-		return 0;
-	}
+	if (!strncmp(v, "vfio-user:", 10) && v[10])
+		return nkv_target_socket(v + 10, a);
 	return -EINVAL;
 }
 
@@ -443,12 +513,7 @@ static int nkv_target_listen(const char *v, struct nkv_target_args *a)
 static int nkv_target_opt(int o, const char *v, struct nkv_target_args *a)
 {
 	switch (o) {
-	case OPT_SOCKET:
-		if (a->socket_given && strcmp(a->socket, v))
-			return -EINVAL;
-		a->socket = v;
-		a->socket_given = 1;
-		return 0;
+	case OPT_SOCKET: return nkv_target_socket(v, a);
 	case OPT_LISTEN: return nkv_target_listen(v, a);
 	case OPT_NQN:
 		a->nqn = v;
@@ -480,15 +545,105 @@ static int nkv_target_opt(int o, const char *v, struct nkv_target_args *a)
 	case OPT_POLL_SCHED: return nkv_target_sched(v, &a->poll_sched);
 	case OPT_RPC_SOCKET: a->rpc_socket = v; return 0;
 	case OPT_RPC_MODE: return nkv_target_mode(v, &a->rpc_mode);
+	case OPT_METRICS: return nkv_target_metrics_addr(v, a);
+	case OPT_CONFIG: a->config = v; return 0;	/* read before the others */
+	case OPT_PRINT_CONFIG: a->print_config = 1; return 0;
 	default: return -EINVAL;
 	}
+}
+
+/* Why option o's value v was refused; where is "--NAME" or "FILE:LINE:
+ * key 'NAME'". */
+static void nkv_target_bad_value(int o, const char *v, const char *where)
+{
+	if (o == OPT_SOCKET_MODE || o == OPT_RPC_MODE)
+		fprintf(stderr, "nkv-target: bad value '%s' for %s: want octal permission bits "
+			"1..0777, e.g. 0660\n", v, where);
+	else if (o == OPT_SOCKET_GROUP)
+		fprintf(stderr, "nkv-target: bad value '%s' for %s: no such group, and not a "
+			"number\n", v, where);
+	else if (o == OPT_LISTEN)
+		fprintf(stderr, "nkv-target: bad value '%s' for %s: want tcp:[ADDR:]PORT "
+			"(at most %d) or vfio-user:PATH (one socket)\n", v, where,
+			NKV_TARGET_MAX_TCP);
+	else if (o == OPT_SOCKET)
+		fprintf(stderr, "nkv-target: %s '%s': one vfio-user socket per target\n", where, v);
+	else if (o == OPT_NQN)
+		fprintf(stderr, "nkv-target: bad value '%s' for %s: want 1..223 bytes\n", v, where);
+	else if (o == OPT_METRICS)
+		fprintf(stderr, "nkv-target: bad value '%s' for %s: want ADDR:PORT or PORT, ADDR "
+			"an IPv4 address (default 127.0.0.1), PORT 0..65535 (0: any free one)\n",
+			v, where);
+	else
+		fprintf(stderr, "nkv-target: bad value '%s' for %s\n", v, where);
+}
+
+/* A backend's option: replaces one of the same name (a file's, when
+ * the command line gives it again). */
+static void nkv_target_be_param(struct nkv_target_args *a, const char *name, const char *v)
+{
+	size_t i;
+
+	for (i = 0; i < a->nparams; i++)
+		if (!strcmp(a->params[i].name, name)) {
+			a->params[i].value = v;
+			return;
+		}
+	a->params[a->nparams++] = (struct nkv_be_param){ name, v };
+}
+
+/* --listen is repeatable: its value kept for --print-config is every one
+ * given, a line each; a command line's replace a file's. NULL: no memory. */
+static char *nkv_target_listen_val(struct nkv_target_args *a, const char *old, const char *v)
+{
+	char *val;
+
+	if (a->from_cli && !a->listen_val_cli) {
+		old = NULL;
+		a->listen_val_cli = 1;
+	}
+	if (!old)
+		return strdup(v);
+	if (asprintf(&val, "%s\n%s", old, v) < 0)
+		return NULL;
+	return val;
+}
+
+/* Option lo[i] = v into a (v "true" for a flag), its value kept for
+ * --print-config. 0, or -EINVAL said why. */
+static int nkv_target_apply(struct nkv_target_args *a, const struct option *lo, size_t i,
+			    const char *v, const char *where)
+{
+	char *val;
+	int rc = 0;
+
+	if (lo[i].val == OPT_LISTEN)
+		val = nkv_target_listen_val(a, a->vals[i], v);
+	else
+		val = strdup(v);
+	free(a->vals[i]);
+	a->vals[i] = val;
+	if (!a->vals[i]) {
+		fprintf(stderr, "nkv-target: out of memory\n");
+		return -ENOMEM;
+	}
+	if (lo[i].val == OPT_BE_PARAM)
+		nkv_target_be_param(a, lo[i].name, v);
+	else
+		rc = nkv_target_opt(lo[i].val, v, a);
+	if (rc)
+		nkv_target_bad_value(lo[i].val, v, where);
+	return rc;
 }
 
 static int nkv_target_getopts(int argc, char **argv, const struct option *lo,
 			      struct nkv_target_args *a)
 {
-	int o, li = 0, rc;
+	char where[96];
+	int o, li = 0;
 
+	optind = 0;	/* from the start, also when SIGHUP parses again */
+	a->from_cli = 1;
 	while ((o = getopt_long(argc, argv, "h", lo, &li)) != -1) {
 		if (o == 'h') {
 			nkv_target_usage(stdout);
@@ -498,35 +653,94 @@ static int nkv_target_getopts(int argc, char **argv, const struct option *lo,
 			fputs(NKV_VERSION_LINE("nkv-target"), stdout);
 			exit(0);
 		}
-		if (o == OPT_BE_PARAM) {
-			a->params[a->nparams++] = (struct nkv_be_param){ lo[li].name, optarg };
-			continue;
-		}
-		rc = nkv_target_opt(o, optarg, a);
-		if (rc && (o == OPT_SOCKET_MODE || o == OPT_RPC_MODE))
-			fprintf(stderr, "nkv-target: bad value '%s' for --%s: want octal "
-				"permission bits 1..0777, e.g. 0660\n", optarg, nkv_target_optname(lo, o));
-		else if (rc && o == OPT_SOCKET_GROUP)
-			fprintf(stderr, "nkv-target: bad value '%s' for --socket-group: no such "
-				"group, and not a number\n", optarg);
-		else if (rc && o == OPT_LISTEN)
-			fprintf(stderr, "nkv-target: bad value '%s' for --listen: want tcp:[ADDR:]PORT "
-				"(at most %d) or vfio-user:PATH (one socket)\n", optarg,
-				NKV_TARGET_MAX_TCP);
-		else if (rc && o == OPT_SOCKET)
-			fprintf(stderr, "nkv-target: --socket '%s': one vfio-user socket per target\n",
-				optarg);
-		else if (rc && o != '?')
-			fprintf(stderr, "nkv-target: bad value '%s' for --%s\n", optarg,
-				nkv_target_optname(lo, o));
-		if (rc)
-			return rc;
+		if (o == '?')
+			return -EINVAL;
+		snprintf(where, sizeof(where), "--%s", lo[li].name);
+		if (nkv_target_apply(a, lo, (size_t)li, optarg ? optarg : "true", where))
+			return -EINVAL;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "nkv-target: unexpected argument '%s'\n", argv[optind]);
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* Keys a file may not hold: what only makes sense on a command line. */
+static int nkv_target_cfg_only_cli(int val)
+{
+	return val == OPT_CONFIG || val == OPT_PRINT_CONFIG || val == OPT_VERSION || val == 'h';
+}
+
+/* One key of the file into a: 0, or -EINVAL said with its line. */
+static int nkv_target_cfg_ent(struct nkv_target_args *a, const struct option *lo,
+			      const struct nkv_cfg_ent *e)
+{
+	char where[NKV_TARGET_WHERE_MAX];
+	size_t i;
+	int b;
+
+	for (i = 0; i < a->nvals && strcmp(lo[i].name, e->key); i++)
+		;
+	if (i == a->nvals || nkv_target_cfg_only_cli(lo[i].val)) {
+		fprintf(stderr, "nkv-target: %s:%d: unknown key '%s' (the keys are nkv-target's "
+			"long options, nkv-target --help)\n", a->config, e->line, e->key);
+		return -EINVAL;
+	}
+	snprintf(where, sizeof(where), "%s:%d: key '%s'", a->config, e->line, e->key);
+	if (lo[i].has_arg == no_argument) {
+		b = nkv_cfg_bool(e->value);
+		if (b < 0) {
+			fprintf(stderr, "nkv-target: bad value '%s' for %s: want true or false\n",
+				e->value, where);
+			return -EINVAL;
+		}
+		return b ? nkv_target_apply(a, lo, i, "true", where) : 0;
+	}
+	return nkv_target_apply(a, lo, i, e->value, where);
+}
+
+/* --config FILE (or --config=FILE) on the command line, read before the
+ * other options so that they win; NULL: none. */
+static const char *nkv_target_cfg_path(int argc, char **argv)
+{
+	const char *path = NULL;
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		if (!strcmp(argv[i], "--config") && i + 1 < argc)
+			path = argv[++i];
+		else if (!strncmp(argv[i], "--config=", 9))
+			path = argv[i] + 9;
+	}
+	return path;
+}
+
+/* Read the file: 0, or -EINVAL said why (its line). */
+static int nkv_target_cfg_load(struct nkv_target_args *a)
+{
+	/* --listen repeats; every other key is given once. */
+	static const char *const repeatable[] = { "listen", NULL };
+	char err[NKV_TARGET_WHERE_MAX];
+
+	if (nkv_cfg_load(a->config, repeatable, &a->cfg, err, sizeof(err))) {
+		fprintf(stderr, "nkv-target: %s\n", err);
+		a->config_failed = 1;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The file's keys into a, in file order. */
+static int nkv_target_cfg_apply(struct nkv_target_args *a, const struct option *lo)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < a->cfg.n && !rc; i++)
+		rc = nkv_target_cfg_ent(a, lo, &a->cfg.ent[i]);
+	a->config_failed = rc != 0;
+	return rc;
 }
 
 /* What every KV namespace asks of its backend. */
@@ -593,6 +807,27 @@ static int nkv_target_each_ns(const struct nkv_target_args *a,
 	return rc;
 }
 
+/* A backend option from the file that --backend does not take: named
+ * with its line (the backend's own check then says what it takes). */
+static void nkv_target_cfg_be_keys(const struct nkv_target_args *a)
+{
+	const struct nkv_be_type *t = nkv_be_type_find(a->backend);
+	const struct nkv_be_optdesc *d;
+	size_t i, k;
+
+	for (i = 0; t && i < a->cfg.n; i++) {
+		for (k = 0; k < a->nvals && strcmp(a->lo[k].name, a->cfg.ent[i].key); k++)
+			;
+		if (k == a->nvals || a->lo[k].val != OPT_BE_PARAM)
+			continue;
+		for (d = t->opts; d && d->name && strcmp(d->name, a->cfg.ent[i].key); d++)
+			;
+		if (!d || !d->name)
+			fprintf(stderr, "nkv-target: %s:%d: key '%s' is not an option of the %s "
+				"backend\n", a->config, a->cfg.ent[i].line, a->cfg.ent[i].key, t->name);
+	}
+}
+
 static int nkv_target_check(const struct nkv_target_args *a)
 {
 	struct nkv_be_conf c = nkv_target_conf(a);
@@ -626,26 +861,84 @@ static int nkv_target_check(const struct nkv_target_args *a)
 	}
 	/* An unknown --backend fails later, as creating a namespace. */
 	if (nkv_be_type_find(a->backend) && nkv_be_conf_check(a->backend, &c, err, sizeof(err))) {
+		nkv_target_cfg_be_keys(a);
 		fprintf(stderr, "nkv-target: %s\n", err);
 		return -EINVAL;
 	}
 	return nkv_target_each_ns(a, NULL, NULL) ? -EINVAL : 0;
 }
 
+/* --print-config: nkv-target's own keys, then the backend options given. */
+static void nkv_target_print_config(const struct nkv_target_args *a)
+{
+	size_t i, n = 0, cap = a->nvals + NKV_TARGET_MAX_TCP + 1;
+	const char **keys = calloc(cap, sizeof(*keys));
+	const char **vals = calloc(cap, sizeof(*vals));
+	char *listen = NULL, *save, *l;
+
+	if (!keys || !vals) {
+		fprintf(stderr, "nkv-target: out of memory\n");
+		exit(NKV_EXIT_SETUP);
+	}
+	for (i = 0; i < a->nvals; i++) {
+		if (nkv_target_cfg_only_cli(a->lo[i].val) ||
+		    (a->lo[i].val == OPT_BE_PARAM && !a->vals[i]))
+			continue;
+		if (a->lo[i].val != OPT_LISTEN || !a->vals[i]) {
+			keys[n] = a->lo[i].name;
+			vals[n++] = a->vals[i];
+			continue;
+		}
+		/* Repeatable: a line per listener. */
+		listen = strdup(a->vals[i]);
+		for (l = listen ? strtok_r(listen, "\n", &save) : NULL; l && n < cap;
+		     l = strtok_r(NULL, "\n", &save)) {
+			keys[n] = a->lo[i].name;
+			vals[n++] = l;
+		}
+	}
+	nkv_cfg_print(stdout, keys, vals, n);
+	free(listen);
+	free(keys);
+	free(vals);
+}
+
+static void nkv_target_args_free(struct nkv_target_args *a)
+{
+	size_t i;
+
+	for (i = 0; a->vals && i < a->nvals; i++)
+		free(a->vals[i]);
+	free(a->params);
+	free(a->vals);
+	free(a->lo);
+	nkv_cfg_free(&a->cfg);
+}
+
+/* The file (--config), then the command line over it: 0, or -EINVAL /
+ * -ENOMEM said why. */
 static int nkv_target_parse(int argc, char **argv, struct nkv_target_args *a)
 {
-	struct option *lo = nkv_target_longopts();
-	int rc;
+	int rc = 0;
 
-	/* Each backend option takes an argument: argc bounds their number. */
-	a->params = calloc((size_t)argc, sizeof(*a->params));
-	if (!lo || !a->params) {
-		free(lo);
+	a->lo = nkv_target_longopts();
+	a->config = nkv_target_cfg_path(argc, argv);
+	if (a->lo && a->config)
+		rc = nkv_target_cfg_load(a);
+	for (a->nvals = 0; a->lo && a->lo[a->nvals].name; a->nvals++)
+		;
+	/* Each backend option takes an argument or a line: argc and the
+	 * file's keys bound their number. */
+	a->params = calloc((size_t)argc + a->cfg.n, sizeof(*a->params));
+	a->vals = calloc(a->nvals + 1, sizeof(*a->vals));
+	if (!a->lo || !a->params || !a->vals) {
 		fprintf(stderr, "nkv-target: out of memory\n");
 		return -ENOMEM;
 	}
-	rc = nkv_target_getopts(argc, argv, lo, a);
-	free(lo);
+	if (!rc && a->config)
+		rc = nkv_target_cfg_apply(a, a->lo);
+	if (!rc)
+		rc = nkv_target_getopts(argc, argv, a->lo, a);
 	return rc ? rc : nkv_target_check(a);
 }
 
@@ -930,6 +1223,166 @@ static int nkv_target_rpc_start(const struct nkv_target_args *a, struct nkv_vfu_
 	return rc;
 }
 
+/* Every option as it is before the file and the command line. */
+static void nkv_target_defaults(struct nkv_target_args *a)
+{
+	*a = (struct nkv_target_args){
+		.socket = "nkv-target.sock", .backend = "mem", .capacity = 1ull << 30,
+		.max_value = NKV_TGT_DEF_MAX_VALUE, .log_level = NKV_VFU_LOG_INFO,
+		.dstrd = NKV_TGT_DSTRD_LINE,
+	};
+	/* The debug trace switch the host library reads too. */
+	a->trace = getenv("NKV_TRACE") && atoi(getenv("NKV_TRACE")) > 0;
+}
+
+/* The command line, parsed again over the file at SIGHUP. */
+static int nkv_target_argc;
+static char **nkv_target_argv;
+
+/*
+ * The metrics endpoint (--metrics), bound before any backend opens, so a
+ * port another program holds fails fast, like a socket's lock. Its
+ * series are registered once the vfio-user server serves
+ * (nkv_target_metrics_collect); a scrape before that sees fewer. 0
+ * (none asked, or listening), or a negative errno, said why.
+ */
+static int nkv_target_metrics_listen(const struct nkv_target_args *a,
+				     struct nkv_metrics_server **out)
+{
+	uint16_t port;
+	int rc;
+
+	*out = NULL;
+	if (!a->metrics)
+		return 0;
+	/* Counting from before the first client can connect. */
+	nkv_tgt_metrics_enable();
+	rc = nkv_metrics_server_start(a->metrics, out, &port);
+	if (rc) {
+		fprintf(stderr, "nkv-target: cannot serve --metrics %s: %s\n", a->metrics,
+			strerror(-rc));
+		return rc;
+	}
+	/* Port 0 picks one: the line says which, for whoever scrapes it. */
+	fprintf(stderr, "ts=%ld level=info event=metrics_listening addr=%s port=%u path=/metrics\n",
+		(long)time(NULL), a->metrics, port);
+	return 0;
+}
+
+/* The namespaces', the vfio-user server's and the process's series (the
+ * server's counters are read: after it starts, before it stops). */
+static int nkv_target_metrics_collect(struct nkv_metrics_server *met, struct nkv_vfu_server *srv,
+				      struct nkv_tcp_server *tcp)
+{
+	int rc = met ? nkv_metrics_target_register(&nkv_target_rpc, srv, tcp) : 0;
+
+	if (rc)
+		fprintf(stderr, "nkv-target: cannot register the metrics: %s\n", strerror(-rc));
+	return rc;
+}
+
+/* Keys SIGHUP applies to a running target (the RPC target_set and
+ * log_level_set change the same); every other needs a restart. */
+static int nkv_target_live_key(int val)
+{
+	return val == OPT_LOG || val == OPT_HANDSHAKE_MS || val == OPT_IDLE_MS ||
+	       val == OPT_MSG_MS || val == OPT_MAX_CONNS || val == OPT_POLL;
+}
+
+/* Option val's bit in a mask of changed keys. */
+#define NKV_TARGET_BIT(val) (1ull << ((val) - OPT_SOCKET))
+
+/* n's live options that the file changed (mask) into the server and the
+ * backends' log; the others stay as they run, so a value set through the
+ * control socket survives a reload that does not touch its key. */
+static void nkv_target_apply_live(const struct nkv_target_args *n, uint64_t mask,
+				  struct nkv_vfu_server *srv)
+{
+	struct nkv_vfu_server_live l;
+
+	if (!srv) {	/* tcp: listeners only: the log level is all that lives */
+		if (mask & NKV_TARGET_BIT(OPT_LOG))
+			nkv_be_log_set(n->log_level, NULL, NULL);
+		return;
+	}
+	nkv_vfu_server_live_get(srv, &l);
+	if (mask & NKV_TARGET_BIT(OPT_LOG))
+		l.log_level = n->log_level;
+	if (mask & NKV_TARGET_BIT(OPT_HANDSHAKE_MS))
+		l.handshake_ms = (uint32_t)n->handshake_ms;	/* 0: the server's default */
+	if (mask & NKV_TARGET_BIT(OPT_IDLE_MS))
+		l.idle_ms = (uint32_t)n->idle_ms;
+	if (mask & NKV_TARGET_BIT(OPT_MSG_MS))
+		l.msg_ms = (uint32_t)n->msg_ms;
+	if (mask & NKV_TARGET_BIT(OPT_MAX_CONNS))
+		l.max_conns = (int)n->max_conns;
+	if (mask & NKV_TARGET_BIT(OPT_POLL))
+		l.poll_interval_ns = n->poll_ns;
+	nkv_rpc_raise_nofile(NKV_TGT_FDS_BASE + NKV_RPC_MAX_CONNS +
+			     (uint64_t)(l.max_conns > 0 ? l.max_conns : 16) * NKV_TGT_FDS_PER_CONN);
+	nkv_vfu_server_live_set(srv, &l);
+	if (mask & NKV_TARGET_BIT(OPT_LOG))
+		nkv_be_log_set(n->log_level, NULL, NULL);
+}
+
+/* Each key n changes from a: logged, and a's value replaced where it
+ * changes live (its bit set in *live). How many changed. */
+static unsigned nkv_target_diff(struct nkv_target_args *a, struct nkv_target_args *n,
+				uint64_t *live_mask)
+{
+	unsigned changed = 0;
+	size_t i;
+
+	for (i = 0; i < a->nvals; i++) {
+		const char *was = a->vals[i] ? a->vals[i] : "(default)";
+		const char *now = n->vals[i] ? n->vals[i] : "(default)";
+		int live = nkv_target_live_key(a->lo[i].val);
+
+		if (!strcmp(was, now) || nkv_target_cfg_only_cli(a->lo[i].val))
+			continue;
+		changed++;
+		fprintf(stderr, "ts=%ld level=%s event=reload key=%s was=%s now=%s applied=%s\n",
+			(long)time(NULL), live ? "info" : "warn", a->lo[i].name, was, now,
+			live ? "live" : "needs_restart");
+		if (live) {
+			char *t = a->vals[i];
+
+			*live_mask |= NKV_TARGET_BIT(a->lo[i].val);
+			a->vals[i] = n->vals[i];
+			n->vals[i] = t;
+		}
+	}
+	return changed;
+}
+
+/* SIGHUP: read the file again (the command line still wins), apply what
+ * changes live, name what needs a restart. A bad file changes nothing. */
+static void nkv_target_reload(struct nkv_target_args *a, struct nkv_vfu_server *srv)
+{
+	struct nkv_target_args n;
+	uint64_t mask = 0;
+	unsigned changed;
+
+	if (!a->config) {
+		fprintf(stderr, "ts=%ld level=warn event=reload result=skipped reason=no_config "
+			"(SIGHUP re-reads --config FILE)\n", (long)time(NULL));
+		return;
+	}
+	nkv_sd_notify("RELOADING=1");
+	nkv_target_defaults(&n);
+	if (nkv_target_parse(nkv_target_argc, nkv_target_argv, &n)) {
+		fprintf(stderr, "ts=%ld level=error event=reload result=failed config=%s "
+			"(nothing changed; the line above says why)\n", (long)time(NULL), a->config);
+	} else {
+		changed = nkv_target_diff(a, &n, &mask);
+		nkv_target_apply_live(&n, mask, srv);
+		fprintf(stderr, "ts=%ld level=info event=reload result=ok config=%s changed=%u\n",
+			(long)time(NULL), a->config, changed);
+	}
+	nkv_target_args_free(&n);
+	nkv_sd_notify("READY=1");
+}
+
 /* The vfio-user server's options from the command line. */
 static void nkv_target_vfu_opts(const struct nkv_target_args *a, struct nkv_subsys *ss,
 				struct nkv_vfu_lock *lock, struct nkv_vfu_server_opts *so)
@@ -997,16 +1450,17 @@ static struct nkv_tcp_server *nkv_target_tcp(const struct nkv_target_args *a,
 /* vfio-user unless only tcp: listeners were asked for. */
 static int nkv_target_wants_vfu(const struct nkv_target_args *a)
 {
-	return a->socket_given || !a->ntcp;
+	return a->socket_src != NKV_TARGET_SRC_NONE || !a->ntcp;
 }
 
 /* Serve until SIGINT or SIGTERM: the exit status. */
-static int nkv_target_serve(const struct nkv_target_args *a)
+static int nkv_target_serve(struct nkv_target_args *a)
 {
 	struct nkv_vfu_server_opts so = { .size = sizeof(so) };
 	struct nkv_vfu_server *srv = NULL;
 	struct nkv_tcp_server *tcp = NULL;
 	struct nkv_rpc_server *rpc = NULL;
+	struct nkv_metrics_server *met;
 	struct nkv_rpc_lock *rpc_lock = NULL;
 	struct nkv_vfu_lock *lock = NULL;
 	struct nkv_subsys *ss;
@@ -1027,6 +1481,7 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	/* Backends log their own events (a cluster lost) at the same level. */
 	nkv_be_log_set(a->log_level, NULL, NULL);
@@ -1036,8 +1491,14 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 		nkv_vfu_lock_release(lock);
 		return NKV_EXIT_SETUP;
 	}
+	if (nkv_target_metrics_listen(a, &met)) {
+		nkv_vfu_lock_release(lock);
+		nkv_rpc_lock_release(rpc_lock);
+		return NKV_EXIT_SETUP;
+	}
 	ss = nkv_target_subsys(a);
 	if (!ss) {
+		nkv_metrics_server_stop(met);
 		nkv_vfu_lock_release(lock);
 		nkv_rpc_lock_release(rpc_lock);
 		return NKV_EXIT_SETUP;
@@ -1045,6 +1506,7 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 	nkv_target_print_ns(a);
 	nkv_target_rpc_init(a, ss);
 	if (a->ntcp && !(tcp = nkv_target_tcp(a, ss))) {
+		nkv_metrics_server_stop(met);
 		nkv_vfu_lock_release(lock);
 		nkv_rpc_lock_release(rpc_lock);
 		nkv_subsys_destroy(ss);
@@ -1055,23 +1517,35 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 		rc = nkv_vfu_server_start(&so, &srv);
 		if (rc) {
 			nkv_target_listen_failed(a->socket, rc);
+			nkv_metrics_server_stop(met);
 			nkv_rpc_lock_release(rpc_lock);
 			nkv_tcp_server_stop(tcp);
 			nkv_subsys_destroy(ss);
 			return NKV_EXIT_SETUP;
 		}
 	}
-	if (nkv_target_rpc_start(a, srv, rpc_lock, &rpc)) {
+	if (nkv_target_rpc_start(a, srv, rpc_lock, &rpc) ||
+	    nkv_target_metrics_collect(met, srv, tcp)) {
+		nkv_metrics_server_stop(met);
+		nkv_rpc_server_stop(rpc);
 		if (srv)
 			nkv_vfu_server_stop(srv);
 		nkv_tcp_server_stop(tcp);
 		nkv_subsys_destroy(ss);
 		return NKV_EXIT_SETUP;
 	}
-	while (!sigwait(&set, &sig) && sig == SIGUSR1)
-		nkv_target_stats();
+	/* Every namespace is up and every listener listens. */
+	nkv_sd_notify("READY=1");
+	while (!sigwait(&set, &sig) && (sig == SIGUSR1 || sig == SIGHUP)) {
+		if (sig == SIGUSR1)
+			nkv_target_stats();
+		else
+			nkv_target_reload(a, srv);
+	}
+	nkv_sd_notify("STOPPING=1");
 	fprintf(stderr, "ts=%ld level=info event=signal sig=%s action=shutdown\n",
 		(long)time(NULL), sig == SIGINT ? "SIGINT" : "SIGTERM");
+	nkv_metrics_server_stop(met);	/* its collectors read the others */
 	nkv_rpc_server_stop(rpc);	/* its methods use the server */
 	if (srv)
 		nkv_vfu_server_stop(srv);
@@ -1084,21 +1558,22 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 
 int main(int argc, char **argv)
 {
-	struct nkv_target_args a = {
-		.socket = "nkv-target.sock", .nqn = NKV_TARGET_DEF_NQN, .backend = "mem", .capacity = 1ull << 30,
-		.max_value = NKV_TGT_DEF_MAX_VALUE, .log_level = NKV_VFU_LOG_INFO,
-		.dstrd = NKV_TGT_DSTRD_LINE,
-	};
+	struct nkv_target_args a;
 	int rc;
 
-	/* The debug trace switch the host library reads too. */
-	a.trace = getenv("NKV_TRACE") && atoi(getenv("NKV_TRACE")) > 0;
+	nkv_target_defaults(&a);
+	nkv_target_argc = argc;
+	nkv_target_argv = argv;
 	if (nkv_target_parse(argc, argv, &a)) {
-		nkv_target_usage(stderr);
+		if (!a.config_failed)
+			nkv_target_usage(stderr);
 		rc = NKV_EXIT_USAGE;
+	} else if (a.print_config) {
+		nkv_target_print_config(&a);
+		rc = 0;
 	} else {
 		rc = nkv_target_serve(&a);
 	}
-	free(a.params);
+	nkv_target_args_free(&a);
 	return rc;
 }

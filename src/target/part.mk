@@ -25,6 +25,21 @@ NKV_TGT_RPC_SRCS := $(wildcard src/target/rpc/*.c)
 TARGET_SRCS += $(NKV_TGT_RPC_SRCS)
 TARGET_LDLIBS += $(JSONC_LIBS)
 $(patsubst %.c,$(B)/obj/%.o,$(NKV_TGT_RPC_SRCS) src/target/main.c): CPPFLAGS += $(JSONC_CFLAGS)
+# The metrics endpoint (metrics/, docs/metrics.md): Prometheus's text
+# served over HTTP by libmicrohttpd (scripts/install-deps.sh:
+# libmicrohttpd-dev), found through pkg-config.
+MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd)
+MHD_LIBS := $(shell pkg-config --libs libmicrohttpd)
+NKV_TGT_METRICS_SRCS := $(wildcard src/target/metrics/*.c)
+TARGET_SRCS += $(NKV_TGT_METRICS_SRCS)
+TARGET_LDLIBS += $(MHD_LIBS) -lm
+$(patsubst %.c,$(B)/obj/%.o,$(NKV_TGT_METRICS_SRCS)): CPPFLAGS += $(MHD_CFLAGS) $(JSONC_CFLAGS)
+# nkv-target's configuration file (config/, docs/service.md), read by
+# libinih, and its readiness told to systemd by libsystemd's sd_notify
+# (scripts/install-deps.sh: libinih-dev, libsystemd-dev).
+NKV_TGT_CONFIG_SRCS := $(wildcard src/target/config/*.c)
+TARGET_SRCS += $(NKV_TGT_CONFIG_SRCS)
+TARGET_LDLIBS += $(shell pkg-config --libs inih libsystemd)
 # The embedded target (embed.h): subsystem, registry backends and server
 # as threads of another program.
 TARGET_SRCS += src/target/embed.c

@@ -20,6 +20,36 @@
 
 #include "rpc_proc.h"
 
+int rpc_proc_bindir(char *path, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return -errno;
+	exe[n] = 0;
+	snprintf(path, len, "%s/../bin", dirname(exe));
+	return 0;
+}
+
+int rpc_proc_srcdir(const char *rel, char *path, size_t len)
+{
+	char probe[PATH_MAX + 64];
+	int up;
+
+	if (!getcwd(path, len))
+		return -errno;
+	for (up = 0; up < 5; up++) {
+		snprintf(probe, sizeof(probe), "%s/%s", path, rel);
+		if (!access(probe, F_OK))
+			return 0;
+		if (strlen(path) + 4 > len)
+			break;
+		strcat(path, "/..");
+	}
+	return -ENOENT;
+}
+
 static int rpc_proc_bin(char *path, size_t len)
 {
 	char exe[PATH_MAX];

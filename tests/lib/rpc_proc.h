@@ -21,6 +21,12 @@ struct rpc_proc {
 	char log[128];		/* dir/target.log: its stderr */
 };
 
+/* The directory of the built programs (BUILD/bin, beside the test's
+ * BUILD/tests), and the source tree (the first directory up from the
+ * working directory that holds rel, e.g. "share/systemd"): 0 or -ENOENT. */
+int rpc_proc_bindir(char *path, size_t len);
+int rpc_proc_srcdir(const char *rel, char *path, size_t len);
+
 /* BUILD/bin/nkv-target --socket dir/v.sock --rpc-socket dir/r.sock
  * --capacity 64M --log-level warn, then extra (NULL-terminated, at most
  * 16); waits up to 5 s for both sockets. 0, or a negative errno (the

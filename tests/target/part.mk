@@ -125,3 +125,31 @@ test_tcp_hosts_LDLIBS = $(NKV_TCP_TEST_LDLIBS)
 $(B)/tests/test_tcp_hosts: | $(B)/bin/nkv-target
 # The poll thread against 16 host threads and a backend's own thread.
 TSAN_TESTS += test_tcp_hosts test_tcp_hostile
+
+# The metrics endpoint (issue 47): the built nkv-target with --metrics,
+# scraped over HTTP (tests/lib/http_get.c), checked by promtool and by a
+# real Prometheus server of the test's own (both skipped where absent).
+$(B)/obj/tests/target/metrics/test_metrics.o: CPPFLAGS += $(JSONC_CFLAGS)
+TESTS += test_metrics
+test_metrics_SRCS = tests/target/metrics/test_metrics.c tests/lib/http_get.c $(TL_RPC_PROC)
+test_metrics_LIBS = $(LIBNKV)
+test_metrics_LDLIBS = -lcriterion $(LIBNKV_LDLIBS) $(JSONC_LIBS)
+$(B)/tests/test_metrics: | $(B)/bin/nkv-target
+
+# The configuration file (issue 47): --config, --print-config and SIGHUP
+# against the built nkv-target (tests/lib/tool_run.c, rpc_proc.c).
+$(B)/obj/tests/target/config/test_config.o: CPPFLAGS += $(JSONC_CFLAGS)
+TESTS += test_config
+test_config_SRCS = tests/target/config/test_config.c $(TL_RPC_PROC) $(TL_TOOL)
+test_config_LIBS = $(LIBNKV)
+test_config_LDLIBS = -lcriterion $(LIBNKV_LDLIBS) $(JSONC_LIBS)
+$(B)/tests/test_config: | $(B)/bin/nkv-target
+
+# The service (issue 47): share/systemd's units through systemd-analyze
+# verify, the tmpfiles entry, and sd_notify on a socket of the test's own.
+$(B)/obj/tests/target/service/test_service.o: CPPFLAGS += $(JSONC_CFLAGS)
+TESTS += test_service
+test_service_SRCS = tests/target/service/test_service.c $(TL_RPC_PROC)
+test_service_LIBS = $(LIBNKV)
+test_service_LDLIBS = -lcriterion $(LIBNKV_LDLIBS) $(JSONC_LIBS)
+$(B)/tests/test_service: | $(B)/bin/nkv-target

@@ -1305,6 +1305,18 @@ Test(rados, describe_and_command_time)
  * line however many ops failed, and one cluster_back line when the OSD
  * runs again.
  */
+/* The backend's figure name for the metrics endpoint, or -1. */
+static double be_metric(struct nkv_be *be, const char *name)
+{
+	struct nkv_be_metric m[16];
+	unsigned i, n = be->ops->metrics ? be->ops->metrics(be, m, 16) : 0;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(m[i].name, name))
+			return m[i].value;
+	return -1;
+}
+
 Test(rados, stopped_cluster_commands_in_time_loss_and_return_logged, .timeout = 90)
 {
 	const struct nkv_be_param p[] = {
@@ -1334,6 +1346,8 @@ Test(rados, stopped_cluster_commands_in_time_loss_and_return_logged, .timeout = 
 	cr_assert(be, "%s", err);
 	cr_assert_eq(be->cmd_timeout_ms, 2u * STOP_TO * 1000u);
 	cr_assert_eq(store(be, "before", "ok", 2, 0), 0);
+	cr_expect_eq(be_metric(be, "rados_cluster_up"), 1);
+	cr_expect_eq(be_metric(be, "rados_cluster_lost_total"), 0);
 	osd = nkv_test_cluster_osd_pid(&cl);
 	cr_assert_gt(osd, 0);
 	kill(osd, SIGSTOP);
@@ -1359,12 +1373,17 @@ Test(rados, stopped_cluster_commands_in_time_loss_and_return_logged, .timeout = 
 	cr_expect_gt(lines_wait("event=cluster_lost", 3.0), 0, "no loss logged: %s", lines);
 	cr_expect_gt(lines_count("ops_failing="), 0, "%s", lines);
 	cr_expect_gt(lines_count("error=\"Connection timed out\""), 0, "%s", lines);
+	/* The metrics endpoint's gauge and counter follow the log lines. */
+	cr_expect_eq(be_metric(be, "rados_cluster_up"), 0, "up while lost");
+	cr_expect_eq(be_metric(be, "rados_cluster_lost_total"), 1);
 	kill(osd, SIGCONT);
 	cr_expect_gt(lines_wait("event=cluster_back", 2.0 * STOP_TO + 3), 0, "no return logged: %s",
 		     lines);
 	cr_expect_gt(lines_count("after_s="), 0, "%s", lines);
 	cr_expect_eq(lines_count("event=cluster_lost"), 1, "one line per loss: %s", lines);
 	cr_expect_eq(lines_count("event=cluster_back"), 1, "one line per return: %s", lines);
+	cr_expect_eq(be_metric(be, "rados_cluster_up"), 1, "not up once back");
+	cr_expect_eq(be_metric(be, "rados_cluster_lost_total"), 1);
 	cr_log_info("logged: %s", lines);
 	for (i = 0; i < 50 && store(be, "after", "ok", 2, 0) != 0; i++)
 		usleep(200000);

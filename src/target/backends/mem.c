@@ -75,6 +75,7 @@ struct nkv_be_mem {
 	/* KV: keys with a TTL (atomic; the sweep skips the scan at 0), and
 	 * the sweep thread. */
 	uint64_t ttl_keys;
+	uint64_t expiries;	/* atomic: keys removed because their TTL passed */
 	int sweeper;
 	pthread_t sweep_thr;
 	pthread_mutex_t slock;
@@ -165,6 +166,7 @@ static struct nkv_mem_ent *nkv_mem_drop_expired(struct nkv_be_mem *m, const uint
 		return NULL;
 	nkv_kvmap_delete(&m->map, key, klen);
 	nkv_mem_forget(m, key, klen, e);
+	__atomic_fetch_add(&m->expiries, 1, __ATOMIC_RELAXED);
 	return e;
 }
 
@@ -718,6 +720,21 @@ static uint64_t nkv_mem_evictions(struct nkv_be *be)
 	return __atomic_load_n(&((struct nkv_be_mem *)be)->evictions, __ATOMIC_RELAXED);
 }
 
+/* The metrics endpoint's figures: TTL keys held and expired. */
+static unsigned nkv_mem_metrics(struct nkv_be *be, struct nkv_be_metric *out, unsigned max)
+{
+	struct nkv_be_mem *m = (struct nkv_be_mem *)be;
+
+	if (be->csi != NKV_CSI_KV || max < 2)
+		return 0;
+	out[0] = (struct nkv_be_metric){ "ttl_keys", "Keys stored with a TTL.", 0,
+					 (double)__atomic_load_n(&m->ttl_keys, __ATOMIC_RELAXED) };
+	out[1] = (struct nkv_be_metric){ "ttl_expiries_total",
+					 "Keys removed because their TTL passed.", 1,
+					 (double)__atomic_load_n(&m->expiries, __ATOMIC_RELAXED) };
+	return 2;
+}
+
 static void nkv_mem_destroy(struct nkv_be *be)
 {
 	struct nkv_be_mem *m = (struct nkv_be_mem *)be;
@@ -755,6 +772,7 @@ static const struct nkv_be_ops nkv_mem_ops = {
 	.keys_used = nkv_mem_keys,
 	.evictions = nkv_mem_evictions,
 	.describe = nkv_mem_describe,
+	.metrics = nkv_mem_metrics,
 	.destroy = nkv_mem_destroy,
 };
 

@@ -483,12 +483,30 @@ static void nkv_rados_describe(struct nkv_be *be, char *buf, size_t len)
 	snprintf(buf, len, "%s", ((struct nkv_be_rados *)be)->desc);
 }
 
+/* The metrics endpoint's figures: the cluster's health (rados_health.c). */
+static unsigned nkv_rados_metrics(struct nkv_be *be, struct nkv_be_metric *out, unsigned max)
+{
+	struct nkv_rados_health *h = &((struct nkv_be_rados *)be)->conn->health;
+
+	if (max < 2)
+		return 0;
+	out[0] = (struct nkv_be_metric){ "rados_cluster_up",
+					 "1 while the cluster answers; 0 from cluster_lost to "
+					 "cluster_back.", 0,
+					 __atomic_load_n(&h->lost, __ATOMIC_RELAXED) ? 0 : 1 };
+	out[1] = (struct nkv_be_metric){ "rados_cluster_lost_total",
+					 "Times the cluster was lost (cluster_lost logged).", 1,
+					 (double)__atomic_load_n(&h->lost_events, __ATOMIC_RELAXED) };
+	return 2;
+}
+
 static const struct nkv_be_ops nkv_rados_ops = {
 	.name = "rados",
 	.submit = nkv_rados_submit,
 	.bytes_used = nkv_rados_bytes_used,
 	.keys_used = nkv_rados_keys_used,
 	.describe = nkv_rados_describe,
+	.metrics = nkv_rados_metrics,
 	.destroy = nkv_rados_destroy,
 };
 

@@ -79,7 +79,8 @@ static void nkv_rados_health_lost(struct nkv_rados_health *h, uint64_t bad)
 	int64_t wall = __atomic_load_n(&h->last_ok_wall_ms, __ATOMIC_RELAXED);
 	uint64_t now = nkv_rados_now_ms();
 
-	h->lost = true;
+	__atomic_store_n(&h->lost, true, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&h->lost_events, 1, __ATOMIC_RELAXED);
 	h->lost_since_ms = __atomic_load_n(&h->last_ok_ms, __ATOMIC_RELAXED);
 	h->lost_ops = bad;
 	nkv_be_log(NKV_BE_LOG_WARN, "event=cluster_lost backend=rados cluster=%s "
@@ -91,7 +92,7 @@ static void nkv_rados_health_lost(struct nkv_rados_health *h, uint64_t bad)
 
 static void nkv_rados_health_back(struct nkv_rados_health *h)
 {
-	h->lost = false;
+	__atomic_store_n(&h->lost, false, __ATOMIC_RELAXED);
 	nkv_be_log(NKV_BE_LOG_WARN, "event=cluster_back backend=rados cluster=%s after_s=%.1f "
 		   "ops_failed=%llu", h->name,
 		   (double)(nkv_rados_now_ms() - h->lost_since_ms) / 1000.0,

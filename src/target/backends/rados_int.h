@@ -41,6 +41,7 @@ struct nkv_rados_health {
 	bool lost;		/* cluster_lost logged, cluster_back not yet */
 	uint64_t lost_since_ms;	/* last_ok_ms when it was lost */
 	uint64_t lost_ops;	/* unanswered ops since then */
+	uint64_t lost_events;	/* __atomic: cluster_lost lines logged (metrics) */
 	rados_ioctx_t probe_io;	/* NULL: no probe (its pool did not open) */
 	rados_completion_t probe;	/* the probe in flight, or NULL */
 	uint64_t probe_size;

@@ -1338,6 +1338,37 @@ static void nkv_rocks_describe(struct nkv_be *be, char *buf, size_t len)
 	snprintf(buf, len, "%s", ((struct nkv_be_rocks *)be)->desc);
 }
 
+/* RocksDB's own properties for the metrics endpoint: whether writes are
+ * stopped or slowed (a stall), and compactions and flushes under way. */
+static const struct {
+	const char *prop, *name, *help;
+} nkv_rocks_props[] = {
+	{ "rocksdb.is-write-stopped", "rocksdb_write_stopped",
+	  "1 while RocksDB stops writes (a stall)." },
+	{ "rocksdb.actual-delayed-write-rate", "rocksdb_delayed_write_rate_bytes",
+	  "The rate RocksDB slows writes to, bytes per second; 0: not slowed." },
+	{ "rocksdb.num-running-compactions", "rocksdb_running_compactions",
+	  "Compactions running now." },
+	{ "rocksdb.compaction-pending", "rocksdb_compaction_pending",
+	  "1 while at least one compaction is pending." },
+	{ "rocksdb.num-running-flushes", "rocksdb_running_flushes", "Memtable flushes running now." },
+	{ "rocksdb.estimate-pending-compaction-bytes", "rocksdb_pending_compaction_bytes",
+	  "Bytes RocksDB estimates compaction has to rewrite." },
+};
+
+static unsigned nkv_rocks_metrics(struct nkv_be *be, struct nkv_be_metric *out, unsigned max)
+{
+	struct nkv_be_rocks *r = (struct nkv_be_rocks *)be;
+	unsigned i, n = 0;
+	uint64_t v;
+
+	for (i = 0; i < sizeof(nkv_rocks_props) / sizeof(nkv_rocks_props[0]) && n < max; i++)
+		if (!rocksdb_property_int(r->d->db, nkv_rocks_props[i].prop, &v))
+			out[n++] = (struct nkv_be_metric){ nkv_rocks_props[i].name,
+							   nkv_rocks_props[i].help, 0, (double)v };
+	return n;
+}
+
 static const struct nkv_be_ops nkv_rocks_ops = {
 	.name = "rocksdb",
 	.submit = nkv_rocks_submit,
@@ -1345,6 +1376,7 @@ static const struct nkv_be_ops nkv_rocks_ops = {
 	.keys_used = nkv_rocks_keys,
 	.evictions = nkv_rocks_evictions,
 	.describe = nkv_rocks_describe,
+	.metrics = nkv_rocks_metrics,
 	.destroy = nkv_rocks_destroy,
 };
 

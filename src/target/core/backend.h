@@ -51,6 +51,11 @@ struct nkv_be_op {
 
 	void (*done)(struct nkv_be_op *op);
 	void *ctx;		/* the core's */
+	/* The core's, for its latency histograms (core/metrics.h): when the
+	 * command was fetched and submitted, CLOCK_MONOTONIC ns; 0 while
+	 * metrics are off. A backend never reads them. */
+	uint64_t t_fetch_ns;
+	uint64_t t_submit_ns;
 };
 
 /*
@@ -85,6 +90,15 @@ int nkv_be_list_add(struct nkv_be_op *op, const uint8_t *key, uint32_t klen);
 void *nkv_be_direct(struct nkv_be_op *op);
 void nkv_be_produced(struct nkv_be_op *op, uint64_t n);
 
+/* One figure of a backend's own for the metrics endpoint (docs/metrics.md):
+ * shown as nkv_backend_NAME{nsid,name,backend}. */
+struct nkv_be_metric {
+	const char *name;	/* "rados_cluster_up"; a counter's ends in _total */
+	const char *help;	/* one sentence */
+	int counter;		/* 1: a counter, 0: a gauge */
+	double value;
+};
+
 struct nkv_be_ops {
 	const char *name;
 	/* Start op; complete it later through op->done(). Returns 0, or a
@@ -102,6 +116,9 @@ struct nkv_be_ops {
 	 * value, ...) are in struct nkv_be and not repeated. Always
 	 * NUL-terminated, cut to len. */
 	void (*describe)(struct nkv_be *be, char *buf, size_t len);
+	/* NULL, or up to max of the backend's health figures into out (its
+	 * store lost and back, stalls): how many. Any thread, any time. */
+	unsigned (*metrics)(struct nkv_be *be, struct nkv_be_metric *out, unsigned max);
 	/* Wait for every submitted op to complete, then free everything. */
 	void (*destroy)(struct nkv_be *be);
 };

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "metrics.h"
 
 void nkv_tgt_handoff_push(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 {
@@ -67,6 +68,7 @@ void nkv_tgt_be_done(struct nkv_be_op *op)
 	struct nkv_tgt_cmd *cmd = (struct nkv_tgt_cmd *)op;
 	struct nkv_tgt_ctrl *c = cmd->ctrl;
 
+	nkv_tgt_metrics_be(c, cmd);
 	if (nkv_tgt_submitting != c) {
 		nkv_tgt_handoff_push(c, cmd);
 		return;
@@ -80,6 +82,7 @@ static int nkv_tgt_handoff_finish(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cm
 	struct nkv_tgt_cmd *next;
 	int n = 0;
 
+	nkv_tgt_metrics_batch(1);	/* the list's completions share a stamp */
 	for (; cmd; cmd = next, n++) {
 		next = cmd->next;
 		nkv_tgt_data_end(cmd);
@@ -90,6 +93,7 @@ static int nkv_tgt_handoff_finish(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cm
 		nkv_tgt_io_finish(c, cmd);
 		nkv_tgt_complete(c, cmd);
 	}
+	nkv_tgt_metrics_batch(0);
 	return n;
 }
 

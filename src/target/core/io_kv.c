@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "metrics.h"
 
 /* What a KV command moves besides its key: data bytes (CDW10, never the
  * head) and their direction. */
@@ -233,6 +234,7 @@ void nkv_tgt_io_exec(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 		cmd->op.opc = (uint8_t)nkv_sqe_opc(&cmd->sqe);
 		cmd->op.done = nkv_tgt_be_done;
 		cmd->op.ctx = c;
+		cmd->op.t_submit_ns = cmd->op.t_fetch_ns ? nkv_tgt_metrics_stamp() : 0;
 		if (!nkv_tgt_be_submit(c, be, &cmd->op))
 			return;	/* done() brings it back */
 		st = nkv_tgt_sc(NKV_SC_INTERNAL);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "metrics.h"
 
 int nkv_tgt_queue_mem(struct nkv_tgt_ctrl *c, uint64_t iova, uint64_t bytes,
 		      uint32_t prot, void **ptr, int *stable)
@@ -272,6 +273,7 @@ static int nkv_tgt_sq_fetch(struct nkv_tgt_ctrl *c, uint16_t qid)
 	struct nkv_tgt_cq *cq = &c->cq[sq->cqid];
 	struct nkv_tgt_cmd *cmd;
 	uint32_t n = 0;
+	uint64_t t_fetch = 0;	/* one clock read per burst, metrics on */
 
 	nkv_tgt_sq_tail(c, qid);
 	if (sq->live && sq->head != sq->tail && !c->bus_master) {
@@ -294,6 +296,9 @@ static int nkv_tgt_sq_fetch(struct nkv_tgt_ctrl *c, uint16_t qid)
 			break;
 		}
 		sq->head = (sq->head + 1) % sq->size;
+		if (!t_fetch && nkv_tgt_metrics_enabled())
+			t_fetch = nkv_tgt_metrics_stamp();
+		cmd->op.t_fetch_ns = t_fetch;
 		cmd->sqid = qid;
 		cmd->cqid = sq->cqid;
 		cmd->epoch = sq->epoch;

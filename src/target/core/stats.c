@@ -8,12 +8,14 @@
 #include <string.h>
 
 #include "core.h"
+#include "metrics.h"
 
 void nkv_tgt_stat_cmd(struct nkv_tgt_ctrl *c, const struct nkv_tgt_cmd *cmd)
 {
 	struct nkv_tgt_qstats *q = &c->qstats[cmd->sqid];
 	int i;
 
+	nkv_tgt_metrics_cmd(c, cmd);
 	q->commands++;
 	if (!cmd->status) {
 		q->bytes += cmd->bytes;
