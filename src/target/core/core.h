@@ -30,6 +30,7 @@
 /* Segments a command holds in itself: a value in one registered region is
  * one segment, however large; more (scattered pages) go to the heap. */
 #define NKV_TGT_IOV_INLINE 8
+#define NKV_SUBSYS_LISTENERS 4u	/* transports told of namespace changes */
 
 struct nkv_subsys {
 	int discovery;			/* the discovery subsystem (fabrics.c) */
@@ -37,6 +38,17 @@ struct nkv_subsys {
 	char mn[40];
 	char subnqn[256];
 	struct nkv_be *ns[NKV_TGT_MAX_NS + 1];	/* index = nsid */
+	/* Namespace changes (ns.c writes under its lock, poll threads read
+	 * with acquire): ns_gen counts them; ns_changed[nsid] is the ns_gen
+	 * of nsid's last one, stored before ns_gen so that a reader that
+	 * loads ns_gen sees every change up to it (log page 04h). */
+	uint64_t ns_gen;
+	uint64_t ns_changed[NKV_TGT_MAX_NS + 1];
+	/* Who hears of a change (a transport's wake-up; ns.c, its lock). */
+	struct nkv_subsys_listener {
+		void (*fn)(void *arg);
+		void *arg;
+	} listen[NKV_SUBSYS_LISTENERS];
 };
 
 /* One fetched command, from SQE fetch to CQE post. */
@@ -160,6 +172,16 @@ struct nkv_tgt_ctrl {
 	struct nkv_tgt_cmd *aer_head;	/* held Asynchronous Event Requests */
 	struct nkv_tgt_cmd *aer_tail;
 	uint32_t naer;
+	/* Events no AER was held for: sent with the next AERs, oldest first. */
+	uint32_t aen_pend[NKV_TGT_AERL];
+	uint32_t naen_pend;
+	uint32_t aec;			/* Asynchronous Event Configuration (NKV_AEC_*) */
+	/* The subsystem's namespace changes (ss->ns_gen) as this controller
+	 * has handled them: up to ns_log_gen read and cleared from log page
+	 * 04h; up to ns_aen_gen noticed (or passed over, notices off). */
+	uint64_t ns_log_gen;
+	uint64_t ns_aen_gen;
+	int ns_aen_masked;		/* a notice sent, the log not read yet */
 
 	/* Commands. */
 	struct nkv_tgt_cmd *free_cmds;
@@ -248,6 +270,8 @@ void nkv_tgt_data_end(struct nkv_tgt_cmd *cmd);
 /* admin.c */
 /* Complete (capsule) or drop (rings) every held AER with status. */
 void nkv_tgt_aer_flush(struct nkv_tgt_ctrl *c, uint16_t status);
+/* Start c's view of the subsystem's namespace changes at "now" (create). */
+void nkv_tgt_aen_init(struct nkv_tgt_ctrl *c);
 void nkv_tgt_admin_exec(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd);
 
 /* io_kv.c / io_nvm.c: validate, resolve, submit (or complete with error). */

@@ -204,6 +204,7 @@ struct nkv_tgt_ctrl *nkv_tgt_ctrl_create(struct nkv_subsys *ss,
 	if (nkv_guard_init())
 		goto fail;
 	nkv_tgt_regs_init(c);
+	nkv_tgt_aen_init(c);
 	return c;
 fail:
 	nkv_tgt_ctrl_free(c);

@@ -45,6 +45,52 @@ int nkv_subsys_ns_attach(struct nkv_subsys *ss, uint32_t nsid, struct nkv_be *be
 
 void nkv_tgt_ns_changed(struct nkv_subsys *ss, uint32_t nsid)
 {
-	(void)ss;
+	uint64_t gen;
+	uint32_t i;
+
+	if (!ss || !nsid || nsid > NKV_TGT_MAX_NS)
+		return;
 	nkv_be_log(NKV_BE_LOG_INFO, "event=namespace_changed nsid=%u", nsid);
+	pthread_mutex_lock(&nkv_tgt_ns_lock);
+	gen = ss->ns_gen + 1;
+	/* The nsid's mark before the count: a reader that loads ns_gen with
+	 * acquire finds every mark up to it (admin.c's log page 04h). */
+	__atomic_store_n(&ss->ns_changed[nsid], gen, __ATOMIC_RELEASE);
+	__atomic_store_n(&ss->ns_gen, gen, __ATOMIC_RELEASE);
+	for (i = 0; i < NKV_SUBSYS_LISTENERS; i++)
+		if (ss->listen[i].fn)
+			ss->listen[i].fn(ss->listen[i].arg);
+	pthread_mutex_unlock(&nkv_tgt_ns_lock);
+}
+
+int nkv_subsys_ns_listen(struct nkv_subsys *ss, void (*fn)(void *arg), void *arg)
+{
+	uint32_t i;
+	int rc = -ENOSPC;
+
+	if (!ss || !fn)
+		return -EINVAL;
+	pthread_mutex_lock(&nkv_tgt_ns_lock);
+	for (i = 0; i < NKV_SUBSYS_LISTENERS; i++)
+		if (!ss->listen[i].fn) {
+			ss->listen[i].fn = fn;
+			ss->listen[i].arg = arg;
+			rc = 0;
+			break;
+		}
+	pthread_mutex_unlock(&nkv_tgt_ns_lock);
+	return rc;
+}
+
+void nkv_subsys_ns_unlisten(struct nkv_subsys *ss, void (*fn)(void *arg), void *arg)
+{
+	uint32_t i;
+
+	if (!ss)
+		return;
+	pthread_mutex_lock(&nkv_tgt_ns_lock);
+	for (i = 0; i < NKV_SUBSYS_LISTENERS; i++)
+		if (ss->listen[i].fn == fn && ss->listen[i].arg == arg)
+			ss->listen[i].fn = NULL;
+	pthread_mutex_unlock(&nkv_tgt_ns_lock);
 }

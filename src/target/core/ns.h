@@ -33,11 +33,23 @@
 int nkv_subsys_ns_attach(struct nkv_subsys *ss, uint32_t nsid, struct nkv_be *be);
 
 /*
- * The one hook for a namespace that came (or, later, went): where the
- * Asynchronous Event Request work posts Namespace Attribute Changed to
- * every controller and logs the nsid in log page 04h. Today it logs an
- * event=namespace_changed line.
+ * The one hook for a namespace that came or went: records nsid as changed
+ * (every controller's log page 04h lists it until that controller reads
+ * the page with RAE clear), logs an event=namespace_changed line, then
+ * calls each listener, which wakes its transport's poll threads so that
+ * each controller sends Namespace Attribute Changed
+ * (nkv_tgt_ctrl_ns_events(), ctrl.h). Any thread.
  */
 void nkv_tgt_ns_changed(struct nkv_subsys *ss, uint32_t nsid);
+
+/*
+ * Be told of namespace changes: fn(arg) runs on the changing thread,
+ * under ns.c's lock, so it only hands the news over (a kick, an eventfd)
+ * and never calls back into ns.h. 0; -ENOSPC past NKV_SUBSYS_LISTENERS;
+ * -EINVAL. Unlisten before arg goes away; after it returns fn is not
+ * running and will not run.
+ */
+int nkv_subsys_ns_listen(struct nkv_subsys *ss, void (*fn)(void *arg), void *arg);
+void nkv_subsys_ns_unlisten(struct nkv_subsys *ss, void (*fn)(void *arg), void *arg);
 
 #endif /* NKV_TGT_NS_H */
