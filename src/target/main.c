@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "target/backends/registry.h"
+#include "target/core/ns.h"
 #include "target/core/pidlock.h"
 #include "target/rpc/target.h"
 #include "target/tcp/server.h"
@@ -673,13 +674,17 @@ static void nkv_target_stats(void)
 	unsigned i, n = nkv_rpc_ns_snapshot(&nkv_target_rpc, ns);
 
 	for (i = 0; i < n; i++) {
-		struct nkv_be *be = ns[i].be;
+		/* Held: namespace_remove may close it meanwhile (core/ns.h). */
+		struct nkv_be *be = nkv_subsys_ns_hold(nkv_target_rpc.ss, ns[i].nsid);
 
+		if (!be)
+			continue;
 		fprintf(stderr, "ts=%ld level=info event=stats nsid=%u backend=%s keys=%llu "
 			"bytes=%llu evictions=%llu\n", (long)time(NULL), ns[i].nsid,
 			be->ops->name, (unsigned long long)be->ops->keys_used(be),
 			(unsigned long long)be->ops->bytes_used(be),
 			(unsigned long long)(be->ops->evictions ? be->ops->evictions(be) : 0));
+		nkv_subsys_ns_release(nkv_target_rpc.ss, ns[i].nsid);
 	}
 }
 

@@ -303,3 +303,74 @@ Test(aen, listeners_hear_each_change_until_they_unlisten)
 	cr_expect(i > 0 && i < 64, "a bounded table: -ENOSPC past it (%d)", i);
 	cr_expect_eq(nkv_subsys_ns_listen(NULL, heard, NULL), -EINVAL);
 }
+
+static uint16_t kv_exist(struct nkv_tgt_ctrl *c, uint32_t nsid)
+{
+	struct nkv_tgt_req r = { .qid = 1, .done = done };
+	int before = ndone, i;
+
+	h_kv(&r.sqe, NKV_KV_EXIST, nsid, "key", 3, 0, 0);
+	r.sqe.cdw0 |= 1u << 14;	/* PSDT: SGLs, as a fabrics host sends */
+	cr_assert_eq(nkv_tgt_ctrl_exec(c, &r), 0);
+	for (i = 0; i < 10000 && ndone == before; i++)
+		nkv_tgt_ctrl_poll(c);
+	cr_assert_eq(ndone, before + 1);
+	return r.status;
+}
+
+static struct nkv_tgt_ctrl *up_io(void)
+{
+	struct nkv_tgt_ctrl *c = up(), *x;
+	struct nkv_nvmf_connect_data d;
+	struct nkv_tgt_req r = { 0 };
+
+	memset(&d, 0, sizeof(d));
+	d.cntlid = nkv_tgt_ctrl_cntlid(c);
+	snprintf(d.hostnqn, sizeof(d.hostnqn), "%s", HOSTNQN);
+	snprintf(d.subnqn, sizeof(d.subnqn), "%s", SUBNQN);
+	r.sqe.cdw0 = NKV_NVMF_OPC;
+	r.sqe.nsid = NKV_NVMF_CONNECT;
+	r.sqe.cdw10 = 1u << 16;	/* QID 1 */
+	r.sqe.cdw11 = 31;
+	r.qid = 1;
+	cr_assert_eq(nkv_tgt_fab_connect(F, &r, &d, sizeof(d), &x), 0);
+	cr_assert_eq(r.status, 0);
+	return c;
+}
+
+Test(aen, remove_refuses_new_commands_and_tells_the_host)
+{
+	struct nkv_tgt_ctrl *c = up_io();
+	struct nkv_changed_ns_log l;
+	struct nkv_tgt_req a;
+
+	add_ns(2);
+	cr_expect_eq(kv_exist(c, 2), SC(NKV_SC_KV_KEY_NOT_EXISTS));
+	cr_assert_eq(changed_ns(c, 0, &l), 0);	/* the add read and cleared */
+	aer(c, &a);
+	cr_assert_eq(nkv_subsys_ns_remove(SS, 2, 1000), 0);
+	cr_expect_eq(kv_exist(c, 2), SC(NKV_SC_INVALID_NS));
+	cr_expect_eq(kv_exist(c, 1), SC(NKV_SC_KV_KEY_NOT_EXISTS),
+		     "the others serve on");
+	cr_assert_eq(nkv_tgt_ctrl_ns_events(c), 1);
+	cr_expect_eq(a.dw0, NKV_AEN_NS_CHANGED);
+	cr_assert_eq(changed_ns(c, 0, &l), 0);
+	cr_expect_eq(l.nsid[0], 2);
+	cr_expect_eq(nkv_subsys_ns_remove(SS, 2, 1000), -ENOENT);
+	cr_expect_eq(nkv_subsys_ns_remove(SS, 0, 1000), -EINVAL);
+	cr_expect_eq(nkv_subsys_ns_remove(SS, 33, 1000), -EINVAL);
+}
+
+Test(aen, remove_waits_for_a_holder_then_gives_up_and_serves_on)
+{
+	struct nkv_tgt_ctrl *c = up_io();
+	struct nkv_be *be = nkv_subsys_ns_hold(SS, 1);
+
+	cr_assert_not_null(be);
+	cr_expect_eq(nkv_subsys_ns_remove(SS, 1, 50), -ETIMEDOUT);
+	cr_expect_eq(kv_exist(c, 1), SC(NKV_SC_KV_KEY_NOT_EXISTS),
+		     "served again after the timeout");
+	nkv_subsys_ns_release(SS, 1);
+	cr_expect_eq(nkv_subsys_ns_remove(SS, 1, 50), 0);
+	cr_expect_eq(kv_exist(c, 1), SC(NKV_SC_INVALID_NS));
+}

@@ -368,7 +368,117 @@ Test(rpc, namespace_set_and_remove_say_what_is_unsupported)
 		 "max_keys, evict");
 	call_err("namespace_set", "{\"nsid\":9,\"capacity\":1}", -32002, "no namespace 9");
 	call_err("namespace_set", "{\"nsid\":1}", -32602, "nothing to set");
-	call_err("namespace_remove", "{\"nsid\":1}", -32001, "not yet");
+	call_err("namespace_remove", "{\"nsid\":9}", -32002, "no namespace 9");
+	call_err("namespace_remove", "{\"nsid\":0}", -32602, "nsid");
+	call_err("namespace_remove", "{}", -32602, "nsid");
+}
+
+static struct json_object *ns_of(struct json_object *list, long long nsid);
+
+/* A client Storing (and reading each value back) while its namespace is
+ * removed: each pair before the removal whole, every command after it
+ * answered Invalid Namespace (none lost, none hanging). */
+struct storm {
+	struct client cl;
+	int acked;		/* Store + Retrieve pairs that matched */
+	int refused;		/* commands answered Invalid Namespace after */
+	int bad;		/* anything else: a mismatch, an error, success after refusal */
+	int go;			/* atomic: enough pairs done, remove now */
+};
+
+/* Store s<i> and read it back: 0 both matched, 1 either answered Invalid
+ * Namespace (the removal came between), -1 anything else. */
+static int storm_pair(struct storm *s, int i)
+{
+	char key[16], val[32], got[32] = "";
+	struct nkv_result res;
+	uint32_t kl, vl;
+
+	kl = (uint32_t)snprintf(key, sizeof(key), "s%d", i);
+	vl = (uint32_t)snprintf(val, sizeof(val), "v%d", i);
+	if (nkv_store(s->cl.q, key, kl, val, vl, 0, &res))
+		return -1;
+	if (res.status)
+		return res.status == NKV_SC_INVALID_NS ? 1 : -1;
+	if (nkv_retrieve(s->cl.q, key, kl, got, sizeof(got), &res))
+		return -1;
+	if (res.status)
+		return res.status == NKV_SC_INVALID_NS ? 1 : -1;
+	return res.dw0 == vl && !memcmp(got, val, vl) ? 0 : -1;
+}
+
+static void *storm_main(void *arg)
+{
+	struct storm *s = arg;
+	struct nkv_result res;
+	int i;
+
+	for (i = 0; s->refused < 50 && i < 1000000; i++) {
+		if (!s->refused) {
+			int rc = storm_pair(s, i);
+
+			if (!rc)
+				s->acked++;
+			else if (rc < 0)
+				s->bad++;
+			else
+				s->refused++;
+			if (s->acked == 200)
+				__atomic_store_n(&s->go, 1, __ATOMIC_RELEASE);
+			continue;
+		}
+		if (nkv_store(s->cl.q, "late", 4, "x", 1, 0, &res) || res.status != NKV_SC_INVALID_NS)
+			s->bad++;
+		else
+			s->refused++;
+	}
+	return NULL;
+}
+
+Test(rpc, namespace_remove_under_a_store_storm, .timeout = 120)
+{
+	struct storm s = { 0 };
+	struct json_object *r;
+	struct nkv_result res;
+	struct nkv_ns_info nsi[8];
+	struct client other;
+	char buf[32];
+	pthread_t t;
+	int i;
+
+	rpc_proc_stop(&T);
+	cr_assert_eq(rpc_proc_start(&T, (const char *const[]){ "--ns-map", "2=two,5=five",
+							     "--log-level", "info", NULL }), 0);
+	cr_assert_eq(client_open(&s.cl), 0);	/* on nsid 2, the first */
+	cr_assert_eq(pthread_create(&t, NULL, storm_main, &s), 0);
+	for (i = 0; i < 30000 && !__atomic_load_n(&s.go, __ATOMIC_ACQUIRE); i++)
+		usleep(1000);
+	r = call_ok("namespace_remove", "{\"nsid\":2}");
+	cr_expect_eq(rpc_int(rpc_result(r), "nsid"), 2);
+	json_object_put(r);
+	pthread_join(t, NULL);
+	cr_expect_geq(s.acked, 200, "the storm ran before the removal");
+	cr_expect_eq(s.refused, 50, "every command after it answered");
+	cr_expect_eq(s.bad, 0, "no mismatch, error, or success after Invalid Namespace");
+	/* The first refusal's status, seen again directly. */
+	cr_assert_eq(nkv_retrieve(s.cl.q, "s1", 2, buf, sizeof(buf), &res), 0);
+	cr_expect_eq(res.status, NKV_SC_INVALID_NS);
+	cr_expect(rpc_proc_log_has(&T, "event=namespace_changed nsid=2"));
+	cr_expect_eq(nkv_ctrl_namespaces(s.cl.c, nsi, 8), 1, "Identify no longer lists it");
+	cr_expect_eq(nsi[0].nsid, 5);
+	r = call_ok("namespace_list", NULL);
+	cr_expect_null(ns_of(rpc_result(r), 2));
+	cr_expect_not_null(ns_of(rpc_result(r), 5));
+	json_object_put(r);
+	call_err("namespace_remove", "{\"nsid\":2}", -32002, "no namespace 2");
+	client_close(&s.cl);
+	/* The others serve on; the nsid can be added again, empty. */
+	cr_assert_eq(client_open(&other), 0);
+	cr_expect_eq(store_retrieve(&other, "on5", "five"), 0);
+	client_close(&other);
+	r = call_ok("namespace_add", "{\"nsid\":2,\"name\":\"again\"}");
+	cr_expect_eq(rpc_int(rpc_result(r), "keys"), 0);
+	json_object_put(r);
 }
 
 /* Controllers read their MDTS at connect: a namespace whose values need

@@ -191,9 +191,11 @@ static uint16_t nkv_tgt_id_list(struct nkv_tgt_ctrl *c, uint32_t start, int csi,
 	if (start >= 0xfffffffeu)
 		return nkv_tgt_sc(NKV_SC_INVALID_NS);
 	for (i = start + 1; i <= NKV_TGT_MAX_NS; i++) {
-		be = nkv_tgt_ns(c, i);	/* one load: namespace_add may attach meanwhile */
+		be = nkv_subsys_ns_get(c->ss, i);	/* may come or go meanwhile */
 		if (be && (csi < 0 || be->csi == csi))
 			list[n++] = i;
+		if (be)
+			nkv_subsys_ns_put(c->ss, i);
 	}
 	return 0;
 }
@@ -244,11 +246,11 @@ static int nkv_tgt_nsid_valid(uint32_t nsid)
 	return nsid && nsid <= NKV_TGT_MAX_NS;
 }
 
-static uint16_t nkv_tgt_identify_fill(struct nkv_tgt_ctrl *c,
-				      const struct nkv_sqe *s, uint8_t *buf)
+/* be: s->nsid's backend, held by the caller (NULL: inactive). */
+static uint16_t nkv_tgt_identify_fill(struct nkv_tgt_ctrl *c, const struct nkv_sqe *s,
+				      struct nkv_be *be, uint8_t *buf)
 {
 	uint8_t cns = nkv_identify_cns(s->cdw10), csi = nkv_identify_csi(s->cdw11);
-	struct nkv_be *be = nkv_tgt_ns(c, s->nsid);
 
 	switch (cns) {
 	case NKV_CNS_NS:
@@ -303,11 +305,15 @@ static uint16_t nkv_tgt_identify_fill(struct nkv_tgt_ctrl *c,
 static uint16_t nkv_tgt_identify(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 {
 	uint8_t *buf = calloc(1, NKV_TGT_ID_SIZE);
+	struct nkv_be *be;
 	uint16_t st;
 
 	if (!buf)
 		return nkv_tgt_sc(NKV_SC_INTERNAL);
-	st = nkv_tgt_identify_fill(c, &cmd->sqe, buf);
+	be = nkv_subsys_ns_get(c->ss, cmd->sqe.nsid);	/* held while read */
+	st = nkv_tgt_identify_fill(c, &cmd->sqe, be, buf);
+	if (be)
+		nkv_subsys_ns_put(c->ss, cmd->sqe.nsid);
 	if (!st)
 		st = nkv_tgt_reply(c, cmd, buf, NKV_TGT_ID_SIZE, NKV_TGT_ID_SIZE);
 	free(buf);

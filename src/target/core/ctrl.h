@@ -64,7 +64,7 @@ void nkv_subsys_destroy(struct nkv_subsys *ss);
  * NKV_TGT_MDTS_MAX. Read when a controller is created: namespaces
  * attached later do not change it.
  */
-uint32_t nkv_subsys_mdts(const struct nkv_subsys *ss);
+uint32_t nkv_subsys_mdts(struct nkv_subsys *ss);
 
 struct nkv_tgt_ctrl_opts {
 	size_t size;		/* sizeof(struct nkv_tgt_ctrl_opts) */

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <time.h>
 
 #include "core.h"
 #include "ns.h"
@@ -13,7 +14,7 @@ static pthread_mutex_t nkv_tgt_ns_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Does be's largest value (and its key head) fit one transfer of the
  * controllers serving now? They read their MDTS at create. */
-static int nkv_tgt_ns_fits(const struct nkv_subsys *ss, const struct nkv_be *be)
+static int nkv_tgt_ns_fits(struct nkv_subsys *ss, const struct nkv_be *be)
 {
 	uint64_t xfer = (uint64_t)NKV_PAGE_SIZE << nkv_subsys_mdts(ss);
 
@@ -41,6 +42,58 @@ int nkv_subsys_ns_attach(struct nkv_subsys *ss, uint32_t nsid, struct nkv_be *be
 	if (!rc)
 		nkv_tgt_ns_changed(ss, nsid);
 	return rc;
+}
+
+/* Until nsid has no holder, or wait_ms passed: 0 or -ETIMEDOUT. The
+ * slot is clear, so the count only goes down (a new holder's get backs
+ * off at once). */
+static int nkv_tgt_ns_drain(struct nkv_subsys *ss, uint32_t nsid, uint32_t wait_ms)
+{
+	struct timespec ms = { 0, 1000000 };
+	uint32_t waited;
+
+	for (waited = 0; __atomic_load_n(&ss->ns_refs[nsid], __ATOMIC_SEQ_CST); waited++) {
+		if (waited >= wait_ms)
+			return -ETIMEDOUT;
+		nanosleep(&ms, NULL);
+	}
+	return 0;
+}
+
+int nkv_subsys_ns_remove(struct nkv_subsys *ss, uint32_t nsid, uint32_t wait_ms)
+{
+	struct nkv_be *be;
+	int rc = 0;
+
+	if (!ss || !nsid || nsid > NKV_TGT_MAX_NS)
+		return -EINVAL;
+	pthread_mutex_lock(&nkv_tgt_ns_lock);	/* no attach of nsid meanwhile */
+	be = ss->ns[nsid];
+	if (!be) {
+		rc = -ENOENT;
+	} else {
+		/* Clear, then count (nkv_subsys_ns_get's pairing, core.h). */
+		__atomic_store_n(&ss->ns[nsid], NULL, __ATOMIC_SEQ_CST);
+		rc = nkv_tgt_ns_drain(ss, nsid, wait_ms);
+		if (rc)	/* still in use: serve it again rather than free it under a holder */
+			__atomic_store_n(&ss->ns[nsid], be, __ATOMIC_SEQ_CST);
+	}
+	pthread_mutex_unlock(&nkv_tgt_ns_lock);
+	if (rc)
+		return rc;
+	be->ops->destroy(be);
+	nkv_tgt_ns_changed(ss, nsid);
+	return 0;
+}
+
+struct nkv_be *nkv_subsys_ns_hold(struct nkv_subsys *ss, uint32_t nsid)
+{
+	return ss ? nkv_subsys_ns_get(ss, nsid) : NULL;
+}
+
+void nkv_subsys_ns_release(struct nkv_subsys *ss, uint32_t nsid)
+{
+	nkv_subsys_ns_put(ss, nsid);
 }
 
 void nkv_tgt_ns_changed(struct nkv_subsys *ss, uint32_t nsid)

@@ -3,11 +3,13 @@
  * ns.h - namespaces attached while controllers serve (issue 46): the
  * subsystem side of nkv-target's namespace_add.
  *
- * Removal is not here yet: the core's readers of the namespace table
- * (Identify's active list, the I/O path's completion accounting) look a
- * namespace up without holding it, so taking one away under them needs
- * a reference they hold, which comes with the Asynchronous Event Request
- * work (issue 46's second part), as does telling clients.
+ * Removal: every reader of a namespace's backend holds it
+ * (nkv_subsys_ns_get, core.h: a command from lookup to completion,
+ * Identify while it fills, nkv_subsys_mdts(); another thread through
+ * nkv_subsys_ns_hold below), so nkv_subsys_ns_remove clears the slot
+ * (new commands: Invalid Namespace), waits for the holders to let go,
+ * then closes the backend. Clients are told either way
+ * (nkv_tgt_ns_changed).
  *
  * Threading: any thread; attaches are serialised here. The slot is
  * published after a release fence; every reader loads it with acquire
@@ -31,6 +33,23 @@
  * Then nkv_tgt_ns_changed(ss, nsid).
  */
 int nkv_subsys_ns_attach(struct nkv_subsys *ss, uint32_t nsid, struct nkv_be *be);
+
+/*
+ * Detach namespace nsid and close its backend: new commands for nsid are
+ * answered Invalid Namespace from the next lookup on; those in flight
+ * finish (up to wait_ms: then nsid serves again and -ETIMEDOUT says so);
+ * then be->ops->destroy, then nkv_tgt_ns_changed(ss, nsid). 0; -ENOENT
+ * (nothing attached there); -EINVAL (nsid out of 1..NKV_TGT_MAX_NS).
+ * Blocks: not from a poll thread.
+ */
+int nkv_subsys_ns_remove(struct nkv_subsys *ss, uint32_t nsid, uint32_t wait_ms);
+
+/*
+ * For a thread outside the core that reads a backend (a stats line):
+ * nsid's backend, held (NULL: none), so a removal waits for the release.
+ */
+struct nkv_be *nkv_subsys_ns_hold(struct nkv_subsys *ss, uint32_t nsid);
+void nkv_subsys_ns_release(struct nkv_subsys *ss, uint32_t nsid);
 
 /*
  * The one hook for a namespace that came or went: records nsid as changed
