@@ -144,6 +144,7 @@ static int nkv_h_id_ctrl(struct nkv_ctrl *c, char *err, size_t errlen)
 	nkv_h_copy_str(c->info.model, id->mn, sizeof(id->mn));
 	nkv_h_copy_str(c->info.serial, id->sn, sizeof(id->sn));
 	c->info.sgls = id->sgls;
+	c->aen_oaes = !!(id->oaes & NKV_OAES_NS_ATTR);	/* aen.c keeps an AER out */
 	/* MDTS is in units of the minimum page size; 0 = no limit. */
 	if (id->mdts) {
 		uint32_t shift = 12u + nkv_cap_mpsmin(c->cap) + id->mdts;
@@ -343,7 +344,10 @@ int nkv_ctrl_namespaces(struct nkv_ctrl *c, struct nkv_ns_info *out, size_t max)
 	if (!c || (max && !out))
 		return -EINVAL;
 	pthread_mutex_lock(&c->lock);
-	n = c->dead ? -ENOTCONN : nkv_h_ns_list(c, ids, NKV_PAGE_SIZE / 4);
+	/* A notice that came meanwhile is met (aen.c); the list is read afresh anyway. */
+	n = nkv_h_aen_poll(c);
+	if (!n)
+		n = nkv_h_ns_list(c, ids, NKV_PAGE_SIZE / 4);
 	/* An unusable namespace still shows, with what could be read. */
 	for (i = 0; n > 0 && i < n && (size_t)i < max; i++)
 		(void)nkv_h_ns_info(c, ids[i], &out[i], NULL);
@@ -494,6 +498,8 @@ static int nkv_h_connect(struct nkv_ctrl *c, const char *uri, const struct nkv_c
 	}
 	if (!rc)
 		rc = nkv_h_doorbells_init(c, err, errlen);
+	if (!rc)
+		rc = nkv_h_aer_arm(c);
 	if (!rc)
 		rc = nkv_h_check_cfs(c, "after bring-up");
 	if (rc && c->dead && rc != -ETIMEDOUT && rc != -EIO)

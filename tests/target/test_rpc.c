@@ -481,6 +481,41 @@ Test(rpc, namespace_remove_under_a_store_storm, .timeout = 120)
 	json_object_put(r);
 }
 
+/* Until c's library has met a Namespace Attribute Changed notice (its
+ * AER completes on the target's poll thread, a moment after the RPC). */
+static int changed_within(struct nkv_ctrl *c, unsigned ms)
+{
+	unsigned i;
+	int rc = 0;
+
+	for (i = 0; i < ms && !(rc = nkv_ctrl_ns_changed(c)); i++)
+		usleep(1000);
+	return rc;
+}
+
+Test(rpc, a_connected_client_is_told_of_add_and_remove)
+{
+	struct nkv_ns_info nsi[8];
+	struct json_object *r;
+	struct client old;
+
+	cr_assert_eq(client_open(&old), 0);	/* connected before either */
+	cr_expect_eq(nkv_ctrl_ns_changed(old.c), 0, "nothing changed yet");
+	r = call_ok("namespace_add", "{\"nsid\":3,\"name\":\"three\"}");
+	json_object_put(r);
+	cr_assert_eq(changed_within(old.c, 3000), 1, "the add is noticed");
+	cr_expect_eq(nkv_ctrl_ns_changed(old.c), 0, "told once");
+	cr_assert_eq(nkv_ctrl_namespaces(old.c, nsi, 8), 2);
+	cr_expect_eq(nsi[1].nsid, 3);
+	r = call_ok("namespace_remove", "{\"nsid\":3}");
+	json_object_put(r);
+	cr_assert_eq(changed_within(old.c, 3000), 1, "the removal is noticed (the log was read)");
+	cr_assert_eq(nkv_ctrl_namespaces(old.c, nsi, 8), 1);
+	cr_expect_eq(nsi[0].nsid, 1);
+	cr_expect_eq(store_retrieve(&old, "still", "here"), 0, "the client's own namespace serves on");
+	client_close(&old);
+}
+
 /* Controllers read their MDTS at connect: a namespace whose values need
  * a larger transfer is refused, one that fits is not. */
 Test(rpc, namespace_add_within_the_transfer_size)
