@@ -804,3 +804,53 @@ Test(rpc, slow_sender_is_cut_off, .timeout = 30)
 	client_close(&cl);
 	cr_assert(rpc_proc_alive(&T));
 }
+
+static const char *backend_of(struct json_object *list, long long nsid)
+{
+	struct json_object *ns = ns_of(list, nsid), *v;
+
+	return ns && json_object_object_get_ex(ns, "backend", &v) ? json_object_get_string(v) : "";
+}
+
+/* --ns-map entries name their backend and its options; --backend stays
+ * the default; a bad entry stops the target before it serves, saying why. */
+Test(rpc, ns_map_names_a_backend_per_namespace)
+{
+	char map[256], dir[] = "/tmp/nkv-nsmap-XXXXXX", rm[64];
+	struct json_object *r;
+	struct client cl;
+	struct rpc_proc bad;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(map, sizeof(map), "1=one,2=two:backend=rocksdb:db=%s/db2,3=three:ro:evict=lru",
+		 dir);
+	rpc_proc_stop(&T);
+	cr_assert_eq(rpc_proc_start(&T, (const char *const[]){ "--ns-map", map, NULL }), 0);
+	r = call_ok("namespace_list", NULL);
+	cr_expect_str_eq(backend_of(rpc_result(r), 1), "mem");
+	cr_expect_str_eq(backend_of(rpc_result(r), 2), "rocksdb");
+	cr_expect_str_eq(backend_of(rpc_result(r), 3), "mem");
+	cr_expect(json_object_get_boolean(json_object_object_get(ns_of(rpc_result(r), 3),
+								 "read_only")));
+	json_object_put(r);
+	cr_assert_eq(client_open(&cl), 0);
+	cr_expect_eq(store_retrieve(&cl, "k", "v"), 0);
+	client_close(&cl);
+	rpc_proc_stop(&T);	/* the database closed before its directory goes */
+	snprintf(rm, sizeof(rm), "rm -rf %s", dir);
+	cr_expect_eq(system(rm), 0);
+
+	cr_expect_eq(rpc_proc_start(&bad, (const char *const[]){ "--ns-map", "1=a:backend=nope",
+								 NULL }), -ECHILD);
+	cr_expect_eq(bad.status, 2, "a usage error");
+	cr_expect(rpc_proc_log_has(&bad, "nope"), "the log names the unknown backend");
+	rpc_proc_stop(&bad);
+	cr_expect_eq(rpc_proc_start(&bad, (const char *const[]){ "--ns-map", "1=a:bogus",
+								 NULL }), -ECHILD);
+	cr_expect(rpc_proc_log_has(&bad, "suffix 'bogus'"));
+	rpc_proc_stop(&bad);
+	cr_expect_eq(rpc_proc_start(&bad, (const char *const[]){ "--ns-map", "1=a:db=/x",
+								 NULL }), -ECHILD);
+	cr_expect(rpc_proc_log_has(&bad, "db"), "mem takes no db option: said");
+	rpc_proc_stop(&bad);
+}
