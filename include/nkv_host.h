@@ -56,6 +56,10 @@ struct nkv_ctrl_opts {
 	char *err;		/* if set, a one-line reason on failure */
 	size_t errlen;
 	uint32_t flags;		/* NKV_CTRL_*; read when size covers it */
+	uint32_t nsid;		/* the namespace to use; 0: the first KV one,
+				 * else the first NVM one. Read when size
+				 * covers it; not active or neither KV nor
+				 * NVM: -ENODEV, said in err */
 };
 
 /*
@@ -82,7 +86,8 @@ struct nkv_ctrl_opts {
  * Connect to the controller at uri and bring it up:
  *   "vfio-user:/run/nkv.sock"     a vfio-user controller
  *   "pcie:/dev/nkv0", "pcie:0000:02:00.0"   a device bound to nkv.ko
- * Finds the first Key Value namespace (or, failing that, an NVM one).
+ * Finds the first Key Value namespace (or, failing that, an NVM one),
+ * or uses opts->nsid.
  * opts may be NULL for defaults. 0 or a negative errno:
  * -EINVAL bad URI or options, -EPROTONOSUPPORT unknown scheme,
  * -ECONNREFUSED / -ENOENT nobody listening, -EPROTO protocol mismatch,

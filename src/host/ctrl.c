@@ -305,7 +305,7 @@ static int nkv_h_pick_ns(struct nkv_ctrl *c, char *err, size_t errlen)
 		return n;
 	}
 	for (i = 0; i < n && !c->nsid; i++) {
-		if (nkv_h_ns_info(c, ids[i], &ns, &ext))
+		if ((c->want_nsid && ids[i] != c->want_nsid) || nkv_h_ns_info(c, ids[i], &ns, &ext))
 			continue;
 		if (ns.csi == NKV_CSI_KV) {
 			c->nsid = ns.nsid;
@@ -321,6 +321,11 @@ static int nkv_h_pick_ns(struct nkv_ctrl *c, char *err, size_t errlen)
 	if (c->dead) {
 		nkv_h_err(err, errlen, "controller stopped answering during namespace discovery");
 		return -ENOTCONN;
+	}
+	if (!c->nsid && c->want_nsid) {
+		nkv_h_err(err, errlen, "namespace %u is not an active KV or NVM namespace (%d active)",
+			  c->want_nsid, n);
+		return -ENODEV;
 	}
 	if (!c->nsid) {
 		nkv_h_err(err, errlen, "no usable namespace (%d active, none KV or NVM)", n);
@@ -556,6 +561,8 @@ int nkv_ctrl_connect(const char *uri, const struct nkv_ctrl_opts *opts,
 	c->mode = o->memory_mode;
 	if (o->size >= offsetof(struct nkv_ctrl_opts, flags) + sizeof(o->flags))
 		c->flags = o->flags;
+	if (o->size >= offsetof(struct nkv_ctrl_opts, nsid) + sizeof(o->nsid))
+		c->want_nsid = o->nsid;
 	c->trace = o->trace;
 	if (o->trace)
 		nkv_set_trace(1);

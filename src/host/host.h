@@ -176,6 +176,7 @@ struct nkv_ctrl {
 	uint32_t vs, dstrd, db_stride;
 	struct nkv_ctrl_info info;
 	uint32_t nsid;
+	uint32_t want_nsid;	/* nkv_ctrl_opts.nsid; 0: pick one */
 	struct nkv_ns_ext ext;	/* the namespace in use's, read at connect */
 	/* Admin queue: host RAM, driven only by the library. */
 	struct nkv_h_buf asq, acq, idbuf;
