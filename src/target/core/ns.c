@@ -34,7 +34,7 @@ int nkv_subsys_ns_attach(struct nkv_subsys *ss, uint32_t nsid, struct nkv_be *be
 		rc = -EMSGSIZE;
 	} else {
 		/* Publish be whole: its fields before the slot (pairs with
-		 * nkv_tgt_ns()'s acquire load on the poll threads). */
+		 * nkv_subsys_ns_get()'s load on the poll threads). */
 		__atomic_thread_fence(__ATOMIC_RELEASE);
 		rc = nkv_subsys_add_ns(ss, nsid, be);
 	}

@@ -11,9 +11,9 @@
  * then closes the backend. Clients are told either way
  * (nkv_tgt_ns_changed).
  *
- * Threading: any thread; attaches are serialised here. The slot is
- * published after a release fence; every reader loads it with acquire
- * (nkv_tgt_ns(), Identify's active list, nkv_subsys_mdts()).
+ * Threading: any thread; attaches and removals are serialised here. The
+ * slot is published after a release fence; readers take it with
+ * nkv_subsys_ns_get() (acquire, and a count a removal waits for).
  */
 #ifndef NKV_TGT_NS_H
 #define NKV_TGT_NS_H
