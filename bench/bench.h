@@ -54,6 +54,7 @@ enum {
 
 struct nkv_bench_opts {
 	uint8_t opc;			/* NKV_KV_* */
+	uint32_t nsid;			/* --nsid; 0: the first KV namespace */
 	const char *op_name;
 	int workload;			/* enum nkv_bench_workload */
 	uint32_t blocks;		/* prefix: blocks per request (--blocks) */

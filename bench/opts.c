@@ -59,6 +59,8 @@ void nkv_bench_usage(FILE *f)
 	      "                         min(MDTS, max value): 64M on nkv-target's defaults\n"
 	      "  --queue-length N       SQ/CQ entries (default 256)\n"
 	      "  --num-queues N         queue pairs, one wave (or block) each (default 1)\n"
+	      "  --nsid N               the namespace the run uses (default: the target's\n"
+	      "                         first KV namespace)\n"
 	      "  --iterations N         passes over the keys (default 4)\n"
 	      "  --warmup N             passes of the same op before them, not measured\n"
 	      "                         (default 0): a Store then overwrites values in\n"
@@ -356,7 +358,7 @@ enum {
 	OPT_BSIZE, OPT_QLEN, OPT_NQ, OPT_ITER, OPT_WARMUP, OPT_SEED, OPT_VERIFY, OPT_NO_VERIFY,
 	OPT_POLL, OPT_ENGINE, OPT_TARGET, OPT_TIMEOUT, OPT_JSON, OPT_QUIET, OPT_KEY_ORDER, OPT_CPUS,
 	OPT_BY_MSGS, OPT_POLL_SCHED, OPT_FILL, OPT_KEY_SIZE, OPT_TTL, OPT_DEST, OPT_SCATTER,
-	OPT_VERSION,
+	OPT_VERSION, OPT_NSID,
 };
 
 static const struct option nkv_bench_lopts[] = {
@@ -391,6 +393,7 @@ static const struct option nkv_bench_lopts[] = {
 	{ "dest", required_argument, NULL, OPT_DEST },
 	{ "scatter", required_argument, NULL, OPT_SCATTER },
 	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "nsid", required_argument, NULL, OPT_NSID },
 	{ "help", no_argument, NULL, 'h' },
 	{ "workload", required_argument, NULL, NKV_BENCH_OPT_WORKLOAD },
 	{ "blocks", required_argument, NULL, NKV_BENCH_OPT_BLOCKS },
@@ -420,6 +423,7 @@ static int nkv_bench_numeric(int opt, const char *arg, struct nkv_bench_opts *o,
 		{ OPT_TTL, 1, UINT32_MAX, 0, "1..4294967295 seconds" },
 		{ OPT_DEST, 0, 0, 0, "" },
 		{ OPT_SCATTER, 1, NKV_IOV_MAX, 0, "1..1020 runs" },
+		{ OPT_NSID, 1, 0xfffffffeu, 0, "1..4294967294 (an active namespace)" },
 	};
 	uint64_t v = 0;
 	size_t i;
@@ -451,6 +455,7 @@ static int nkv_bench_numeric(int opt, const char *arg, struct nkv_bench_opts *o,
 	case OPT_KEY_SIZE: o->key_size = (uint32_t)v; break;
 	case OPT_TTL: o->ttl_s = (uint32_t)v; break;
 	case OPT_SCATTER: o->scatter = (uint32_t)v; break;
+	case OPT_NSID: o->nsid = (uint32_t)v; break;
 	}
 	return 0;
 }

@@ -299,6 +299,7 @@ static int nkv_bench_pfx_open(struct nkv_bench_pfx *p, const char *uri)
 	co.memory_mode = o->memory_mode;
 	co.flags = o->values_by_messages ? NKV_CTRL_VALUES_BY_MESSAGES : 0;
 	co.io_queues = 1;
+	co.nsid = o->nsid;
 	co.err = p->why;
 	co.errlen = sizeof(p->why);
 	rc = nkv_ctrl_connect(uri, &co, &p->ctrl);

@@ -304,6 +304,7 @@ int nkv_bench_run_open(const struct nkv_bench_opts *o, const char *uri,
 	co.memory_mode = o->memory_mode;
 	co.flags = o->values_by_messages ? NKV_CTRL_VALUES_BY_MESSAGES : 0;
 	co.io_queues = o->num_queues;
+	co.nsid = o->nsid;
 	co.err = err;
 	co.errlen = errlen;
 	rc = nkv_ctrl_connect(uri, &co, &r->ctrl);

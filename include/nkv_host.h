@@ -56,6 +56,10 @@ struct nkv_ctrl_opts {
 	char *err;		/* if set, a one-line reason on failure */
 	size_t errlen;
 	uint32_t flags;		/* NKV_CTRL_*; read when size covers it */
+	uint32_t nsid;		/* the namespace to use; 0: the first KV one,
+				 * else the first NVM one. Read when size
+				 * covers it; not active or neither KV nor
+				 * NVM: -ENODEV, said in err */
 };
 
 /*
@@ -82,7 +86,8 @@ struct nkv_ctrl_opts {
  * Connect to the controller at uri and bring it up:
  *   "vfio-user:/run/nkv.sock"     a vfio-user controller
  *   "pcie:/dev/nkv0", "pcie:0000:02:00.0"   a device bound to nkv.ko
- * Finds the first Key Value namespace (or, failing that, an NVM one).
+ * Finds the first Key Value namespace (or, failing that, an NVM one),
+ * or uses opts->nsid.
  * opts may be NULL for defaults. 0 or a negative errno:
  * -EINVAL bad URI or options, -EPROTONOSUPPORT unknown scheme,
  * -ECONNREFUSED / -ENOENT nobody listening, -EPROTO protocol mismatch,
@@ -167,10 +172,25 @@ int nkv_ctrl_ns_ext(struct nkv_ctrl *c, uint32_t nsid, struct nkv_ns_ext *ext);
 
 /*
  * Every active namespace (Identify CNS 02h) with its command set and
- * limits, up to max entries in out. Returns how many are active (may be
- * more than max), or a negative errno. Takes the controller's lock.
+ * limits, up to max entries in out, as the controller has them now (read
+ * afresh at each call: namespaces added or removed while connected
+ * show). Returns how many are active (may be more than max), or a
+ * negative errno. Takes the controller's lock.
  */
 int nkv_ctrl_namespaces(struct nkv_ctrl *c, struct nkv_ns_info *out, size_t max);
+
+/*
+ * Has the namespace list changed since the last call? While the
+ * controller advertises Namespace Attribute Notices (Identify OAES bit
+ * 8) the library keeps one Asynchronous Event Request on the admin
+ * queue. It has no admin-queue thread: the notice is met lazily, by this
+ * call, nkv_ctrl_namespaces() or any admin command, which read log page
+ * 04h (so the controller notices the next change) and send the AER
+ * again. 1: changed (call nkv_ctrl_namespaces), 0: not, -EOPNOTSUPP: the
+ * controller sends no such notices, -ENOTCONN, -EINVAL. Any thread;
+ * takes the controller's lock.
+ */
+int nkv_ctrl_ns_changed(struct nkv_ctrl *c);
 
 /* Debug trace of the library (admin commands, registrations, sync
  * commands), process-wide; also NKV_TRACE=1 in the environment. */

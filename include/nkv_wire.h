@@ -359,7 +359,12 @@ NKV_HD uint16_t nkv_create_sq_cqid(uint32_t cdw11) { return (uint16_t)NKV_GET(cd
 enum nkv_fid {
 	NKV_FID_NUM_QUEUES = 0x07,	/* CDW11/DW0: NSQR[15:0] NCQR[31:16], 0's based */
 	NKV_FID_KV_CONFIG = 0x20,	/* Key Value Configuration (KV 1.0) */
+	NKV_FID_ASYNC_EVENT_CFG = 0x0b,	/* CDW11/DW0: the notices sent (NKV_AEC_*) */
 };
+/* Asynchronous Event Configuration bit 8 and Identify Controller OAES
+ * bit 8: Namespace Attribute Notices (the same bit in both). */
+#define NKV_AEC_NS_ATTR (1u << 8)
+#define NKV_OAES_NS_ATTR (1u << 8)
 /* KV Configuration feature CDW11/DW0: bit 0 = Delete of a missing key
  * returns success (1) or Key Does Not Exist (0, the default). */
 #define NKV_KV_CONFIG_DEL_MISSING_OK (1u << 0)
@@ -372,7 +377,36 @@ NKV_HD uint32_t nkv_num_queues(uint32_t nsq, uint32_t ncq)
 enum nkv_lid {
 	NKV_LID_ERROR = 0x01,
 	NKV_LID_SMART = 0x02,
+	NKV_LID_CHANGED_NS = 0x04,	/* Changed Namespace List */
 };
+/* CDW10 bit 15: Retain Asynchronous Event (the read leaves the log and
+ * the event's mask as they were). */
+NKV_HD uint32_t nkv_log_rae(uint32_t cdw10) { return (uint32_t)NKV_GET(cdw10, 15, 1); }
+
+/* Asynchronous Event Request completion DW0: type[2:0], info[15:8],
+ * log page[23:16]. */
+enum nkv_aen_type {
+	NKV_AEN_TYPE_NOTICE = 0x2,
+};
+#define NKV_AEN_INFO_NS_ATTR 0x00	/* Namespace Attribute Changed */
+NKV_HD uint32_t nkv_aen_dw0(uint32_t type, uint32_t info, uint32_t lid)
+{
+	return (type & 7u) | ((info & 0xffu) << 8) | ((lid & 0xffu) << 16);
+}
+NKV_HD uint32_t nkv_aen_type(uint32_t dw0) { return (uint32_t)NKV_GET(dw0, 0, 3); }
+NKV_HD uint32_t nkv_aen_info(uint32_t dw0) { return (uint32_t)NKV_GET(dw0, 8, 8); }
+NKV_HD uint32_t nkv_aen_lid(uint32_t dw0) { return (uint32_t)NKV_GET(dw0, 16, 8); }
+/* The Namespace Attribute Changed notice: its DW0 (0x00040002). */
+#define NKV_AEN_NS_CHANGED 0x00040002u	/* nkv_aen_dw0(NOTICE, NS_ATTR, 04h) */
+
+/* Changed Namespace List (log page 04h): up to 1024 NSIDs, ascending,
+ * zero-filled; entry 0 = FFFFFFFFh when more than 1024 changed. */
+#define NKV_CHANGED_NS_MAX 1024u
+#define NKV_CHANGED_NS_OVERFLOW 0xffffffffu
+struct nkv_changed_ns_log {
+	uint32_t nsid[NKV_CHANGED_NS_MAX];
+};
+NKV_STATIC_ASSERT(sizeof(struct nkv_changed_ns_log) == 4096, "Changed Namespace List is 4 KiB");
 NKV_HD uint32_t nkv_log_lid(uint32_t cdw10) { return (uint32_t)NKV_GET(cdw10, 0, 8); }
 /* 64-bit: NUMDL = NUMDU = 0xffff means 2^32 dwords, which a 32-bit sum
  * would wrap to 0 (a zero-length transfer instead of Invalid Field). */

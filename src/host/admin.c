@@ -116,6 +116,49 @@ static int nkv_h_admin_dead(struct nkv_ctrl *c, uint8_t opc)
 	return nkv_h_check_cfs(c, when) == -EIO ? -EIO : 0;
 }
 
+/* Step past the CQE at the head: the next slot, the head doorbell. */
+static int nkv_h_admin_pop(struct nkv_ctrl *c)
+{
+	if (++c->ahead == c->adepth) {
+		c->ahead = 0;
+		c->aphase ^= 1u;
+	}
+	return nkv_h_admin_db(c, 1, c->ahead);
+}
+
+/* The CQE at the head (phase matched) is the outstanding AER's: hand it
+ * to aen.c and step past it. 1 if it was, 0 if not, or -errno. */
+static int nkv_h_admin_aer_cqe(struct nkv_ctrl *c, uint32_t dw3)
+{
+	volatile struct nkv_cqe *cq = c->acq.m.va;
+
+	if (!c->aer_out || nkv_cqe_cid(dw3) != c->aer_cid)
+		return 0;
+	nkv_h_aer_done(c, nkv_cqe_status(dw3) & 0x7ff, cq[c->ahead].dw0);
+	return nkv_h_admin_pop(c) ? -ENOTCONN : 1;
+}
+
+int nkv_h_admin_reap(struct nkv_ctrl *c)
+{
+	volatile struct nkv_cqe *cq = c->acq.m.va;
+	uint32_t dw3;
+	int rc;
+
+	while (nkv_cqe_phase(dw3 = __atomic_load_n(&cq[c->ahead].dw3, __ATOMIC_ACQUIRE)) ==
+	       c->aphase) {
+		rc = nkv_h_admin_aer_cqe(c, dw3);
+		if (rc < 0)
+			return rc;
+		if (!rc) {
+			nkv_h_log("admin: completion for CID %u with no command outstanding",
+				  nkv_cqe_cid(dw3));
+			c->dead = 1;
+			return -EPROTO;
+		}
+	}
+	return 0;
+}
+
 static int nkv_h_admin_wait(struct nkv_ctrl *c, uint8_t opc, uint16_t cid,
 			    uint16_t *status, uint32_t *dw0)
 {
@@ -129,6 +172,12 @@ static int nkv_h_admin_wait(struct nkv_ctrl *c, uint8_t opc, uint16_t cid,
 		uint64_t now;
 
 		if (nkv_cqe_phase(dw3) == c->aphase) {
+			int aer = nkv_cqe_cid(dw3) != cid ? nkv_h_admin_aer_cqe(c, dw3) : 0;
+
+			if (aer < 0)
+				return aer;
+			if (aer)
+				continue;	/* the AER's, met on the way */
 			if (nkv_cqe_cid(dw3) != cid) {
 				nkv_h_log("admin: completion for CID %u while waiting for %u",
 					  nkv_cqe_cid(dw3), cid);
@@ -141,11 +190,7 @@ static int nkv_h_admin_wait(struct nkv_ctrl *c, uint8_t opc, uint16_t cid,
 			*status = nkv_cqe_status(dw3) & 0x7ff;
 			if (dw0)
 				*dw0 = cq[c->ahead].dw0;
-			if (++c->ahead == c->adepth) {
-				c->ahead = 0;
-				c->aphase ^= 1u;
-			}
-			rc = nkv_h_admin_db(c, 1, c->ahead);
+			rc = nkv_h_admin_pop(c);
 			/* A completion does not vouch for the controller: one
 			 * that failed may still answer (CFS with RDY). */
 			snprintf(when, sizeof(when), "after admin opcode %#x", opc);
@@ -180,23 +225,30 @@ static int nkv_h_admin_wait(struct nkv_ctrl *c, uint8_t opc, uint16_t cid,
 	}
 }
 
-int nkv_h_admin(struct nkv_ctrl *c, struct nkv_sqe *sqe, uint16_t *status,
-		uint32_t *dw0)
+int nkv_h_admin_submit(struct nkv_ctrl *c, struct nkv_sqe *sqe, uint16_t *cid)
 {
 	struct nkv_sqe *sq = c->asq.m.va;
-	uint16_t cid;
-	uint8_t opc = (uint8_t)nkv_sqe_opc(sqe);
-	int rc;
 
 	if (c->dead)
 		return -ENOTCONN;
-	cid = c->acid++;
-	sqe->cdw0 = (sqe->cdw0 & 0xffffu) | (uint32_t)cid << 16;
+	*cid = c->acid++;
+	if (c->aer_out && *cid == c->aer_cid)
+		*cid = c->acid++;	/* after 64 Ki commands: never the AER's */
+	sqe->cdw0 = (sqe->cdw0 & 0xffffu) | (uint32_t)*cid << 16;
 	sq[c->atail] = *sqe;
 	c->atail = (c->atail + 1) % c->adepth;
-	nkv_h_trace("admin: opc %#x cid %u cdw10 %#x cdw11 %#x nsid %u", opc, cid,
-		    sqe->cdw10, sqe->cdw11, sqe->nsid);
-	rc = nkv_h_admin_db(c, 0, c->atail);
+	nkv_h_trace("admin: opc %#x cid %u cdw10 %#x cdw11 %#x nsid %u",
+		    (unsigned)nkv_sqe_opc(sqe), *cid, sqe->cdw10, sqe->cdw11, sqe->nsid);
+	return nkv_h_admin_db(c, 0, c->atail);
+}
+
+int nkv_h_admin(struct nkv_ctrl *c, struct nkv_sqe *sqe, uint16_t *status,
+		uint32_t *dw0)
+{
+	uint16_t cid;
+	uint8_t opc = (uint8_t)nkv_sqe_opc(sqe);
+	int rc = nkv_h_admin_submit(c, sqe, &cid);
+
 	if (!rc)
 		rc = nkv_h_admin_wait(c, opc, cid, status, dw0);
 	if (!rc)

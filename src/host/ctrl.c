@@ -144,6 +144,7 @@ static int nkv_h_id_ctrl(struct nkv_ctrl *c, char *err, size_t errlen)
 	nkv_h_copy_str(c->info.model, id->mn, sizeof(id->mn));
 	nkv_h_copy_str(c->info.serial, id->sn, sizeof(id->sn));
 	c->info.sgls = id->sgls;
+	c->aen_oaes = !!(id->oaes & NKV_OAES_NS_ATTR);	/* aen.c keeps an AER out */
 	/* MDTS is in units of the minimum page size; 0 = no limit. */
 	if (id->mdts) {
 		uint32_t shift = 12u + nkv_cap_mpsmin(c->cap) + id->mdts;
@@ -304,7 +305,7 @@ static int nkv_h_pick_ns(struct nkv_ctrl *c, char *err, size_t errlen)
 		return n;
 	}
 	for (i = 0; i < n && !c->nsid; i++) {
-		if (nkv_h_ns_info(c, ids[i], &ns, &ext))
+		if ((c->want_nsid && ids[i] != c->want_nsid) || nkv_h_ns_info(c, ids[i], &ns, &ext))
 			continue;
 		if (ns.csi == NKV_CSI_KV) {
 			c->nsid = ns.nsid;
@@ -320,6 +321,11 @@ static int nkv_h_pick_ns(struct nkv_ctrl *c, char *err, size_t errlen)
 	if (c->dead) {
 		nkv_h_err(err, errlen, "controller stopped answering during namespace discovery");
 		return -ENOTCONN;
+	}
+	if (!c->nsid && c->want_nsid) {
+		nkv_h_err(err, errlen, "namespace %u is not an active KV or NVM namespace (%d active)",
+			  c->want_nsid, n);
+		return -ENODEV;
 	}
 	if (!c->nsid) {
 		nkv_h_err(err, errlen, "no usable namespace (%d active, none KV or NVM)", n);
@@ -343,7 +349,10 @@ int nkv_ctrl_namespaces(struct nkv_ctrl *c, struct nkv_ns_info *out, size_t max)
 	if (!c || (max && !out))
 		return -EINVAL;
 	pthread_mutex_lock(&c->lock);
-	n = c->dead ? -ENOTCONN : nkv_h_ns_list(c, ids, NKV_PAGE_SIZE / 4);
+	/* A notice that came meanwhile is met (aen.c); the list is read afresh anyway. */
+	n = nkv_h_aen_poll(c);
+	if (!n)
+		n = nkv_h_ns_list(c, ids, NKV_PAGE_SIZE / 4);
 	/* An unusable namespace still shows, with what could be read. */
 	for (i = 0; n > 0 && i < n && (size_t)i < max; i++)
 		(void)nkv_h_ns_info(c, ids[i], &out[i], NULL);
@@ -495,6 +504,8 @@ static int nkv_h_connect(struct nkv_ctrl *c, const char *uri, const struct nkv_c
 	if (!rc)
 		rc = nkv_h_doorbells_init(c, err, errlen);
 	if (!rc)
+		rc = nkv_h_aer_arm(c);
+	if (!rc)
 		rc = nkv_h_check_cfs(c, "after bring-up");
 	if (rc && c->dead && rc != -ETIMEDOUT && rc != -EIO)
 		rc = -ENOTCONN;
@@ -550,6 +561,8 @@ int nkv_ctrl_connect(const char *uri, const struct nkv_ctrl_opts *opts,
 	c->mode = o->memory_mode;
 	if (o->size >= offsetof(struct nkv_ctrl_opts, flags) + sizeof(o->flags))
 		c->flags = o->flags;
+	if (o->size >= offsetof(struct nkv_ctrl_opts, nsid) + sizeof(o->nsid))
+		c->want_nsid = o->nsid;
 	c->trace = o->trace;
 	if (o->trace)
 		nkv_set_trace(1);

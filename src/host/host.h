@@ -176,11 +176,19 @@ struct nkv_ctrl {
 	uint32_t vs, dstrd, db_stride;
 	struct nkv_ctrl_info info;
 	uint32_t nsid;
+	uint32_t want_nsid;	/* nkv_ctrl_opts.nsid; 0: pick one */
 	struct nkv_ns_ext ext;	/* the namespace in use's, read at connect */
 	/* Admin queue: host RAM, driven only by the library. */
 	struct nkv_h_buf asq, acq, idbuf;
 	uint32_t adepth, atail, ahead, aphase;
 	uint16_t acid;
+	/* Asynchronous events (aen.c): one AER outstanding while the
+	 * controller advertises Namespace Attribute Notices (aen_oaes). */
+	int aen_oaes;
+	int aer_out;		/* an AER is outstanding, CID aer_cid */
+	uint16_t aer_cid;
+	int aen_ns;		/* a Namespace Attribute Changed came, not handled */
+	int ns_changed;		/* handled, not yet told (nkv_ctrl_ns_changed) */
 	/* Memory sources by mode bit. */
 	struct nkv_h_memsrc *host, *dev;
 	/* Values under NKV_CTRL_VALUES_BY_MESSAGES: device memory the
@@ -334,6 +342,20 @@ int nkv_h_check_cfs(struct nkv_ctrl *c, const char *when);
 int nkv_h_admin(struct nkv_ctrl *c, struct nkv_sqe *sqe, uint16_t *status,
 		uint32_t *dw0);
 void nkv_h_admin_fini(struct nkv_ctrl *c);
+/* Submit without waiting (the AER): 0 with its CID in *cid, or -errno. */
+int nkv_h_admin_submit(struct nkv_ctrl *c, struct nkv_sqe *sqe, uint16_t *cid);
+/* Take the completions already on the admin CQ, none waited for: only
+ * the outstanding AER's may be there. 0, or -EPROTO (another: dead). */
+int nkv_h_admin_reap(struct nkv_ctrl *c);
+
+/* ---- asynchronous events (aen.c); caller holds c->lock ---- */
+/* Keep one AER outstanding when OAES bit 8 is advertised. 0 or -errno. */
+int nkv_h_aer_arm(struct nkv_ctrl *c);
+/* The AER completed (seen by an admin wait or nkv_h_admin_reap). */
+void nkv_h_aer_done(struct nkv_ctrl *c, uint16_t status, uint32_t dw0);
+/* Meet a completed AER: a namespace change read from log page 04h, the
+ * AER sent again, c->ns_changed set. 0 or -errno. */
+int nkv_h_aen_poll(struct nkv_ctrl *c);
 /* Register access with the controller marked dead on a transport error. */
 int nkv_h_reg_read(struct nkv_ctrl *c, uint32_t off, unsigned size, uint64_t *v);
 int nkv_h_reg_write(struct nkv_ctrl *c, uint32_t off, uint64_t v, unsigned size);

@@ -173,6 +173,11 @@ struct nkv_vfu_server *nkv_tgt_embed_server(struct nkv_tgt_embed *t)
 	return t->srv;
 }
 
+struct nkv_subsys *nkv_tgt_embed_ss(struct nkv_tgt_embed *t)
+{
+	return t->ss;
+}
+
 void nkv_tgt_embed_stop(struct nkv_tgt_embed *t)
 {
 	if (!t)

@@ -83,6 +83,8 @@ const char *nkv_tgt_embed_uri(const struct nkv_tgt_embed *t);
 const char *nkv_tgt_embed_socket(const struct nkv_tgt_embed *t);
 /* The running server (statistics: nkv_vfu_server_stats). */
 struct nkv_vfu_server *nkv_tgt_embed_server(struct nkv_tgt_embed *t);
+/* The served subsystem: namespaces attached and removed live (ns.h). */
+struct nkv_subsys *nkv_tgt_embed_ss(struct nkv_tgt_embed *t);
 /* Stop serving (every connection closed), destroy the subsystem, remove
  * the socket and a private directory; free. NULL is a no-op. */
 void nkv_tgt_embed_stop(struct nkv_tgt_embed *t);

@@ -21,6 +21,7 @@
 #include "target/backends/registry.h"
 #include "target/config/config.h"
 #include "target/core/metrics.h"
+#include "target/core/ns.h"
 #include "target/core/pidlock.h"
 #include "target/metrics/target.h"
 #include "target/rpc/target.h"
@@ -184,10 +185,14 @@ static void nkv_target_usage(FILE *f)
 	      "                         64M); MDTS follows it: the smallest transfer that\n"
 	      "                         holds it and 257 bytes more, never below 1M\n"
 	      "  --max-keys N           most keys stored (default 0 = capacity only)\n"
-	      "  --ns-map MAP           the KV namespaces, NSID=NAME[:ro][,...], each on\n"
-	      "                         its own backend (default 1=gpukv; rados: NAME is\n"
-	      "                         the RADOS namespace, mem: a label). :ro makes one\n"
-	      "                         read-only: Store and Delete answer 82h (SCT 1)\n"
+	      "  --ns-map MAP           the KV namespaces, NSID=NAME[:ro][:backend=TYPE]\n"
+	      "                         [:KEY=VALUE...][,...], each on its own backend\n"
+	      "                         (default 1=gpukv; rados: NAME is the RADOS\n"
+	      "                         namespace, mem: a label). :ro makes one read-only:\n"
+	      "                         Store and Delete answer 82h (SCT 1). :backend=TYPE\n"
+	      "                         overrides --backend; :KEY=VALUE is that backend's\n"
+	      "                         --KEY VALUE for this namespace alone, e.g.\n"
+	      "                         2=cold:backend=rocksdb:db=/var/lib/nkv/cold\n"
 	      "  --nvm-ns SIZE          add an NVM block namespace (nsid 2) of SIZE bytes\n"
 	      "  --queue-depth N        max queue entries, CAP.MQES+1 (default 1024)\n"
 	      "  --poll-interval-ns N   idle sleep between controller polls (default 100000)\n"
@@ -756,41 +761,85 @@ static struct nkv_be_conf nkv_target_conf(const struct nkv_target_args *a)
 	return c;
 }
 
+#define NKV_TARGET_NS_OPTS 16	/* backend options one --ns-map entry may give */
+
+/* What the backends of --ns-map may point into (the parsed map, each
+ * namespace's options), freed once they are gone (main). */
+static void *nkv_target_kept[NKV_TGT_MAX_NS + 1];
+static unsigned nkv_target_nkept;
+
+static void nkv_target_keep(void *p)
+{
+	if (nkv_target_nkept < NKV_TGT_MAX_NS + 1)
+		nkv_target_kept[nkv_target_nkept++] = p;
+}
+
+static void nkv_target_kept_free(void)
+{
+	while (nkv_target_nkept)
+		free(nkv_target_kept[--nkv_target_nkept]);
+}
+
 /* One --ns-map entry. */
 struct nkv_target_ns {
 	uint32_t nsid;
 	const char *name;
 	int read_only;
+	const char *backend;	/* :backend=TYPE; NULL: --backend */
+	struct nkv_be_param params[NKV_TARGET_NS_OPTS];	/* :KEY=VALUE */
+	size_t nparams;
 };
 
-/* Parse "NSID=NAME[:ro]" (ent is cut at the ':'); say why not. NAME
- * cannot hold a ':': anything after one is a suffix, and :ro the only. */
-static int nkv_target_ns_entry(char *ent, struct nkv_target_ns *ns)
+/* One ":" suffix of an entry: ro, backend=TYPE or KEY=VALUE. 0 or -EINVAL. */
+static int nkv_target_ns_suffix(char *suf, struct nkv_target_ns *ns)
 {
-	char *eq = strchr(ent, '='), *end, *colon = eq ? strchr(eq, ':') : NULL;
-	unsigned long nsid = strtoul(ent, &end, 10);
+	char *eq = strchr(suf, '=');
 
-	if (!eq || end != eq || nsid < 1 || nsid > NKV_TGT_MAX_NS || eq + 1 == colon || !eq[1]) {
-		fprintf(stderr, "nkv-target: bad --ns-map entry '%s' (want NSID=NAME[:ro], "
-			"NSID 1..%d)\n", ent, NKV_TGT_MAX_NS);
-		return -EINVAL;
+	if (!strcmp(suf, "ro")) {
+		ns->read_only = 1;
+		return 0;
 	}
-	if (colon && strcmp(colon, ":ro")) {
-		fprintf(stderr, "nkv-target: bad --ns-map entry '%s': unknown suffix '%s' (the "
-			"only one is :ro, read-only; NAME cannot hold a ':')\n", ent, colon);
+	if (!eq || eq == suf || !eq[1] || ns->nparams == NKV_TARGET_NS_OPTS)
 		return -EINVAL;
-	}
-	ns->read_only = colon != NULL;
-	if (colon)
-		*colon = 0;
-	ns->nsid = (uint32_t)nsid;
-	ns->name = eq + 1;
+	*eq = 0;
+	if (!strcmp(suf, "backend"))
+		ns->backend = eq + 1;
+	else
+		ns->params[ns->nparams++] = (struct nkv_be_param){ suf, eq + 1 };
 	return 0;
 }
 
-/* Call fn (NULL: only check) for each --ns-map entry, in order; the
- * first error ends it. */
-static int nkv_target_each_ns(const struct nkv_target_args *a,
+/*
+ * Parse "NSID=NAME[:ro][:backend=TYPE][:KEY=VALUE...]" (ent is cut at
+ * each ':'); say why not. NAME, keys and values cannot hold ':' or ','.
+ */
+static int nkv_target_ns_entry(char *ent, struct nkv_target_ns *ns)
+{
+	char *eq = strchr(ent, '='), *end, *save = NULL, *suf;
+	unsigned long nsid = strtoul(ent, &end, 10);
+
+	memset(ns, 0, sizeof(*ns));
+	if (!eq || end != eq || nsid < 1 || nsid > NKV_TGT_MAX_NS || !eq[1] || eq[1] == ':') {
+		fprintf(stderr, "nkv-target: bad --ns-map entry '%s' (want NSID=NAME[:ro]"
+			"[:backend=TYPE][:KEY=VALUE...], NSID 1..%d)\n", ent, NKV_TGT_MAX_NS);
+		return -EINVAL;
+	}
+	ns->nsid = (uint32_t)nsid;
+	ns->name = strtok_r(eq + 1, ":", &save);
+	while ((suf = strtok_r(NULL, ":", &save)))
+		if (nkv_target_ns_suffix(suf, ns)) {
+			fprintf(stderr, "nkv-target: bad --ns-map entry for nsid %u: suffix '%s' is "
+				"not ro, backend=TYPE or KEY=VALUE (at most %d options; NAME "
+				"cannot hold a ':')\n", ns->nsid, suf, NKV_TARGET_NS_OPTS);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+/* Call fn for each --ns-map entry, in order; the first error ends it.
+ * The parsed copy stays for the process's life when fn creates backends:
+ * they may keep pointers to their names and option values. */
+static int nkv_target_each_ns(const struct nkv_target_args *a, int keep,
 			      int (*fn)(void *arg, const struct nkv_target_ns *ns), void *arg)
 {
 	char *map = strdup(a->ns_map ? a->ns_map : "1=gpukv"), *save = NULL, *ent;
@@ -800,10 +849,13 @@ static int nkv_target_each_ns(const struct nkv_target_args *a,
 	for (ent = map ? strtok_r(map, ",", &save) : NULL; ent && !rc;
 	     ent = strtok_r(NULL, ",", &save)) {
 		rc = nkv_target_ns_entry(ent, &ns);
-		if (!rc && fn)
+		if (!rc)
 			rc = fn(arg, &ns);
 	}
-	free(map);
+	if (keep && !rc)
+		nkv_target_keep(map);
+	else
+		free(map);
 	return rc;
 }
 
@@ -826,6 +878,62 @@ static void nkv_target_cfg_be_keys(const struct nkv_target_args *a)
 			fprintf(stderr, "nkv-target: %s:%d: key '%s' is not an option of the %s "
 				"backend\n", a->config, a->cfg.ent[i].line, a->cfg.ent[i].key, t->name);
 	}
+}
+
+/* The options namespace ns's backend gets: its own entry's alone when it
+ * names another backend than --backend; else --backend's options with
+ * the entry's replacing those of the same name. out holds a->nparams +
+ * NKV_TARGET_NS_OPTS. */
+static size_t nkv_target_ns_params(const struct nkv_target_args *a,
+				   const struct nkv_target_ns *ns, struct nkv_be_param *out)
+{
+	size_t n = 0, i, j;
+
+	if (!ns->backend || !strcmp(ns->backend, a->backend))
+		for (i = 0; i < a->nparams; i++) {
+			for (j = 0; j < ns->nparams && strcmp(ns->params[j].name, a->params[i].name); j++)
+				;
+			if (j == ns->nparams)
+				out[n++] = a->params[i];
+		}
+	for (j = 0; j < ns->nparams; j++)
+		out[n++] = ns->params[j];
+	return n;
+}
+
+/* A namespace's backend conf: the common limits, its own options. */
+static struct nkv_be_conf nkv_target_ns_conf(const struct nkv_target_args *a,
+					     const struct nkv_target_ns *ns,
+					     struct nkv_be_param *params)
+{
+	struct nkv_be_conf c = nkv_target_conf(a);
+
+	c.ns_name = ns->name;
+	c.read_only = ns->read_only;
+	c.params = params;
+	c.nparams = nkv_target_ns_params(a, ns, params);
+	return c;
+}
+
+/* Before anything starts: the entry's backend exists and takes its options. */
+static int nkv_target_ns_check(void *arg, const struct nkv_target_ns *ns)
+{
+	const struct nkv_target_args *a = arg;
+	const char *type = ns->backend ? ns->backend : a->backend;
+	struct nkv_be_param *p = calloc(a->nparams + NKV_TARGET_NS_OPTS, sizeof(*p));
+	struct nkv_be_conf c;
+	char err[256];
+	int rc;
+
+	if (!p)
+		return -ENOMEM;
+	c = nkv_target_ns_conf(a, ns, p);
+	/* An unknown --backend fails later, as creating a namespace. */
+	rc = (ns->backend || nkv_be_type_find(type)) && nkv_be_conf_check(type, &c, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "nkv-target: --ns-map nsid %u: %s\n", ns->nsid, err);
+	free(p);
+	return rc ? -EINVAL : 0;
 }
 
 static int nkv_target_check(const struct nkv_target_args *a)
@@ -865,7 +973,7 @@ static int nkv_target_check(const struct nkv_target_args *a)
 		fprintf(stderr, "nkv-target: %s\n", err);
 		return -EINVAL;
 	}
-	return nkv_target_each_ns(a, NULL, NULL) ? -EINVAL : 0;
+	return nkv_target_each_ns(a, 0, nkv_target_ns_check, (void *)a) ? -EINVAL : 0;
 }
 
 /* --print-config: nkv-target's own keys, then the backend options given. */
@@ -966,13 +1074,17 @@ static void nkv_target_stats(void)
 	unsigned i, n = nkv_rpc_ns_snapshot(&nkv_target_rpc, ns);
 
 	for (i = 0; i < n; i++) {
-		struct nkv_be *be = ns[i].be;
+		/* Held: namespace_remove may close it meanwhile (core/ns.h). */
+		struct nkv_be *be = nkv_subsys_ns_hold(nkv_target_rpc.ss, ns[i].nsid);
 
+		if (!be)
+			continue;
 		fprintf(stderr, "ts=%ld level=info event=stats nsid=%u backend=%s keys=%llu "
 			"bytes=%llu evictions=%llu\n", (long)time(NULL), ns[i].nsid,
 			be->ops->name, (unsigned long long)be->ops->keys_used(be),
 			(unsigned long long)be->ops->bytes_used(be),
 			(unsigned long long)(be->ops->evictions ? be->ops->evictions(be) : 0));
+		nkv_subsys_ns_release(nkv_target_rpc.ss, ns[i].nsid);
 	}
 }
 
@@ -1012,34 +1124,34 @@ static int nkv_target_add_ns(struct nkv_subsys *ss, uint32_t nsid, const char *t
 
 struct nkv_target_kv {
 	struct nkv_subsys *ss;
-	const char *backend;
-	struct nkv_be_conf conf;
+	const struct nkv_target_args *a;
 };
 
 static int nkv_target_kv_ns(void *arg, const struct nkv_target_ns *ns)
 {
 	struct nkv_target_kv *k = arg;
+	/* Kept with the map: a backend may keep pointers into its options. */
+	struct nkv_be_param *p = calloc(k->a->nparams + NKV_TARGET_NS_OPTS, sizeof(*p));
+	struct nkv_be_conf c;
 	char what[160];
 
-	k->conf.ns_name = ns->name;
-	k->conf.read_only = ns->read_only;
+	if (!p)
+		return -ENOMEM;
+	nkv_target_keep(p);
+	c = nkv_target_ns_conf(k->a, ns, p);
 	snprintf(what, sizeof(what), "namespace %u (%s%s)", ns->nsid, ns->name,
 		 ns->read_only ? ", read-only" : "");
-	return nkv_target_add_ns(k->ss, ns->nsid, k->backend, &k->conf, what);
+	return nkv_target_add_ns(k->ss, ns->nsid, ns->backend ? ns->backend : k->a->backend,
+				 &c, what);
 }
 
-/* One KV namespace per "NSID=NAME[:ro]" entry of --ns-map, each on its
- * own backend of --backend. */
+/* One KV namespace per --ns-map entry, each on its own backend: the
+ * entry's :backend=TYPE, else --backend. */
 static int nkv_target_add_kv(struct nkv_subsys *ss, const struct nkv_target_args *a)
 {
-	struct nkv_target_kv k = { ss, a->backend, nkv_target_conf(a) };
-	char err[256];
+	struct nkv_target_kv k = { ss, a };
 
-	if (nkv_be_conf_check(a->backend, &k.conf, err, sizeof(err))) {
-		fprintf(stderr, "nkv-target: %s\n", err);
-		return -EINVAL;
-	}
-	return nkv_target_each_ns(a, nkv_target_kv_ns, &k);
+	return nkv_target_each_ns(a, 1, nkv_target_kv_ns, &k);
 }
 
 static struct nkv_subsys *nkv_target_subsys(const struct nkv_target_args *a)
@@ -1574,6 +1686,7 @@ int main(int argc, char **argv)
 	} else {
 		rc = nkv_target_serve(&a);
 	}
+	nkv_target_kept_free();
 	nkv_target_args_free(&a);
 	return rc;
 }

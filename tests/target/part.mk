@@ -101,6 +101,11 @@ TESTS += test_tgt_capsule
 test_tgt_capsule_SRCS = tests/target/test_capsule.c $(TL_TGT_HOST) $(NKV_TGT_CORE)
 test_tgt_capsule_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 
+# Namespace Attribute Changed notices and log page 04h (issue 46).
+TESTS += test_tgt_aen
+test_tgt_aen_SRCS = tests/target/test_aen.c $(TL_TGT_HOST) $(NKV_TGT_CORE)
+test_tgt_aen_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
+
 # The NVMe/TCP transport's suites (tests/target/tcp/).
 # The NVMe/TCP transport (src/target/tcp): in-process against the test
 # host (tests/lib/tcp_host.c); the hostile hosts and the many hosts at

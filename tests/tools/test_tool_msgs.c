@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "host_util.h"
+#include "target/backends/registry.h"
+#include "target/core/ns.h"
 #include "tool_run.h"
 
 #define MSG_TIMEOUT_MS 60000
@@ -288,4 +290,36 @@ Test(tool_msgs, help_states_the_exit_table, .timeout = 30)
 				 "3 setup or controller\nfailure (cannot connect, controller gone, "
 				 "timeout, admin command failed)\n"), "%s --help:\n%s", tools[i], r.out);
 	}
+}
+
+/* --nsid picks the namespace a run uses (the report names it); one that
+ * is not active is a setup failure (exit 3) saying so. */
+Test(bench_msgs, nsid_picks_the_namespace, .timeout = 120)
+{
+	static const char *const two[] = { "--kv-op", "store", "--num-keys", "16", "--batch-size",
+					   "16", "--iterations", "1", "--nsid", "2", NULL };
+	static const char *const nine[] = { "--kv-op", "store", "--num-keys", "16", "--nsid", "9",
+					    NULL };
+	static const char *const zero[] = { "--nsid", "0", NULL };
+	struct nkv_be_conf kv = { sizeof(kv), .capacity = 16 << 20, .max_value = 1 << 20 };
+	struct ht_server_opts o = { 0 };
+	char err[256];
+	struct nkv_be *be;
+	struct tl_server s;
+	struct tool_run r;
+
+	cr_assert_eq(ht_server_start(&s, &o), 0);
+	be = nkv_be_create("mem", &kv, err, sizeof(err));
+	cr_assert_not_null(be, "%s", err);
+	cr_assert_eq(nkv_subsys_ns_attach(nkv_tgt_embed_ss(s.tgt), 2, be), 0);
+	bench(&r, s.uri, two);
+	cr_expect_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
+	cr_expect_eq(be->ops->keys_used(be), 16, "the run stored into namespace 2");
+	bench(&r, s.uri, nine);
+	tl_server_stop(&s);
+	cr_expect_eq(r.status, 3, "exit %d:\n%s", r.status, r.out);
+	cr_expect(strstr(r.out, "namespace 9 is not an active KV or NVM namespace"), "%s", r.out);
+	bench(&r, NULL, zero);
+	cr_expect_eq(r.status, 2, "exit %d:\n%s", r.status, r.out);
+	cr_expect(strstr(r.out, "bad value '0' for --nsid"), "%s", r.out);
 }

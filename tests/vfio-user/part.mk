@@ -17,6 +17,11 @@ test_vfu_e2e_LDLIBS = $(VFU_TEST_LDLIBS)
 test_vfu_sigbus_SRCS := tests/vfio-user/test_vfu_sigbus.c $(VFU_TEST_COMMON)
 test_vfu_sigbus_LIBS := $(VFU_TEST_LIBS)
 test_vfu_sigbus_LDLIBS = $(VFU_TEST_LDLIBS)
+# Namespace Attribute Changed through a vfio-user connection (issue 46).
+TESTS += test_vfu_aen
+test_vfu_aen_SRCS := tests/vfio-user/test_vfu_aen.c $(VFU_TEST_COMMON)
+test_vfu_aen_LIBS := $(VFU_TEST_LIBS)
+test_vfu_aen_LDLIBS = $(VFU_TEST_LDLIBS)
 # The probe test runs the built program (order-only: not linked in).
 $(B)/tests/test_vfu_e2e: | $(B)/bin/nkv-probe
 

@@ -127,6 +127,8 @@ static void nkv_tgt_id_ctrl(struct nkv_tgt_ctrl *c, struct nkv_id_ctrl *id)
 	id->nn = NKV_TGT_MAX_NS;
 	id->oncs = 0;
 	id->aerl = NKV_TGT_AERL - 1;
+	/* Namespace Attribute Notices: namespace_add/remove (ns.h). */
+	id->oaes = c->ss->discovery ? 0 : NKV_OAES_NS_ATTR;
 	memcpy(id->subnqn, c->ss->subnqn, sizeof(id->subnqn));
 	if (c->capsule)
 		nkv_tgt_id_ctrl_fabrics(c, id);
@@ -189,9 +191,11 @@ static uint16_t nkv_tgt_id_list(struct nkv_tgt_ctrl *c, uint32_t start, int csi,
 	if (start >= 0xfffffffeu)
 		return nkv_tgt_sc(NKV_SC_INVALID_NS);
 	for (i = start + 1; i <= NKV_TGT_MAX_NS; i++) {
-		be = nkv_tgt_ns(c, i);	/* one load: namespace_add may attach meanwhile */
+		be = nkv_subsys_ns_get(c->ss, i);	/* may come or go meanwhile */
 		if (be && (csi < 0 || be->csi == csi))
 			list[n++] = i;
+		if (be)
+			nkv_subsys_ns_put(c->ss, i);
 	}
 	return 0;
 }
@@ -242,11 +246,11 @@ static int nkv_tgt_nsid_valid(uint32_t nsid)
 	return nsid && nsid <= NKV_TGT_MAX_NS;
 }
 
-static uint16_t nkv_tgt_identify_fill(struct nkv_tgt_ctrl *c,
-				      const struct nkv_sqe *s, uint8_t *buf)
+/* be: s->nsid's backend, held by the caller (NULL: inactive). */
+static uint16_t nkv_tgt_identify_fill(struct nkv_tgt_ctrl *c, const struct nkv_sqe *s,
+				      struct nkv_be *be, uint8_t *buf)
 {
 	uint8_t cns = nkv_identify_cns(s->cdw10), csi = nkv_identify_csi(s->cdw11);
-	struct nkv_be *be = nkv_tgt_ns(c, s->nsid);
 
 	switch (cns) {
 	case NKV_CNS_NS:
@@ -301,11 +305,15 @@ static uint16_t nkv_tgt_identify_fill(struct nkv_tgt_ctrl *c,
 static uint16_t nkv_tgt_identify(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 {
 	uint8_t *buf = calloc(1, NKV_TGT_ID_SIZE);
+	struct nkv_be *be;
 	uint16_t st;
 
 	if (!buf)
 		return nkv_tgt_sc(NKV_SC_INTERNAL);
-	st = nkv_tgt_identify_fill(c, &cmd->sqe, buf);
+	be = nkv_subsys_ns_get(c->ss, cmd->sqe.nsid);	/* held while read */
+	st = nkv_tgt_identify_fill(c, &cmd->sqe, be, buf);
+	if (be)
+		nkv_subsys_ns_put(c->ss, cmd->sqe.nsid);
 	if (!st)
 		st = nkv_tgt_reply(c, cmd, buf, NKV_TGT_ID_SIZE, NKV_TGT_ID_SIZE);
 	free(buf);
@@ -359,6 +367,11 @@ static uint16_t nkv_tgt_set_features(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd 
 	case NKV_FID_KV_CONFIG:
 		c->kv_config = s->cdw11 & NKV_KV_CONFIG_DEL_MISSING_OK;
 		return 0;
+	case NKV_FID_ASYNC_EVENT_CFG:
+		/* Notices this controller does not send are ignored bits. */
+		c->aec = s->cdw11 & NKV_AEC_NS_ATTR;
+		cmd->dw0 = c->aec;
+		return 0;
 	default:
 		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
 	}
@@ -368,7 +381,8 @@ static uint16_t nkv_tgt_get_features(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd 
 {
 	uint32_t sel = (cmd->sqe.cdw10 >> 8) & 7, fid = cmd->sqe.cdw10 & 0xff;
 
-	if (fid != NKV_FID_NUM_QUEUES && fid != NKV_FID_KV_CONFIG)
+	if (fid != NKV_FID_NUM_QUEUES && fid != NKV_FID_KV_CONFIG &&
+	    fid != NKV_FID_ASYNC_EVENT_CFG)
 		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
 	if (sel == 3) {		/* capabilities: changeable, not saveable */
 		cmd->dw0 = 1u << 2;
@@ -379,8 +393,10 @@ static uint16_t nkv_tgt_get_features(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd 
 	if (fid == NKV_FID_NUM_QUEUES)
 		cmd->dw0 = sel == 1 ? nkv_num_queues(c->max_ioq, c->max_ioq)
 				    : nkv_num_queues(c->nsq_granted, c->ncq_granted);
-	else
+	else if (fid == NKV_FID_KV_CONFIG)
 		cmd->dw0 = sel == 1 ? 0 : c->kv_config;
+	else
+		cmd->dw0 = sel == 1 ? NKV_AEC_NS_ATTR : c->aec;
 	return 0;
 }
 
@@ -435,6 +451,59 @@ static uint16_t nkv_tgt_get_disc_log(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd 
 	return st;
 }
 
+/* Changed Namespace List: the nsids changed after this controller's last
+ * clearing read, ascending; FFFFFFFFh alone when more than fit. Returns
+ * the subsystem's change count the list covers (at least). */
+static uint64_t nkv_tgt_log_changed_ns(struct nkv_tgt_ctrl *c, struct nkv_changed_ns_log *l)
+{
+	uint64_t gen = __atomic_load_n(&c->ss->ns_gen, __ATOMIC_ACQUIRE);
+	uint32_t n = 0, i;
+
+	for (i = 1; i <= NKV_TGT_MAX_NS; i++) {
+		if (__atomic_load_n(&c->ss->ns_changed[i], __ATOMIC_ACQUIRE) <= c->ns_log_gen)
+			continue;
+		if (n == NKV_CHANGED_NS_MAX) {
+			memset(l, 0, sizeof(*l));
+			l->nsid[0] = NKV_CHANGED_NS_OVERFLOW;
+			break;
+		}
+		l->nsid[n++] = i;
+	}
+	return gen;
+}
+
+/* A clearing read (RAE 0) of log page 04h: what it covered is gone, the
+ * notice unmasked; a change that came after it is noticed now. */
+static void nkv_tgt_changed_ns_read(struct nkv_tgt_ctrl *c, uint64_t gen)
+{
+	if (gen > c->ns_log_gen)
+		c->ns_log_gen = gen;
+	if (gen > c->ns_aen_gen)
+		c->ns_aen_gen = gen;
+	c->ns_aen_masked = 0;
+	nkv_tgt_ctrl_ns_events(c);
+}
+
+static uint16_t nkv_tgt_get_changed_ns(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
+				       uint64_t off, uint64_t len)
+{
+	struct nkv_changed_ns_log *l;
+	uint64_t gen;
+	uint16_t st;
+
+	if (off & 3 || off >= sizeof(*l) || len > c->max_xfer)
+		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return nkv_tgt_sc(NKV_SC_INTERNAL);
+	gen = nkv_tgt_log_changed_ns(c, l);
+	st = nkv_tgt_reply(c, cmd, (uint8_t *)l + off, sizeof(*l) - off, len);
+	free(l);
+	if (!st && !nkv_log_rae(cmd->sqe.cdw10))
+		nkv_tgt_changed_ns_read(c, gen);
+	return st;
+}
+
 static uint16_t nkv_tgt_get_log(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 {
 	const struct nkv_sqe *s = &cmd->sqe;
@@ -444,6 +513,8 @@ static uint16_t nkv_tgt_get_log(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 
 	if (nkv_log_lid(s->cdw10) == NKV_LID_DISCOVERY && c->ss->discovery)
 		return nkv_tgt_get_disc_log(c, cmd, off, len);
+	if (nkv_log_lid(s->cdw10) == NKV_LID_CHANGED_NS && !c->ss->discovery)
+		return nkv_tgt_get_changed_ns(c, cmd, off, len);
 	memset(page, 0, sizeof(page));
 	switch (nkv_log_lid(s->cdw10)) {
 	case NKV_LID_ERROR:
@@ -504,17 +575,37 @@ static uint16_t nkv_tgt_admin_dispatch(struct nkv_tgt_ctrl *c, struct nkv_tgt_cm
 	}
 }
 
+static struct nkv_tgt_cmd *nkv_tgt_aer_take(struct nkv_tgt_ctrl *c);
+
+static void nkv_tgt_aer_send(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd, uint32_t dw0)
+{
+	cmd->status = 0;
+	cmd->dw0 = dw0;
+	nkv_tgt_complete(c, cmd);
+}
+
 /*
  * An Asynchronous Event Request is held, not answered: it completes when
- * an event happens (nkv_tgt_ctrl_aer_event; issue 46's namespace changes)
- * or the controller resets. More than NKV_TGT_AERL: AER Limit Exceeded.
+ * an event happens (nkv_tgt_ctrl_aer_event, nkv_tgt_ctrl_ns_events) or
+ * the controller resets; an event that found no AER held is sent with
+ * this one. More than NKV_TGT_AERL: AER Limit Exceeded.
  */
 static int nkv_tgt_aer_hold(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 {
+	uint32_t i;
+
 	if (c->naer >= NKV_TGT_AERL)
 		return 0;
 	nkv_tgt_cmd_append(&c->aer_head, &c->aer_tail, cmd);
 	c->naer++;
+	if (c->naen_pend) {
+		nkv_tgt_aer_send(c, nkv_tgt_aer_take(c), c->aen_pend[0]);
+		for (i = 1; i < c->naen_pend; i++)
+			c->aen_pend[i - 1] = c->aen_pend[i];
+		c->naen_pend--;
+		return 1;
+	}
+	nkv_tgt_ctrl_ns_events(c);
 	return 1;
 }
 
@@ -551,15 +642,47 @@ uint32_t nkv_tgt_ctrl_aers(const struct nkv_tgt_ctrl *c)
 	return c->naer;
 }
 
+void nkv_tgt_aen_init(struct nkv_tgt_ctrl *c)
+{
+	c->aec = NKV_AEC_NS_ATTR;	/* on until the host says otherwise */
+	c->ns_log_gen = __atomic_load_n(&c->ss->ns_gen, __ATOMIC_ACQUIRE);
+	c->ns_aen_gen = c->ns_log_gen;
+}
+
+int nkv_tgt_ctrl_ns_events(struct nkv_tgt_ctrl *c)
+{
+	uint64_t gen = __atomic_load_n(&c->ss->ns_gen, __ATOMIC_ACQUIRE);
+
+	if (gen <= c->ns_aen_gen || c->ns_aen_masked)
+		return 0;	/* nothing new, or the host has yet to read 04h */
+	if (!(c->aec & NKV_AEC_NS_ATTR)) {
+		c->ns_aen_gen = gen;	/* masked off: passed over, not kept */
+		return 0;
+	}
+	if (!c->aer_head)
+		return 0;	/* kept: the next AER takes it (nkv_tgt_aer_hold) */
+	c->ns_aen_gen = gen;
+	c->ns_aen_masked = 1;
+	nkv_tgt_aer_send(c, nkv_tgt_aer_take(c), NKV_AEN_NS_CHANGED);
+	return 1;
+}
+
 int nkv_tgt_ctrl_aer_event(struct nkv_tgt_ctrl *c, uint32_t dw0)
 {
-	struct nkv_tgt_cmd *cmd = nkv_tgt_aer_take(c);
+	struct nkv_tgt_cmd *cmd;
 
-	if (!cmd)
-		return -ENOENT;
-	cmd->status = 0;
-	cmd->dw0 = dw0;
-	nkv_tgt_complete(c, cmd);
+	if (dw0 == NKV_AEN_NS_CHANGED) {
+		nkv_tgt_ctrl_ns_events(c);	/* the subsystem's record says what */
+		return 0;
+	}
+	cmd = nkv_tgt_aer_take(c);
+	if (cmd) {
+		nkv_tgt_aer_send(c, cmd, dw0);
+		return 0;
+	}
+	if (c->naen_pend == NKV_TGT_AERL)
+		return -ENOSPC;
+	c->aen_pend[c->naen_pend++] = dw0;
 	return 0;
 }
 

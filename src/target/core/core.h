@@ -30,6 +30,7 @@
 /* Segments a command holds in itself: a value in one registered region is
  * one segment, however large; more (scattered pages) go to the heap. */
 #define NKV_TGT_IOV_INLINE 8
+#define NKV_SUBSYS_LISTENERS 4u	/* transports told of namespace changes */
 
 struct nkv_subsys {
 	int discovery;			/* the discovery subsystem (fabrics.c) */
@@ -37,6 +38,20 @@ struct nkv_subsys {
 	char mn[40];
 	char subnqn[256];
 	struct nkv_be *ns[NKV_TGT_MAX_NS + 1];	/* index = nsid */
+	/* Namespace changes (ns.c writes under its lock, poll threads read
+	 * with acquire): ns_gen counts them; ns_changed[nsid] is the ns_gen
+	 * of nsid's last one, stored before ns_gen so that a reader that
+	 * loads ns_gen sees every change up to it (log page 04h). */
+	uint64_t ns_gen;
+	uint64_t ns_changed[NKV_TGT_MAX_NS + 1];
+	/* Holders of nsid's backend (nkv_subsys_ns_get): a command from
+	 * lookup to completion, Identify while it fills. Removal waits for 0. */
+	uint32_t ns_refs[NKV_TGT_MAX_NS + 1];
+	/* Who hears of a change (a transport's wake-up; ns.c, its lock). */
+	struct nkv_subsys_listener {
+		void (*fn)(void *arg);
+		void *arg;
+	} listen[NKV_SUBSYS_LISTENERS];
 };
 
 /* One fetched command, from SQE fetch to CQE post. */
@@ -48,6 +63,8 @@ struct nkv_tgt_cmd {
 	struct nkv_tgt_req *req;	/* a capsule transport's request, or NULL:
 					 * data from req->iov, result to req->done */
 	struct nkv_tgt_cmd *inext;
+	struct nkv_be *be;		/* I/O: its namespace, held (ns_refs) until
+					 * completion; NULL: none held */
 	struct nkv_sqe sqe;
 	uint64_t epoch;			/* the SQ's epoch at fetch */
 	uint64_t bytes;			/* payload moved on success (stats) */
@@ -160,6 +177,16 @@ struct nkv_tgt_ctrl {
 	struct nkv_tgt_cmd *aer_head;	/* held Asynchronous Event Requests */
 	struct nkv_tgt_cmd *aer_tail;
 	uint32_t naer;
+	/* Events no AER was held for: sent with the next AERs, oldest first. */
+	uint32_t aen_pend[NKV_TGT_AERL];
+	uint32_t naen_pend;
+	uint32_t aec;			/* Asynchronous Event Configuration (NKV_AEC_*) */
+	/* The subsystem's namespace changes (ss->ns_gen) as this controller
+	 * has handled them: up to ns_log_gen read and cleared from log page
+	 * 04h; up to ns_aen_gen noticed (or passed over, notices off). */
+	uint64_t ns_log_gen;
+	uint64_t ns_aen_gen;
+	int ns_aen_masked;		/* a notice sent, the log not read yet */
 
 	/* Commands. */
 	struct nkv_tgt_cmd *free_cmds;
@@ -248,6 +275,8 @@ void nkv_tgt_data_end(struct nkv_tgt_cmd *cmd);
 /* admin.c */
 /* Complete (capsule) or drop (rings) every held AER with status. */
 void nkv_tgt_aer_flush(struct nkv_tgt_ctrl *c, uint16_t status);
+/* Start c's view of the subsystem's namespace changes at "now" (create). */
+void nkv_tgt_aen_init(struct nkv_tgt_ctrl *c);
 void nkv_tgt_admin_exec(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd);
 
 /* io_kv.c / io_nvm.c: validate, resolve, submit (or complete with error). */
@@ -278,11 +307,39 @@ void nkv_tgt_tracef(struct nkv_tgt_ctrl *c, const char *fmt, ...)
 	} while (0)
 
 /* The backend of namespace nsid, NULL when none is attached there.
- * Acquire: one attached while controllers serve (ns.c) is seen whole. */
+ * Acquire: one attached while controllers serve (ns.c) is seen whole.
+ * Unheld: only for a caller that holds nsid already (nkv_subsys_ns_get),
+ * since namespace_remove may destroy it under anyone else. */
 static inline struct nkv_be *nkv_tgt_ns(const struct nkv_tgt_ctrl *c, uint32_t nsid)
 {
 	return nsid && nsid <= NKV_TGT_MAX_NS ? __atomic_load_n(&c->ss->ns[nsid], __ATOMIC_ACQUIRE)
 					      : NULL;
+}
+
+/*
+ * Hold namespace nsid's backend while using it: NULL when none is
+ * attached (or it is being removed). The count goes up before the slot
+ * is read, both sequentially consistent, as ns.c's removal clears the
+ * slot before it reads the count: one of the two sees the other, so a
+ * holder never meets a destroyed backend. Any thread; short.
+ */
+static inline struct nkv_be *nkv_subsys_ns_get(struct nkv_subsys *ss, uint32_t nsid)
+{
+	struct nkv_be *be;
+
+	if (!nsid || nsid > NKV_TGT_MAX_NS)
+		return NULL;
+	__atomic_add_fetch(&ss->ns_refs[nsid], 1, __ATOMIC_SEQ_CST);
+	be = __atomic_load_n(&ss->ns[nsid], __ATOMIC_SEQ_CST);
+	if (!be)
+		__atomic_sub_fetch(&ss->ns_refs[nsid], 1, __ATOMIC_RELEASE);
+	return be;
+}
+
+/* Let go of what nkv_subsys_ns_get returned (release: every use before). */
+static inline void nkv_subsys_ns_put(struct nkv_subsys *ss, uint32_t nsid)
+{
+	__atomic_sub_fetch(&ss->ns_refs[nsid], 1, __ATOMIC_RELEASE);
 }
 
 /* Append @cmd to the list *head..*tail (the poll thread's own lists). */

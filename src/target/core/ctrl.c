@@ -58,17 +58,19 @@ int nkv_subsys_add_ns(struct nkv_subsys *ss, uint32_t nsid, struct nkv_be *be)
 	return 0;
 }
 
-uint32_t nkv_subsys_mdts(const struct nkv_subsys *ss)
+uint32_t nkv_subsys_mdts(struct nkv_subsys *ss)
 {
 	const struct nkv_be *be;
 	uint64_t need = 0;
 	uint32_t i, mdts = NKV_TGT_MDTS_MIN;
 
 	for (i = 1; i <= NKV_TGT_MAX_NS; i++) {
-		/* Acquire, as nkv_tgt_ns(): namespace_add may attach meanwhile. */
-		be = __atomic_load_n(&ss->ns[i], __ATOMIC_ACQUIRE);
+		/* Held: namespace_add and namespace_remove may run meanwhile. */
+		be = nkv_subsys_ns_get(ss, i);
 		if (be && be->csi == NKV_CSI_KV && (uint64_t)be->max_value + NKV_TGT_KEY_HEAD > need)
 			need = (uint64_t)be->max_value + NKV_TGT_KEY_HEAD;
+		if (be)
+			nkv_subsys_ns_put(ss, i);
 	}
 	while (mdts < NKV_TGT_MDTS_MAX && ((uint64_t)NKV_PAGE_SIZE << mdts) < need)
 		mdts++;
@@ -132,7 +134,7 @@ uint32_t nkv_tgt_ctrl_bar0_size(const struct nkv_tgt_ctrl *c)
 	return l.size;
 }
 
-static int nkv_tgt_opts(struct nkv_tgt_ctrl *c, const struct nkv_subsys *ss,
+static int nkv_tgt_opts(struct nkv_tgt_ctrl *c, struct nkv_subsys *ss,
 			const struct nkv_tgt_ctrl_opts *o)
 {
 	struct nkv_tgt_ctrl_opts d;
@@ -204,6 +206,7 @@ struct nkv_tgt_ctrl *nkv_tgt_ctrl_create(struct nkv_subsys *ss,
 	if (nkv_guard_init())
 		goto fail;
 	nkv_tgt_regs_init(c);
+	nkv_tgt_aen_init(c);
 	return c;
 fail:
 	nkv_tgt_ctrl_free(c);
@@ -411,8 +414,18 @@ struct nkv_tgt_cmd *nkv_tgt_cmd_get(struct nkv_tgt_ctrl *c)
 	return cmd;
 }
 
+/* The backend is done with cmd: its namespace may go (ns.c's removal). */
+static void nkv_tgt_cmd_ns_put(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
+{
+	if (!cmd->be)
+		return;
+	nkv_subsys_ns_put(c->ss, cmd->sqe.nsid);
+	cmd->be = NULL;
+}
+
 void nkv_tgt_cmd_put(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 {
+	nkv_tgt_cmd_ns_put(c, cmd);
 	if (cmd->iprev)
 		cmd->iprev->inext = cmd->inext;
 	else
@@ -472,6 +485,7 @@ void nkv_tgt_complete(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 	struct nkv_tgt_sq *sq = &c->sq[cmd->sqid];
 	struct nkv_tgt_cq *cq = &c->cq[cmd->cqid];
 
+	nkv_tgt_cmd_ns_put(c, cmd);
 	if (cmd->req) {
 		nkv_tgt_req_complete(c, cmd);
 		return;

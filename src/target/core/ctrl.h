@@ -64,7 +64,7 @@ void nkv_subsys_destroy(struct nkv_subsys *ss);
  * NKV_TGT_MDTS_MAX. Read when a controller is created: namespaces
  * attached later do not change it.
  */
-uint32_t nkv_subsys_mdts(const struct nkv_subsys *ss);
+uint32_t nkv_subsys_mdts(struct nkv_subsys *ss);
 
 struct nkv_tgt_ctrl_opts {
 	size_t size;		/* sizeof(struct nkv_tgt_ctrl_opts) */
@@ -219,5 +219,16 @@ uint32_t nkv_tgt_ctrl_inflight(const struct nkv_tgt_ctrl *c);
 /* Is [iova, iova+len) used by a queue or an in-flight command? The
  * transport refuses to unmap such memory. */
 int nkv_tgt_ctrl_dma_busy(const struct nkv_tgt_ctrl *c, uint64_t iova, uint64_t len);
+
+/*
+ * Namespace changes the subsystem recorded since c last looked (ns.h's
+ * nkv_tgt_ns_changed): a Namespace Attribute Changed notice completes a
+ * held AER when Asynchronous Event Configuration bit 8 is set and no
+ * notice awaits its log page 04h read; without a held AER it waits for
+ * the next one. Called by the transport on c's poll thread when told of
+ * a change (nkv_subsys_ns_listen); the core calls it itself at each AER
+ * and each log page 04h read. Returns 1 when a notice was sent.
+ */
+int nkv_tgt_ctrl_ns_events(struct nkv_tgt_ctrl *c);
 
 #endif /* NKV_TGT_CTRL_H */

@@ -195,7 +195,7 @@ uint16_t nkv_tgt_kv_prep(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 void nkv_tgt_io_finish(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 {
 	uint8_t opc = cmd->op.opc;
-	int kv = cmd->sqid && nkv_tgt_ns(c, cmd->sqe.nsid)->csi == NKV_CSI_KV;
+	int kv = cmd->sqid && cmd->be && cmd->be->csi == NKV_CSI_KV;
 	int rd = kv ? opc == NKV_KV_RETRIEVE || opc == NKV_KV_LIST : opc == NKV_NVM_READ;
 	int wr = kv ? opc == NKV_KV_STORE : opc == NKV_NVM_WRITE;
 
@@ -218,10 +218,12 @@ void nkv_tgt_io_finish(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 
 void nkv_tgt_io_exec(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 {
-	struct nkv_be *be = nkv_tgt_ns(c, cmd->sqe.nsid);
+	/* Held until completion (nkv_tgt_complete): a removal waits. */
+	struct nkv_be *be = nkv_subsys_ns_get(c->ss, cmd->sqe.nsid);
 	uint32_t psdt = nkv_sqe_psdt(&cmd->sqe);
 	uint16_t st;
 
+	cmd->be = be;
 	if (!be)
 		st = nkv_tgt_sc(NKV_SC_INVALID_NS);
 	else if (nkv_sqe_fuse(&cmd->sqe) || (psdt != NKV_PSDT_PRP && psdt != NKV_PSDT_SGL))

@@ -88,11 +88,15 @@ int nkv_tgt_ctrl_exec(struct nkv_tgt_ctrl *c, struct nkv_tgt_req *req);
 int nkv_tgt_ctrl_kato_expired(const struct nkv_tgt_ctrl *c, uint64_t now_ns);
 
 #define NKV_TGT_AERL 4u		/* AERs held at most (Identify AERL + 1) */
-/* Held Asynchronous Event Requests (issue 46 completes them on a
- * namespace change): how many are held now. */
+/* Held Asynchronous Event Requests: how many are held now. */
 uint32_t nkv_tgt_ctrl_aers(const struct nkv_tgt_ctrl *c);
-/* Complete the oldest held AER with dw0 (an event: type, info, log page).
- * 0, or -ENOENT when none is held. */
+/*
+ * Complete the oldest held AER with dw0 (an event: type, info, log page;
+ * nkv_aen_dw0()); with none held the event waits for the next AER, up to
+ * NKV_TGT_AERL of them. NKV_AEN_NS_CHANGED is nkv_tgt_ctrl_ns_events()
+ * (ctrl.h): the subsystem's record of changes decides, so one posted
+ * while another waits is not lost. 0, or -ENOSPC: AERL events wait.
+ */
 int nkv_tgt_ctrl_aer_event(struct nkv_tgt_ctrl *c, uint32_t dw0);
 
 /* The host NQN recorded at the admin Connect ("" before). */

@@ -2,7 +2,11 @@
 /*
  * namespace.c - namespace_list, namespace_set, namespace_add (a backend
  * created and attached while controllers serve, core/ns.h), and
- * namespace_remove, which waits for issue 46's second part and says so.
+ * namespace_remove (detached once its commands in flight finish, closed).
+ *
+ * The table's entries never move: a backend may keep pointers into its
+ * entry (rados keeps conf->ns_name). A removed one is cleared (nsid 0)
+ * and reused by the next add.
  *
  * A backend's counters (keys_used, bytes_used, evictions) may be read
  * from any thread (backend.h: SIGUSR1's stats line reads them from
@@ -21,11 +25,12 @@ unsigned nkv_rpc_ns_snapshot(struct nkv_rpc_target *t, struct nkv_rpc_ns *out)
 	unsigned i, n;
 
 	pthread_mutex_lock(&t->lock);
-	n = t->nns;
-	for (i = 0; i < n; i++)
-		out[i] = (struct nkv_rpc_ns){ .nsid = t->ns[i].nsid, .be = t->ns[i].be };
-	for (i = 0; i < n; i++)
-		memcpy(out[i].name, t->ns[i].name, sizeof(out[i].name));
+	for (i = n = 0; i < t->nns; i++) {
+		if (!t->ns[i].nsid)
+			continue;	/* removed */
+		out[n] = (struct nkv_rpc_ns){ .nsid = t->ns[i].nsid, .be = t->ns[i].be };
+		memcpy(out[n++].name, t->ns[i].name, sizeof(out[i].name));
+	}
 	pthread_mutex_unlock(&t->lock);
 	return n;
 }
@@ -86,7 +91,8 @@ static void nkv_rpc_namespace_list(struct nkv_rpc_call *call)
 	unsigned i;
 
 	for (i = 0; i < t->nns; i++)
-		json_object_array_add(arr, nkv_rpc_ns_json(&t->ns[i]));
+		if (t->ns[i].nsid)
+			json_object_array_add(arr, nkv_rpc_ns_json(&t->ns[i]));
 	call->result = arr;
 }
 
@@ -133,11 +139,45 @@ static void nkv_rpc_namespace_set(struct nkv_rpc_call *call)
 		      ns->be->ops->name, asked);
 }
 
+/* Commands in flight a removal waits for: a backend answers each within
+ * its own timeout (backend.h cmd_timeout_ms), well below this. */
+#define NKV_RPC_NS_DRAIN_MS 30000u
+
+static void nkv_rpc_ns_clear(struct nkv_rpc_ns *ns);
+
+/*
+ * Detach, wait for the commands in flight, close the backend, tell the
+ * clients (core/ns.h); then the entry is cleared, under the lock the
+ * stats line reads it with (which holds the backend itself meanwhile).
+ */
 static void nkv_rpc_namespace_remove(struct nkv_rpc_call *call)
 {
-	nkv_rpc_error(call, NKV_RPC_ERR_UNSUPPORTED, "not yet: removing a namespace needs the "
-		      "core's readers to hold it and Asynchronous Event Request support (issue 46 "
-		      "part 2); it goes when the target stops");
+	struct nkv_rpc_target *t = call->ctx;
+	const struct nkv_rpc_ns *found = nkv_rpc_ns_param(call);
+	struct nkv_rpc_ns *ns;
+	uint32_t nsid;
+	int rc;
+
+	if (!found)
+		return;
+	ns = &t->ns[found - t->ns];
+	nsid = ns->nsid;
+	rc = nkv_subsys_ns_remove(t->ss, nsid, NKV_RPC_NS_DRAIN_MS);
+	if (rc == -ETIMEDOUT) {
+		nkv_rpc_error(call, NKV_RPC_ERR_BUSY, "namespace %u: commands in flight did not "
+			      "finish within %u ms; it serves on", nsid, NKV_RPC_NS_DRAIN_MS);
+		return;
+	}
+	if (rc) {
+		nkv_rpc_error(call, NKV_RPC_ERR_NOT_FOUND, "namespace %u cannot be removed: %s",
+			      nsid, strerror(-rc));
+		return;
+	}
+	pthread_mutex_lock(&t->lock);
+	nkv_rpc_ns_clear(ns);
+	pthread_mutex_unlock(&t->lock);
+	call->result = json_object_new_object();
+	json_object_object_add(call->result, "nsid", json_object_new_uint64(nsid));
 }
 
 static const struct nkv_rpc_param nkv_rpc_ns_add_params[] = {
@@ -245,6 +285,17 @@ static void nkv_rpc_ns_clear(struct nkv_rpc_ns *ns)
 	memset(ns, 0, sizeof(*ns));
 }
 
+/* A free entry: one a removal cleared, else the next after the last (the
+ * table holds NKV_TGT_MAX_NS and nsids are unique, so there is one). */
+static struct nkv_rpc_ns *nkv_rpc_ns_free(struct nkv_rpc_target *t)
+{
+	unsigned i;
+
+	for (i = 0; i < t->nns && t->ns[i].nsid; i++)
+		;
+	return &t->ns[i];
+}
+
 /*
  * The entry is filled in the table's next free slot before the backend
  * is created (its name and options must outlive the call), and counted
@@ -255,7 +306,7 @@ static void nkv_rpc_ns_clear(struct nkv_rpc_ns *ns)
 static void nkv_rpc_namespace_add(struct nkv_rpc_call *call)
 {
 	struct nkv_rpc_target *t = call->ctx;
-	struct nkv_rpc_ns *ns = &t->ns[t->nns];	/* a free one: nsids are unique */
+	struct nkv_rpc_ns *ns = nkv_rpc_ns_free(t);
 	struct json_object *v;
 	struct nkv_be_conf c;
 	const char *type = t->backend;
@@ -287,7 +338,8 @@ static void nkv_rpc_namespace_add(struct nkv_rpc_call *call)
 		return;
 	}
 	pthread_mutex_lock(&t->lock);
-	t->nns++;
+	if (ns == &t->ns[t->nns])
+		t->nns++;
 	pthread_mutex_unlock(&t->lock);
 	call->result = nkv_rpc_ns_json(ns);
 }
@@ -317,10 +369,12 @@ int nkv_rpc_namespace_register(void)
 				      nkv_rpc_namespace_set);
 	if (!rc)
 		rc = nkv_rpc_register("namespace_add", "create a backend and serve it as a new "
-				      "namespace (clients learn of it at their next Identify)",
+				      "namespace (clients told: Namespace Attribute Changed)",
 				      nkv_rpc_ns_add_params, nkv_rpc_namespace_add);
 	if (!rc)
-		rc = nkv_rpc_register("namespace_remove", "not yet (issue 46 part 2)",
+		rc = nkv_rpc_register("namespace_remove", "stop serving a namespace: new commands "
+				      "answered Invalid Namespace, those in flight finish, the "
+				      "backend closed, clients told (Namespace Attribute Changed)",
 				      nkv_rpc_nsid_param, nkv_rpc_namespace_remove);
 	return rc;
 }

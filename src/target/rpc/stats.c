@@ -66,7 +66,7 @@ static void nkv_rpc_stats_get(struct nkv_rpc_call *call)
 	r = json_object_new_object();
 	nss = json_object_new_array();
 	for (i = 0; i < t->nns; i++)
-		if (!given || t->ns[i].nsid == nsid)
+		if (t->ns[i].nsid && (!given || t->ns[i].nsid == nsid))
 			json_object_array_add(nss, nkv_rpc_ns_json(&t->ns[i]));
 	json_object_object_add(r, "namespaces", nss);
 	call->result = r;

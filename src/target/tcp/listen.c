@@ -25,6 +25,7 @@
 #include <sys/eventfd.h>
 
 #include "nvmf/fabrics.h"
+#include "target/core/ns.h"
 #include "target/core/poller.h"
 #include "target/tcp/tcp.h"
 
@@ -451,10 +452,21 @@ static void nkv_tcp_aer_deliver(struct nkv_tcp_server *s)
 
 	while (read(s->aer_fd, &v, sizeof(v)) > 0)
 		;
-	if (!w)
-		return;
-	for (a = s->assocs; a; a = a->next)
-		nkv_tgt_ctrl_aer_event(a->ctrl, (uint32_t)w);
+	for (a = s->assocs; a; a = a->next) {
+		if (w)
+			nkv_tgt_ctrl_aer_event(a->ctrl, (uint32_t)w);
+		/* A namespace change posted while another event held the
+		 * word (-EAGAIN) is in the subsystem's record: look there. */
+		nkv_tgt_ctrl_ns_events(a->ctrl);
+	}
+}
+
+/* ns.h's listener: the change reaches each controller on the poll thread.
+ * -EAGAIN is fine: the word still posted is delivered after the change
+ * was recorded, and delivery looks at the record. */
+static void nkv_tcp_server_ns_changed(void *server)
+{
+	(void)nkv_tcp_server_aer(server, NKV_AEN_NS_CHANGED);
 }
 
 static void *nkv_tcp_thread(void *arg)
@@ -497,9 +509,14 @@ int nkv_tcp_server_start(struct nkv_tcp_server *s)
 		return -EINVAL;
 	epoll_ctl(s->ep, EPOLL_CTL_ADD, s->stop_fd, &ev);
 	epoll_ctl(s->ep, EPOLL_CTL_ADD, s->aer_fd, &aev);
-	rc = pthread_create(&s->thr, NULL, nkv_tcp_thread, s);
+	rc = nkv_subsys_ns_listen(s->o.ss, nkv_tcp_server_ns_changed, s);
 	if (rc)
+		return rc;
+	rc = pthread_create(&s->thr, NULL, nkv_tcp_thread, s);
+	if (rc) {
+		nkv_subsys_ns_unlisten(s->o.ss, nkv_tcp_server_ns_changed, s);
 		return -rc;
+	}
 	s->started = 1;
 	return 0;
 }
@@ -513,6 +530,7 @@ void nkv_tcp_server_stop(struct nkv_tcp_server *s)
 	if (!s)
 		return;
 	if (s->started) {
+		nkv_subsys_ns_unlisten(s->o.ss, nkv_tcp_server_ns_changed, s);
 		(void)!write(s->stop_fd, &one, sizeof(one));
 		pthread_join(s->thr, NULL);
 	}

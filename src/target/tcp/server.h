@@ -55,11 +55,13 @@ int nkv_tcp_server_start(struct nkv_tcp_server *s);
 void nkv_tcp_server_stop(struct nkv_tcp_server *s);
 
 /*
- * An asynchronous event for every controller of the server (issue 46's
- * "namespace attribute changed": dw0 = 00040002h): from any thread; the
- * poll thread completes one held AER of each controller with dw0 (a
- * controller holding none misses it). 0, or -EAGAIN while the previous
- * event is still on its way.
+ * An asynchronous event for every controller of the server: from any
+ * thread; the poll thread completes one held AER of each controller with
+ * dw0, or keeps it for the controller's next AER (nkv_tgt_ctrl_aer_event).
+ * 0, or -EAGAIN while the previous event is still on its way. Namespace
+ * changes need no call: the server listens to its subsystem (ns.h) from
+ * start to stop and each controller sends Namespace Attribute Changed
+ * (00040002h) as its AEC and log page 04h reads allow.
  */
 int nkv_tcp_server_aer(struct nkv_tcp_server *s, uint32_t dw0);
 

@@ -100,6 +100,8 @@ int nkv_vfu_conn_control(struct nkv_vfu_conn *c)
 		pthread_cond_broadcast(&s->cond);
 	}
 	pthread_mutex_unlock(&s->lock);
+	if ((ctl & NKV_VFU_CTL_EVENTS) && c->ctrl)
+		nkv_tgt_ctrl_ns_events(c->ctrl);
 	if (ctl & NKV_VFU_CTL_SETTINGS) {
 		v = nkv_vfu_poll_ns(s);
 		c->poller.interval_ns = v ? v : NKV_TGT_POLL_INTERVAL_NS;
@@ -173,6 +175,17 @@ int nkv_vfu_server_conns(struct nkv_vfu_server *s, struct nkv_vfu_conn_info *out
 	}
 	pthread_mutex_unlock(&s->lock);
 	return (int)total;
+}
+
+void nkv_vfu_server_ns_changed(void *server)
+{
+	struct nkv_vfu_server *s = server;
+	struct nkv_vfu_conn *c;
+
+	pthread_mutex_lock(&s->lock);
+	for (c = s->conns; c; c = c->next)
+		nkv_vfu_conn_ask(c, NKV_VFU_CTL_EVENTS);
+	pthread_mutex_unlock(&s->lock);
 }
 
 int nkv_vfu_server_close_conn(struct nkv_vfu_server *s, uint16_t id)

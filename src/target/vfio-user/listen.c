@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include "target/core/ns.h"
 #include "target/vfio-user/vfu.h"
 
 /* A client we accepted but cannot serve (no memory, no thread): closed,
@@ -240,10 +241,13 @@ int nkv_vfu_server_start(const struct nkv_vfu_server_opts *opts, struct nkv_vfu_
 			goto fail;
 	}
 	rc = nkv_vfu_bind_listen(s);
+	if (!rc)
+		rc = nkv_subsys_ns_listen(s->o.ss, nkv_vfu_server_ns_changed, s);
 	if (rc)
 		goto fail;
 	if (pthread_create(&s->accept_thr, NULL, nkv_vfu_accept_main, s)) {
 		rc = -EAGAIN;
+		nkv_subsys_ns_unlisten(s->o.ss, nkv_vfu_server_ns_changed, s);
 		unlink(s->path);
 		goto fail;
 	}
@@ -266,6 +270,7 @@ void nkv_vfu_server_stop(struct nkv_vfu_server *s)
 {
 	if (!s)
 		return;
+	nkv_subsys_ns_unlisten(s->o.ss, nkv_vfu_server_ns_changed, s);
 	__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
 	/* Never read: stays readable, so every wait of every connection
 	 * (asleep, or mid-message with a slow client) ends at once. */

@@ -134,6 +134,11 @@ struct nkv_vfu_conn {
 #define NKV_VFU_CTL_SNAP (1u << 0)	/* fill snap */
 #define NKV_VFU_CTL_SETTINGS (1u << 1)	/* reread the poll interval */
 #define NKV_VFU_CTL_CLOSE (1u << 2)	/* end the connection */
+#define NKV_VFU_CTL_EVENTS (1u << 3)	/* namespace changes: notices (ns.h) */
+
+/* ns.h's listener: every connection's thread asked for its controller's
+ * Namespace Attribute Changed notice (control.c). */
+void nkv_vfu_server_ns_changed(void *server);
 
 /* A time limit of the server's options, which the control side may
  * change while connections read it (control.c): 0 takes def. */

@@ -16,6 +16,7 @@
 #include <criterion/criterion.h>
 
 #include "target/backends/registry.h"
+#include "target/core/ns.h"
 #include "target/tcp/server.h"
 #include "tcp_host.h"
 
@@ -418,11 +419,38 @@ Test(tcp, aer_held_then_event)
 	cr_assert_eq(th_send_pdu(&a, &c, sizeof(c), NULL, 0), 0);
 	/* Other commands are answered meanwhile; the AER is not. */
 	cr_assert_eq(th_prop_get(&a, NKV_REG_VS, 0, &v), 0);
-	cr_assert_eq(nkv_tcp_server_aer(S, 0x00040002), 0);
+	cr_assert_eq(nkv_tcp_server_aer(S, 0x00020002), 0);
 	cr_assert_gt(th_recv_pdu(&a, buf, sizeof(buf)), 0);
 	cr_assert_eq(r->ch.type, NKV_TCP_RSP);
 	cr_assert_eq(r->cqe.dw3 & 0xffff, 77, "the AER's CID");
 	cr_assert_eq(r->cqe.dw3 >> 17, 0);
-	cr_assert_eq(r->cqe.dw0, 0x00040002);
+	cr_assert_eq(r->cqe.dw0, 0x00020002);
+	th_close(&a);
+}
+
+/* A namespace attached while a host holds an AER: the server listens to
+ * its subsystem, and the poll thread sends Namespace Attribute Changed. */
+Test(tcp, namespace_attached_sends_the_notice)
+{
+	struct nkv_be_conf conf = { sizeof(conf), .capacity = 1 << 20, .max_value = 4096 };
+	struct th a;
+	struct nkv_tcp_cmd c;
+	uint8_t buf[64];
+	const struct nkv_tcp_rsp *r = (const void *)buf;
+	char err[128];
+	struct nkv_be *be = nkv_be_create("mem", &conf, err, sizeof(err));
+
+	cr_assert_not_null(be, "%s", err);
+	cr_assert_eq(th_admin(&a, PORT, 0, 0, TH_SUBNQN, 0), 0);
+	memset(&c, 0, sizeof(c));
+	c.ch.type = NKV_TCP_CMD;
+	c.sqe.cdw0 = NKV_ADM_ASYNC_EVENT | (1u << 14) | (78u << 16);
+	nkv_sqe_sgl1_set(&c.sqe, 0, 0, 0);
+	c.sqe.prp2 |= (uint64_t)NKV_TCP_SGL_TRANSPORT << 56;
+	cr_assert_eq(th_send_pdu(&a, &c, sizeof(c), NULL, 0), 0);
+	cr_assert_eq(nkv_subsys_ns_attach(SS, 2, be), 0);
+	cr_assert_gt(th_recv_pdu(&a, buf, sizeof(buf)), 0);
+	cr_assert_eq(r->cqe.dw3 & 0xffff, 78, "the AER's CID");
+	cr_assert_eq(r->cqe.dw0, NKV_AEN_NS_CHANGED);
 	th_close(&a);
 }
