@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "target/core/metrics.h"
+#include "target/core/ns.h"
 #include "target/metrics/target.h"
 #include "target/tcp/server.h"
 
@@ -167,11 +168,33 @@ static void nkv_metrics_ns_hist(struct nkv_metrics_buf *b, const struct nkv_rpc_
 		}
 }
 
+/*
+ * The scrape runs on the HTTP server's thread while namespace_remove may
+ * close a backend (core/ns.h): hold each listed one for the scrape, and
+ * leave out one that went (or was replaced) since the snapshot. How many
+ * of the n kept, each to be released.
+ */
+static unsigned nkv_metrics_ns_hold(struct nkv_rpc_target *t, struct nkv_rpc_ns *ns, unsigned n)
+{
+	struct nkv_be *be;
+	unsigned i, kept = 0;
+
+	for (i = 0; i < n; i++) {
+		be = nkv_subsys_ns_hold(t->ss, ns[i].nsid);
+		if (be && be == ns[i].be)
+			ns[kept++] = ns[i];
+		else if (be)
+			nkv_subsys_ns_release(t->ss, ns[i].nsid);
+	}
+	return kept;
+}
+
 static void nkv_metrics_namespaces(void *arg, struct nkv_metrics_buf *b)
 {
 	static struct nkv_rpc_ns ns[NKV_TGT_MAX_NS];	/* one scrape at a time */
 	static struct nkv_tgt_ns_metrics m[NKV_TGT_MAX_NS];
-	unsigned i, n = nkv_rpc_ns_snapshot(arg, ns);
+	struct nkv_rpc_target *t = arg;
+	unsigned i, n = nkv_metrics_ns_hold(t, ns, nkv_rpc_ns_snapshot(t, ns));
 
 	for (i = 0; i < n; i++)
 		nkv_tgt_metrics_ns(ns[i].nsid, &m[i]);
@@ -181,6 +204,8 @@ static void nkv_metrics_namespaces(void *arg, struct nkv_metrics_buf *b)
 	nkv_metrics_ns_hist(b, ns, m, n, 0);
 	nkv_metrics_ns_hist(b, ns, m, n, 1);
 	nkv_metrics_backends(b, ns, n);
+	for (i = 0; i < n; i++)
+		nkv_subsys_ns_release(t->ss, ns[i].nsid);
 }
 
 static void nkv_metrics_vfu(void *arg, struct nkv_metrics_transport_stats *st)
