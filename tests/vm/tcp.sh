@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The Linux kernel as an NVMe/TCP host of nkv-target: boots Debian's
+# kernel under qemu-system-x86_64 -accel tcg with a busybox initramfs that
+# holds the kernel's own nvme-tcp, nvme-fabrics, nvme-core (and, for a
+# first self-check, nvmet-tcp with null_blk) from /lib/modules, and
+# Debian's nvme-cli with its shared libraries and the dynamic loader.
+# nkv-target runs here on 127.0.0.1 (an ephemeral port, memory backend);
+# the guest reaches it through QEMU user networking with restrict=on and
+# one guestfwd, 10.0.2.100:4420, whose "cmd:" form starts one socat per
+# guest connection (a chardev guestfwd would serve only the first, and
+# NVMe/TCP opens one connection per queue). Guest cases (tests/vm/
+# tcp_cases.sh) print "NKV-CASE name PASS|FAIL"; this prints
+#   NKV-VM tcp-<case> PASS|FAIL|SKIP [reason]
+# and ends "N passed, N failed, N skipped". Exit 0 only if nothing failed.
+#
+#   tests/vm/tcp.sh
+# Env: BUILD (build root, default build), NKV_VM_TIMEOUT (s for the boot,
+# 120), NKV_KERNEL (a version under /lib/modules with an image in /boot).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+OUT=$BUILD/vm-tcp
+TIMEOUT=${NKV_VM_TIMEOUT:-120}
+TAG=tcp-
+NQN=nqn.2026-11.io.nkv:vm-tcp
+. tests/vm/lib.sh
+
+# Guest cases against the guest's own nvmet, then against nkv-target;
+# target-alive is the host's own check after the boot.
+SELF_CASES="modules nvmet-setup nvmet-discover nvmet-connect nvmet-list-subsys nvmet-id-ctrl nvmet-ns-descs nvmet-disconnect"
+NKV_CASES="discover connect list-subsys id-ctrl ns-descs kv-identify kv-ns disconnect rediscover"
+all_cases() {
+	echo $SELF_CASES $NKV_CASES target-alive dmesg
+}
+
+check_prereqs() {
+	find_kernel || skip_all "no Debian linux-image${NKV_KERNEL:+ for $NKV_KERNEL}"
+	[ -r "/boot/vmlinuz-$KVER" ] || skip_all "/boot/vmlinuz-$KVER not readable"
+	command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 not installed"
+	BUSYBOX=$(command -v busybox) || skip_all "busybox-static not installed"
+	ldd "$BUSYBOX" >/dev/null 2>&1 && skip_all "$BUSYBOX is not static (install busybox-static)"
+	command -v python3 >/dev/null || skip_all "python3 not installed"
+	NVME=$(command -v nvme) || skip_all "nvme-cli not installed"
+	command -v socat >/dev/null || skip_all "socat not installed (the guestfwd's per-connection proxy)"
+	grep -q "drivers/nvme/host/nvme-tcp.ko" "/lib/modules/$KVER/modules.dep" ||
+		skip_all "$KVER has no nvme-tcp module"
+}
+
+make_initramfs() {
+	local root=$OUT/root
+	rm -rf "$root"
+	mkdir -p "$root/bin" "$root/lib/nkv"
+	cp "$BUSYBOX" "$root/bin/busybox"
+	cp tests/vm/init "$root/"
+	cp tests/vm/tcp_cases.sh "$root/cases.sh"
+	chmod +x "$root/init"
+	copy_program "$root" "$NVME" || return 1
+	copy_modules "$root/lib/nkv" drivers/net/ethernet/intel/e1000/e1000 \
+		drivers/nvme/host/nvme-tcp drivers/block/null_blk/null_blk \
+		drivers/nvme/target/nvmet-tcp || return 1
+	python3 tests/vm/mkcpio.py "$root" "$OUT/initramfs.cpio"
+}
+
+TGT_PID=
+stop_target() {
+	[ -n "$TGT_PID" ] || return 0
+	kill "$TGT_PID" 2>/dev/null
+	wait "$TGT_PID" 2>/dev/null
+	TGT_PID=
+}
+
+# start_target: nkv-target on 127.0.0.1, an ephemeral port; sets PORT
+# from its log. Returns 2 when this nkv-target has no TCP listener.
+start_target() {
+	local t=$BUILD/bin/nkv-target i
+	make -s -j2 BUILD="$BUILD" "$t" >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; return 1; }
+	"$t" --help 2>&1 | grep -q -- "--listen" || return 2
+	rm -f "$OUT/target.log"
+	"$t" --listen tcp:127.0.0.1:0 --nqn "$NQN" --socket "$OUT/nkv.sock" --backend mem \
+		--capacity 64M >"$OUT/target.log" 2>&1 &
+	TGT_PID=$!
+	for i in $(seq 100); do
+		PORT=$(sed -n 's/.*listening on tcp:127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$OUT/target.log" | head -1)
+		[ -n "$PORT" ] && return 0
+		kill -0 "$TGT_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$OUT/target.log"
+	stop_target
+	return 1
+}
+
+boot() {
+	local fwd append="console=ttyS0 quiet panic=-1 nkv_mode=tcp"
+	fwd=",guestfwd=tcp:10.0.2.100:4420-cmd:socat -lf $OUT/socat.log - TCP:127.0.0.1:${PORT:-9}"
+	[ -n "$TGT_PID" ] && append="$append nkv_nqn=$NQN"
+	run_qemu tcp -accel tcg -nographic -m 512M -machine pc \
+		-kernel "/boot/vmlinuz-$KVER" -initrd "$OUT/initramfs.cpio" -append "$append" \
+		-netdev "user,id=n0,restrict=on$fwd" -device e1000,netdev=n0
+}
+
+parse() {
+	local log=$OUT/tcp.log c r
+	for c in $SELF_CASES $NKV_CASES dmesg; do
+		r=$(tr -d '\r' <"$log" 2>/dev/null | sed -n "s/^NKV-CASE $c \(PASS\|FAIL\)$/\1/p" | tail -1)
+		if [ -n "$r" ]; then
+			report "$c" "$r"
+		elif [ -z "$TGT_PID" ] && [[ " $NKV_CASES " == *" $c "* ]]; then
+			report "$c" SKIP "$NO_TCP"
+		else
+			report "$c" FAIL "no result (guest log $log)"
+		fi
+	done
+}
+
+mkdir -p "$OUT"
+check_prereqs
+OUT=$OUT/$KVER
+mkdir -p "$OUT"
+make_initramfs || { echo "initramfs failed"; exit 1; }
+start_target
+case $? in
+0) echo "nkv-target $TGT_PID on 127.0.0.1:$PORT" ;;
+2) NO_TCP="$BUILD/bin/nkv-target has no --listen (no TCP transport)" ;;
+*) NO_TCP="nkv-target did not start" ;;
+esac
+boot
+grep -a -E "^(--- case|NKV-|tcp-|timeout)" "$OUT/tcp.log" | tr -d '\r' | sed "s/^/  [tcp] /"
+parse
+if [ -z "$TGT_PID" ]; then
+	report target-alive SKIP "$NO_TCP"
+else
+	check_alive
+fi
+stop_target
+finish

@@ -1,0 +1,173 @@
+# SPDX-License-Identifier: MIT
+# Guest side of tests/vm/tcp.sh, sourced by /init as /cases.sh: the Linux
+# kernel's NVMe/TCP host (nvme-tcp) driven by nvme-cli, first against the
+# guest kernel's own nvmet-tcp target on the loopback (proves the modules,
+# nvme-cli and its libraries, no nkv involved), then against nkv-target on
+# the host through QEMU's guestfwd at 10.0.2.100:4420. Each case prints
+# "NKV-CASE <name> PASS|FAIL"; facts for the host to keep print as
+# "tcp-info: ...".
+NKV=/lib/nkv
+export PATH=/bin:/usr/sbin
+SELF_NQN=nqn.2026-11.io.nkv:vm-nvmet
+NKV_ADDR=10.0.2.100
+NKV_PORT=4420
+
+arg() {	# arg NAME: the value of NAME= on the kernel command line
+	sed -n "s/.* $1=\([^ ]*\).*/\1/p" /proc/cmdline
+}
+
+run_case() {
+	name=$1
+	shift
+	echo "--- case $name"
+	if "$@"; then
+		echo "NKV-CASE $name PASS"
+	else
+		echo "NKV-CASE $name FAIL"
+	fi
+}
+
+# say FILE: a command's output into the console log, prefixed.
+say() {
+	sed "s/^/tcp-info: /" "$1"
+}
+
+load_modules() {
+	for m in $(cat $NKV/modules.order); do
+		insmod "$NKV/$m" || return 1
+	done
+	mount -t configfs none /sys/kernel/config || return 1
+	ip link set lo up &&
+		ip addr add 10.0.2.15/24 dev eth0 && ip link set eth0 up || return 1
+	mkdir -p /etc/nvme
+	echo nqn.2014-08.org.nvmexpress:uuid:6e6b7600-0000-4000-8000-000000000044 > /etc/nvme/hostnqn
+	echo 6e6b7600-0000-4000-8000-000000000044 > /etc/nvme/hostid
+}
+
+# The guest kernel's own target: null_blk's /dev/nullb0 as namespace 1 of
+# SELF_NQN on 127.0.0.1:4420.
+nvmet_setup() {
+	C=/sys/kernel/config/nvmet
+	S=$C/subsystems/$SELF_NQN
+	mkdir "$S" && echo 1 > "$S/attr_allow_any_host" || return 1
+	mkdir "$S/namespaces/1" && echo -n /dev/nullb0 > "$S/namespaces/1/device_path" &&
+		echo 1 > "$S/namespaces/1/enable" || return 1
+	mkdir "$C/ports/1" || return 1
+	echo tcp > "$C/ports/1/addr_trtype"
+	echo ipv4 > "$C/ports/1/addr_adrfam"
+	echo 127.0.0.1 > "$C/ports/1/addr_traddr"
+	echo 4420 > "$C/ports/1/addr_trsvcid"
+	ln -s "$S" "$C/ports/1/subsystems/$SELF_NQN"
+}
+
+# ctrl_of NQN: the nvmeX whose subsystem is NQN (empty when none).
+ctrl_of() {
+	for c in /sys/class/nvme/nvme*; do
+		[ -e "$c/subsysnqn" ] && [ "$(cat "$c/subsysnqn")" = "$1" ] && basename "$c" && return
+	done
+}
+
+case_discover() {	# ADDR PORT NQN
+	nvme discover -t tcp -a "$1" -s "$2" > /tmp/disc.out 2>&1
+	r=$?
+	say /tmp/disc.out
+	[ $r -eq 0 ] && grep -q "subnqn: *$3\$" /tmp/disc.out
+}
+
+case_connect() {	# ADDR PORT NQN
+	t0=$(date +%s)
+	nvme connect -t tcp -a "$1" -s "$2" -n "$3" > /tmp/conn.out 2>&1
+	r=$?
+	say /tmp/conn.out
+	echo "tcp-info: connect took $(($(date +%s) - t0)) s, exit $r"
+	[ $r -eq 0 ] || return 1
+	CTRL=$(ctrl_of "$3")
+	[ -n "$CTRL" ] || return 1
+	i=0
+	while [ "$(cat /sys/class/nvme/$CTRL/state)" != live ] && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "tcp-info: $CTRL state $(cat /sys/class/nvme/$CTRL/state) transport $(cat /sys/class/nvme/$CTRL/transport) address $(cat /sys/class/nvme/$CTRL/address)"
+	[ "$(cat /sys/class/nvme/$CTRL/state)" = live ]
+}
+
+case_list_subsys() {	# ADDR PORT NQN
+	nvme list-subsys > /tmp/ls.out 2>&1
+	r=$?
+	say /tmp/ls.out
+	[ $r -eq 0 ] && grep -q "NQN=$3" /tmp/ls.out &&
+		grep -q "$CTRL tcp traddr=$1,trsvcid=$2.* live" /tmp/ls.out
+}
+
+# id-ctrl: the fields print here; the host compares them with the target's.
+case_id_ctrl() {	# NQN
+	nvme id-ctrl "/dev/$CTRL" > /tmp/idc.out 2>&1
+	r=$?
+	grep -E "^(vid|sn|mn|fr|cntlid|ver|ctratt|cntrltype|oncs|sgls|ioccsz|iorcsz|icdoff|msdbd|subnqn|kas|maxcmd|nn|mdts) " /tmp/idc.out |
+		sed "s/^/tcp-id-ctrl: /"
+	[ $r -eq 0 ] && grep -q "^subnqn *: $1\$" /tmp/idc.out
+}
+
+case_ns_descs() {	# CSI
+	nvme ns-descs "/dev/$CTRL" -n 1 > /tmp/nsd.out 2>&1
+	r=$?
+	say /tmp/nsd.out
+	[ $r -eq 0 ] && grep -q "^csi *: *$1\$" /tmp/nsd.out
+}
+
+# Identify CNS 05h, CSI 01h (CDW11 bits 31:24): the KV namespace data.
+case_kv_identify() {
+	nvme admin-passthru "/dev/$CTRL" --opcode=0x06 --namespace-id=1 --cdw10=0x05 \
+		--cdw11=0x01000000 --data-len=4096 --read > /tmp/kvid.out 2>&1
+	r=$?
+	head -12 /tmp/kvid.out | sed "s/^/tcp-kv-identify: /"
+	[ $r -eq 0 ] && grep -q "^0000: " /tmp/kvid.out
+}
+
+# A KV namespace is no block device: nvme-core scans it, warns about its
+# command set and makes no nvmeXnY; the dmesg lines say what it did.
+case_kv_ns() {
+	sleep 1
+	dmesg | grep -E "nvme|$CTRL" | sed "s/^/tcp-dmesg: /"
+	ls /sys/class/nvme/$CTRL/ | grep -E "^nvme[0-9]+c?[0-9]*n" | sed "s/^/tcp-info: namespace node /"
+	ls /dev | grep -E "^${CTRL}n|^nvme[0-9]+n" | sed "s/^/tcp-info: block node \/dev\//"
+	! ls /dev | grep -qE "^nvme[0-9]+n1\$"
+}
+
+case_disconnect() {	# NQN
+	nvme disconnect -n "$1" > /tmp/disc2.out 2>&1
+	r=$?
+	say /tmp/disc2.out
+	[ $r -eq 0 ] && grep -q "disconnected 1 controller" /tmp/disc2.out &&
+		[ ! -e "/sys/class/nvme/$CTRL" ]
+}
+
+case_dmesg() {
+	! dmesg | grep -E "WARNING:|BUG:|Oops|general protection|Call Trace"
+}
+
+run_boot() {
+	load_modules || { echo "NKV-CASE modules FAIL"; return; }
+	echo "NKV-CASE modules PASS"
+	run_case nvmet-setup nvmet_setup
+	run_case nvmet-discover case_discover 127.0.0.1 4420 $SELF_NQN
+	run_case nvmet-connect case_connect 127.0.0.1 4420 $SELF_NQN
+	run_case nvmet-list-subsys case_list_subsys 127.0.0.1 4420 $SELF_NQN
+	run_case nvmet-id-ctrl case_id_ctrl $SELF_NQN
+	run_case nvmet-ns-descs case_ns_descs 0
+	run_case nvmet-disconnect case_disconnect $SELF_NQN
+	NQN=$(arg nkv_nqn)
+	if [ -n "$NQN" ]; then
+		run_case discover case_discover $NKV_ADDR $NKV_PORT "$NQN"
+		run_case connect case_connect $NKV_ADDR $NKV_PORT "$NQN"
+		run_case list-subsys case_list_subsys $NKV_ADDR $NKV_PORT "$NQN"
+		run_case id-ctrl case_id_ctrl "$NQN"
+		run_case ns-descs case_ns_descs 1
+		run_case kv-identify case_kv_identify
+		run_case kv-ns case_kv_ns
+		run_case disconnect case_disconnect "$NQN"
+		run_case rediscover case_discover $NKV_ADDR $NKV_PORT "$NQN"
+	fi
+	run_case dmesg case_dmesg
+}
