@@ -28,7 +28,7 @@ NQN=nqn.2026-11.io.nkv:vm-tcp
 
 # Guest cases against the guest's own nvmet, then against nkv-target;
 # target-alive is the host's own check after the boot.
-SELF_CASES="modules nvmet-setup nvmet-discover nvmet-connect nvmet-list-subsys nvmet-id-ctrl nvmet-ns-descs nvmet-disconnect"
+SELF_CASES="modules nvmet-setup nvmet-discover nvmet-connect nvmet-list-subsys nvmet-id-ctrl nvmet-ns-descs nvmet-disconnect nvmet-fwd"
 NKV_CASES="discover connect list-subsys id-ctrl ns-descs kv-identify kv-ns disconnect rediscover"
 all_cases() {
 	echo $SELF_CASES $NKV_CASES target-alive dmesg
@@ -91,9 +91,17 @@ start_target() {
 	return 1
 }
 
+# A free port here for the hostfwd (bound, read, closed: a small race).
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 boot() {
 	local fwd append="console=ttyS0 quiet panic=-1 nkv_mode=tcp"
 	fwd=",guestfwd=tcp:10.0.2.100:4420-cmd:socat -lf $OUT/socat.log - TCP:127.0.0.1:${PORT:-9}"
+	# The nvmet-fwd case's round trip: guestfwd out, hostfwd back in.
+	fwd="$fwd,guestfwd=tcp:10.0.2.100:4421-cmd:socat -lf $OUT/socat.log - TCP:127.0.0.1:$FWD_PORT"
+	fwd="$fwd,hostfwd=tcp:127.0.0.1:$FWD_PORT-10.0.2.15:4420"
 	[ -n "$TGT_PID" ] && append="$append nkv_nqn=$NQN"
 	run_qemu tcp -accel tcg -nographic -m 512M -machine pc \
 		-kernel "/boot/vmlinuz-$KVER" -initrd "$OUT/initramfs.cpio" -append "$append" \
@@ -125,6 +133,7 @@ case $? in
 2) NO_TCP="$BUILD/bin/nkv-target has no --listen (no TCP transport)" ;;
 *) NO_TCP="nkv-target did not start" ;;
 esac
+FWD_PORT=$(free_port)
 boot
 grep -a -E "^(--- case|NKV-|tcp-|timeout)" "$OUT/tcp.log" | tr -d '\r' | sed "s/^/  [tcp] /"
 parse

@@ -45,7 +45,7 @@ load_modules() {
 }
 
 # The guest kernel's own target: null_blk's /dev/nullb0 as namespace 1 of
-# SELF_NQN on 127.0.0.1:4420.
+# SELF_NQN on port 4420 of every guest address.
 nvmet_setup() {
 	C=/sys/kernel/config/nvmet
 	S=$C/subsystems/$SELF_NQN
@@ -55,7 +55,7 @@ nvmet_setup() {
 	mkdir "$C/ports/1" || return 1
 	echo tcp > "$C/ports/1/addr_trtype"
 	echo ipv4 > "$C/ports/1/addr_adrfam"
-	echo 127.0.0.1 > "$C/ports/1/addr_traddr"
+	echo 0.0.0.0 > "$C/ports/1/addr_traddr"
 	echo 4420 > "$C/ports/1/addr_trsvcid"
 	ln -s "$S" "$C/ports/1/subsystems/$SELF_NQN"
 }
@@ -143,6 +143,38 @@ case_disconnect() {	# NQN
 		[ ! -e "/sys/class/nvme/$CTRL" ]
 }
 
+# The guest's nvmet again, but the long way round: 10.0.2.100:4421 is a
+# guestfwd whose socat goes to the host's 127.0.0.1:FWD, a hostfwd back
+# to the guest's 10.0.2.15:4420. With a write and a poll queue beside the
+# default one the host opens an admin and three I/O connections, each its
+# own socat: the path nkv-target's cases take, proven without nkv.
+case_fwd() {
+	nvme connect -t tcp -a 10.0.2.100 -s 4421 -n $SELF_NQN --nr-write-queues=1 \
+		--nr-poll-queues=1 > /tmp/fwd.out 2>&1
+	r=$?
+	say /tmp/fwd.out
+	[ $r -eq 0 ] || return 1
+	CTRL=$(ctrl_of $SELF_NQN)
+	# 6402000A:1145 is 10.0.2.100:4421 in /proc/net/tcp (the address in
+	# host byte order); state 01 is established.
+	n=$(grep -c " 6402000A:1145 01 " /proc/net/tcp)
+	echo "tcp-info: $CTRL through the guestfwd: $n TCP connections, $(cat /sys/class/nvme/$CTRL/queue_count) queues"
+	wait_blk /dev/${CTRL}n1 &&
+		dd if=/dev/${CTRL}n1 of=/dev/null bs=64k count=16 2>/dev/null || r=1
+	nvme disconnect -n $SELF_NQN > /tmp/fwd.out 2>&1 || r=1
+	say /tmp/fwd.out
+	[ $r -eq 0 ] && [ "$n" -ge 4 ]
+}
+
+wait_blk() {
+	i=0
+	while [ ! -b "$1" ] && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ -b "$1" ]
+}
+
 case_dmesg() {
 	! dmesg | grep -E "WARNING:|BUG:|Oops|general protection|Call Trace"
 }
@@ -157,6 +189,7 @@ run_boot() {
 	run_case nvmet-id-ctrl case_id_ctrl $SELF_NQN
 	run_case nvmet-ns-descs case_ns_descs 0
 	run_case nvmet-disconnect case_disconnect $SELF_NQN
+	run_case nvmet-fwd case_fwd
 	NQN=$(arg nkv_nqn)
 	if [ -n "$NQN" ]; then
 		run_case discover case_discover $NKV_ADDR $NKV_PORT "$NQN"
