@@ -122,6 +122,38 @@ parse() {
 	done
 }
 
+# ICReq (PDU type 0, 128 bytes: PFV 0, HPDA 0, no digests, MAXR2T 0) to
+# PORT, expecting an ICResp (type 1, 128 bytes): the target still serves.
+icreq() {
+	python3 - "$1" <<'PY'
+import socket, struct, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+s.sendall(struct.pack("<BBBBIHBBI", 0, 0, 128, 0, 128, 0, 0, 0, 0) + bytes(112))
+r = b""
+while len(r) < 128:
+    b = s.recv(128 - len(r))
+    if not b:
+        break
+    r += b
+sys.exit(0 if len(r) == 128 and r[0] == 1 and r[2] == 128 else 1)
+PY
+}
+
+# After the boot: the target's process is alive, answers a fresh ICReq,
+# and its log has no error line and no sanitizer report.
+check_alive() {
+	if ! kill -0 "$TGT_PID" 2>/dev/null; then
+		report target-alive FAIL "nkv-target exited (log $OUT/target.log)"
+	elif ! icreq "$PORT"; then
+		report target-alive FAIL "no ICResp to a new connection on 127.0.0.1:$PORT"
+	elif grep -qE "ERROR|error:|Sanitizer|runtime error" "$OUT/target.log"; then
+		grep -E "ERROR|error:|Sanitizer|runtime error" "$OUT/target.log" | head -5
+		report target-alive FAIL "the target logged an error ($OUT/target.log)"
+	else
+		report target-alive PASS
+	fi
+}
+
 mkdir -p "$OUT"
 check_prereqs
 OUT=$OUT/$KVER
