@@ -74,7 +74,7 @@ stop_target() {
 # from its log. Returns 2 when this nkv-target has no TCP listener.
 start_target() {
 	local t=$BUILD/bin/nkv-target i
-	make -s -j2 BUILD="$BUILD" "$t" >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; return 1; }
+	make -s -j2 BUILD="$BUILD" "$t" "$BUILD/bin/nkv-admin" >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; return 1; }
 	"$t" --help 2>&1 | grep -q -- "--listen" || return 2
 	rm -f "$OUT/target.log"
 	"$t" --listen tcp:127.0.0.1:0 --nqn "$NQN" --socket "$OUT/nkv.sock" --backend mem \
@@ -108,11 +108,32 @@ boot() {
 		-netdev "user,id=n0,restrict=on$fwd" -device e1000,netdev=n0
 }
 
+# id-ctrl: the model and serial the kernel's host read (the guest printed
+# them) are those nkv-admin reads over the same target's vfio-user socket.
+check_id_ctrl() {
+	local want got f
+	"$BUILD/bin/nkv-admin" info "vfio-user:$OUT/nkv.sock" >"$OUT/info.out" 2>&1 || {
+		report id-ctrl FAIL "nkv-admin info: $(head -1 "$OUT/info.out")"
+		return
+	}
+	for f in model:mn serial:sn; do
+		want=$(sed -n "s/^${f%%:*}  *//p" "$OUT/info.out" | sed 's/ *$//')
+		got=$(tr -d '\r' <"$OUT/tcp.log" | sed -n "s/^tcp-id-ctrl: ${f#*:}  *: //p" | sed 's/ *$//' | tail -1)
+		if [ -z "$want" ] || [ "$want" != "$got" ]; then
+			report id-ctrl FAIL "${f#*:} '$got', nkv-admin says ${f%%:*} '$want'"
+			return
+		fi
+	done
+	report id-ctrl PASS
+}
+
 parse() {
 	local log=$OUT/tcp.log c r
 	for c in $SELF_CASES $NKV_CASES dmesg; do
 		r=$(tr -d '\r' <"$log" 2>/dev/null | sed -n "s/^NKV-CASE $c \(PASS\|FAIL\)$/\1/p" | tail -1)
-		if [ -n "$r" ]; then
+		if [ "$c" = id-ctrl ] && [ "$r" = PASS ]; then
+			check_id_ctrl
+		elif [ -n "$r" ]; then
 			report "$c" "$r"
 		elif [ -z "$TGT_PID" ] && [[ " $NKV_CASES " == *" $c "* ]]; then
 			report "$c" SKIP "$NO_TCP"
@@ -146,8 +167,8 @@ check_alive() {
 		report target-alive FAIL "nkv-target exited (log $OUT/target.log)"
 	elif ! icreq "$PORT"; then
 		report target-alive FAIL "no ICResp to a new connection on 127.0.0.1:$PORT"
-	elif grep -qE "ERROR|error:|Sanitizer|runtime error" "$OUT/target.log"; then
-		grep -E "ERROR|error:|Sanitizer|runtime error" "$OUT/target.log" | head -5
+	elif grep -qE "level=error|ERROR|Sanitizer|runtime error" "$OUT/target.log"; then
+		grep -E "level=error|ERROR|Sanitizer|runtime error" "$OUT/target.log" | head -5
 		report target-alive FAIL "the target logged an error ($OUT/target.log)"
 	else
 		report target-alive PASS
