@@ -28,8 +28,8 @@ NQN=nqn.2026-11.io.nkv:vm-tcp
 
 # Guest cases against the guest's own nvmet, then against nkv-target;
 # target-alive is the host's own check after the boot.
-SELF_CASES="modules nvmet-setup nvmet-discover nvmet-connect nvmet-list-subsys nvmet-id-ctrl nvmet-ns-descs nvmet-disconnect nvmet-fwd"
-NKV_CASES="discover connect list-subsys id-ctrl ns-descs kv-identify kv-ns disconnect rediscover"
+SELF_CASES="modules nvmet-setup nvmet-discover nvmet-connect nvmet-list-subsys nvmet-id-ctrl nvmet-ns-descs nvmet-disconnect nvmet-fwd nvmet-digest"
+NKV_CASES="discover connect list-subsys id-ctrl ns-descs kv-identify kv-ns kv-io disconnect rediscover digest"
 all_cases() {
 	echo $SELF_CASES $NKV_CASES target-alive dmesg
 }
@@ -58,7 +58,7 @@ make_initramfs() {
 	copy_program "$root" "$NVME" || return 1
 	copy_modules "$root/lib/nkv" drivers/net/ethernet/intel/e1000/e1000 \
 		drivers/nvme/host/nvme-tcp drivers/block/null_blk/null_blk \
-		drivers/nvme/target/nvmet-tcp || return 1
+		drivers/nvme/target/nvmet-tcp crypto/crc32c_generic || return 1
 	python3 tests/vm/mkcpio.py "$root" "$OUT/initramfs.cpio"
 }
 

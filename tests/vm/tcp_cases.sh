@@ -166,6 +166,44 @@ case_fwd() {
 	[ $r -eq 0 ] && [ "$n" -ge 4 ]
 }
 
+# Header and data digests (CRC32C, crc32c_generic loaded): connect with
+# -g -G, one data-carrying admin command (Identify through ns-descs), and
+# for nvmet a 1 MiB read; then disconnect.
+case_digest() {	# ADDR PORT NQN
+	nvme connect -t tcp -a "$1" -s "$2" -n "$3" -g -G > /tmp/dg.out 2>&1
+	r=$?
+	say /tmp/dg.out
+	[ $r -eq 0 ] || return 1
+	CTRL=$(ctrl_of "$3")
+	[ -n "$CTRL" ] || return 1
+	# Each queue's digest transform holds a reference on the CRC32C module.
+	n=$(cat /sys/module/crc32c_generic/refcnt)
+	echo "tcp-info: $CTRL with digests: crc32c_generic refcnt $n"
+	[ "$n" -gt 0 ] || r=1
+	nvme ns-descs "/dev/$CTRL" -n 1 > /tmp/dg.out 2>&1 || r=1
+	say /tmp/dg.out
+	if [ "$3" = $SELF_NQN ]; then
+		wait_blk /dev/${CTRL}n1 &&
+			dd if=/dev/${CTRL}n1 of=/dev/null bs=64k count=16 2>/dev/null || r=1
+	fi
+	nvme disconnect -n "$3" > /tmp/dg.out 2>&1 || r=1
+	say /tmp/dg.out
+	return $r
+}
+
+# KV commands from the kernel host: the KV namespace has no block or
+# generic (ng) node, and io-passthru on the controller node finds no
+# namespace; the kernel refuses (ENOTTY in 6.1) before anything is sent.
+case_kv_io() {
+	echo -n value > /tmp/v
+	nvme io-passthru "/dev/$CTRL" --opcode=0x01 --namespace-id=1 --cdw10=5 --cdw11=3 \
+		--cdw2=0x0079656b --data-len=5 --input-file=/tmp/v --write > /tmp/kio.out 2>&1
+	r=$?
+	echo "tcp-info: KV Store by io-passthru exit $r"
+	say /tmp/kio.out
+	[ $r -ne 0 ] && grep -qi "inappropriate ioctl" /tmp/kio.out
+}
+
 wait_blk() {
 	i=0
 	while [ ! -b "$1" ] && [ $i -lt 50 ]; do
@@ -190,6 +228,7 @@ run_boot() {
 	run_case nvmet-ns-descs case_ns_descs 0
 	run_case nvmet-disconnect case_disconnect $SELF_NQN
 	run_case nvmet-fwd case_fwd
+	run_case nvmet-digest case_digest 127.0.0.1 4420 $SELF_NQN
 	NQN=$(arg nkv_nqn)
 	if [ -n "$NQN" ]; then
 		run_case discover case_discover $NKV_ADDR $NKV_PORT "$NQN"
@@ -199,8 +238,10 @@ run_boot() {
 		run_case ns-descs case_ns_descs 1
 		run_case kv-identify case_kv_identify
 		run_case kv-ns case_kv_ns
+		run_case kv-io case_kv_io
 		run_case disconnect case_disconnect "$NQN"
 		run_case rediscover case_discover $NKV_ADDR $NKV_PORT "$NQN"
+		run_case digest case_digest $NKV_ADDR $NKV_PORT "$NQN"
 	fi
 	run_case dmesg case_dmesg
 }
