@@ -13,6 +13,10 @@ gpu=(hipcc libamdhip64-dev)
 ceph=(librados-dev ceph-mon ceph-osd ceph-common)
 # rocksdb: nkv-target's persistent local backend (--backend rocksdb).
 rocksdb=(librocksdb-dev)
+# tcp: nkv-target's NVMe/TCP transport and its PDU codec (src/nvme-tcp):
+# header and data digests are CRC32C, which ISA-L computes with the CPU's
+# CRC instructions (crc32_iscsi).
+tcp=(libisal-dev)
 # kmod: the pcie transport's discovery, and the VM proof (Debian's kernel
 # and headers, QEMU, a busybox initramfs). nvme-cli (2.3 in Debian 12):
 # the Linux kernel as nkv-target's NVMe/TCP host in the VM (tests/vm/
@@ -29,7 +33,7 @@ bench=(gnuplot-nox libssl-dev)
 # pytest. Debian packages only: PEP 668 keeps pip out of the system.
 python=(python3-numpy python3-torch python3-xxhash python3-pytest)
 
-want=("${core[@]}" "${gpu[@]}" "${ceph[@]}" "${rocksdb[@]}" "${kmod[@]}" "${bench[@]}"
+want=("${core[@]}" "${gpu[@]}" "${ceph[@]}" "${rocksdb[@]}" "${tcp[@]}" "${kmod[@]}" "${bench[@]}"
       "${python[@]}")
 if [ $# -gt 0 ]; then
 	echo "usage: $0 (installs every package nkv builds, tests and benchmarks with)" >&2

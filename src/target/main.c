@@ -18,11 +18,25 @@
 
 #include "target/backends/registry.h"
 #include "target/core/pidlock.h"
+#include "target/tcp/server.h"
 #include "target/vfio-user/server.h"
 #include "tools/exit.h"
 
+#define NKV_TARGET_DEF_NQN "nqn.2026-01.io.nkv:target"
+#define NKV_TARGET_MAX_TCP 16
+
+/* One --listen tcp:ADDR:PORT. */
+struct nkv_target_tcp {
+	char addr[64];
+	uint16_t port;
+};
+
 struct nkv_target_args {
-	const char *socket;
+	const char *socket;	/* vfio-user: --socket or --listen vfio-user:PATH */
+	int socket_given;
+	struct nkv_target_tcp tcp[NKV_TARGET_MAX_TCP];
+	int ntcp;
+	const char *nqn;	/* --nqn: the subsystem's NQN */
 	const char *backend;
 	uint64_t capacity;
 	uint64_t max_value;
@@ -94,8 +108,22 @@ static void nkv_target_usage_types(FILE *f)
 static void nkv_target_usage(FILE *f)
 {
 	fputs("usage: nkv-target [options]\n"
-	      "Serve an NVMe Key-Value controller over vfio-user on a Unix socket.\n"
-	      "Every client connection gets its own controller; namespaces are shared.\n\n"
+	      "Serve an NVMe Key-Value controller over vfio-user on a Unix socket and/or\n"
+	      "NVMe/TCP. Every client connection (vfio-user) or association (NVMe/TCP)\n"
+	      "gets its own controller; namespaces are shared.\n\n"
+	      "  --listen tcp:[ADDR:]PORT\n"
+	      "                         serve NVMe/TCP on ADDR (default 127.0.0.1; IPv6 in\n"
+	      "                         brackets) and PORT (0: an ephemeral one, logged as\n"
+	      "                         event=tcp_listening; NVMe/TCP's own ports are 4420,\n"
+	      "                         and 8009 for discovery); repeatable. No\n"
+	      "                         authentication, no TLS: anyone who reaches the port\n"
+	      "                         uses every namespace (docs/tcp.md)\n"
+	      "  --listen vfio-user:PATH\n"
+	      "                         the same as --socket PATH. Without any --listen or\n"
+	      "                         --socket: vfio-user on ./nkv-target.sock; with only\n"
+	      "                         tcp: ones, no vfio-user socket\n"
+	      "  --nqn NQN              the subsystem's NQN, what NVMe/TCP hosts connect to\n"
+	      "                         (default " NKV_TARGET_DEF_NQN ")\n"
 	      "  --socket PATH          socket to listen on (default ./nkv-target.sock); one\n"
 	      "                         target per path: PATH.lock holds the PID of the\n"
 	      "                         one serving it, and a second exits 3 naming it; a\n"
@@ -155,6 +183,8 @@ static void nkv_target_usage(FILE *f)
 	      "SIZE takes K, M, G suffixes (powers of 1024).\n\n"
 	      "examples:\n"
 	      "  nkv-target --socket /tmp/nkv.sock\n"
+	      "  nkv-target --listen tcp:127.0.0.1:4420 --listen tcp:127.0.0.1:8009\n"
+	      "  nkv-target --listen vfio-user:/tmp/nkv.sock --listen tcp:0\n"
 	      "  nkv-target --socket /run/nkv/nkv.sock --socket-mode 0660 --socket-group nkv\n"
 	      "  nkv-target --socket /tmp/nkv.sock --capacity 4G --max-value 2M --queue-depth 256\n"
 	      "  nkv-target --socket /tmp/nkv.sock --no-sparse-mmap --log-level debug\n"
@@ -220,6 +250,7 @@ static int nkv_target_level(const char *s)
 }
 
 enum {
+	OPT_LISTEN = 200, OPT_NQN,
 	OPT_SOCKET = 256, OPT_BACKEND, OPT_CAPACITY, OPT_MAX_VALUE, OPT_MAX_KEYS,
 	OPT_NVM_NS, OPT_QD, OPT_POLL, OPT_MAX_CONNS, OPT_NO_SPARSE, OPT_TRACE, OPT_LOG,
 	OPT_ALLOW_UNSEALED, OPT_NS_MAP,
@@ -276,6 +307,8 @@ static int nkv_target_group(const char *s, struct nkv_target_args *a)
 
 /* nkv-target's own options; the backends' come from the registry. */
 static const struct option nkv_target_lo[] = {
+	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "nqn", required_argument, NULL, OPT_NQN },
 	{ "socket", required_argument, NULL, OPT_SOCKET },
 	{ "socket-mode", required_argument, NULL, OPT_SOCKET_MODE },
 	{ "socket-group", required_argument, NULL, OPT_SOCKET_GROUP },
@@ -346,11 +379,64 @@ static const char *nkv_target_optname(const struct option *lo, int val)
 	return "?";
 }
 
+/* --listen tcp:[ADDR:]PORT ("tcp:[::1]:4420" for IPv6). */
+static int nkv_target_listen_tcp(const char *v, struct nkv_target_args *a)
+{
+	struct nkv_target_tcp *t = &a->tcp[a->ntcp];
+	const char *colon = strrchr(v, ':');
+	const char *port = colon ? colon + 1 : v;
+	size_t alen = colon ? (size_t)(colon - v) : 0;
+	char *end;
+	unsigned long p;
+
+	if (a->ntcp == NKV_TARGET_MAX_TCP)
+		return -EINVAL;
+	if (alen >= 2 && v[0] == '[' && v[alen - 1] == ']') {
+		v++;
+		alen -= 2;
+	}
+	if (alen >= sizeof(t->addr))
+		return -EINVAL;
+	errno = 0;
+	p = strtoul(port, &end, 10);
+	if (!*port || *end || errno || p > 65535)
+		return -EINVAL;
+	snprintf(t->addr, sizeof(t->addr), "%.*s", (int)alen, v);
+	if (!alen)
+		snprintf(t->addr, sizeof(t->addr), "%s", NKV_TCP_DEF_ADDR);
+	t->port = (uint16_t)p;
+	a->ntcp++;
+	return 0;
+}
+
+static int nkv_target_listen(const char *v, struct nkv_target_args *a)
+{
+	if (!strncmp(v, "tcp:", 4))
+		return nkv_target_listen_tcp(v + 4, a);
+	if (!strncmp(v, "vfio-user:", 10) && v[10]) {
+		if (a->socket_given && strcmp(a->socket, v + 10))
+			return -EINVAL;	/* one vfio-user socket per target */
+		a->socket = v + 10;
+		a->socket_given = 1;
+		return 0;
+	}
+	return -EINVAL;
+}
+
 /* Option o of nkv-target's own (not a backend's) into a. */
 static int nkv_target_opt(int o, const char *v, struct nkv_target_args *a)
 {
 	switch (o) {
-	case OPT_SOCKET: a->socket = v; return 0;
+	case OPT_SOCKET:
+		if (a->socket_given && strcmp(a->socket, v))
+			return -EINVAL;
+		a->socket = v;
+		a->socket_given = 1;
+		return 0;
+	case OPT_LISTEN: return nkv_target_listen(v, a);
+	case OPT_NQN:
+		a->nqn = v;
+		return strlen(v) && strlen(v) <= 223 ? 0 : -EINVAL;
 	case OPT_SOCKET_MODE: return nkv_target_mode(v, &a->socket_mode);
 	case OPT_SOCKET_GROUP: return nkv_target_group(v, a);
 	case OPT_BACKEND: a->backend = v; return 0;
@@ -405,6 +491,13 @@ static int nkv_target_getopts(int argc, char **argv, const struct option *lo,
 		else if (rc && o == OPT_SOCKET_GROUP)
 			fprintf(stderr, "nkv-target: bad value '%s' for --socket-group: no such "
 				"group, and not a number\n", optarg);
+		else if (rc && o == OPT_LISTEN)
+			fprintf(stderr, "nkv-target: bad value '%s' for --listen: want tcp:[ADDR:]PORT "
+				"(at most %d) or vfio-user:PATH (one socket)\n", optarg,
+				NKV_TARGET_MAX_TCP);
+		else if (rc && o == OPT_SOCKET)
+			fprintf(stderr, "nkv-target: --socket '%s': one vfio-user socket per target\n",
+				optarg);
 		else if (rc && o != '?')
 			fprintf(stderr, "nkv-target: bad value '%s' for --%s\n", optarg,
 				nkv_target_optname(lo, o));
@@ -630,7 +723,7 @@ static int nkv_target_add_kv(struct nkv_subsys *ss, const struct nkv_target_args
 
 static struct nkv_subsys *nkv_target_subsys(const struct nkv_target_args *a)
 {
-	struct nkv_subsys_opts so = { .size = sizeof(so) };
+	struct nkv_subsys_opts so = { .size = sizeof(so), .subnqn = a->nqn };
 	struct nkv_be_conf nvm = { .size = sizeof(nvm), .nvm = 1, .capacity = a->nvm_ns };
 	struct nkv_subsys *ss;
 
@@ -728,12 +821,83 @@ static void nkv_target_listen_failed(const char *path, int rc)
 		fprintf(stderr, "nkv-target: cannot listen on %s: %s\n", path, strerror(-rc));
 }
 
+/* The vfio-user server's options from the command line. */
+static void nkv_target_vfu_opts(const struct nkv_target_args *a, struct nkv_subsys *ss,
+				struct nkv_vfu_lock *lock, struct nkv_vfu_server_opts *so)
+{
+	so->socket_path = a->socket;
+	so->lock = lock;	/* the server's from here on */
+	so->ss = ss;
+	so->ctrl.size = sizeof(so->ctrl);
+	so->ctrl.mqes = (uint32_t)a->queue_depth;
+	so->ctrl.trace = a->trace;
+	so->poll_interval_ns = a->poll_ns;
+	so->poll_sched = a->poll_sched;
+	so->no_sparse_mmap = a->no_sparse;
+	so->max_conns = (int)a->max_conns;
+	so->log_level = a->log_level;
+	so->handshake_ms = (uint32_t)a->handshake_ms;
+	so->idle_ms = (uint32_t)a->idle_ms;
+	so->msg_ms = (uint32_t)a->msg_ms;
+	so->max_dma_maps = (uint32_t)a->max_dma_maps;
+	so->max_dma_bytes = a->max_dma_bytes;
+	so->ctrl.max_ioq = (uint32_t)a->max_qpairs;
+	so->ctrl.dstrd = a->dstrd;
+	so->socket_mode = a->socket_mode;
+	so->socket_gid_set = a->socket_gid_set;
+	so->socket_gid = a->socket_gid;
+}
+
+/* The NVMe/TCP server on every --listen tcp:, started; NULL on failure
+ * (said why). Each bound port is logged (event=tcp_listening). */
+static struct nkv_tcp_server *nkv_target_tcp(const struct nkv_target_args *a,
+					     struct nkv_subsys *ss)
+{
+	struct nkv_tcp_server_opts to = { .size = sizeof(to), .ss = ss };
+	struct nkv_tcp_server *t;
+	int i, rc;
+
+	to.ctrl.size = sizeof(to.ctrl);
+	to.ctrl.mqes = (uint32_t)a->queue_depth;
+	to.ctrl.max_ioq = (uint32_t)a->max_qpairs;
+	to.ctrl.trace = a->trace;
+	to.log_level = a->log_level;
+	rc = nkv_tcp_server_create(&to, &t);
+	if (rc) {
+		fprintf(stderr, "nkv-target: cannot create the NVMe/TCP server: %s\n", strerror(-rc));
+		return NULL;
+	}
+	for (i = 0; i < a->ntcp; i++) {
+		rc = nkv_tcp_server_listen(t, a->tcp[i].addr, a->tcp[i].port, NULL);
+		if (rc) {
+			fprintf(stderr, "nkv-target: cannot listen on tcp:%s:%u: %s\n", a->tcp[i].addr,
+				a->tcp[i].port, strerror(-rc));
+			nkv_tcp_server_stop(t);
+			return NULL;
+		}
+	}
+	rc = nkv_tcp_server_start(t);
+	if (rc) {
+		fprintf(stderr, "nkv-target: cannot start the NVMe/TCP server: %s\n", strerror(-rc));
+		nkv_tcp_server_stop(t);
+		return NULL;
+	}
+	return t;
+}
+
+/* vfio-user unless only tcp: listeners were asked for. */
+static int nkv_target_wants_vfu(const struct nkv_target_args *a)
+{
+	return a->socket_given || !a->ntcp;
+}
+
 /* Serve until SIGINT or SIGTERM: the exit status. */
 static int nkv_target_serve(const struct nkv_target_args *a)
 {
 	struct nkv_vfu_server_opts so = { .size = sizeof(so) };
-	struct nkv_vfu_server *srv;
-	struct nkv_vfu_lock *lock;
+	struct nkv_vfu_server *srv = NULL;
+	struct nkv_tcp_server *tcp = NULL;
+	struct nkv_vfu_lock *lock = NULL;
 	struct nkv_subsys *ss;
 	sigset_t set;
 	int rc, sig = 0;
@@ -748,8 +912,7 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	/* Backends log their own events (a cluster lost) at the same level. */
 	nkv_be_log_set(a->log_level, NULL, NULL);
-	lock = nkv_target_lock(a->socket);
-	if (!lock)
+	if (nkv_target_wants_vfu(a) && !(lock = nkv_target_lock(a->socket)))
 		return NKV_EXIT_SETUP;
 	ss = nkv_target_subsys(a);
 	if (!ss) {
@@ -757,38 +920,28 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 		return NKV_EXIT_SETUP;
 	}
 	nkv_target_print_ns(a);
-	so.socket_path = a->socket;
-	so.lock = lock;	/* the server's from here on */
-	so.ss = ss;
-	so.ctrl.size = sizeof(so.ctrl);
-	so.ctrl.mqes = (uint32_t)a->queue_depth;
-	so.ctrl.trace = a->trace;
-	so.poll_interval_ns = a->poll_ns;
-	so.poll_sched = a->poll_sched;
-	so.no_sparse_mmap = a->no_sparse;
-	so.max_conns = (int)a->max_conns;
-	so.log_level = a->log_level;
-	so.handshake_ms = (uint32_t)a->handshake_ms;
-	so.idle_ms = (uint32_t)a->idle_ms;
-	so.msg_ms = (uint32_t)a->msg_ms;
-	so.max_dma_maps = (uint32_t)a->max_dma_maps;
-	so.max_dma_bytes = a->max_dma_bytes;
-	so.ctrl.max_ioq = (uint32_t)a->max_qpairs;
-	so.ctrl.dstrd = a->dstrd;
-	so.socket_mode = a->socket_mode;
-	so.socket_gid_set = a->socket_gid_set;
-	so.socket_gid = a->socket_gid;
-	rc = nkv_vfu_server_start(&so, &srv);
-	if (rc) {
-		nkv_target_listen_failed(a->socket, rc);
+	if (a->ntcp && !(tcp = nkv_target_tcp(a, ss))) {
+		nkv_vfu_lock_release(lock);
 		nkv_subsys_destroy(ss);
 		return NKV_EXIT_SETUP;
+	}
+	if (lock) {
+		nkv_target_vfu_opts(a, ss, lock, &so);
+		rc = nkv_vfu_server_start(&so, &srv);
+		if (rc) {
+			nkv_target_listen_failed(a->socket, rc);
+			nkv_tcp_server_stop(tcp);
+			nkv_subsys_destroy(ss);
+			return NKV_EXIT_SETUP;
+		}
 	}
 	while (!sigwait(&set, &sig) && sig == SIGUSR1)
 		nkv_target_stats();
 	fprintf(stderr, "ts=%ld level=info event=signal sig=%s action=shutdown\n",
 		(long)time(NULL), sig == SIGINT ? "SIGINT" : "SIGTERM");
-	nkv_vfu_server_stop(srv);
+	if (srv)
+		nkv_vfu_server_stop(srv);
+	nkv_tcp_server_stop(tcp);
 	nkv_target_stats();
 	nkv_subsys_destroy(ss);
 	return 0;
@@ -797,7 +950,7 @@ static int nkv_target_serve(const struct nkv_target_args *a)
 int main(int argc, char **argv)
 {
 	struct nkv_target_args a = {
-		.socket = "nkv-target.sock", .backend = "mem", .capacity = 1ull << 30,
+		.socket = "nkv-target.sock", .nqn = NKV_TARGET_DEF_NQN, .backend = "mem", .capacity = 1ull << 30,
 		.max_value = NKV_TGT_DEF_MAX_VALUE, .log_level = NKV_VFU_LOG_INFO,
 		.dstrd = NKV_TGT_DSTRD_LINE,
 	};

@@ -25,3 +25,6 @@ PROGRAMS += nkv-target
 nkv-target_SRCS := src/target/main.c
 nkv-target_LIBS := $(LIBNKVTGT)
 nkv-target_LDLIBS = $(TARGET_LDLIBS)
+# The NVMe/TCP transport (src/target/tcp/; the PDU codec: src/nvme-tcp/).
+NKV_TGT_TCP_SRCS := $(wildcard src/target/tcp/*.c)
+TARGET_SRCS += $(NKV_TGT_TCP_SRCS)

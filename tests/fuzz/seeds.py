@@ -222,11 +222,30 @@ def client_seeds():
     }
 
 
+# ---------------------------------------------------------------- NVMe/TCP
+def tcp_ch(typ, flags, hlen, pdo, plen):
+    return struct.pack("<BBBBI", typ, flags, hlen, pdo, plen)
+
+
+def tcp_seeds():
+    """Byte 0: negotiation (bit 0 HDGST, bit 1 DDGST, bit 2 host side),
+    byte 1: data limit; then PDUs (fuzz_tcp_pdu.c)."""
+    icreq = tcp_ch(0, 0, 128, 0, 128) + struct.pack("<HBBI", 0, 0, 0, 0) + bytes(112)
+    cmd = tcp_ch(4, 0, 72, 72, 72 + 1024) + sqe(0x7F, nsid=1) + bytes(1024)
+    cmd_dg = tcp_ch(4, 3, 72, 76, 76 + 16 + 4) + sqe(0x01, nsid=1) + bytes(4 + 16 + 4)
+    h2c = tcp_ch(6, 4, 24, 24, 24 + 64) + struct.pack("<HHII", 1, 1, 0, 64) + bytes(4 + 64)
+    c2h = tcp_ch(7, 12, 24, 24, 24 + 9) + struct.pack("<HHII", 1, 0, 0, 9) + bytes(4) + b"123456789"
+    r2t = tcp_ch(9, 0, 24, 0, 24) + struct.pack("<HHII", 1, 1, 0, 4096) + bytes(4)
+    return {"ctrl": b"\x00\x00" + icreq + cmd + h2c, "digests": b"\x03\x00" + cmd_dg,
+            "host": b"\x04\x00" + c2h + r2t}
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: seeds.py OUTDIR")
     sets = {"fuzz_vfu_server": vfu_server_seeds(), "fuzz_ctrl_cmds": ctrl_seeds(),
-            "fuzz_list_decode": list_seeds(), "fuzz_vfu_client": client_seeds()}
+            "fuzz_list_decode": list_seeds(), "fuzz_vfu_client": client_seeds(),
+            "fuzz_tcp_pdu": tcp_seeds()}
     for target, seeds in sets.items():
         d = os.path.join(sys.argv[1], target)
         os.makedirs(d, exist_ok=True)

@@ -21,3 +21,5 @@ TL_FAKE_CTRL := tests/lib/fake_ctrl.c
 TL_TOOL := tests/lib/tool_run.c
 # A throwaway Ceph cluster on 127.0.0.1.
 TL_CEPH := tests/lib/ceph_cluster.c
+# NVMe/TCP suites: a small host that can also misbehave.
+TL_TCP_HOST := tests/lib/tcp_host.c

@@ -84,3 +84,26 @@ $(B)/bench/bench_mem_rss: $(BENCH_MEM_RSS_OBJS)
 	$(CC) $(LDFLAGS) $^ -o $@
 .PHONY: bench-mem-rss
 bench-mem-rss: $(B)/bench/bench_mem_rss
+
+# The transport-neutral request (req.h) and the fabrics controller model
+# (Connect, properties, keep alive, AERs, discovery) without a transport.
+TESTS += test_tgt_capsule
+test_tgt_capsule_SRCS = tests/target/test_capsule.c $(TL_TGT_HOST) $(NKV_TGT_CORE)
+test_tgt_capsule_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
+
+# The NVMe/TCP transport's suites (tests/target/tcp/).
+# The NVMe/TCP transport (src/target/tcp): in-process against the test
+# host (tests/lib/tcp_host.c); the hostile hosts and the many hosts at
+# once in suites of their own.
+NKV_TCP_TEST_LIBS = $(LIBNKVTGT)
+NKV_TCP_TEST_LDLIBS = -lcriterion $(TARGET_LDLIBS)
+
+TESTS += test_tcp
+test_tcp_SRCS := tests/target/tcp/test_tcp.c tests/lib/tcp_host.c
+test_tcp_LIBS = $(NKV_TCP_TEST_LIBS)
+test_tcp_LDLIBS = $(NKV_TCP_TEST_LDLIBS)
+
+TESTS += test_tcp_hostile
+test_tcp_hostile_SRCS := tests/target/tcp/test_tcp_hostile.c tests/lib/tcp_host.c
+test_tcp_hostile_LIBS = $(NKV_TCP_TEST_LIBS)
+test_tcp_hostile_LDLIBS = $(NKV_TCP_TEST_LDLIBS)

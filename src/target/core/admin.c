@@ -9,9 +9,10 @@
 #include <string.h>
 
 #include "core.h"
+#include "poller.h"
 
-#define NKV_SC_CMD_SEQ_ERROR 0x0c	/* generic: Command Sequence Error */
 #define NKV_TGT_ID_SIZE 4096u
+#define NKV_CNS_CS_INDEP_NS 0x08	/* I/O command set independent namespace */
 
 /* Zeros after the reply's bytes, a chunk at a time. */
 static int nkv_tgt_reply_zeros(struct nkv_tgt_cmd *cmd, uint64_t off, uint64_t len)
@@ -66,6 +67,43 @@ static void nkv_tgt_ns_guid(struct nkv_tgt_ctrl *c, uint32_t nsid, uint8_t g[16]
 	g[15] = (uint8_t)nsid;
 }
 
+static void nkv_tgt_put16(void *base, uint32_t off, uint16_t v)
+{
+	memcpy((uint8_t *)base + off, &v, sizeof(v));
+}
+
+static void nkv_tgt_put32(void *base, uint32_t off, uint32_t v)
+{
+	memcpy((uint8_t *)base + off, &v, sizeof(v));
+}
+
+/*
+ * What a fabrics host reads besides: the capsule sizes (a command capsule
+ * of IOCCSZ * 16 bytes, the SQE included, so in-capsule data up to
+ * NKV_TGT_ICD_IO; 16-byte response capsules), in-capsule data right after
+ * the SQE (ICDOFF 0), one SGL Data Block per command (MSDBD), SGLs whose
+ * address is an offset into the capsule (bit 20) and the Transport SGL
+ * Data Block (bit 21), Keep Alive at 100 ms granularity, the discovery
+ * controller's type and NQN.
+ */
+static void nkv_tgt_id_ctrl_fabrics(struct nkv_tgt_ctrl *c, struct nkv_id_ctrl *id)
+{
+	nkv_tgt_put32(id, NKV_ID_IOCCSZ, (64 + NKV_TGT_ICD_IO) / 16);
+	nkv_tgt_put32(id, NKV_ID_IORCSZ, 1);
+	nkv_tgt_put16(id, NKV_ID_ICDOFF, 0);
+	((uint8_t *)id)[NKV_ID_FCATT] = 0;	/* the dynamic controller model */
+	((uint8_t *)id)[NKV_ID_MSDBD] = 1;
+	nkv_tgt_put16(id, NKV_ID_KAS, 1);
+	id->sgls = NKV_SGLS_SUPPORTED | NKV_SGLS_OFFSET | NKV_SGLS_TRANSPORT;
+	id->vid = 0;
+	id->ssvid = 0;
+	if (c->ss->discovery) {
+		id->cntrltype = 2;	/* a discovery controller */
+		id->nn = 0;
+		id->mdts = 0;
+	}
+}
+
 static void nkv_tgt_id_ctrl(struct nkv_tgt_ctrl *c, struct nkv_id_ctrl *id)
 {
 	id->vid = NKV_TGT_VID;
@@ -88,7 +126,10 @@ static void nkv_tgt_id_ctrl(struct nkv_tgt_ctrl *c, struct nkv_id_ctrl *id)
 	id->maxcmd = (uint16_t)(c->mqes > 0xffff ? 0xffff : c->mqes);
 	id->nn = NKV_TGT_MAX_NS;
 	id->oncs = 0;
+	id->aerl = NKV_TGT_AERL - 1;
 	memcpy(id->subnqn, c->ss->subnqn, sizeof(id->subnqn));
+	if (c->capsule)
+		nkv_tgt_id_ctrl_fabrics(c, id);
 }
 
 static void nkv_tgt_id_ns_nvm(struct nkv_tgt_ctrl *c, uint32_t nsid,
@@ -176,6 +217,17 @@ static void nkv_tgt_id_desc(struct nkv_tgt_ctrl *c, uint32_t nsid,
 	p[4] = be->csi;
 }
 
+/* I/O Command Set Independent Identify Namespace (CNS 08h, what Linux
+ * reads first since 6.0): NMIC 0, NSATTR's write protection, NSTAT bit 0
+ * (ready) for an attached namespace; zeros for an inactive one. */
+static void nkv_tgt_id_ns_indep(const struct nkv_be *be, uint8_t *buf)
+{
+	if (!be)
+		return;
+	buf[8] = be->read_only ? NKV_NSATTR_WRITE_PROTECTED : 0;	/* NSATTR */
+	buf[14] = 1;	/* NSTAT: namespace ready */
+}
+
 static int nkv_tgt_csi_ok(uint8_t csi)
 {
 	return csi == NKV_CSI_NVM || csi == NKV_CSI_KV;
@@ -220,6 +272,11 @@ static uint16_t nkv_tgt_identify_fill(struct nkv_tgt_ctrl *c,
 		if (be && csi == NKV_CSI_KV)
 			nkv_tgt_id_ns_kv(c, s->nsid, be, (void *)buf);
 		return 0;	/* NVM specific data: all optional, zero */
+	case NKV_CNS_CS_INDEP_NS:
+		if (!nkv_tgt_nsid_valid(s->nsid))
+			return nkv_tgt_sc(NKV_SC_INVALID_NS);
+		nkv_tgt_id_ns_indep(be, buf);
+		return 0;
 	case NKV_CNS_IOCS_CTRL:
 		/* Both sets' controller-specific data are all optional. */
 		return nkv_tgt_csi_ok(csi) ? 0 : nkv_tgt_sc(NKV_SC_INVALID_FIELD);
@@ -356,6 +413,25 @@ static void nkv_tgt_log_smart(struct nkv_tgt_ctrl *c, struct nkv_smart_log *l)
 	l->spare_thresh = 10;
 }
 
+/* The Discovery log page: built per read (ports are few), read from any
+ * dword offset, zeros past its end. */
+static uint16_t nkv_tgt_get_disc_log(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
+				     uint64_t off, uint64_t len)
+{
+	uint8_t *buf;
+	uint64_t size;
+	uint16_t st = nkv_tgt_fab_disc_log(c, &buf, &size);
+
+	if (st)
+		return st;
+	if (off & 3 || off > size || len > c->max_xfer)
+		st = nkv_tgt_sc(NKV_SC_INVALID_FIELD);
+	else
+		st = nkv_tgt_reply(c, cmd, buf + off, size - off, len);
+	free(buf);
+	return st;
+}
+
 static uint16_t nkv_tgt_get_log(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 {
 	const struct nkv_sqe *s = &cmd->sqe;
@@ -363,6 +439,8 @@ static uint16_t nkv_tgt_get_log(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 	uint64_t off = s->cdw12 | ((uint64_t)s->cdw13 << 32), size;
 	uint8_t page[NKV_TGT_ERRLOG * 64];
 
+	if (nkv_log_lid(s->cdw10) == NKV_LID_DISCOVERY && c->ss->discovery)
+		return nkv_tgt_get_disc_log(c, cmd, off, len);
 	memset(page, 0, sizeof(page));
 	switch (nkv_log_lid(s->cdw10)) {
 	case NKV_LID_ERROR:
@@ -382,12 +460,22 @@ static uint16_t nkv_tgt_get_log(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 	return nkv_tgt_reply(c, cmd, page + off, size - off, len);
 }
 
+static int nkv_tgt_adm_ring_only(uint32_t opc)
+{
+	return opc == NKV_ADM_CREATE_SQ || opc == NKV_ADM_CREATE_CQ ||
+	       opc == NKV_ADM_DELETE_SQ || opc == NKV_ADM_DELETE_CQ;
+}
+
 static uint16_t nkv_tgt_admin_dispatch(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 {
 	const struct nkv_sqe *s = &cmd->sqe;
 
-	if (nkv_sqe_fuse(s) || nkv_sqe_psdt(s))
+	/* A capsule's SGL1 is the transport's: its data came with it. */
+	if (nkv_sqe_fuse(s) || (nkv_sqe_psdt(s) && !cmd->req))
 		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
+	/* Fabrics queues are connections: no queue is created in memory. */
+	if (c->capsule && nkv_tgt_adm_ring_only(nkv_sqe_opc(s)))
+		return nkv_tgt_sc(NKV_SC_INVALID_OPCODE);
 	switch (nkv_sqe_opc(s)) {
 	case NKV_ADM_IDENTIFY: return nkv_tgt_identify(c, cmd);
 	case NKV_ADM_CREATE_CQ:
@@ -405,13 +493,82 @@ static uint16_t nkv_tgt_admin_dispatch(struct nkv_tgt_ctrl *c, struct nkv_tgt_cm
 	case NKV_ADM_ABORT:
 		cmd->dw0 = 1;	/* bit 0: the command was not aborted */
 		return 0;
+	case NKV_ADM_KEEP_ALIVE:
+		c->ka_last_ns = nkv_tgt_now_ns();
+		return 0;
 	default:
 		return nkv_tgt_sc(NKV_SC_INVALID_OPCODE);
 	}
 }
 
+/*
+ * An Asynchronous Event Request is held, not answered: it completes when
+ * an event happens (nkv_tgt_ctrl_aer_event; issue 46's namespace changes)
+ * or the controller resets. More than NKV_TGT_AERL: AER Limit Exceeded.
+ */
+static int nkv_tgt_aer_hold(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
+{
+	if (c->naer >= NKV_TGT_AERL)
+		return 0;
+	nkv_tgt_cmd_append(&c->aer_head, &c->aer_tail, cmd);
+	c->naer++;
+	return 1;
+}
+
+static struct nkv_tgt_cmd *nkv_tgt_aer_take(struct nkv_tgt_ctrl *c)
+{
+	struct nkv_tgt_cmd *cmd = c->aer_head;
+
+	if (!cmd)
+		return NULL;
+	c->aer_head = cmd->next;
+	if (!c->aer_head)
+		c->aer_tail = NULL;
+	c->naer--;
+	return cmd;
+}
+
+/* A ring controller's held AERs belong to an admin SQ that is gone by
+ * now: dropped; a capsule controller's go back to their transport. */
+void nkv_tgt_aer_flush(struct nkv_tgt_ctrl *c, uint16_t status)
+{
+	struct nkv_tgt_cmd *cmd;
+
+	while ((cmd = nkv_tgt_aer_take(c))) {
+		cmd->status = status;
+		if (cmd->req)
+			nkv_tgt_complete(c, cmd);
+		else
+			nkv_tgt_cmd_put(c, cmd);
+	}
+}
+
+uint32_t nkv_tgt_ctrl_aers(const struct nkv_tgt_ctrl *c)
+{
+	return c->naer;
+}
+
+int nkv_tgt_ctrl_aer_event(struct nkv_tgt_ctrl *c, uint32_t dw0)
+{
+	struct nkv_tgt_cmd *cmd = nkv_tgt_aer_take(c);
+
+	if (!cmd)
+		return -ENOENT;
+	cmd->status = 0;
+	cmd->dw0 = dw0;
+	nkv_tgt_complete(c, cmd);
+	return 0;
+}
+
 void nkv_tgt_admin_exec(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 {
+	if (nkv_sqe_opc(&cmd->sqe) == NKV_ADM_ASYNC_EVENT) {
+		if (nkv_tgt_aer_hold(c, cmd))
+			return;
+		cmd->status = nkv_tgt_cs(NKV_SC_AER_LIMIT);
+		nkv_tgt_complete(c, cmd);
+		return;
+	}
 	cmd->status = nkv_tgt_admin_dispatch(c, cmd);
 	cmd->iovcnt = 0;
 	if ((c->quirks & NKV_TGT_QUIRK_FAIL_ON_CREATE_SQ) &&

@@ -20,6 +20,8 @@
 #include "ctrl.h"
 #include "dma.h"
 #include "memguard.h"
+#include "nvmf/fabrics.h"
+#include "req.h"
 #include "stats.h"
 
 #define NKV_TGT_BURST 32u	/* SQEs fetched from one SQ per pass (fairness) */
@@ -30,6 +32,7 @@
 #define NKV_TGT_IOV_INLINE 8
 
 struct nkv_subsys {
+	int discovery;			/* the discovery subsystem (fabrics.c) */
 	char sn[20];
 	char mn[40];
 	char subnqn[256];
@@ -42,6 +45,8 @@ struct nkv_tgt_cmd {
 	struct nkv_tgt_ctrl *ctrl;
 	struct nkv_tgt_cmd *next;	/* hand-off stack, CQ pending or free list */
 	struct nkv_tgt_cmd *iprev;	/* in-flight list (dma_busy, destroy) */
+	struct nkv_tgt_req *req;	/* a capsule transport's request, or NULL:
+					 * data from req->iov, result to req->done */
 	struct nkv_tgt_cmd *inext;
 	struct nkv_sqe sqe;
 	uint64_t epoch;			/* the SQ's epoch at fetch */
@@ -144,6 +149,18 @@ struct nkv_tgt_ctrl {
 	/* Features. */
 	uint32_t kv_config;
 
+	/* Capsule transports (req.h): no rings, no doorbells. */
+	int capsule;
+	int dropping;			/* being destroyed: results go nowhere */
+	struct nkv_tgt_fab *fab;	/* the fabric that created it (fabrics.c) */
+	uint8_t *qconn;			/* index = qid: a connection holds it */
+	uint32_t kato_ms;		/* Keep Alive Timeout from Connect; 0: none */
+	uint64_t ka_last_ns;		/* last Keep Alive (or the Connect) */
+	char hostnqn[256];
+	struct nkv_tgt_cmd *aer_head;	/* held Asynchronous Event Requests */
+	struct nkv_tgt_cmd *aer_tail;
+	uint32_t naer;
+
 	/* Commands. */
 	struct nkv_tgt_cmd *free_cmds;
 	uint32_t nfree;			/* on free_cmds */
@@ -229,6 +246,8 @@ void nkv_tgt_data_start(struct nkv_tgt_cmd *cmd, int list);
 void nkv_tgt_data_end(struct nkv_tgt_cmd *cmd);
 
 /* admin.c */
+/* Complete (capsule) or drop (rings) every held AER with status. */
+void nkv_tgt_aer_flush(struct nkv_tgt_ctrl *c, uint16_t status);
 void nkv_tgt_admin_exec(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd);
 
 /* io_kv.c / io_nvm.c: validate, resolve, submit (or complete with error). */
@@ -238,6 +257,14 @@ uint16_t nkv_tgt_kv_prep(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 			 struct nkv_be *be);
 uint16_t nkv_tgt_nvm_prep(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 			  struct nkv_be *be);
+
+/* fabrics.c */
+/* A Fabrics command (opcode 7Fh) on a capsule controller's queue:
+ * Property Get/Set, a second Connect. Completes req. */
+void nkv_tgt_fab_cmd(struct nkv_tgt_ctrl *c, struct nkv_tgt_req *req);
+/* The Discovery log page of c's fabric into a new buffer (*size bytes,
+ * the caller frees). 0 or an NVMe status. */
+uint16_t nkv_tgt_fab_disc_log(struct nkv_tgt_ctrl *c, uint8_t **buf, uint64_t *size);
 
 /* stats.c */
 void nkv_tgt_stat_cmd(struct nkv_tgt_ctrl *c, const struct nkv_tgt_cmd *cmd);

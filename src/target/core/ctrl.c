@@ -13,6 +13,7 @@
 #include <sys/eventfd.h>
 
 #include "core.h"
+#include "poller.h"
 
 /* Space-padded Identify string. */
 static void nkv_tgt_pad(char *dst, size_t n, const char *src)
@@ -156,6 +157,12 @@ static void nkv_tgt_ctrl_free(struct nkv_tgt_ctrl *c)
 {
 	if (c->wake_fd >= 0)
 		close(c->wake_fd);
+	if (c->capsule) {
+		/* The stand-ins create_capsule made for rings it never has. */
+		nkv_dma_destroy(c->dma);
+		free((void *)(uintptr_t)c->db);
+		free(c->qconn);
+	}
 	free(c->sq);
 	free(c->cq);
 	free(c->qstats);
@@ -225,6 +232,7 @@ void nkv_tgt_ctrl_destroy(struct nkv_tgt_ctrl *c)
 
 	if (!c)
 		return;
+	c->dropping = 1;	/* the transport frees its requests itself */
 	nkv_tgt_ctrl_reset(c);
 	nkv_tgt_wait_inflight(c);
 	if (c->inflight)
@@ -234,6 +242,112 @@ void nkv_tgt_ctrl_destroy(struct nkv_tgt_ctrl *c)
 		free(cmd);
 	}
 	nkv_tgt_ctrl_free(c);
+}
+
+/*
+ * A capsule controller still needs a DMA space and a doorbell page for
+ * the code it shares with ring controllers (both stay empty: nothing is
+ * ever mapped, no queue is ever created in client memory).
+ */
+struct nkv_tgt_ctrl *nkv_tgt_ctrl_create_capsule(struct nkv_subsys *ss,
+						 const struct nkv_tgt_ctrl_opts *opts)
+{
+	struct nkv_tgt_ctrl_opts d;
+	struct nkv_tgt_bar0_layout l;
+	struct nkv_dma *dma;
+	struct nkv_tgt_ctrl *c;
+	uint32_t *db;
+
+	if (!ss || nkv_tgt_ctrl_opts_resolve(opts, &d) || nkv_tgt_ctrl_layout(&d, &l))
+		return NULL;
+	dma = nkv_dma_create();
+	db = calloc(1, l.db_bytes);
+	c = dma && db ? nkv_tgt_ctrl_create(ss, dma, db, &d) : NULL;
+	if (!c) {
+		nkv_dma_destroy(dma);
+		free(db);
+		return NULL;
+	}
+	c->capsule = 1;
+	c->qconn = calloc(c->max_ioq + 1, 1);
+	if (!c->qconn) {
+		nkv_tgt_ctrl_destroy(c);
+		return NULL;
+	}
+	c->ka_last_ns = nkv_tgt_now_ns();
+	return c;
+}
+
+static void nkv_tgt_req_reply(struct nkv_tgt_req *req, uint16_t status)
+{
+	req->status = status;
+	req->done(req);
+}
+
+int nkv_tgt_ctrl_exec(struct nkv_tgt_ctrl *c, struct nkv_tgt_req *req)
+{
+	struct nkv_tgt_cmd *cmd;
+
+	if (!c->capsule || req->qid > c->max_ioq || req->iovcnt < 0 ||
+	    req->iovcnt > NKV_TGT_REQ_IOV || !req->done)
+		return -EINVAL;
+	req->status = 0;
+	req->dw0 = req->dw1 = 0;
+	req->produced = 0;
+	if (nkv_sqe_opc(&req->sqe) == NKV_NVMF_OPC) {
+		nkv_tgt_fab_cmd(c, req);
+		return 0;
+	}
+	/* Until CC.EN = 1 made it ready only Fabrics commands make sense. */
+	if (!(c->csts & NKV_CSTS_RDY) || c->failed || (req->qid && !c->qconn[req->qid])) {
+		nkv_tgt_req_reply(req, nkv_tgt_sc(NKV_SC_CMD_SEQ_ERROR));
+		return 0;
+	}
+	cmd = nkv_tgt_cmd_get(c);
+	if (!cmd) {
+		nkv_tgt_req_reply(req, nkv_tgt_sc(NKV_SC_INTERNAL));
+		return 0;
+	}
+	cmd->sqe = req->sqe;
+	cmd->sqid = cmd->cqid = req->qid;
+	cmd->req = req;
+	if (req->qid == 0)
+		nkv_tgt_admin_exec(c, cmd);
+	else
+		nkv_tgt_io_exec(c, cmd);
+	return 0;
+}
+
+/* A capsule command's result goes to its request, not to a CQ. */
+static void nkv_tgt_req_complete(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
+{
+	struct nkv_tgt_req *req = cmd->req;
+
+	nkv_tgt_stat_cmd(c, cmd);
+	if (cmd->status)
+		nkv_tgt_errlog_add(c, cmd);
+	req->status = cmd->status;
+	req->dw0 = cmd->dw0;
+	req->produced = cmd->status ? 0 : cmd->produced;
+	nkv_tgt_cmd_put(c, cmd);
+	if (!c->dropping)
+		req->done(req);
+}
+
+int nkv_tgt_ctrl_kato_expired(const struct nkv_tgt_ctrl *c, uint64_t now_ns)
+{
+	return c->kato_ms && now_ns > c->ka_last_ns &&
+	       now_ns - c->ka_last_ns > (uint64_t)c->kato_ms * 1000000ull;
+}
+
+const char *nkv_tgt_ctrl_hostnqn(const struct nkv_tgt_ctrl *c)
+{
+	return c->hostnqn;
+}
+
+uint16_t nkv_tgt_ctrl_cntlid(const struct nkv_tgt_ctrl *c)
+{
+	return c->cntlid;
 }
 
 int nkv_tgt_ctrl_wake_fd(const struct nkv_tgt_ctrl *c)
@@ -355,6 +469,10 @@ void nkv_tgt_complete(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 	struct nkv_tgt_sq *sq = &c->sq[cmd->sqid];
 	struct nkv_tgt_cq *cq = &c->cq[cmd->cqid];
 
+	if (cmd->req) {
+		nkv_tgt_req_complete(c, cmd);
+		return;
+	}
 	if (!sq->live || sq->epoch != cmd->epoch || !cq->live) {
 		nkv_tgt_cmd_put(c, cmd);
 		return;

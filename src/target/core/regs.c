@@ -39,6 +39,7 @@ void nkv_tgt_ctrl_reset(struct nkv_tgt_ctrl *c)
 	for (q = 0; q <= c->max_ioq; q++)
 		if (c->cq[q].live)
 			nkv_tgt_cq_delete(c, (uint16_t)q);
+	nkv_tgt_aer_flush(c, nkv_tgt_sc(NKV_SC_ABORTED_SQ_DELETION));
 	c->csts = 0;
 	c->cc = 0;
 	c->failed = NULL;
@@ -60,6 +61,8 @@ static int nkv_tgt_cc_valid(struct nkv_tgt_ctrl *c, uint32_t cc)
 		return 0;
 	if (nkv_cc_iosqes(cc) != 6 || nkv_cc_iocqes(cc) != 4)
 		return 0;
+	if (c->capsule)
+		return 1;	/* its admin queue is a connection, not memory */
 	if (sqs < 2 || cqs < 2 || sqs > c->mqes || cqs > c->mqes)
 		return 0;
 	if ((c->asq | c->acq) & (c->page_size - 1))
@@ -92,7 +95,7 @@ static int nkv_tgt_admin_create(struct nkv_tgt_ctrl *c)
 
 static void nkv_tgt_enable(struct nkv_tgt_ctrl *c, uint32_t cc)
 {
-	if (!nkv_tgt_cc_valid(c, cc) || !nkv_tgt_admin_create(c)) {
+	if (!nkv_tgt_cc_valid(c, cc) || (!c->capsule && !nkv_tgt_admin_create(c))) {
 		c->cc = cc;	/* EN reads back 1; RDY stays 0 */
 		NKV_TGT_TRACE(c, "enable refused: cc %#x aqa %#x", cc, c->aqa);
 		nkv_tgt_ctrl_fail(c, "enable_refused(CC_or_admin_queue_registers_invalid)");

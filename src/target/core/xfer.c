@@ -70,6 +70,30 @@ static int nkv_tgt_dptr_walk(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd, ui
 	return nkv_dma_sgl_to_iov(c->dma, &sgl1, len, prot, segs, stable);
 }
 
+/* A capsule request's data: the first len bytes of the buffers its
+ * transport gave (fewer: the data is shorter than the command says). */
+static int nkv_tgt_req_dptr(struct nkv_tgt_cmd *cmd, uint64_t len)
+{
+	const struct nkv_tgt_req *req = cmd->req;
+	int i, n = 0;
+
+	_Static_assert(NKV_TGT_REQ_IOV <= NKV_TGT_IOV_INLINE, "a request's buffers fit inline");
+	for (i = 0; i < req->iovcnt && len; i++) {
+		uint64_t take = req->iov[i].iov_len < len ? req->iov[i].iov_len : len;
+
+		if (!take)
+			continue;
+		cmd->iov[n].iov_base = req->iov[i].iov_base;
+		cmd->iov[n++].iov_len = take;
+		len -= take;
+	}
+	if (len)
+		return nkv_tgt_sc(NKV_SC_SGL_DATA_LEN_INVALID);
+	cmd->iovcnt = n;
+	cmd->stable = 1;	/* the transport's buffers stay until done() */
+	return 0;
+}
+
 /* Resolve the command's data pointer into cmd->iov. 0 or an NVMe status. */
 int nkv_tgt_cmd_dptr(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 		     uint64_t len, uint32_t prot, uint64_t rd_head)
@@ -80,6 +104,8 @@ int nkv_tgt_cmd_dptr(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 
 	if (len > c->max_xfer)
 		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
+	if (cmd->req)
+		return nkv_tgt_req_dptr(cmd, len);
 	n = nkv_tgt_dptr_walk(c, cmd, len, prot, &segs, &stable);
 	/* Scattered data took a heap array: the command frees it at put. */
 	cmd->iov = segs.iov;
