@@ -75,13 +75,13 @@ stop_target() {
 start_target() {
 	local t=$BUILD/bin/nkv-target i
 	make -s -j2 BUILD="$BUILD" "$t" "$BUILD/bin/nkv-admin" >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; return 1; }
-	"$t" --help 2>&1 | grep -q -- "--listen" || return 2
+	[[ $("$t" --help 2>&1) == *"--listen tcp"* ]] || return 2
 	rm -f "$OUT/target.log"
 	"$t" --listen tcp:127.0.0.1:0 --nqn "$NQN" --socket "$OUT/nkv.sock" --backend mem \
 		--capacity 64M >"$OUT/target.log" 2>&1 &
 	TGT_PID=$!
 	for i in $(seq 100); do
-		PORT=$(sed -n 's/.*listening on tcp:127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$OUT/target.log" | head -1)
+		PORT=$(sed -n "s/.*event=tcp_listening addr=127\.0\.0\.1 port=\([0-9][0-9]*\).*/\1/p" "$OUT/target.log" | head -1)
 		[ -n "$PORT" ] && return 0
 		kill -0 "$TGT_PID" 2>/dev/null || break
 		sleep 0.1
@@ -98,7 +98,10 @@ free_port() {
 
 boot() {
 	local fwd append="console=ttyS0 quiet panic=-1 nkv_mode=tcp"
-	fwd=",guestfwd=tcp:10.0.2.100:4420-cmd:socat -lf $OUT/socat.log - TCP:127.0.0.1:${PORT:-9}"
+	# Each connection's bytes, both ways, for tests/vm/tcp_pdus.py.
+	rm -rf "$OUT/pdus" && mkdir -p "$OUT/pdus"
+	fwd=",guestfwd=tcp:10.0.2.100:4420-cmd:sh -c 'c=\$(date +%s%N).\$\$; exec socat -lf $OUT/socat.log"
+	fwd="$fwd -r $OUT/pdus/h2c.\$c -R $OUT/pdus/c2h.\$c - TCP:127.0.0.1:${PORT:-9}'"
 	# The nvmet-fwd case's round trip: guestfwd out, hostfwd back in.
 	fwd="$fwd,guestfwd=tcp:10.0.2.100:4421-cmd:socat -lf $OUT/socat.log - TCP:127.0.0.1:$FWD_PORT"
 	fwd="$fwd,hostfwd=tcp:127.0.0.1:$FWD_PORT-10.0.2.15:4420"
@@ -190,6 +193,10 @@ FWD_PORT=$(free_port)
 boot
 grep -a -E "^(--- case|NKV-|tcp-|timeout)" "$OUT/tcp.log" | tr -d '\r' | sed "s/^/  [tcp] /"
 parse
+if [ -n "$TGT_PID" ]; then
+	echo "what the kernel's host sent nkv-target (tests/vm/tcp_pdus.py):"
+	python3 tests/vm/tcp_pdus.py "$OUT/pdus" | sed "s/^/  [pdus] /"
+fi
 if [ -z "$TGT_PID" ]; then
 	report target-alive SKIP "$NO_TCP"
 else

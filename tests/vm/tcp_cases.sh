@@ -104,16 +104,16 @@ case_list_subsys() {	# ADDR PORT NQN
 case_id_ctrl() {	# NQN
 	nvme id-ctrl "/dev/$CTRL" > /tmp/idc.out 2>&1
 	r=$?
-	grep -E "^(vid|sn|mn|fr|cntlid|ver|ctratt|cntrltype|oncs|sgls|ioccsz|iorcsz|icdoff|msdbd|subnqn|kas|maxcmd|nn|mdts) " /tmp/idc.out |
+	grep -E "^(vid|sn|mn|fr|lpa|cntlid|ver|ctratt|cntrltype|oncs|sgls|ioccsz|iorcsz|icdoff|msdbd|subnqn|kas|maxcmd|nn|mdts) " /tmp/idc.out |
 		sed "s/^/tcp-id-ctrl: /"
 	[ $r -eq 0 ] && grep -q "^subnqn *: $1\$" /tmp/idc.out
 }
 
-case_ns_descs() {	# CSI
+case_ns_descs() {	# CSI (nvme-cli prints it in hex from 0x1 on)
 	nvme ns-descs "/dev/$CTRL" -n 1 > /tmp/nsd.out 2>&1
 	r=$?
 	say /tmp/nsd.out
-	[ $r -eq 0 ] && grep -q "^csi *: *$1\$" /tmp/nsd.out
+	[ $r -eq 0 ] && grep -qE "^csi *: *(0x)?$1\$" /tmp/nsd.out
 }
 
 # Identify CNS 05h, CSI 01h (CDW11 bits 31:24): the KV namespace data.
