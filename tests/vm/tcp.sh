@@ -130,14 +130,26 @@ check_id_ctrl() {
 	report id-ctrl PASS
 }
 
+# Why the kernel took no namespace, from the recorded commands: Linux
+# (6.1, 6.12) reads the Commands Supported and Effects log (LID 05h) for
+# the namespace's command set before it sets up a namespace whose CSI is
+# not 0, and drops the namespace silently when that fails.
+why_no_ns() {
+	local l
+	l=$(python3 tests/vm/tcp_pdus.py "$OUT/pdus" | grep -m1 "GetLogPage LID 05h CSI 1 .*-> SCT")
+	[ -z "$l" ] || echo "; nkv-target answered ${l#*: }"
+}
+
 parse() {
 	local log=$OUT/tcp.log c r
 	for c in $SELF_CASES $NKV_CASES dmesg; do
-		r=$(tr -d '\r' <"$log" 2>/dev/null | sed -n "s/^NKV-CASE $c \(PASS\|FAIL\)$/\1/p" | tail -1)
+		r=$(tr -d '\r' <"$log" 2>/dev/null | sed -n "s/^NKV-CASE $c \(PASS\|FAIL\|SKIP\)\( .*\)\{0,1\}$/\1\2/p" | tail -1)
 		if [ "$c" = id-ctrl ] && [ "$r" = PASS ]; then
 			check_id_ctrl
+		elif [ "$c" = kv-io ] && [ "${r%% *}" = SKIP ]; then
+			report "$c" SKIP "${r#SKIP }$(why_no_ns)"
 		elif [ -n "$r" ]; then
-			report "$c" "$r"
+			report "$c" "${r%% *}" "$(sed -n 's/^[A-Z]* //p' <<<"$r")"
 		elif [ -z "$TGT_PID" ] && [[ " $NKV_CASES " == *" $c "* ]]; then
 			report "$c" SKIP "$NO_TCP"
 		else
