@@ -29,7 +29,7 @@ NQN=nqn.2026-11.io.nkv:vm-tcp
 # Guest cases against the guest's own nvmet, then against nkv-target;
 # target-alive is the host's own check after the boot.
 SELF_CASES="modules nvmet-setup nvmet-discover nvmet-connect nvmet-list-subsys nvmet-id-ctrl nvmet-ns-descs nvmet-disconnect nvmet-fwd nvmet-digest"
-NKV_CASES="discover connect list-subsys id-ctrl ns-descs kv-identify kv-ns kv-io disconnect rediscover digest"
+NKV_CASES="discover connect list-subsys id-ctrl ns-descs kv-identify kv-ns kv-io disconnect rediscover digest keep-alive"
 all_cases() {
 	echo $SELF_CASES $NKV_CASES target-alive dmesg
 }
@@ -140,12 +140,25 @@ why_no_ns() {
 	[ -z "$l" ] || echo "; nkv-target answered ${l#*: }"
 }
 
+# keep-alive: the kernel's Keep Alive commands, each answered.
+check_keep_alive() {
+	local n
+	n=$(python3 tests/vm/tcp_pdus.py "$OUT/pdus" | grep -c ": KeepAlive -> ok")
+	if [ "$n" -ge 2 ]; then
+		report keep-alive PASS
+	else
+		report keep-alive FAIL "$n Keep Alive commands answered, 2 or more expected in 4 s"
+	fi
+}
+
 parse() {
 	local log=$OUT/tcp.log c r
 	for c in $SELF_CASES $NKV_CASES dmesg; do
 		r=$(tr -d '\r' <"$log" 2>/dev/null | sed -n "s/^NKV-CASE $c \(PASS\|FAIL\|SKIP\)\( .*\)\{0,1\}$/\1\2/p" | tail -1)
 		if [ "$c" = id-ctrl ] && [ "$r" = PASS ]; then
 			check_id_ctrl
+		elif [ "$c" = keep-alive ] && [ "$r" = PASS ]; then
+			check_keep_alive
 		elif [ "$c" = kv-io ] && [ "${r%% *}" = SKIP ]; then
 			report "$c" SKIP "${r#SKIP }$(why_no_ns)"
 		elif [ -n "$r" ]; then

@@ -106,7 +106,7 @@ case_list_subsys() {	# ADDR PORT NQN
 case_id_ctrl() {	# NQN
 	nvme id-ctrl "/dev/$CTRL" > /tmp/idc.out 2>&1
 	r=$?
-	grep -E "^(vid|sn|mn|fr|lpa|cntlid|ver|ctratt|cntrltype|oncs|sgls|ioccsz|iorcsz|icdoff|msdbd|subnqn|kas|maxcmd|nn|mdts) " /tmp/idc.out |
+	grep -E "^(vid|sn|mn|fr|lpa|oaes|cntlid|ver|ctratt|cntrltype|oncs|sgls|ioccsz|iorcsz|icdoff|msdbd|subnqn|kas|maxcmd|nn|mdts) " /tmp/idc.out |
 		sed "s/^/tcp-id-ctrl: /"
 	[ $r -eq 0 ] && grep -q "^subnqn *: $1\$" /tmp/idc.out
 }
@@ -223,6 +223,24 @@ case_kv_io() {
 	[ $r -eq 0 ] && cmp /tmp/v /tmp/got
 }
 
+# Keep Alive: a 2 s KATO (-k 2); the kernel sends Keep Alive within it
+# (the host counts them in the recorded stream) and the controller is
+# still live after 4 s, then disconnects.
+case_keep_alive() {	# ADDR PORT NQN
+	nvme connect -t tcp -a "$1" -s "$2" -n "$3" -k 2 > /tmp/ka.out 2>&1
+	r=$?
+	say /tmp/ka.out
+	[ $r -eq 0 ] || return 1
+	CTRL=$(ctrl_of "$3")
+	[ -n "$CTRL" ] || return 1
+	sleep 4
+	s=$(cat /sys/class/nvme/$CTRL/state)
+	echo "tcp-info: $CTRL after 4 s with a 2 s KATO: $s"
+	nvme disconnect -n "$3" > /tmp/ka.out 2>&1 || r=1
+	say /tmp/ka.out
+	[ $r -eq 0 ] && [ "$s" = live ]
+}
+
 wait_blk() {
 	i=0
 	while [ ! -b "$1" ] && [ $i -lt 50 ]; do
@@ -261,6 +279,7 @@ run_boot() {
 		run_case disconnect case_disconnect "$NQN"
 		run_case rediscover case_discover $NKV_ADDR $NKV_PORT "$NQN"
 		run_case digest case_digest $NKV_ADDR $NKV_PORT "$NQN"
+		run_case keep-alive case_keep_alive $NKV_ADDR $NKV_PORT "$NQN"
 	fi
 	run_case dmesg case_dmesg
 }
