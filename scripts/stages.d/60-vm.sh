@@ -9,7 +9,7 @@
 # power-loss round of the rocksdb backend (tests/vm/powerloss.sh 1, about
 # 30-60 s; docs/target.md runs 20 by hand). Stage vm-tcp is the kernel's
 # NVMe/TCP host (nvme-tcp, nvme-cli) against the guest's own nvmet and
-# against nkv-target on this host (tests/vm/tcp.sh, about 15 s); it needs
+# against nkv-target on this host (tests/vm/tcp.sh, about 20 s); it needs
 # neither linux-headers nor the module, and skips by name without
 # nvme-cli or socat; its nkv cases skip by name while nkv-target has no
 # TCP listener.

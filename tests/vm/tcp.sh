@@ -9,8 +9,10 @@
 # the guest reaches it through QEMU user networking with restrict=on and
 # one guestfwd, 10.0.2.100:4420, whose "cmd:" form starts one socat per
 # guest connection (a chardev guestfwd would serve only the first, and
-# NVMe/TCP opens one connection per queue). Guest cases (tests/vm/
-# tcp_cases.sh) print "NKV-CASE name PASS|FAIL"; this prints
+# NVMe/TCP opens one connection per queue); each socat records its
+# connection both ways, and tests/vm/tcp_pdus.py prints every command the
+# kernel sent and its status. Guest cases (tests/vm/tcp_cases.sh) print
+# "NKV-CASE name PASS|FAIL|SKIP [reason]"; this prints
 #   NKV-VM tcp-<case> PASS|FAIL|SKIP [reason]
 # and ends "N passed, N failed, N skipped". Exit 0 only if nothing failed.
 #
@@ -164,7 +166,7 @@ parse() {
 		elif [ -n "$r" ]; then
 			report "$c" "${r%% *}" "$(sed -n 's/^[A-Z]* //p' <<<"$r")"
 		elif [ -z "$TGT_PID" ] && [[ " $NKV_CASES " == *" $c "* ]]; then
-			report "$c" SKIP "$NO_TCP"
+			report "$c" "$NO_TCP_RESULT" "$NO_TCP"
 		else
 			report "$c" FAIL "no result (guest log $log)"
 		fi
@@ -210,9 +212,12 @@ mkdir -p "$OUT"
 make_initramfs || { echo "initramfs failed"; exit 1; }
 start_target
 case $? in
-0) echo "nkv-target $TGT_PID on 127.0.0.1:$PORT" ;;
-2) NO_TCP="$BUILD/bin/nkv-target has no --listen (no TCP transport)" ;;
-*) NO_TCP="nkv-target did not start" ;;
+0)
+	echo "nkv-target $TGT_PID on 127.0.0.1:$PORT"
+	trap stop_target EXIT
+	;;
+2) NO_TCP="$BUILD/bin/nkv-target has no --listen (no TCP transport)" NO_TCP_RESULT=SKIP ;;
+*) NO_TCP="nkv-target did not build or start" NO_TCP_RESULT=FAIL ;;
 esac
 FWD_PORT=$(free_port)
 boot
@@ -223,7 +228,7 @@ if [ -n "$TGT_PID" ]; then
 	python3 tests/vm/tcp_pdus.py "$OUT/pdus" | sed "s/^/  [pdus] /"
 fi
 if [ -z "$TGT_PID" ]; then
-	report target-alive SKIP "$NO_TCP"
+	report target-alive "$NO_TCP_RESULT" "$NO_TCP"
 else
 	check_alive
 fi
