@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # Shared by the VM runners (tests/vm/run.sh, tests/vm/tcp.sh): result
 # lines, the Debian kernel, its modules for the initramfs, and a QEMU run
 # with a hard timeout. Sourced, not run. The runner sets TAG, OUT, TIMEOUT

@@ -20,7 +20,7 @@
 # Env: BUILD (build root, default build), NKV_VM_TIMEOUT (s for the boot,
 # 120), NKV_KERNEL (a version under /lib/modules with an image in /boot).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 BUILD=${BUILD:-build}
 OUT=$BUILD/vm-tcp
 TIMEOUT=${NKV_VM_TIMEOUT:-120}
@@ -75,14 +75,14 @@ stop_target() {
 # start_target: nkv-target on 127.0.0.1, an ephemeral port; sets PORT
 # from its log. Returns 2 when this nkv-target has no TCP listener.
 start_target() {
-	local t=$BUILD/bin/nkv-target i
+	local t=$BUILD/bin/nkv-target
 	make -s -j2 BUILD="$BUILD" "$t" "$BUILD/bin/nkv-admin" >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; return 1; }
 	[[ $("$t" --help 2>&1) == *"--listen tcp"* ]] || return 2
 	rm -f "$OUT/target.log"
 	"$t" --listen tcp:127.0.0.1:0 --nqn "$NQN" --socket "$OUT/nkv.sock" --backend mem \
 		--capacity 64M >"$OUT/target.log" 2>&1 &
 	TGT_PID=$!
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		PORT=$(sed -n "s/.*event=tcp_listening addr=127\.0\.0\.1 port=\([0-9][0-9]*\).*/\1/p" "$OUT/target.log" | head -1)
 		[ -n "$PORT" ] && return 0
 		kill -0 "$TGT_PID" 2>/dev/null || break

@@ -130,12 +130,16 @@ case_kv_identify() {
 # A KV namespace is no block device: nvme-core scans it, warns about its
 # command set and makes no nvmeXnY; the dmesg lines say what it did.
 case_kv_ns() {
-	sleep 1
-	dmesg | grep -E "nvme|$CTRL" | sed "s/^/tcp-dmesg: /"
-	ls /sys/class/nvme/$CTRL/ | grep -E "^nvme[0-9]+c?[0-9]*n" | sed "s/^/tcp-info: namespace node /"
-	ls /dev | grep -E "^nvme[0-9]+n" | sed "s/^/tcp-info: block node \/dev\//"
-	ls /dev | grep -E "^ng[0-9]+n" | sed "s/^/tcp-info: generic node \/dev\//"
-	! ls /dev | grep -qE "^nvme[0-9]+n1\$"
+	sleep 1	# the namespace scan runs after connect returns
+	dmesg | grep "nvme $CTRL:" | tail -4 | sed "s/^/tcp-dmesg: /"
+	for d in /sys/class/nvme/$CTRL/nvme*n* /dev/ng*n*; do
+		[ -e "$d" ] && echo "tcp-info: namespace node $d"
+	done
+	blk=0
+	for d in /dev/nvme*n*; do
+		[ -b "$d" ] && echo "tcp-info: block device $d" && blk=1
+	done
+	[ $blk -eq 0 ]
 }
 
 case_disconnect() {	# NQN
@@ -200,7 +204,10 @@ case_digest() {	# ADDR PORT NQN
 # /dev/ngXnY) they go there; where it did not, the kernel refuses them
 # on the controller node (ENOTTY) before anything is sent: SKIP (2).
 case_kv_io() {
-	ng=$(ls /dev | grep -E "^ng[0-9]+n1\$" | head -1)
+	ng=
+	for d in /dev/ng*n1; do
+		[ -c "$d" ] && ng=${d#/dev/} && break
+	done
 	dev=/dev/$CTRL
 	[ -n "$ng" ] && dev=/dev/$ng
 	echo "tcp-info: generic namespace node: ${ng:-none}; commands to $dev"
