@@ -138,7 +138,9 @@ check_id_ctrl() {
 # not 0, and drops the namespace silently when that fails.
 why_no_ns() {
 	local l
-	l=$(python3 tests/vm/tcp_pdus.py "$OUT/pdus" | grep -m1 "GetLogPage LID 05h CSI 1 .*-> SCT")
+	# Read whole, then searched: grep -m1 in a pipe would cut the writer off.
+	l=$(python3 tests/vm/tcp_pdus.py "$OUT/pdus")
+	l=$(grep -m1 "GetLogPage LID 05h CSI 1 .*-> SCT" <<<"$l")
 	[ -z "$l" ] || echo "; nkv-target answered ${l#*: }"
 }
 
