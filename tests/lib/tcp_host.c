@@ -45,6 +45,9 @@ void th_close(struct th *t)
 	if (t->fd >= 0)
 		close(t->fd);
 	t->fd = -1;
+	free(t->rbuf);
+	t->rbuf = NULL;
+	t->rcap = 0;
 }
 
 int th_send(struct th *t, const void *buf, uint32_t len)
@@ -188,17 +191,14 @@ static int th_r2t(struct th *t, const uint8_t *buf, const void *h2c, uint32_t h2
 	return rc;
 }
 
-static uint8_t *th_buf(uint32_t need)
+static uint8_t *th_buf(struct th *t, uint32_t need)
 {
-	static __thread uint8_t *b;
-	static __thread uint32_t cap;
-
-	if (need > cap) {
-		free(b);
-		b = malloc(need);
-		cap = b ? need : 0;
+	if (need > t->rcap) {
+		free(t->rbuf);
+		t->rbuf = malloc(need);
+		t->rcap = t->rbuf ? need : 0;
 	}
-	return b;
+	return t->rbuf;
 }
 
 uint16_t th_cmd(struct th *t, struct nkv_sqe *s, const void *h2c, uint32_t h2c_len,
@@ -206,7 +206,7 @@ uint16_t th_cmd(struct th *t, struct nkv_sqe *s, const void *h2c, uint32_t h2c_l
 {
 	struct nkv_tcp_cmd cmd;
 	uint32_t dummy = 0, cap = (c2h_len > (1u << 20) ? c2h_len : (1u << 20)) + 4096;
-	uint8_t *buf = th_buf(cap);
+	uint8_t *buf = th_buf(t, cap);
 	const void *icd = head;
 	uint32_t icd_len = head_len;
 	int rc;
@@ -280,6 +280,7 @@ uint16_t th_connect(struct th *t, uint16_t qid, uint16_t cntlid, const char *hos
 		t->cntlid = (uint16_t)t->cqe.dw0;
 		t->qid = qid;
 		t->icd_max = qid ? TH_ICD_IO : 8192;
+		snprintf(t->subnqn, sizeof(t->subnqn), "%s", subnqn);
 	}
 	return st;
 }
@@ -328,7 +329,7 @@ int th_io(struct th *t, const struct th *admin, uint16_t qid)
 {
 	if (th_open(t, admin->port, 10000) || th_ic(t, admin->hdgst, admin->ddgst))
 		return -1;
-	return th_connect(t, qid, admin->cntlid, TH_HOSTNQN, TH_SUBNQN, 0) ? -1 : 0;
+	return th_connect(t, qid, admin->cntlid, TH_HOSTNQN, admin->subnqn, 0) ? -1 : 0;
 }
 
 /* A KV SQE: a key of 1..16 bytes inline, a longer one in head form (KL 0). */

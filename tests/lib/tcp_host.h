@@ -30,11 +30,14 @@ struct th {
 	uint16_t cid;
 	uint16_t cntlid;
 	uint16_t qid;
+	char subnqn[256];		/* what the admin queue connected to */
 	/* The last C2HData's flags, the last CapsuleResp's CQE. */
 	uint8_t c2h_flags;
 	struct nkv_cqe cqe;
 	/* The last C2HTermReq received (type 0: none). */
 	struct nkv_tcp_term term;
+	uint8_t *rbuf;			/* received PDUs (th_close frees it) */
+	uint32_t rcap;
 };
 
 /* TCP connect to 127.0.0.1:port, receive deadline ms. 0 or -errno. */
@@ -51,7 +54,7 @@ uint16_t th_prop_set(struct th *t, uint32_t ofst, uint32_t val);
 /* Open, IC, admin Connect, CC.EN = 1, wait for CSTS.RDY: 0 or -1. */
 int th_admin(struct th *t, uint16_t port, int hdgst, int ddgst, const char *subnqn,
 	     uint32_t kato_ms);
-/* Open, IC, I/O Connect qid to admin's controller: 0 or -1. */
+/* Open, IC, I/O Connect qid to admin's controller (its subsystem): 0 or -1. */
 int th_io(struct th *t, const struct th *admin, uint16_t qid);
 
 /*

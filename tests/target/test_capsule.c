@@ -246,7 +246,7 @@ static void kv_sqe(struct nkv_sqe *s, uint8_t opc, const char *key, uint32_t cdw
 {
 	uint32_t kl = (uint32_t)strlen(key);
 
-	h_kv(s, opc, 1, kl <= 16 ? key : NULL, kl <= 16 ? kl : 0, cdw10, 0);
+	h_kv(s, opc, 1, key, kl <= 16 ? kl : 0, cdw10, 0);
 	s->cdw0 |= 1u << 14;	/* PSDT: SGLs, as a fabrics host sends */
 }
 

@@ -269,6 +269,11 @@ static void nkv_tcp_assoc_end(struct nkv_tcp_assoc *a, const char *why)
 			nkv_tcp_io_release(&c->slots[i]);
 		c->assoc = NULL;
 	}
+	for (c = a->zombies; c; c = c->znext) {
+		for (i = 0; i < NKV_TCP_SLOTS; i++)
+			nkv_tcp_io_release(&c->slots[i]);
+		c->zassoc = NULL;
+	}
 	for (pp = &s->assocs; *pp != a; pp = &(*pp)->next)
 		;
 	*pp = a->next;
@@ -292,8 +297,26 @@ void nkv_tcp_conn_end(struct nkv_tcp_conn *c, const char *why)
 	for (pp = &a->conns; *pp != c; pp = &(*pp)->anext)
 		;
 	*pp = c->anext;
+	c->assoc = NULL;
 	/* Commands the core still holds come back through done(): the
-	 * connection stays (dead) until they have. */
+	 * connection stays (dead) until they have, or its association ends. */
+	if (c->inflight) {
+		c->zassoc = a;
+		c->znext = a->zombies;
+		a->zombies = c;
+	}
+}
+
+static void nkv_tcp_zombie_unlink(struct nkv_tcp_conn *c)
+{
+	struct nkv_tcp_conn **pp;
+
+	if (!c->zassoc)
+		return;
+	for (pp = &c->zassoc->zombies; *pp != c; pp = &(*pp)->znext)
+		;
+	*pp = c->znext;
+	c->zassoc = NULL;
 }
 
 static int nkv_tcp_poll_ctrls(struct nkv_tcp_server *s)
@@ -336,6 +359,7 @@ static void nkv_tcp_reap(struct nkv_tcp_server *s)
 	while ((c = *pp)) {
 		if (c->dead && !c->inflight && !c->assoc) {
 			*pp = c->next;
+			nkv_tcp_zombie_unlink(c);
 			nkv_tcp_conn_free(c);
 		} else {
 			pp = &c->next;

@@ -58,7 +58,7 @@ struct nkv_tcp_io {
 /* One PDU (or its rest) on the send queue. */
 struct nkv_tcp_tx {
 	struct nkv_tcp_tx *next;
-	uint8_t hdr[NKV_TCP_HDR_MAX + 2 * NKV_TCP_DGST_LEN + 128];	/* header, digest, pad */
+	_Alignas(8) uint8_t hdr[NKV_TCP_HDR_MAX + 2 * NKV_TCP_DGST_LEN + 128];	/* header, digest, pad */
 	uint32_t hdr_len;
 	const uint8_t *data;		/* DATA, in a command's buffer */
 	uint32_t data_len;
@@ -95,7 +95,7 @@ struct nkv_tcp_conn {
 	uint32_t hpda_align;		/* C2H data alignment the host asked for */
 	/* Receive state: survives short reads. */
 	enum nkv_tcp_rx_state rx;
-	uint8_t hbuf[NKV_TCP_HDR_MAX + NKV_TCP_DGST_LEN];
+	_Alignas(8) uint8_t hbuf[NKV_TCP_HDR_MAX + NKV_TCP_DGST_LEN];	/* read as PDU structs */
 	uint32_t hgot;
 	struct nkv_tcp_layout lay;
 	uint32_t pad_left;
@@ -107,6 +107,11 @@ struct nkv_tcp_conn {
 	struct nkv_tcp_io *rx_cmd;	/* whose data is arriving */
 	/* The association. */
 	struct nkv_tcp_assoc *assoc;
+	/* An I/O connection that ended while the core held commands of it:
+	 * on its association's zombie list until they come back, or until
+	 * the association ends (its controller then never returns them). */
+	struct nkv_tcp_assoc *zassoc;
+	struct nkv_tcp_conn *znext;
 	uint16_t qid;
 	uint16_t sqhd;
 	uint32_t sqsize;
@@ -125,6 +130,7 @@ struct nkv_tcp_assoc {
 	struct nkv_tcp_assoc *next;
 	struct nkv_tgt_ctrl *ctrl;
 	struct nkv_tcp_conn *conns;	/* admin first */
+	struct nkv_tcp_conn *zombies;	/* ended I/O connections (zassoc) */
 	int wake_fd;
 };
 
