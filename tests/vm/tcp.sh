@@ -17,14 +17,18 @@
 # and ends "N passed, N failed, N skipped". Exit 0 only if nothing failed.
 #
 #   tests/vm/tcp.sh
-# Env: BUILD (build root, default build), NKV_VM_TIMEOUT (s for the boot,
-# 120), NKV_KERNEL (a version under /lib/modules with an image in /boot).
+# Env: BUILD (build root, default build), SAN (e.g. asan: the target and
+# nkv-admin built with make SAN=..., under BUILD/SAN), NKV_VM_TIMEOUT (s
+# for the boot, 120), NKV_KERNEL (a version under /lib/modules with an
+# image in /boot).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 BUILD=${BUILD:-build}
 OUT=$BUILD/vm-tcp
 TIMEOUT=${NKV_VM_TIMEOUT:-120}
 TAG=tcp-
+SAN=${SAN:-}
+BIN=$BUILD${SAN:+/$SAN}/bin
 NQN=nqn.2026-11.io.nkv:vm-tcp
 . tests/vm/lib.sh
 
@@ -33,7 +37,7 @@ NQN=nqn.2026-11.io.nkv:vm-tcp
 SELF_CASES="modules nvmet-setup nvmet-discover nvmet-connect nvmet-list-subsys nvmet-id-ctrl nvmet-ns-descs nvmet-disconnect nvmet-fwd nvmet-digest"
 NKV_CASES="discover connect list-subsys id-ctrl ns-descs kv-identify kv-ns kv-io disconnect rediscover digest keep-alive"
 all_cases() {
-	echo $SELF_CASES $NKV_CASES target-alive dmesg
+	echo $SELF_CASES $NKV_CASES target-alive target-exit dmesg
 }
 
 check_prereqs() {
@@ -64,19 +68,20 @@ make_initramfs() {
 	python3 tests/vm/mkcpio.py "$root" "$OUT/initramfs.cpio"
 }
 
-TGT_PID=
+TGT_PID= TGT_RC=
 stop_target() {
 	[ -n "$TGT_PID" ] || return 0
 	kill "$TGT_PID" 2>/dev/null
 	wait "$TGT_PID" 2>/dev/null
+	TGT_RC=$?
 	TGT_PID=
 }
 
 # start_target: nkv-target on 127.0.0.1, an ephemeral port; sets PORT
 # from its log. Returns 2 when this nkv-target has no TCP listener.
 start_target() {
-	local t=$BUILD/bin/nkv-target
-	make -s -j2 BUILD="$BUILD" "$t" "$BUILD/bin/nkv-admin" >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; return 1; }
+	local t=$BIN/nkv-target
+	make -s -j2 BUILD="$BUILD" SAN="$SAN" "$t" "$BIN/nkv-admin" >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; return 1; }
 	[[ $("$t" --help 2>&1) == *"--listen tcp"* ]] || return 2
 	rm -f "$OUT/target.log"
 	"$t" --listen tcp:127.0.0.1:0 --nqn "$NQN" --socket "$OUT/nkv.sock" --backend mem \
@@ -117,7 +122,7 @@ boot() {
 # them) are those nkv-admin reads over the same target's vfio-user socket.
 check_id_ctrl() {
 	local want got f
-	"$BUILD/bin/nkv-admin" info "vfio-user:$OUT/nkv.sock" >"$OUT/info.out" 2>&1 || {
+	"$BIN/nkv-admin" info "vfio-user:$OUT/nkv.sock" >"$OUT/info.out" 2>&1 || {
 		report id-ctrl FAIL "nkv-admin info: $(head -1 "$OUT/info.out")"
 		return
 	}
@@ -207,6 +212,20 @@ check_alive() {
 	fi
 }
 
+# SIGTERM: a clean shutdown, exit 0, and (under SAN) no sanitizer report,
+# leaks included, after the kernel's sessions.
+check_exit() {
+	stop_target
+	if [ "$TGT_RC" != 0 ]; then
+		report target-exit FAIL "exit status $TGT_RC after SIGTERM (log $OUT/target.log)"
+	elif grep -qE "Sanitizer|runtime error" "$OUT/target.log"; then
+		grep -E "Sanitizer|runtime error" "$OUT/target.log" | head -5
+		report target-exit FAIL "a sanitizer report ($OUT/target.log)"
+	else
+		report target-exit PASS
+	fi
+}
+
 mkdir -p "$OUT"
 check_prereqs
 OUT=$OUT/$KVER
@@ -218,7 +237,7 @@ case $? in
 	echo "nkv-target $TGT_PID on 127.0.0.1:$PORT"
 	trap stop_target EXIT
 	;;
-2) NO_TCP="$BUILD/bin/nkv-target has no --listen (no TCP transport)" NO_TCP_RESULT=SKIP ;;
+2) NO_TCP="$BIN/nkv-target has no --listen (no TCP transport)" NO_TCP_RESULT=SKIP ;;
 *) NO_TCP="nkv-target did not build or start" NO_TCP_RESULT=FAIL ;;
 esac
 FWD_PORT=$(free_port)
@@ -234,5 +253,9 @@ if [ -z "$TGT_PID" ]; then
 else
 	check_alive
 fi
-stop_target
+if [ -z "$TGT_PID" ]; then
+	report target-exit "$NO_TCP_RESULT" "$NO_TCP"
+else
+	check_exit
+fi
 finish
