@@ -149,10 +149,14 @@ why_no_ns() {
 	[ -z "$l" ] || echo "; nkv-target answered ${l#*: }"
 }
 
-# keep-alive: the kernel's Keep Alive commands, each answered.
+# keep-alive: the kernel's Keep Alive commands answered on one admin
+# connection (the case's: the one with the most).
 check_keep_alive() {
 	local n
-	n=$(python3 tests/vm/tcp_pdus.py "$OUT/pdus" | grep -c ": KeepAlive -> ok")
+	n=$(python3 tests/vm/tcp_pdus.py "$OUT/pdus")
+	n=$(grep ": KeepAlive -> ok" <<<"$n" | awk '{ print $2 }' | sort | uniq -c | sort -rn |
+		awk 'NR == 1 { print $1 }')
+	n=${n:-0}
 	if [ "$n" -ge 2 ]; then
 		report keep-alive PASS
 	else
