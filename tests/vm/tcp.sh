@@ -35,7 +35,7 @@ NQN=nqn.2026-11.io.nkv:vm-tcp
 # Guest cases against the guest's own nvmet, then against nkv-target;
 # target-alive is the host's own check after the boot.
 SELF_CASES="modules nvmet-setup nvmet-discover nvmet-connect nvmet-list-subsys nvmet-id-ctrl nvmet-ns-descs nvmet-disconnect nvmet-fwd nvmet-digest"
-NKV_CASES="discover connect list-subsys id-ctrl ns-descs kv-identify kv-ns kv-io disconnect rediscover digest keep-alive"
+NKV_CASES="restricted discover connect list-subsys id-ctrl ns-descs kv-identify kv-ns kv-io disconnect rediscover digest keep-alive"
 all_cases() {
 	echo $SELF_CASES $NKV_CASES target-alive target-exit dmesg
 }
@@ -112,7 +112,7 @@ boot() {
 	# The nvmet-fwd case's round trip: guestfwd out, hostfwd back in.
 	fwd="$fwd,guestfwd=tcp:10.0.2.100:4421-cmd:socat -lf $OUT/socat.log - TCP:127.0.0.1:$FWD_PORT"
 	fwd="$fwd,hostfwd=tcp:127.0.0.1:$FWD_PORT-10.0.2.15:4420"
-	[ -n "$TGT_PID" ] && append="$append nkv_nqn=$NQN"
+	[ -n "$TGT_PID" ] && append="$append nkv_nqn=$NQN nkv_hport=$PORT"
 	run_qemu tcp -accel tcg -nographic -m 512M -machine pc \
 		-kernel "/boot/vmlinuz-$KVER" -initrd "$OUT/initramfs.cpio" -append "$append" \
 		-netdev "user,id=n0,restrict=on$fwd" -device e1000,netdev=n0

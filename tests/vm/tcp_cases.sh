@@ -248,6 +248,17 @@ case_keep_alive() {	# ADDR PORT NQN
 	[ $r -eq 0 ] && [ "$s" = live ]
 }
 
+# restrict=on: the host's own port of nkv-target, through the gateway
+# alias 10.0.2.2 (which without restrict reaches the host's 127.0.0.1),
+# does not answer; only the guestfwd leads out.
+case_restricted() {	# HOSTPORT
+	if nc -w 2 10.0.2.2 "$1" < /dev/null > /dev/null 2>&1; then
+		echo "tcp-info: 10.0.2.2:$1 answered"
+		return 1
+	fi
+	echo "tcp-info: 10.0.2.2:$1 unreachable"
+}
+
 wait_blk() {
 	i=0
 	while [ ! -b "$1" ] && [ $i -lt 50 ]; do
@@ -275,6 +286,7 @@ run_boot() {
 	run_case nvmet-digest case_digest 127.0.0.1 4420 $SELF_NQN
 	NQN=$(arg nkv_nqn)
 	if [ -n "$NQN" ]; then
+		run_case restricted case_restricted "$(arg nkv_hport)"
 		run_case discover case_discover $NKV_ADDR $NKV_PORT "$NQN"
 		run_case connect case_connect $NKV_ADDR $NKV_PORT "$NQN"
 		run_case list-subsys case_list_subsys $NKV_ADDR $NKV_PORT "$NQN"
