@@ -56,3 +56,12 @@ $(B)/bench/pingpong-gpu: bench/pingpong_gpu.cu
 .PHONY: bench-compare
 bench-compare: $(B)/bin/nkv-bench $(B)/bin/nkv-target $(B)/bench/pingpong $(B)/bench/rados_loop $(B)/bench/rocks_loop
 	python3 bench/compare.py --build $(B) $(COMPARE_FLAGS)
+
+# bench/tcp/tcp_bench: nkv-target over NVMe/TCP on loopback beside a plain
+# TCP stream of the same bytes, in one run (docs/bench.md, "NVMe/TCP").
+# The host side is the test host (tests/lib/tcp_host.c) until issue 45's
+# initiator. Not installed: a measuring aid.
+$(B)/bench/tcp_bench: bench/tcp/tcp_bench.c tests/lib/tcp_host.c src/nvme-tcp/pdu.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $^ -o $@ $(LDFLAGS) -lisal
+bench-tools: $(B)/bench/tcp_bench

@@ -144,25 +144,46 @@ int th_ic(struct th *t, int hdgst, int ddgst)
 	return 0;
 }
 
-/* Where the C2H data of the PDU in buf goes; 0 or -EPROTO. */
-static int th_c2h(struct th *t, const uint8_t *buf, void *c2h, uint32_t c2h_len, uint32_t *got)
+/* A C2HData whose common header is in buf: the rest of its header, then
+ * its data straight into its place in c2h (checked against c2h_len
+ * first), then its data digest. 0 or -EPROTO. */
+static int th_c2h(struct th *t, uint8_t *buf, void *c2h, uint32_t c2h_len, uint32_t *got)
 {
 	const struct nkv_tcp_data *d = (const void *)buf;
-	uint32_t dd = d->ch.flags & NKV_TCP_F_DDGST ? 4 : 0, crc;
+	uint32_t hd = d->ch.flags & NKV_TCP_F_HDGST ? 4 : 0, dd = d->ch.flags & NKV_TCP_F_DDGST ? 4 : 0;
+	uint8_t pad[256];
+	uint32_t crc;
 
-	if ((uint64_t)d->datao + d->datal > c2h_len || d->ch.plen != d->ch.pdo + d->datal + dd)
+	if (d->ch.hlen != sizeof(*d) || d->ch.pdo < sizeof(*d) + hd ||
+	    d->ch.pdo - sizeof(*d) - hd > sizeof(pad) ||
+	    th_read(t, buf + 8, sizeof(*d) + hd - 8) <= 0 ||
+	    (uint64_t)d->datao + d->datal > c2h_len || d->ch.plen != d->ch.pdo + d->datal + dd)
 		return -EPROTO;
-	if (d->ch.flags & NKV_TCP_F_HDGST && !nkv_tcp_hdgst_ok(buf, d->ch.hlen))
+	if (hd && !nkv_tcp_hdgst_ok(buf, d->ch.hlen))
 		return -EPROTO;
-	if (dd) {
-		memcpy(&crc, buf + d->ch.pdo + d->datal, 4);
-		if (crc != nkv_tcp_crc32c(buf + d->ch.pdo, d->datal))
-			return -EPROTO;
-	}
-	memcpy((uint8_t *)c2h + d->datao, buf + d->ch.pdo, d->datal);
+	if (d->ch.pdo > sizeof(*d) + hd &&
+	    th_read(t, pad, d->ch.pdo - (uint32_t)sizeof(*d) - hd) <= 0)
+		return -EPROTO;
+	if (d->datal && th_read(t, (uint8_t *)c2h + d->datao, d->datal) <= 0)
+		return -EPROTO;
+	if (dd && (th_read(t, &crc, 4) <= 0 ||
+		   crc != nkv_tcp_crc32c((uint8_t *)c2h + d->datao, d->datal)))
+		return -EPROTO;
 	*got += d->datal;
 	t->c2h_flags = d->ch.flags;
 	return 0;
+}
+
+/* The rest of a PDU whose common header is in buf. Its length or <= 0. */
+static int th_rest(struct th *t, uint8_t *buf, uint32_t cap)
+{
+	const struct nkv_tcp_ch *ch = (const void *)buf;
+	int rc;
+
+	if (ch->plen < 8 || ch->plen > cap)
+		return -EMSGSIZE;
+	rc = th_read(t, buf + 8, ch->plen - 8);
+	return rc <= 0 ? rc : (int)ch->plen;
 }
 
 /* Answer an R2T with H2CData PDUs of at most MAXH2CDATA. */
@@ -205,7 +226,7 @@ uint16_t th_cmd(struct th *t, struct nkv_sqe *s, const void *h2c, uint32_t h2c_l
 		const void *head, uint32_t head_len, void *c2h, uint32_t c2h_len, uint32_t *got)
 {
 	struct nkv_tcp_cmd cmd;
-	uint32_t dummy = 0, cap = (c2h_len > (1u << 20) ? c2h_len : (1u << 20)) + 4096;
+	uint32_t dummy = 0, cap = 8192;
 	uint8_t *buf = th_buf(t, cap);
 	const void *icd = head;
 	uint32_t icd_len = head_len;
@@ -229,8 +250,10 @@ uint16_t th_cmd(struct th *t, struct nkv_sqe *s, const void *h2c, uint32_t h2c_l
 	if (th_send_pdu(t, &cmd, sizeof(cmd), icd, icd_len))
 		return TH_TIMEOUT;
 	for (;;) {
-		rc = th_recv_pdu(t, buf, cap);
-		if (rc <= 0)
+		if (th_read(t, buf, 8) <= 0)
+			return TH_TIMEOUT;
+		rc = buf[0] == NKV_TCP_C2H_DATA ? 0 : th_rest(t, buf, cap);
+		if (rc < 0 || (rc == 0 && buf[0] != NKV_TCP_C2H_DATA))
 			return TH_TIMEOUT;
 		switch (buf[0]) {
 		case NKV_TCP_C2H_DATA:

@@ -60,10 +60,17 @@ void nkv_tcp_io_release(struct nkv_tcp_io *io)
 		return;
 	c->buf_bytes -= io->buf_len + io->icd_len;
 	free(io->icd);
-	free(io->buf);
+	if (io->buf && io->buf_cap <= NKV_TCP_SPARE_MAX && io->buf_cap >= c->spare_len &&
+	    io->buf_cap >= (64u << 10)) {
+		free(c->spare);		/* keep the larger */
+		c->spare = io->buf;
+		c->spare_len = io->buf_cap;
+	} else {
+		free(io->buf);
+	}
 	memset(&io->req, 0, sizeof(io->req));
 	io->icd = io->buf = NULL;
-	io->icd_len = io->buf_len = 0;
+	io->icd_len = io->buf_len = io->buf_cap = 0;
 	io->h2c_off = io->r2t_end = 0;
 	io->c2h = io->in_core = 0;
 	io->busy = 0;
@@ -79,13 +86,12 @@ static void nkv_tcp_tx_hdr(struct nkv_tcp_conn *c, struct nkv_tcp_tx *t, uint32_
 	t->hdr_len = pdo ? pdo : hlen + (c->neg.hdgst ? NKV_TCP_DGST_LEN : 0);
 }
 
+/* Queue a PDU; the poll loop flushes the connection once per pass, so
+ * a burst of completions leaves in a few sendmsg calls. */
 static int nkv_tcp_send(struct nkv_tcp_conn *c, struct nkv_tcp_tx *t)
 {
 	nkv_tcp_tx_queue(c, t);
-	if (nkv_tcp_tx_flush(c)) {
-		nkv_tcp_conn_break(c, "send_failed");
-		return -1;
-	}
+	c->tx_dirty = 1;
 	return 0;
 }
 
@@ -209,7 +215,15 @@ static uint16_t nkv_tcp_buf(struct nkv_tcp_conn *c, struct nkv_tcp_io *io, uint3
 			    (unsigned long long)max);
 		return nkv_tcp_sc(NKV_TCP_SC_INTERRUPTED);
 	}
-	io->buf = malloc(len ? len : 1);
+	if (c->spare && c->spare_len >= len) {
+		io->buf = c->spare;
+		io->buf_cap = c->spare_len;
+		c->spare = NULL;
+		c->spare_len = 0;
+	} else {
+		io->buf = malloc(len ? len : 1);
+		io->buf_cap = len;
+	}
 	if (!io->buf)
 		return nkv_tcp_sc(NKV_SC_INTERNAL);
 	io->buf_len = len;

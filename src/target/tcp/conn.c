@@ -63,6 +63,7 @@ struct nkv_tcp_conn *nkv_tcp_conn_new(struct nkv_tcp_server *s, int fd)
 	c->id = ++s->next_id;
 	c->t_open_ns = nkv_tgt_now_ns();
 	c->sqsize = 32;
+	c->rbuf = malloc(NKV_TCP_RBUF);
 	/* Before ICReq only ICReq is valid, and it has no data or digest. */
 	c->neg.max_data = 0;
 	for (i = 0; i < NKV_TCP_SLOTS; i++) {
@@ -86,6 +87,8 @@ void nkv_tcp_conn_free(struct nkv_tcp_conn *c)
 			nkv_tcp_io_release(&c->slots[i]);
 	if (c->fd >= 0)
 		close(c->fd);
+	free(c->spare);
+	free(c->rbuf);
 	free(c);
 }
 
@@ -241,10 +244,33 @@ static void nkv_tcp_ddgst_in(struct nkv_tcp_conn *c)
 	nkv_tcp_pdu_done(c);
 }
 
-/* Read up to want bytes into p. >0 read, 0 nothing now, -1 ended. */
+/* Read up to want bytes into p. >0 read, 0 nothing now, -1 ended.
+ * Small reads (headers, small data) come from a read-ahead buffer, so a
+ * burst of capsules costs one recv, not two per PDU; a large one goes
+ * straight to its place once the read-ahead is used up. */
 static ssize_t nkv_tcp_read(struct nkv_tcp_conn *c, void *p, size_t want)
 {
-	ssize_t n = recv(c->fd, p, want, MSG_DONTWAIT);
+	ssize_t n;
+
+	if (c->rpos == c->rlen && want < NKV_TCP_RBUF / 4 && c->rbuf) {
+		n = recv(c->fd, c->rbuf, NKV_TCP_RBUF, MSG_DONTWAIT);
+		if (n > 0) {
+			c->rpos = 0;
+			c->rlen = (uint32_t)n;
+		}
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+			       errno != EINTR)) {
+			nkv_tcp_conn_break(c, n == 0 ? "peer_closed" : "recv_failed");
+			return -1;
+		}
+	}
+	if (c->rpos < c->rlen) {
+		n = (ssize_t)(c->rlen - c->rpos < want ? c->rlen - c->rpos : want);
+		memcpy(p, c->rbuf + c->rpos, (size_t)n);
+		c->rpos += (uint32_t)n;
+		return n;
+	}
+	n = recv(c->fd, p, want, MSG_DONTWAIT);
 
 	if (n > 0)
 		return n;

@@ -319,6 +319,30 @@ static void nkv_tcp_zombie_unlink(struct nkv_tcp_conn *c)
 	c->zassoc = NULL;
 }
 
+/* Send what this pass queued, one flush per connection. Read on for a
+ * connection that stopped at its byte budget with bytes read ahead:
+ * epoll will not say so again (they left the socket already). */
+static int nkv_tcp_flush_and_rx(struct nkv_tcp_server *s)
+{
+	struct nkv_tcp_conn *c;
+	int work = 0;
+
+	for (c = s->conns; c; c = c->next) {
+		if (c->dead || c->broken)
+			continue;
+		if (c->rpos < c->rlen && !c->closing) {
+			nkv_tcp_conn_readable(c);
+			work++;
+		}
+		if (c->tx_dirty) {
+			c->tx_dirty = 0;
+			if (nkv_tcp_tx_flush(c))
+				nkv_tcp_conn_break(c, "send_failed");
+		}
+	}
+	return work;
+}
+
 static int nkv_tcp_poll_ctrls(struct nkv_tcp_server *s)
 {
 	struct nkv_tcp_assoc *a;
@@ -413,6 +437,7 @@ static void *nkv_tcp_thread(void *arg)
 	while (!stop) {
 		int work = nkv_tcp_poll_ctrls(s);
 
+		work += nkv_tcp_flush_and_rx(s);
 		nkv_tcp_timers(s);
 		nkv_tcp_reap(s);
 		n = nkv_tcp_wait(s, work, evs, 64);
@@ -422,6 +447,7 @@ static void *nkv_tcp_thread(void *arg)
 			else
 				nkv_tcp_event(s, &evs[i]);
 		}
+		nkv_tcp_flush_and_rx(s);
 		nkv_tcp_reap(s);
 	}
 	while (read(s->stop_fd, &v, sizeof(v)) > 0)

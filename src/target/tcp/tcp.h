@@ -27,12 +27,14 @@
 #include "target/tcp/server.h"
 
 #define NKV_TCP_SLOTS 128u		/* commands in flight per connection (MQES + 1) */
-#define NKV_TCP_MAXH2CDATA (256u << 10)	/* ICResp MAXH2CDATA */
+#define NKV_TCP_MAXH2CDATA (1u << 20)	/* ICResp MAXH2CDATA */
 #define NKV_TCP_MAX_LISTEN 16u
 #define NKV_TCP_DEF_CONNS 64u
 #define NKV_TCP_DEF_BUF (256ull << 20)
 #define NKV_TCP_DEF_IC_MS 10000u
 #define NKV_TCP_RX_BUDGET (1u << 20)	/* bytes one connection reads per pass */
+#define NKV_TCP_RBUF (64u << 10)	/* read-ahead: many small PDUs per recv */
+#define NKV_TCP_SPARE_MAX (64u << 20)	/* a transfer buffer kept for the next command */
 #define NKV_TCP_SC_INTERRUPTED 0x21	/* generic: Command Interrupted (retry) */
 #define NKV_TCP_SC_TRANSIENT 0x22	/* generic: Transient Transport Error */
 
@@ -51,6 +53,7 @@ struct nkv_tcp_io {
 	uint32_t icd_len;
 	uint8_t *buf;			/* the transfer's buffer (owned) */
 	uint32_t buf_len;
+	uint32_t buf_cap;		/* its size (a spare may be larger) */
 	uint32_t h2c_off;		/* H2C: bytes received so far */
 	uint32_t r2t_end;		/* H2C: the R2T asks up to here */
 };
@@ -105,6 +108,12 @@ struct nkv_tcp_conn {
 	uint8_t ddbuf[NKV_TCP_DGST_LEN];
 	uint32_t ddgot;
 	struct nkv_tcp_io *rx_cmd;	/* whose data is arriving */
+	uint8_t *rbuf;			/* read-ahead (NKV_TCP_RBUF bytes) */
+	uint32_t rpos, rlen;		/* unread bytes: rbuf[rpos, rlen) */
+	/* The last transfer buffer freed, kept for the next command: a
+	 * value of megabytes then costs no fresh mapping and page faults. */
+	uint8_t *spare;
+	uint32_t spare_len;
 	/* The association. */
 	struct nkv_tcp_assoc *assoc;
 	/* An I/O connection that ended while the core held commands of it:
@@ -123,6 +132,7 @@ struct nkv_tcp_conn {
 	struct nkv_tcp_tx *txq;
 	struct nkv_tcp_tx *txq_tail;
 	int want_out;			/* EPOLLOUT armed */
+	int tx_dirty;			/* queued since the last flush: flushed at the pass's end */
 };
 
 /* An association: one controller, its admin connection, its I/O ones. */

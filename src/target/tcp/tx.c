@@ -71,16 +71,49 @@ static void nkv_tcp_tx_done(struct nkv_tcp_conn *c, struct nkv_tcp_tx *t)
 	free(t);
 }
 
-int nkv_tcp_tx_flush(struct nkv_tcp_conn *c)
+/* Up to NKV_TCP_TX_BATCH queued PDUs in one sendmsg: a burst of small
+ * completions (C2HData + CapsuleResp each) costs a call, not two each. */
+#define NKV_TCP_TX_BATCH 16
+
+/* Account n bytes sent against the queue's head items; 1 when a TermReq
+ * went out whole (the connection ends). */
+static int nkv_tcp_tx_sent(struct nkv_tcp_conn *c, uint64_t n)
 {
 	struct nkv_tcp_tx *t;
-	struct iovec iov[3];
-	ssize_t n;
 
-	while ((t = c->txq)) {
+	while ((t = c->txq) && n) {
+		uint64_t left = (uint64_t)t->hdr_len + t->data_len + t->dd_len - t->sent;
 		int close_after = t->close_after;
-		struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)nkv_tcp_tx_iov(t, iov) };
 
+		if (n < left) {
+			t->sent += n;
+			return 0;
+		}
+		n -= left;
+		nkv_tcp_tx_done(c, t);
+		if (close_after)
+			return 1;
+	}
+	return 0;
+}
+
+int nkv_tcp_tx_flush(struct nkv_tcp_conn *c)
+{
+	struct iovec iov[3 * NKV_TCP_TX_BATCH];
+	struct nkv_tcp_tx *t;
+	ssize_t n;
+	int k, niov;
+
+	while (c->txq) {
+		struct msghdr m = { .msg_iov = iov };
+
+		niov = 0;
+		for (t = c->txq, k = 0; t && k < NKV_TCP_TX_BATCH; t = t->next, k++) {
+			niov += nkv_tcp_tx_iov(t, iov + niov);
+			if (t->close_after)
+				break;	/* nothing after a TermReq */
+		}
+		m.msg_iovlen = (size_t)niov;
 		n = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 			nkv_tcp_tx_want_out(c, 1);
@@ -88,11 +121,7 @@ int nkv_tcp_tx_flush(struct nkv_tcp_conn *c)
 		}
 		if (n < 0)
 			return -1;
-		t->sent += (uint64_t)n;
-		if (t->sent < (uint64_t)t->hdr_len + t->data_len + t->dd_len)
-			continue;
-		nkv_tcp_tx_done(c, t);
-		if (close_after)
+		if (nkv_tcp_tx_sent(c, (uint64_t)n))
 			return -1;	/* the TermReq is out: the connection ends */
 	}
 	nkv_tcp_tx_want_out(c, 0);

@@ -25,6 +25,8 @@ static struct nkv_subsys *SS;
 static struct nkv_tcp_server *S;
 static uint16_t PORT;
 
+static uint32_t IC_MS;
+
 static void start(uint32_t conns, uint64_t buf)
 {
 	struct nkv_be_conf kv = { sizeof(kv), .capacity = 256 << 20, .max_value = 16 << 20 };
@@ -38,6 +40,7 @@ static void start(uint32_t conns, uint64_t buf)
 	cr_assert_eq(nkv_subsys_add_ns(SS, 1, be), 0);
 	o.ss = SS;
 	o.ctrl.size = sizeof(o.ctrl);
+	o.ic_ms = IC_MS;
 	cr_assert_eq(nkv_tcp_server_create(&o, &S), 0);
 	cr_assert_eq(nkv_tcp_server_listen(S, NULL, 0, &PORT), 0);
 	cr_assert_neq(PORT, 0, "an ephemeral port was bound");
@@ -376,4 +379,22 @@ Test(tcp, connection_budget_per_host)
 	th_close(&c[0]);
 	th_close(&c[1]);
 	th_close(&c[2]);
+}
+
+Test(tcp, no_icreq_closed)
+{
+	struct th c, ok;
+
+	nkv_tcp_server_stop(S);
+	nkv_subsys_destroy(SS);
+	IC_MS = 300;
+	start(0, 0);
+	IC_MS = 0;
+	cr_assert_eq(th_open(&c, PORT, 5000), 0);
+	cr_assert_eq(th_open(&ok, PORT, 5000), 0);
+	cr_assert_eq(th_ic(&ok, 0, 0), 0);
+	cr_assert_eq(th_wait_close(&c), 1, "silent past ic_ms: closed");
+	cr_assert_eq(th_connect(&ok, 0, 0, TH_HOSTNQN, TH_SUBNQN, 0), 0, "the other one is fine");
+	th_close(&c);
+	th_close(&ok);
 }

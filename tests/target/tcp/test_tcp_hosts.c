@@ -253,3 +253,41 @@ Test(program, nkv_target_listen_tcp, .fini = child_end, .timeout = 60)
 	fclose(f);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "clean exit: %#x", status);
 }
+
+/* --listen values that cannot be served: exit 2, saying what is wanted. */
+Test(program, bad_listen_values, .timeout = 30)
+{
+	static const char *const bad[] = { "tcp:", "tcp:notaport", "tcp:1.2.3.4:70000", "udp:1",
+					   "vfio-user:" };
+	char path[PATH_MAX], out[4096], sink[256];
+	size_t i;
+
+	if (target_path(path, sizeof(path)))
+		cr_skip_test("nkv-target is not built (make programs)");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int fds[2], status;
+		ssize_t n;
+		pid_t pid;
+
+		cr_assert_eq(pipe(fds), 0);
+		pid = fork();
+		if (!pid) {
+			dup2(fds[1], 2);
+			close(fds[0]);
+			execl(path, "nkv-target", "--listen", bad[i], (char *)NULL);
+			_exit(127);
+		}
+		close(fds[1]);
+		/* All of it (the usage follows): a closed pipe would SIGPIPE it. */
+		n = read(fds[0], out, sizeof(out) - 1);
+		out[n > 0 ? n : 0] = 0;
+		while (read(fds[0], sink, sizeof(sink)) > 0)
+			;
+		close(fds[0]);
+		cr_assert_eq(waitpid(pid, &status, 0), pid);
+		cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 2, "--listen %s: %#x",
+			  bad[i], status);
+		cr_expect(strstr(out, "for --listen: want tcp:[ADDR:]PORT"), "--listen %s:\n%s",
+			  bad[i], out);
+	}
+}
