@@ -8,7 +8,8 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS := -std=c11 -g -O1 -fno-omit-frame-pointer -pthread $(WARN) \
 	-fsanitize=fuzzer-no-link $(FUZZ_SAN) -DNKV_FUZZ
 FUZZ_LDFLAGS := -pthread -fsanitize=fuzzer $(FUZZ_SAN)
-FUZZ_TARGETS := fuzz_list_decode fuzz_ctrl_cmds fuzz_vfu_server fuzz_vfu_client fuzz_tcp_pdu
+FUZZ_TARGETS := fuzz_list_decode fuzz_ctrl_cmds fuzz_vfu_server fuzz_vfu_client fuzz_tcp_pdu \
+	fuzz_tcp_conn
 
 fuzz_list_decode_FSRCS := tests/fuzz/fuzz_list_decode.c
 fuzz_ctrl_cmds_FSRCS = tests/fuzz/fuzz_ctrl_cmds.c $(NKV_TGT_CORE)
@@ -19,6 +20,9 @@ fuzz_vfu_server_FLDLIBS = $(TARGET_LDLIBS)
 # The NVMe/TCP PDU codec: every common header a peer sends.
 fuzz_tcp_pdu_FSRCS := tests/fuzz/fuzz_tcp_pdu.c src/nvme-tcp/pdu.c
 fuzz_tcp_pdu_FLDLIBS := -lisal
+# The NVMe/TCP transport whole: a server per input, the test host in front.
+fuzz_tcp_conn_FSRCS = tests/fuzz/fuzz_tcp_conn.c tests/lib/tcp_host.c $(sort $(TARGET_SRCS))
+fuzz_tcp_conn_FLDLIBS = $(TARGET_LDLIBS)
 fuzz_vfu_client_FSRCS := tests/fuzz/fuzz_vfu_client.c src/host/vfio_user_client.c \
 	src/vfio-user/msg.c
 

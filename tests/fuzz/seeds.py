@@ -240,12 +240,60 @@ def tcp_seeds():
             "host": b"\x04\x00" + c2h + r2t}
 
 
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def tcp_sgl(sqe_bytes, length, sgl_id):
+    """SGL1 (bytes 24-39) of an SQE: address 0, length, identifier."""
+    return sqe_bytes[:24] + struct.pack("<QI3xB", 0, length, sgl_id) + sqe_bytes[40:]
+
+
+def tcp_capsule(s, icd=b"", digests=False):
+    hd = 4 if digests else 0
+    dd = 4 if digests and icd else 0
+    flags = (1 if digests else 0) | (2 if dd else 0)
+    pdo = 72 + hd if icd else 0
+    hdr = tcp_ch(4, flags, 72, pdo, 72 + hd + len(icd) + dd) + s
+    out = hdr + (struct.pack("<I", crc32c(hdr)) if hd else b"") + icd
+    return out + (struct.pack("<I", crc32c(icd)) if dd else b"")
+
+
+def tcp_conn_seeds():
+    """Byte 0: how far the harness connects (fuzz_tcp_conn.c); then PDUs."""
+    icreq = tcp_ch(0, 0, 128, 0, 128) + struct.pack("<HBBI", 0, 0, 0, 0) + bytes(112)
+    ident = tcp_sgl(sqe(0x06 | (1 << 14) | (1 << 16), cdw10=1), 4096, 0x5A)
+    logp = tcp_sgl(sqe(0x02 | (1 << 14) | (2 << 16), cdw10=0x70 | (1023 << 16)), 4096, 0x5A)
+    kv = b"fuzzkey1"
+    store = tcp_sgl(sqe(0x01 | (1 << 14) | (3 << 16), nsid=1, cdw10=64, cdw11=8, key=kv), 64, 0x01)
+    big = tcp_sgl(sqe(0x01 | (1 << 14) | (4 << 16), nsid=1, cdw10=8192, cdw11=8, key=kv),
+                  8192, 0x5A)
+    h2c = tcp_ch(6, 4, 24, 24, 24 + 8192) + struct.pack("<HHII", 4, 0, 0, 8192) + bytes(4)
+    get = tcp_sgl(sqe(0x02 | (1 << 14) | (5 << 16), nsid=1, cdw10=8192, cdw11=8, key=kv),
+                  8192, 0x5A)
+    head = struct.pack("<H", 20) + b"a-key-of-twenty-byte"
+    gethead = tcp_sgl(sqe(0x02 | (1 << 14) | (6 << 16), nsid=1, cdw10=100), 100, 0x5A)
+    return {
+        "raw": b"\x00" + icreq + tcp_capsule(ident),
+        "admin": b"\x01" + tcp_capsule(ident) + tcp_capsule(logp),
+        "io": b"\x03" + tcp_capsule(store, bytes(64)) + tcp_capsule(big) + h2c + bytes(8192) +
+              tcp_capsule(get),
+        "io_head": b"\x03" + tcp_capsule(gethead, head),
+        "digests": b"\x07" + tcp_capsule(store, bytes(64), True) + tcp_capsule(get, b"", True),
+    }
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: seeds.py OUTDIR")
     sets = {"fuzz_vfu_server": vfu_server_seeds(), "fuzz_ctrl_cmds": ctrl_seeds(),
             "fuzz_list_decode": list_seeds(), "fuzz_vfu_client": client_seeds(),
-            "fuzz_tcp_pdu": tcp_seeds()}
+            "fuzz_tcp_pdu": tcp_seeds(), "fuzz_tcp_conn": tcp_conn_seeds()}
     for target, seeds in sets.items():
         d = os.path.join(sys.argv[1], target)
         os.makedirs(d, exist_ok=True)

@@ -57,6 +57,8 @@ int th_send(struct th *t, const void *buf, uint32_t len)
 	while (len) {
 		ssize_t n = send(t->fd, p, len, MSG_NOSIGNAL);
 
+		if (n < 0 && errno == EINTR)
+			continue;	/* a signal (libFuzzer's timer): not an answer */
 		if (n <= 0)
 			return n < 0 ? -errno : -EPIPE;
 		p += n;
@@ -72,6 +74,8 @@ static int th_read(struct th *t, void *buf, uint32_t len)
 	while (len) {
 		ssize_t n = recv(t->fd, p, len, 0);
 
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n == 0)
 			return 0;
 		if (n < 0)

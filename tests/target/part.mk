@@ -109,7 +109,9 @@ test_tcp_hostile_LIBS = $(NKV_TCP_TEST_LIBS)
 test_tcp_hostile_LDLIBS = $(NKV_TCP_TEST_LDLIBS)
 
 TESTS += test_tcp_hosts
-test_tcp_hosts_SRCS := tests/target/tcp/test_tcp_hosts.c tests/lib/tcp_host.c
+test_tcp_hosts_SRCS := tests/target/tcp/test_tcp_hosts.c tests/lib/tcp_host.c tests/lib/delay_be.c
 test_tcp_hosts_LIBS = $(NKV_TCP_TEST_LIBS)
 test_tcp_hosts_LDLIBS = $(NKV_TCP_TEST_LDLIBS)
 $(B)/tests/test_tcp_hosts: | $(B)/bin/nkv-target
+# The poll thread against 16 host threads and a backend's own thread.
+TSAN_TESTS += test_tcp_hosts test_tcp_hostile

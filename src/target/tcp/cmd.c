@@ -210,7 +210,7 @@ static uint16_t nkv_tcp_buf(struct nkv_tcp_conn *c, struct nkv_tcp_io *io, uint3
 	if (len > NKV_TCP_MAX_XFER)
 		return nkv_tcp_sc(NKV_SC_INVALID_FIELD);
 	if (c->buf_bytes + len > max) {
-		nkv_tcp_log(c->s, 1, "event=tcp_budget conn=%u peer=%s held=%llu want=%u max=%llu",
+		nkv_tcp_log(c->s, NKV_TCP_WARN, "event=tcp_budget conn=%u peer=%s held=%llu want=%u max=%llu",
 			    c->id, c->peer, (unsigned long long)c->buf_bytes, len,
 			    (unsigned long long)max);
 		return nkv_tcp_sc(NKV_TCP_SC_INTERRUPTED);
@@ -336,7 +336,7 @@ static void nkv_tcp_connect(struct nkv_tcp_conn *c, struct nkv_tcp_io *io)
 	if (ctrl) {
 		c->qid = qid;
 		c->sqsize = nkv_nvmf_connect_sqsize(&io->req.sqe);
-		nkv_tcp_log(c->s, 2, "event=tcp_connect conn=%u peer=%s cntlid=%u qid=%u hostnqn=%s",
+		nkv_tcp_log(c->s, NKV_TCP_INFO, "event=tcp_connect conn=%u peer=%s cntlid=%u qid=%u hostnqn=%s",
 			    c->id, c->peer, nkv_tgt_ctrl_cntlid(ctrl), qid, nkv_tgt_ctrl_hostnqn(ctrl));
 	}
 	nkv_tcp_send_rsp(io);

@@ -110,8 +110,10 @@ void nkv_tcp_conn_fatal(struct nkv_tcp_conn *c, const struct nkv_tcp_fault *f,
 	if (c->closing)
 		return;
 	c->closing = 1;
+	c->t_close_ns = nkv_tgt_now_ns();
+	c->want_out = -1;	/* re-arm epoll: output only from now on */
 	nkv_tcp_stat_add(&c->s->st.terminated);
-	nkv_tcp_log(c->s, 1, "event=tcp_term conn=%u peer=%s fes=%u fei=%u why=%s",
+	nkv_tcp_log(c->s, NKV_TCP_WARN, "event=tcp_term conn=%u peer=%s fes=%u fei=%u why=%s",
 		    c->id, c->peer, f->fes, f->fei, f->why);
 	t = nkv_tcp_tx_new();
 	if (!t) {
@@ -163,7 +165,7 @@ static void nkv_tcp_icreq(struct nkv_tcp_conn *c)
 	nkv_tcp_tx_queue(c, t);
 	if (nkv_tcp_tx_flush(c))
 		nkv_tcp_conn_break(c, "send_failed");
-	nkv_tcp_log(c->s, 2, "event=tcp_ic conn=%u peer=%s hdgst=%d ddgst=%d hpda=%u maxr2t=%u",
+	nkv_tcp_log(c->s, NKV_TCP_INFO, "event=tcp_ic conn=%u peer=%s hdgst=%d ddgst=%d hpda=%u maxr2t=%u",
 		    c->id, c->peer, c->neg.hdgst, c->neg.ddgst, q->hpda, q->maxr2t + 1);
 }
 
@@ -215,7 +217,7 @@ static void nkv_tcp_hdr_in(struct nkv_tcp_conn *c)
 		nkv_tcp_rx_reset(c);
 		return;
 	case NKV_TCP_H2C_TERM:
-		nkv_tcp_log(c->s, 1, "event=tcp_host_term conn=%u peer=%s fes=%u", c->id,
+		nkv_tcp_log(c->s, NKV_TCP_WARN, "event=tcp_host_term conn=%u peer=%s fes=%u", c->id,
 			    c->peer, ((const struct nkv_tcp_term *)c->hbuf)->fes);
 		return nkv_tcp_conn_break(c, "host_terminated");
 	case NKV_TCP_CMD:

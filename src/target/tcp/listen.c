@@ -32,6 +32,7 @@
 #define NKV_TCP_TAG_LIS 1u
 #define NKV_TCP_TAG_WAKE 2u
 #define NKV_TCP_TAG_STOP 3u
+#define NKV_TCP_TAG_AER (NKV_TCP_TAG_STOP | 4u)	/* tag 3, payload 1 */
 #define NKV_TCP_IDLE_MS 100	/* longest sleep: keep alive and IC timers */
 
 void nkv_tcp_log(struct nkv_tcp_server *s, int level, const char *fmt, ...)
@@ -81,8 +82,9 @@ int nkv_tcp_server_create(const struct nkv_tcp_server_opts *o, struct nkv_tcp_se
 		s->o.ctrl.mqes = NKV_TCP_SLOTS;
 	s->ep = epoll_create1(EPOLL_CLOEXEC);
 	s->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	s->aer_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	s->fab = nkv_tgt_fab_create(o->ss, &s->o.ctrl);
-	if (s->ep < 0 || s->stop_fd < 0 || !s->fab) {
+	if (s->ep < 0 || s->stop_fd < 0 || s->aer_fd < 0 || !s->fab) {
 		nkv_tcp_server_stop(s);
 		return -ENOMEM;
 	}
@@ -148,7 +150,7 @@ int nkv_tcp_server_listen(struct nkv_tcp_server *s, const char *addr, uint16_t p
 	s->nlis++;
 	if (bound)
 		*bound = l->port;
-	nkv_tcp_log(s, 2, "event=tcp_listening addr=%s port=%u", addr, l->port);
+	nkv_tcp_log(s, NKV_TCP_INFO, "event=tcp_listening addr=%s port=%u", addr, l->port);
 	return 0;
 }
 
@@ -176,7 +178,7 @@ static void nkv_tcp_accept(struct nkv_tcp_server *s, struct nkv_tcp_listener *l)
 			continue;
 		}
 		if (nkv_tcp_host_conns(s, c->host) >= s->o.max_conns_per_host) {
-			nkv_tcp_log(s, 1, "event=tcp_refused peer=%s reason=max_conns_per_host max=%u",
+			nkv_tcp_log(s, NKV_TCP_WARN, "event=tcp_refused peer=%s reason=max_conns_per_host max=%u",
 				    c->peer, s->o.max_conns_per_host);
 			nkv_tcp_stat_add(&s->st.refused);
 			nkv_tcp_conn_free(c);
@@ -186,9 +188,9 @@ static void nkv_tcp_accept(struct nkv_tcp_server *s, struct nkv_tcp_listener *l)
 		epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ev);
 		c->next = s->conns;
 		s->conns = c;
-		s->st.conns++;
+		__atomic_add_fetch(&s->st.conns, 1, __ATOMIC_RELAXED);
 		nkv_tcp_stat_add(&s->st.accepted);
-		nkv_tcp_log(s, 2, "event=tcp_open conn=%u peer=%s port=%u", c->id, c->peer, l->port);
+		nkv_tcp_log(s, NKV_TCP_INFO, "event=tcp_open conn=%u peer=%s port=%u", c->id, c->peer, l->port);
 	}
 }
 
@@ -208,7 +210,7 @@ int nkv_tcp_assoc_new(struct nkv_tcp_conn *c, struct nkv_tgt_ctrl *ctrl)
 	c->assoc = a;
 	a->next = s->assocs;
 	s->assocs = a;
-	s->st.assocs++;
+	__atomic_add_fetch(&s->st.assocs, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -235,13 +237,13 @@ static void nkv_tcp_conn_close(struct nkv_tcp_conn *c, const char *why)
 
 	if (c->dead)
 		return;
-	nkv_tcp_log(c->s, 2, "event=tcp_closed conn=%u peer=%s qid=%u why=%s", c->id, c->peer,
+	nkv_tcp_log(c->s, NKV_TCP_INFO, "event=tcp_closed conn=%u peer=%s qid=%u why=%s", c->id, c->peer,
 		    c->qid, why);
 	c->dead = 1;
 	epoll_ctl(c->s->ep, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	c->fd = -1;
-	c->s->st.conns--;
+	__atomic_sub_fetch(&c->s->st.conns, 1, __ATOMIC_RELAXED);
 	nkv_tcp_tx_drop(c);
 	for (i = 0; i < NKV_TCP_SLOTS; i++)
 		if (c->slots[i].busy && !c->slots[i].in_core)
@@ -251,14 +253,14 @@ static void nkv_tcp_conn_close(struct nkv_tcp_conn *c, const char *why)
 /* End an association: every connection closed, the controller destroyed
  * (commands its backends still hold come back to nobody), then every
  * command of its connections freed. */
-static void nkv_tcp_assoc_end(struct nkv_tcp_assoc *a, const char *why)
+static void nkv_tcp_assoc_end(struct nkv_tcp_assoc *a, int level, const char *why)
 {
 	struct nkv_tcp_server *s = a->conns->s;
 	struct nkv_tcp_assoc **pp;
 	struct nkv_tcp_conn *c;
 	uint32_t i;
 
-	nkv_tcp_log(s, why[0] == 'k' ? 1 : 2, "event=tcp_assoc_end cntlid=%u hostnqn=%s why=%s",
+	nkv_tcp_log(s, level, "event=tcp_assoc_end cntlid=%u hostnqn=%s why=%s",
 		    nkv_tgt_ctrl_cntlid(a->ctrl), nkv_tgt_ctrl_hostnqn(a->ctrl), why);
 	for (c = a->conns; c; c = c->anext)
 		nkv_tcp_conn_close(c, why);
@@ -277,7 +279,7 @@ static void nkv_tcp_assoc_end(struct nkv_tcp_assoc *a, const char *why)
 	for (pp = &s->assocs; *pp != a; pp = &(*pp)->next)
 		;
 	*pp = a->next;
-	s->st.assocs--;
+	__atomic_sub_fetch(&s->st.assocs, 1, __ATOMIC_RELAXED);
 	free(a);
 }
 
@@ -289,7 +291,7 @@ void nkv_tcp_conn_end(struct nkv_tcp_conn *c, const char *why)
 	if (c->dead)
 		return;
 	if (a && c == a->conns)
-		return nkv_tcp_assoc_end(a, why);
+		return nkv_tcp_assoc_end(a, NKV_TCP_INFO, why);
 	nkv_tcp_conn_close(c, why);
 	if (!a)
 		return;
@@ -364,12 +366,15 @@ static void nkv_tcp_timers(struct nkv_tcp_server *s)
 		an = a->next;
 		if (nkv_tgt_ctrl_kato_expired(a->ctrl, now)) {
 			nkv_tcp_stat_add(&s->st.kato_expired);
-			nkv_tcp_assoc_end(a, "keep_alive_timeout");
+			nkv_tcp_assoc_end(a, NKV_TCP_WARN, "keep_alive_timeout");
 		}
 	}
-	for (c = s->conns; c; c = c->next)
+	for (c = s->conns; c; c = c->next) {
 		if (!c->dead && !c->ic_done && now - c->t_open_ns > s->o.ic_ms * 1000000ull)
 			nkv_tcp_conn_break(c, "no_icreq");
+		if (!c->dead && c->closing && now - c->t_close_ns > NKV_TCP_TERM_MS * 1000000ull)
+			nkv_tcp_conn_break(c, "term_not_read");
+	}
 }
 
 /* End what was marked broken; free the dead that nothing holds. */
@@ -399,7 +404,7 @@ static void nkv_tcp_event(struct nkv_tcp_server *s, const struct epoll_event *ev
 	if (tag == NKV_TCP_TAG_LIS)
 		return nkv_tcp_accept(s, &s->lis[ev->data.u64 >> 2]);
 	if (tag)
-		return;		/* a wake fd (drained by sleep_end) or stop */
+		return;		/* a wake fd (drained by sleep_end) */
 	c = ev->data.ptr;
 	if (c->dead)
 		return;
@@ -427,6 +432,31 @@ static int nkv_tcp_wait(struct nkv_tcp_server *s, int work, struct epoll_event *
 	return n;
 }
 
+int nkv_tcp_server_aer(struct nkv_tcp_server *s, uint32_t dw0)
+{
+	uint64_t none = 0, one = 1;
+
+	if (!__atomic_compare_exchange_n(&s->aer_word, &none, (1ull << 32) | dw0, 0,
+					 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		return -EAGAIN;
+	(void)!write(s->aer_fd, &one, sizeof(one));
+	return 0;
+}
+
+/* The posted event, on the poll thread: one held AER of each controller. */
+static void nkv_tcp_aer_deliver(struct nkv_tcp_server *s)
+{
+	uint64_t w = __atomic_exchange_n(&s->aer_word, 0, __ATOMIC_ACQUIRE), v;
+	struct nkv_tcp_assoc *a;
+
+	while (read(s->aer_fd, &v, sizeof(v)) > 0)
+		;
+	if (!w)
+		return;
+	for (a = s->assocs; a; a = a->next)
+		nkv_tgt_ctrl_aer_event(a->ctrl, (uint32_t)w);
+}
+
 static void *nkv_tcp_thread(void *arg)
 {
 	struct nkv_tcp_server *s = arg;
@@ -442,8 +472,10 @@ static void *nkv_tcp_thread(void *arg)
 		nkv_tcp_reap(s);
 		n = nkv_tcp_wait(s, work, evs, 64);
 		for (i = 0; i < n; i++) {
-			if ((evs[i].data.u64 & 3u) == NKV_TCP_TAG_STOP)
+			if (evs[i].data.u64 == NKV_TCP_TAG_STOP)
 				stop = 1;
+			else if (evs[i].data.u64 == NKV_TCP_TAG_AER)
+				nkv_tcp_aer_deliver(s);
 			else
 				nkv_tcp_event(s, &evs[i]);
 		}
@@ -458,11 +490,13 @@ static void *nkv_tcp_thread(void *arg)
 int nkv_tcp_server_start(struct nkv_tcp_server *s)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = NKV_TCP_TAG_STOP };
+	struct epoll_event aev = { .events = EPOLLIN, .data.u64 = NKV_TCP_TAG_AER };
 	int rc;
 
 	if (s->started || !s->nlis)
 		return -EINVAL;
 	epoll_ctl(s->ep, EPOLL_CTL_ADD, s->stop_fd, &ev);
+	epoll_ctl(s->ep, EPOLL_CTL_ADD, s->aer_fd, &aev);
 	rc = pthread_create(&s->thr, NULL, nkv_tcp_thread, s);
 	if (rc)
 		return -rc;
@@ -483,7 +517,7 @@ void nkv_tcp_server_stop(struct nkv_tcp_server *s)
 		pthread_join(s->thr, NULL);
 	}
 	while (s->assocs)
-		nkv_tcp_assoc_end(s->assocs, "target_stopping");
+		nkv_tcp_assoc_end(s->assocs, NKV_TCP_INFO, "target_stopping");
 	while ((c = s->conns)) {
 		s->conns = c->next;
 		nkv_tcp_conn_close(c, "target_stopping");
@@ -496,6 +530,8 @@ void nkv_tcp_server_stop(struct nkv_tcp_server *s)
 		close(s->ep);
 	if (s->stop_fd >= 0)
 		close(s->stop_fd);
+	if (s->aer_fd >= 0)
+		close(s->aer_fd);
 	free(s);
 }
 

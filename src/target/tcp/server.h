@@ -54,6 +54,15 @@ int nkv_tcp_server_start(struct nkv_tcp_server *s);
 /* Stop the thread, end every association, close everything, free. */
 void nkv_tcp_server_stop(struct nkv_tcp_server *s);
 
+/*
+ * An asynchronous event for every controller of the server (issue 46's
+ * "namespace attribute changed": dw0 = 00040002h): from any thread; the
+ * poll thread completes one held AER of each controller with dw0 (a
+ * controller holding none misses it). 0, or -EAGAIN while the previous
+ * event is still on its way.
+ */
+int nkv_tcp_server_aer(struct nkv_tcp_server *s, uint32_t dw0);
+
 struct nkv_tcp_server_stats {
 	uint32_t conns;			/* open now */
 	uint32_t assocs;		/* controllers alive now */

@@ -32,9 +32,13 @@
 #define NKV_TCP_DEF_CONNS 64u
 #define NKV_TCP_DEF_BUF (256ull << 20)
 #define NKV_TCP_DEF_IC_MS 10000u
+#define NKV_TCP_TERM_MS 5000u		/* a TermReq not taken by then: just close */
 #define NKV_TCP_RX_BUDGET (1u << 20)	/* bytes one connection reads per pass */
 #define NKV_TCP_RBUF (64u << 10)	/* read-ahead: many small PDUs per recv */
 #define NKV_TCP_SPARE_MAX (64u << 20)	/* a transfer buffer kept for the next command */
+/* Log levels (server.h's log_level: the vfio-user server's scale). */
+#define NKV_TCP_WARN 1
+#define NKV_TCP_INFO 2
 #define NKV_TCP_SC_INTERRUPTED 0x21	/* generic: Command Interrupted (retry) */
 #define NKV_TCP_SC_TRANSIENT 0x22	/* generic: Transient Transport Error */
 
@@ -94,6 +98,7 @@ struct nkv_tcp_conn {
 	int broken;			/* to be ended by the poll loop, for why */
 	const char *why;
 	int closing;			/* a TermReq is queued: read nothing more */
+	uint64_t t_close_ns;		/* since when (a host not reading it: dropped) */
 	struct nkv_tcp_neg neg;		/* what ICReq/ICResp settled */
 	uint32_t hpda_align;		/* C2H data alignment the host asked for */
 	/* Receive state: survives short reads. */
@@ -157,6 +162,8 @@ struct nkv_tcp_server {
 	uint32_t nlis;
 	int ep;				/* epoll */
 	int stop_fd;			/* eventfd: stop */
+	int aer_fd;			/* eventfd: an event posted (nkv_tcp_server_aer) */
+	uint64_t aer_word;		/* atomic: 1 << 32 | dw0 while one is posted */
 	pthread_t thr;
 	int started;
 	struct nkv_tcp_conn *conns;

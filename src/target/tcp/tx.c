@@ -21,9 +21,13 @@ struct nkv_tcp_tx *nkv_tcp_tx_new(void)
 	return calloc(1, sizeof(struct nkv_tcp_tx));
 }
 
+/* Wait for room to send (on) or not; a connection ending with a TermReq
+ * reads nothing more, so it stops asking to be told about input, else a
+ * host that keeps sending would wake the poll thread for nothing. */
 static void nkv_tcp_tx_want_out(struct nkv_tcp_conn *c, int on)
 {
-	struct epoll_event ev = { .events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = c };
+	struct epoll_event ev = { .events = (c->closing ? 0 : EPOLLIN) | (on ? EPOLLOUT : 0),
+				  .data.ptr = c };
 
 	if (c->want_out == on)
 		return;

@@ -398,3 +398,31 @@ Test(tcp, no_icreq_closed)
 	th_close(&c);
 	th_close(&ok);
 }
+
+/* An AER is held, not answered; an event posted from another thread
+ * completes it with the event's DW0 (issue 46's seam). */
+Test(tcp, aer_held_then_event)
+{
+	struct th a;
+	struct nkv_tcp_cmd c;
+	uint8_t buf[64];
+	const struct nkv_tcp_rsp *r = (const void *)buf;
+	uint64_t v;
+
+	cr_assert_eq(th_admin(&a, PORT, 0, 0, TH_SUBNQN, 0), 0);
+	memset(&c, 0, sizeof(c));
+	c.ch.type = NKV_TCP_CMD;
+	c.sqe.cdw0 = NKV_ADM_ASYNC_EVENT | (1u << 14) | (77u << 16);
+	nkv_sqe_sgl1_set(&c.sqe, 0, 0, 0);
+	c.sqe.prp2 |= (uint64_t)NKV_TCP_SGL_TRANSPORT << 56;
+	cr_assert_eq(th_send_pdu(&a, &c, sizeof(c), NULL, 0), 0);
+	/* Other commands are answered meanwhile; the AER is not. */
+	cr_assert_eq(th_prop_get(&a, NKV_REG_VS, 0, &v), 0);
+	cr_assert_eq(nkv_tcp_server_aer(S, 0x00040002), 0);
+	cr_assert_gt(th_recv_pdu(&a, buf, sizeof(buf)), 0);
+	cr_assert_eq(r->ch.type, NKV_TCP_RSP);
+	cr_assert_eq(r->cqe.dw3 & 0xffff, 77, "the AER's CID");
+	cr_assert_eq(r->cqe.dw3 >> 17, 0);
+	cr_assert_eq(r->cqe.dw0, 0x00040002);
+	th_close(&a);
+}
