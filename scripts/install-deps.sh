@@ -23,9 +23,13 @@ rocksdb=(librocksdb-dev)
 # CRC instructions (crc32_iscsi).
 tcp=(libisal-dev)
 # kmod: the pcie transport's discovery, and the VM proof (Debian's kernel
-# and headers, QEMU, a busybox initramfs).
+# and headers, QEMU, a busybox initramfs). nvme-cli (2.3 in Debian 12):
+# the Linux kernel as nkv-target's NVMe/TCP host in the VM (tests/vm/
+# tcp.sh packs it and its libraries into the initramfs); socat: the
+# per-connection proxy of that VM's guestfwd (NVMe/TCP opens one
+# connection per queue, a chardev guestfwd serves one).
 kmod=(libpciaccess-dev qemu-system-x86 linux-headers-amd64 linux-image-amd64
-      busybox-static)
+      busybox-static nvme-cli socat)
 # bench: plots; libcrypto (libssl-dev) for nkv-bench --key-order sha256.
 bench=(gnuplot-nox libssl-dev)
 # python: the nkv package's tests (python/tests, the python stage) under

@@ -31,7 +31,7 @@ TIMEOUT=${NKV_VM_TIMEOUT:-150}
 TAG=${NKV_VM_TAG:-}
 BOOTS=("$@")
 [ ${#BOOTS[@]} -gt 0 ] || BOOTS=(noiommu iommu swiotlb)
-PASSED=0 FAILED=0 SKIPPED=0
+. tests/vm/lib.sh
 
 declare -A CASES=(
 	[noiommu]="modules bind refuse-noiommu unsafe-taint admin refuse badargs rw-m0 rw-m8 rw-m4 rw-mf p2p-read p2p-refuse p2p-revoke p2p-teardown kill unbind libunbind handback admin-nvme closelog dmesg p2p-host"
@@ -39,51 +39,17 @@ declare -A CASES=(
 	[swiotlb]="modules bind bounce dmesg"
 )
 
-report() {	# report NAME RESULT [REASON]
-	echo "NKV-VM $TAG$1 $2${3:+ ($3)}"
-	case $2 in
-	PASS) PASSED=$((PASSED + 1)) ;;
-	SKIP) SKIPPED=$((SKIPPED + 1)) ;;
-	*) FAILED=$((FAILED + 1)) ;;
-	esac
-}
-
-finish() {
-	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
-	[ $FAILED -eq 0 ]
-	exit
-}
-
-skip_all() {
+all_cases() {
 	local b c
 	for b in "${BOOTS[@]}"; do
 		for c in ${CASES[$b]}; do
-			report "$b-$c" SKIP "$1"
+			echo "$b-$c"
 		done
 	done
-	finish
-}
-
-# The Debian kernel: a version with both an image and a headers tree.
-find_kernel() {
-	local d v
-	if [ -n "${NKV_KERNEL:-}" ]; then
-		KVER=$NKV_KERNEL
-		[ -e "/boot/vmlinuz-$KVER" ] && [ -e "/lib/modules/$KVER/build/Makefile" ]
-		return
-	fi
-	for d in /lib/modules/*-amd64; do
-		v=${d##*/}
-		if [ -e "/boot/vmlinuz-$v" ] && [ -e "$d/build/Makefile" ]; then
-			KVER=$v
-			return 0
-		fi
-	done
-	return 1
 }
 
 check_prereqs() {
-	find_kernel || skip_all "no Debian linux-image + linux-headers pair${NKV_KERNEL:+ for $NKV_KERNEL}"
+	find_kernel headers || skip_all "no Debian linux-image + linux-headers pair${NKV_KERNEL:+ for $NKV_KERNEL}"
 	[ -r "/boot/vmlinuz-$KVER" ] || skip_all "/boot/vmlinuz-$KVER not readable"
 	command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 not installed"
 	BUSYBOX=$(command -v busybox) || skip_all "busybox-static not installed"
@@ -136,27 +102,6 @@ build_all() {
 	}
 }
 
-# nvme.ko and its dependencies from the guest kernel's own tree, in load order.
-copy_modules() {
-	local dst=$1 mods m
-	local dep=/lib/modules/$KVER/modules.dep
-	mods=$(awk -F': ' '$1 ~ /drivers\/nvme\/host\/nvme\.ko(\.xz)?$/ { print $1 " " $2 }' "$dep")
-	[ -n "$mods" ] || return 1
-	: >"$dst/modules.order"
-	# modules.dep lists dependencies nearest first: load them in reverse.
-	# Newer kernels ship them xz-compressed; busybox insmod wants them plain.
-	for m in $(echo "$mods" | tr ' ' '\n' | tac); do
-		case $m in
-		*.xz)
-			m=${m%.xz}
-			xz -dc "/lib/modules/$KVER/$m.xz" >"$dst/${m##*/}" || return 1
-			;;
-		*) cp "/lib/modules/$KVER/$m" "$dst/" ;;
-		esac
-		echo "${m##*/}" >>"$dst/modules.order"
-	done
-}
-
 make_initramfs() {
 	local root=$OUT/root
 	rm -rf "$root"
@@ -166,7 +111,7 @@ make_initramfs() {
 	cp "$BUILD/vm/nkv-admin" "$root/bin/"
 	chmod +x "$root/init"
 	cp "$BUILD/kmod-$KVER/nkv.ko" "$BUILD/vmkmod-$KVER/nkv_p2pexp.ko" "$root/lib/nkv/"
-	copy_modules "$root/lib/nkv" || return 1
+	copy_modules "$root/lib/nkv" drivers/nvme/host/nvme || return 1
 	python3 tests/vm/mkcpio.py "$root" "$OUT/initramfs.cpio"
 }
 
@@ -200,7 +145,7 @@ check_p2p_host() {
 
 # boot NAME: run one VM with a hard timeout (killed by PID), log to a file.
 boot() {
-	local name=$1 log=$OUT/$1.log disk=$OUT/$1.img machine append pid t0 shm=()
+	local name=$1 disk=$OUT/$1.img machine append shm=()
 	machine=(-machine pc)
 	append="console=ttyS0 quiet panic=-1 nkv_mode=$name"
 	if [ "$name" = iommu ]; then
@@ -216,28 +161,13 @@ boot() {
 		shm=(-object "memory-backend-file,id=hm,share=on,mem-path=$OUT/$name.shm,size=$SHM_SIZE"
 			-device ivshmem-plain,memdev=hm)
 	fi
-	rm -f "$disk" "$log"
+	rm -f "$disk"
 	truncate -s 64M "$disk"
-	t0=$(date +%s)
 	# TCG even where /dev/kvm exists: on the nested VMs this runs on, a KVM
 	# guest sat in the firmware's boot for the whole timeout (tried).
-	qemu-system-x86_64 -accel tcg -nographic -m 1G "${machine[@]}" \
+	run_qemu "$name" -accel tcg -nographic -m 1G "${machine[@]}" \
 		-kernel "/boot/vmlinuz-$KVER" -initrd "$OUT/initramfs.cpio" -append "$append" \
-		-drive "file=$disk,if=none,id=d0,format=raw" -device nvme,serial=nkv0001,drive=d0 "${shm[@]}" \
-		-serial "file:$log" -monitor none -no-reboot </dev/null >"$OUT/$name.qemu" 2>&1 &
-	pid=$!
-	while kill -0 "$pid" 2>/dev/null; do
-		if [ $(($(date +%s) - t0)) -ge "$TIMEOUT" ]; then
-			echo "boot $name: timeout after $TIMEOUT s, killing QEMU $pid"
-			kill "$pid" 2>/dev/null
-			sleep 1
-			kill -9 "$pid" 2>/dev/null
-			break
-		fi
-		sleep 0.5
-	done
-	wait "$pid" 2>/dev/null
-	echo "boot $name: $(($(date +%s) - t0)) s"
+		-drive "file=$disk,if=none,id=d0,format=raw" -device nvme,serial=nkv0001,drive=d0 "${shm[@]}"
 }
 
 # Per expected case: its marker, or FAIL when the guest never printed one.
