@@ -378,7 +378,30 @@ enum nkv_lid {
 	NKV_LID_ERROR = 0x01,
 	NKV_LID_SMART = 0x02,
 	NKV_LID_CHANGED_NS = 0x04,	/* Changed Namespace List */
+	NKV_LID_CMD_EFFECTS = 0x05,	/* Commands Supported and Effects */
 };
+/* Get Log Page CDW14: CSI[31:24], the command set a log page is of. */
+NKV_HD uint32_t nkv_log_csi(uint32_t cdw14) { return (uint32_t)NKV_GET(cdw14, 24, 8); }
+
+/*
+ * Commands Supported and Effects (log page 05h): an entry per admin
+ * opcode, then one per I/O opcode of the command set CDW14's CSI names.
+ * A host (Linux) reads it before it takes a namespace of a command set
+ * other than NVM as a generic device; a controller that refuses it gets
+ * its namespace dropped.
+ */
+struct nkv_cmd_effects_log {
+	uint32_t acs[256];		/* admin commands */
+	uint32_t iocs[256];		/* I/O commands */
+	uint8_t rsvd2048[2048];
+};
+NKV_ASSERT_SIZE(struct nkv_cmd_effects_log, 4096);
+NKV_ASSERT_OFF(struct nkv_cmd_effects_log, iocs, 1024);
+NKV_ASSERT_OFF(struct nkv_cmd_effects_log, rsvd2048, 2048);
+#define NKV_CE_CSUPP (1u << 0)	/* command supported */
+#define NKV_CE_LBCC (1u << 1)	/* it may change stored content (a value, a block) */
+/* Identify Controller LPA bit 1: log page 05h is supported. */
+#define NKV_LPA_CMD_EFFECTS (1u << 1)
 /* CDW10 bit 15: Retain Asynchronous Event (the read leaves the log and
  * the event's mask as they were). */
 NKV_HD uint32_t nkv_log_rae(uint32_t cdw10) { return (uint32_t)NKV_GET(cdw10, 15, 1); }

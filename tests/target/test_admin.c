@@ -333,7 +333,8 @@ Test(admin, features_kv_config_delete_missing)
 	cr_assert_eq(h_cmd(&H, 1, &s, NULL), SC(NKV_SC_KV_KEY_NOT_EXISTS));
 }
 
-static uint16_t get_log(uint8_t lid, uint32_t bytes, uint64_t off, void *out)
+/* Get Log Page of the command set csi (CDW14). */
+static uint16_t get_log_csi(uint8_t lid, uint32_t csi, uint32_t bytes, uint64_t off, void *out)
 {
 	uint64_t iova = h_alloc(&H, bytes);
 	struct nkv_sqe s = { 0 };
@@ -343,11 +344,48 @@ static uint16_t get_log(uint8_t lid, uint32_t bytes, uint64_t off, void *out)
 	s.nsid = 0xffffffff;
 	s.cdw10 = lid | ((bytes / 4 - 1) << 16);
 	s.cdw12 = (uint32_t)off;
+	s.cdw14 = csi << 24;
 	h_prp(&H, &s, iova, bytes);
 	memset(h_ptr(&H, iova), 0xa5, bytes);	/* prove every byte is written */
 	st = h_cmd(&H, 0, &s, NULL);
 	memcpy(out, h_ptr(&H, iova), bytes);
 	return st;
+}
+
+static uint16_t get_log(uint8_t lid, uint32_t bytes, uint64_t off, void *out)
+{
+	return get_log_csi(lid, NKV_CSI_NVM, bytes, off, out);
+}
+
+/*
+ * Commands Supported and Effects (05h), advertised in LPA: Linux refuses
+ * a KV namespace (no /dev/ngXnY) when the page is refused
+ * (docs/tcp.md). The admin commands, then each command set's own.
+ */
+Test(admin, cmd_effects_log)
+{
+	const struct nkv_id_ctrl *c = (const void *)id;
+	static struct nkv_cmd_effects_log l;
+
+	cr_assert_eq(h_identify(&H, NKV_CNS_CTRL, 0, 0, id), 0);
+	cr_assert(c->lpa & NKV_LPA_CMD_EFFECTS, "LPA %#x", c->lpa);
+	cr_assert_eq(get_log_csi(NKV_LID_CMD_EFFECTS, NKV_CSI_KV, sizeof(l), 0, &l), 0);
+	cr_expect_eq(l.acs[NKV_ADM_IDENTIFY], NKV_CE_CSUPP);
+	cr_expect_eq(l.acs[NKV_ADM_CREATE_SQ], NKV_CE_CSUPP, "a ring transport creates queues");
+	cr_expect_eq(l.acs[0x7f], 0, "Fabrics commands are not listed");
+	cr_expect_eq(l.iocs[NKV_KV_STORE], NKV_CE_CSUPP | NKV_CE_LBCC);
+	cr_expect_eq(l.iocs[NKV_KV_DELETE], NKV_CE_CSUPP | NKV_CE_LBCC);
+	cr_expect_eq(l.iocs[NKV_KV_RETRIEVE], NKV_CE_CSUPP);
+	cr_expect_eq(l.iocs[NKV_KV_LIST], NKV_CE_CSUPP);
+	cr_expect_eq(l.iocs[NKV_KV_EXIST], NKV_CE_CSUPP);
+	cr_expect_eq(l.iocs[0x03], 0);
+	cr_expect(all_zero(l.rsvd2048, sizeof(l.rsvd2048)));
+	cr_assert_eq(get_log_csi(NKV_LID_CMD_EFFECTS, NKV_CSI_NVM, sizeof(l), 0, &l), 0);
+	cr_expect_eq(l.iocs[NKV_NVM_WRITE], NKV_CE_CSUPP | NKV_CE_LBCC);
+	cr_expect_eq(l.iocs[NKV_NVM_READ], NKV_CE_CSUPP);
+	cr_expect_eq(l.iocs[NKV_KV_LIST], 0, "06h is not an NVM command here");
+	cr_assert_eq(get_log_csi(NKV_LID_CMD_EFFECTS, 0x02, sizeof(l), 0, &l), 0);
+	cr_expect(all_zero(l.iocs, sizeof(l.iocs)), "no I/O command of a set not served");
 }
 
 Test(admin, log_pages)

@@ -6,6 +6,8 @@
 
 #include <criterion/criterion.h>
 
+#include "nvmf/fabrics.h"	/* NKV_ADM_ASYNC_EVENT */
+#include "target/core/req.h"	/* nkv_tgt_ctrl_aers */
 #include "tgt_host.h"
 
 static struct h H;
@@ -275,6 +277,22 @@ Test(regs, shutdown_reports_complete)
 	nkv_tgt_ctrl_reg_write(H.c, NKV_REG_CC, 0, 4);
 	cr_assert_eq(nkv_csts_shst(rd32(NKV_REG_CSTS)), 0);
 	cr_assert_eq(h_enable(&H, 16), NKV_CSTS_RDY);
+}
+
+/* A held Asynchronous Event Request is not work a shutdown waits for:
+ * Linux sends one (OAES set), then CC.SHN, and polls CSTS.SHST. */
+Test(regs, shutdown_completes_with_an_aer_held)
+{
+	struct nkv_sqe s = { .cdw0 = NKV_ADM_ASYNC_EVENT };
+
+	cr_assert_eq(h_enable(&H, 16), NKV_CSTS_RDY);
+	h_submit(&H, 0, &s);
+	nkv_tgt_ctrl_poll(H.c);
+	cr_assert_eq(nkv_tgt_ctrl_aers(H.c), 1, "the AER is held, not answered");
+	nkv_tgt_ctrl_reg_write(H.c, NKV_REG_CC,
+			       (uint32_t)NKV_SET(h_cc(), NKV_CC_SHN_SHIFT, 2, 1), 4);
+	nkv_tgt_ctrl_poll(H.c);
+	cr_assert_eq(nkv_csts_shst(rd32(NKV_REG_CSTS)), NKV_CSTS_SHST_COMPLETE);
 }
 
 Test(regs, doorbell_messages_land_in_page)

@@ -172,8 +172,8 @@ parse() {
 			check_id_ctrl
 		elif [ "$c" = keep-alive ] && [ "$r" = PASS ]; then
 			check_keep_alive
-		elif [ "$c" = kv-io ] && [ "${r%% *}" = SKIP ]; then
-			report "$c" SKIP "${r#SKIP }$(why_no_ns)"
+		elif [ "$c" = kv-io ] && [ "${r%% *}" = FAIL ]; then
+			report "$c" FAIL "${r#FAIL }$(why_no_ns)"
 		elif [ -n "$r" ]; then
 			report "$c" "${r%% *}" "$(sed -n 's/^[A-Z]* //p' <<<"$r")"
 		elif [ -z "$TGT_PID" ] && [[ " $NKV_CASES " == *" $c "* ]]; then

@@ -9,9 +9,12 @@ $(B)/vm/nkv_vmtest: $(patsubst %.c,$(B)/obj/%.o,$(VMTEST_SRCS)) $(LIBNKV)
 	@mkdir -p $(@D)
 	$(CC) -static $(LDFLAGS) $^ $(VM_STATIC_LDLIBS) -o $@
 
-$(B)/vm/nkv-admin: $(B)/obj/src/tools/nkv_admin.o $(B)/obj/src/tools/ctrl_show.o $(LIBNKV)
+# nkv-admin as src/tools/admin.mk builds it, its rpc command's json-c
+# from Debian's static archive (libjson-c-dev ships libjson-c.a).
+$(B)/vm/nkv-admin: $(B)/obj/src/tools/nkv_admin.o $(B)/obj/src/tools/ctrl_show.o \
+		   $(B)/obj/src/tools/admin_rpc.o $(LIBNKV)
 	@mkdir -p $(@D)
-	$(CC) -static $(LDFLAGS) $^ $(VM_STATIC_LDLIBS) -o $@
+	$(CC) -static $(LDFLAGS) $^ $(VM_STATIC_LDLIBS) $(shell pkg-config --static --libs json-c) -o $@
 
 # The storm and check of the power-loss round (tests/vm/powerloss.sh).
 $(B)/vm/nkv_storm: $(B)/obj/tests/vm/nkv_storm.o $(LIBNKV)

@@ -129,6 +129,8 @@ static void nkv_tgt_id_ctrl(struct nkv_tgt_ctrl *c, struct nkv_id_ctrl *id)
 	id->aerl = NKV_TGT_AERL - 1;
 	/* Namespace Attribute Notices: namespace_add/remove (ns.h). */
 	id->oaes = c->ss->discovery ? 0 : NKV_OAES_NS_ATTR;
+	/* Log page 05h: Linux takes a KV namespace (as /dev/ngXnY) after it. */
+	id->lpa = c->ss->discovery ? 0 : NKV_LPA_CMD_EFFECTS;
 	memcpy(id->subnqn, c->ss->subnqn, sizeof(id->subnqn));
 	if (c->capsule)
 		nkv_tgt_id_ctrl_fabrics(c, id);
@@ -504,12 +506,43 @@ static uint16_t nkv_tgt_get_changed_ns(struct nkv_tgt_ctrl *c, struct nkv_tgt_cm
 	return st;
 }
 
+/* Log page 05h: the commands this controller takes, admin and those of
+ * the command set csi; Store, Delete and Write change what is stored. */
+static void nkv_tgt_log_effects(const struct nkv_tgt_ctrl *c, uint32_t csi,
+				struct nkv_cmd_effects_log *l)
+{
+	static const uint8_t adm[] = { NKV_ADM_GET_LOG_PAGE, NKV_ADM_IDENTIFY, NKV_ADM_ABORT,
+				       NKV_ADM_SET_FEATURES, NKV_ADM_GET_FEATURES,
+				       NKV_ADM_ASYNC_EVENT, NKV_ADM_KEEP_ALIVE };
+	static const uint8_t ring[] = { NKV_ADM_DELETE_SQ, NKV_ADM_CREATE_SQ, NKV_ADM_DELETE_CQ,
+					NKV_ADM_CREATE_CQ };
+	size_t i;
+
+	for (i = 0; i < sizeof(adm); i++)
+		l->acs[adm[i]] = NKV_CE_CSUPP;
+	for (i = 0; !c->capsule && i < sizeof(ring); i++)
+		l->acs[ring[i]] = NKV_CE_CSUPP;
+	if (csi == NKV_CSI_KV) {
+		l->iocs[NKV_KV_STORE] = NKV_CE_CSUPP | NKV_CE_LBCC;
+		l->iocs[NKV_KV_DELETE] = NKV_CE_CSUPP | NKV_CE_LBCC;
+		l->iocs[NKV_KV_RETRIEVE] = NKV_CE_CSUPP;
+		l->iocs[NKV_KV_LIST] = NKV_CE_CSUPP;
+		l->iocs[NKV_KV_EXIST] = NKV_CE_CSUPP;
+	} else if (csi == NKV_CSI_NVM) {
+		l->iocs[NKV_NVM_WRITE] = NKV_CE_CSUPP | NKV_CE_LBCC;
+		l->iocs[NKV_NVM_READ] = NKV_CE_CSUPP;
+		l->iocs[NKV_NVM_FLUSH] = NKV_CE_CSUPP;
+	}
+}
+
 static uint16_t nkv_tgt_get_log(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 {
 	const struct nkv_sqe *s = &cmd->sqe;
 	uint64_t len = nkv_log_numd(s->cdw10, s->cdw11) * 4;
 	uint64_t off = s->cdw12 | ((uint64_t)s->cdw13 << 32), size;
-	uint8_t page[NKV_TGT_ERRLOG * 64];
+	/* The largest page built here: the error log, or 05h's 4 KiB. */
+	uint8_t page[NKV_TGT_ERRLOG * 64 > sizeof(struct nkv_cmd_effects_log) ?
+		     NKV_TGT_ERRLOG * 64 : sizeof(struct nkv_cmd_effects_log)];
 
 	if (nkv_log_lid(s->cdw10) == NKV_LID_DISCOVERY && c->ss->discovery)
 		return nkv_tgt_get_disc_log(c, cmd, off, len);
@@ -524,6 +557,12 @@ static uint16_t nkv_tgt_get_log(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 	case NKV_LID_SMART:
 		nkv_tgt_log_smart(c, (struct nkv_smart_log *)page);
 		size = sizeof(struct nkv_smart_log);
+		break;
+	case NKV_LID_CMD_EFFECTS:
+		if (c->ss->discovery)
+			return nkv_tgt_cs(NKV_SC_LOG_PAGE_INVALID);
+		nkv_tgt_log_effects(c, nkv_log_csi(s->cdw14), (struct nkv_cmd_effects_log *)page);
+		size = sizeof(struct nkv_cmd_effects_log);
 		break;
 	default:
 		return nkv_tgt_cs(NKV_SC_LOG_PAGE_INVALID);

@@ -514,7 +514,9 @@ int nkv_tgt_ctrl_poll(struct nkv_tgt_ctrl *c)
 	work += nkv_tgt_queues_poll(c);
 	/* Inline backends complete during submit: post those now. */
 	work += nkv_tgt_handoff_drain(c);
-	if (c->shutting_down && !c->inflight) {
+	/* Held AERs are answered by events, not by work: they never end a
+	 * shutdown's wait (Linux sends one when OAES is set, then CC.SHN). */
+	if (c->shutting_down && c->inflight == c->naer) {
 		c->csts = (uint32_t)NKV_SET(c->csts, NKV_CSTS_SHST_SHIFT, 2,
 					    NKV_CSTS_SHST_COMPLETE);
 		c->shutting_down = 0;
