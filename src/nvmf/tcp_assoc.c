@@ -211,6 +211,8 @@ static int nkv_nvmf_discover(const struct nkv_nvmf_addr *a, const struct nkv_nvm
 	uint64_t i;
 	int rc = log ? nkv_nvmf_q_open(a, NKV_NVMF_DISC_NQN, 0, 0, o, &q, NULL) : -ENOMEM;
 
+	if (!rc && (rc = nkv_nvmf_enable(q)) != 0)
+		nkv_nvmf_q_close(q);
 	if (!rc) {
 		memset(&c, 0, sizeof(c));
 		c.sqe.cdw0 = NKV_ADM_GET_LOG_PAGE;

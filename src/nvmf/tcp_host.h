@@ -150,6 +150,21 @@ int nkv_nvmf_assoc_keep_alive(struct nkv_nvmf_assoc *as);
 int nkv_nvmf_identify(struct nkv_nvmf_q *admin, uint8_t cns, uint32_t nsid, uint8_t csi,
 		      void *buf, uint16_t *st);
 
+/*
+ * A KV command (NKV_KV_*) on nsid, shaped as docs/wire.md's NVMe/TCP
+ * rule says: a key of 1..16 bytes inline, a longer one in head form
+ * (KL 0). cdw10, cdw11 options bits (NKV_STORE_*, NKV_LIST_KEY_HEAD is
+ * set here), cdw12 as the command takes them. data/len: Store's value
+ * (in head form data - nkv_key_head_size(klen) must be writable: the
+ * head is written there, head and value are one transfer), Retrieve's
+ * and List's buffer. head: NKV_KEY_HEAD_MAX bytes of the caller's, alive
+ * until the command completes. Store data goes in-capsule when it fits
+ * icd_max. 0 or -EINVAL.
+ */
+int nkv_nvmf_kv_prep(struct nkv_nvmf_cmd *c, uint32_t icd_max, uint8_t opc, uint32_t nsid,
+		     const uint8_t *key, uint32_t klen, uint8_t *head, uint8_t *data,
+		     uint32_t len, uint32_t opts, uint32_t cdw12);
+
 /* Milliseconds of CLOCK_MONOTONIC. */
 uint64_t nkv_nvmf_now_ms(void);
 

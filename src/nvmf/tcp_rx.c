@@ -82,10 +82,10 @@ static int nkv_nvmf_rx_c2h(struct nkv_nvmf_q *q, const struct nkv_tcp_layout *l)
 		return nkv_nvmf_bad(q, NKV_TCP_FES_HDR_FIELD, 8, "c2h_unknown_cid");
 	if (d->datal != l->dlen || !d->datal)
 		return nkv_nvmf_bad(q, NKV_TCP_FES_HDR_FIELD, 16, "c2h_datal");
-	if (d->datao != c->c2h_next)
-		return nkv_nvmf_bad(q, NKV_TCP_FES_HDR_FIELD, 12, "c2h_datao_order");
 	if ((uint64_t)d->datao + d->datal > c->c2h_len)
 		return nkv_nvmf_bad(q, NKV_TCP_FES_RANGE, 0, "c2h_outside_buffer");
+	if (d->datao != c->c2h_next)
+		return nkv_nvmf_bad(q, NKV_TCP_FES_HDR_FIELD, 12, "c2h_datao_order");
 	if ((d->ch.flags & NKV_TCP_F_SUCCESS) && !(d->ch.flags & NKV_TCP_F_LAST))
 		return nkv_nvmf_bad(q, NKV_TCP_FES_HDR_FIELD, 1, "c2h_success_not_last");
 	dst = (uint8_t *)c->c2h + d->datao;
