@@ -701,6 +701,7 @@ static int nkv_target_kv_ns(void *arg, const struct nkv_target_ns *ns)
 	char what[160];
 
 	k->conf.ns_name = ns->name;
+	k->conf.nsid = ns->nsid;
 	k->conf.read_only = ns->read_only;
 	snprintf(what, sizeof(what), "namespace %u (%s%s)", ns->nsid, ns->name,
 		 ns->read_only ? ", read-only" : "");

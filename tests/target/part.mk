@@ -115,3 +115,10 @@ test_tcp_hosts_LDLIBS = $(NKV_TCP_TEST_LDLIBS)
 $(B)/tests/test_tcp_hosts: | $(B)/bin/nkv-target
 # The poll thread against 16 host threads and a backend's own thread.
 TSAN_TESTS += test_tcp_hosts test_tcp_hostile
+
+# The nvmf forwarding backend: real nkv-target processes (a remote on
+# mem and rocksdb, a front), nkv's initiator as the client.
+TESTS += test_be_nvmf
+test_be_nvmf_SRCS := tests/target/test_be_nvmf.c tests/lib/tgt_proc.c
+test_be_nvmf_LIBS = $(LIBNKVTGT)
+test_be_nvmf_LDLIBS = -lcriterion $(TARGET_LDLIBS)
