@@ -89,3 +89,11 @@ TESTS += test_host_batch
 test_host_batch_SRCS = tests/host/test_host_batch.c $(TL_HOST)
 test_host_batch_LIBS = $(TL_HOST_LIBS)
 test_host_batch_LDLIBS = $(TL_HOST_LDLIBS)
+
+# tcp: URIs: a remote nkv-target process, the library's local controller
+# (libnkv-tcp.so, found in BUILD/lib/).
+TESTS += test_host_tcp
+test_host_tcp_SRCS := tests/host/test_host_tcp.c tests/lib/tgt_proc.c
+test_host_tcp_LIBS = $(LIBNKV)
+test_host_tcp_LDLIBS = -lcriterion $(LIBNKV_LDLIBS)
+$(B)/tests/test_host_tcp: | $(NKV_TCP_PLUGIN)

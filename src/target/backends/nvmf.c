@@ -482,11 +482,14 @@ static struct nkv_be *nkv_nvmf_be_new(const struct nkv_be_conf *conf, char *err,
 	if (rc) {
 		snprintf(err, errlen, "nvmf backend: cannot reach %s: %s", b->uri, strerror(-rc));
 		free(b);
+		errno = -rc;	/* the embedded target returns it (tcp: URIs) */
 		return NULL;
 	}
-	if (nkv_nvmf_be_limits(b, err, errlen)) {
+	rc = nkv_nvmf_be_limits(b, err, errlen);
+	if (rc) {
 		nkv_nvmf_assoc_close(&b->as);
 		free(b);
+		errno = rc == -EREMOTEIO ? ENODEV : -rc;	/* no such namespace there */
 		return NULL;
 	}
 	pthread_mutex_init(&b->mu, NULL);
