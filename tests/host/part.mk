@@ -93,7 +93,7 @@ test_host_batch_LDLIBS = $(TL_HOST_LDLIBS)
 # tcp: URIs: a remote nkv-target process, the library's local controller
 # (libnkv-tcp.so, found in BUILD/lib/).
 TESTS += test_host_tcp
-test_host_tcp_SRCS := tests/host/test_host_tcp.c tests/lib/tgt_proc.c
+test_host_tcp_SRCS := tests/host/test_host_tcp.c tests/lib/tgt_proc.c tests/lib/tool_run.c
 test_host_tcp_LIBS = $(LIBNKV)
 test_host_tcp_LDLIBS = -lcriterion $(LIBNKV_LDLIBS)
-$(B)/tests/test_host_tcp: | $(NKV_TCP_PLUGIN)
+$(B)/tests/test_host_tcp: | $(NKV_TCP_PLUGIN) $(B)/bin/nkv-bench $(B)/bin/nkv-target

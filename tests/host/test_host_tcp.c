@@ -17,6 +17,7 @@
 #include "nkv_host.h"
 #include "nkv_wire.h"
 #include "tgt_proc.h"
+#include "tool_run.h"
 
 #define SUBNQN "nqn.2026-01.io.nkv:target"
 
@@ -124,6 +125,31 @@ Test(host_tcp, remote_killed, .init = start, .fini = stop, .timeout = 60)
 		     "the remote's loss is 88h: %#x", res.status);
 	nkv_qpair_destroy(q);
 	nkv_ctrl_close(c);
+}
+
+/* nkv-bench's cpu engine over tcp: unchanged: a wave batch (64 lanes),
+ * then a block of waves (128 per doorbell), every value verified. */
+static void bench(const char *batch, const char *op)
+{
+	static struct tool_run r;
+	char uri[64], line[512];
+	const char *args[] = { "--engine", "cpu", "--target", uri, "--kv-op", op, "--num-keys", "512",
+			       "--batch-size", batch, "--queue-length", "256", "--iterations", "2",
+			       NULL };
+
+	snprintf(uri, sizeof(uri), "tcp:127.0.0.1:%u", R.port);
+	cr_assert_eq(tool_run(&r, "nkv-bench", args, NULL, 120000), 0);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert_not_null(tool_line(&r, "  outcomes", line, sizeof(line)), "%s", r.out);
+	cr_assert(strstr(line, " ok, 0 verify failures"), "%s", line);
+	cr_assert(strstr(r.out, "via a local controller"), "the report says what crosses the network");
+}
+
+Test(host_tcp, cpu_engine_wave_and_block, .init = start, .fini = stop, .timeout = 240)
+{
+	bench("64", "store");
+	bench("64", "retrieve");
+	bench("128", "retrieve");
 }
 
 Test(host_tcp, unreachable_and_bad_uris)
