@@ -143,6 +143,16 @@ static void every_op(void)
 	for (i = 1; i <= 255; i += 22)
 		roundtrip(key, i, 100);
 	roundtrip(key, 255, 3u << 20);
+	/* A size query (no buffer) and a short buffer: DW0 the full size. */
+	cr_assert_eq(kv(NKV_KV_STORE, (const uint8_t *)"sz", 2, list + 512, 1000, 0, 0, 0), 0);
+	cr_assert_eq(kv(NKV_KV_RETRIEVE, (const uint8_t *)"sz", 2, list, 0, 0, &dw0, &got), 0);
+	cr_assert_eq(dw0, 1000);
+	cr_assert_eq(got, 0);
+	cr_assert_eq(kv(NKV_KV_RETRIEVE, (const uint8_t *)"sz", 2, list, 100, 0, &dw0, &got), 0);
+	cr_assert_eq(dw0, 1000);
+	cr_assert_eq(got, 100);
+	cr_assert_eq(memcmp(list, list + 512, 100), 0);
+	cr_assert_eq(kv(NKV_KV_DELETE, (const uint8_t *)"sz", 2, NULL, 0, 0, 0, 0), 0);
 	/* List: three keys, one in head form, listed from the start. */
 	cr_assert_eq(kv(NKV_KV_STORE, (const uint8_t *)"a1", 2, list + 512, 1, 0, 0, 0), 0);
 	cr_assert_eq(kv(NKV_KV_STORE, (const uint8_t *)"a2", 2, list + 512, 1, 0, 0, 0), 0);
