@@ -9,7 +9,8 @@ static void nkv_nvmf_key_inline(struct nkv_sqe *s, const uint8_t *key, uint32_t 
 {
 	uint8_t k[16] = { 0 };
 
-	memcpy(k, key, klen);
+	if (klen)	/* a List from the beginning may pass no key */
+		memcpy(k, key, klen);
 	memcpy(&s->cdw2, k, 4);
 	memcpy(&s->cdw3, k + 4, 4);
 	memcpy(&s->cdw14, k + 8, 4);
