@@ -310,6 +310,30 @@ int nkv_nvmf_q_open(const struct nkv_nvmf_addr *a, const char *subnqn, uint16_t 
 	return 0;
 }
 
+int nkv_nvmf_q_from_fd(int fd, const struct nkv_nvmf_addr *a, const struct nkv_nvmf_opts *o,
+		       uint16_t qid, struct nkv_nvmf_q **out)
+{
+	struct nkv_nvmf_q *q;
+	struct timeval tv;
+	int rc = nkv_nvmf_q_alloc(&q, a, o, qid);
+
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	q->fd = fd;
+	tv = (struct timeval){ q->timeout_ms / 1000, (q->timeout_ms % 1000) * 1000 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	rc = nkv_nvmf_ic(q, o);
+	if (rc) {
+		nkv_nvmf_q_close(q);
+		return rc;
+	}
+	*out = q;
+	return 0;
+}
+
 void nkv_nvmf_q_close(struct nkv_nvmf_q *q)
 {
 	if (!q)

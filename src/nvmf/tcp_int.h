@@ -41,6 +41,11 @@ int nkv_nvmf_send_pdu(struct nkv_nvmf_q *q, void *hdr, uint8_t hlen, const void 
 int nkv_nvmf_q_fail(struct nkv_nvmf_q *q, int err);
 int nkv_nvmf_q_violation(struct nkv_nvmf_q *q, const void *hdr, uint32_t hlen,
 			 const struct nkv_tcp_fault *f);
+/* A queue on a connected stream socket fd (taken over): ICReq and ICResp
+ * only, no Connect. For the fuzzer, which plays the remote over a
+ * socketpair. 0 or -errno (fd then closed). */
+int nkv_nvmf_q_from_fd(int fd, const struct nkv_nvmf_addr *a, const struct nkv_nvmf_opts *o,
+		       uint16_t qid, struct nkv_nvmf_q **out);
 /* Fabrics Connect on a queue that has done ICReq (tcp_assoc.c). */
 int nkv_nvmf_connect(struct nkv_nvmf_q *q, const char *subnqn, uint16_t cntlid,
 		     const struct nkv_nvmf_opts *o, uint16_t *cntlid_out);
