@@ -96,4 +96,5 @@ TESTS += test_host_tcp
 test_host_tcp_SRCS := tests/host/test_host_tcp.c tests/lib/tgt_proc.c tests/lib/tool_run.c
 test_host_tcp_LIBS = $(LIBNKV)
 test_host_tcp_LDLIBS = -lcriterion $(LIBNKV_LDLIBS)
-$(B)/tests/test_host_tcp: | $(NKV_TCP_PLUGIN) $(B)/bin/nkv-bench $(B)/bin/nkv-target
+$(B)/tests/test_host_tcp: | $(NKV_TCP_PLUGIN) $(B)/bin/nkv-bench $(B)/bin/nkv-target \
+	$(B)/bin/nkv-admin

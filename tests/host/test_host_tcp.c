@@ -152,6 +152,23 @@ Test(host_tcp, cpu_engine_wave_and_block, .init = start, .fini = stop, .timeout 
 	bench("128", "retrieve");
 }
 
+Test(host_tcp, nkv_admin_says_what_crosses_the_network, .init = start, .fini = stop,
+     .timeout = 60)
+{
+	static struct tool_run r;
+	char uri[96], want[160];
+	const char *args[] = { "info", uri, NULL };
+
+	snprintf(uri, sizeof(uri), "tcp:127.0.0.1:%u/%s", R.port, SUBNQN);
+	cr_assert_eq(tool_run(&r, "nkv-admin", args, NULL, 30000), 0);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "transport          tcp\n"), "%s", r.out);
+	snprintf(want, sizeof(want), "network            %s (NVMe/TCP), via a local controller\n",
+		 uri);
+	cr_assert(strstr(r.out, want), "%s", r.out);
+	cr_assert(strstr(r.out, "value 8388608 B"), "the remote's limit: %s", r.out);
+}
+
 Test(host_tcp, unreachable_and_bad_uris)
 {
 	struct nkv_ctrl *c = NULL;
