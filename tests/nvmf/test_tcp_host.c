@@ -217,6 +217,35 @@ Test(nvmf_tcp, many_in_flight, .init = start, .fini = stop, .timeout = 60)
 	nkv_nvmf_assoc_close(&as);
 }
 
+/* KATO 1 s: Keep Alive every half of it keeps the association; none
+ * for 2.5 s and the target ends it (the next command fails, no hang). */
+Test(nvmf_tcp, keep_alive_at_half_the_kato, .init = start, .fini = stop, .timeout = 30)
+{
+	struct nkv_nvmf_opts o = opts(2000);
+	struct nkv_nvmf_addr a = addr(SUBNQN);
+	struct nkv_nvmf_assoc as, idle;
+	uint8_t buf[8], head[NKV_KEY_HEAD_MAX];
+	struct nkv_nvmf_cmd c;
+	uint64_t end;
+	int sent = 0;
+
+	o.kato_ms = 1000;
+	cr_assert_eq(nkv_nvmf_assoc_open(&as, &a, &o), 0, "%s", LOG);
+	cr_assert_eq(nkv_nvmf_assoc_open(&idle, &a, &o), 0, "%s", LOG);
+	for (end = nkv_nvmf_now_ms() + 2500; nkv_nvmf_now_ms() < end; usleep(20000))
+		if (nkv_nvmf_assoc_ka_due(&as)) {
+			cr_assert_eq(nkv_nvmf_assoc_keep_alive(&as), 0);
+			sent++;
+		}
+	cr_assert_geq(sent, 4, "every 500 ms: %d", sent);
+	nkv_nvmf_kv_prep(&c, 0, NKV_KV_EXIST, 1, (const uint8_t *)"k", 1, head, buf, 0, 0, 0);
+	cr_assert_eq(nkv_nvmf_q_exec(as.io, &c), 0, "kept alive");
+	nkv_nvmf_kv_prep(&c, 0, NKV_KV_EXIST, 1, (const uint8_t *)"k", 1, head, buf, 0, 0, 0);
+	cr_assert_lt(nkv_nvmf_q_exec(idle.io, &c), 0, "the target ended the idle one");
+	nkv_nvmf_assoc_close(&idle);
+	nkv_nvmf_assoc_close(&as);
+}
+
 Test(nvmf_tcp, nobody_listening)
 {
 	struct nkv_nvmf_opts o = opts(2000);
