@@ -122,3 +122,10 @@ TESTS += test_be_nvmf
 test_be_nvmf_SRCS := tests/target/test_be_nvmf.c tests/lib/tgt_proc.c
 test_be_nvmf_LIBS = $(LIBNKVTGT)
 test_be_nvmf_LDLIBS = -lcriterion $(TARGET_LDLIBS)
+
+# The front over a remote on the rados backend (a throwaway Ceph cluster;
+# skipped, saying why, where none starts).
+TESTS += test_be_nvmf_rados
+test_be_nvmf_rados_SRCS := tests/target/test_be_nvmf_rados.c tests/lib/tgt_proc.c $(TL_CEPH)
+test_be_nvmf_rados_LIBS = $(LIBNKVTGT)
+test_be_nvmf_rados_LDLIBS = -lcriterion $(TARGET_LDLIBS)
