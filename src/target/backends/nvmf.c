@@ -57,6 +57,8 @@ struct nkv_nvmf_be {
 	struct nkv_nvmf_opts o;
 	char uri[320];
 	char hostnqn[NKV_NVMF_NQN_MAX + 1];
+	char subnqn[NKV_NVMF_NQN_MAX + 1];	/* found at create; as.subnqn is
+						 * the worker's (reconnections) */
 	uint32_t nsid;
 	struct nkv_nvmf_assoc as;	/* as.io NULL: not connected */
 	/* Loss and reconnection (the worker's). */
@@ -382,7 +384,7 @@ static void nkv_nvmf_be_describe(struct nkv_be *be, char *buf, size_t len)
 	struct nkv_nvmf_be *b = (struct nkv_nvmf_be *)be;
 
 	snprintf(buf, len, "remote=tcp:%s:%u/%s remote_nsid=%u remote_timeout_ms=%u", b->addr.host,
-		 b->addr.port, b->as.subnqn, b->nsid, b->o.timeout_ms);
+		 b->addr.port, b->subnqn, b->nsid, b->o.timeout_ms);
 }
 
 static void nkv_nvmf_be_destroy(struct nkv_be *be)
@@ -485,6 +487,7 @@ static struct nkv_be *nkv_nvmf_be_new(const struct nkv_be_conf *conf, char *err,
 		errno = -rc;	/* the embedded target returns it (tcp: URIs) */
 		return NULL;
 	}
+	snprintf(b->subnqn, sizeof(b->subnqn), "%s", b->as.subnqn);
 	rc = nkv_nvmf_be_limits(b, err, errlen);
 	if (rc) {
 		nkv_nvmf_assoc_close(&b->as);
