@@ -4,3 +4,4 @@ TESTS += test_nvmf_tcp_host
 test_nvmf_tcp_host_SRCS := tests/nvmf/test_tcp_host.c tests/lib/tgt_proc.c
 test_nvmf_tcp_host_LIBS = $(LIBNKVTGT)
 test_nvmf_tcp_host_LDLIBS = -lcriterion $(TARGET_LDLIBS)
+$(B)/tests/test_nvmf_tcp_host: | $(B)/bin/nkv-target

@@ -129,3 +129,6 @@ TESTS += test_be_nvmf_rados
 test_be_nvmf_rados_SRCS := tests/target/test_be_nvmf_rados.c tests/lib/tgt_proc.c $(TL_CEPH)
 test_be_nvmf_rados_LIBS = $(LIBNKVTGT)
 test_be_nvmf_rados_LDLIBS = -lcriterion $(TARGET_LDLIBS)
+# They run the nkv-target program (tgt_proc.h), so build it with them
+# (make SAN=asan tests included).
+$(B)/tests/test_be_nvmf $(B)/tests/test_be_nvmf_rados: | $(B)/bin/nkv-target
