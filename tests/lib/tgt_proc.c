@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include "tgt_proc.h"
@@ -80,6 +81,8 @@ static void tgt_proc_exec(const char *log, uint16_t port, const char *const *arg
 	argv[i] = NULL;
 	dup2(fd, 1);
 	dup2(fd, 2);
+	/* A test that crashes takes its targets with it: none is left. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	execv(bin, (char *const *)argv);
 	_exit(127);
 }

@@ -3,7 +3,8 @@
  * tgt_proc.h - a real nkv-target process for tests (BUILD/bin/nkv-target,
  * as a user runs it): started with --listen tcp:127.0.0.1:PORT (0: an
  * ephemeral port, read back from its event=tcp_listening line), its
- * output in a file the test can search, stopped by its PID.
+ * output in a file the test can search, stopped by its PID (and killed
+ * with the test's process, should that die first: PR_SET_PDEATHSIG).
  */
 #ifndef NKV_TEST_TGT_PROC_H
 #define NKV_TEST_TGT_PROC_H
