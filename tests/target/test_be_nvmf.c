@@ -222,6 +222,45 @@ Test(be_nvmf, remote_stopped, .init = init_mem, .fini = fini, .timeout = 60)
 	cr_assert(tgt_log_wait(F.log, "event=remote_back", 1, 15000));
 }
 
+/* Front namespace N is the remote's namespace N: a key stored through
+ * the front's namespace 2 is in the remote's 2, not its 1. */
+Test(be_nvmf, same_nsid_on_the_remote, .fini = fini, .timeout = 60)
+{
+	static const char *const rargs[] = { "--backend", "mem", "--ns-map", "1=a,2=b", NULL };
+	char uri[96];
+	const char *fargs[] = { "--backend", "nvmf", "--remote", uri, "--ns-map", "1=x,2=y", NULL };
+	struct nkv_nvmf_opts o = { .size = sizeof(o), .timeout_ms = 10000, .log = t_log };
+	struct nkv_nvmf_addr a = { .port = 0 };
+	struct nkv_nvmf_assoc direct;
+	uint8_t v[32], r[32], head[NKV_KEY_HEAD_MAX];
+	struct nkv_nvmf_cmd c;
+
+	cr_assert_eq(tgt_proc_start(&R, 0, rargs), 0);
+	snprintf(uri, sizeof(uri), "tcp:127.0.0.1:%u", R.port);	/* through discovery */
+	cr_assert_eq(tgt_proc_start(&F, 0, fargs), 0);
+	snprintf(a.host, sizeof(a.host), "127.0.0.1");
+	snprintf(a.nqn, sizeof(a.nqn), "%s", SUBNQN);
+	a.port = F.port;
+	cr_assert_eq(nkv_nvmf_assoc_open(&AS, &a, &o), 0);
+	memset(v, 0x5a, sizeof(v));
+	nkv_nvmf_kv_prep(&c, nkv_nvmf_q_icd_max(AS.io), NKV_KV_STORE, 2, (const uint8_t *)"n2", 2,
+			 head, v, sizeof(v), 0, 0);
+	cr_assert_eq(nkv_nvmf_q_exec(AS.io, &c), 0);
+	cr_assert_eq(nkv_nvmf_status(&c), 0);
+	a.port = R.port;
+	cr_assert_eq(nkv_nvmf_assoc_open(&direct, &a, &o), 0, "the remote, directly");
+	nkv_nvmf_kv_prep(&c, 0, NKV_KV_RETRIEVE, 2, (const uint8_t *)"n2", 2, head, r, sizeof(r),
+			 0, 0);
+	cr_assert_eq(nkv_nvmf_q_exec(direct.io, &c), 0);
+	cr_assert_eq(nkv_nvmf_status(&c), 0);
+	cr_assert_eq(memcmp(r, v, sizeof(v)), 0);
+	nkv_nvmf_kv_prep(&c, 0, NKV_KV_EXIST, 1, (const uint8_t *)"n2", 2, head, r, 0, 0, 0);
+	cr_assert_eq(nkv_nvmf_q_exec(direct.io, &c), 0);
+	cr_assert_eq(nkv_nvmf_status(&c) & 0x7ffu,
+		     NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_KV_KEY_NOT_EXISTS));
+	nkv_nvmf_assoc_close(&direct);
+}
+
 Test(be_nvmf, bad_remote_refused)
 {
 	static const char *const args[] = { "--backend", "nvmf", "--remote", "tcp:127.0.0.1:1",
