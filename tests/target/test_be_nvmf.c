@@ -42,11 +42,13 @@ static void remote_mem(uint16_t port)
 	cr_assert_eq(tgt_proc_start(&R, port, args), 0, "the remote started");
 }
 
+static const char *DIGESTS = "none";	/* --remote-digests of the next front */
+
 static void front(void)
 {
 	char uri[64];
 	const char *args[] = { "--backend", "nvmf", "--remote", uri, "--remote-timeout-ms", "1000",
-			       NULL };
+			       "--remote-digests", DIGESTS, NULL };
 	struct nkv_nvmf_opts o = { .size = sizeof(o), .timeout_ms = 10000, .log = t_log };
 	struct nkv_nvmf_addr a = { .port = 0 };
 
@@ -178,6 +180,18 @@ Test(be_nvmf, over_mem, .init = init_mem, .fini = fini, .timeout = 120)
 	every_op();
 }
 
+static void init_mem_digests(void)
+{
+	DIGESTS = "both";
+	init_mem();
+}
+
+Test(be_nvmf, over_mem_with_digests, .init = init_mem_digests, .fini = fini, .timeout = 120)
+{
+	cr_assert(tgt_log_wait(F.log, "remote_digests=both", 1, 1000), "the front says so");
+	every_op();
+}
+
 Test(be_nvmf, over_rocksdb, .init = init_rocksdb, .fini = fini, .timeout = 120)
 {
 	limits(1ull << 30, 8u << 20);
@@ -272,5 +286,12 @@ Test(be_nvmf, bad_remote_refused)
 	cr_assert_eq(tgt_log_count(p.log, "cannot reach tcp:127.0.0.1:1"), 1);
 	cr_assert_eq(tgt_proc_start(&p, 0, noarg), -ECHILD);
 	cr_assert_eq(tgt_log_count(p.log, "--remote tcp:HOST:PORT[/NQN] is needed"), 1);
+	{
+		static const char *const bad[] = { "--backend", "nvmf", "--remote", "tcp:h:1",
+						   "--remote-digests", "crc", NULL };
+
+		cr_assert_eq(tgt_proc_start(&p, 0, bad), -ECHILD);
+		cr_assert_eq(tgt_log_count(p.log, "--remote-digests crc: want none, header"), 1);
+	}
 	tgt_proc_free(&p);
 }

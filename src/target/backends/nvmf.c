@@ -81,6 +81,8 @@ static const struct nkv_be_optdesc nkv_nvmf_opts_desc[] = {
 	  "namespace N forwards to the remote's namespace N" },
 	{ "remote-timeout-ms", "MS", "nvmf: how long one command or connection attempt may\n"
 	  "take before the remote counts as lost (default 5000)" },
+	{ "remote-digests", "none|header|data|both", "nvmf: NVMe/TCP digests (CRC32C) the front\n"
+	  "asks of the remote (default none); the remote may grant fewer" },
 	{ "remote-hostnqn", "NQN", "nvmf: the host NQN the front connects with (default\n"
 	  "nqn.2014-08.org.nvmexpress:uuid: and a UUID from /etc/machine-id)" },
 	{ NULL, NULL, NULL },
@@ -383,8 +385,10 @@ static void nkv_nvmf_be_describe(struct nkv_be *be, char *buf, size_t len)
 {
 	struct nkv_nvmf_be *b = (struct nkv_nvmf_be *)be;
 
-	snprintf(buf, len, "remote=tcp:%s:%u/%s remote_nsid=%u remote_timeout_ms=%u", b->addr.host,
-		 b->addr.port, b->subnqn, b->nsid, b->o.timeout_ms);
+	snprintf(buf, len, "remote=tcp:%s:%u/%s remote_nsid=%u remote_timeout_ms=%u "
+		 "remote_digests=%s", b->addr.host, b->addr.port, b->subnqn, b->nsid,
+		 b->o.timeout_ms, b->o.hdgst ? (b->o.ddgst ? "both" : "header")
+					     : (b->o.ddgst ? "data" : "none"));
 }
 
 static void nkv_nvmf_be_destroy(struct nkv_be *be)
@@ -411,10 +415,24 @@ static const struct nkv_be_ops nkv_nvmf_be_ops = {
 	.destroy = nkv_nvmf_be_destroy,
 };
 
-/* --remote and --remote-timeout-ms into b (or just checked: b NULL). */
-static int nkv_nvmf_be_parse(const struct nkv_be_conf *conf, struct nkv_nvmf_addr *a,
-			     uint32_t *timeout_ms, char *err, size_t errlen)
+/* --remote-digests: bit 0 header, bit 1 data; -1 when malformed. */
+static int nkv_nvmf_be_digests(const char *v)
 {
+	static const char *const names[] = { "none", "header", "data", "both" };
+	int i;
+
+	for (i = 0; v && i < 4; i++)
+		if (!strcmp(v, names[i]))
+			return i;
+	return v ? -1 : 0;
+}
+
+/* --remote, --remote-timeout-ms and --remote-digests into o and a. */
+static int nkv_nvmf_be_parse(const struct nkv_be_conf *conf, struct nkv_nvmf_addr *a,
+			     struct nkv_nvmf_opts *o, char *err, size_t errlen)
+{
+	int dg = nkv_nvmf_be_digests(nkv_be_conf_get(conf, "remote-digests"));
+
 	const char *uri = nkv_be_conf_get(conf, "remote");
 	const char *t = nkv_be_conf_get(conf, "remote-timeout-ms");
 	char *end = NULL;
@@ -438,16 +456,23 @@ static int nkv_nvmf_be_parse(const struct nkv_be_conf *conf, struct nkv_nvmf_add
 			return -EINVAL;
 		}
 	}
-	*timeout_ms = (uint32_t)ms;
+	if (dg < 0) {
+		snprintf(err, errlen, "nvmf backend: --remote-digests %s: want none, header, data or "
+			 "both", nkv_be_conf_get(conf, "remote-digests"));
+		return -EINVAL;
+	}
+	o->timeout_ms = (uint32_t)ms;
+	o->hdgst = dg & 1;
+	o->ddgst = !!(dg & 2);
 	return 0;
 }
 
 static int nkv_nvmf_be_check(const struct nkv_be_conf *conf, char *err, size_t errlen)
 {
 	struct nkv_nvmf_addr a;
-	uint32_t ms;
+	struct nkv_nvmf_opts o;
 
-	return nkv_nvmf_be_parse(conf, &a, &ms, err, errlen);
+	return nkv_nvmf_be_parse(conf, &a, &o, err, errlen);
 }
 
 static struct nkv_be *nkv_nvmf_be_new(const struct nkv_be_conf *conf, char *err, size_t errlen)
@@ -460,7 +485,7 @@ static struct nkv_be *nkv_nvmf_be_new(const struct nkv_be_conf *conf, char *err,
 		snprintf(err, errlen, "nvmf backend: no memory");
 		return NULL;
 	}
-	rc = nkv_nvmf_be_parse(conf, &b->addr, &b->o.timeout_ms, err, errlen);
+	rc = nkv_nvmf_be_parse(conf, &b->addr, &b->o, err, errlen);
 	if (rc) {
 		free(b);
 		return NULL;
