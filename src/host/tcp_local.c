@@ -94,6 +94,11 @@ static void nkv_tcp_close(struct nkv_tr *tr)
 	free(t);
 }
 
+static void nkv_tcp_log(const char *line)
+{
+	nkv_h_log("tcp: %s", line);
+}
+
 static int nkv_tcp_open(const char *addr, struct nkv_tr **out, char *err, size_t errlen)
 {
 	struct nkv_tcp_tr *t = calloc(1, sizeof(*t));
@@ -113,7 +118,7 @@ static int nkv_tcp_open(const char *addr, struct nkv_tr **out, char *err, size_t
 		free(t);
 		return -ENOENT;
 	}
-	rc = start(uri, &t->local, vfu, sizeof(vfu), t->desc, sizeof(t->desc), err, errlen);
+	rc = start(uri, nkv_tcp_log, &t->local, vfu, sizeof(vfu), t->desc, sizeof(t->desc), err, errlen);
 	if (!rc)
 		rc = nkv_transport_vfio_user.open(vfu + strlen("vfio-user:"), &t->inner, err,
 						  errlen);

@@ -23,14 +23,20 @@
 #define NKV_TCP_PLUGIN_START "nkv_tcp_plugin_start"
 #define NKV_TCP_PLUGIN_STOP "nkv_tcp_plugin_stop"
 
+/* Where the local controller's backend lines go (event=remote_lost,
+ * event=remote_back, ...): one line, without newline, any thread. */
+typedef void (*nkv_tcp_plugin_log_fn)(const char *line);
+
 /*
- * Start a local controller for uri ("tcp:HOST:PORT[/NQN]"): 0 with *h,
+ * Start a local controller for uri ("tcp:HOST:PORT[/NQN]"), its
+ * backend's warnings to log: 0 with *h,
  * the vfio-user URI to connect to in vfu (vlen bytes) and what crosses
  * the network in desc ("tcp: 127.0.0.1:4420 nqn ..., via a local
  * controller"), or a negative errno with a one-line reason in err.
  */
-typedef int (*nkv_tcp_plugin_start_fn)(const char *uri, void **h, char *vfu, size_t vlen,
-				       char *desc, size_t dlen, char *err, size_t errlen);
+typedef int (*nkv_tcp_plugin_start_fn)(const char *uri, nkv_tcp_plugin_log_fn log, void **h,
+				       char *vfu, size_t vlen, char *desc, size_t dlen, char *err,
+				       size_t errlen);
 /* Stop it (after the vfio-user client closed). */
 typedef void (*nkv_tcp_plugin_stop_fn)(void *h);
 

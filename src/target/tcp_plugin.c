@@ -11,8 +11,8 @@
 #include "host/tcp_plugin.h"
 #include "target/embed.h"
 
-int nkv_tcp_plugin_start(const char *uri, void **h, char *vfu, size_t vlen, char *desc,
-			 size_t dlen, char *err, size_t errlen);
+int nkv_tcp_plugin_start(const char *uri, nkv_tcp_plugin_log_fn log, void **h, char *vfu,
+			 size_t vlen, char *desc, size_t dlen, char *err, size_t errlen);
 void nkv_tcp_plugin_stop(void *h);
 
 /* The backend, kept to describe it (the embed hook sees it first). */
@@ -45,8 +45,16 @@ static void nkv_tcp_plugin_desc(struct nkv_be *be, char *desc, size_t dlen)
 	snprintf(desc, dlen, "tcp: %s nqn %s, via a local controller", r, slash ? slash : "?");
 }
 
-int nkv_tcp_plugin_start(const char *uri, void **h, char *vfu, size_t vlen, char *desc,
-			 size_t dlen, char *err, size_t errlen)
+/* Backend lines to the library's log (the plugin's own copy of the
+ * core has its own process-wide log setting, which only it uses). */
+static void nkv_tcp_plugin_line(void *ctx, int level, const char *line)
+{
+	(void)level;
+	((nkv_tcp_plugin_log_fn)ctx)(line);
+}
+
+int nkv_tcp_plugin_start(const char *uri, nkv_tcp_plugin_log_fn log, void **h, char *vfu,
+			 size_t vlen, char *desc, size_t dlen, char *err, size_t errlen)
 {
 	struct nkv_be_param p = { "remote", uri };
 	struct nkv_tgt_embed_ns ns = { .backend = "nvmf" };
@@ -64,7 +72,8 @@ int nkv_tcp_plugin_start(const char *uri, void **h, char *vfu, size_t vlen, char
 	o.wrap_arg = &be;
 	o.dir_name = "nkv-tcp";
 	o.server.size = sizeof(o.server);
-	nkv_be_log_set(NKV_BE_LOG_ERROR, NULL, NULL);	/* a library prints nothing */
+	/* A library never prints on its own: lines go to its log callback. */
+	nkv_be_log_set(NKV_BE_LOG_WARN, nkv_tcp_plugin_line, (void *)log);
 	rc = nkv_tgt_embed_start(&o, &t, err, errlen);
 	if (rc)
 		return rc;

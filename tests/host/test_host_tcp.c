@@ -111,18 +111,32 @@ Test(host_tcp, sync_api_through_discovery, .init = start, .fini = stop, .timeout
 	sync_api(0);
 }
 
+static char LINES[4096];
+
+static void t_log(void *ctx, const char *line)
+{
+	size_t n = strlen(LINES);
+
+	(void)ctx;
+	snprintf(LINES + n, sizeof(LINES) - n, "%s\n", line);
+}
+
 Test(host_tcp, remote_killed, .init = start, .fini = stop, .timeout = 60)
 {
-	struct nkv_ctrl *c = connect_tcp(1);
+	struct nkv_ctrl *c;
 	struct nkv_result res;
 	struct nkv_qpair *q;
 	uint8_t v[16] = { 1 };
 
+	nkv_set_log(t_log, NULL);
+	c = connect_tcp(1);
 	cr_assert_eq(nkv_qpair_create(c, NULL, &q), 0);
 	tgt_proc_kill(&R);
 	cr_assert_eq(nkv_store(q, "k", 1, v, sizeof(v), 0, &res), 0);
 	cr_assert_eq(res.status & 0x7ff, NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_KV_UNRECOVERED_ERROR),
 		     "the remote's loss is 88h: %#x", res.status);
+	cr_assert(strstr(LINES, "tcp: event=remote_lost backend=nvmf"),
+		  "said through the library's log: %s", LINES);
 	nkv_qpair_destroy(q);
 	nkv_ctrl_close(c);
 }

@@ -262,6 +262,10 @@ static void nkv_nvmf_be_run(struct nkv_nvmf_be *b, struct nkv_be_op **batch, uin
 		sent -= rc > 0 ? (uint32_t)rc : 0;
 		rc = rc < 0 ? rc : 0;
 	}
+	/* Said before the 88h answers go out: a client that sees one finds
+	 * the line already there. */
+	if (rc || nkv_nvmf_q_error(b->as.io))
+		nkv_nvmf_be_lose(b, rc ? rc : nkv_nvmf_q_error(b->as.io));
 	for (i = 0; i < n; i++) {
 		struct nkv_nvmf_slot *s = &b->slot[i];
 
@@ -271,8 +275,6 @@ static void nkv_nvmf_be_run(struct nkv_nvmf_be *b, struct nkv_be_op **batch, uin
 			nkv_nvmf_be_fail(b, s->op);
 		free(s->buf);
 	}
-	if (rc || nkv_nvmf_q_error(b->as.io))
-		nkv_nvmf_be_lose(b, rc ? rc : nkv_nvmf_q_error(b->as.io));
 }
 
 /* Keep Alive when due, and the remote's NUSE with it. */
