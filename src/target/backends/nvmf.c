@@ -48,7 +48,8 @@ struct nkv_nvmf_slot {
 	struct nkv_nvmf_cmd c;
 	struct nkv_be_op *op;
 	uint8_t head[NKV_KEY_HEAD_MAX];
-	uint8_t *buf;
+	uint8_t *buf;		/* a bounce buffer of ours, or NULL */
+	int direct;		/* the data moves in the client's memory itself */
 };
 
 struct nkv_nvmf_be {
@@ -172,6 +173,26 @@ static int nkv_nvmf_be_retry(struct nkv_nvmf_be *b)
 }
 
 /* The op as a command in s: 0, or an NVMe status to answer it with. */
+/* Where the op's data moves: the client's buffer itself when the core
+ * offers it whole (nkv_be_direct: a Retrieve, or a Store whose key goes
+ * inline), so a 32 MiB value is neither allocated nor copied here; else
+ * a bounce buffer with room for a key head in front. NULL: no memory. */
+static uint8_t *nkv_nvmf_be_data(struct nkv_nvmf_slot *s)
+{
+	struct nkv_be_op *op = s->op;
+	int can = op->len && (op->opc == NKV_KV_RETRIEVE ||
+			      (op->opc == NKV_KV_STORE && op->klen <= NKV_KEY_INLINE_MAX));
+	uint8_t *d = can ? nkv_be_direct(op) : NULL;
+
+	s->buf = NULL;
+	s->direct = d != NULL;
+	if (d)
+		return d;
+	s->buf = malloc((size_t)op->len + NKV_KEY_HEAD_MAX);
+	return s->buf ? s->buf + NKV_KEY_HEAD_MAX : NULL;
+}
+
+/* The op as a command in s: 0, or an NVMe status to answer it with. */
 static uint16_t nkv_nvmf_be_prep(struct nkv_nvmf_be *b, struct nkv_nvmf_slot *s)
 {
 	struct nkv_be_op *op = s->op;
@@ -181,13 +202,14 @@ static uint16_t nkv_nvmf_be_prep(struct nkv_nvmf_be *b, struct nkv_nvmf_slot *s)
 	uint16_t st;
 
 	s->buf = NULL;
+	s->direct = 0;
 	if (op->opc == NKV_KV_STORE || op->opc == NKV_KV_RETRIEVE || op->opc == NKV_KV_LIST) {
-		s->buf = malloc((size_t)len + NKV_KEY_HEAD_MAX);
-		if (!s->buf)
+		data = nkv_nvmf_be_data(s);
+		if (!data)
 			return NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_INTERNAL);
-		data = s->buf + NKV_KEY_HEAD_MAX;
 	}
-	if (op->opc == NKV_KV_STORE && len && (st = nkv_be_copy_in(op, data, len)) != 0)
+	if (op->opc == NKV_KV_STORE && len && !s->direct &&
+	    (st = nkv_be_copy_in(op, data, len)) != 0)
 		return st;
 	if (nkv_nvmf_kv_prep(&s->c, nkv_nvmf_q_icd_max(b->as.io), op->opc, b->nsid, op->key,
 			     op->klen, s->head, data, len, opts,
@@ -228,7 +250,9 @@ static void nkv_nvmf_be_finish(struct nkv_nvmf_slot *s)
 	uint16_t st = nkv_nvmf_status(&s->c) & 0x7ffu;
 
 	op->dw0 = s->c.cqe.dw0;
-	if (!st && op->opc == NKV_KV_RETRIEVE && s->c.got)
+	if (!st && op->opc == NKV_KV_RETRIEVE && s->c.got && s->direct)
+		nkv_be_produced(op, s->c.got);
+	else if (!st && op->opc == NKV_KV_RETRIEVE && s->c.got)
 		st = nkv_be_copy_out(op, data, s->c.got);
 	if (!st && op->opc == NKV_KV_LIST)
 		st = nkv_nvmf_be_list(op, data, s->c.got);
