@@ -183,6 +183,24 @@ Test(host_tcp, nkv_admin_says_what_crosses_the_network, .init = start, .fini = s
 	cr_assert(strstr(r.out, "value 8388608 B"), "the remote's limit: %s", r.out);
 }
 
+/* The examples run unchanged with a tcp: URI (exit 0: every value and
+ * status as they expect). */
+Test(host_tcp, examples_unchanged, .init = start, .fini = stop, .timeout = 120)
+{
+	static const char *const ex[] = { "examples/first_retrieve_cpu",
+					  "examples/batch_store_retrieve_cpu" };
+	static struct tool_run r;
+	char uri[64];
+	const char *args[] = { uri, NULL };
+	size_t i;
+
+	snprintf(uri, sizeof(uri), "tcp:127.0.0.1:%u", R.port);
+	for (i = 0; i < sizeof(ex) / sizeof(ex[0]); i++) {
+		cr_assert_eq(tool_run(&r, ex[i], args, NULL, 60000), 0, "%s", r.out);
+		cr_assert_eq(r.status, 0, "%s: %s", ex[i], r.out);
+	}
+}
+
 Test(host_tcp, unreachable_and_bad_uris)
 {
 	struct nkv_ctrl *c = NULL;
