@@ -197,6 +197,7 @@ install: lib programs $(addprefix $(B)/share/systemd/,$(UNITS))
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR)
 	install -m 644 $(LIBNKV) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(LIBNKV_SO) $(DESTDIR)$(LIBDIR)/
+	$(if $(NKV_TCP_PLUGIN),install -m 755 $(NKV_TCP_PLUGIN) $(DESTDIR)$(LIBDIR)/)
 	ln -sf libnkv.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libnkv.so.$(SOVERSION)
 	ln -sf libnkv.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libnkv.so
 	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCLUDEDIR)/

@@ -164,6 +164,8 @@ struct nkv_bench_run;
 int nkv_bench_run_open(const struct nkv_bench_opts *o, const char *uri,
 		       struct nkv_bench_run **out, char *err, size_t errlen);
 int nkv_bench_run_info(struct nkv_bench_run *r, struct nkv_ctrl_info *info);
+/* What crosses the network (nkv_qpair_info.remote), or "" (run.c). */
+void nkv_bench_run_remote(struct nkv_bench_run *r, char *buf, size_t len);
 /* One launch of @iterations passes of @opc over every key. flags:
  * NKV_BK_*. 0, or a negative errno when the launch itself failed. */
 int nkv_bench_run_phase(struct nkv_bench_run *r, uint8_t opc, uint32_t iterations,

@@ -281,7 +281,7 @@ static int nkv_bench_main(struct nkv_bench_opts *o)
 	struct nkv_bench_run *r = NULL;
 	struct nkv_bench_phase ph = { 0 };
 	struct nkv_ctrl_info info;
-	char err[256] = "", desc[256];
+	char err[256] = "", desc[512], remote[192];
 	const char *uri = o->target;
 	cpu_set_t all;
 	int rc;
@@ -330,6 +330,9 @@ static int nkv_bench_main(struct nkv_bench_opts *o)
 	}
 	nkv_bench_run_info(r, &info);
 	s.info = &info;
+	nkv_bench_run_remote(r, remote, sizeof(remote));
+	if (remote[0])	/* a tcp: URI: say what crosses the network */
+		snprintf(desc + strlen(desc), sizeof(desc) - strlen(desc), " (%s)", remote);
 	rc = nkv_bench_prepare(r, o, &s);
 	if (!rc)
 		rc = nkv_bench_warmup(r, o);

@@ -337,6 +337,15 @@ int nkv_bench_run_info(struct nkv_bench_run *r, struct nkv_ctrl_info *info)
 	return 0;
 }
 
+void nkv_bench_run_remote(struct nkv_bench_run *r, char *buf, size_t len)
+{
+	struct nkv_qpair_info qi = { .size = sizeof(qi) };
+
+	buf[0] = 0;
+	if (r->nq && !nkv_qpair_get_info(r->qp[0], &qi))
+		snprintf(buf, len, "%s", qi.remote);
+}
+
 static void nkv_bench_lane_main(void *arg)
 {
 	struct nkv_bench_run *r = arg;

@@ -51,12 +51,13 @@ static inline void ex_log_stderr(void)
 }
 
 /* The target: argv[1], else $NKV_TARGET; NULL (and the usage said) when
- * there is none or it is not a vfio-user: or pcie: URI. */
+ * there is none or it is not a vfio-user:, pcie: or tcp: URI. */
 static inline const char *ex_uri(int argc, char **argv, const char *prog)
 {
 	const char *u = argc > 1 ? argv[1] : getenv("NKV_TARGET");
 
-	if (u && (!strncmp(u, "vfio-user:", 10) || !strncmp(u, "pcie:", 5)))
+	if (u && (!strncmp(u, "vfio-user:", 10) || !strncmp(u, "pcie:", 5) ||
+		  !strncmp(u, "tcp:", 4)))
 		return u;
 	fprintf(stderr, "usage: %s URI   (e.g. vfio-user:/tmp/nkv.sock; start one with\n"
 		"  nkv-target --socket /tmp/nkv.sock), or set NKV_TARGET\n%s", prog, EX_EXIT_HELP);

@@ -86,13 +86,19 @@ struct nkv_ctrl_opts {
  * Connect to the controller at uri and bring it up:
  *   "vfio-user:/run/nkv.sock"     a vfio-user controller
  *   "pcie:/dev/nkv0", "pcie:0000:02:00.0"   a device bound to nkv.ko
+ *   "tcp:HOST:PORT[/NQN]"        a remote NVMe/TCP KV controller (no NQN:
+ *                                the first NVM subsystem discovery lists),
+ *                                through a local controller libnkv runs
+ *                                (libnkv-tcp.so; namespace 1 forwards to
+ *                                the remote's namespace 1; docs/tcp.md)
  * Finds the first Key Value namespace (or, failing that, an NVM one),
  * or uses opts->nsid.
  * opts may be NULL for defaults. 0 or a negative errno:
  * -EINVAL bad URI or options, -EPROTONOSUPPORT unknown scheme,
  * -ECONNREFUSED / -ENOENT nobody listening, -EPROTO protocol mismatch,
  * -ETIMEDOUT the controller did not become ready within CAP.TO,
- * -ENODEV no usable namespace.
+ * -ENODEV no usable namespace; tcp: -ENOENT the plugin not found, or
+ * the remote's error (-ECONNREFUSED, -ETIMEDOUT, -EREMOTEIO).
  */
 int nkv_ctrl_connect(const char *uri, const struct nkv_ctrl_opts *opts,
 		     struct nkv_ctrl **out);
@@ -315,6 +321,11 @@ struct nkv_qpair_info {
 	uint32_t dptr;		/* NKV_DEV_DPTR_* (nkv_dev.h): what region
 				 * commands may send beside PRPs */
 	uint32_t flags;		/* NKV_QPAIR_* it was made with */
+	/* What crosses the network: "" when nothing does (vfio-user, pcie);
+	 * for a tcp: URI "tcp: HOST:PORT nqn NQN, via a local controller"
+	 * (the rings, slots and doorbells above are the local controller's;
+	 * only commands' keys and values travel, docs/tcp.md). */
+	char remote[192];
 };
 /* Say truthfully where each part lives (any thread). info->size as the
  * caller was built: one built before by_messages existed gets the fields

@@ -194,7 +194,9 @@ def _region_type(nbytes: int) -> type:
 
 class Connection:
     """A controller, connected by URI ("vfio-user:/run/nkv.sock",
-    "pcie:/dev/nkv0"): a context manager; close() ends it."""
+    "pcie:/dev/nkv0", "tcp:127.0.0.1:4420[/NQN]": a remote NVMe/TCP one
+    through a local controller, docs/tcp.md): a context manager; close()
+    ends it."""
 
     def __init__(self, uri: str, *, io_queues: int = 4, timeout_ms: int = 0,
                  key_head: bool = False) -> None:

@@ -19,7 +19,7 @@ nkv_fuzz_run() {
 	rm -rf "$out" && mkdir -p "$out"
 	python3 tests/fuzz/seeds.py "$out/seeds" || return 1
 	for t in fuzz_list_decode fuzz_ctrl_cmds fuzz_vfu_server fuzz_vfu_client fuzz_rpc \
-		fuzz_tcp_pdu fuzz_tcp_conn; do
+		fuzz_tcp_pdu fuzz_tcp_conn fuzz_nvmf_host; do
 		mkdir -p "$out/corpus-$t"
 		log=$out/$t.log
 		# -timeout: one input taking over 10 s is a hang.

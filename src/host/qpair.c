@@ -10,6 +10,7 @@
  * gets device copies of them too (qpair_gpu.c).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -568,6 +569,8 @@ int nkv_qpair_get_info(struct nkv_qpair *q, struct nkv_qpair_info *info)
 	i.cmds = q->dev->nr_cmds;
 	i.dptr = q->dev->dptr;
 	i.flags = q->flags;
+	if (q->c->ops == &nkv_transport_tcp)
+		snprintf(i.remote, sizeof(i.remote), "%s", nkv_h_tcp_desc(q->c->tr));
 	memcpy(info, &i, i.size);
 	return 0;
 }

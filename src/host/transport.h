@@ -91,5 +91,10 @@ struct nkv_transport_ops {
 
 extern const struct nkv_transport_ops nkv_transport_vfio_user;
 extern const struct nkv_transport_ops nkv_transport_pcie;
+/* tcp:HOST:PORT[/NQN]: a local controller forwarding to a remote NVMe/TCP
+ * one, reached over vfio-user (tcp_local.c). What crosses the network,
+ * for nkv_qpair_get_info: */
+extern const struct nkv_transport_ops nkv_transport_tcp;
+const char *nkv_h_tcp_desc(const struct nkv_tr *tr);
 
 #endif /* NKV_HOST_TRANSPORT_H */

@@ -2,7 +2,8 @@
 /*
  * uri.c - "scheme:address" to a transport. Schemes: vfio-user (a Unix
  * socket path) and pcie (/dev/nkvN or a PCI address; the transport
- * resolves addresses itself).
+ * resolves addresses itself), tcp (HOST:PORT[/NQN]: a local controller
+ * forwarding to a remote NVMe/TCP one, tcp_local.c).
  */
 #include <errno.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 static const struct nkv_transport_ops *const nkv_h_transports[] = {
 	&nkv_transport_vfio_user,
 	&nkv_transport_pcie,
+	&nkv_transport_tcp,
 };
 
 int nkv_h_uri_parse(const char *uri, const struct nkv_transport_ops **ops,
@@ -39,7 +41,7 @@ int nkv_h_uri_parse(const char *uri, const struct nkv_transport_ops **ops,
 			return 0;
 		}
 	}
-	nkv_h_err(err, errlen, "unknown transport '%.*s' in '%s' (known: vfio-user, pcie)",
+	nkv_h_err(err, errlen, "unknown transport '%.*s' in '%s' (known: vfio-user, pcie, tcp)",
 		  (int)n, uri, uri);
 	return -EPROTONOSUPPORT;
 }

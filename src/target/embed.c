@@ -29,6 +29,7 @@ static struct nkv_be *nkv_tgt_embed_be(const struct nkv_tgt_embed_opts *o, uint3
 
 	if (!conf.size)
 		conf.size = sizeof(conf);
+	conf.nsid = nsid;
 	/* nkv-target's default, not the backend's own (embed.h). */
 	if (!conf.nvm && !conf.max_value)
 		conf.max_value = NKV_TGT_DEF_MAX_VALUE;

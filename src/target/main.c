@@ -909,6 +909,7 @@ static struct nkv_be_conf nkv_target_ns_conf(const struct nkv_target_args *a,
 	struct nkv_be_conf c = nkv_target_conf(a);
 
 	c.ns_name = ns->name;
+	c.nsid = ns->nsid;	/* nvmf forwards to the remote's same nsid */
 	c.read_only = ns->read_only;
 	c.params = params;
 	c.nparams = nkv_target_ns_params(a, ns, params);

@@ -51,3 +51,15 @@ nkv-target_LDLIBS = $(TARGET_LDLIBS)
 # The NVMe/TCP transport (src/target/tcp/; the PDU codec: src/nvme-tcp/).
 NKV_TGT_TCP_SRCS := $(wildcard src/target/tcp/*.c)
 TARGET_SRCS += $(NKV_TGT_TCP_SRCS)
+
+# libnkv-tcp.so: the local controller behind libnkv's tcp: URIs (the
+# embedded target with the nvmf backend; src/host/tcp_plugin.h says why
+# it is a plugin). libnkv dlopen()s it; it exports two symbols and binds
+# its own (-Bsymbolic), so a program that also links libnkvtarget.a
+# keeps two separate copies of the core, never a mix.
+NKV_TCP_PLUGIN := $(B)/lib/libnkv-tcp.so
+$(NKV_TCP_PLUGIN): $(B)/obj/src/target/tcp_plugin.o $(LIBNKVTGT) src/target/tcp_plugin.map
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -shared -Wl,-Bsymbolic -Wl,--version-script=src/target/tcp_plugin.map \
+		$(call obj,src/target/tcp_plugin.c) $(LIBNKVTGT) $(TARGET_LDLIBS) -o $@
+lib: $(NKV_TCP_PLUGIN)

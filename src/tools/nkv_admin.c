@@ -197,6 +197,10 @@ static int nkv_admin_info(const char *uri)
 	}
 	nkv_ctrl_get_info(c, &info);
 	nkv_admin_print_info(&info);
+	/* tcp: what crosses the network; the rest above is the local
+	 * controller's, the limits the remote's (docs/tcp.md). */
+	if (!strcmp(info.transport, "tcp"))
+		printf("%-18s %s (NVMe/TCP), via a local controller\n", "network", uri);
 	nkv_tool_show_caps(stdout, c, &info);
 	n = nkv_ctrl_namespaces(c, ns, NKV_ADMIN_MAX_NS);
 	nkv_ctrl_close(c);

@@ -9,7 +9,7 @@ FUZZ_CFLAGS := -std=c11 -g -O1 -fno-omit-frame-pointer -pthread $(WARN) \
 	-fsanitize=fuzzer-no-link $(FUZZ_SAN) -DNKV_FUZZ
 FUZZ_LDFLAGS := -pthread -fsanitize=fuzzer $(FUZZ_SAN)
 FUZZ_TARGETS := fuzz_list_decode fuzz_ctrl_cmds fuzz_vfu_server fuzz_vfu_client fuzz_rpc \
-	fuzz_tcp_pdu fuzz_tcp_conn
+	fuzz_tcp_pdu fuzz_tcp_conn fuzz_nvmf_host
 
 fuzz_list_decode_FSRCS := tests/fuzz/fuzz_list_decode.c
 fuzz_ctrl_cmds_FSRCS = tests/fuzz/fuzz_ctrl_cmds.c $(NKV_TGT_CORE)
@@ -23,6 +23,9 @@ fuzz_tcp_pdu_FLDLIBS := -lisal
 # The NVMe/TCP transport whole: a server per input, the test host in front.
 fuzz_tcp_conn_FSRCS = tests/fuzz/fuzz_tcp_conn.c tests/lib/tcp_host.c $(sort $(TARGET_SRCS))
 fuzz_tcp_conn_FLDLIBS = $(TARGET_LDLIBS)
+# nkv's NVMe/TCP initiator on whatever a remote sends.
+fuzz_nvmf_host_FSRCS := tests/fuzz/fuzz_nvmf_host.c $(NKV_NVMF_HOST_SRCS) src/nvme-tcp/pdu.c
+fuzz_nvmf_host_FLDLIBS := -lisal
 fuzz_vfu_client_FSRCS := tests/fuzz/fuzz_vfu_client.c src/host/vfio_user_client.c \
 	src/vfio-user/msg.c
 

@@ -302,13 +302,30 @@ def tcp_conn_seeds():
     }
 
 
+def nvmf_host_seeds():
+    """Byte 0: ICResp digests (bits 0-1) and CPDA; then what a remote sends
+    the initiator with Identify (CID 0, 4 KiB C2H) and Store (CID 1,
+    8 KiB by R2T) in flight (fuzz_nvmf_host.c)."""
+    r2t = tcp_ch(9, 0, 24, 0, 24) + struct.pack("<HHII", 1, 7, 0, 8192) + bytes(4)
+    c2h = tcp_ch(7, 4, 24, 24, 24 + 4096) + struct.pack("<HHII", 0, 0, 0, 4096) + bytes(4)
+    c2h_ok = tcp_ch(7, 4 | 8, 24, 24, 24 + 4096) + struct.pack("<HHII", 0, 0, 0, 4096) + bytes(4)
+
+    def rsp(cid):
+        return tcp_ch(5, 0, 24, 0, 24) + struct.pack("<IIII", 0, 0, 0, cid)
+    return {
+        "all": b"\x00" + r2t + c2h + bytes(4096) + rsp(0) + rsp(1),
+        "success": b"\x00" + c2h_ok + bytes(4096) + rsp(1),
+        "bad_cid": b"\x00" + rsp(9),
+    }
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: seeds.py OUTDIR")
     sets = {"fuzz_vfu_server": vfu_server_seeds(), "fuzz_ctrl_cmds": ctrl_seeds(),
             "fuzz_list_decode": list_seeds(), "fuzz_vfu_client": client_seeds(),
             "fuzz_rpc": rpc_seeds(), "fuzz_tcp_pdu": tcp_seeds(),
-            "fuzz_tcp_conn": tcp_conn_seeds()}
+            "fuzz_tcp_conn": tcp_conn_seeds(), "fuzz_nvmf_host": nvmf_host_seeds()}
     for target, seeds in sets.items():
         d = os.path.join(sys.argv[1], target)
         os.makedirs(d, exist_ok=True)

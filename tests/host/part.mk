@@ -89,3 +89,12 @@ TESTS += test_host_batch
 test_host_batch_SRCS = tests/host/test_host_batch.c $(TL_HOST)
 test_host_batch_LIBS = $(TL_HOST_LIBS)
 test_host_batch_LDLIBS = $(TL_HOST_LDLIBS)
+
+# tcp: URIs: a remote nkv-target process, the library's local controller
+# (libnkv-tcp.so, found in BUILD/lib/).
+TESTS += test_host_tcp
+test_host_tcp_SRCS := tests/host/test_host_tcp.c tests/lib/tgt_proc.c tests/lib/tool_run.c
+test_host_tcp_LIBS = $(LIBNKV)
+test_host_tcp_LDLIBS = -lcriterion $(LIBNKV_LDLIBS)
+$(B)/tests/test_host_tcp: | $(NKV_TCP_PLUGIN) $(B)/bin/nkv-bench $(B)/bin/nkv-target \
+	$(B)/bin/nkv-admin $(B)/examples/first_retrieve_cpu $(B)/examples/batch_store_retrieve_cpu

@@ -31,9 +31,14 @@ Test(host_ctrl, bad_uris_and_options)
 
 	o.err = err;
 	o.errlen = sizeof(err);
-	cr_expect_eq(nkv_ctrl_connect("tcp:127.0.0.1", &o, &c), -EPROTONOSUPPORT);
+	cr_expect_eq(nkv_ctrl_connect("rdma:127.0.0.1", &o, &c), -EPROTONOSUPPORT);
 	cr_expect_null(c);
 	cr_expect_neq(err[0], 0, "a reason");
+	c = (struct nkv_ctrl *)1;
+	err[0] = 0;
+	cr_expect_eq(nkv_ctrl_connect("tcp:127.0.0.1", &o, &c), -EINVAL, "a tcp: URI needs a port");
+	cr_expect_null(c);
+	cr_expect_neq(strstr(err, "port"), NULL, "%s", err);
 	cr_expect_eq(nkv_ctrl_connect("no-scheme", &o, &c), -EINVAL);
 	cr_expect_eq(nkv_ctrl_connect(NULL, &o, &c), -EINVAL);
 	cr_expect_eq(nkv_ctrl_connect("vfio-user:/tmp/x", &o, NULL), -EINVAL);

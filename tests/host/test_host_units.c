@@ -130,8 +130,11 @@ Test(host_uri, schemes)
 	cr_expect_eq(nkv_h_uri_parse("pcie:0000:02:00.0", &ops, &addr, err, sizeof(err)), 0);
 	cr_expect_eq(ops, &nkv_transport_pcie);
 	cr_expect_str_eq(addr, "0000:02:00.0");
-	cr_expect_eq(nkv_h_uri_parse("tcp:1.2.3.4", &ops, &addr, err, sizeof(err)), -EPROTONOSUPPORT);
-	cr_expect_neq(strstr(err, "unknown transport 'tcp'"), NULL, "%s", err);
+	cr_expect_eq(nkv_h_uri_parse("tcp:1.2.3.4:4420/nqn.x", &ops, &addr, err, sizeof(err)), 0);
+	cr_expect_eq(ops, &nkv_transport_tcp);
+	cr_expect_str_eq(addr, "1.2.3.4:4420/nqn.x");
+	cr_expect_eq(nkv_h_uri_parse("rdma:1.2.3.4", &ops, &addr, err, sizeof(err)), -EPROTONOSUPPORT);
+	cr_expect_neq(strstr(err, "unknown transport 'rdma'"), NULL, "%s", err);
 	cr_expect_eq(nkv_h_uri_parse("vfio-user:", &ops, &addr, err, sizeof(err)), -EINVAL);
 	cr_expect_eq(nkv_h_uri_parse("/tmp/x.sock", &ops, &addr, err, sizeof(err)), -EINVAL);
 	cr_expect_eq(nkv_h_uri_parse("", &ops, &addr, NULL, 0), -EINVAL);

@@ -158,3 +158,20 @@ test_service_SRCS = tests/target/service/test_service.c $(TL_RPC_PROC)
 test_service_LIBS = $(LIBNKV)
 test_service_LDLIBS = -lcriterion $(LIBNKV_LDLIBS) $(JSONC_LIBS)
 $(B)/tests/test_service: | $(B)/bin/nkv-target
+
+# The nvmf forwarding backend: real nkv-target processes (a remote on
+# mem and rocksdb, a front), nkv's initiator as the client.
+TESTS += test_be_nvmf
+test_be_nvmf_SRCS := tests/target/test_be_nvmf.c tests/lib/tgt_proc.c
+test_be_nvmf_LIBS = $(LIBNKVTGT)
+test_be_nvmf_LDLIBS = -lcriterion $(TARGET_LDLIBS)
+
+# The front over a remote on the rados backend (a throwaway Ceph cluster;
+# skipped, saying why, where none starts).
+TESTS += test_be_nvmf_rados
+test_be_nvmf_rados_SRCS := tests/target/test_be_nvmf_rados.c tests/lib/tgt_proc.c $(TL_CEPH)
+test_be_nvmf_rados_LIBS = $(LIBNKVTGT)
+test_be_nvmf_rados_LDLIBS = -lcriterion $(TARGET_LDLIBS)
+# They run the nkv-target program (tgt_proc.h), so build it with them
+# (make SAN=asan tests included).
+$(B)/tests/test_be_nvmf $(B)/tests/test_be_nvmf_rados: | $(B)/bin/nkv-target

@@ -19,7 +19,7 @@ static struct nkv_be_conf conf_of(const struct nkv_be_param *p, size_t n)
 	return c;
 }
 
-Test(registry, table_lists_mem_rados_and_rocksdb)
+Test(registry, table_lists_mem_rados_rocksdb_and_nvmf)
 {
 	const struct nkv_be_type *const *t = nkv_be_types();
 	const struct nkv_be_optdesc *d;
@@ -30,16 +30,18 @@ Test(registry, table_lists_mem_rados_and_rocksdb)
 		for (d = t[n]->opts; d && d->name; d++)
 			cr_assert(d->metavar && d->help, "%s --%s", t[n]->name, d->name);
 	}
-	cr_assert_eq(n, 3);
+	cr_assert_eq(n, 4);
 	cr_assert_str_eq(t[0]->name, "mem");
 	cr_assert_str_eq(t[1]->name, "rados");
 	cr_assert_str_eq(t[2]->name, "rocksdb");
+	cr_assert_str_eq(t[3]->name, "nvmf");
 }
 
 Test(registry, find)
 {
 	cr_assert_eq(nkv_be_type_find("mem"), &nkv_be_type_mem);
 	cr_assert_eq(nkv_be_type_find("rados"), &nkv_be_type_rados);
+	cr_assert_eq(nkv_be_type_find("nvmf"), &nkv_be_type_nvmf);
 	cr_assert_null(nkv_be_type_find("nope"));
 	cr_assert_null(nkv_be_type_find(NULL));
 }
@@ -79,9 +81,9 @@ Test(registry, unknown_type_names_the_available_ones)
 	struct nkv_be_conf c = conf_of(NULL, 0);
 
 	cr_assert_null(nkv_be_create("disk", &c, err, sizeof(err)));
-	cr_assert_str_eq(err, "unknown backend 'disk' (available: mem, rados, rocksdb)");
+	cr_assert_str_eq(err, "unknown backend 'disk' (available: mem, rados, rocksdb, nvmf)");
 	cr_assert_eq(nkv_be_conf_check("disk", &c, err, sizeof(err)), -ENOENT);
-	cr_assert_str_eq(err, "unknown backend 'disk' (available: mem, rados, rocksdb)");
+	cr_assert_str_eq(err, "unknown backend 'disk' (available: mem, rados, rocksdb, nvmf)");
 }
 
 Test(registry, undeclared_option_refused_by_name)

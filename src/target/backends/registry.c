@@ -17,6 +17,7 @@ static const struct nkv_be_type *const nkv_be_table[] = {
 	&nkv_be_type_mem,
 	&nkv_be_type_rados,
 	&nkv_be_type_rocksdb,
+	&nkv_be_type_nvmf,
 	NULL,
 };
 

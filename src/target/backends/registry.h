@@ -43,6 +43,8 @@ struct nkv_be_conf {
 	const struct nkv_be_param *params;	/* backend-specific options */
 	size_t nparams;
 	int read_only;		/* KV: writes refused (--ns-map N=NAME:ro) */
+	uint32_t nsid;		/* the namespace's NSID (nvmf: the remote's
+				 * namespace it forwards to); 0: unknown, 1 */
 };
 
 /* An option a backend takes (nkv-target --NAME VALUE). */
@@ -91,5 +93,6 @@ const char *nkv_be_conf_get(const struct nkv_be_conf *conf, const char *name);
 extern const struct nkv_be_type nkv_be_type_mem;
 extern const struct nkv_be_type nkv_be_type_rados;
 extern const struct nkv_be_type nkv_be_type_rocksdb;
+extern const struct nkv_be_type nkv_be_type_nvmf;
 
 #endif /* NKV_TGT_BACKENDS_REGISTRY_H */

@@ -234,7 +234,8 @@ static int nkv_rpc_ns_conf(struct nkv_rpc_call *call, const struct nkv_rpc_targe
 	    nkv_rpc_param_u64(call, "max_value", 1, NKV_TGT_MAX_VALUE, &mv) < 0 ||
 	    nkv_rpc_param_u64(call, "max_keys", 0, UINT32_MAX, &mk) < 0)
 		return -1;
-	*c = (struct nkv_be_conf){ .size = sizeof(*c), .ns_name = ns->name, .capacity = cap,
+	*c = (struct nkv_be_conf){ .size = sizeof(*c), .ns_name = ns->name, .nsid = ns->nsid,
+				   .capacity = cap,
 				   .max_value = (uint32_t)mv, .max_keys = (uint32_t)mk,
 				   .params = ns->params, .nparams = nopts };
 	if (json_object_object_get_ex(call->params, "read_only", &v))
