@@ -540,9 +540,10 @@ static uint16_t nkv_tgt_get_log(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 	const struct nkv_sqe *s = &cmd->sqe;
 	uint64_t len = nkv_log_numd(s->cdw10, s->cdw11) * 4;
 	uint64_t off = s->cdw12 | ((uint64_t)s->cdw13 << 32), size;
-	/* The largest page built here: the error log, or 05h's 4 KiB. */
-	uint8_t page[NKV_TGT_ERRLOG * 64 > sizeof(struct nkv_cmd_effects_log) ?
-		     NKV_TGT_ERRLOG * 64 : sizeof(struct nkv_cmd_effects_log)];
+	/* The largest page built here: the error log, or 05h's 4 KiB; the
+	 * pages are built in place through their structures. */
+	_Alignas(uint64_t) uint8_t page[NKV_TGT_ERRLOG * 64 > sizeof(struct nkv_cmd_effects_log) ?
+					NKV_TGT_ERRLOG * 64 : sizeof(struct nkv_cmd_effects_log)];
 
 	if (nkv_log_lid(s->cdw10) == NKV_LID_DISCOVERY && c->ss->discovery)
 		return nkv_tgt_get_disc_log(c, cmd, off, len);
