@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "nvme-tcp/proto.h"
 
@@ -80,6 +81,23 @@ static inline void nkv_tcp_ch_init(struct nkv_tcp_ch *ch, uint8_t type, uint8_t 
 	ch->hlen = hlen;
 	ch->pdo = pdo;
 	ch->plen = plen;
+}
+
+/*
+ * The H2CData header answering r for its bytes [off, off + n): LAST on
+ * the one that ends the R2T's range. Lengths and digests are the
+ * sender's (its send path fills HLEN, PDO and PLEN).
+ */
+static inline void nkv_tcp_h2c_init(struct nkv_tcp_data *d, const struct nkv_tcp_r2t *r,
+				    uint32_t off, uint32_t n)
+{
+	memset(d, 0, sizeof(*d));
+	d->ch.type = NKV_TCP_H2C_DATA;
+	d->ch.flags = off + n == r->r2to + r->r2tl ? NKV_TCP_F_LAST : 0;
+	d->cccid = r->cccid;
+	d->ttag = r->ttag;
+	d->datao = off;
+	d->datal = n;
 }
 
 /*

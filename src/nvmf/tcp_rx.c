@@ -126,13 +126,7 @@ static int nkv_nvmf_rx_r2t(struct nkv_nvmf_q *q)
 		struct nkv_tcp_data d;
 		uint32_t n = end - off < q->maxh2cdata ? end - off : q->maxh2cdata;
 
-		memset(&d, 0, sizeof(d));
-		d.ch.type = NKV_TCP_H2C_DATA;
-		d.ch.flags = off + n == end ? NKV_TCP_F_LAST : 0;
-		d.cccid = r->cccid;
-		d.ttag = r->ttag;
-		d.datao = off;
-		d.datal = n;
+		nkv_tcp_h2c_init(&d, r, off, n);
 		rc = nkv_nvmf_send_pdu(q, &d, sizeof(d), (const uint8_t *)c->h2c + off, n);
 		off += n;
 	}

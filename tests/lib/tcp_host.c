@@ -203,13 +203,7 @@ static int th_r2t(struct th *t, const uint8_t *buf, const void *h2c, uint32_t h2
 		struct nkv_tcp_data d;
 		uint32_t n = end - off < t->maxh2cdata ? end - off : t->maxh2cdata;
 
-		memset(&d, 0, sizeof(d));
-		d.ch.type = NKV_TCP_H2C_DATA;
-		d.ch.flags = off + n == end ? NKV_TCP_F_LAST : 0;
-		d.cccid = r->cccid;
-		d.ttag = r->ttag;
-		d.datao = off;
-		d.datal = n;
+		nkv_tcp_h2c_init(&d, r, off, n);
 		rc = th_send_pdu(t, &d, sizeof(d), (const uint8_t *)h2c + off, n);
 		off += n;
 	}
