@@ -31,7 +31,7 @@ fuzz_vfu_client_FSRCS := tests/fuzz/fuzz_vfu_client.c src/host/vfio_user_client.
 
 # The control socket's server and registry (json-c, not instrumented).
 fuzz_rpc_FSRCS = tests/fuzz/fuzz_rpc.c src/target/rpc/server.c src/target/rpc/registry.c \
-	src/target/core/pidlock.c src/target/core/be_log.c
+	src/target/core/pidlock.c src/target/core/be_log.c src/target/core/clock.c
 fuzz_rpc_FLDLIBS = $(JSONC_LIBS)
 $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(fuzz_rpc_FSRCS)): CPPFLAGS += $(JSONC_CFLAGS)
 

@@ -2,11 +2,22 @@
 /*
  * clock.c - the clock TTLs run on (backend.h): CLOCK_MONOTONIC in
  * milliseconds, so a wall-clock step never ages a key early or late, or
- * a test's own clock, so expiry is tested without sleeping.
+ * a test's own clock, so expiry is tested without sleeping. And the
+ * plain monotonic clock the poll loops and the control socket's timers
+ * read (poller.h), never replaced.
  */
 #include <time.h>
 
 #include "backend.h"
+#include "poller.h"
+
+uint64_t nkv_tgt_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static uint64_t (*nkv_be_clock)(void);	/* atomic; NULL: the real clock */
 

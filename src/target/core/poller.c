@@ -11,14 +11,6 @@
 #include "target/core/poller.h"
 #include "nkv_wire.h"
 
-uint64_t nkv_tgt_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void nkv_tgt_clock_init(struct nkv_tgt_clock *k)
 {
 	k->tick0 = nkv_tgt_ticks();

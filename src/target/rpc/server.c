@@ -31,6 +31,7 @@
 
 #include "target/core/backend.h"
 #include "target/core/pidlock.h"
+#include "target/core/poller.h"	/* nkv_tgt_now_ns */
 #include "target/rpc/rpc.h"
 
 #define NKV_RPC_READ_CHUNK 65536
@@ -70,14 +71,6 @@ struct nkv_rpc_server {
 	pthread_mutex_t lock;		/* st */
 	struct nkv_rpc_server_stats st;
 };
-
-static uint64_t nkv_rpc_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void nkv_rpc_count(struct nkv_rpc_server *s, uint64_t *field)
 {
@@ -357,7 +350,7 @@ static void *nkv_rpc_main(void *arg)
 	struct nkv_rpc_server *s = arg;
 
 	for (;;) {
-		uint64_t now = nkv_rpc_now_ns();
+		uint64_t now = nkv_tgt_now_ns();
 		nfds_t n = nkv_rpc_pollset(s, now);
 		uint32_t i;
 
@@ -365,7 +358,7 @@ static void *nkv_rpc_main(void *arg)
 			break;
 		if (s->pfds[0].revents)
 			break;
-		now = nkv_rpc_now_ns();
+		now = nkv_tgt_now_ns();
 		/* Backwards: a closed one's slot takes the last, already served. */
 		for (i = s->nconns; i-- > 0;)
 			if (nkv_rpc_conn_serve(s, &s->conns[i], s->pfds[2 + i].revents, now))
