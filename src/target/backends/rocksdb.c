@@ -28,6 +28,7 @@
 #include "kvmap.h"
 #include "target/core/pidlock.h"
 #include "lru.h"
+#include "rdpool.h"
 #include "mem.h"
 #include "registry.h"
 #include "rocksdb.h"
@@ -40,6 +41,8 @@
 #define NKV_ROCKS_DEF_BLOB_MIN (64u << 10)
 #define NKV_ROCKS_DISK_RESERVE (4ull << 20)	/* Deletes, MANIFEST, LOG */
 #define NKV_ROCKS_FLT 1024			/* buckets of the write filter */
+#define NKV_ROCKS_READERS 2			/* threads of the large reads' pool */
+#define NKV_ROCKS_READ_POOL_MIN (64u << 10)	/* Retrieves of this much go there */
 
 /* ---- the meta record: 16 bytes, little-endian ----
  *
@@ -375,6 +378,7 @@ struct nkv_be_rocks {
 	rocksdb_writebatch_t *wb;
 	struct nkv_be *tier;		/* ephemeral values (mem.h) */
 	struct nkv_lru *lru;		/* --evict lru; NULL: 81h when full */
+	struct nkv_rdpool *rd;		/* large Retrieves, beside the poll thread */
 	struct nkv_kvmap ix;		/* the key index (the worker's) */
 	int64_t wall_off;		/* wall clock ms - nkv_be_now_ms() at open */
 	/* Counts (atomics: bytes_used reads them from the poll thread). */
@@ -1257,14 +1261,12 @@ static int nkv_rocks_fast(struct nkv_be_rocks *r, struct nkv_be_op *op)
 	return 1;
 }
 
-static int nkv_rocks_submit(struct nkv_be *be, struct nkv_be_op *op)
+/* Queue op for the worker: 0, or -ENOMEM. */
+static int nkv_rocks_enqueue(struct nkv_be_rocks *r, struct nkv_be_op *op)
 {
-	struct nkv_be_rocks *r = (struct nkv_be_rocks *)be;
 	struct nkv_be_op **q;
 	size_t cap;
 
-	if ((op->opc == NKV_KV_RETRIEVE || op->opc == NKV_KV_EXIST) && nkv_rocks_fast(r, op))
-		return 0;
 	pthread_mutex_lock(&r->qlock);
 	if (r->qlen == r->qcap) {
 		cap = r->qcap ? r->qcap * 2 : 256;
@@ -1283,6 +1285,38 @@ static int nkv_rocks_submit(struct nkv_be *be, struct nkv_be_op *op)
 	pthread_cond_signal(&r->qcond);
 	pthread_mutex_unlock(&r->qlock);
 	return 0;
+}
+
+/* A large Retrieve on a pool thread: served there as on the poll thread
+ * (nkv_rocks_fast), else by the worker. */
+static void nkv_rocks_rd_run(void *arg, void *item)
+{
+	struct nkv_be_rocks *r = arg;
+	struct nkv_be_op *op = item;
+
+	if (nkv_rocks_fast(r, op) || !nkv_rocks_enqueue(r, op))
+		return;
+	op->status = nkv_rocks_st(NKV_SC_INTERNAL);	/* no memory to queue it */
+	op->done(op);
+}
+
+/*
+ * A Retrieve of 64 KiB or more goes to the read pool: its blob read,
+ * RocksDB's checksum of it (Debian's librocksdb computes CRC32C in
+ * software) and the copy out take tens of microseconds, and a batch's
+ * large reads then run side by side instead of one after another on the
+ * poll thread. Smaller reads cost less than the hand-off and stay here.
+ */
+static int nkv_rocks_submit(struct nkv_be *be, struct nkv_be_op *op)
+{
+	struct nkv_be_rocks *r = (struct nkv_be_rocks *)be;
+
+	if (op->opc == NKV_KV_RETRIEVE && op->len >= NKV_ROCKS_READ_POOL_MIN && r->rd &&
+	    !nkv_rdpool_push(r->rd, op))
+		return 0;
+	if ((op->opc == NKV_KV_RETRIEVE || op->opc == NKV_KV_EXIST) && nkv_rocks_fast(r, op))
+		return 0;
+	return nkv_rocks_enqueue(r, op);
 }
 
 static uint64_t nkv_rocks_bytes(struct nkv_be *be)
@@ -1308,6 +1342,7 @@ static void nkv_rocks_destroy(struct nkv_be *be)
 {
 	struct nkv_be_rocks *r = (struct nkv_be_rocks *)be;
 
+	nkv_rdpool_destroy(r->rd);	/* first: its reads may queue for the worker */
 	if (r->started) {
 		pthread_mutex_lock(&r->qlock);
 		__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
@@ -1572,13 +1607,19 @@ static int nkv_rocks_setup(struct nkv_be_rocks *r, const struct nkv_be_conf *c,
 	r->next_sweep = nkv_be_now_ms() + NKV_ROCKS_SWEEP_MS;
 	/* The database's own options are the first namespace's (shared). */
 	snprintf(r->desc, sizeof(r->desc), "db=%s column_family=%s sync=%s compression=%s "
-		 "blob_min=%llu evict=%s", rc->path, name, rc->sync ? "always" : "none",
-		 rc->comp_name, (unsigned long long)rc->blob_min, rc->evict ? "lru" : "none");
+		 "blob_min=%llu evict=%s readers=%u", rc->path, name, rc->sync ? "always" : "none",
+		 rc->comp_name, (unsigned long long)rc->blob_min, rc->evict ? "lru" : "none",
+		 NKV_ROCKS_READERS);
 	if (pthread_create(&r->thr, NULL, nkv_rocks_worker, r)) {
 		snprintf(err, errlen, "rocksdb backend: cannot start its worker thread");
 		return -1;
 	}
 	r->started = 1;
+	r->rd = nkv_rdpool_create(NKV_ROCKS_READERS, nkv_rocks_rd_run, r);
+	if (!r->rd) {
+		snprintf(err, errlen, "rocksdb backend: cannot start its read threads");
+		return -1;
+	}
 	return 0;
 }
 
