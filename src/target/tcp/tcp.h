@@ -184,6 +184,9 @@ void nkv_tcp_conn_end(struct nkv_tcp_conn *c, const char *why);
 
 /* conn.c */
 struct nkv_tcp_conn *nkv_tcp_conn_new(struct nkv_tcp_server *s, int fd);
+/* The address the host reached c at (an IPv4 one for a v4-mapped
+ * address), NKV_NVMF_ADRFAM_* into *adrfam: 0 or -errno. */
+int nkv_tcp_conn_local(const struct nkv_tcp_conn *c, char *addr, size_t len, uint8_t *adrfam);
 /* Read and handle what the socket holds (a budget's worth). */
 void nkv_tcp_conn_readable(struct nkv_tcp_conn *c);
 /* A protocol error: queue a C2HTermReq quoting hdr, log, end the
