@@ -1058,3 +1058,80 @@ Test(rpc, ns_map_names_a_backend_per_namespace)
 	cr_expect(rpc_proc_log_has(&bad, "db"), "mem takes no db option: said");
 	rpc_proc_stop(&bad);
 }
+
+/* The tcp connection of a connection_list result with qid 0 (the admin
+ * queue): its id, or -1. */
+static long long tcp_admin_id(struct json_object *list, int *tcp_conns)
+{
+	long long id = -1;
+	size_t i;
+
+	*tcp_conns = 0;
+	for (i = 0; i < json_object_array_length(list); i++) {
+		struct json_object *o = json_object_array_get_idx(list, i), *v;
+
+		if (!json_object_object_get_ex(o, "transport", &v) ||
+		    strcmp(json_object_get_string(v), "tcp"))
+			continue;
+		(*tcp_conns)++;
+		if (rpc_int(o, "qid") == 0 && json_object_object_get_ex(o, "hostnqn", &v) &&
+		    strlen(json_object_get_string(v)) > 0)
+			id = rpc_int(o, "id");
+	}
+	return id;
+}
+
+/* A target on tcp: alone serves the control socket: its NVMe/TCP
+ * connections listed (host NQN, queue) and one ended, the TCP server's
+ * counters in stats_get, target_set (vfio-user's settings) refused. */
+Test(rpc, tcp_only_target_lists_and_ends_tcp_connections, .timeout = 60)
+{
+	struct nkv_qpair_opts qo = { .size = sizeof(qo), .depth = 4 };
+	struct json_object *r, *st;
+	struct client cl;
+	char uri[64], params[96];
+	long long admin;
+	int n, i;
+
+	rpc_proc_stop(&T);
+	cr_assert_eq(rpc_proc_start_tcp(&T, NULL), 0, "a tcp-only target with --rpc-socket");
+	snprintf(uri, sizeof(uri), "tcp:127.0.0.1:%u", T.port);
+	cr_assert_eq(nkv_ctrl_connect(uri, NULL, &cl.c), 0);
+	cr_assert_eq(nkv_qpair_create(cl.c, &qo, &cl.q), 0);
+	cr_assert_eq(store_retrieve(&cl, "overtcp", "v"), 0);
+	r = call_ok("connection_list", NULL);
+	admin = tcp_admin_id(rpc_result(r), &n);
+	json_object_put(r);
+	cr_expect_geq(n, 2, "the front's admin and I/O connections");
+	cr_assert_geq(admin, 1, "the admin queue listed with its host NQN");
+	r = call_ok("stats_get", NULL);
+	cr_expect(json_object_object_get_ex(rpc_result(r), "nvme_tcp", &st));
+	cr_expect_geq(rpc_int(st, "commands"), 2);
+	cr_expect_geq(rpc_int(st, "assocs"), 1);
+	cr_expect_not(json_object_object_get_ex(rpc_result(r), "vfio_user", NULL),
+		      "no vfio-user listener: no such part");
+	json_object_put(r);
+	call_err("target_set", "{\"max_conns\":4}", -32001, "NVMe/TCP only");
+	call_err("connection_close", "{\"id\":1,\"transport\":\"vfio-user\"}", -32602,
+		 "not a transport this target listens on");
+	snprintf(params, sizeof(params), "{\"id\":%lld}", admin);
+	r = call_ok("connection_close", params);
+	cr_expect_str_eq(json_object_get_string(json_object_object_get(rpc_result(r),
+								       "transport")), "tcp");
+	json_object_put(r);
+	cr_expect(rpc_proc_log_has(&T, "event=tcp_conn_closed_by_rpc"));
+	for (i = 0; i < 200; i++) {	/* gone from the list once the poll thread ended it */
+		r = call_ok("connection_list", NULL);
+		n = 0;
+		if (json_object_array_length(rpc_result(r)) == 0 ||
+		    tcp_admin_id(rpc_result(r), &n) != admin) {
+			json_object_put(r);
+			break;
+		}
+		json_object_put(r);
+		usleep(10000);
+	}
+	cr_expect_lt(i, 200, "the closed admin queue is no longer listed");
+	client_close(&cl);
+	cr_expect(rpc_proc_alive(&T));
+}

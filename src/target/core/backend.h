@@ -191,6 +191,8 @@ void nkv_be_log(int level, const char *fmt, ...) __attribute__((format(printf, 2
  * server's lines. Default: NKV_BE_LOG_WARN to stderr. Process-wide. */
 typedef void (*nkv_be_log_fn)(void *ctx, int level, const char *line);
 void nkv_be_log_set(int level, nkv_be_log_fn fn, void *ctx);
+/* The level nkv_be_log_set() chose. */
+int nkv_be_log_get_level(void);
 
 static inline int nkv_be_submit(struct nkv_be *be, struct nkv_be_op *op)
 {
