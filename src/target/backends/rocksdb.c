@@ -41,8 +41,6 @@
 #define NKV_ROCKS_DEF_BLOB_MIN (64u << 10)
 #define NKV_ROCKS_DISK_RESERVE (4ull << 20)	/* Deletes, MANIFEST, LOG */
 #define NKV_ROCKS_FLT 1024			/* buckets of the write filter */
-#define NKV_ROCKS_GATHER_NS 20000ull	/* a quiet gap: the submitter's burst is over */
-#define NKV_ROCKS_GATHER_MAX_NS 200000ull	/* the longest a batch waits for more */
 #define NKV_ROCKS_READERS 2			/* threads of the large reads' pool */
 #define NKV_ROCKS_READ_POOL_MIN (64u << 10)	/* Retrieves of this much go there */
 
@@ -396,8 +394,6 @@ struct nkv_be_rocks {
 	pthread_cond_t qcond;
 	struct nkv_be_op **q;
 	size_t qlen, qcap;
-	uint64_t sub_ns;		/* when a write was last queued (qlock) */
-	uint64_t open_ns;		/* when the open batch took its first op */
 	int stop, started;
 	uint64_t next_sweep;
 	char desc[384];			/* its settings, for describe() */
@@ -1213,46 +1209,6 @@ static void nkv_rocks_exec(struct nkv_be_rocks *r, struct nkv_be_op *op)
 
 /* ---- the worker ---- */
 
-static uint64_t nkv_rocks_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/*
- * The queue is empty and a batch is open: wait for more of the burst it
- * came in before writing it. The poll thread fetches and submits a
- * doorbell's commands one by one, so a worker that keeps up finds the
- * queue empty mid-burst and wrote the first part alone (--sync none on
- * the loaded 2-core VM: ~70 one-op writes beside 190 of 32 in a run of
- * 4 KiB Stores in batches of 32; with sync, a split batch is a second
- * WAL sync). So the batch waits while writes keep coming (one
- * within NKV_ROCKS_GATHER_NS), NKV_ROCKS_GATHER_MAX_NS at most from its
- * first op; a lone Store waits NKV_ROCKS_GATHER_NS at most. 1: waited
- * (take again), 0: write the batch now.
- */
-static int nkv_rocks_gather(struct nkv_be_rocks *r)
-{
-	uint64_t now = nkv_rocks_mono_ns(), until;
-	struct timespec ts;
-	int waited = 0;
-
-	pthread_mutex_lock(&r->qlock);
-	until = r->sub_ns + NKV_ROCKS_GATHER_NS;
-	if (until > r->open_ns + NKV_ROCKS_GATHER_MAX_NS)
-		until = r->open_ns + NKV_ROCKS_GATHER_MAX_NS;
-	if (!r->qlen && !r->stop && now < until) {
-		ts.tv_sec = (time_t)(until / 1000000000ull);
-		ts.tv_nsec = (long)(until % 1000000000ull);
-		pthread_cond_timedwait(&r->qcond, &r->qlock, &ts);
-		waited = r->qlen > 0;
-	}
-	pthread_mutex_unlock(&r->qlock);
-	return waited;
-}
-
 /* Take every queued op; with wait, wait for some first (or the sweep's
  * time). */
 static size_t nkv_rocks_take(struct nkv_be_rocks *r, struct nkv_be_op ***ops, size_t *cap,
@@ -1330,11 +1286,9 @@ static void *nkv_rocks_worker(void *arg)
 		n = nkv_rocks_take(r, &ops, &cap, !r->npend);
 		if (__atomic_load_n(&r->evict_want, __ATOMIC_ACQUIRE) != (r->lru != NULL))
 			nkv_rocks_evict_switch(r, !r->lru);
-		if (n && !r->npend)
-			r->open_ns = nkv_rocks_mono_ns();
 		for (i = 0; i < n; i++)
 			nkv_rocks_exec(r, ops[i]);
-		if (n || (r->npend && nkv_rocks_gather(r)))
+		if (n)
 			continue;
 		nkv_rocks_flush(r);
 		if (__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE))
@@ -1392,11 +1346,9 @@ static int nkv_rocks_enqueue(struct nkv_be_rocks *r, struct nkv_be_op *op)
 		r->qcap = cap;
 	}
 	r->q[r->qlen++] = op;
-	if (nkv_rocks_is_write(op)) {
+	if (nkv_rocks_is_write(op))
 		__atomic_add_fetch(&nkv_rocks_flt_of(r, op->key, op->klen)->sub, 1,
 				   __ATOMIC_RELAXED);
-		r->sub_ns = nkv_rocks_mono_ns();
-	}
 	pthread_cond_signal(&r->qcond);
 	pthread_mutex_unlock(&r->qlock);
 	return 0;
