@@ -1,0 +1,11 @@
+# Tenants (issue 48, src/target/tenant/): access rules, owners, quotas,
+# share-first eviction and metering against the core in this process;
+# then real uids (forked children that set their uid and gid) against
+# the built nkv-target over vfio-user.
+TESTS += test_tenant_access
+test_tenant_access_SRCS = tests/tenant/test_access.c $(TL_TGT_HOST) $(NKV_TGT_CORE)
+test_tenant_access_LDLIBS := -lcriterion
+
+TESTS += test_tenant_owners
+test_tenant_owners_SRCS = tests/tenant/test_owners.c $(TL_TGT_HOST) $(NKV_TGT_CORE)
+test_tenant_owners_LDLIBS := -lcriterion
