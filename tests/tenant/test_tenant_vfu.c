@@ -297,3 +297,39 @@ Test(tenant_vfu, bad_params_are_refused)
 		     "a refused call left a rule: %s", json_object_to_json_string(r));
 	json_object_put(r);
 }
+
+/* The same rules from the config file (--config; keys as the options,
+ * values as the RPC params), shown by access_list, enforced. */
+Test(tenant_cfg, config_file_rules)
+{
+	struct rpc_proc t2;
+	struct json_object *r;
+	char conf[96];
+	FILE *f;
+
+	NEED_ROOT();
+	snprintf(conf, sizeof(conf), "/tmp/nkv-tenant-%d.conf", (int)getpid());
+	f = fopen(conf, "w");
+	cr_assert_not_null(f);
+	fputs("[nkv-target]\n"
+	      "access = nsid=1 uid=40030 access=none\n"
+	      "access = nsid=1 gid=40131 access=ro\n"
+	      "access-default = nsid=1 access=rw\n"
+	      "quota = nsid=1 uid=40032 keys=1\n", f);
+	fclose(f);
+	cr_assert_eq(rpc_proc_start(&t2, (const char *const[]){ "--socket-mode", "0666",
+								 "--config", conf, NULL }), 0);
+	unlink(conf);
+	cr_assert_eq(chmod(t2.dir, 0755), 0);
+	T = t2;		/* the children connect to T */
+	r = rpc_call(&t2, "access_list", "{\"nsid\":1}");
+	cr_assert_eq(rpc_code(r), 0);
+	cr_assert_eq(json_object_array_length(json_object_object_get(
+			     json_object_array_get_idx(json_object_object_get(rpc_result(r),
+									     "namespaces"), 0),
+			     "rules")), 2, "%s", json_object_to_json_string(r));
+	json_object_put(r);
+	cr_assert_eq(as_child(40030, 40030, denied_client), OK);
+	cr_assert_eq(as_child(40032, 40032, quota_client), OK);
+	rpc_proc_stop(&t2);
+}

@@ -7,6 +7,7 @@
  *   access.c  access rules (uid, gid, host NQN -> rw/ro/none) and refusals
  *   owners.c  key -> owner, per-owner bytes/keys, quotas, fair eviction
  *   meter.c   byte-seconds stored (durable / TTL'd), bytes moved
+ *   opts.c    the same rules from nkv-target's options and config file
  *
  * A tenant is who a client is: a vfio-user connection's peer uid
  * (SO_PEERCRED; its gid too, for gid rules), an NVMe/TCP association's
@@ -159,5 +160,14 @@ void nkv_tenant_moved(struct nkv_tenant_acct *a, uint64_t in, uint64_t out);
 /* Forget what nsid stored (its namespace was removed): keys and bytes
  * to 0, integrated up to now. Counters stay. */
 void nkv_tenant_ns_reset(struct nkv_tenants *t, uint32_t nsid);
+
+/* ---- opts.c ---- */
+
+/* nkv-target's --access, --access-default or --quota (opt without the
+ * dashes) of value "nsid=1 uid=1000 access=ro" (the RPC params' keys,
+ * blank-separated): applied to t, or only checked when t is NULL. 0, or
+ * -EINVAL with err said (-ENOSPC: too many rules). */
+int nkv_tenant_opt(struct nkv_tenants *t, const char *opt, const char *value, char *err,
+		   size_t len);
 
 #endif /* NKV_TGT_TENANT_H */
