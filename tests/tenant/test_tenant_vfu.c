@@ -17,17 +17,22 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "http_get.h"
 #include "nkv_host.h"
 #include "rpc_proc.h"
 
 static struct rpc_proc T;
+static uint16_t mport;	/* its --metrics port */
 
 static void start(void)
 {
 	if (geteuid())
 		return;
-	cr_assert_eq(rpc_proc_start(&T, (const char *const[]){ "--socket-mode", "0666", NULL }), 0,
+	cr_assert_eq(rpc_proc_start(&T, (const char *const[]){ "--socket-mode", "0666", "--metrics",
+								"127.0.0.1:0", NULL }), 0,
 		     "nkv-target did not start (see its log)");
+	mport = http_metrics_port(T.log);
+	cr_assert_neq(mport, 0);
 	/* Let other uids reach the socket in the test's directory. */
 	cr_assert_eq(chmod(T.dir, 0755), 0);
 }
@@ -203,6 +208,7 @@ static int revoked_client(uint32_t uid, uint32_t gid)
 Test(tenant_vfu, revoked_access_refuses_the_next_command)
 {
 	struct json_object *r, *ns, *ten, *one;
+	char *scrape;
 	int status;
 	size_t i;
 	char b;
@@ -244,6 +250,17 @@ Test(tenant_vfu, revoked_access_refuses_the_next_command)
 	cr_assert_eq(rpc_int(one, "keys"), 1);
 	cr_assert_eq(rpc_int(one, "bytes_in"), 100);
 	json_object_put(r);
+	/* The same as Prometheus series. */
+	scrape = malloc(1 << 20);
+	cr_assert_not_null(scrape);
+	cr_assert_eq(http_get(mport, "/metrics", scrape, 1 << 20), 200);
+	cr_assert_not_null(strstr(scrape, "nkv_access_denied_total{nsid=\"1\",tenant=\"uid:40010\"} 1\n"),
+			   "%s", scrape);
+	cr_assert_not_null(strstr(scrape, "nkv_tenant_stored_byte_seconds_total{nsid=\"1\","
+				  "tenant=\"uid:40010\",tier=\"durable\"} "));
+	cr_assert_not_null(strstr(scrape, "nkv_tenant_moved_bytes_total{nsid=\"1\","
+				  "tenant=\"uid:40010\",direction=\"in\"} 100\n"));
+	free(scrape);
 }
 
 static int quota_client(uint32_t uid, uint32_t gid)
