@@ -16,3 +16,9 @@ test_tenant_vfu_SRCS = tests/tenant/test_tenant_vfu.c tests/lib/http_get.c $(TL_
 test_tenant_vfu_LIBS = $(LIBNKV)
 test_tenant_vfu_LDLIBS = -lcriterion $(LIBNKV_LDLIBS) $(JSONC_LIBS)
 $(B)/tests/test_tenant_vfu: | $(B)/bin/nkv-target
+
+# Host NQN rules over NVMe/TCP (the server in-process, tests/lib/tcp_host.c).
+TESTS += test_tenant_tcp
+test_tenant_tcp_SRCS := tests/tenant/test_tenant_tcp.c tests/lib/tcp_host.c
+test_tenant_tcp_LIBS = $(LIBNKVTGT)
+test_tenant_tcp_LDLIBS = -lcriterion $(TARGET_LDLIBS)
