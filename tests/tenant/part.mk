@@ -22,3 +22,9 @@ TESTS += test_tenant_tcp
 test_tenant_tcp_SRCS := tests/tenant/test_tenant_tcp.c tests/lib/tcp_host.c
 test_tenant_tcp_LIBS = $(LIBNKVTGT)
 test_tenant_tcp_LDLIBS = -lcriterion $(TARGET_LDLIBS)
+
+# Owners persisted by the rocksdb backend (backends/rocksdb_owner.c).
+TESTS += test_tenant_rocksdb
+test_tenant_rocksdb_SRCS = tests/tenant/test_owners_rocksdb.c $(TL_TGT_HOST)
+test_tenant_rocksdb_LIBS = $(LIBNKVTGT)
+test_tenant_rocksdb_LDLIBS = $(TARGET_LDLIBS) -lcriterion

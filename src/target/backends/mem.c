@@ -195,37 +195,11 @@ static const struct nkv_mem_ent *nkv_mem_find_live(struct nkv_be_mem *m, const u
 }
 
 /* --evict lru: remove the least recently used key other than the one
- * being stored; under the write lock. 0 when there is none. */
-/* The share eviction's filter: keys of the owner furthest over its share. */
-struct nkv_mem_victim {
-	struct nkv_be *be;
-	uint64_t owner;
-};
-
-static int nkv_mem_is_victim(void *arg, const uint8_t *key, uint8_t klen)
-{
-	struct nkv_mem_victim *v = arg;
-	uint64_t o;
-
-	return nkv_be_owner_of(v->be, key, klen, &o) && o == v->owner;
-}
-
-/* --evict lru: the least recently used key of the tenant furthest over
- * its share (owners.c), else of anyone. */
-static uint8_t nkv_mem_victim(struct nkv_be_mem *m, uint8_t *key, const uint8_t *skip,
-			      uint8_t sklen)
-{
-	struct nkv_mem_victim v = { &m->be, 0 };
-	uint8_t klen = 0;
-
-	if (nkv_be_owner_victim(&m->be, &v.owner))
-		klen = nkv_lru_oldest_if(m->lru, key, skip, sklen, nkv_mem_is_victim, &v);
-	return klen ? klen : nkv_lru_oldest(m->lru, key, skip, sklen);
-}
-
+ * being stored, of the tenant furthest over its share first (lru.h);
+ * under the write lock. 0 when there is none. */
 static int nkv_mem_evict_one(struct nkv_be_mem *m, const uint8_t *skip, uint8_t sklen)
 {
-	uint8_t key[NKV_KEY_MAX], klen = nkv_mem_victim(m, key, skip, sklen);
+	uint8_t key[NKV_KEY_MAX], klen = nkv_lru_victim(m->lru, &m->be, key, skip, sklen);
 	struct nkv_mem_ent *e;
 
 	if (!klen)

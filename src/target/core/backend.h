@@ -125,6 +125,10 @@ struct nkv_be_ops {
 	/* NULL, or up to max of the backend's health figures into out (its
 	 * store lost and back, stalls): how many. Any thread, any time. */
 	unsigned (*metrics)(struct nkv_be *be, struct nkv_be_metric *out, unsigned max);
+	/* NULL, or told that the core attached it as a namespace (be->tenants
+	 * set, before its first op): a backend that persists owners loads
+	 * them (rocksdb). */
+	void (*attached)(struct nkv_be *be);
 	/* Wait for every submitted op to complete, then free everything. */
 	void (*destroy)(struct nkv_be *be);
 };

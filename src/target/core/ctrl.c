@@ -61,6 +61,8 @@ int nkv_subsys_add_ns(struct nkv_subsys *ss, uint32_t nsid, struct nkv_be *be)
 		return -EEXIST;
 	be->tenants = ss->tenants;	/* before the slot: its owners from the first Store */
 	be->tenant_nsid = nsid;
+	if (be->ops->attached)
+		be->ops->attached(be);
 	ss->ns[nsid] = be;
 	return 0;
 }
