@@ -28,3 +28,11 @@ TESTS += test_tenant_rocksdb
 test_tenant_rocksdb_SRCS = tests/tenant/test_owners_rocksdb.c $(TL_TGT_HOST)
 test_tenant_rocksdb_LIBS = $(LIBNKVTGT)
 test_tenant_rocksdb_LDLIBS = $(TARGET_LDLIBS) -lcriterion
+
+# Not a test: what keeping owners costs the mem backend per op, with and
+# without tenants, interleaved (make bench-owners; build/bench/bench_owners).
+$(B)/bench/bench_owners: $(B)/obj/tests/tenant/bench_owners.o $(LIBNKVTGT)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ -o $@ $(TARGET_LDLIBS) -lpthread
+.PHONY: bench-owners
+bench-owners: $(B)/bench/bench_owners

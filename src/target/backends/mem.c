@@ -148,7 +148,8 @@ static int nkv_mem_expired(const struct nkv_mem_ent *e, uint64_t now)
 static void nkv_mem_forget(struct nkv_be_mem *m, const uint8_t *key, uint8_t klen,
 			   const struct nkv_mem_ent *e, int evicted)
 {
-	nkv_be_owner_gone(&m->be, key, klen, evicted);
+	if (evicted >= 0)	/* -1: replaced, nkv_be_owner_stored() takes it over */
+		nkv_be_owner_gone(&m->be, key, klen, evicted);
 	if (m->lru)
 		nkv_lru_drop(m->lru, key, klen);
 	m->bytes -= nkv_mem_cost(klen, e->size);
@@ -242,7 +243,7 @@ static uint16_t nkv_mem_store_locked(struct nkv_be_mem *m, struct nkv_be_op *op,
 		if (!m->lru || !nkv_mem_evict_one(m, op->key, op->klen))
 			return nkv_mem_st(NKV_SC_CAPACITY_EXCEEDED);
 	if (slot) {
-		nkv_mem_forget(m, op->key, op->klen, cur, 0);
+		nkv_mem_forget(m, op->key, op->klen, cur, -1);
 		*old = cur;	/* a replace: no second descent */
 		*slot = e;
 	} else if (nkv_kvmap_insert(&m->map, op->key, op->klen, e, NULL) < 0) {

@@ -69,7 +69,9 @@ int nkv_quota_set(struct nkv_tenants *t, uint32_t nsid, const struct nkv_tenant_
 			: realloc(n->quotas, (n->nquotas + 1) * sizeof(*grown));
 		if (grown) {
 			n->quotas = grown;
-			n->quotas[n->nquotas++].s = *s;
+			n->quotas[n->nquotas].s = *s;
+			n->quotas[n->nquotas].bytes = n->quotas[n->nquotas].keys = 0;
+			__atomic_store_n(&n->nquotas, n->nquotas + 1, __ATOMIC_RELAXED);
 		} else {
 			rc = -ENOSPC;
 		}
@@ -165,7 +167,9 @@ uint16_t nkv_be_owner_admit(struct nkv_be *be, uint64_t owner, const uint8_t *ke
 	uint64_t bytes, keys;
 	uint16_t st = 0;
 
-	if (!n)
+	/* No quota in the namespace (read unlocked: one set meanwhile
+	 * applies from the next Store): nothing to check, no lock taken. */
+	if (!n || !__atomic_load_n(&n->nquotas, __ATOMIC_RELAXED))
 		return 0;
 	pthread_mutex_lock(&n->lock);
 	a = nkv_tenant_acct_of(n, owner, NULL);
@@ -213,8 +217,19 @@ void nkv_be_owner_stored(struct nkv_be *be, uint64_t owner, const uint8_t *key, 
 	if (!n)
 		return;
 	pthread_mutex_lock(&n->lock);
-	nkv_owner_unlink(n, key, klen, 0);	/* a replace the backend did not report */
 	a = nkv_tenant_acct_of(n, owner, NULL);
+	k = n->nb ? *nkv_owner_slot(n, key, klen, h) : NULL;
+	if (k && a) {	/* a replace: the entry changes hands in place */
+		nkv_owner_charge(k->a, k->cost, k->ttl, -1);
+		k->a = a;
+		k->cost = cost;
+		k->ttl = ttl != 0;
+		nkv_owner_charge(a, cost, ttl, 1);
+		pthread_mutex_unlock(&n->lock);
+		return;
+	}
+	if (k)
+		nkv_owner_unlink(n, key, klen, 0);
 	k = a ? malloc(sizeof(*k) + klen) : NULL;
 	/* Out of memory (or tenants): the key goes unowned, uncounted; it
 	 * is still evictable and its bytes are still the namespace's. */

@@ -51,7 +51,7 @@ struct nkv_tenant_ns {
 	struct nkv_access_rule *rules;
 	unsigned nrules;
 	struct nkv_tenant_quota *quotas;
-	unsigned nquotas;
+	unsigned nquotas;		/* atomic store (admit reads it unlocked) */
 	struct nkv_tenant_acct **acct;
 	unsigned nacct;
 	struct nkv_owner_key **b;	/* key -> owner, chained */
