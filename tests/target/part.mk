@@ -50,6 +50,10 @@ TESTS += test_tgt_valloc
 test_tgt_valloc_SRCS := tests/target/test_valloc.c src/target/backends/valloc.c
 test_tgt_valloc_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 
+TESTS += test_tgt_lru
+test_tgt_lru_SRCS := tests/target/test_lru.c src/target/backends/lru.c
+test_tgt_lru_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
+
 TESTS += test_tgt_kvmap
 test_tgt_kvmap_SRCS := tests/target/test_kvmap.c src/target/backends/kvmap.c
 test_tgt_kvmap_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
