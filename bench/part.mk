@@ -65,3 +65,11 @@ $(B)/bench/tcp_bench: bench/tcp/tcp_bench.c tests/lib/tcp_host.c src/nvme-tcp/pd
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $^ -o $@ $(LDFLAGS) -lisal
 bench-tools: $(B)/bench/tcp_bench
+# bench/nvmf/nvmf_loop: an NVMe/TCP host straight to a remote controller
+# with nkv's initiator (no front): the reference bench/front.py sets
+# beside nkv-bench --target tcp: (the library's front), issue 45's goals.
+# Not installed: a measuring aid.
+$(B)/bench/nvmf_loop: bench/nvmf/nvmf_loop.c $(LIBNKVTGT)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $< $(LIBNKVTGT) -o $@ $(LDFLAGS) $(TARGET_LDLIBS)
+bench-tools: $(B)/bench/nvmf_loop

@@ -50,6 +50,10 @@ TESTS += test_tgt_valloc
 test_tgt_valloc_SRCS := tests/target/test_valloc.c src/target/backends/valloc.c
 test_tgt_valloc_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 
+TESTS += test_tgt_lru
+test_tgt_lru_SRCS := tests/target/test_lru.c src/target/backends/lru.c
+test_tgt_lru_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
+
 TESTS += test_tgt_kvmap
 test_tgt_kvmap_SRCS := tests/target/test_kvmap.c src/target/backends/kvmap.c
 test_tgt_kvmap_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
@@ -93,7 +97,7 @@ TESTS += test_rpc
 test_rpc_SRCS = tests/target/test_rpc.c $(TL_RPC_PROC)
 test_rpc_LIBS = $(LIBNKV)
 test_rpc_LDLIBS = -lcriterion $(LIBNKV_LDLIBS) $(JSONC_LIBS)
-$(B)/tests/test_rpc: | $(B)/bin/nkv-target
+$(B)/tests/test_rpc: | $(B)/bin/nkv-target $(NKV_TCP_PLUGIN)
 
 # The transport-neutral request (req.h) and the fabrics controller model
 # (Connect, properties, keep alive, AERs, discovery) without a transport.

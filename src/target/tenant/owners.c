@@ -313,7 +313,8 @@ int nkv_be_owner_victim(struct nkv_be *be, uint64_t *owner)
 		used = a->bytes[0] + a->bytes[1];
 		if (!a->keys)
 			continue;
-		share = a->quota_bytes ? a->quota_bytes : be->capacity / (owners ? owners : 1);
+		share = a->quota_bytes ? a->quota_bytes
+				      : __atomic_load_n(&be->capacity, __ATOMIC_RELAXED) / (owners ? owners : 1);
 		over = (int64_t)used - (int64_t)share;
 		if (over > most) {
 			most = over;
