@@ -36,3 +36,5 @@ $(B)/bench/bench_owners: $(B)/obj/tests/tenant/bench_owners.o $(LIBNKVTGT)
 	$(CC) $(LDFLAGS) $^ -o $@ $(TARGET_LDLIBS) -lpthread
 .PHONY: bench-owners
 bench-owners: $(B)/bench/bench_owners
+# The poll thread against the RPC thread changing rules.
+TSAN_TESTS += test_tenant_access

@@ -8,6 +8,7 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -231,4 +232,41 @@ Test(access, rules_parse_and_list)
 	cr_assert_eq(def, NKV_ACCESS_RW);
 	cr_assert_neq(nkv_tenant_nqn(s.nqn), nkv_tenant_nqn("nqn.2014-08.org.nvmexpress:uuid:b"));
 	cr_assert_eq(nkv_tenant_nqn(s.nqn) >> NKV_TENANT_KIND_SHIFT, 2);
+}
+
+/* The RPC thread changes the rules while the poll thread serves: every
+ * command sees either the old rules or the new ones, whole (0 or 0Bh,
+ * nothing else), and the last change holds from the next command. */
+static int flipping;	/* atomic */
+
+static void *flip(void *arg)
+{
+	struct nkv_tenant_subject s = by(NKV_TENANT_BY_UID, 1001);
+	unsigned i;
+
+	(void)arg;
+	for (i = 0; __atomic_load_n(&flipping, __ATOMIC_ACQUIRE); i++)
+		nkv_access_set(T, 1, &s, i & 1 ? NKV_ACCESS_NONE : NKV_ACCESS_RW);
+	nkv_access_set(T, 1, &s, NKV_ACCESS_RW);
+	return NULL;
+}
+
+Test(access, rules_change_under_the_poll_thread)
+{
+	unsigned i, refused = 0;
+	pthread_t t;
+	uint16_t st;
+
+	cr_assert_eq(kv(NKV_KV_STORE, 1, "k", 8), 0);
+	__atomic_store_n(&flipping, 1, __ATOMIC_RELEASE);
+	cr_assert_eq(pthread_create(&t, NULL, flip, NULL), 0);
+	for (i = 0; i < 3000; i++) {
+		st = kv(NKV_KV_RETRIEVE, 1, "k", 8);
+		cr_assert(st == 0 || st == INVALID_NS, "status %x", st);
+		refused += st == INVALID_NS;
+	}
+	__atomic_store_n(&flipping, 0, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	cr_assert_eq(kv(NKV_KV_RETRIEVE, 1, "k", 8), 0, "the last rule (rw) holds");
+	cr_assert_eq(denied(1, nkv_tenant_uid(1001)), refused, "every refusal counted");
 }
