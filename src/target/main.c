@@ -1518,11 +1518,29 @@ static void nkv_target_apply_live(const struct nkv_target_args *n, uint64_t mask
 		nkv_be_log_set(n->log_level, NULL, NULL);
 }
 
+/* v with its line breaks as "; " into buf (cut to len), for a log line. */
+static const char *nkv_target_one_line(const char *v, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (; *v && o + 3 < len; v++) {
+		if (*v == '\n') {
+			buf[o++] = ';';
+			buf[o++] = ' ';
+		} else {
+			buf[o++] = *v;
+		}
+	}
+	buf[o] = 0;
+	return buf;
+}
+
 /* Each key n changes from a: logged, and a's value replaced where it
  * changes live (its bit set in *live). How many changed. */
 static unsigned nkv_target_diff(struct nkv_target_args *a, struct nkv_target_args *n,
 				uint64_t *live_mask)
 {
+	char w1[512], w2[512];
 	unsigned changed = 0;
 	size_t i;
 
@@ -1534,8 +1552,10 @@ static unsigned nkv_target_diff(struct nkv_target_args *a, struct nkv_target_arg
 		if (!strcmp(was, now) || nkv_target_cfg_only_cli(a->lo[i].val))
 			continue;
 		changed++;
+		/* A repeatable key's lines (--listen, the rules) as one: "a; b". */
 		fprintf(stderr, "ts=%ld level=%s event=reload key=%s was=%s now=%s applied=%s\n",
-			(long)time(NULL), live ? "info" : "warn", a->lo[i].name, was, now,
+			(long)time(NULL), live ? "info" : "warn", a->lo[i].name,
+			nkv_target_one_line(was, w1, sizeof(w1)), nkv_target_one_line(now, w2, sizeof(w2)),
 			live ? "live" : "needs_restart");
 		if (live) {
 			char *t = a->vals[i];
