@@ -9,6 +9,7 @@
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tgt_host.h"
@@ -242,4 +243,26 @@ Test(owners, metering_matches_the_computed_byte_seconds)
 	cr_assert_eq(retrieve("t1"), 0);
 	cr_assert_eq(usage(B).byte_seconds[0] + usage(B).byte_seconds[1], 0);
 	cr_assert_eq(usage(B).bytes_out, 3000);
+}
+
+/* Hosts claiming tenant after tenant cannot grow the tables: past
+ * NKV_TENANT_MAX a newcomer's keys count as none's, still counted. */
+Test(owners, tenants_past_the_table_count_as_none)
+{
+	struct nkv_tenant_usage *u = calloc(NKV_TENANT_MAX + 8, sizeof(*u));
+	char k[16];
+	unsigned i, n;
+
+	cr_assert_not_null(u);
+	start(64u << 20, 0);
+	for (i = 0; i < NKV_TENANT_MAX + 5; i++) {
+		as(10000 + i);
+		cr_assert_eq(store(key(k, 'x', i), 10, 0), 0);
+	}
+	n = nkv_tenant_usage(T, 1, u, NKV_TENANT_MAX + 8);
+	cr_assert_eq(n, NKV_TENANT_MAX + 1, "the table grew to %u", n);
+	for (i = 0; i < n; i++)
+		if (u[i].id == 0)
+			cr_assert_geq(u[i].keys, 5);
+	free(u);
 }

@@ -225,12 +225,12 @@ static int nkv_rpc_usage_idle(const struct nkv_tenant_usage *u)
 static struct json_object *nkv_rpc_meter_ns(struct nkv_tenants *tn, uint32_t nsid,
 					    struct nkv_tenant_usage *u)
 {
-	unsigned n = nkv_tenant_usage(tn, nsid, u, NKV_TENANT_MAX), i;
+	unsigned n = nkv_tenant_usage(tn, nsid, u, NKV_TENANT_MAX + 1), i;
 	struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
 	double bs[2] = { 0, 0 };
 	uint64_t bytes = 0;
 
-	for (i = 0; i < n && i < NKV_TENANT_MAX; i++) {
+	for (i = 0; i < n && i <= NKV_TENANT_MAX; i++) {
 		if (nkv_rpc_usage_idle(&u[i]))
 			continue;
 		bs[0] += u[i].byte_seconds[0];
@@ -248,7 +248,7 @@ static struct json_object *nkv_rpc_meter_ns(struct nkv_tenants *tn, uint32_t nsi
 static void nkv_rpc_metering_get(struct nkv_rpc_call *call)
 {
 	struct nkv_rpc_target *t = call->ctx;
-	struct nkv_tenant_usage *u = calloc(NKV_TENANT_MAX, sizeof(*u));
+	struct nkv_tenant_usage *u = calloc(NKV_TENANT_MAX + 1, sizeof(*u));
 	struct nkv_rpc_ns ns[NKV_TGT_MAX_NS];
 	struct json_object *arr;
 	uint64_t nsid;

@@ -99,8 +99,12 @@ struct nkv_tenant_acct *nkv_tenant_acct_of(struct nkv_tenant_ns *n, uint64_t id,
 		if (n->acct[i]->id == id)
 			break;
 	a = i < n->nacct ? n->acct[i] : NULL;
+	/* Full (hosts claiming NQN after NQN, say): a newcomer is counted as
+	 * none, which keeps a slot of its own, so the table stays bounded. */
+	if (!a && id && n->nacct >= NKV_TENANT_MAX)
+		return nkv_tenant_acct_of(n, 0, NULL);
 	if (!a) {
-		if (n->nacct == NKV_TENANT_MAX)
+		if (n->nacct > NKV_TENANT_MAX)
 			return NULL;
 		grown = realloc(n->acct, (n->nacct + 1) * sizeof(*grown));
 		if (!grown)

@@ -37,7 +37,8 @@
 
 #define NKV_TENANT_NS_MAX 32		/* = NKV_TGT_MAX_NS */
 #define NKV_TENANT_RULES 64		/* rules per namespace */
-#define NKV_TENANT_MAX 1024		/* tenants tracked per namespace */
+#define NKV_TENANT_MAX 1024		/* tenants tracked per namespace (and
+					 * none, which takes those past it) */
 #define NKV_TENANT_NAME 256		/* "uid:1000", or a host NQN */
 
 /* What a rule grants. rw is 0: a zeroed table is "everyone rw". */
