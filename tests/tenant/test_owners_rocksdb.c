@@ -184,3 +184,37 @@ Test(owners_rocksdb, quota_and_share_first_eviction)
 	cr_assert_eq(store("zz", 10), FULL, "past A's quota of 1 key");
 	h_fini(&H);
 }
+
+/* Stores queued together in one batch still meet the quota exactly:
+ * a batch of Stores by one tenant with a 10-key quota stores 10. */
+Test(owners_rocksdb, quota_holds_within_one_batch)
+{
+	struct nkv_tenant_subject s = { .by = NKV_TENANT_BY_UID, .id = A };
+	uint8_t v[64] = { 0 };
+	struct nkv_sqe q;
+	struct nkv_cqe e;
+	uint64_t k, b, iova;
+	unsigned i, ok = 0;
+
+	start(64u << 20, 0);
+	cr_assert_eq(nkv_quota_set(nkv_subsys_tenants(H.ss), 1, &s, 0, 10), 0);
+	as(A);
+	iova = h_alloc(&H, 4096);
+	memcpy(h_ptr(&H, iova), v, sizeof(v));
+	for (i = 0; i < 32; i++) {	/* all submitted before any is reaped */
+		char key[8];
+
+		snprintf(key, sizeof(key), "q%02u", i);
+		h_kv(&q, NKV_KV_STORE, 1, key, (uint32_t)strlen(key), sizeof(v), 0);
+		h_prp(&H, &q, iova, sizeof(v));
+		h_submit(&H, 1, &q);
+	}
+	for (i = 0; i < 32; i++) {
+		cr_assert_eq(h_reap(&H, 1, &e), 0);
+		ok += nkv_cqe_status(e.dw3) == 0;
+	}
+	cr_assert_eq(ok, 10);
+	owned(nkv_tenant_uid(A), &k, &b);
+	cr_assert_eq(k, 10);
+	h_fini(&H);
+}

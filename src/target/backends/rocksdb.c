@@ -942,6 +942,18 @@ static uint16_t nkv_rocks_value(struct nkv_be_op *op, const void **val, void **b
 	return *buf ? nkv_be_copy_in(op, *buf, op->len) : nkv_rocks_st(NKV_SC_INTERNAL);
 }
 
+/* Does the open batch hold a Store of owner's? */
+static int nkv_rocks_pend_owner(const struct nkv_be_rocks *r, uint64_t owner)
+{
+	unsigned i;
+
+	for (i = 0; i < r->npend; i++)
+		if (r->pend[i].op && r->pend[i].op->opc == NKV_KV_STORE &&
+		    r->pend[i].op->owner == owner)
+			return 1;
+	return 0;
+}
+
 /* A durable Store (TTL'd or not) into the batch. */
 static void nkv_rocks_store_put(struct nkv_be_rocks *r, struct nkv_be_op *op,
 				const struct nkv_rocks_where *w)
@@ -952,7 +964,13 @@ static void nkv_rocks_store_put(struct nkv_be_rocks *r, struct nkv_be_op *op,
 	struct nkv_rocks_pend *p;
 	const void *val = NULL;
 	void *buf = NULL;
-	uint16_t st = nkv_be_owner_admit(&r->be, op->owner, op->key, op->klen, cost);
+	uint16_t st;
+
+	/* Owners count a Store once its batch is written: a tenant under a
+	 * quota has its earlier ones written first, so its check is exact. */
+	if (nkv_rocks_pend_owner(r, op->owner) && nkv_be_owner_limited(&r->be, op->owner))
+		nkv_rocks_flush(r);
+	st = nkv_be_owner_admit(&r->be, op->owner, op->key, op->klen, cost);
 
 	if (!st && cost > old)
 		st = nkv_rocks_room(r, op->key, op->klen, cost - old);

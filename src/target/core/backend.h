@@ -190,6 +190,9 @@ struct nkv_be {
  * owns of key now is given back first). */
 uint16_t nkv_be_owner_admit(struct nkv_be *be, uint64_t owner, const uint8_t *key, uint8_t klen,
 			    uint64_t cost);
+/* Has owner a quota here? (A backend that counts a Store only once it
+ * is written writes that owner's earlier Stores out first.) */
+int nkv_be_owner_limited(struct nkv_be *be, uint64_t owner);
 /* key is stored now, owned by owner (a replace: the old owner loses it),
  * charged cost, with a TTL or not (the metering tier). */
 void nkv_be_owner_stored(struct nkv_be *be, uint64_t owner, const uint8_t *key, uint8_t klen,

@@ -187,6 +187,21 @@ uint16_t nkv_be_owner_admit(struct nkv_be *be, uint64_t owner, const uint8_t *ke
 	return st;
 }
 
+int nkv_be_owner_limited(struct nkv_be *be, uint64_t owner)
+{
+	struct nkv_tenant_ns *n = nkv_be_tns(be);
+	struct nkv_tenant_acct *a;
+	int limited;
+
+	if (!n || !__atomic_load_n(&n->nquotas, __ATOMIC_RELAXED))
+		return 0;
+	pthread_mutex_lock(&n->lock);
+	a = nkv_tenant_acct_of(n, owner, NULL);
+	limited = a && (a->quota_bytes || a->quota_keys);
+	pthread_mutex_unlock(&n->lock);
+	return limited;
+}
+
 /* Take key's entry off its owner's books; under n->lock. */
 static void nkv_owner_unlink(struct nkv_tenant_ns *n, const uint8_t *key, uint8_t klen,
 			     int evicted)
