@@ -66,7 +66,6 @@ uint16_t nkv_tgt_access_check(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 	enum nkv_access a = nkv_tgt_access(c, nsid);
 
 	if (a == NKV_ACCESS_NONE) {
-		c->denied++;
 		nkv_access_denied(c->ss->tenants, nsid, &c->who);
 		return nkv_tgt_sc(NKV_SC_INVALID_NS);
 	}

@@ -222,7 +222,6 @@ struct nkv_tgt_ctrl {
 	uint64_t acc_gen;
 	uint8_t acc[NKV_TGT_MAX_NS + 1];
 	struct nkv_tenant_acct *tacct[NKV_TGT_MAX_NS + 1];
-	uint64_t denied;		/* commands refused for access */
 
 	/* Trace (off: one branch per event). */
 	int trace;
