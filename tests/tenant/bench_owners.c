@@ -7,8 +7,8 @@
  * on one attached to tenants (every key in the owner map, as nkv-target
  * runs), the two interleaved round after round in one process so the
  * machine's noise falls on both. Not a test: `make bench-owners`, then
- * build/bench/bench_owners [N [ROUNDS]] (default 100000 5). Prints the
- * median ns/op of each and their ratio.
+ * build/bench/bench_owners [N [ROUNDS [VALUE_BYTES]]] (default 100000 5
+ * 64). Prints the median ns/op of each and their ratio.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +19,8 @@
 #include "target/core/core.h"
 #include "target/tenant/tenant.h"
 
-static uint8_t val[64];
+static uint8_t val[65536];
+static uint32_t vlen = 64;
 
 static uint64_t now_ns(void)
 {
@@ -38,12 +39,12 @@ static void done(struct nkv_be_op *op)
 static uint16_t run(struct nkv_be *be, uint8_t opc, uint32_t i, uint64_t owner)
 {
 	struct nkv_tgt_cmd cmd;
-	struct iovec iov = { val, sizeof(val) };
+	struct iovec iov = { val, vlen };
 
 	memset(&cmd.op, 0, sizeof(cmd.op));
 	cmd.op.opc = opc;
 	cmd.op.klen = (uint8_t)snprintf((char *)cmd.op.key, sizeof(cmd.op.key), "k%08x", i);
-	cmd.op.len = opc == NKV_KV_DELETE ? 0 : sizeof(val);
+	cmd.op.len = opc == NKV_KV_DELETE ? 0 : vlen;
 	cmd.op.owner = owner;
 	cmd.op.done = done;
 	cmd.iov = &iov;
@@ -87,13 +88,15 @@ int main(int argc, char **argv)
 {
 	uint32_t n = argc > 1 ? (uint32_t)atoi(argv[1]) : 100000;
 	unsigned rounds = argc > 2 ? (unsigned)atoi(argv[2]) : 5, r, p, k;
-	struct nkv_be_conf c = { sizeof(c), .capacity = 1ull << 30 };
+	struct nkv_be_conf c = { sizeof(c), .capacity = 4ull << 30 };
 	struct nkv_tenants *t = nkv_tenants_create();
 	double (*ns)[2][4] = calloc(rounds, sizeof(*ns)), col[64];
 	char err[256];
 	struct nkv_be *be[2];
 
-	if (!t || !ns || rounds > 64)
+	if (argc > 3)
+		vlen = (uint32_t)atoi(argv[3]);
+	if (!t || !ns || rounds > 64 || !vlen || vlen > sizeof(val))
 		return 1;
 	for (k = 0; k < 2; k++) {
 		be[k] = nkv_be_create("mem", &c, err, sizeof(err));
@@ -107,7 +110,8 @@ int main(int argc, char **argv)
 	for (r = 0; r < rounds; r++)
 		for (k = 0; k < 2; k++)
 			round_of(be[k], n, k ? nkv_tenant_uid(0) : 0, ns[r][k]);
-	printf("mem backend, %u keys of 64 B, %u rounds interleaved; median ns/op\n", n, rounds);
+	printf("mem backend, %u keys, values of %u B, %u rounds interleaved; median ns/op\n", n,
+	       vlen, rounds);
 	printf("%-18s %12s %12s %8s\n", "op", "no tenants", "tenants", "ratio");
 	for (p = 0; p < 4; p++) {
 		double m[2];
