@@ -26,6 +26,7 @@
 #include "target/metrics/target.h"
 #include "target/rpc/target.h"
 #include "target/tcp/server.h"
+#include "target/tenant/tenant.h"
 #include "target/vfio-user/server.h"
 #include "tools/exit.h"
 
@@ -157,7 +158,8 @@ static void nkv_target_usage(FILE *f)
 	      "                         event=tcp_listening; NVMe/TCP's own ports are 4420,\n"
 	      "                         and 8009 for discovery); repeatable. No\n"
 	      "                         authentication, no TLS: anyone who reaches the port\n"
-	      "                         uses every namespace (docs/tcp.md)\n"
+	      "                         uses every namespace --access allows its (claimed)\n"
+	      "                         host NQN (docs/tcp.md)\n"
 	      "  --listen vfio-user:PATH\n"
 	      "                         the same as --socket PATH. Without any --listen or\n"
 	      "                         --socket: vfio-user on ./nkv-target.sock; with only\n"
@@ -234,6 +236,14 @@ static void nkv_target_usage(FILE *f)
 	      "                         (docs/metrics.md); ADDR an IPv4 address (default\n"
 	      "                         127.0.0.1), PORT 0 picks a free one, logged\n"
 	      "                         (event=metrics_listening)\n"
+	      "  --access RULE          who may use a namespace: \"nsid=N uid=U|gid=G|\n"
+	      "                         hostnqn=NQN access=rw|ro|none\", as the RPC\n"
+	      "                         access_set (docs/target.md, \"Tenants\"); repeatable\n"
+	      "  --access-default RULE  \"nsid=N access=rw|ro|none\": for whom no rule\n"
+	      "                         names (default rw); repeatable\n"
+	      "  --quota RULE           \"nsid=N uid=U|gid=G|hostnqn=NQN bytes=B keys=K\":\n"
+	      "                         what a tenant may own in a shared namespace (0: no\n"
+	      "                         limit); repeatable\n"
 	      "  --config FILE          read options from FILE first (INI, key = value, the\n"
 	      "                         keys the long options; docs/service.md); the\n"
 	      "                         command line wins. SIGHUP reads it again and\n"
@@ -326,6 +336,7 @@ enum {
 	OPT_RPC_SOCKET, OPT_RPC_MODE,
 	OPT_METRICS, OPT_CONFIG, OPT_PRINT_CONFIG,
 	OPT_LISTEN, OPT_NQN,
+	OPT_ACCESS, OPT_ACCESS_DEFAULT, OPT_QUOTA,
 	OPT_BE_PARAM,	/* an option a backend declares (registry.h) */
 };
 _Static_assert(OPT_BE_PARAM - OPT_SOCKET < 64, "a reload's mask holds a bit per option");
@@ -406,6 +417,9 @@ static const struct option nkv_target_lo[] = {
 	{ "rpc-socket", required_argument, NULL, OPT_RPC_SOCKET },
 	{ "rpc-socket-mode", required_argument, NULL, OPT_RPC_MODE },
 	{ "metrics", required_argument, NULL, OPT_METRICS },
+	{ "access", required_argument, NULL, OPT_ACCESS },
+	{ "access-default", required_argument, NULL, OPT_ACCESS_DEFAULT },
+	{ "quota", required_argument, NULL, OPT_QUOTA },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "print-config", no_argument, NULL, OPT_PRINT_CONFIG },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -553,8 +567,30 @@ static int nkv_target_opt(int o, const char *v, struct nkv_target_args *a)
 	case OPT_METRICS: return nkv_target_metrics_addr(v, a);
 	case OPT_CONFIG: a->config = v; return 0;	/* read before the others */
 	case OPT_PRINT_CONFIG: a->print_config = 1; return 0;
+	case OPT_ACCESS: return nkv_tenant_opt(NULL, "access", v, NULL, 0);
+	case OPT_ACCESS_DEFAULT: return nkv_tenant_opt(NULL, "access-default", v, NULL, 0);
+	case OPT_QUOTA: return nkv_tenant_opt(NULL, "quota", v, NULL, 0);
 	default: return -EINVAL;
 	}
+}
+
+/* The tenants' options (tenant/opts.c): repeatable, each a rule. */
+static int nkv_target_rule_opt(int o)
+{
+	return o == OPT_ACCESS || o == OPT_ACCESS_DEFAULT || o == OPT_QUOTA;
+}
+
+static const char *nkv_target_rule_name(int o)
+{
+	return o == OPT_ACCESS ? "access" : o == OPT_QUOTA ? "quota" : "access-default";
+}
+
+static void nkv_target_bad_rule(int o, const char *v, const char *where)
+{
+	char err[160] = "";
+
+	nkv_tenant_opt(NULL, nkv_target_rule_name(o), v, err, sizeof(err));
+	fprintf(stderr, "nkv-target: bad value '%s' for %s: %s\n", v, where, err);
 }
 
 /* Why option o's value v was refused; where is "--NAME" or "FILE:LINE:
@@ -575,6 +611,8 @@ static void nkv_target_bad_value(int o, const char *v, const char *where)
 		fprintf(stderr, "nkv-target: %s '%s': one vfio-user socket per target\n", where, v);
 	else if (o == OPT_NQN)
 		fprintf(stderr, "nkv-target: bad value '%s' for %s: want 1..223 bytes\n", v, where);
+	else if (o == OPT_ACCESS || o == OPT_ACCESS_DEFAULT || o == OPT_QUOTA)
+		nkv_target_bad_rule(o, v, where);
 	else if (o == OPT_METRICS)
 		fprintf(stderr, "nkv-target: bad value '%s' for %s: want ADDR:PORT or PORT, ADDR "
 			"an IPv4 address (default 127.0.0.1), PORT 0..65535 (0: any free one)\n",
@@ -614,6 +652,14 @@ static char *nkv_target_listen_val(struct nkv_target_args *a, const char *old, c
 	return val;
 }
 
+/* old and v a line each; NULL: no memory. */
+static char *nkv_target_join(const char *old, const char *v)
+{
+	char *val;
+
+	return asprintf(&val, "%s\n%s", old, v) < 0 ? NULL : val;
+}
+
 /* Option lo[i] = v into a (v "true" for a flag), its value kept for
  * --print-config. 0, or -EINVAL said why. */
 static int nkv_target_apply(struct nkv_target_args *a, const struct option *lo, size_t i,
@@ -624,6 +670,8 @@ static int nkv_target_apply(struct nkv_target_args *a, const struct option *lo, 
 
 	if (lo[i].val == OPT_LISTEN)
 		val = nkv_target_listen_val(a, a->vals[i], v);
+	else if (nkv_target_rule_opt(lo[i].val) && a->vals[i])	/* each a rule: all kept */
+		val = nkv_target_join(a->vals[i], v);
 	else
 		val = strdup(v);
 	free(a->vals[i]);
@@ -725,7 +773,8 @@ static const char *nkv_target_cfg_path(int argc, char **argv)
 static int nkv_target_cfg_load(struct nkv_target_args *a)
 {
 	/* --listen repeats; every other key is given once. */
-	static const char *const repeatable[] = { "listen", NULL };
+	static const char *const repeatable[] = { "listen", "access", "access-default", "quota",
+						   NULL };
 	char err[NKV_TARGET_WHERE_MAX];
 
 	if (nkv_cfg_load(a->config, repeatable, &a->cfg, err, sizeof(err))) {
@@ -980,10 +1029,11 @@ static int nkv_target_check(const struct nkv_target_args *a)
 /* --print-config: nkv-target's own keys, then the backend options given. */
 static void nkv_target_print_config(const struct nkv_target_args *a)
 {
-	size_t i, n = 0, cap = a->nvals + NKV_TARGET_MAX_TCP + 1;
+	size_t i, n = 0, nd = 0, cap = a->nvals + NKV_TARGET_MAX_TCP + 1 + 3 * NKV_TENANT_RULES *
+								      NKV_TGT_MAX_NS;
 	const char **keys = calloc(cap, sizeof(*keys));
 	const char **vals = calloc(cap, sizeof(*vals));
-	char *listen = NULL, *save, *l;
+	char *dup[4] = { NULL }, *save, *l;
 
 	if (!keys || !vals) {
 		fprintf(stderr, "nkv-target: out of memory\n");
@@ -993,21 +1043,24 @@ static void nkv_target_print_config(const struct nkv_target_args *a)
 		if (nkv_target_cfg_only_cli(a->lo[i].val) ||
 		    (a->lo[i].val == OPT_BE_PARAM && !a->vals[i]))
 			continue;
-		if (a->lo[i].val != OPT_LISTEN || !a->vals[i]) {
+		if ((a->lo[i].val != OPT_LISTEN && !nkv_target_rule_opt(a->lo[i].val)) ||
+		    !a->vals[i] || nd == sizeof(dup) / sizeof(dup[0])) {
 			keys[n] = a->lo[i].name;
 			vals[n++] = a->vals[i];
 			continue;
 		}
-		/* Repeatable: a line per listener. */
-		listen = strdup(a->vals[i]);
-		for (l = listen ? strtok_r(listen, "\n", &save) : NULL; l && n < cap;
+		/* Repeatable: a line per listener, per rule. */
+		dup[nd] = strdup(a->vals[i]);
+		for (l = dup[nd] ? strtok_r(dup[nd], "\n", &save) : NULL; l && n < cap;
 		     l = strtok_r(NULL, "\n", &save)) {
 			keys[n] = a->lo[i].name;
 			vals[n++] = l;
 		}
+		nd++;
 	}
 	nkv_cfg_print(stdout, keys, vals, n);
-	free(listen);
+	while (nd)
+		free(dup[--nd]);
 	free(keys);
 	free(vals);
 }
@@ -1155,6 +1208,30 @@ static int nkv_target_add_kv(struct nkv_subsys *ss, const struct nkv_target_args
 	return nkv_target_each_ns(a, 1, nkv_target_kv_ns, &k);
 }
 
+/* --access, --access-default, --quota into ss's tenants, in the order
+ * given (file, then command line): 0, or -EINVAL said why. */
+static int nkv_target_rules(struct nkv_subsys *ss, const struct nkv_target_args *a)
+{
+	char err[160], *dup, *save, *l;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < a->nvals && !rc; i++) {
+		if (!nkv_target_rule_opt(a->lo[i].val) || !a->vals[i])
+			continue;
+		dup = strdup(a->vals[i]);
+		rc = dup ? 0 : -ENOMEM;
+		for (l = dup ? strtok_r(dup, "\n", &save) : NULL; l && !rc;
+		     l = strtok_r(NULL, "\n", &save)) {
+			rc = nkv_tenant_opt(nkv_subsys_tenants(ss), a->lo[i].name, l, err, sizeof(err));
+			if (rc)
+				fprintf(stderr, "nkv-target: --%s '%s': %s\n", a->lo[i].name, l, err);
+		}
+		free(dup);
+	}
+	return rc;
+}
+
 static struct nkv_subsys *nkv_target_subsys(const struct nkv_target_args *a)
 {
 	struct nkv_subsys_opts so = { .size = sizeof(so), .subnqn = a->nqn };
@@ -1167,7 +1244,8 @@ static struct nkv_subsys *nkv_target_subsys(const struct nkv_target_args *a)
 		return NULL;
 	}
 	if (nkv_target_add_kv(ss, a) ||
-	    (a->nvm_ns && nkv_target_add_ns(ss, 2, "mem", &nvm, "NVM namespace 2"))) {
+	    (a->nvm_ns && nkv_target_add_ns(ss, 2, "mem", &nvm, "NVM namespace 2")) ||
+	    nkv_target_rules(ss, a)) {
 		nkv_subsys_destroy(ss);
 		return NULL;
 	}
@@ -1440,11 +1518,29 @@ static void nkv_target_apply_live(const struct nkv_target_args *n, uint64_t mask
 		nkv_be_log_set(n->log_level, NULL, NULL);
 }
 
+/* v with its line breaks as "; " into buf (cut to len), for a log line. */
+static const char *nkv_target_one_line(const char *v, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (; *v && o + 3 < len; v++) {
+		if (*v == '\n') {
+			buf[o++] = ';';
+			buf[o++] = ' ';
+		} else {
+			buf[o++] = *v;
+		}
+	}
+	buf[o] = 0;
+	return buf;
+}
+
 /* Each key n changes from a: logged, and a's value replaced where it
  * changes live (its bit set in *live). How many changed. */
 static unsigned nkv_target_diff(struct nkv_target_args *a, struct nkv_target_args *n,
 				uint64_t *live_mask)
 {
+	char w1[512], w2[512];
 	unsigned changed = 0;
 	size_t i;
 
@@ -1456,8 +1552,10 @@ static unsigned nkv_target_diff(struct nkv_target_args *a, struct nkv_target_arg
 		if (!strcmp(was, now) || nkv_target_cfg_only_cli(a->lo[i].val))
 			continue;
 		changed++;
+		/* A repeatable key's lines (--listen, the rules) as one: "a; b". */
 		fprintf(stderr, "ts=%ld level=%s event=reload key=%s was=%s now=%s applied=%s\n",
-			(long)time(NULL), live ? "info" : "warn", a->lo[i].name, was, now,
+			(long)time(NULL), live ? "info" : "warn", a->lo[i].name,
+			nkv_target_one_line(was, w1, sizeof(w1)), nkv_target_one_line(now, w2, sizeof(w2)),
 			live ? "live" : "needs_restart");
 		if (live) {
 			char *t = a->vals[i];

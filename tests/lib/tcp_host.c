@@ -220,18 +220,13 @@ static uint8_t *th_buf(struct th *t, uint32_t need)
 	return t->rbuf;
 }
 
-uint16_t th_cmd(struct th *t, struct nkv_sqe *s, const void *h2c, uint32_t h2c_len,
-		const void *head, uint32_t head_len, void *c2h, uint32_t c2h_len, uint32_t *got)
+int th_cmd_send(struct th *t, struct nkv_sqe *s, const void *h2c, uint32_t h2c_len,
+		const void *head, uint32_t head_len, uint32_t c2h_len)
 {
 	struct nkv_tcp_cmd cmd;
-	uint32_t dummy = 0, cap = 8192;
-	uint8_t *buf = th_buf(t, cap);
 	const void *icd = head;
 	uint32_t icd_len = head_len;
-	int rc;
 
-	got = got ? got : &dummy;
-	*got = 0;
 	s->cdw0 = (s->cdw0 & 0xffffu & ~(3u << 14)) | (1u << 14) | ((uint32_t)++t->cid << 16);
 	if (h2c_len && h2c_len <= t->icd_max && !head_len) {
 		nkv_sqe_sgl1_set(s, 0, h2c_len, 0);
@@ -245,8 +240,18 @@ uint16_t th_cmd(struct th *t, struct nkv_sqe *s, const void *h2c, uint32_t h2c_l
 	memset(&cmd, 0, sizeof(cmd));
 	cmd.ch.type = NKV_TCP_CMD;
 	cmd.sqe = *s;
-	if (th_send_pdu(t, &cmd, sizeof(cmd), icd, icd_len))
-		return TH_TIMEOUT;
+	return th_send_pdu(t, &cmd, sizeof(cmd), icd, icd_len) ? -EIO : 0;
+}
+
+uint16_t th_cmd_finish(struct th *t, const void *h2c, uint32_t h2c_len, void *c2h,
+		       uint32_t c2h_len, uint32_t *got)
+{
+	uint32_t dummy = 0, cap = 8192;
+	uint8_t *buf = th_buf(t, cap);
+	int rc;
+
+	got = got ? got : &dummy;
+	*got = 0;
 	for (;;) {
 		if (th_read(t, buf, 8) <= 0)
 			return TH_TIMEOUT;
@@ -272,6 +277,16 @@ uint16_t th_cmd(struct th *t, struct nkv_sqe *s, const void *h2c, uint32_t h2c_l
 		if (rc)
 			return TH_TIMEOUT;
 	}
+}
+
+uint16_t th_cmd(struct th *t, struct nkv_sqe *s, const void *h2c, uint32_t h2c_len,
+		const void *head, uint32_t head_len, void *c2h, uint32_t c2h_len, uint32_t *got)
+{
+	if (got)
+		*got = 0;
+	if (th_cmd_send(t, s, h2c, h2c_len, head, head_len, c2h_len))
+		return TH_TIMEOUT;
+	return th_cmd_finish(t, h2c, h2c_len, c2h, c2h_len, got);
 }
 
 static void th_fab(struct nkv_sqe *s, uint8_t fctype)
@@ -302,6 +317,7 @@ uint16_t th_connect(struct th *t, uint16_t qid, uint16_t cntlid, const char *hos
 		t->qid = qid;
 		t->icd_max = qid ? TH_ICD_IO : 8192;
 		snprintf(t->subnqn, sizeof(t->subnqn), "%s", subnqn);
+		snprintf(t->hostnqn, sizeof(t->hostnqn), "%s", hostnqn);
 	}
 	return st;
 }
@@ -332,13 +348,19 @@ uint16_t th_prop_set(struct th *t, uint32_t ofst, uint32_t val)
 int th_admin(struct th *t, uint16_t port, int hdgst, int ddgst, const char *subnqn,
 	     uint32_t kato_ms)
 {
+	return th_admin_as(t, port, TH_HOSTNQN, hdgst, ddgst, subnqn, kato_ms);
+}
+
+int th_admin_as(struct th *t, uint16_t port, const char *hostnqn, int hdgst, int ddgst,
+		const char *subnqn, uint32_t kato_ms)
+{
 	/* CC: EN, CSS 110b (I/O command sets), IOSQES 6, IOCQES 4. */
 	uint32_t cc = 1u | (6u << 4) | (6u << 16) | (4u << 20);
 	uint64_t csts = 0;
 	int i;
 
 	if (th_open(t, port, 10000) || th_ic(t, hdgst, ddgst) ||
-	    th_connect(t, 0, 0, TH_HOSTNQN, subnqn, kato_ms) || th_prop_set(t, NKV_REG_CC, cc))
+	    th_connect(t, 0, 0, hostnqn, subnqn, kato_ms) || th_prop_set(t, NKV_REG_CC, cc))
 		return -1;
 	for (i = 0; i < 100 && !(csts & NKV_CSTS_RDY); i++)
 		if (th_prop_get(t, NKV_REG_CSTS, 0, &csts))
@@ -350,7 +372,7 @@ int th_io(struct th *t, const struct th *admin, uint16_t qid)
 {
 	if (th_open(t, admin->port, 10000) || th_ic(t, admin->hdgst, admin->ddgst))
 		return -1;
-	return th_connect(t, qid, admin->cntlid, TH_HOSTNQN, admin->subnqn, 0) ? -1 : 0;
+	return th_connect(t, qid, admin->cntlid, admin->hostnqn, admin->subnqn, 0) ? -1 : 0;
 }
 
 /* A KV SQE: a key of 1..16 bytes inline, a longer one in head form (KL 0). */
@@ -398,6 +420,14 @@ uint16_t th_store(struct th *t, const void *key, uint32_t klen, const void *val,
 	st = th_cmd(t, &s, all, hl + len, NULL, 0, NULL, 0, NULL);
 	free(all);
 	return st;
+}
+
+int th_retrieve_send(struct th *t, const void *key, uint32_t klen, uint32_t len)
+{
+	struct nkv_sqe s;
+
+	th_kv(&s, NKV_KV_RETRIEVE, key, klen, len);
+	return th_cmd_send(t, &s, NULL, 0, NULL, 0, len);
 }
 
 uint16_t th_retrieve(struct th *t, const void *key, uint32_t klen, void *buf, uint32_t len,

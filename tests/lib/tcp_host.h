@@ -31,6 +31,7 @@ struct th {
 	uint16_t cntlid;
 	uint16_t qid;
 	char subnqn[256];		/* what the admin queue connected to */
+	char hostnqn[256];		/* as whom (its I/O queues connect so too) */
 	/* The last C2HData's flags, the last CapsuleResp's CQE. */
 	uint8_t c2h_flags;
 	struct nkv_cqe cqe;
@@ -54,6 +55,9 @@ uint16_t th_prop_set(struct th *t, uint32_t ofst, uint32_t val);
 /* Open, IC, admin Connect, CC.EN = 1, wait for CSTS.RDY: 0 or -1. */
 int th_admin(struct th *t, uint16_t port, int hdgst, int ddgst, const char *subnqn,
 	     uint32_t kato_ms);
+/* The same as host hostnqn (a tenant, docs/target.md "Tenants"). */
+int th_admin_as(struct th *t, uint16_t port, const char *hostnqn, int hdgst, int ddgst,
+		const char *subnqn, uint32_t kato_ms);
 /* Open, IC, I/O Connect qid to admin's controller (its subsystem): 0 or -1. */
 int th_io(struct th *t, const struct th *admin, uint16_t qid);
 
@@ -65,6 +69,16 @@ int th_io(struct th *t, const struct th *admin, uint16_t qid);
  */
 uint16_t th_cmd(struct th *t, struct nkv_sqe *s, const void *h2c, uint32_t h2c_len,
 		const void *head, uint32_t head_len, void *c2h, uint32_t c2h_len, uint32_t *got);
+
+/* th_cmd in two halves, for a test that leaves the answer unread a while:
+ * the command sent (0 or -EIO), then everything read back as th_cmd. */
+int th_cmd_send(struct th *t, struct nkv_sqe *s, const void *h2c, uint32_t h2c_len,
+		const void *head, uint32_t head_len, uint32_t c2h_len);
+uint16_t th_cmd_finish(struct th *t, const void *h2c, uint32_t h2c_len, void *c2h,
+		       uint32_t c2h_len, uint32_t *got);
+/* A Retrieve of a key of 1..16 bytes sent, its answer left unread
+ * (th_cmd_finish reads it). 0 or -EIO. */
+int th_retrieve_send(struct th *t, const void *key, uint32_t klen, uint32_t len);
 
 /* KV helpers: keys of 1..16 bytes inline, longer in head form. */
 uint16_t th_store(struct th *t, const void *key, uint32_t klen, const void *val, uint32_t len);

@@ -132,10 +132,14 @@ int nkv_lru_use(struct nkv_lru *l, const uint8_t *key, uint8_t klen)
 		memcpy(n->key, key, klen);
 		n->hnext = NULL;
 		*s = n;
-		if (++l->count > l->nb)
-			nkv_lru_grow(l);
+		l->count++;
 	}
+	/* In the list before a growth rebuilds the buckets from it: a node
+	 * left out would stay listed but unreachable by drop, and eviction
+	 * would meet it as the oldest for ever. */
 	nkv_lru_front(l, n);
+	if (l->count > l->nb)
+		nkv_lru_grow(l);
 	pthread_mutex_unlock(&l->lock);
 	return 0;
 }
@@ -168,6 +172,26 @@ uint8_t nkv_lru_oldest(struct nkv_lru *l, uint8_t *key, const uint8_t *skip, uin
 	if (n != &l->head) {
 		klen = n->klen;
 		memcpy(key, n->key, klen);
+	}
+	pthread_mutex_unlock(&l->lock);
+	return klen;
+}
+
+uint8_t nkv_lru_oldest_if(struct nkv_lru *l, uint8_t *key, const uint8_t *skip, uint8_t sklen,
+			  int (*ok)(void *arg, const uint8_t *key, uint8_t klen), void *arg)
+{
+	struct nkv_lru_node *n;
+	uint8_t klen = 0;
+
+	pthread_mutex_lock(&l->lock);
+	for (n = l->head.prev; n != &l->head; n = n->prev) {
+		if (skip && n->klen == sklen && !memcmp(n->key, skip, sklen))
+			continue;
+		if (ok(arg, n->key, n->klen)) {
+			klen = n->klen;
+			memcpy(key, n->key, klen);
+			break;
+		}
 	}
 	pthread_mutex_unlock(&l->lock);
 	return klen;
