@@ -115,6 +115,17 @@ Test(be_rocksdb, options_are_checked)
 	cr_assert(strstr(err, "--compression brotli"), "%s", err);
 	p[0] = (struct nkv_be_param){ "evict", "fifo" };
 	cr_assert_eq(nkv_be_conf_check("rocksdb", &c, err, sizeof(err)), -EINVAL);
+	p[0] = (struct nkv_be_param){ "readers", "9" };
+	cr_assert_eq(nkv_be_conf_check("rocksdb", &c, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "--readers 9: want 0 to 8"), "%s", err);
+	p[0] = (struct nkv_be_param){ "readers", "-1" };
+	cr_assert_eq(nkv_be_conf_check("rocksdb", &c, err, sizeof(err)), -EINVAL);
+	p[0] = (struct nkv_be_param){ "readers", "2x" };
+	cr_assert_eq(nkv_be_conf_check("rocksdb", &c, err, sizeof(err)), -EINVAL);
+	p[0] = (struct nkv_be_param){ "readers", "" };
+	cr_assert_eq(nkv_be_conf_check("rocksdb", &c, err, sizeof(err)), -EINVAL);
+	p[0] = (struct nkv_be_param){ "readers", "0" };
+	cr_assert_eq(nkv_be_conf_check("rocksdb", &c, err, sizeof(err)), 0, "%s", err);
 	p[0] = (struct nkv_be_param){ "compression", "zstd" };
 	cr_assert_eq(nkv_be_conf_check("rocksdb", &c, err, sizeof(err)), 0, "%s", err);
 	errno = 0;
@@ -723,6 +734,33 @@ Test(be_rocksdb, large_retrieves_run_on_the_read_threads, .init = setup, .fini =
 	for (i = 0; i < POOL_N; i++)
 		free(val[i]);
 	free(o);
+	free(got);
+}
+
+/* --readers 0: no pool; a large Retrieve is served inside submit. */
+Test(be_rocksdb, readers_0_reads_on_the_submitting_thread, .init = setup, .fini = teardown)
+{
+	struct nkv_be_param p[2] = { { "db", dir }, { "readers", "0" } };
+	struct nkv_be_conf c = { sizeof(c), .capacity = 1ull << 30, .max_value = 4u << 20,
+				 .params = p, .nparams = 2 };
+	struct nkv_be *be = nkv_be_create("rocksdb", &c, err, sizeof(err));
+	uint8_t *val = pattern(POOL_LEN, 3), *got = malloc(POOL_LEN);
+	struct pool_op o;
+	char d[512];
+
+	cr_assert_not_null(be, "%s", err);
+	be->ops->describe(be, d, sizeof(d));
+	cr_assert(strstr(d, " readers=0"), "%s", d);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "big", 0, val, POOL_LEN, NULL), 0);
+	be_op_prep(&o.d, NKV_KV_RETRIEVE, "big", 0, 0, got, POOL_LEN);
+	o.d.cmd.op.done = pool_done;
+	cr_assert_eq(be->ops->submit(be, &o.d.cmd.op), 0);
+	cr_assert(__atomic_load_n(&o.d.done, __ATOMIC_ACQUIRE), "done inside submit");
+	be_op_wait(&o.d);
+	cr_assert(pthread_equal(o.by, pthread_self()));
+	cr_assert_eq(memcmp(got, val, POOL_LEN), 0);
+	be->ops->destroy(be);
+	free(val);
 	free(got);
 }
 

@@ -42,7 +42,7 @@
 #define NKV_ROCKS_DEF_BLOB_MIN (64u << 10)
 #define NKV_ROCKS_DISK_RESERVE (4ull << 20)	/* Deletes, MANIFEST, LOG */
 #define NKV_ROCKS_FLT 1024			/* buckets of the write filter */
-#define NKV_ROCKS_READERS 2			/* threads of the large reads' pool */
+#define NKV_ROCKS_READERS 2			/* --readers default: the pool's threads */
 #define NKV_ROCKS_READ_POOL_MIN (64u << 10)	/* Retrieves of this much go there */
 
 /* ---- the meta record: 16 bytes, little-endian ----
@@ -159,6 +159,7 @@ struct nkv_rocks_conf {
 	int compression;
 	uint64_t blob_min;	/* 0: no blob files */
 	int evict;
+	unsigned readers;	/* the read pool's threads; 0: none */
 	const char *comp_name;	/* --compression as given, or "none" */
 };
 
@@ -1655,6 +1656,9 @@ static int nkv_rocks_parse(const struct nkv_be_conf *c, struct nkv_rocks_conf *r
 {
 	const char *sync = nkv_be_conf_get(c, "sync"), *comp = nkv_be_conf_get(c, "compression");
 	const char *blob = nkv_be_conf_get(c, "blob-min"), *ev = nkv_be_conf_get(c, "evict");
+	const char *rd = nkv_be_conf_get(c, "readers");
+	char *rend = NULL;
+	unsigned long nrd = NKV_ROCKS_READERS;
 	static const char *const cn[] = { "none", "snappy", "lz4", "zstd" };
 	static const int cv[] = { rocksdb_no_compression, rocksdb_snappy_compression,
 				  rocksdb_lz4_compression, rocksdb_zstd_compression };
@@ -1672,6 +1676,9 @@ static int nkv_rocks_parse(const struct nkv_be_conf *c, struct nkv_rocks_conf *r
 	if (blob)
 		rc->blob_min = strtoull(blob, &end, 0);
 	rc->evict = ev && !strcmp(ev, "lru");
+	if (rd)
+		nrd = strtoul(rd, &rend, 10);
+	rc->readers = (unsigned)nrd;
 	rc->comp_name = comp ? comp : cn[0];
 	if (!rc->path || !*rc->path)
 		snprintf(err, errlen, "rocksdb backend: --db DIR is required");
@@ -1682,6 +1689,9 @@ static int nkv_rocks_parse(const struct nkv_be_conf *c, struct nkv_rocks_conf *r
 			 "or zstd", comp);
 	else if (blob && (!*blob || *end))
 		snprintf(err, errlen, "rocksdb backend: --blob-min %s: want bytes", blob);
+	else if (rd && (!*rd || *rend || *rd == '-' || nrd > NKV_RDPOOL_MAX))
+		snprintf(err, errlen, "rocksdb backend: --readers %s: want 0 to %d", rd,
+			 NKV_RDPOOL_MAX);
 	else if (ev && !rc->evict)
 		snprintf(err, errlen, "rocksdb backend: --evict %s: the only policy is lru", ev);
 	else if (c->nvm)
@@ -1845,14 +1855,14 @@ static int nkv_rocks_setup(struct nkv_be_rocks *r, const struct nkv_be_conf *c,
 	snprintf(r->desc, sizeof(r->desc), "db=%s column_family=%s sync=%s compression=%s "
 		 "blob_min=%llu evict=%s readers=%u", rc->path, name, rc->sync ? "always" : "none",
 		 rc->comp_name, (unsigned long long)rc->blob_min, rc->evict ? "lru" : "none",
-		 NKV_ROCKS_READERS);
+		 rc->readers);
 	if (pthread_create(&r->thr, NULL, nkv_rocks_worker, r)) {
 		snprintf(err, errlen, "rocksdb backend: cannot start its worker thread");
 		return -1;
 	}
 	r->started = 1;
-	r->rd = nkv_rdpool_create(NKV_ROCKS_READERS, nkv_rocks_rd_run, r);
-	if (!r->rd) {
+	r->rd = rc->readers ? nkv_rdpool_create(rc->readers, nkv_rocks_rd_run, r) : NULL;
+	if (rc->readers && !r->rd) {
 		snprintf(err, errlen, "rocksdb backend: cannot start its read threads");
 		return -1;
 	}
@@ -1901,6 +1911,9 @@ static const struct nkv_be_optdesc nkv_rocks_opts[] = {
 				 "lz4 or zstd" },
 	{ "blob-min", "BYTES", "values of at least BYTES go to blob files (BlobDB), not\n"
 			       "the LSM tree (default 65536; 0: no blob files)" },
+	{ "readers", "N", "threads that serve Retrieves of 64 KiB or more beside the\n"
+			  "poll thread, a batch's large reads side by side (default 2,\n"
+			  "at most 8; 0: on the poll thread)" },
 	{ "evict", "lru", "when a Store would exceed --capacity, delete the least\n"
 			  "recently stored or retrieved keys instead of answering 81h\n"
 			  "(mem too); evictions are counted in the stats" },
