@@ -1476,6 +1476,8 @@ static void nkv_rocks_rd_run(void *arg, void *item)
 	if (nkv_rocks_fast(r, op) || !nkv_rocks_enqueue(r, op))
 		return;
 	op->status = nkv_rocks_st(NKV_SC_INTERNAL);	/* no memory to queue it */
+	op->dw0 = 0;
+	nkv_be_produced(op, 0);
 	op->done(op);
 }
 
