@@ -23,6 +23,7 @@
 #include "target/core/metrics.h"
 #include "target/core/ns.h"
 #include "target/core/pidlock.h"
+#include "target/exec/exec.h"
 #include "target/metrics/target.h"
 #include "target/rpc/target.h"
 #include "target/tcp/server.h"
@@ -61,6 +62,8 @@ struct nkv_target_args {
 	const char *nqn;	/* --nqn: the subsystem's NQN */
 	int from_cli;		/* options being applied come from the command line */
 	int listen_val_cli;	/* vals[--listen] holds the command line's */
+	int exec_val_cli;	/* vals[--exec-allow] holds the command line's */
+	uint64_t exec_workers;	/* --exec-workers; 0: the room's default */
 	const char *backend;
 	uint64_t capacity;
 	uint64_t max_value;
@@ -234,6 +237,13 @@ static void nkv_target_usage(FILE *f)
 	      "                         (docs/metrics.md); ADDR an IPv4 address (default\n"
 	      "                         127.0.0.1), PORT 0 picks a free one, logged\n"
 	      "                         (event=metrics_listening)\n"
+	      "  --exec-allow NSID:OP_ID:SHA256:KEY[:INSTR:MEM:OUT:WALL_MS]\n"
+	      "                         allowlist an Exec module (docs/exec.md): op-ID\n"
+	      "                         OP_ID of namespace NSID runs the Lua module stored\n"
+	      "                         under hex KEY there if its bytes hash to SHA256;\n"
+	      "                         caps 0 or absent: defaults; repeatable (also\n"
+	      "                         exec_allow on the control socket)\n"
+	      "  --exec-workers N       threads that run Exec modules, 1..16 (default 2)\n"
 	      "  --config FILE          read options from FILE first (INI, key = value, the\n"
 	      "                         keys the long options; docs/service.md); the\n"
 	      "                         command line wins. SIGHUP reads it again and\n"
@@ -324,7 +334,7 @@ enum {
 	OPT_DB_STRIDE, OPT_POLL_SCHED, OPT_SOCKET_MODE, OPT_SOCKET_GROUP,
 	OPT_VERSION,
 	OPT_RPC_SOCKET, OPT_RPC_MODE,
-	OPT_METRICS, OPT_CONFIG, OPT_PRINT_CONFIG,
+	OPT_METRICS, OPT_CONFIG, OPT_PRINT_CONFIG, OPT_EXEC_ALLOW, OPT_EXEC_WORKERS,
 	OPT_LISTEN, OPT_NQN,
 	OPT_BE_PARAM,	/* an option a backend declares (registry.h) */
 };
@@ -406,6 +416,8 @@ static const struct option nkv_target_lo[] = {
 	{ "rpc-socket", required_argument, NULL, OPT_RPC_SOCKET },
 	{ "rpc-socket-mode", required_argument, NULL, OPT_RPC_MODE },
 	{ "metrics", required_argument, NULL, OPT_METRICS },
+	{ "exec-allow", required_argument, NULL, OPT_EXEC_ALLOW },
+	{ "exec-workers", required_argument, NULL, OPT_EXEC_WORKERS },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "print-config", no_argument, NULL, OPT_PRINT_CONFIG },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -514,6 +526,16 @@ static int nkv_target_listen(const char *v, struct nkv_target_args *a)
 	return -EINVAL;
 }
 
+/* --exec-allow NSID:OP_ID:DIGEST:KEY[:INSTR:MEM:OUT:WALL_MS]: an Exec
+ * allowlist row (docs/exec.md), applied at once (the allowlist is the
+ * process's; a row given again replaces itself). */
+static int nkv_target_exec_allow(const char *v)
+{
+	struct nkv_exec_entry e;
+
+	return nkv_exec_entry_parse(v, &e) ? -EINVAL : nkv_exec_allow(&e);
+}
+
 /* Option o of nkv-target's own (not a backend's) into a. */
 static int nkv_target_opt(int o, const char *v, struct nkv_target_args *a)
 {
@@ -553,6 +575,9 @@ static int nkv_target_opt(int o, const char *v, struct nkv_target_args *a)
 	case OPT_METRICS: return nkv_target_metrics_addr(v, a);
 	case OPT_CONFIG: a->config = v; return 0;	/* read before the others */
 	case OPT_PRINT_CONFIG: a->print_config = 1; return 0;
+	case OPT_EXEC_ALLOW: return nkv_target_exec_allow(v);
+	case OPT_EXEC_WORKERS:
+		return nkv_target_size(v, &a->exec_workers) || a->exec_workers > 16 ? -EINVAL : 0;
 	default: return -EINVAL;
 	}
 }
@@ -575,6 +600,9 @@ static void nkv_target_bad_value(int o, const char *v, const char *where)
 		fprintf(stderr, "nkv-target: %s '%s': one vfio-user socket per target\n", where, v);
 	else if (o == OPT_NQN)
 		fprintf(stderr, "nkv-target: bad value '%s' for %s: want 1..223 bytes\n", v, where);
+	else if (o == OPT_EXEC_ALLOW)
+		fprintf(stderr, "nkv-target: bad value '%s' for %s: want NSID:OP_ID:SHA256_HEX:"
+			"KEY_HEX[:MAX_INSTRUCTIONS:MAX_MEMORY:MAX_OUTPUT:MAX_WALL_MS]\n", v, where);
 	else if (o == OPT_METRICS)
 		fprintf(stderr, "nkv-target: bad value '%s' for %s: want ADDR:PORT or PORT, ADDR "
 			"an IPv4 address (default 127.0.0.1), PORT 0..65535 (0: any free one)\n",
@@ -599,13 +627,14 @@ static void nkv_target_be_param(struct nkv_target_args *a, const char *name, con
 
 /* --listen is repeatable: its value kept for --print-config is every one
  * given, a line each; a command line's replace a file's. NULL: no memory. */
-static char *nkv_target_listen_val(struct nkv_target_args *a, const char *old, const char *v)
+static char *nkv_target_listen_val(struct nkv_target_args *a, int *cli, const char *old,
+				   const char *v)
 {
 	char *val;
 
-	if (a->from_cli && !a->listen_val_cli) {
+	if (a->from_cli && !*cli) {
 		old = NULL;
-		a->listen_val_cli = 1;
+		*cli = 1;
 	}
 	if (!old)
 		return strdup(v);
@@ -623,7 +652,9 @@ static int nkv_target_apply(struct nkv_target_args *a, const struct option *lo, 
 	int rc = 0;
 
 	if (lo[i].val == OPT_LISTEN)
-		val = nkv_target_listen_val(a, a->vals[i], v);
+		val = nkv_target_listen_val(a, &a->listen_val_cli, a->vals[i], v);
+	else if (lo[i].val == OPT_EXEC_ALLOW)
+		val = nkv_target_listen_val(a, &a->exec_val_cli, a->vals[i], v);
 	else
 		val = strdup(v);
 	free(a->vals[i]);
@@ -724,8 +755,8 @@ static const char *nkv_target_cfg_path(int argc, char **argv)
 /* Read the file: 0, or -EINVAL said why (its line). */
 static int nkv_target_cfg_load(struct nkv_target_args *a)
 {
-	/* --listen repeats; every other key is given once. */
-	static const char *const repeatable[] = { "listen", NULL };
+	/* --listen and --exec-allow repeat; every other key is given once. */
+	static const char *const repeatable[] = { "listen", "exec-allow", NULL };
 	char err[NKV_TARGET_WHERE_MAX];
 
 	if (nkv_cfg_load(a->config, repeatable, &a->cfg, err, sizeof(err))) {
@@ -1618,6 +1649,12 @@ static int nkv_target_serve(struct nkv_target_args *a)
 	}
 	nkv_target_print_ns(a);
 	nkv_target_rpc_init(a, ss);
+	/* Exec's workers before any listener: a client's first Identify
+	 * already sees Exec offered. */
+	rc = nkv_exec_start((unsigned)a->exec_workers);
+	if (rc)
+		fprintf(stderr, "ts=%ld level=warn event=exec_unavailable rc=%d\n", (long)time(NULL),
+			rc);
 	if (a->ntcp && !(tcp = nkv_target_tcp(a, ss))) {
 		nkv_metrics_server_stop(met);
 		nkv_vfu_lock_release(lock);
@@ -1663,6 +1700,7 @@ static int nkv_target_serve(struct nkv_target_args *a)
 	if (srv)
 		nkv_vfu_server_stop(srv);
 	nkv_tcp_server_stop(tcp);
+	nkv_exec_stop();	/* after the servers: no Exec is in flight */
 	nkv_target_stats();
 	nkv_subsys_destroy(ss);
 	nkv_rpc_target_free(&nkv_target_rpc);
