@@ -4,3 +4,10 @@ TESTS += test_exec
 test_exec_SRCS = tests/exec/test_exec.c tests/host/big_util.c $(TL_HOST)
 test_exec_LIBS = $(TL_HOST_LIBS)
 test_exec_LDLIBS = $(TL_HOST_LDLIBS)
+
+# Over NVMe/TCP: a real nkv-target process (--exec-allow), the initiator.
+TESTS += test_exec_tcp
+test_exec_tcp_SRCS := tests/exec/test_exec_tcp.c tests/lib/tgt_proc.c
+test_exec_tcp_LIBS = $(LIBNKVTGT)
+test_exec_tcp_LDLIBS = -lcriterion $(TARGET_LDLIBS)
+$(B)/tests/test_exec_tcp: | $(B)/bin/nkv-target

@@ -60,6 +60,10 @@ static uint16_t nkv_tgt_exec_read(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cm
 	in = nkv_key_head_size(klen) + (uint64_t)ilen;
 	if (in > c->max_xfer)
 		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);	/* CDW10 past any buffer */
+	/* A capsule's in-capsule part is exactly head and input: the output
+	 * area (what C2HData carries) starts right after it. */
+	if (cmd->req && (!cmd->req->iovcnt || cmd->req->iov[0].iov_len != in))
+		return nkv_tgt_sc(NKV_SC_SGL_DATA_LEN_INVALID);
 	st = (uint16_t)nkv_tgt_cmd_dptr(c, cmd, nkv_tgt_exec_span(cmd, in),
 					NKV_DMA_READ | NKV_DMA_WRITE, in);
 	if (st)
