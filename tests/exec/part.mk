@@ -11,3 +11,9 @@ test_exec_tcp_SRCS := tests/exec/test_exec_tcp.c tests/lib/tgt_proc.c
 test_exec_tcp_LIBS = $(LIBNKVTGT)
 test_exec_tcp_LDLIBS = -lcriterion $(TARGET_LDLIBS)
 $(B)/tests/test_exec_tcp: | $(B)/bin/nkv-target
+
+# Hostile Exec SQEs against the core and the Exec room, the test as host.
+TESTS += test_exec_sqe
+test_exec_sqe_SRCS = tests/exec/test_exec_sqe.c $(TL_TGT_HOST) $(NKV_TGT_CORE) \
+	$(NKV_TGT_EXEC_SRCS)
+test_exec_sqe_LDLIBS = -lcriterion $(LUA_LIBS) -lcrypto
