@@ -2,7 +2,7 @@
 # its kernel body compiled for every engine, and the benchmark helpers.
 PROGRAMS += nkv-bench
 nkv-bench_SRCS := bench/main.c bench/opts.c bench/target.c bench/run.c bench/report.c \
-	bench/prefix.c
+	bench/prefix.c bench/exec.c
 nkv-bench_LIBS = $(LIBNKV) $(LIBNKVTGT)
 # libcrypto: --key-order sha256's SHA-256 (nkv-bench only; libssl-dev);
 # libxxhash: --workload prefix's block keys. prefix.c runs the

@@ -93,8 +93,14 @@ struct nkv_exec_run {
 	const uint8_t *in;
 	size_t in_len;
 	struct nkv_exec_caps caps;
-	/* Out: the result (malloc'd, the caller frees; NULL for empty), its
-	 * length, and why it failed. */
+	/* Where the result goes while the state still holds it (no copy of
+	 * our own): emit(emit_ctx, bytes, n) once, n > 0; it returns 0 or an
+	 * NVMe status (the call's). NULL: into out (malloc'd). */
+	uint16_t (*emit)(void *ctx, const void *p, size_t n);
+	void *emit_ctx;
+	uint16_t emit_status;
+	/* Out: the result (without emit: malloc'd, the caller frees; NULL for
+	 * empty), its length, and why it failed. */
 	uint8_t *out;
 	size_t out_len;
 	char msg[160];
@@ -102,6 +108,8 @@ struct nkv_exec_run {
 };
 /* 0, NKV_SC_EXEC_BUDGET or NKV_SC_EXEC_MODULE. */
 int nkv_exec_sandbox_run(struct nkv_exec_run *r);
+/* The large blocks this thread's sandbox runs kept: freed (a worker's end). */
+void nkv_exec_sandbox_release(void);
 /* Compile src (text only) and dump it as bytecode (malloc'd): 0, or
  * -EINVAL with msg. No module code runs. */
 int nkv_exec_compile(const void *src, size_t len, void **code, size_t *code_len, char *msg,

@@ -38,32 +38,64 @@ static void nkv_exec_count(uint64_t *c)
 }
 
 /*
- * The whole value of key: a buffer of our own, grown to the size the
- * backend reports and read again (a concurrent Store may change the
- * size between two reads: each read is one whole value, old or new).
+ * A worker's buffer for values: kept between calls (and grown), so a
+ * value lands in pages already touched, not fresh ones each call; given
+ * back when a value past NKV_EXEC_KEEP made it larger.
+ */
+#define NKV_EXEC_KEEP (64ull << 20)
+struct nkv_exec_buf {
+	uint8_t *p;
+	uint64_t cap;
+};
+
+static int nkv_exec_buf_grow(struct nkv_exec_buf *b, uint64_t cap)
+{
+	uint8_t *p;
+
+	if (cap <= b->cap)
+		return 0;
+	p = malloc(cap);
+	if (!p)
+		return -1;
+	free(b->p);
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+static void nkv_exec_buf_trim(struct nkv_exec_buf *b)
+{
+	if (b->cap <= NKV_EXEC_KEEP)
+		return;
+	free(b->p);
+	b->p = NULL;
+	b->cap = 0;
+}
+
+/*
+ * The whole value of key into b: grown to the size the backend reports
+ * and read again (a concurrent Store may change the size between two
+ * reads: each read is one whole value, old or new).
  */
 static uint16_t nkv_exec_read(struct nkv_be *be, const uint8_t *key, uint32_t klen,
-			      uint8_t **buf, size_t *len)
+			      struct nkv_exec_buf *b, size_t *len)
 {
-	uint64_t cap = NKV_EXEC_READ_GUESS, size = 0;
+	uint64_t size = 0;
 	int tries;
 
+	if (nkv_exec_buf_grow(b, NKV_EXEC_READ_GUESS))
+		return NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_INTERNAL);
 	for (tries = 0; tries < 8; tries++) {
-		uint8_t *p = malloc(cap ? cap : 1);
-		uint16_t st;
+		uint16_t st = nkv_tgt_be_read(be, key, klen, b->p, b->cap, &size);
 
-		if (!p)
-			return NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_INTERNAL);
-		st = nkv_tgt_be_read(be, key, klen, p, cap, &size);
-		if (!st && size <= cap) {
-			*buf = p;
+		if (st)
+			return st;
+		if (size <= b->cap) {
 			*len = size;
 			return 0;
 		}
-		free(p);
-		if (st)
-			return st;
-		cap = size;
+		if (nkv_exec_buf_grow(b, size))
+			return NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_INTERNAL);
 	}
 	return NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_KV_UNRECOVERED_ERROR);
 }
@@ -78,8 +110,8 @@ static uint16_t nkv_exec_module_of(const struct nkv_tgt_exec_call *call,
 				   const struct nkv_exec_entry *e, struct nkv_exec_module **m,
 				   char *why, size_t len)
 {
-	uint8_t *src;
-	size_t n;
+	struct nkv_exec_buf src = { 0 };
+	size_t n = 0;
 	uint16_t st;
 	int sc;
 
@@ -92,21 +124,32 @@ static uint16_t nkv_exec_module_of(const struct nkv_tgt_exec_call *call,
 		return nkv_exec_cs(NKV_SC_EXEC_DIGEST);
 	}
 	if (st) {
+		free(src.p);
 		snprintf(why, len, "reading the module failed");
 		return st;
 	}
-	sc = nkv_exec_cache_add(e->digest, src, n, m, why, len);
-	free(src);
+	sc = nkv_exec_cache_add(e->digest, src.p, n, m, why, len);
+	free(src.p);
 	return sc ? nkv_exec_cs(sc) : 0;
 }
 
-/* Run call: its status; the output (malloc'd) in *out. */
+/* The sandbox's result straight into the command's buffer, cut to the
+ * output cap (DW0 still says the whole length). */
+static uint16_t nkv_exec_emit(void *ctx, const void *p, size_t n)
+{
+	struct nkv_tgt_exec_call *call = ctx;
+
+	return nkv_be_copy_out(call->op, p, n < call->out_cap ? n : call->out_cap);
+}
+
+static __thread struct nkv_exec_buf nkv_exec_val;	/* a worker's */
+
+/* Run call: its status; the output written into the command's buffer. */
 static uint16_t nkv_exec_do(struct nkv_tgt_exec_call *call, struct nkv_exec_run *r,
 			    char *why, size_t len)
 {
 	struct nkv_exec_entry e;
 	struct nkv_exec_module *m;
-	uint8_t *val = NULL;
 	size_t vlen = 0;
 	uint16_t st;
 	int sc;
@@ -118,24 +161,28 @@ static uint16_t nkv_exec_do(struct nkv_tgt_exec_call *call, struct nkv_exec_run 
 	st = nkv_exec_module_of(call, &e, &m, why, len);
 	if (st)
 		return st;
-	st = nkv_exec_read(call->be, call->op->key, call->op->klen, &val, &vlen);
+	st = nkv_exec_read(call->be, call->op->key, call->op->klen, &nkv_exec_val, &vlen);
 	if (st) {
 		snprintf(why, len, "reading the value failed");
 		nkv_exec_module_put(m);
 		return st;
 	}
 	r->code = nkv_exec_module_code(m, &r->code_len);
-	r->value = val;
+	r->value = nkv_exec_val.p;
 	r->value_len = vlen;
 	r->in = call->in;
 	r->in_len = call->in_len;
 	r->caps = e.caps;
+	r->emit = nkv_exec_emit;
+	r->emit_ctx = call;
 	sc = nkv_exec_sandbox_run(r);
 	nkv_exec_module_put(m);
-	free(val);
+	nkv_exec_buf_trim(&nkv_exec_val);
 	if (sc)
 		snprintf(why, len, "%s", r->msg);
-	return sc ? nkv_exec_cs(sc) : 0;
+	if (!sc && r->emit_status)
+		snprintf(why, len, "writing the output failed");
+	return sc ? nkv_exec_cs(sc) : r->emit_status;
 }
 
 static void nkv_exec_tally(uint16_t st)
@@ -167,8 +214,6 @@ static void nkv_exec_one(struct nkv_tgt_exec_call *call)
 	memset(&r, 0, sizeof(r));
 	nkv_exec_count(&nkv_exec_pool.st.calls);
 	st = nkv_exec_do(call, &r, why, sizeof(why));
-	if (!st && r.out_len)
-		st = nkv_be_copy_out(op, r.out, r.out_len < call->out_cap ? r.out_len : call->out_cap);
 	nkv_exec_tally(st);
 	if (st)
 		nkv_be_log(NKV_BE_LOG_WARN, "event=exec_failed nsid=%u op_id=%u status=0x%03x why=\"%s\"",
@@ -201,6 +246,10 @@ static void *nkv_exec_worker(void *arg)
 		pthread_mutex_lock(&nkv_exec_pool.lock);
 	}
 	pthread_mutex_unlock(&nkv_exec_pool.lock);
+	free(nkv_exec_val.p);
+	nkv_exec_val.p = NULL;
+	nkv_exec_val.cap = 0;
+	nkv_exec_sandbox_release();
 	return NULL;
 }
 

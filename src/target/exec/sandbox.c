@@ -61,6 +61,94 @@ static uint64_t nkv_exec_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * Large blocks (a slice of the value, the result being built) kept by
+ * the worker between calls, by power-of-two class, instead of going back
+ * to the C library: one of 128 KiB and up is an mmap each time there,
+ * and every page of it a fault when first written. Every block is
+ * malloc's, so whatever a block's class, free() is right for it.
+ */
+#define NKV_EXEC_BIG_SHIFT 16u		/* blocks of 64 KiB and up */
+#define NKV_EXEC_CLASSES 12u		/* 64 KiB .. 128 MiB */
+#define NKV_EXEC_SPARE_MAX (128u << 20)	/* bytes kept per worker */
+
+static __thread struct {
+	void *head[NKV_EXEC_CLASSES];
+	size_t bytes;
+} nkv_exec_spare;
+
+/* The class of a block of n bytes, or -1: not a large one. */
+static int nkv_exec_class(size_t n)
+{
+	unsigned c = 0;
+
+	if (n < (1u << NKV_EXEC_BIG_SHIFT))
+		return -1;
+	while (((size_t)1 << (NKV_EXEC_BIG_SHIFT + c)) < n)
+		c++;
+	return c < NKV_EXEC_CLASSES ? (int)c : -1;
+}
+
+static void *nkv_exec_big_get(int c)
+{
+	void *p = nkv_exec_spare.head[c];
+
+	if (!p)
+		return malloc((size_t)1 << (NKV_EXEC_BIG_SHIFT + (unsigned)c));
+	nkv_exec_spare.head[c] = *(void **)p;
+	nkv_exec_spare.bytes -= (size_t)1 << (NKV_EXEC_BIG_SHIFT + (unsigned)c);
+	return p;
+}
+
+static void nkv_exec_big_put(void *p, int c)
+{
+	size_t sz = (size_t)1 << (NKV_EXEC_BIG_SHIFT + (unsigned)c);
+
+	if (nkv_exec_spare.bytes + sz > NKV_EXEC_SPARE_MAX) {
+		free(p);
+		return;
+	}
+	*(void **)p = nkv_exec_spare.head[c];
+	nkv_exec_spare.head[c] = p;
+	nkv_exec_spare.bytes += sz;
+}
+
+void nkv_exec_sandbox_release(void)
+{
+	unsigned c;
+
+	for (c = 0; c < NKV_EXEC_CLASSES; c++)
+		while (nkv_exec_spare.head[c])
+			free(nkv_exec_big_get((int)c));
+}
+
+/* realloc with the large blocks kept: old (0: none) to n bytes (0: free). */
+static void *nkv_exec_realloc(void *ptr, size_t old, size_t n)
+{
+	int oc = ptr ? nkv_exec_class(old) : -1, nc = nkv_exec_class(n);
+	void *p;
+
+	if (oc < 0 && nc < 0)
+		return n ? realloc(ptr, n) : (free(ptr), NULL);
+	if (ptr && oc == nc && n)
+		return ptr;
+	if (!n) {
+		nkv_exec_big_put(ptr, oc);
+		return NULL;
+	}
+	p = nc >= 0 ? nkv_exec_big_get(nc) : malloc(n);
+	if (!p)
+		return n <= old ? ptr : NULL;	/* a shrink never fails (Lua's rule) */
+	if (ptr) {
+		memcpy(p, ptr, old < n ? old : n);
+		if (oc >= 0)
+			nkv_exec_big_put(ptr, oc);
+		else
+			free(ptr);
+	}
+	return p;
+}
+
 /* lua_Alloc: the state's every byte, refused past the limit. */
 static void *nkv_exec_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
@@ -69,7 +157,7 @@ static void *nkv_exec_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 	void *p;
 
 	if (!nsize) {
-		free(ptr);
+		nkv_exec_realloc(ptr, old, 0);
 		x->used -= old;
 		return NULL;
 	}
@@ -77,7 +165,7 @@ static void *nkv_exec_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 		x->refused = 1;
 		return NULL;
 	}
-	p = realloc(ptr, nsize);
+	p = nkv_exec_realloc(ptr, old, nsize);
 	if (p)
 		x->used = x->used - old + nsize;
 	return p;
@@ -220,6 +308,11 @@ static int nkv_exec_output(lua_State *L, struct nkv_exec_run *r)
 	if (n > r->caps.max_output) {
 		nkv_exec_ctx_of(L)->out_over = 1;
 		return luaL_error(L, "output of %zu bytes past max_output", n);
+	}
+	r->out_len = n;
+	if (r->emit) {
+		r->emit_status = n ? r->emit(r->emit_ctx, s, n) : 0;
+		return 0;
 	}
 	r->out = n ? malloc(n) : NULL;
 	if (n && !r->out)
