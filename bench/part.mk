@@ -65,3 +65,12 @@ $(B)/bench/tcp_bench: bench/tcp/tcp_bench.c tests/lib/tcp_host.c src/nvme-tcp/pd
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $^ -o $@ $(LDFLAGS) -lisal
 bench-tools: $(B)/bench/tcp_bench
+
+# bench/exec/exec_bench: Exec's TP slice beside a whole Retrieve, over
+# NVMe/TCP and vfio-user, and an endless module beside another client, in
+# one run (docs/bench.md, "Exec"). Not installed: a measuring aid.
+$(B)/bench/exec_bench: bench/exec/exec_bench.c tests/lib/tgt_proc.c $(LIBNKV) $(LIBNKVTGT) | $(B)/bin/nkv-target
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) bench/exec/exec_bench.c tests/lib/tgt_proc.c \
+		$(LIBNKV) $(LIBNKVTGT) -o $@ $(LDFLAGS) $(LIBNKV_LDLIBS) $(TARGET_LDLIBS)
+bench-tools: $(B)/bench/exec_bench
