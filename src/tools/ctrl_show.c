@@ -44,14 +44,14 @@ void nkv_tool_show_ext(FILE *f, const struct nkv_ns_ext *e, int rc)
 	}
 	nkv_tool_opts(e, opts, sizeof(opts));
 	fprintf(f, "%-18s %s\n", "vendor options", opts);
-	fprintf(f, "%-18s %s\n", "exec", e->exec ? "yes: op-IDs the allowlist binds (docs/exec.md)"
-						   : "no");
 	if (e->store_opts & NKV_STORE_TTL) {
 		if (e->max_ttl)
 			fprintf(f, "%-18s %u s\n", "longest TTL", e->max_ttl);
 		else
 			fprintf(f, "%-18s any\n", "longest TTL");
 	}
+	fprintf(f, "%-18s %s\n", "exec", e->exec ? "yes: op-IDs the allowlist binds (docs/exec.md)"
+						   : "no");
 }
 
 void nkv_tool_show_caps(FILE *f, struct nkv_ctrl *c, const struct nkv_ctrl_info *i)

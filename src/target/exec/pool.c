@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "exec.h"
 #include "target/core/exec_if.h"
@@ -119,14 +122,14 @@ static uint16_t nkv_exec_module_of(const struct nkv_tgt_exec_call *call,
 	if (*m)
 		return 0;
 	st = nkv_exec_read(call->be, e->key, e->klen, &src, &n);
-	if (st == NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_KV_KEY_NOT_EXISTS)) {
-		snprintf(why, len, "no module stored under its key");
-		return nkv_exec_cs(NKV_SC_EXEC_DIGEST);
-	}
 	if (st) {
 		free(src.p);
-		snprintf(why, len, "reading the module failed");
-		return st;
+		if (st != NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_KV_KEY_NOT_EXISTS)) {
+			snprintf(why, len, "reading the module failed");
+			return st;
+		}
+		snprintf(why, len, "no module stored under its key");
+		return nkv_exec_cs(NKV_SC_EXEC_DIGEST);
 	}
 	sc = nkv_exec_cache_add(e->digest, src.p, n, m, why, len);
 	free(src.p);
@@ -225,11 +228,18 @@ static void nkv_exec_one(struct nkv_tgt_exec_call *call)
 	op->done(op);
 }
 
+/* A module that computes for its whole wall cap takes a CPU for that
+ * long: below the poll threads and the backends' own (nice is per thread
+ * on Linux), so the data path of other clients goes first. Best effort. */
+#define NKV_EXEC_NICE 10
+
 static void *nkv_exec_worker(void *arg)
 {
 	struct nkv_tgt_exec_call *call;
 
 	(void)arg;
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), NKV_EXEC_NICE))
+		nkv_be_log(NKV_BE_LOG_INFO, "event=exec_nice_failed errno=%d", errno);
 	pthread_mutex_lock(&nkv_exec_pool.lock);
 	for (;;) {
 		while (!nkv_exec_pool.head && !nkv_exec_pool.stop)
