@@ -17,3 +17,12 @@ TESTS += test_exec_sqe
 test_exec_sqe_SRCS = tests/exec/test_exec_sqe.c $(TL_TGT_HOST) $(NKV_TGT_CORE) \
 	$(NKV_TGT_EXEC_SRCS)
 test_exec_sqe_LDLIBS = -lcriterion $(LUA_LIBS) -lcrypto
+
+# The allowlist through a real nkv-target's control socket, its command
+# line and its config file.
+$(B)/obj/tests/exec/test_exec_rpc.o: CPPFLAGS += $(JSONC_CFLAGS)
+TESTS += test_exec_rpc
+test_exec_rpc_SRCS = tests/exec/test_exec_rpc.c $(TL_RPC_PROC)
+test_exec_rpc_LIBS = $(LIBNKV)
+test_exec_rpc_LDLIBS = -lcriterion $(LIBNKV_LDLIBS) $(JSONC_LIBS) -lcrypto
+$(B)/tests/test_exec_rpc: | $(B)/bin/nkv-target
