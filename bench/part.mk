@@ -74,3 +74,12 @@ $(B)/bench/exec_bench: bench/exec/exec_bench.c tests/lib/tgt_proc.c $(LIBNKV) $(
 	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) bench/exec/exec_bench.c tests/lib/tgt_proc.c \
 		$(LIBNKV) $(LIBNKVTGT) -o $@ $(LDFLAGS) $(LIBNKV_LDLIBS) $(TARGET_LDLIBS)
 bench-tools: $(B)/bench/exec_bench
+
+# bench/nvmf/nvmf_loop: an NVMe/TCP host straight to a remote controller
+# with nkv's initiator (no front): the reference bench/front.py sets
+# beside nkv-bench --target tcp: (the library's front), issue 45's goals.
+# Not installed: a measuring aid.
+$(B)/bench/nvmf_loop: bench/nvmf/nvmf_loop.c $(LIBNKVTGT)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $< $(LIBNKVTGT) -o $@ $(LDFLAGS) $(TARGET_LDLIBS)
+bench-tools: $(B)/bench/nvmf_loop

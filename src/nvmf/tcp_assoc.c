@@ -135,12 +135,13 @@ int nkv_nvmf_connect(struct nkv_nvmf_q *q, const char *subnqn, uint16_t cntlid,
 	return rc;
 }
 
-static int nkv_nvmf_prop_get(struct nkv_nvmf_q *q, uint32_t ofst, uint64_t *val)
+int nkv_nvmf_prop_get(struct nkv_nvmf_q *q, uint32_t ofst, int eight, uint64_t *val)
 {
 	struct nkv_nvmf_cmd c;
 	int rc;
 
 	nkv_nvmf_fab(&c, NKV_NVMF_PROP_GET);
+	c.sqe.cdw10 = eight ? 1 : 0;	/* ATTRIB: the property's size */
 	c.sqe.cdw11 = ofst;
 	rc = nkv_nvmf_run(q, &c, "property_get");
 	*val = c.cqe.dw0 | ((uint64_t)c.cqe.dw1 << 32);
@@ -167,7 +168,7 @@ static int nkv_nvmf_enable(struct nkv_nvmf_q *q)
 	int rc = nkv_nvmf_prop_set(q, NKV_REG_CC, cc);
 
 	while (!rc) {
-		rc = nkv_nvmf_prop_get(q, NKV_REG_CSTS, &csts);
+		rc = nkv_nvmf_prop_get(q, NKV_REG_CSTS, 0, &csts);
 		if (rc || (csts & NKV_CSTS_RDY))
 			break;
 		if (nkv_nvmf_now_ms() > end) {
@@ -198,43 +199,56 @@ int nkv_nvmf_identify(struct nkv_nvmf_q *admin, uint8_t cns, uint32_t nsid, uint
 	return rc ? rc : nkv_nvmf_status(&c) ? -EREMOTEIO : 0;
 }
 
+int nkv_nvmf_disc_log(const struct nkv_nvmf_addr *a, const struct nkv_nvmf_opts *o,
+		      uint8_t *log, uint32_t bytes)
+{
+	const uint32_t numd = bytes / 4 - 1;
+	struct nkv_nvmf_q *q;
+	struct nkv_nvmf_cmd c;
+	int rc = nkv_nvmf_q_open(a, NKV_NVMF_DISC_NQN, 0, 0, o, &q, NULL);
+
+	if (!rc && (rc = nkv_nvmf_enable(q)) != 0)
+		nkv_nvmf_q_close(q);
+	if (rc)
+		return rc;
+	memset(&c, 0, sizeof(c));
+	c.sqe.cdw0 = NKV_ADM_GET_LOG_PAGE;
+	c.sqe.cdw10 = NKV_LID_DISCOVERY | ((numd & 0xffffu) << 16);
+	c.sqe.cdw11 = numd >> 16;
+	c.c2h = log;
+	c.c2h_len = bytes;
+	rc = nkv_nvmf_run(q, &c, "discovery_log");
+	nkv_nvmf_q_close(q);
+	return rc;
+}
+
 /* The first NVMe subsystem entry of the Discovery log page (16 KiB:
  * the header and 15 entries) at a: its NQN into nqn. */
 static int nkv_nvmf_discover(const struct nkv_nvmf_addr *a, const struct nkv_nvmf_opts *o,
 			     char *nqn, size_t len)
 {
-	const uint32_t bytes = 16384, numd = bytes / 4 - 1;
-	struct nkv_nvmf_q *q;
-	struct nkv_nvmf_cmd c;
+	const uint32_t bytes = NKV_NVMF_DISC_LOG_BYTES;
 	uint8_t *log = calloc(1, bytes);
 	const struct nkv_nvmf_disc_hdr *h = (const void *)log;
+	char line[320];
 	uint64_t i;
-	int rc = log ? nkv_nvmf_q_open(a, NKV_NVMF_DISC_NQN, 0, 0, o, &q, NULL) : -ENOMEM;
+	int rc = log ? nkv_nvmf_disc_log(a, o, log, bytes) : -ENOMEM;
 
-	if (!rc && (rc = nkv_nvmf_enable(q)) != 0)
-		nkv_nvmf_q_close(q);
-	if (!rc) {
-		memset(&c, 0, sizeof(c));
-		c.sqe.cdw0 = NKV_ADM_GET_LOG_PAGE;
-		c.sqe.cdw10 = NKV_LID_DISCOVERY | ((numd & 0xffffu) << 16);
-		c.sqe.cdw11 = numd >> 16;
-		c.c2h = log;
-		c.c2h_len = bytes;
-		rc = nkv_nvmf_run(q, &c, "discovery_log");
-		for (i = 0; !rc && i < h->numrec && i < bytes / 1024 - 1; i++) {
-			const struct nkv_nvmf_disc_entry *e = (const void *)(log + 1024 * (i + 1));
+	for (i = 0; !rc && i < h->numrec && i < bytes / 1024 - 1; i++) {
+		const struct nkv_nvmf_disc_entry *e = (const void *)(log + 1024 * (i + 1));
 
-			if (e->subtype == NKV_NVMF_SUBTYPE_NVME) {
-				snprintf(nqn, len, "%.*s", (int)NKV_NVMF_NQN_MAX, e->subnqn);
-				break;
-			}
+		if (e->subtype == NKV_NVMF_SUBTYPE_NVME) {
+			snprintf(nqn, len, "%.*s", (int)NKV_NVMF_NQN_MAX, e->subnqn);
+			break;
 		}
-		if (!rc && (i >= h->numrec || i >= bytes / 1024 - 1)) {
-			nkv_nvmf_logf(q, "event=nvmf_discovery_empty peer=%s:%u records=%llu",
-				      a->host, a->port, (unsigned long long)h->numrec);
-			rc = -ENOENT;
+	}
+	if (!rc && (i >= h->numrec || i >= bytes / 1024 - 1)) {
+		if (o->log) {
+			snprintf(line, sizeof(line), "event=nvmf_discovery_empty peer=%s:%u "
+				 "records=%llu", a->host, a->port, (unsigned long long)h->numrec);
+			o->log(o->log_ctx, line);
 		}
-		nkv_nvmf_q_close(q);
+		rc = -ENOENT;
 	}
 	free(log);
 	return rc;

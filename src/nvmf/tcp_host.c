@@ -31,6 +31,13 @@ uint64_t nkv_nvmf_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+void nkv_nvmf_q_params(const struct nkv_nvmf_q *q, struct nkv_nvmf_q_params *p)
+{
+	*p = (struct nkv_nvmf_q_params){ .qid = q->qid, .depth = q->depth, .hdgst = q->hdgst,
+					 .ddgst = q->ddgst, .cpda = q->cpda,
+					 .maxh2cdata = q->maxh2cdata, .icd_max = q->icd_max };
+}
+
 void nkv_nvmf_logf(const struct nkv_nvmf_q *q, const char *fmt, ...)
 {
 	char line[512];

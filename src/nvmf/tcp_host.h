@@ -177,6 +177,27 @@ int nkv_nvmf_exec_prep(struct nkv_nvmf_cmd *c, uint32_t icd_max, uint32_t nsid,
 		       const uint8_t *key, uint32_t klen, uint32_t op_id, uint8_t *in_buf,
 		       uint32_t ilen, uint8_t *out, uint32_t ocap);
 
+/* Property Get of ofst (4 bytes, or 8 with eight) on an admin queue
+ * (CAP, VS, CSTS, CC): 0, -errno, or -EREMOTEIO (status logged). */
+int nkv_nvmf_prop_get(struct nkv_nvmf_q *q, uint32_t ofst, int eight, uint64_t *val);
+
+/* The Discovery log page of a's discovery controller (a->nqn is not
+ * used) into log (bytes: a multiple of 1024; the header, then an entry
+ * per 1024 bytes, struct nkv_nvmf_disc_hdr / _entry). 0 or -errno. */
+#define NKV_NVMF_DISC_LOG_BYTES 16384u
+int nkv_nvmf_disc_log(const struct nkv_nvmf_addr *a, const struct nkv_nvmf_opts *o,
+		      uint8_t *log, uint32_t bytes);
+
+/* What ICReq/ICResp and Connect settled for a queue (nkv-probe shows it). */
+struct nkv_nvmf_q_params {
+	uint16_t qid, depth;
+	int hdgst, ddgst;
+	uint32_t cpda;		/* bytes */
+	uint32_t maxh2cdata;
+	uint32_t icd_max;	/* in-capsule bytes (I/O queues: from IOCCSZ) */
+};
+void nkv_nvmf_q_params(const struct nkv_nvmf_q *q, struct nkv_nvmf_q_params *p);
+
 /* Milliseconds of CLOCK_MONOTONIC. */
 uint64_t nkv_nvmf_now_ms(void);
 

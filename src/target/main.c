@@ -1306,12 +1306,6 @@ static void nkv_target_rpc_init(const struct nkv_target_args *a, struct nkv_subs
 	t->nns = nkv_target_nns;
 }
 
-/*
- * The control socket (--rpc-socket): its methods see the vfio-user server,
- * the subsystem and the namespaces. Started once the vfio-user server
- * serves, stopped before it. 0 (none asked, or started), or a negative
- * errno, said why.
- */
 /* The control socket's PATH.lock, taken beside --socket's, before a
  * backend opens (NULL without --rpc-socket). 0, or said why. */
 static int nkv_target_rpc_lock(const struct nkv_target_args *a, struct nkv_rpc_lock **out)
@@ -1332,9 +1326,16 @@ static int nkv_target_rpc_lock(const struct nkv_target_args *a, struct nkv_rpc_l
 	return rc;
 }
 
-/* Start the server, handing it lock (its from here on). */
+/*
+ * The control socket (--rpc-socket): its methods see the vfio-user and
+ * NVMe/TCP servers (either may be NULL), the subsystem and the
+ * namespaces. Started once the listeners serve, stopped before them;
+ * handed lock (its from here on). 0 (none asked, or started), or a
+ * negative errno, said why.
+ */
 static int nkv_target_rpc_start(const struct nkv_target_args *a, struct nkv_vfu_server *srv,
-				struct nkv_rpc_lock *lock, struct nkv_rpc_server **out)
+				struct nkv_tcp_server *tcp, struct nkv_rpc_lock *lock,
+				struct nkv_rpc_server **out)
 {
 	struct nkv_rpc_server_opts ro = { .size = sizeof(ro), .path = a->rpc_socket,
 					  .mode = a->rpc_mode, .ctx = &nkv_target_rpc, .lock = lock };
@@ -1347,6 +1348,7 @@ static int nkv_target_rpc_start(const struct nkv_target_args *a, struct nkv_vfu_
 	if (!a->rpc_socket)
 		return 0;
 	nkv_target_rpc.vfu = srv;	/* before the server thread starts */
+	nkv_target_rpc.tcp = tcp;
 	/* Every connection cap's descriptors, within the hard limit. */
 	have = nkv_rpc_raise_nofile(need);
 	if (have < need)
@@ -1611,13 +1613,6 @@ static int nkv_target_serve(struct nkv_target_args *a)
 	sigset_t set;
 	int rc, sig = 0;
 
-	/* The control socket's methods list and tune vfio-user connections;
-	 * NVMe/TCP ones are not reachable through it yet (docs/rpc.md). */
-	if (a->rpc_socket && !nkv_target_wants_vfu(a)) {
-		fprintf(stderr, "nkv-target: --rpc-socket needs a vfio-user listener (--socket or "
-			"--listen vfio-user:PATH) beside --listen tcp:\n");
-		return NKV_EXIT_USAGE;
-	}
 	/* Block the stop signals in every thread, the backends' too (mem's
 	 * sweeper, librados'), so none takes SIGTERM's default action: main
 	 * waits for them. */
@@ -1674,7 +1669,7 @@ static int nkv_target_serve(struct nkv_target_args *a)
 			return NKV_EXIT_SETUP;
 		}
 	}
-	if (nkv_target_rpc_start(a, srv, rpc_lock, &rpc) ||
+	if (nkv_target_rpc_start(a, srv, tcp, rpc_lock, &rpc) ||
 	    nkv_target_metrics_collect(met, srv, tcp)) {
 		nkv_metrics_server_stop(met);
 		nkv_rpc_server_stop(rpc);

@@ -18,6 +18,7 @@
 #include "nkv_host.h"
 #include "host/transport.h"
 #include "tools/ctrl_show.h"
+#include "tools/probe_tcp.h"
 #include "tools/tool.h"
 #include "vfio-user/client.h"
 #include "vfio-user/proto.h"
@@ -25,17 +26,24 @@
 static void nkv_probe_usage(FILE *f)
 {
 	fputs("usage: nkv-probe [--registers-only] vfio-user:/path/to/socket\n"
+	      "       nkv-probe [--registers-only] tcp:HOST:PORT[/NQN]\n"
 	      "       nkv-probe --help | --version\n"
 	      "Print a vfio-user NVMe controller's device info, regions, sparse-mmap\n"
 	      "areas and CAP/VS/CSTS registers (decoded), reading only; then bring it up\n"
 	      "as a host does (a controller reset) and print what Identify says: the\n"
 	      "largest key and value, MDTS, SGL support, read-only, and the vendor options\n"
 	      "it advertises (\"not advertised\" for a controller without nkv's vendor\n"
-	      "Identify bytes). --registers-only: the first part alone (no reset).\n\n"
+	      "Identify bytes). --registers-only: the first part alone (no reset).\n"
+	      "tcp: an NVMe/TCP controller: the Discovery log page at HOST:PORT, an admin\n"
+	      "queue of the subsystem (NQN, or the first the log lists): what ICReq/ICResp\n"
+	      "and Connect settled, CAP/VS/CSTS by Property Get; then the bring-up as\n"
+	      "above (libnkv's tcp: front).\n\n"
 	      NKV_EXIT_HELP "\n"
 	      "example:\n"
 	      "  nkv-target --socket /tmp/nkv.sock &\n"
-	      "  nkv-probe vfio-user:/tmp/nkv.sock\n", f);
+	      "  nkv-probe vfio-user:/tmp/nkv.sock\n"
+	      "  nkv-target --listen tcp:127.0.0.1:4420 &\n"
+	      "  nkv-probe tcp:127.0.0.1:4420\n", f);
 }
 
 static const char *nkv_probe_region_name(uint32_t i)
@@ -88,18 +96,8 @@ static int nkv_probe_config(struct nkv_tr *tr)
 	return 0;
 }
 
-static int nkv_probe_regs(const struct nkv_transport_ops *ops, struct nkv_tr *tr)
+void nkv_probe_print_regs(uint64_t cap, uint64_t vs, uint64_t csts)
 {
-	uint64_t cap, vs, csts;
-	int rc;
-
-	rc = ops->reg_read(tr, NKV_REG_CAP, 8, &cap);
-	if (!rc)
-		rc = ops->reg_read(tr, NKV_REG_VS, 4, &vs);
-	if (!rc)
-		rc = ops->reg_read(tr, NKV_REG_CSTS, 4, &csts);
-	if (rc)
-		return rc;
 	printf("CAP=0x%016llx MQES=%u (%u entries) CQR=%u TO=%u (%u ms) DSTRD=%u CSS=0x%02x%s%s MPSMIN=%u MPSMAX=%u\n",
 	       (unsigned long long)cap, nkv_cap_mqes(cap), nkv_cap_mqes(cap) + 1,
 	       nkv_cap_cqr(cap), nkv_cap_to(cap), nkv_cap_to(cap) * 500, nkv_cap_dstrd(cap),
@@ -111,7 +109,21 @@ static int nkv_probe_regs(const struct nkv_transport_ops *ops, struct nkv_tr *tr
 	printf("CSTS=0x%08x RDY=%u CFS=%u SHST=%u\n", (uint32_t)csts,
 	       (uint32_t)csts & NKV_CSTS_RDY ? 1 : 0, (uint32_t)csts & NKV_CSTS_CFS ? 1 : 0,
 	       nkv_csts_shst((uint32_t)csts));
-	return 0;
+}
+
+static int nkv_probe_regs(const struct nkv_transport_ops *ops, struct nkv_tr *tr)
+{
+	uint64_t cap, vs, csts;
+	int rc;
+
+	rc = ops->reg_read(tr, NKV_REG_CAP, 8, &cap);
+	if (!rc)
+		rc = ops->reg_read(tr, NKV_REG_VS, 4, &vs);
+	if (!rc)
+		rc = ops->reg_read(tr, NKV_REG_CSTS, 4, &csts);
+	if (!rc)
+		nkv_probe_print_regs(cap, vs, csts);
+	return rc;
 }
 
 /* Bring the controller up as a host does and print what Identify says:
@@ -160,8 +172,13 @@ int main(int argc, char **argv)
 		nkv_probe_usage(argc == 2 ? stdout : stderr);
 		return argc == 2 ? NKV_EXIT_OK : NKV_EXIT_USAGE;
 	}
+	if (!strncmp(uri, "tcp:", 4)) {
+		rc = nkv_probe_tcp(uri);
+		return rc || regs_only ? rc : nkv_probe_identify(uri);
+	}
 	if (strncmp(uri, "vfio-user:", 10)) {
-		fprintf(stderr, "nkv-probe: only vfio-user:PATH addresses are supported\n");
+		fprintf(stderr, "nkv-probe: only vfio-user:PATH and tcp:HOST:PORT[/NQN] "
+			"addresses are supported\n");
 		return NKV_EXIT_USAGE;
 	}
 	/* The same words nkv_ctrl_connect() gives nkv-bench and nkv-admin:

@@ -97,4 +97,5 @@ test_host_tcp_SRCS := tests/host/test_host_tcp.c tests/lib/tgt_proc.c tests/lib/
 test_host_tcp_LIBS = $(LIBNKV)
 test_host_tcp_LDLIBS = -lcriterion $(LIBNKV_LDLIBS)
 $(B)/tests/test_host_tcp: | $(NKV_TCP_PLUGIN) $(B)/bin/nkv-bench $(B)/bin/nkv-target \
-	$(B)/bin/nkv-admin $(B)/examples/first_retrieve_cpu $(B)/examples/batch_store_retrieve_cpu
+	$(B)/bin/nkv-admin $(B)/bin/nkv-probe $(B)/examples/first_retrieve_cpu \
+	$(B)/examples/batch_store_retrieve_cpu

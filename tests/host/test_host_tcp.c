@@ -183,6 +183,42 @@ Test(host_tcp, nkv_admin_says_what_crosses_the_network, .init = start, .fini = s
 	cr_assert(strstr(r.out, "value 8388608 B"), "the remote's limit: %s", r.out);
 }
 
+/* nkv-probe tcp:: the discovery log, the admin queue's settings and the
+ * registers (CSTS.RDY 0: it enables nothing), then the bring-up through
+ * the front; a subsystem the target does not serve and nothing listening
+ * end with exit 3, saying why. */
+Test(host_tcp, nkv_probe_reads_discovery_and_registers, .init = start, .fini = stop,
+     .timeout = 60)
+{
+	static struct tool_run r;
+	char uri[96], want[160];
+	const char *args[] = { uri, NULL };
+	const char *regs[] = { "--registers-only", uri, NULL };
+
+	snprintf(uri, sizeof(uri), "tcp:127.0.0.1:%u", R.port);
+	cr_assert_eq(tool_run(&r, "nkv-probe", args, NULL, 30000), 0);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	snprintf(want, sizeof(want), "  port 1: tcp ipv4 127.0.0.1:%u subnqn=%s\n", R.port, SUBNQN);
+	cr_expect(strstr(r.out, want), "the Discovery log's entry: %s", r.out);
+	cr_expect(strstr(r.out, "admin queue: subnqn=" SUBNQN " cntlid="), "%s", r.out);
+	cr_expect(strstr(r.out, "maxh2cdata="), "%s", r.out);
+	cr_expect(strstr(r.out, "MQES=127"), "CAP by Property Get: %s", r.out);
+	cr_expect(strstr(r.out, "CSTS=0x00000000 RDY=0"), "nothing enabled: %s", r.out);
+	cr_expect(strstr(r.out, "largest value      8388608 B"), "the bring-up: %s", r.out);
+	cr_assert_eq(tool_run(&r, "nkv-probe", regs, NULL, 30000), 0);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_expect_null(strstr(r.out, "largest value"), "--registers-only stops before it");
+	snprintf(uri, sizeof(uri), "tcp:127.0.0.1:%u/nqn.2026-01.io.nkv:nope", R.port);
+	cr_assert_eq(tool_run(&r, "nkv-probe", args, NULL, 30000), 0);
+	cr_expect_eq(r.status, 3);
+	cr_expect(strstr(r.out, "connecting an admin queue to nqn.2026-01.io.nkv:nope"), "%s",
+		  r.out);
+	snprintf(uri, sizeof(uri), "tcp:127.0.0.1:1");
+	cr_assert_eq(tool_run(&r, "nkv-probe", args, NULL, 30000), 0);
+	cr_expect_eq(r.status, 3);
+	cr_expect(strstr(r.out, "Connection refused"), "%s", r.out);
+}
+
 /* The examples run unchanged with a tcp: URI (exit 0: every value and
  * status as they expect). */
 Test(host_tcp, examples_unchanged, .init = start, .fini = stop, .timeout = 120)

@@ -62,12 +62,18 @@ static int rpc_proc_bin(char *path, size_t len)
 	return 0;
 }
 
-static void rpc_proc_exec(const struct rpc_proc *t, const char *bin, const char *const *extra)
+static void rpc_proc_exec(const struct rpc_proc *t, const char *bin, const char *const *extra,
+			  int tcp)
 {
 	const char *argv[32] = { bin, "--socket", t->vsock, "--rpc-socket", t->rsock,
 				 "--capacity", "64M", "--log-level", "warn" };
 	int i, fd = open(t->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
+	if (tcp) {	/* the tcp_listening line is logged at info */
+		argv[1] = "--listen";
+		argv[2] = "tcp:127.0.0.1:0";
+		argv[8] = "info";
+	}
 	for (i = 0; extra && extra[i] && i < 16; i++)
 		argv[9 + i] = extra[i];
 	if (fd >= 0)
@@ -76,7 +82,25 @@ static void rpc_proc_exec(const struct rpc_proc *t, const char *bin, const char 
 	_exit(127);
 }
 
-int rpc_proc_start(struct rpc_proc *t, const char *const *extra)
+/* The port of the log's event=tcp_listening line, or 0. */
+static uint16_t rpc_proc_port(const struct rpc_proc *t)
+{
+	char buf[4096];
+	const char *p;
+	ssize_t n;
+	int fd = open(t->log, O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	p = strstr(buf, "event=tcp_listening");
+	p = p ? strstr(p, " port=") : NULL;
+	return p ? (uint16_t)atoi(p + 6) : 0;
+}
+
+static int rpc_proc_start_as(struct rpc_proc *t, const char *const *extra, int tcp)
 {
 	char bin[PATH_MAX + 32];
 	struct stat st;
@@ -97,15 +121,27 @@ int rpc_proc_start(struct rpc_proc *t, const char *const *extra)
 	if (t->pid < 0)
 		return -errno;
 	if (!t->pid)
-		rpc_proc_exec(t, bin, extra);
+		rpc_proc_exec(t, bin, extra, tcp);
 	for (i = 0; i < 500; i++) {
-		if (!stat(t->vsock, &st) && !stat(t->rsock, &st))
+		if (tcp && !stat(t->rsock, &st) && (t->port = rpc_proc_port(t)))
+			return 0;
+		if (!tcp && !stat(t->vsock, &st) && !stat(t->rsock, &st))
 			return 0;
 		if (!rpc_proc_alive(t))
 			return -ECHILD;
 		usleep(10000);
 	}
 	return -ETIMEDOUT;
+}
+
+int rpc_proc_start(struct rpc_proc *t, const char *const *extra)
+{
+	return rpc_proc_start_as(t, extra, 0);
+}
+
+int rpc_proc_start_tcp(struct rpc_proc *t, const char *const *extra)
+{
+	return rpc_proc_start_as(t, extra, 1);
 }
 
 int rpc_proc_alive(struct rpc_proc *t)

@@ -7,6 +7,7 @@
 #ifndef NKV_TEST_RPC_PROC_H
 #define NKV_TEST_RPC_PROC_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <json-c/json.h>
@@ -19,6 +20,7 @@ struct rpc_proc {
 	char rsock[128];	/* dir/r.sock: --rpc-socket */
 	char uri[160];		/* vfio-user:dir/v.sock */
 	char log[128];		/* dir/target.log: its stderr */
+	uint16_t port;		/* rpc_proc_start_tcp: the port it listens on */
 };
 
 /* The directory of the built programs (BUILD/bin, beside the test's
@@ -32,6 +34,9 @@ int rpc_proc_srcdir(const char *rel, char *path, size_t len);
  * 16); waits up to 5 s for both sockets. 0, or a negative errno (the
  * target exited: see its log). */
 int rpc_proc_start(struct rpc_proc *t, const char *const *extra);
+/* The same with --listen tcp:127.0.0.1:0 instead of --socket (no
+ * vfio-user listener) and --log-level info; t->port from its log. */
+int rpc_proc_start_tcp(struct rpc_proc *t, const char *const *extra);
 /* SIGTERM by its PID, up to 5 s, then SIGKILL; the directory removed. */
 void rpc_proc_stop(struct rpc_proc *t);
 /* 1 while the target runs; 0 once it exited (t->status: its exit status,

@@ -93,7 +93,7 @@ TESTS += test_rpc
 test_rpc_SRCS = tests/target/test_rpc.c $(TL_RPC_PROC)
 test_rpc_LIBS = $(LIBNKV)
 test_rpc_LDLIBS = -lcriterion $(LIBNKV_LDLIBS) $(JSONC_LIBS)
-$(B)/tests/test_rpc: | $(B)/bin/nkv-target
+$(B)/tests/test_rpc: | $(B)/bin/nkv-target $(NKV_TCP_PLUGIN)
 
 # The transport-neutral request (req.h) and the fabrics controller model
 # (Connect, properties, keep alive, AERs, discovery) without a transport.

@@ -379,3 +379,36 @@ Test(capsule, discovery_log)
 	cr_assert_eq(memcmp(e->traddr, "127.0.0.1 ", 10), 0);
 	cr_assert_eq(memcmp(e->trsvcid, "4420 ", 5), 0);
 }
+
+/* A port listening on a wildcard address is listed at the address the
+ * asking host reached (the transport's nkv_tgt_ctrl_set_local_addr),
+ * one on a given address as it listens; without a local address the
+ * wildcard stays (no transport said). */
+Test(capsule, discovery_log_names_the_address_reached_for_a_wildcard_port)
+{
+	struct nkv_tgt_port any4 = { 2, NKV_NVMF_ADRFAM_IPV4, "0.0.0.0", "4421" };
+	struct nkv_tgt_port any6 = { 3, NKV_NVMF_ADRFAM_IPV6, "::", "4422" };
+	struct nkv_sqe s = { .cdw0 = NKV_ADM_GET_LOG_PAGE,
+			     .cdw10 = NKV_LID_DISCOVERY | ((4096u / 4 - 1) << 16) };
+	uint8_t buf[4096];
+	const struct nkv_nvmf_disc_hdr *h = (const void *)buf;
+	const struct nkv_nvmf_disc_entry *e = (const void *)(buf + 1024);
+	struct nkv_tgt_ctrl *d;
+
+	cr_assert_eq(nkv_tgt_fab_add_port(F, &any4), 0);
+	cr_assert_eq(nkv_tgt_fab_add_port(F, &any6), 0);
+	cr_assert_eq(connect(0, 0xffff, HOSTNQN, NKV_NVMF_DISC_NQN, 0, &d, NULL), 0);
+	cr_assert_eq(prop_set(d, NKV_REG_CC, h_cc()), 0);
+	cr_assert_eq(run(d, 0, &s, buf, sizeof(buf)).status, 0);
+	cr_assert_eq(h->numrec, 3);
+	cr_expect_eq(memcmp(e[1].traddr, "0.0.0.0 ", 8), 0, "no transport said: as listened");
+	nkv_tgt_ctrl_set_local_addr(d, NKV_NVMF_ADRFAM_IPV4, "192.0.2.7");
+	cr_assert_eq(run(d, 0, &s, buf, sizeof(buf)).status, 0);
+	cr_expect_eq(memcmp(e[0].traddr, "127.0.0.1 ", 10), 0, "a given address stays");
+	cr_expect_eq(memcmp(e[1].traddr, "192.0.2.7 ", 10), 0);
+	cr_expect_eq(e[1].adrfam, NKV_NVMF_ADRFAM_IPV4);
+	cr_expect_eq(memcmp(e[1].trsvcid, "4421 ", 5), 0, "the port's own service id");
+	cr_expect_eq(memcmp(e[2].traddr, "192.0.2.7 ", 10), 0, ":: too, as the host reached it");
+	cr_expect_eq(e[2].adrfam, NKV_NVMF_ADRFAM_IPV4);
+	cr_expect_eq(e[2].portid, 3);
+}

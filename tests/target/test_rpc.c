@@ -361,19 +361,221 @@ Test(rpc, target_set_handshake_timeout_for_the_next_connection)
 	call_err("target_set", "{\"queue_depth\":8}", -32602, "unknown param 'queue_depth'");
 }
 
-Test(rpc, namespace_set_and_remove_say_what_is_unsupported)
+static struct json_object *ns_of(struct json_object *list, long long nsid);
+static int changed_within(struct nkv_ctrl *c, unsigned ms);
+
+Test(rpc, namespace_set_and_remove_refuse_bad_params)
 {
-	call_err("namespace_set", "{\"nsid\":1,\"capacity\":1048576}", -32001, "capacity");
-	call_err("namespace_set", "{\"nsid\":1,\"max_keys\":5,\"evict\":\"lru\"}", -32001,
-		 "max_keys, evict");
 	call_err("namespace_set", "{\"nsid\":9,\"capacity\":1}", -32002, "no namespace 9");
 	call_err("namespace_set", "{\"nsid\":1}", -32602, "nothing to set");
+	call_err("namespace_set", "{\"nsid\":1,\"capacity\":0}", -32602, "capacity");
+	call_err("namespace_set", "{\"nsid\":1,\"max_keys\":4294967296}", -32602, "max_keys");
+	call_err("namespace_set", "{\"nsid\":1,\"evict\":\"fifo\"}", -32602, "neither");
+	call_err("namespace_set", "{\"nsid\":1,\"evict\":1}", -32602, "evict");
+	/* mem reserves address space for 4x its start capacity (64 MiB). */
+	call_err("namespace_set", "{\"nsid\":1,\"capacity\":281474976710656}", -32602,
+		 "reserved at start");
 	call_err("namespace_remove", "{\"nsid\":9}", -32002, "no namespace 9");
 	call_err("namespace_remove", "{\"nsid\":0}", -32602, "nsid");
 	call_err("namespace_remove", "{}", -32602, "nsid");
+	assert_data_path("after");
 }
 
-static struct json_object *ns_of(struct json_object *list, long long nsid);
+/* Store a 1000-byte value under key: its status (0: stored). */
+static uint16_t put_k(struct client *cl, const char *key)
+{
+	static char val[1000];
+	struct nkv_result res;
+
+	memset(val, key[0], sizeof(val));
+	if (nkv_store(cl->q, key, (uint32_t)strlen(key), val, sizeof(val), 0, &res))
+		return 0xffff;
+	return res.status;
+}
+
+/* key's Retrieve: 0 stored (its 1000 bytes checked), its status, or 0xffff. */
+static uint16_t get_k(struct client *cl, const char *key)
+{
+	char got[1000];
+	struct nkv_result res;
+	size_t i;
+
+	if (nkv_retrieve(cl->q, key, (uint32_t)strlen(key), got, sizeof(got), &res))
+		return 0xffff;
+	if (res.status)
+		return res.status;
+	for (i = 0; i < sizeof(got); i++)
+		if (got[i] != key[0])
+			return 0xfffe;
+	return res.dw0 == sizeof(got) ? 0 : 0xfffe;
+}
+
+static struct json_object *set_ok(const char *params)
+{
+	return call_ok("namespace_set", params);
+}
+
+#define FULL NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_CAPACITY_EXCEEDED)
+#define NOKEY NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_KV_KEY_NOT_EXISTS)
+
+/* Each limit changed on a running target, seen by a connected client:
+ * Identify (after the Namespace Attribute Changed notice), Stores
+ * refused then served, the LRU switched on and off; nothing stored lost
+ * by a change itself. */
+static void limits_live(const char *nsmap)
+{
+	struct nkv_ns_info nsi[4];
+	struct json_object *r;
+	struct client cl;
+	char k[8];
+	int i;
+
+	rpc_proc_stop(&T);
+	cr_assert_eq(rpc_proc_start(&T, (const char *const[]){ "--ns-map", nsmap, "--capacity",
+							     "1M", "--log-level", "info", NULL }), 0);
+	cr_assert_eq(client_open(&cl), 0);
+	for (i = 0; i < 8; i++) {
+		snprintf(k, sizeof(k), "a%d", i);
+		cr_assert_eq(put_k(&cl, k), 0, "%s", k);
+	}
+	/* Capacity below what is stored: Stores 81h, every value still there. */
+	r = set_ok("{\"nsid\":1,\"capacity\":4096}");
+	cr_expect_eq(rpc_int(rpc_result(r), "capacity"), 4096);
+	json_object_put(r);
+	cr_expect(rpc_proc_log_has(&T, "event=namespace_set nsid=1 capacity=4096"));
+	cr_assert_eq(changed_within(cl.c, 3000), 1, "the client is told");
+	cr_assert_eq(nkv_ctrl_namespaces(cl.c, nsi, 4), 1);
+	cr_expect_eq(nsi[0].capacity, 4096, "Identify's NSZE follows");
+	i = put_k(&cl, "b0");
+	cr_expect_eq(i, FULL, "a Store over the new capacity: %x", i);
+	for (i = 0; i < 8; i++) {
+		snprintf(k, sizeof(k), "a%d", i);
+		cr_expect_eq(get_k(&cl, k), 0, "%s kept", k);
+	}
+	/* LRU on: the Store fits by evicting, oldest first (the LRU starts
+	 * in key order: a0 first). */
+	r = set_ok("{\"nsid\":1,\"evict\":\"lru\"}");
+	cr_expect_str_eq(json_object_get_string(json_object_object_get(rpc_result(r), "evict")),
+			 "lru");
+	json_object_put(r);
+	cr_expect_eq(put_k(&cl, "b0"), 0, "stored by evicting");
+	cr_expect_eq(get_k(&cl, "b0"), 0);
+	cr_expect_eq(get_k(&cl, "a0"), NOKEY, "the oldest evicted");
+	r = call_ok("namespace_list", NULL);
+	cr_expect_leq(rpc_int(ns_of(rpc_result(r), 1), "keys"), 4, "down to the capacity");
+	cr_expect_geq(rpc_int(ns_of(rpc_result(r), 1), "evictions"), 5);
+	json_object_put(r);
+	/* Raised again, LRU off: more Stores fit, none evicted. */
+	json_object_put(set_ok("{\"nsid\":1,\"capacity\":1048576,\"evict\":\"none\"}"));
+	for (i = 0; i < 8; i++) {
+		snprintf(k, sizeof(k), "c%d", i);
+		cr_expect_eq(put_k(&cl, k), 0, "%s", k);
+	}
+	cr_expect_eq(get_k(&cl, "b0"), 0, "b0 kept");
+	/* max_keys below the count: a new key 81h, a replaced one stored. */
+	r = set_ok("{\"nsid\":1,\"max_keys\":3}");
+	cr_expect_eq(rpc_int(rpc_result(r), "max_keys"), 3);
+	cr_expect_str_eq(json_object_get_string(json_object_object_get(rpc_result(r), "evict")),
+			 "none");
+	json_object_put(r);
+	cr_assert_eq(changed_within(cl.c, 3000), 1);
+	cr_assert_eq(nkv_ctrl_namespaces(cl.c, nsi, 4), 1);
+	cr_expect_eq(nsi[0].max_keys, 3, "Identify's MNK follows");
+	cr_expect_eq(put_k(&cl, "d0"), FULL, "a new key past max_keys");
+	cr_expect_eq(put_k(&cl, "c0"), 0, "a key replaced is no new key");
+	json_object_put(set_ok("{\"nsid\":1,\"max_keys\":0}"));
+	cr_expect_eq(put_k(&cl, "d0"), 0, "no limit again");
+	client_close(&cl);
+}
+
+Test(rpc, namespace_set_limits_live_on_mem)
+{
+	limits_live("1=one");
+}
+
+Test(rpc, namespace_set_limits_live_on_rocksdb)
+{
+	char map[128], dir[] = "/tmp/nkv-nsset-XXXXXX", rm[64];
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(map, sizeof(map), "1=one:backend=rocksdb:db=%s/db", dir);
+	limits_live(map);
+	rpc_proc_stop(&T);	/* the database closed before its directory goes */
+	snprintf(rm, sizeof(rm), "rm -rf %s", dir);
+	cr_expect_eq(system(rm), 0);
+}
+
+/* Capacity lowered and raised again under a Store/Retrieve storm: every
+ * Store is acknowledged (and reads back whole) or answered 81h while the
+ * capacity is low; none lost, none failed otherwise. */
+struct full_storm {
+	struct client cl;
+	int stop;		/* atomic */
+	int acked, full, bad;
+};
+
+static void *full_storm_main(void *arg)
+{
+	struct full_storm *s = arg;
+	char k[16];
+	uint16_t st;
+	int i;
+
+	for (i = 0; !__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE); i++) {
+		snprintf(k, sizeof(k), "%c%d", 'a' + i % 26, i);
+		st = put_k(&s->cl, k);
+		if (st == FULL) {
+			s->full++;
+			continue;
+		}
+		if (st || get_k(&s->cl, k))
+			s->bad++;
+		else
+			__atomic_add_fetch(&s->acked, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static int acked_past(struct full_storm *s, int n, unsigned ms)
+{
+	int start = __atomic_load_n(&s->acked, __ATOMIC_ACQUIRE);
+	unsigned i;
+
+	for (i = 0; i < ms && __atomic_load_n(&s->acked, __ATOMIC_ACQUIRE) < start + n; i++)
+		usleep(1000);
+	return __atomic_load_n(&s->acked, __ATOMIC_ACQUIRE) >= start + n;
+}
+
+Test(rpc, namespace_set_capacity_under_a_store_storm, .timeout = 120)
+{
+	struct full_storm s = { 0 };
+	struct json_object *r;
+	int acked, full;
+	pthread_t t;
+
+	rpc_proc_stop(&T);
+	cr_assert_eq(rpc_proc_start(&T, (const char *const[]){ "--capacity", "16M", NULL }), 0);
+	cr_assert_eq(client_open(&s.cl), 0);
+	cr_assert_eq(pthread_create(&t, NULL, full_storm_main, &s), 0);
+	cr_expect(acked_past(&s, 100, 20000), "the storm stores");
+	r = set_ok("{\"nsid\":1,\"capacity\":65536}");
+	json_object_put(r);
+	usleep(200000);
+	acked = __atomic_load_n(&s.acked, __ATOMIC_ACQUIRE);
+	usleep(200000);
+	cr_expect_leq(__atomic_load_n(&s.acked, __ATOMIC_ACQUIRE), acked + 1,
+		      "nothing stored past the lowered capacity");
+	full = s.full;
+	cr_expect_gt(full, 0, "Stores answered 81h");
+	json_object_put(set_ok("{\"nsid\":1,\"capacity\":67108864}"));
+	cr_expect(acked_past(&s, 100, 20000), "Stores served again once raised");
+	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	cr_expect_eq(s.bad, 0, "no Store lost or failed otherwise, every value whole");
+	client_close(&s.cl);
+	cr_expect(rpc_proc_alive(&T));
+}
+
 
 /* A client Storing (and reading each value back) while its namespace is
  * removed: each pair before the removal whole, every command after it
@@ -855,4 +1057,81 @@ Test(rpc, ns_map_names_a_backend_per_namespace)
 								 NULL }), -ECHILD);
 	cr_expect(rpc_proc_log_has(&bad, "db"), "mem takes no db option: said");
 	rpc_proc_stop(&bad);
+}
+
+/* The tcp connection of a connection_list result with qid 0 (the admin
+ * queue): its id, or -1. */
+static long long tcp_admin_id(struct json_object *list, int *tcp_conns)
+{
+	long long id = -1;
+	size_t i;
+
+	*tcp_conns = 0;
+	for (i = 0; i < json_object_array_length(list); i++) {
+		struct json_object *o = json_object_array_get_idx(list, i), *v;
+
+		if (!json_object_object_get_ex(o, "transport", &v) ||
+		    strcmp(json_object_get_string(v), "tcp"))
+			continue;
+		(*tcp_conns)++;
+		if (rpc_int(o, "qid") == 0 && json_object_object_get_ex(o, "hostnqn", &v) &&
+		    strlen(json_object_get_string(v)) > 0)
+			id = rpc_int(o, "id");
+	}
+	return id;
+}
+
+/* A target on tcp: alone serves the control socket: its NVMe/TCP
+ * connections listed (host NQN, queue) and one ended, the TCP server's
+ * counters in stats_get, target_set (vfio-user's settings) refused. */
+Test(rpc, tcp_only_target_lists_and_ends_tcp_connections, .timeout = 60)
+{
+	struct nkv_qpair_opts qo = { .size = sizeof(qo), .depth = 4 };
+	struct json_object *r, *st;
+	struct client cl;
+	char uri[64], params[96];
+	long long admin;
+	int n, i;
+
+	rpc_proc_stop(&T);
+	cr_assert_eq(rpc_proc_start_tcp(&T, NULL), 0, "a tcp-only target with --rpc-socket");
+	snprintf(uri, sizeof(uri), "tcp:127.0.0.1:%u", T.port);
+	cr_assert_eq(nkv_ctrl_connect(uri, NULL, &cl.c), 0);
+	cr_assert_eq(nkv_qpair_create(cl.c, &qo, &cl.q), 0);
+	cr_assert_eq(store_retrieve(&cl, "overtcp", "v"), 0);
+	r = call_ok("connection_list", NULL);
+	admin = tcp_admin_id(rpc_result(r), &n);
+	json_object_put(r);
+	cr_expect_geq(n, 2, "the front's admin and I/O connections");
+	cr_assert_geq(admin, 1, "the admin queue listed with its host NQN");
+	r = call_ok("stats_get", NULL);
+	cr_expect(json_object_object_get_ex(rpc_result(r), "nvme_tcp", &st));
+	cr_expect_geq(rpc_int(st, "commands"), 2);
+	cr_expect_geq(rpc_int(st, "assocs"), 1);
+	cr_expect_not(json_object_object_get_ex(rpc_result(r), "vfio_user", NULL),
+		      "no vfio-user listener: no such part");
+	json_object_put(r);
+	call_err("target_set", "{\"max_conns\":4}", -32001, "NVMe/TCP only");
+	call_err("connection_close", "{\"id\":1,\"transport\":\"vfio-user\"}", -32602,
+		 "not a transport this target listens on");
+	snprintf(params, sizeof(params), "{\"id\":%lld}", admin);
+	r = call_ok("connection_close", params);
+	cr_expect_str_eq(json_object_get_string(json_object_object_get(rpc_result(r),
+								       "transport")), "tcp");
+	json_object_put(r);
+	cr_expect(rpc_proc_log_has(&T, "event=tcp_conn_closed_by_rpc"));
+	for (i = 0; i < 200; i++) {	/* gone from the list once the poll thread ended it */
+		r = call_ok("connection_list", NULL);
+		n = 0;
+		if (json_object_array_length(rpc_result(r)) == 0 ||
+		    tcp_admin_id(rpc_result(r), &n) != admin) {
+			json_object_put(r);
+			break;
+		}
+		json_object_put(r);
+		usleep(10000);
+	}
+	cr_expect_lt(i, 200, "the closed admin queue is no longer listed");
+	client_close(&cl);
+	cr_expect(rpc_proc_alive(&T));
 }

@@ -85,6 +85,9 @@ struct nkv_be_mem {
 	 * full), and how many were evicted (atomic). */
 	struct nkv_lru *lru;
 	uint64_t evictions;
+	/* KV: the most namespace_set may raise the capacity to (the
+	 * allocator's reservation holds it). */
+	uint64_t cap_max;
 };
 
 uint64_t nkv_be_mem_key_cost(uint64_t len)
@@ -765,6 +768,9 @@ static void nkv_mem_describe(struct nkv_be *be, char *buf, size_t len)
 	snprintf(buf, len, "%s", m->blocks ? "" : m->lru ? "evict=lru" : "evict=none");
 }
 
+static int nkv_mem_set_limits(struct nkv_be *be, const struct nkv_be_limits *l, char *err,
+			      size_t errlen);
+
 static const struct nkv_be_ops nkv_mem_ops = {
 	.name = "mem",
 	.submit = nkv_mem_submit,
@@ -774,10 +780,73 @@ static const struct nkv_be_ops nkv_mem_ops = {
 	.describe = nkv_mem_describe,
 	.metrics = nkv_mem_metrics,
 	.destroy = nkv_mem_destroy,
+	.set_limits = nkv_mem_set_limits,
 };
 
 /* valloc reserves about twice capacity + one value of address space. */
 #define NKV_MEM_MAX_CAPACITY (1ull << 60)
+/* A KV namespace reserves address space (only: no memory until values
+ * use it) for this many times its start capacity, so namespace_set can
+ * raise it while it serves. */
+#define NKV_MEM_GROW 4u
+
+/* Every stored key into a new LRU (order: key order, as nothing says
+ * which was used last). Under the write lock. NULL when out of memory. */
+static struct nkv_lru *nkv_mem_lru_fill(struct nkv_be_mem *m)
+{
+	struct nkv_lru *l = nkv_lru_create();
+	struct nkv_kvmap_cursor c;
+	int more;
+
+	for (more = l ? nkv_kvmap_seek(&m->map, &c, NULL, 0) : 0; more > 0;
+	     more = nkv_kvmap_next(&c))
+		if (nkv_lru_use(l, c.key, c.klen)) {
+			nkv_lru_destroy(l);
+			return NULL;
+		}
+	return l;
+}
+
+/* namespace_set: every Store takes the write lock and reads the limits
+ * and the LRU under it, so changing them under it is seen whole. */
+static int nkv_mem_set_limits(struct nkv_be *be, const struct nkv_be_limits *l, char *err,
+			      size_t errlen)
+{
+	struct nkv_be_mem *m = (struct nkv_be_mem *)be;
+	struct nkv_lru *lru = NULL, *old = NULL;
+
+	if (m->blocks) {
+		snprintf(err, errlen, "mem backend: an NVM namespace's size is fixed");
+		return -EOPNOTSUPP;
+	}
+	if (l->capacity > m->cap_max) {
+		snprintf(err, errlen, "mem backend: capacity %llu is more than %llu, the "
+			 "address space reserved at start (%ux --capacity); restart with a "
+			 "larger --capacity", (unsigned long long)l->capacity,
+			 (unsigned long long)m->cap_max, NKV_MEM_GROW);
+		return -ERANGE;
+	}
+	pthread_rwlock_wrlock(&m->lock);
+	if (l->evict == 1 && !m->lru && !(lru = nkv_mem_lru_fill(m))) {
+		pthread_rwlock_unlock(&m->lock);
+		snprintf(err, errlen, "mem backend: no memory for the LRU");
+		return -ENOMEM;
+	}
+	if (l->capacity)
+		__atomic_store_n(&m->be.capacity, l->capacity, __ATOMIC_RELAXED);
+	if (l->set_max_keys)
+		__atomic_store_n(&m->be.max_keys, l->max_keys, __ATOMIC_RELAXED);
+	if (lru)
+		m->lru = lru;
+	else if (l->evict == 0) {
+		old = m->lru;
+		m->lru = NULL;
+	}
+	m->be.evict = m->lru != NULL;
+	pthread_rwlock_unlock(&m->lock);
+	nkv_lru_destroy(old);
+	return 0;
+}
 
 /* Why o cannot be a namespace, or NULL. */
 static const char *nkv_mem_check(const struct nkv_be_conf *o, uint64_t cap, uint32_t bs)
@@ -800,7 +869,9 @@ static int nkv_mem_setup(struct nkv_be_mem *m, const struct nkv_be_conf *o, uint
 		m->be.max_value = mv;
 		/* TTL and touch in full; ephemeral is what mem always is. */
 		m->be.store_opts = NKV_STORE_VENDOR_MASK;
-		m->va = nkv_valloc_create(cap, m->be.max_value);
+		m->cap_max = cap > NKV_MEM_MAX_CAPACITY / NKV_MEM_GROW ? NKV_MEM_MAX_CAPACITY
+								      : cap * NKV_MEM_GROW;
+		m->va = nkv_valloc_create_grow(cap, m->cap_max, m->be.max_value);
 		return m->va ? nkv_mem_sweeper_start(m) : -ENOMEM;
 	}
 	m->be.csi = NKV_CSI_NVM;
@@ -875,6 +946,7 @@ static struct nkv_be *nkv_mem_new(const struct nkv_be_conf *o, char *err, size_t
 	rc = nkv_mem_setup(m, o, cap, bs, mv);
 	if (!rc && nkv_mem_evict(o) && !(m->lru = nkv_lru_create()))
 		rc = -ENOMEM;
+	m->be.evict = m->lru != NULL;
 	if (!rc && o->worker) {
 		pthread_mutex_init(&m->qlock, NULL);
 		pthread_cond_init(&m->qcond, NULL);

@@ -374,7 +374,12 @@ struct nkv_be_rocks {
 	rocksdb_readoptions_t *ro;
 	rocksdb_writebatch_t *wb;
 	struct nkv_be *tier;		/* ephemeral values (mem.h) */
-	struct nkv_lru *lru;		/* --evict lru; NULL: 81h when full */
+	struct nkv_lru *lru;		/* --evict lru; NULL: 81h when full. The
+					 * worker sets it; a poll thread's read
+					 * loads it once (atomic) */
+	struct nkv_lru *lru_off;	/* one namespace_set turned off: a poll
+					 * thread may still hold it; reused */
+	int evict_want;			/* atomic: namespace_set's evict (0/1) */
 	struct nkv_kvmap ix;		/* the key index (the worker's) */
 	int64_t wall_off;		/* wall clock ms - nkv_be_now_ms() at open */
 	/* Counts (atomics: bytes_used reads them from the poll thread). */
@@ -688,27 +693,49 @@ static size_t nkv_rocks_sweep(struct nkv_be_rocks *r)
 
 /* ---- eviction ---- */
 
+/* Delete the least recently used key (never key itself) into the batch:
+ * 1, or 0 when there is none left to evict. */
+static int nkv_rocks_evict_one(struct nkv_be_rocks *r, const uint8_t *key, uint8_t klen)
+{
+	uint8_t vk[NKV_KEY_MAX], vl;
+
+	for (;;) {
+		vl = nkv_lru_oldest(r->lru, vk, key, klen);
+		if (!vl)
+			return 0;
+		if (nkv_rocks_pending(r, vk, vl) || r->npend == NKV_ROCKS_BATCH)
+			nkv_rocks_flush(r);
+		if (nkv_rocks_ix_get(r, vk, vl))
+			break;
+		nkv_lru_drop(r->lru, vk, vl);	/* gone already: look on */
+	}
+	nkv_rocks_batch_del(r, NULL, vk, vl);
+	__atomic_add_fetch(&r->evictions, 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
 /* Delete least recently used keys (never key itself) until need bytes
  * fit: 0, or 81h when nothing is left to evict. */
 static uint16_t nkv_rocks_evict(struct nkv_be_rocks *r, const uint8_t *key, uint8_t klen,
 				uint64_t need)
 {
-	uint8_t vk[NKV_KEY_MAX], vl;
-
 	while (__atomic_load_n(&r->bytes, __ATOMIC_RELAXED) + r->tier->ops->bytes_used(r->tier) +
-		       need > r->be.capacity) {
-		vl = nkv_lru_oldest(r->lru, vk, key, klen);
-		if (!vl)
+		       need > __atomic_load_n(&r->be.capacity, __ATOMIC_RELAXED))
+		if (!nkv_rocks_evict_one(r, key, klen))
 			return nkv_rocks_st(NKV_SC_CAPACITY_EXCEEDED);
-		if (nkv_rocks_pending(r, vk, vl) || r->npend == NKV_ROCKS_BATCH)
-			nkv_rocks_flush(r);
-		if (!nkv_rocks_ix_get(r, vk, vl)) {
-			nkv_lru_drop(r->lru, vk, vl);
-			continue;
-		}
-		nkv_rocks_batch_del(r, NULL, vk, vl);
-		__atomic_add_fetch(&r->evictions, 1, __ATOMIC_RELAXED);
-	}
+	return 0;
+}
+
+/* Room for one more key under --max-keys (namespace_set's max_keys):
+ * evict with lru, else 81h. The ephemeral tier's keys count too. */
+static uint16_t nkv_rocks_key_room(struct nkv_be_rocks *r, const uint8_t *key, uint8_t klen)
+{
+	uint32_t max = __atomic_load_n(&r->be.max_keys, __ATOMIC_RELAXED);
+
+	while (max && __atomic_load_n(&r->keys, __ATOMIC_RELAXED) +
+			      r->tier->ops->keys_used(r->tier) >= max)
+		if (!r->lru || !nkv_rocks_evict_one(r, key, klen))
+			return nkv_rocks_st(NKV_SC_CAPACITY_EXCEEDED);
 	return 0;
 }
 
@@ -716,7 +743,7 @@ static uint16_t nkv_rocks_evict(struct nkv_be_rocks *r, const uint8_t *key, uint
 static uint16_t nkv_rocks_room(struct nkv_be_rocks *r, const uint8_t *key, uint8_t klen,
 			       uint64_t need)
 {
-	uint64_t cap = r->be.capacity;
+	uint64_t cap = __atomic_load_n(&r->be.capacity, __ATOMIC_RELAXED);
 
 	if (__atomic_load_n(&r->bytes, __ATOMIC_RELAXED) + r->tier->ops->bytes_used(r->tier) +
 		    need <= cap)
@@ -873,6 +900,8 @@ static void nkv_rocks_store_put(struct nkv_be_rocks *r, struct nkv_be_op *op,
 
 	if (cost > old)
 		st = nkv_rocks_room(r, op->key, op->klen, cost - old);
+	if (!st && !w->ix && !w->tier)
+		st = nkv_rocks_key_room(r, op->key, op->klen);
 	if (!st)
 		st = nkv_rocks_disk_room(r, cost);
 	if (!st)
@@ -1036,8 +1065,10 @@ static int nkv_rocks_read(struct nkv_be_rocks *r, struct nkv_be_op *op, struct n
 		op->dw0 = m->size;
 		if (val)
 			op->status = nkv_be_copy_out(op, v, m->size < op->len ? m->size : op->len);
-		if (r->lru)
-			nkv_lru_use(r->lru, op->key, op->klen);
+		struct nkv_lru *lru = __atomic_load_n(&r->lru, __ATOMIC_ACQUIRE);
+
+		if (lru)
+			nkv_lru_use(lru, op->key, op->klen);
 	}
 	if (ps)
 		rocksdb_pinnableslice_destroy(ps);
@@ -1203,6 +1234,40 @@ static size_t nkv_rocks_take(struct nkv_be_rocks *r, struct nkv_be_op ***ops, si
 	return n;
 }
 
+/*
+ * namespace_set's evict, applied by the worker (the LRU is the worker's
+ * to fill and evict from). On: every indexed key enters it (order lost,
+ * as at an open). Off: it is put aside, not freed: a poll thread's
+ * Retrieve may still hold it; a later on refills and reuses it.
+ */
+static void nkv_rocks_evict_switch(struct nkv_be_rocks *r, int on)
+{
+	struct nkv_kvmap_cursor c;
+	struct nkv_lru *l;
+	int more;
+
+	if (!on) {
+		r->lru_off = r->lru;
+		__atomic_store_n(&r->lru, NULL, __ATOMIC_RELEASE);
+		__atomic_store_n(&r->be.evict, 0, __ATOMIC_RELAXED);
+		return;
+	}
+	l = r->lru_off ? r->lru_off : nkv_lru_create();
+	for (more = l ? nkv_kvmap_seek(&r->ix, &c, NULL, 0) : 0; more > 0;
+	     more = nkv_kvmap_next(&c))
+		if (nkv_lru_use(l, c.key, c.klen))
+			break;
+	if (!l || more > 0) {	/* out of memory: stays off, 81h when full */
+		nkv_be_log(NKV_BE_LOG_ERROR, "event=evict_failed backend=rocksdb reason=ENOMEM");
+		__atomic_store_n(&r->evict_want, 0, __ATOMIC_RELEASE);
+		r->lru_off = l;
+		return;
+	}
+	r->lru_off = NULL;
+	__atomic_store_n(&r->lru, l, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->be.evict, 1, __ATOMIC_RELAXED);
+}
+
 static void *nkv_rocks_worker(void *arg)
 {
 	struct nkv_be_rocks *r = arg;
@@ -1215,6 +1280,8 @@ static void *nkv_rocks_worker(void *arg)
 		 * queued when the worker wakes (22-28 of a batch of 32 taken at
 		 * first), and a second write of the pass is a second sync. */
 		n = nkv_rocks_take(r, &ops, &cap, !r->npend);
+		if (__atomic_load_n(&r->evict_want, __ATOMIC_ACQUIRE) != (r->lru != NULL))
+			nkv_rocks_evict_switch(r, !r->lru);
 		for (i = 0; i < n; i++)
 			nkv_rocks_exec(r, ops[i]);
 		if (n)
@@ -1299,6 +1366,46 @@ static uint64_t nkv_rocks_keys(struct nkv_be *be)
 	return __atomic_load_n(&r->keys, __ATOMIC_RELAXED) + r->tier->ops->keys_used(r->tier);
 }
 
+/*
+ * namespace_set. Capacity and max_keys are read by the worker at each
+ * Store (atomics); evict is switched by the worker, woken here, and
+ * waited for so the answer says what is in force.
+ */
+static int nkv_rocks_set_limits(struct nkv_be *be, const struct nkv_be_limits *l, char *err,
+				size_t errlen)
+{
+	struct nkv_be_rocks *r = (struct nkv_be_rocks *)be;
+	struct nkv_be_limits tl = { .set_max_keys = l->set_max_keys, .max_keys = l->max_keys,
+				    .evict = -1 };
+	int i, rc;
+
+	if (l->set_max_keys) {	/* the ephemeral tier counts its own */
+		rc = r->tier->ops->set_limits(r->tier, &tl, err, errlen);
+		if (rc)
+			return rc;
+		__atomic_store_n(&r->be.max_keys, l->max_keys, __ATOMIC_RELAXED);
+	}
+	if (l->capacity)
+		__atomic_store_n(&r->be.capacity, l->capacity, __ATOMIC_RELAXED);
+	if (l->evict < 0)
+		return 0;
+	pthread_mutex_lock(&r->qlock);
+	__atomic_store_n(&r->evict_want, l->evict, __ATOMIC_RELEASE);
+	pthread_cond_signal(&r->qcond);
+	pthread_mutex_unlock(&r->qlock);
+	for (i = 0; i < 10000; i++) {	/* the worker is between ops within a batch's time */
+		if ((__atomic_load_n(&r->lru, __ATOMIC_ACQUIRE) != NULL) == l->evict)
+			return 0;
+		if (__atomic_load_n(&r->evict_want, __ATOMIC_ACQUIRE) != l->evict)
+			break;	/* it could not: out of memory */
+		usleep(1000);
+	}
+	snprintf(err, errlen, "rocksdb backend: evict %s not in force: %s",
+		 l->evict ? "lru" : "none", i < 10000 ? "no memory for the LRU" :
+		 "the worker did not take it within 10 s (busy writing)");
+	return i < 10000 ? -ENOMEM : -ETIMEDOUT;
+}
+
 static uint64_t nkv_rocks_evictions(struct nkv_be *be)
 {
 	return __atomic_load_n(&((struct nkv_be_rocks *)be)->evictions, __ATOMIC_RELAXED);
@@ -1326,6 +1433,7 @@ static void nkv_rocks_destroy(struct nkv_be *be)
 	if (r->tier)
 		r->tier->ops->destroy(r->tier);
 	nkv_lru_destroy(r->lru);
+	nkv_lru_destroy(r->lru_off);
 	nkv_kvmap_fini(&r->ix, NULL);
 	if (r->d)
 		nkv_rocks_db_put(r->d);
@@ -1375,6 +1483,7 @@ static const struct nkv_be_ops nkv_rocks_ops = {
 	.bytes_used = nkv_rocks_bytes,
 	.keys_used = nkv_rocks_keys,
 	.evictions = nkv_rocks_evictions,
+	.set_limits = nkv_rocks_set_limits,
 	.describe = nkv_rocks_describe,
 	.metrics = nkv_rocks_metrics,
 	.destroy = nkv_rocks_destroy,
@@ -1550,6 +1659,8 @@ static int nkv_rocks_setup(struct nkv_be_rocks *r, const struct nkv_be_conf *c,
 	r->tier = nkv_rocks_tier(c, r->be.max_value, err, errlen);
 	if (!r->tier)
 		return -1;
+	r->evict_want = rc->evict;
+	r->be.evict = (uint8_t)rc->evict;
 	if (rc->evict && !(r->lru = nkv_lru_create()))
 		return -1;
 	r->d = nkv_rocks_db_get(rc, err, errlen);

@@ -388,19 +388,28 @@ static void nkv_valloc_free(struct nkv_valloc *a)
 	free(a);
 }
 
-/* A small reservation needs no 8 MiB lead: an eighth of it will do. */
-static void nkv_valloc_leads(struct nkv_valloc *a)
+/* A small namespace needs no 8 MiB lead: an eighth of what it reserves
+ * for its start capacity will do (sized from that, not from the room to
+ * grow, so a namespace that may grow faults in no more ahead). */
+static void nkv_valloc_leads(struct nkv_valloc *a, uint64_t size)
 {
 	uint64_t mask = NKV_VALLOC_PAGE - 1;
 
-	a->ahead = a->size / 8 < NKV_VALLOC_AHEAD ? (a->size / 8 + mask) & ~mask : NKV_VALLOC_AHEAD;
+	a->ahead = size / 8 < NKV_VALLOC_AHEAD ? (size / 8 + mask) & ~mask : NKV_VALLOC_AHEAD;
 	a->ahead_top = (a->ahead / 4 + mask) & ~mask;
 }
 
 struct nkv_valloc *nkv_valloc_create(uint64_t capacity, uint64_t max_block)
 {
+	return nkv_valloc_create_grow(capacity, capacity, max_block);
+}
+
+struct nkv_valloc *nkv_valloc_create_grow(uint64_t capacity, uint64_t max_capacity,
+					  uint64_t max_block)
+{
 	struct nkv_valloc *a = calloc(1, sizeof(*a));
-	uint64_t size = 2 * (capacity + nkv_valloc_block(max_block));
+	uint64_t blk = nkv_valloc_block(max_block);
+	uint64_t size = 2 * ((max_capacity > capacity ? max_capacity : capacity) + blk);
 	int rc;
 
 	if (!a)
@@ -416,7 +425,7 @@ struct nkv_valloc *nkv_valloc_create(uint64_t capacity, uint64_t max_block)
 	}
 	a->hi = a->npages;
 	a->top_from = a->size;
-	nkv_valloc_leads(a);
+	nkv_valloc_leads(a, 2 * (capacity + blk));
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_cond_init(&a->cond, NULL);
 	rc = pthread_create(&a->helper, NULL, nkv_valloc_helper, a);

@@ -38,6 +38,11 @@ struct nkv_valloc;
  * that space freed in one size and wanted in another seldom runs it out),
  * blocks up to max_block bytes. NULL and errno on failure. */
 struct nkv_valloc *nkv_valloc_create(uint64_t capacity, uint64_t max_block);
+/* The same, with address space for max_capacity bytes (a namespace whose
+ * capacity may be raised while it serves, up to that); the helper's
+ * leads are sized from capacity. */
+struct nkv_valloc *nkv_valloc_create_grow(uint64_t capacity, uint64_t max_capacity,
+					  uint64_t max_block);
 void nkv_valloc_destroy(struct nkv_valloc *a);
 
 /* The bytes a request of len bytes takes (its block), len <= 2^62. */

@@ -99,6 +99,14 @@ struct nkv_be_metric {
 	double value;
 };
 
+/* What the control socket's namespace_set changes (docs/rpc.md). */
+struct nkv_be_limits {
+	uint64_t capacity;	/* bytes; 0: unchanged */
+	uint32_t max_keys;	/* 0: no limit (when set_max_keys) */
+	int set_max_keys;	/* 1: max_keys is to be set */
+	int evict;		/* -1: unchanged; 0: none (81h when full); 1: lru */
+};
+
 struct nkv_be_ops {
 	const char *name;
 	/* Start op; complete it later through op->done(). Returns 0, or a
@@ -121,6 +129,15 @@ struct nkv_be_ops {
 	unsigned (*metrics)(struct nkv_be *be, struct nkv_be_metric *out, unsigned max);
 	/* Wait for every submitted op to complete, then free everything. */
 	void (*destroy)(struct nkv_be *be);
+	/* NULL, or change limits while serving: 0, or a negative errno with
+	 * a one-line reason in err (nothing changed then). Stores submitted
+	 * after it returns see the new limits; nothing stored is removed by
+	 * it: a namespace now over its capacity answers Stores 81h, or with
+	 * lru evicts as each Store needs room, until it fits. be->capacity
+	 * and be->max_keys change with it (the next Identify shows them).
+	 * The RPC thread; ops may be in flight on any other. */
+	int (*set_limits)(struct nkv_be *be, const struct nkv_be_limits *l, char *err,
+			  size_t errlen);
 };
 
 /* Every backend embeds this first; the core reads limits from it. */
@@ -135,6 +152,8 @@ struct nkv_be {
 				 * the core answers Invalid Field for others */
 	uint8_t read_only;	/* KV: the core answers Store and Delete with
 				 * SCT 1h / SC 82h (set from nkv_be_conf) */
+	uint8_t evict;		/* KV: 1 while --evict lru is in force (what
+				 * namespace_list shows; the backend's own) */
 	/* KV: the longest a command may wait here before the backend
 	 * completes it with a status of its own (88h when its store does not
 	 * answer in time), in ms; 0: no such bound (nothing to wait for, or
@@ -172,6 +191,8 @@ void nkv_be_log(int level, const char *fmt, ...) __attribute__((format(printf, 2
  * server's lines. Default: NKV_BE_LOG_WARN to stderr. Process-wide. */
 typedef void (*nkv_be_log_fn)(void *ctx, int level, const char *line);
 void nkv_be_log_set(int level, nkv_be_log_fn fn, void *ctx);
+/* The level nkv_be_log_set() chose. */
+int nkv_be_log_get_level(void);
 
 static inline int nkv_be_submit(struct nkv_be *be, struct nkv_be_op *op)
 {

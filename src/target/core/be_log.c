@@ -28,6 +28,16 @@ void nkv_be_log_set(int level, nkv_be_log_fn fn, void *ctx)
 	pthread_mutex_unlock(&nkv_be_log_lock);
 }
 
+int nkv_be_log_get_level(void)
+{
+	int lv;
+
+	pthread_mutex_lock(&nkv_be_log_lock);
+	lv = nkv_be_log_level;
+	pthread_mutex_unlock(&nkv_be_log_lock);
+	return lv;
+}
+
 static void nkv_be_log_stderr(int level, const char *line)
 {
 	static const char *const lv[] = { "error", "warn", "info", "debug" };

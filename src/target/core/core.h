@@ -174,6 +174,8 @@ struct nkv_tgt_ctrl {
 	uint32_t kato_ms;		/* Keep Alive Timeout from Connect; 0: none */
 	uint64_t ka_last_ns;		/* last Keep Alive (or the Connect) */
 	char hostnqn[256];
+	char local_traddr[64];		/* "" unless the transport set it */
+	uint8_t local_adrfam;
 	struct nkv_tgt_cmd *aer_head;	/* held Asynchronous Event Requests */
 	struct nkv_tgt_cmd *aer_tail;
 	uint32_t naer;

@@ -346,6 +346,12 @@ int nkv_tgt_ctrl_kato_expired(const struct nkv_tgt_ctrl *c, uint64_t now_ns)
 	       now_ns - c->ka_last_ns > (uint64_t)c->kato_ms * 1000000ull;
 }
 
+void nkv_tgt_ctrl_set_local_addr(struct nkv_tgt_ctrl *c, uint8_t adrfam, const char *traddr)
+{
+	c->local_adrfam = adrfam;
+	snprintf(c->local_traddr, sizeof(c->local_traddr), "%s", traddr);
+}
+
 const char *nkv_tgt_ctrl_hostnqn(const struct nkv_tgt_ctrl *c)
 {
 	return c->hostnqn;

@@ -6,7 +6,9 @@
  * page lists the ports. Transport-neutral: what arrives here is an SQE
  * and its data, whatever carried them.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,9 +274,31 @@ void nkv_tgt_fab_cmd(struct nkv_tgt_ctrl *c, struct nkv_tgt_req *req)
 	req->done(req);
 }
 
-static void nkv_tgt_disc_entry(const struct nkv_tgt_fab *f, const struct nkv_tgt_port *p,
-			       struct nkv_nvmf_disc_entry *e)
+/* A port listening on every address of its family (0.0.0.0, ::). */
+static int nkv_tgt_port_wildcard(const struct nkv_tgt_port *p)
 {
+	struct in6_addr a6;
+	struct in_addr a4;
+
+	if (p->adrfam == NKV_NVMF_ADRFAM_IPV6)
+		return inet_pton(AF_INET6, p->traddr, &a6) == 1 &&
+		       !memcmp(&a6, &in6addr_any, sizeof(a6));
+	return inet_pton(AF_INET, p->traddr, &a4) == 1 && a4.s_addr == htonl(INADDR_ANY);
+}
+
+/* c asks for the log: a wildcard port is listed at the address c's host
+ * reached it at (as Linux's nvmet does), the others as they listen. */
+static void nkv_tgt_disc_entry(const struct nkv_tgt_fab *f, const struct nkv_tgt_ctrl *c,
+			       const struct nkv_tgt_port *port, struct nkv_nvmf_disc_entry *e)
+{
+	struct nkv_tgt_port local = *port;
+	const struct nkv_tgt_port *p = port;
+
+	if (c->local_traddr[0] && nkv_tgt_port_wildcard(port)) {
+		local.adrfam = c->local_adrfam;
+		snprintf(local.traddr, sizeof(local.traddr), "%s", c->local_traddr);
+		p = &local;
+	}
 	memset(e, 0, sizeof(*e));
 	e->trtype = NKV_NVMF_TRTYPE_TCP;
 	e->adrfam = p->adrfam;
@@ -305,7 +329,7 @@ uint16_t nkv_tgt_fab_disc_log(struct nkv_tgt_ctrl *c, uint8_t **buf, uint64_t *s
 	h->genctr = f ? f->genctr : 0;
 	h->numrec = n;
 	for (i = 0; i < n; i++)
-		nkv_tgt_disc_entry(f, &f->ports[i],
+		nkv_tgt_disc_entry(f, c, &f->ports[i],
 				   (struct nkv_nvmf_disc_entry *)(*buf + sizeof(*h)) + i);
 	return 0;
 }

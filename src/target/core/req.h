@@ -102,6 +102,11 @@ int nkv_tgt_ctrl_aer_event(struct nkv_tgt_ctrl *c, uint32_t dw0);
 /* The host NQN recorded at the admin Connect ("" before). */
 const char *nkv_tgt_ctrl_hostnqn(const struct nkv_tgt_ctrl *c);
 uint16_t nkv_tgt_ctrl_cntlid(const struct nkv_tgt_ctrl *c);
+/* The address (family NKV_NVMF_ADRFAM_*) the host reached this
+ * controller's admin queue at, set by the transport after Connect: what
+ * the Discovery log page says for a port listening on a wildcard address
+ * (0.0.0.0, ::), which no host can connect to. */
+void nkv_tgt_ctrl_set_local_addr(struct nkv_tgt_ctrl *c, uint8_t adrfam, const char *traddr);
 
 /*
  * The fabric: the controllers of the dynamic controller model, and the

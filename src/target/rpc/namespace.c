@@ -10,7 +10,7 @@
  *
  * A backend's counters (keys_used, bytes_used, evictions) may be read
  * from any thread (backend.h: SIGUSR1's stats line reads them from
- * main's); its limits are fixed at create.
+ * main's); its limits change only through namespace_set (set_limits).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -78,6 +78,8 @@ struct json_object *nkv_rpc_ns_json(const struct nkv_rpc_ns *ns)
 	if (kv) {
 		nkv_rpc_add_u64(o, "max_value", be->max_value);
 		nkv_rpc_add_u64(o, "max_keys", be->max_keys);
+		json_object_object_add(o, "evict", json_object_new_string(be->evict ? "lru"
+										    : "none"));
 	} else {
 		nkv_rpc_add_u64(o, "block_size", be->block_size);
 	}
@@ -111,32 +113,74 @@ static const struct nkv_rpc_ns *nkv_rpc_ns_param(struct nkv_rpc_call *call)
 	return ns;
 }
 
+/* namespace_set's params into l: 0, or -1 with call failed. */
+static int nkv_rpc_limits_param(struct nkv_rpc_call *call, struct nkv_be_limits *l)
+{
+	struct json_object *ev;
+	uint64_t v;
+	int rc;
+
+	*l = (struct nkv_be_limits){ .evict = -1 };
+	rc = nkv_rpc_param_u64(call, "capacity", 1, UINT64_MAX, &l->capacity);
+	if (rc >= 0)
+		rc = nkv_rpc_param_u64(call, "max_keys", 0, UINT32_MAX, &v);
+	if (rc < 0)
+		return -1;
+	if (rc > 0) {
+		l->set_max_keys = 1;
+		l->max_keys = (uint32_t)v;
+	}
+	if (json_object_object_get_ex(call->params, "evict", &ev)) {
+		const char *e = json_object_get_string(ev);
+
+		if (strcmp(e, "lru") && strcmp(e, "none")) {
+			nkv_rpc_error(call, NKV_RPC_INVALID_PARAMS, "evict: \"%s\" is neither "
+				      "\"lru\" nor \"none\"", e);
+			return -1;
+		}
+		l->evict = !strcmp(e, "lru");
+	}
+	if (!l->capacity && !l->set_max_keys && l->evict < 0) {
+		nkv_rpc_error(call, NKV_RPC_INVALID_PARAMS, "nothing to set: give capacity, "
+			      "max_keys or evict");
+		return -1;
+	}
+	return 0;
+}
+
 /*
- * No backend can change its limits while it serves: mem and rocksdb
- * size their maps and counters at create, rados its tiers. Refused,
- * naming what was asked, until a backend gains a way.
+ * The backend changes its limits (backend.h set_limits: Stores from now
+ * on see them, nothing stored is removed by it); then every controller's
+ * clients are told, as Identify Namespace's NSZE, NCAP and MNK changed.
  */
 static void nkv_rpc_namespace_set(struct nkv_rpc_call *call)
 {
-	static const char *const keys[] = { "capacity", "max_keys", "evict" };
+	struct nkv_rpc_target *t = call->ctx;
 	const struct nkv_rpc_ns *ns = nkv_rpc_ns_param(call);
-	char asked[64] = "";
-	unsigned i;
+	struct nkv_be_limits l;
+	char err[200] = "";
+	int rc;
 
-	if (!ns)
+	if (!ns || nkv_rpc_limits_param(call, &l))
 		return;
-	for (i = 0; i < 3; i++)
-		if (json_object_object_get_ex(call->params, keys[i], NULL))
-			snprintf(asked + strlen(asked), sizeof(asked) - strlen(asked), "%s%s",
-				 *asked ? ", " : "", keys[i]);
-	if (!*asked) {
-		nkv_rpc_error(call, NKV_RPC_INVALID_PARAMS, "nothing to set: give capacity, "
-			      "max_keys or evict");
+	if (ns->be->csi == NKV_CSI_NVM || !ns->be->ops->set_limits) {
+		nkv_rpc_error(call, NKV_RPC_ERR_UNSUPPORTED, "namespace %u: backend %s cannot "
+			      "change its limits while running (%s)", ns->nsid,
+			      ns->be->ops->name, ns->be->csi == NKV_CSI_NVM ? "an NVM namespace"
+			      : "they are its store's: the pool's quotas, the remote's");
 		return;
 	}
-	nkv_rpc_error(call, NKV_RPC_ERR_UNSUPPORTED, "namespace %u: backend %s cannot change %s "
-		      "while running (set at start: --capacity, --max-keys, --evict)", ns->nsid,
-		      ns->be->ops->name, asked);
+	rc = ns->be->ops->set_limits(ns->be, &l, err, sizeof(err));
+	if (rc) {
+		nkv_rpc_error(call, rc == -ERANGE ? NKV_RPC_INVALID_PARAMS : NKV_RPC_ERR_BACKEND,
+			      "namespace %u: %s", ns->nsid, err);
+		return;
+	}
+	nkv_be_log(NKV_BE_LOG_INFO, "event=namespace_set nsid=%u capacity=%llu max_keys=%u "
+		   "evict=%s", ns->nsid, (unsigned long long)ns->be->capacity, ns->be->max_keys,
+		   ns->be->evict ? "lru" : "none");
+	nkv_tgt_ns_changed(t->ss, ns->nsid);
+	call->result = nkv_rpc_ns_json(ns);
 }
 
 /* Commands in flight a removal waits for: a backend answers each within
@@ -365,8 +409,9 @@ int nkv_rpc_namespace_register(void)
 				  NULL, nkv_rpc_namespace_list);
 
 	if (!rc)
-		rc = nkv_rpc_register("namespace_set", "change a namespace's limits (no backend "
-				      "can yet: refused, naming them)", nkv_rpc_ns_set_params,
+		rc = nkv_rpc_register("namespace_set", "change a namespace's capacity, max_keys "
+				      "or evict while it serves (clients told: Namespace "
+				      "Attribute Changed)", nkv_rpc_ns_set_params,
 				      nkv_rpc_namespace_set);
 	if (!rc)
 		rc = nkv_rpc_register("namespace_add", "create a backend and serve it as a new "

@@ -26,10 +26,15 @@ static void nkv_rpc_log_level_set(struct nkv_rpc_call *call)
 			      "info or debug");
 		return;
 	}
-	nkv_vfu_server_live_get(t->vfu, &l);
-	was = l.log_level;
-	l.log_level = lv;
-	nkv_vfu_server_live_set(t->vfu, &l);
+	was = nkv_be_log_get_level();
+	if (t->vfu) {
+		nkv_vfu_server_live_get(t->vfu, &l);
+		was = l.log_level;
+		l.log_level = lv;
+		nkv_vfu_server_live_set(t->vfu, &l);
+	}
+	if (t->tcp)
+		nkv_tcp_server_log_level_set(t->tcp, lv);
 	nkv_be_log_set(lv, NULL, NULL);	/* the backends' and the RPC server's lines */
 	call->result = json_object_new_object();
 	json_object_object_add(call->result, "level", json_object_new_string(nkv_rpc_levels[lv]));
@@ -83,6 +88,11 @@ static void nkv_rpc_target_set(struct nkv_rpc_call *call)
 	struct nkv_vfu_server_live l;
 	int n;
 
+	if (!t->vfu) {
+		nkv_rpc_error(call, NKV_RPC_ERR_UNSUPPORTED, "target_set's settings are the "
+			      "vfio-user server's, and this target listens on NVMe/TCP only");
+		return;
+	}
 	nkv_vfu_server_live_get(t->vfu, &l);
 	n = nkv_rpc_live_params(call, &l);
 	if (n < 0)

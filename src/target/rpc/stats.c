@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * stats.c - stats_get: what SIGUSR1 logs (each namespace's keys, bytes,
- * evictions), each connection's counters, and the vfio-user and RPC
- * servers' own, as JSON.
+ * evictions), each connection's counters, and the vfio-user, NVMe/TCP
+ * and RPC servers' own, as JSON.
  */
 #include "target/rpc/target.h"
 
@@ -28,6 +28,22 @@ static struct json_object *nkv_rpc_vfu_stats(struct nkv_vfu_server *vfu)
 	nkv_rpc_put(o, "dma_msgs", st.dma_msgs);
 	nkv_rpc_put(o, "dma_bytes", st.dma_bytes);
 	nkv_rpc_put(o, "busy_ns", st.busy_ns);
+	return o;
+}
+
+static struct json_object *nkv_rpc_tcp_stats(struct nkv_tcp_server *tcp)
+{
+	struct json_object *o = json_object_new_object();
+	struct nkv_tcp_server_stats st;
+
+	nkv_tcp_server_stats(tcp, &st);
+	nkv_rpc_put(o, "conns", st.conns);
+	nkv_rpc_put(o, "assocs", st.assocs);
+	nkv_rpc_put(o, "accepted", st.accepted);
+	nkv_rpc_put(o, "refused", st.refused);
+	nkv_rpc_put(o, "terminated", st.terminated);
+	nkv_rpc_put(o, "kato_expired", st.kato_expired);
+	nkv_rpc_put(o, "commands", st.commands);
 	return o;
 }
 
@@ -74,7 +90,10 @@ static void nkv_rpc_stats_get(struct nkv_rpc_call *call)
 		return;
 	conns = nkv_rpc_conns_json(t, 1);
 	json_object_object_add(r, "connections", conns ? conns : json_object_new_array());
-	json_object_object_add(r, "vfio_user", nkv_rpc_vfu_stats(t->vfu));
+	if (t->vfu)
+		json_object_object_add(r, "vfio_user", nkv_rpc_vfu_stats(t->vfu));
+	if (t->tcp)
+		json_object_object_add(r, "nvme_tcp", nkv_rpc_tcp_stats(t->tcp));
 	json_object_object_add(r, "rpc", nkv_rpc_rpc_stats(call->server));
 }
 

@@ -19,6 +19,7 @@
 #include "target/backends/registry.h"
 #include "target/core/ctrl.h"
 #include "target/rpc/rpc.h"
+#include "target/tcp/server.h"
 #include "target/vfio-user/server.h"
 
 #define NKV_RPC_NS_PARAMS 16	/* backend options one namespace_add may give */
@@ -37,7 +38,8 @@ struct nkv_rpc_ns {
 
 /* nkv_rpc_server_opts.ctx of nkv-target's server. */
 struct nkv_rpc_target {
-	struct nkv_vfu_server *vfu;
+	struct nkv_vfu_server *vfu;	/* NULL: no vfio-user listener */
+	struct nkv_tcp_server *tcp;	/* NULL: no NVMe/TCP listener */
 	struct nkv_subsys *ss;
 	/* What namespace_add creates unless told: nkv-target's --backend and
 	 * its --capacity, --max-value, --max-keys. */

@@ -326,6 +326,8 @@ static void nkv_tcp_connect(struct nkv_tcp_conn *c, struct nkv_tcp_io *io)
 {
 	struct nkv_tgt_ctrl *ctrl = NULL;
 	uint16_t qid = nkv_nvmf_connect_qid(&io->req.sqe);
+	char local[64];
+	uint8_t fam;
 
 	if (nkv_sqe_opc(&io->req.sqe) != NKV_NVMF_OPC ||
 	    nkv_nvmf_fctype(&io->req.sqe) != NKV_NVMF_CONNECT)
@@ -336,6 +338,8 @@ static void nkv_tcp_connect(struct nkv_tcp_conn *c, struct nkv_tcp_io *io)
 		io->req.status = nkv_tcp_sc(NKV_SC_INTERNAL);
 		ctrl = NULL;
 	}
+	if (ctrl && !qid && !nkv_tcp_conn_local(c, local, sizeof(local), &fam))
+		nkv_tgt_ctrl_set_local_addr(ctrl, fam, local);
 	if (ctrl) {
 		c->qid = qid;
 		c->sqsize = nkv_nvmf_connect_sqsize(&io->req.sqe);

@@ -22,6 +22,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
+#include "nvmf/fabrics.h"
 #include "target/core/poller.h"
 #include "target/tcp/tcp.h"
 
@@ -48,6 +49,30 @@ static void nkv_tcp_peer_name(struct nkv_tcp_conn *c)
 	}
 	snprintf(c->host, sizeof(c->host), "%s", a);
 	snprintf(c->peer, sizeof(c->peer), "%s:%d", a, port);
+}
+
+int nkv_tcp_conn_local(const struct nkv_tcp_conn *c, char *addr, size_t len, uint8_t *adrfam)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	struct in6_addr *a6;
+
+	if (getsockname(c->fd, (struct sockaddr *)&ss, &sl))
+		return -errno;
+	if (ss.ss_family == AF_INET) {
+		*adrfam = NKV_NVMF_ADRFAM_IPV4;
+		return inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, addr,
+				 (socklen_t)len) ? 0 : -errno;
+	}
+	if (ss.ss_family != AF_INET6)
+		return -EAFNOSUPPORT;
+	a6 = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+	if (IN6_IS_ADDR_V4MAPPED(a6)) {	/* an IPv4 host on a dual-stack :: */
+		*adrfam = NKV_NVMF_ADRFAM_IPV4;
+		return inet_ntop(AF_INET, &a6->s6_addr[12], addr, (socklen_t)len) ? 0 : -errno;
+	}
+	*adrfam = NKV_NVMF_ADRFAM_IPV6;
+	return inet_ntop(AF_INET6, a6, addr, (socklen_t)len) ? 0 : -errno;
 }
 
 struct nkv_tcp_conn *nkv_tcp_conn_new(struct nkv_tcp_server *s, int fd)

@@ -34,6 +34,7 @@
 #define NKV_TCP_TAG_WAKE 2u
 #define NKV_TCP_TAG_STOP 3u
 #define NKV_TCP_TAG_AER (NKV_TCP_TAG_STOP | 4u)	/* tag 3, payload 1 */
+#define NKV_TCP_TAG_CTL (NKV_TCP_TAG_STOP | 8u)	/* tag 3, payload 2 */
 #define NKV_TCP_IDLE_MS 100	/* longest sleep: keep alive and IC timers */
 
 void nkv_tcp_log(struct nkv_tcp_server *s, int level, const char *fmt, ...)
@@ -44,7 +45,7 @@ void nkv_tcp_log(struct nkv_tcp_server *s, int level, const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	if (level > s->o.log_level)
+	if (level > __atomic_load_n(&s->o.log_level, __ATOMIC_RELAXED))
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	n = snprintf(line, sizeof(line), "ts=%lld.%06ld level=%s ", (long long)ts.tv_sec,
@@ -54,6 +55,11 @@ void nkv_tcp_log(struct nkv_tcp_server *s, int level, const char *fmt, ...)
 	va_end(ap);
 	fprintf(s->o.log ? s->o.log : stderr, "%s\n", line);
 	fflush(s->o.log ? s->o.log : stderr);
+}
+
+void nkv_tcp_server_log_level_set(struct nkv_tcp_server *s, int level)
+{
+	__atomic_store_n(&s->o.log_level, level, __ATOMIC_RELAXED);
 }
 
 /* Counters: the poll thread adds, nkv_tcp_server_stats() reads. */
@@ -84,8 +90,11 @@ int nkv_tcp_server_create(const struct nkv_tcp_server_opts *o, struct nkv_tcp_se
 	s->ep = epoll_create1(EPOLL_CLOEXEC);
 	s->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	s->aer_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	s->ctl_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	pthread_mutex_init(&s->ctl_mu, NULL);
+	pthread_cond_init(&s->ctl_cv, NULL);
 	s->fab = nkv_tgt_fab_create(o->ss, &s->o.ctrl);
-	if (s->ep < 0 || s->stop_fd < 0 || s->aer_fd < 0 || !s->fab) {
+	if (s->ep < 0 || s->stop_fd < 0 || s->aer_fd < 0 || s->ctl_fd < 0 || !s->fab) {
 		nkv_tcp_server_stop(s);
 		return -ENOMEM;
 	}
@@ -488,6 +497,8 @@ static void *nkv_tcp_thread(void *arg)
 				stop = 1;
 			else if (evs[i].data.u64 == NKV_TCP_TAG_AER)
 				nkv_tcp_aer_deliver(s);
+			else if (evs[i].data.u64 == NKV_TCP_TAG_CTL)
+				nkv_tcp_ctl_serve(s);
 			else
 				nkv_tcp_event(s, &evs[i]);
 		}
@@ -503,12 +514,14 @@ int nkv_tcp_server_start(struct nkv_tcp_server *s)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = NKV_TCP_TAG_STOP };
 	struct epoll_event aev = { .events = EPOLLIN, .data.u64 = NKV_TCP_TAG_AER };
+	struct epoll_event cev = { .events = EPOLLIN, .data.u64 = NKV_TCP_TAG_CTL };
 	int rc;
 
 	if (s->started || !s->nlis)
 		return -EINVAL;
 	epoll_ctl(s->ep, EPOLL_CTL_ADD, s->stop_fd, &ev);
 	epoll_ctl(s->ep, EPOLL_CTL_ADD, s->aer_fd, &aev);
+	epoll_ctl(s->ep, EPOLL_CTL_ADD, s->ctl_fd, &cev);
 	rc = nkv_subsys_ns_listen(s->o.ss, nkv_tcp_server_ns_changed, s);
 	if (rc)
 		return rc;
@@ -550,6 +563,10 @@ void nkv_tcp_server_stop(struct nkv_tcp_server *s)
 		close(s->stop_fd);
 	if (s->aer_fd >= 0)
 		close(s->aer_fd);
+	if (s->ctl_fd >= 0)
+		close(s->ctl_fd);
+	pthread_cond_destroy(&s->ctl_cv);
+	pthread_mutex_destroy(&s->ctl_mu);
 	free(s);
 }
 

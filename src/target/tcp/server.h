@@ -76,4 +76,32 @@ struct nkv_tcp_server_stats {
 };
 void nkv_tcp_server_stats(struct nkv_tcp_server *s, struct nkv_tcp_server_stats *st);
 
+/* The log level from now on (log_level_set), any thread. */
+void nkv_tcp_server_log_level_set(struct nkv_tcp_server *s, int level);
+
+/* One connection as the control socket lists it (connection_list). */
+struct nkv_tcp_conn_info {
+	uint32_t id;			/* the log's conn= */
+	char peer[64];			/* address:port */
+	uint64_t age_ms;
+	int connected;			/* Fabrics Connect done: a queue of a controller */
+	uint16_t qid;			/* 0: the admin queue */
+	uint16_t cntlid;
+	char hostnqn[224];		/* as Connect gave it (self-asserted) */
+	uint32_t inflight;		/* commands in the core now */
+	int hdgst, ddgst;		/* digests as ICReq/ICResp settled */
+};
+
+/*
+ * The connections open now into out (up to max): how many are open (may
+ * be more than max), or -ETIMEDOUT when the poll thread did not answer
+ * within wait_ms. Any thread but the poll thread; one call at a time is
+ * served, others wait their turn within their own wait_ms.
+ */
+int nkv_tcp_server_conns(struct nkv_tcp_server *s, struct nkv_tcp_conn_info *out, uint32_t max,
+			 uint32_t wait_ms);
+/* End connection id as a protocol error does (its association with it
+ * when it is an admin queue), logged: 0, -ENOENT, -ETIMEDOUT. */
+int nkv_tcp_server_close_conn(struct nkv_tcp_server *s, uint32_t id, uint32_t wait_ms);
+
 #endif /* NKV_TGT_TCP_SERVER_H */

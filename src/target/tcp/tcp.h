@@ -164,6 +164,13 @@ struct nkv_tcp_server {
 	int stop_fd;			/* eventfd: stop */
 	int aer_fd;			/* eventfd: an event posted (nkv_tcp_server_aer) */
 	uint64_t aer_word;		/* atomic: 1 << 32 | dw0 while one is posted */
+	/* The control side (control.c): one request at a time. */
+	int ctl_fd;			/* eventfd: a request posted */
+	pthread_mutex_t ctl_mu;
+	pthread_cond_t ctl_cv;
+	int ctl_busy, ctl_req, ctl_rc;
+	uint32_t ctl_id, ctl_max;
+	struct nkv_tcp_conn_info *ctl_out;
 	pthread_t thr;
 	int started;
 	struct nkv_tcp_conn *conns;
@@ -182,8 +189,14 @@ int nkv_tcp_assoc_join(struct nkv_tcp_conn *c, struct nkv_tgt_ctrl *ctrl);
 /* End a connection: its association too when it is the admin queue. */
 void nkv_tcp_conn_end(struct nkv_tcp_conn *c, const char *why);
 
+/* control.c: serve the posted control request (the poll thread). */
+void nkv_tcp_ctl_serve(struct nkv_tcp_server *s);
+
 /* conn.c */
 struct nkv_tcp_conn *nkv_tcp_conn_new(struct nkv_tcp_server *s, int fd);
+/* The address the host reached c at (an IPv4 one for a v4-mapped
+ * address), NKV_NVMF_ADRFAM_* into *adrfam: 0 or -errno. */
+int nkv_tcp_conn_local(const struct nkv_tcp_conn *c, char *addr, size_t len, uint8_t *adrfam);
 /* Read and handle what the socket holds (a budget's worth). */
 void nkv_tcp_conn_readable(struct nkv_tcp_conn *c);
 /* A protocol error: queue a C2HTermReq quoting hdr, log, end the

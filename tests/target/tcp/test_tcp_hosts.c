@@ -152,15 +152,34 @@ static void *vanisher(void *arg)
 	return NULL;
 }
 
+/* The control socket's view meanwhile (connection_list through the
+ * server's control side): listings from another thread while every
+ * connection comes and goes; how many answered. */
+static void *lister(void *arg)
+{
+	struct nkv_tcp_conn_info *in = calloc(64, sizeof(*in));
+	int *answered = arg, n;
+
+	while (in && !__atomic_load_n(&STOP, __ATOMIC_ACQUIRE)) {
+		n = nkv_tcp_server_conns(S, in, 64, 1000);
+		if (n >= 0)
+			__atomic_add_fetch(answered, 1, __ATOMIC_RELAXED);
+		usleep(2000);
+	}
+	free(in);
+	return NULL;
+}
+
 static void storm_all(void)
 {
 	struct worker w[HOSTS];
-	pthread_t t[HOSTS], vt;
+	pthread_t t[HOSTS], vt, lt;
 	struct nkv_tcp_server_stats st;
-	int i, vanished = 0;
+	int i, vanished = 0, listed = 0;
 
 	__atomic_store_n(&STOP, 0, __ATOMIC_RELEASE);
 	pthread_create(&vt, NULL, vanisher, &vanished);
+	pthread_create(&lt, NULL, lister, &listed);
 	for (i = 0; i < HOSTS; i++) {
 		w[i] = (struct worker){ .id = i };
 		pthread_create(&t[i], NULL, storm, &w[i]);
@@ -169,6 +188,8 @@ static void storm_all(void)
 		pthread_join(t[i], NULL);
 	__atomic_store_n(&STOP, 1, __ATOMIC_RELEASE);
 	pthread_join(vt, NULL);
+	pthread_join(lt, NULL);
+	cr_expect(listed > 0, "the connections were listed during the storm");
 	for (i = 0; i < HOSTS; i++)
 		cr_expect_eq(w[i].failures, 0, "%s", w[i].why);
 	cr_assert_gt(__atomic_load_n(&vanished, __ATOMIC_RELAXED), 0,
@@ -181,6 +202,38 @@ static void storm_all(void)
 Test(many, sixteen_hosts_storm, .init = setup, .fini = teardown, .timeout = 240)
 {
 	storm_all();
+}
+
+/* connection_close's part: a host's association listed with its host
+ * NQN and queue, ended by its admin connection's id (the host sees its
+ * connections closed), then no longer listed; an unknown id -ENOENT. */
+Test(many, a_connection_listed_and_ended, .init = setup, .fini = teardown, .timeout = 60)
+{
+	struct nkv_tcp_conn_info in[8];
+	struct th a, io;
+	uint32_t admin = 0;
+	int n, i;
+
+	cr_assert_eq(th_admin(&a, PORT, 0, 0, TH_SUBNQN, 0), 0);
+	cr_assert_eq(th_io(&io, &a, 1), 0);
+	n = nkv_tcp_server_conns(S, in, 8, 1000);
+	cr_assert_eq(n, 2, "its admin and I/O connections");
+	for (i = 0; i < n; i++) {
+		cr_expect(in[i].connected);
+		cr_expect(in[i].hostnqn[0], "the host NQN recorded");
+		if (in[i].qid == 0)
+			admin = in[i].id;
+	}
+	cr_assert_neq(admin, 0);
+	cr_expect_eq(nkv_tcp_server_close_conn(S, 999999, 1000), -ENOENT);
+	cr_assert_eq(nkv_tcp_server_close_conn(S, admin, 1000), 0);
+	cr_expect_eq(th_wait_close(&a), 1, "the admin connection closed");
+	cr_expect_eq(th_wait_close(&io), 1, "and its association's I/O connection");
+	for (i = 0; i < 100 && (n = nkv_tcp_server_conns(S, in, 8, 1000)) > 0; i++)
+		usleep(10000);
+	cr_expect_eq(n, 0, "none listed once ended");
+	th_close(&io);
+	th_close(&a);
 }
 
 static void setup_delayed(void)
@@ -327,20 +380,4 @@ Test(program, bad_listen_values, .timeout = 30)
 		cr_expect(strstr(out, "for --listen: want tcp:[ADDR:]PORT"), "--listen %s:\n%s",
 			  bad[i], out);
 	}
-}
-
-/* The control socket lists and tunes vfio-user connections only (so far):
- * with tcp: listeners alone it is refused before anything opens. */
-Test(program, rpc_socket_needs_vfio_user, .timeout = 30)
-{
-	char *argv[] = { "nkv-target", "--backend", "mem", "--listen", "tcp:127.0.0.1:0",
-			 "--rpc-socket", "/nonexistent-dir/nkv.rpc", NULL };
-	char path[PATH_MAX], out[4096];
-	int status;
-
-	if (target_path(path, sizeof(path)))
-		cr_skip_test("nkv-target is not built (make programs)");
-	status = run_target_stderr(path, argv, out, sizeof(out));
-	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 2, "status %#x", status);
-	cr_expect(strstr(out, "--rpc-socket needs a vfio-user listener"), "%s", out);
 }
