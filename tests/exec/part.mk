@@ -7,7 +7,7 @@ test_exec_LDLIBS = $(TL_HOST_LDLIBS)
 
 # Over NVMe/TCP: a real nkv-target process (--exec-allow), the initiator.
 TESTS += test_exec_tcp
-test_exec_tcp_SRCS := tests/exec/test_exec_tcp.c tests/lib/tgt_proc.c
+test_exec_tcp_SRCS = tests/exec/test_exec_tcp.c tests/lib/tgt_proc.c
 test_exec_tcp_LIBS = $(LIBNKVTGT)
 test_exec_tcp_LDLIBS = -lcriterion $(TARGET_LDLIBS)
 $(B)/tests/test_exec_tcp: | $(B)/bin/nkv-target
@@ -26,3 +26,11 @@ test_exec_rpc_SRCS = tests/exec/test_exec_rpc.c $(TL_RPC_PROC)
 test_exec_rpc_LIBS = $(LIBNKV)
 test_exec_rpc_LDLIBS = -lcriterion $(LIBNKV_LDLIBS) $(JSONC_LIBS) -lcrypto
 $(B)/tests/test_exec_rpc: | $(B)/bin/nkv-target
+
+# Exec on rocksdb, rados (a throwaway cluster; skipped saying why where
+# none starts) and an nvmf front: real nkv-target processes over NVMe/TCP.
+TESTS += test_exec_backends
+test_exec_backends_SRCS = tests/exec/test_exec_backends.c tests/lib/tgt_proc.c $(TL_CEPH)
+test_exec_backends_LIBS = $(LIBNKVTGT)
+test_exec_backends_LDLIBS = -lcriterion $(TARGET_LDLIBS)
+$(B)/tests/test_exec_backends: | $(B)/bin/nkv-target
