@@ -34,3 +34,8 @@ test_exec_backends_SRCS = tests/exec/test_exec_backends.c tests/lib/tgt_proc.c $
 test_exec_backends_LIBS = $(LIBNKVTGT)
 test_exec_backends_LDLIBS = -lcriterion $(TARGET_LDLIBS)
 $(B)/tests/test_exec_backends: | $(B)/bin/nkv-target
+
+# Exec's wire helpers and SQE builders, no target.
+TESTS += test_exec_prep
+test_exec_prep_SRCS := tests/exec/test_exec_prep.c
+test_exec_prep_LDLIBS := -lcriterion

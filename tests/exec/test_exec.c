@@ -133,6 +133,49 @@ Test(exec, slice_matches_retrieve)
 	free(out);
 }
 
+/* Rank 5's slice of a 1 MiB block through @q, against the bytes stored. */
+static void slice_via(struct nkv_qpair *q, const uint8_t *val, uint32_t len)
+{
+	uint32_t part = len / 8, olen = 0;
+	uint8_t *out = malloc(part);
+	char in[64];
+
+	snprintf(in, sizeof(in), "%u %u", 5 * part, part);
+	cr_assert_eq(nkv_exec(q, "block0", 6, 7, in, (uint32_t)strlen(in), out, part, &olen), 0);
+	cr_assert_eq(olen, part);
+	cr_assert_eq(memcmp(out, val + 5 * part, part), 0);
+	free(out);
+}
+
+/* The buffer both ways by PRPs (the default queue pair sends SGL1: the
+ * target offers SGLs), and in memory the target reaches only by DMA
+ * messages (values in the device arena, NKV_CTRL_VALUES_BY_MESSAGES):
+ * the input brought in, the output sent back. */
+Test(exec, prps_and_values_by_messages)
+{
+	struct nkv_qpair_opts po = { .size = sizeof(po), .depth = 16, .slot_size = 4096,
+				     .flags = NKV_QPAIR_PRP_ONLY };
+	struct nkv_ctrl_opts co = { .size = sizeof(co), .memory_mode = NKV_MEM_DATA,
+				    .flags = NKV_CTRL_VALUES_BY_MESSAGES, .io_queues = 1 };
+	uint32_t len = 1u << 20;
+	uint8_t *val = malloc(len);
+	struct nkv_qpair *q, *mq;
+	struct nkv_ctrl *mc;
+
+	ht_fill(val, len, 77);
+	put("block0", val, len);
+	module("mod.slice", slice_mod, 7, NULL);
+	cr_assert_eq(nkv_qpair_create(ctrl, &po, &q), 0);
+	slice_via(q, val, len);
+	nkv_qpair_destroy(q);
+	cr_assert_eq(nkv_ctrl_connect(srv.uri, &co, &mc), 0);
+	cr_assert_eq(nkv_qpair_create(mc, NULL, &mq), 0);
+	slice_via(mq, val, len);
+	nkv_qpair_destroy(mq);
+	nkv_ctrl_close(mc);
+	free(val);
+}
+
 Test(exec, not_allowlisted)
 {
 	uint32_t olen = 1;
