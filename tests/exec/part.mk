@@ -8,9 +8,9 @@ test_exec_LDLIBS = $(TL_HOST_LDLIBS)
 # Over NVMe/TCP: a real nkv-target process (--exec-allow), the initiator.
 TESTS += test_exec_tcp
 test_exec_tcp_SRCS = tests/exec/test_exec_tcp.c tests/lib/tgt_proc.c
-test_exec_tcp_LIBS = $(LIBNKVTGT)
-test_exec_tcp_LDLIBS = -lcriterion $(TARGET_LDLIBS)
-$(B)/tests/test_exec_tcp: | $(B)/bin/nkv-target
+test_exec_tcp_LIBS = $(LIBNKV) $(LIBNKVTGT)
+test_exec_tcp_LDLIBS = -lcriterion $(LIBNKV_LDLIBS) $(TARGET_LDLIBS)
+$(B)/tests/test_exec_tcp: | $(B)/bin/nkv-target $(NKV_TCP_PLUGIN)
 
 # Hostile Exec SQEs against the core and the Exec room, the test as host.
 TESTS += test_exec_sqe

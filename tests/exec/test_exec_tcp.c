@@ -5,7 +5,8 @@
  * the capsule, the output by C2HData (docs/wire.md); a TP rank's slice
  * byte-checked against a Retrieve, truncation (DW0 the true length),
  * an output cap of 0, not allowlisted, and an Exec whose input cannot
- * ride in the capsule refused by the initiator.
+ * ride in the capsule refused by the initiator; libnkv's tcp: front
+ * offering none.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 
 #include <criterion/criterion.h>
 
+#include "nkv_host.h"
 #include "nvmf/tcp_host.h"
 #include "target/exec/exec.h"
 #include "tgt_proc.h"
@@ -147,4 +149,26 @@ Test(exec_tcp, input_past_the_capsule_refused)
 					7, buf, 64u << 10, out, sizeof(out)), -EMSGSIZE);
 	cr_assert_eq(nkv_nvmf_exec_prep(&c, 0, 1, (const uint8_t *)"k", 0, 7, buf, 0, out, 8),
 		     -EINVAL);
+}
+
+/* libnkv's tcp: URIs go through a local front (libnkv-tcp.so) whose
+ * allowlist would be its own, empty: it offers no Exec, and nkv_exec()
+ * says so before sending anything. */
+Test(exec_tcp, libnkv_front_offers_none)
+{
+	struct nkv_ns_ext e = { .size = sizeof(e) };
+	struct nkv_qpair *q;
+	struct nkv_ctrl *c;
+	uint32_t olen;
+	char uri[64], out[8];
+
+	snprintf(uri, sizeof(uri), "tcp:127.0.0.1:%u", P.port);
+	cr_assert_eq(nkv_ctrl_connect(uri, NULL, &c), 0);
+	cr_assert_eq(nkv_ctrl_ns_ext(c, 1, &e), 0);
+	cr_assert(e.advertised);
+	cr_assert_eq(e.exec, 0);
+	cr_assert_eq(nkv_qpair_create(c, NULL, &q), 0);
+	cr_assert_eq(nkv_exec(q, "block0", 6, 7, "0 1", 3, out, sizeof(out), &olen), -EOPNOTSUPP);
+	nkv_qpair_destroy(q);
+	nkv_ctrl_close(c);
 }
