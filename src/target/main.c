@@ -527,13 +527,61 @@ static int nkv_target_listen(const char *v, struct nkv_target_args *a)
 }
 
 /* --exec-allow NSID:OP_ID:DIGEST:KEY[:INSTR:MEM:OUT:WALL_MS]: an Exec
- * allowlist row (docs/exec.md), applied at once (the allowlist is the
- * process's; a row given again replaces itself). */
+ * allowlist row (docs/exec.md), checked here; the rows given (kept, one
+ * a line, as --listen's) are applied once the Exec workers run, and again
+ * at SIGHUP (nkv_target_exec_sync). */
 static int nkv_target_exec_allow(const char *v)
 {
 	struct nkv_exec_entry e;
 
-	return nkv_exec_entry_parse(v, &e) ? -EINVAL : nkv_exec_allow(&e);
+	return nkv_exec_entry_parse(v, &e) || nkv_exec_caps_check(&e.caps) ? -EINVAL : 0;
+}
+
+/* Whether rows (lines) hold a row for (nsid, op_id). */
+static int nkv_target_exec_has(const char *rows, uint32_t nsid, uint32_t op_id)
+{
+	struct nkv_exec_entry e;
+	char line[1024];
+	const char *p;
+
+	for (p = rows; p && *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] ? 1 : 0)) {
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(p, "\n"), p);
+		if (!nkv_exec_entry_parse(line, &e) && e.nsid == nsid && e.op_id == op_id)
+			return 1;
+	}
+	return 0;
+}
+
+/* The file's and command line's rows: those of was that now lacks denied,
+ * every one of now allowed (a row given again replaces itself; rows set
+ * through the control socket for other op-IDs stay). */
+static void nkv_target_exec_sync(const char *was, const char *now)
+{
+	struct nkv_exec_entry e;
+	char line[1024];
+	const char *p;
+
+	for (p = was; p && *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] ? 1 : 0)) {
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(p, "\n"), p);
+		if (!nkv_exec_entry_parse(line, &e) && !nkv_target_exec_has(now, e.nsid, e.op_id))
+			nkv_exec_deny(e.nsid, e.op_id);
+	}
+	for (p = now; p && *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] ? 1 : 0)) {
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(p, "\n"), p);
+		if (!nkv_exec_entry_parse(line, &e))
+			nkv_exec_allow(&e);
+	}
+}
+
+/* The value kept for option val (NULL: not given). */
+static const char *nkv_target_val(const struct nkv_target_args *a, int val)
+{
+	size_t i;
+
+	for (i = 0; i < a->nvals; i++)
+		if (a->lo[i].val == val)
+			return a->vals[i];
+	return NULL;
 }
 
 /* Option o of nkv-target's own (not a backend's) into a. */
@@ -1009,14 +1057,34 @@ static int nkv_target_check(const struct nkv_target_args *a)
 }
 
 /* --print-config: nkv-target's own keys, then the backend options given. */
+/* Keys kept as a line per value given (--listen, --exec-allow). */
+static int nkv_target_repeats(int val)
+{
+	return val == OPT_LISTEN || val == OPT_EXEC_ALLOW;
+}
+
+/* Lines of every value print_config shows: the keys, plus a line per
+ * further row of the repeatable ones. */
+static size_t nkv_target_print_lines(const struct nkv_target_args *a)
+{
+	size_t i, n = a->nvals;
+	const char *p;
+
+	for (i = 0; i < a->nvals; i++)
+		for (p = a->vals[i]; nkv_target_repeats(a->lo[i].val) && p && (p = strchr(p, '\n'));
+		     p++)
+			n++;
+	return n;
+}
+
 static void nkv_target_print_config(const struct nkv_target_args *a)
 {
-	size_t i, n = 0, cap = a->nvals + NKV_TARGET_MAX_TCP + 1;
+	size_t i, n = 0, cap = nkv_target_print_lines(a) + 1;
 	const char **keys = calloc(cap, sizeof(*keys));
 	const char **vals = calloc(cap, sizeof(*vals));
-	char *listen = NULL, *save, *l;
+	char **rows = calloc(a->nvals + 1, sizeof(*rows)), *save, *l;
 
-	if (!keys || !vals) {
+	if (!keys || !vals || !rows) {
 		fprintf(stderr, "nkv-target: out of memory\n");
 		exit(NKV_EXIT_SETUP);
 	}
@@ -1024,21 +1092,23 @@ static void nkv_target_print_config(const struct nkv_target_args *a)
 		if (nkv_target_cfg_only_cli(a->lo[i].val) ||
 		    (a->lo[i].val == OPT_BE_PARAM && !a->vals[i]))
 			continue;
-		if (a->lo[i].val != OPT_LISTEN || !a->vals[i]) {
+		if (!nkv_target_repeats(a->lo[i].val) || !a->vals[i]) {
 			keys[n] = a->lo[i].name;
 			vals[n++] = a->vals[i];
 			continue;
 		}
-		/* Repeatable: a line per listener. */
-		listen = strdup(a->vals[i]);
-		for (l = listen ? strtok_r(listen, "\n", &save) : NULL; l && n < cap;
+		/* Repeatable: a line per value (a listener, an allowlist row). */
+		rows[i] = strdup(a->vals[i]);
+		for (l = rows[i] ? strtok_r(rows[i], "\n", &save) : NULL; l && n < cap;
 		     l = strtok_r(NULL, "\n", &save)) {
 			keys[n] = a->lo[i].name;
 			vals[n++] = l;
 		}
 	}
 	nkv_cfg_print(stdout, keys, vals, n);
-	free(listen);
+	for (i = 0; i < a->nvals; i++)
+		free(rows[i]);
+	free(rows);
 	free(keys);
 	free(vals);
 }
@@ -1432,7 +1502,8 @@ static int nkv_target_metrics_collect(struct nkv_metrics_server *met, struct nkv
 static int nkv_target_live_key(int val)
 {
 	return val == OPT_LOG || val == OPT_HANDSHAKE_MS || val == OPT_IDLE_MS ||
-	       val == OPT_MSG_MS || val == OPT_MAX_CONNS || val == OPT_POLL;
+	       val == OPT_MSG_MS || val == OPT_MAX_CONNS || val == OPT_POLL ||
+	       val == OPT_EXEC_ALLOW;
 }
 
 /* Option val's bit in a mask of changed keys. */
@@ -1522,6 +1593,10 @@ static void nkv_target_reload(struct nkv_target_args *a, struct nkv_vfu_server *
 	} else {
 		changed = nkv_target_diff(a, &n, &mask);
 		nkv_target_apply_live(&n, mask, srv);
+		/* diff swapped the kept values: n holds the old rows, a the new. */
+		if (mask & NKV_TARGET_BIT(OPT_EXEC_ALLOW))
+			nkv_target_exec_sync(nkv_target_val(&n, OPT_EXEC_ALLOW),
+					     nkv_target_val(a, OPT_EXEC_ALLOW));
 		fprintf(stderr, "ts=%ld level=info event=reload result=ok config=%s changed=%u\n",
 			(long)time(NULL), a->config, changed);
 	}
@@ -1650,6 +1725,7 @@ static int nkv_target_serve(struct nkv_target_args *a)
 	if (rc)
 		fprintf(stderr, "ts=%ld level=warn event=exec_unavailable rc=%d\n", (long)time(NULL),
 			rc);
+	nkv_target_exec_sync(NULL, nkv_target_val(a, OPT_EXEC_ALLOW));
 	if (a->ntcp && !(tcp = nkv_target_tcp(a, ss))) {
 		nkv_metrics_server_stop(met);
 		nkv_vfu_lock_release(lock);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -153,14 +154,47 @@ Test(exec_rpc, command_line_and_config_file, .fini = stop, .timeout = 60)
 	fclose(f);
 	/* A digest no module has: allowlisted all the same (checked at run). */
 	snprintf(row3, sizeof(row3), "1:9:%064d:6d", 0);
+	cr_assert_eq(rpc_proc_start(&T, (const char *const[]){ "--config", cfg, NULL }), 0);
+	cr_assert(listed(1, 7) && listed(1, 8), "both file rows");
+	rpc_proc_stop(&T);
+	/* The command line's rows replace the file's, as --listen's do. */
 	cr_assert_eq(rpc_proc_start(&T, (const char *const[]){ "--config", cfg, "--exec-allow",
 							       row3, NULL }), 0);
-	cr_assert(listed(1, 7) && listed(1, 8), "both file rows");
 	cr_assert(listed(1, 9), "the command line's row");
+	cr_assert(!listed(1, 7) && !listed(1, 8), "the file's rows replaced");
 	rpc_proc_stop(&T);
 	cr_assert_eq(rpc_proc_start(&T, (const char *const[]){ "--exec-allow", "1:2:nothex:6d",
 							       NULL }), -ECHILD,
 		     "a bad row: the target exits");
 	cr_assert(rpc_proc_log_has(&T, "--exec-allow"), "and says which option");
+	unlink(cfg);
+}
+
+/* SIGHUP re-reads the file: a row it dropped is denied, a new one allowed,
+ * one set through the control socket for another op-ID stays. */
+Test(exec_rpc, sighup_syncs_the_file_rows, .fini = stop, .timeout = 60)
+{
+	char hex[65], p[512], cfg[] = "/tmp/nkv-exec-hup-XXXXXX";
+	int fd = mkstemp(cfg), i;
+	FILE *f = fdopen(fd, "w");
+
+	sha_hex(mod, hex);
+	fprintf(f, "exec-allow = 1:7:%s:6d6f64\nexec-allow = 1:8:%s:6d6f64\n", hex, hex);
+	fclose(f);
+	cr_assert_eq(rpc_proc_start(&T, (const char *const[]){ "--config", cfg, NULL }), 0);
+	snprintf(p, sizeof(p), "{\"nsid\":1,\"op_id\":20,\"digest\":\"%s\",\"key\":\"6d6f64\"}", hex);
+	json_object_put(call("exec_allow", p, 0));
+	cr_assert(listed(1, 7) && listed(1, 8) && listed(1, 20));
+	f = fopen(cfg, "w");
+	fprintf(f, "exec-allow = 1:7:%s:6d6f64\nexec-allow = 1:9:%s:6d6f64\n", hex, hex);
+	fclose(f);
+	kill(T.pid, SIGHUP);
+	for (i = 0; i < 500 && !rpc_proc_log_has(&T, "event=reload result=ok"); i++)
+		usleep(10000);
+	cr_assert(rpc_proc_log_has(&T, "event=reload result=ok"), "the reload was logged");
+	cr_assert(listed(1, 7), "kept");
+	cr_assert(!listed(1, 8), "dropped from the file: denied");
+	cr_assert(listed(1, 9), "added to the file: allowed");
+	cr_assert(listed(1, 20), "the control socket's row stays");
 	unlink(cfg);
 }

@@ -59,6 +59,12 @@ static size_t nkv_exec_find(uint32_t nsid, uint32_t op_id, int *found)
 	return lo;
 }
 
+int nkv_exec_caps_check(const struct nkv_exec_caps *c)
+{
+	return c->max_memory > NKV_EXEC_MAX_MEMORY || c->max_wall_ms > NKV_EXEC_MAX_WALL_MS ?
+		       -EINVAL : 0;
+}
+
 int nkv_exec_allow(const struct nkv_exec_entry *e)
 {
 	struct nkv_exec_entry row = *e;
@@ -66,8 +72,7 @@ int nkv_exec_allow(const struct nkv_exec_entry *e)
 	int found, rc = 0;
 
 	nkv_exec_caps_fill(&row.caps);
-	if (!row.nsid || !row.klen || row.klen > NKV_KEY_MAX ||
-	    row.caps.max_memory > NKV_EXEC_MAX_MEMORY || row.caps.max_wall_ms > NKV_EXEC_MAX_WALL_MS)
+	if (!row.nsid || !row.klen || row.klen > NKV_KEY_MAX || nkv_exec_caps_check(&row.caps))
 		return -EINVAL;
 	memset(row.key + row.klen, 0, sizeof(row.key) - row.klen);
 	pthread_rwlock_wrlock(&nkv_exec_lock);

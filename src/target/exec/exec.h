@@ -47,6 +47,8 @@ struct nkv_exec_entry {
 
 /* Defaults into the caps left 0. */
 void nkv_exec_caps_fill(struct nkv_exec_caps *caps);
+/* 0, or -EINVAL for a cap past NKV_EXEC_MAX_MEMORY / _WALL_MS. */
+int nkv_exec_caps_check(const struct nkv_exec_caps *caps);
 /* Add or replace e's row. 0, -EINVAL (nsid 0, klen 0 or > 255, caps out
  * of range), -ENOSPC past NKV_EXEC_MAX_ENTRIES. */
 int nkv_exec_allow(const struct nkv_exec_entry *e);
