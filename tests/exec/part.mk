@@ -39,3 +39,5 @@ $(B)/tests/test_exec_backends: | $(B)/bin/nkv-target
 TESTS += test_exec_prep
 test_exec_prep_SRCS := tests/exec/test_exec_prep.c
 test_exec_prep_LDLIBS := -lcriterion
+# The workers, the hand-off and the core under TSan.
+TSAN_TESTS += test_exec_sqe

@@ -45,11 +45,12 @@ int nkv_tgt_exec_offered(void);
  * The whole value of key in be into buf (cap bytes): *size = its stored
  * length (may exceed cap: nothing beyond cap is written). Through the
  * backend's own Retrieve, as any command would, so every backend serves
- * it; waits for the result. 0 or the NVMe status of the Retrieve (87h:
- * no such key). For threads that may block (the Exec workers), never a
- * poll thread.
+ * it; the op is a copy of like (the Exec command's: what it says of its
+ * sender travels) made a Retrieve of key. Waits for the result. 0 or the
+ * NVMe status of the Retrieve (87h: no such key). For threads that may
+ * block (the Exec workers), never a poll thread.
  */
-uint16_t nkv_tgt_be_read(struct nkv_be *be, const uint8_t *key, uint32_t klen, void *buf,
-			 uint64_t cap, uint64_t *size);
+uint16_t nkv_tgt_be_read(struct nkv_be *be, const struct nkv_be_op *like, const uint8_t *key,
+			 uint32_t klen, void *buf, uint64_t cap, uint64_t *size);
 
 #endif /* NKV_TGT_EXEC_IF_H */

@@ -89,15 +89,13 @@ static uint16_t nkv_tgt_exec_read(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cm
 	return 0;
 }
 
+/* KL 0 (the key is always in head form) and no option bits; FUSE and
+ * PSDT were checked with every I/O command's (io_kv.c). */
 static uint16_t nkv_tgt_exec_prep(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
-				  struct nkv_be *be, struct nkv_tgt_exec_call **call)
+				  struct nkv_tgt_exec_call **call)
 {
-	/* KL 0 (the key is always in head form) and no option bits. */
 	if (cmd->sqe.cdw11)
 		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
-	if (nkv_sqe_fuse(&cmd->sqe))
-		return nkv_tgt_sc(NKV_SC_INVALID_FIELD);
-	(void)be;
 	return nkv_tgt_exec_read(c, cmd, call);
 }
 
@@ -108,7 +106,7 @@ void nkv_tgt_exec_cmd(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd, struct nk
 	struct nkv_tgt_exec_call *call = NULL;
 	uint16_t st;
 
-	st = room ? nkv_tgt_exec_prep(c, cmd, be, &call) : nkv_tgt_sc(NKV_SC_INVALID_OPCODE);
+	st = room ? nkv_tgt_exec_prep(c, cmd, &call) : nkv_tgt_sc(NKV_SC_INVALID_OPCODE);
 	if (!st) {
 		cmd->op.opc = NKV_KV_EXEC;
 		cmd->op.options = 0;
@@ -152,14 +150,23 @@ static void nkv_tgt_be_read_done(struct nkv_be_op *op)
 	pthread_mutex_unlock(&w->lock);
 }
 
-uint16_t nkv_tgt_be_read(struct nkv_be *be, const uint8_t *key, uint32_t klen, void *buf,
-			 uint64_t cap, uint64_t *size)
+uint16_t nkv_tgt_be_read(struct nkv_be *be, const struct nkv_be_op *like, const uint8_t *key,
+			 uint32_t klen, void *buf, uint64_t cap, uint64_t *size)
 {
 	struct nkv_tgt_be_wait *w = calloc(1, sizeof(*w));
 	uint16_t st;
 
 	if (!w || !klen || klen > NKV_KEY_MAX)
 		return free(w), nkv_tgt_sc(!w ? NKV_SC_INTERNAL : NKV_SC_KV_INVALID_KEY_SIZE);
+	/* Whatever else the Exec command's op carries (who sent it, for a
+	 * backend or rule that asks) comes along; the rest is a Retrieve's. */
+	w->cmd.op = *like;
+	w->cmd.op.options = 0;
+	w->cmd.op.ttl_s = 0;
+	w->cmd.op.status = 0;
+	w->cmd.op.dw0 = 0;
+	w->cmd.op.ctx = NULL;
+	w->cmd.op.t_fetch_ns = w->cmd.op.t_submit_ns = 0;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 	w->cmd.iov = w->cmd.iov_inline;
@@ -170,6 +177,7 @@ uint16_t nkv_tgt_be_read(struct nkv_be *be, const uint8_t *key, uint32_t klen, v
 	w->cmd.stable = 1;	/* the target's own memory: direct access is fine */
 	w->cmd.op.opc = NKV_KV_RETRIEVE;
 	memcpy(w->cmd.op.key, key, klen);
+	memset(w->cmd.op.key + klen, 0, sizeof(w->cmd.op.key) - klen);
 	w->cmd.op.klen = (uint8_t)klen;
 	w->cmd.op.len = cap;
 	w->cmd.op.done = nkv_tgt_be_read_done;

@@ -80,8 +80,8 @@ static void nkv_exec_buf_trim(struct nkv_exec_buf *b)
  * and read again (a concurrent Store may change the size between two
  * reads: each read is one whole value, old or new).
  */
-static uint16_t nkv_exec_read(struct nkv_be *be, const uint8_t *key, uint32_t klen,
-			      struct nkv_exec_buf *b, size_t *len)
+static uint16_t nkv_exec_read(struct nkv_be *be, const struct nkv_be_op *like,
+			      const uint8_t *key, uint32_t klen, struct nkv_exec_buf *b, size_t *len)
 {
 	uint64_t size = 0;
 	int tries;
@@ -89,7 +89,7 @@ static uint16_t nkv_exec_read(struct nkv_be *be, const uint8_t *key, uint32_t kl
 	if (nkv_exec_buf_grow(b, NKV_EXEC_READ_GUESS))
 		return NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_INTERNAL);
 	for (tries = 0; tries < 8; tries++) {
-		uint16_t st = nkv_tgt_be_read(be, key, klen, b->p, b->cap, &size);
+		uint16_t st = nkv_tgt_be_read(be, like, key, klen, b->p, b->cap, &size);
 
 		if (st)
 			return st;
@@ -121,7 +121,7 @@ static uint16_t nkv_exec_module_of(const struct nkv_tgt_exec_call *call,
 	*m = nkv_exec_cache_get(e->digest);
 	if (*m)
 		return 0;
-	st = nkv_exec_read(call->be, e->key, e->klen, &src, &n);
+	st = nkv_exec_read(call->be, call->op, e->key, e->klen, &src, &n);
 	if (st) {
 		free(src.p);
 		if (st != NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_KV_KEY_NOT_EXISTS)) {
@@ -164,7 +164,7 @@ static uint16_t nkv_exec_do(struct nkv_tgt_exec_call *call, struct nkv_exec_run 
 	st = nkv_exec_module_of(call, &e, &m, why, len);
 	if (st)
 		return st;
-	st = nkv_exec_read(call->be, call->op->key, call->op->klen, &nkv_exec_val, &vlen);
+	st = nkv_exec_read(call->be, call->op, call->op->key, call->op->klen, &nkv_exec_val, &vlen);
 	if (st) {
 		snprintf(why, len, "reading the value failed");
 		nkv_exec_module_put(m);
