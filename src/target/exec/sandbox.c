@@ -70,7 +70,7 @@ static uint64_t nkv_exec_now_ns(void)
  */
 #define NKV_EXEC_BIG_SHIFT 16u		/* blocks of 64 KiB and up */
 #define NKV_EXEC_CLASSES 12u		/* 64 KiB .. 128 MiB */
-#define NKV_EXEC_SPARE_MAX (128u << 20)	/* bytes kept per worker */
+#define NKV_EXEC_SPARE_MAX (32u << 20)	/* bytes kept per worker */
 
 static __thread struct {
 	void *head[NKV_EXEC_CLASSES];
