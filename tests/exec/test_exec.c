@@ -319,9 +319,14 @@ Test(exec, forbidden_things_refused)
 
 	put("v", "abc", 3);
 	module("mod.forbidden", mod, 11, NULL);
+	struct nkv_result r;
+	char v[8];
+
 	cr_assert_eq(run(11, "v", NULL, out, sizeof(out) - 1, &olen), 0);
 	out[olen < sizeof(out) ? olen : sizeof(out) - 1] = 0;
 	cr_assert_eq(olen, 0, "allowed: %s", out);
+	cr_assert_eq(nkv_retrieve(qp, "v", 1, v, sizeof(v), &r), 0);
+	cr_assert(r.status == 0 && r.dw0 == 3 && !memcmp(v, "abc", 3), "the value unmodified");
 }
 
 struct storer {
