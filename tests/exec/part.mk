@@ -22,7 +22,7 @@ test_exec_sqe_LDLIBS = -lcriterion $(LUA_LIBS) -lcrypto
 # line and its config file.
 $(B)/obj/tests/exec/test_exec_rpc.o: CPPFLAGS += $(JSONC_CFLAGS)
 TESTS += test_exec_rpc
-test_exec_rpc_SRCS = tests/exec/test_exec_rpc.c $(TL_RPC_PROC)
+test_exec_rpc_SRCS = tests/exec/test_exec_rpc.c tests/lib/http_get.c $(TL_RPC_PROC)
 test_exec_rpc_LIBS = $(LIBNKV)
 test_exec_rpc_LDLIBS = -lcriterion $(LIBNKV_LDLIBS) $(JSONC_LIBS) -lcrypto
 $(B)/tests/test_exec_rpc: | $(B)/bin/nkv-target

@@ -17,6 +17,7 @@
 #include <openssl/evp.h>
 
 #include "nkv_host.h"
+#include "http_get.h"
 #include "rpc_proc.h"
 
 static struct rpc_proc T;
@@ -197,4 +198,26 @@ Test(exec_rpc, sighup_syncs_the_file_rows, .fini = stop, .timeout = 60)
 	cr_assert(listed(1, 9), "added to the file: allowed");
 	cr_assert(listed(1, 20), "the control socket's row stays");
 	unlink(cfg);
+}
+
+/* The metrics endpoint counts Exec calls by result. */
+Test(exec_rpc, metrics_count_calls, .fini = stop, .timeout = 60)
+{
+	static char text[1 << 18];
+	char hex[65], row[200], out[16];
+	uint32_t olen;
+	uint16_t port;
+
+	sha_hex(mod, hex);
+	snprintf(row, sizeof(row), "1:4:%s:6d6f64", hex);
+	cr_assert_eq(rpc_proc_start(&T, (const char *const[]){ "--metrics", "127.0.0.1:0",
+							       "--exec-allow", row, NULL }), 0);
+	port = http_metrics_port(T.log);
+	cr_assert_neq(port, 0);
+	cr_assert_eq(exec_once(4, out, &olen, 1), 0);
+	cr_assert_eq(exec_once(5, out, &olen, 0), 0x1c0);
+	cr_assert_eq(http_get(port, "/metrics", text, sizeof(text)), 200);
+	cr_assert(strstr(text, "nkv_exec_calls_total{result=\"ok\"} 1\n"), "%s", text);
+	cr_assert(strstr(text, "nkv_exec_calls_total{result=\"not_allowed\"} 1\n"), "%s", text);
+	cr_assert(strstr(text, "nkv_exec_modules_cached 1\n"), "%s", text);
 }
