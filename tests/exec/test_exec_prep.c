@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/prep.h"
 #include "nkv_dev.h"
 
 Test(exec_prep, sqe_fields)
@@ -28,6 +29,20 @@ Test(exec_prep, sqe_fields)
 	cr_assert_eq(p.sqe.cdw2 | p.sqe.cdw3 | p.sqe.cdw14 | p.sqe.cdw15, 0, "no inline key");
 	cr_assert_eq(nkv_sqe_exec(1, 0, 0, 0, 0, nkv_dptr_prp(0, 0)).err, NKV_EINVAL);
 	cr_assert_eq(nkv_sqe_exec(1, 256, 0, 0, 0, nkv_dptr_prp(0, 0)).err, NKV_EINVAL);
+}
+
+Test(exec_prep, host_prep_form)
+{
+	struct nkv_sqe s;
+
+	cr_assert_eq(nkv_prep_exec(&s, 1, 0x1234, 7, 9, 10, 20, 0x1000, 0), 0);
+	cr_assert_eq(nkv_sqe_cid(&s), 0x1234);
+	cr_assert_eq(nkv_sqe_opc(&s), NKV_KV_EXEC);
+	cr_assert_eq(s.prp1, 0x1000);
+	cr_assert_eq(nkv_sqe_psdt(&s), NKV_PSDT_PRP);
+	cr_assert_eq(nkv_exec_op_id(&s), 9);
+	cr_assert_eq(nkv_prep_exec(&s, 1, 1, 0, 9, 10, 20, 0x1000, 0), NKV_EINVAL);
+	cr_assert_eq(nkv_prep_exec(NULL, 1, 1, 7, 9, 10, 20, 0x1000, 0), NKV_EINVAL);
 }
 
 Test(exec_prep, buffer_size)
