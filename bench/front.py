@@ -21,7 +21,6 @@ throughput >= 0.9x direct.
 
 usage: bench/front.py [--build build] [--rounds 5] [--out bench/results/front]
 """
-import argparse
 import json
 import os
 import re
@@ -31,6 +30,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sidebyside  # noqa: E402
 
 POINTS = [  # (name, size, batch, keys, iterations)
     ("4 KiB batch 1", 4096, 1, 256, 8),
@@ -86,15 +88,8 @@ def front(build, port, size, batch, keys, iters):
             "iops": j["iops_wall"], "mb_per_s": j["iops_wall"] * size / 1e6}
 
 
-def span(v):
-    return "%.2fx (%.2fx-%.2fx)" % (statistics.median(v), min(v), max(v))
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--build", default="build")
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--out", default="bench/results/front")
+    ap = sidebyside.parser(__doc__, "bench/results/front")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="nkv-front-")
     remote, port = start_remote(a.build, tmp)
@@ -127,14 +122,10 @@ def main():
         thr = [y["mb_per_s"] / x["mb_per_s"] for x, y in zip(d, f)]
         med = lambda s, k: statistics.median(v[k] for v in s)
         lines.append("| %s | %.1f us | %.1f us | %s | %.0f | %.0f | %s |" %
-                     (name, med(d, "p50_ns") / 1e3, med(f, "p50_ns") / 1e3, span(lat),
-                      med(d, "mb_per_s"), med(f, "mb_per_s"), span(thr)))
+                     (name, med(d, "p50_ns") / 1e3, med(f, "p50_ns") / 1e3, sidebyside.span(lat),
+                      med(d, "mb_per_s"), med(f, "mb_per_s"), sidebyside.span(thr)))
         out["points"][name] = {"direct": d, "front": f, "p50_ratio": lat, "throughput_ratio": thr}
-    os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
-    with open(a.out + ".md", "w") as fh:
-        fh.write("\n".join(lines) + "\n")
-    with open(a.out + ".json", "w") as fh:
-        json.dump(out, fh, indent=1)
+    sidebyside.write(a.out, lines, out)
     print("\n".join(lines))
 
 

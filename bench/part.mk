@@ -79,7 +79,7 @@ bench-tools: $(B)/bench/exec_bench
 # with nkv's initiator (no front): the reference bench/front.py sets
 # beside nkv-bench --target tcp: (the library's front), issue 45's goals.
 # Not installed: a measuring aid.
-$(B)/bench/nvmf_loop: bench/nvmf/nvmf_loop.c $(LIBNKVTGT)
+$(B)/bench/nvmf_loop: bench/nvmf/nvmf_loop.c bench/loop_util.h $(LIBNKVTGT)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $< $(LIBNKVTGT) -o $@ $(LDFLAGS) $(TARGET_LDLIBS)
+	$(CC) $(CPPFLAGS) -Ibench $(CFLAGS) $< $(LIBNKVTGT) -o $@ $(LDFLAGS) $(TARGET_LDLIBS)
 bench-tools: $(B)/bench/nvmf_loop

@@ -17,7 +17,6 @@ quiet are taken within each round; median and range reported.
 
 usage: bench/rpc_hostile.py [--build build] [--rounds 5] [--out bench/results/rpc_hostile]
 """
-import argparse
 import json
 import multiprocessing
 import os
@@ -27,6 +26,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sidebyside  # noqa: E402
 
 
 def abuse(path, stop, pace_ms, counts):
@@ -91,16 +93,9 @@ def bench(build, sock):
     return {"iops": j["iops_wall"], "p50_ns": j["latency_ns"]["p50"], "p99_ns": j["latency_ns"]["p99"]}
 
 
-def span(v):
-    return "%.2fx (%.2fx-%.2fx)" % (statistics.median(v), min(v), max(v))
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--build", default="build")
-    ap.add_argument("--rounds", type=int, default=5)
+    ap = sidebyside.parser(__doc__, "bench/results/rpc_hostile")
     ap.add_argument("--pace-ms", type=int, default=200)
-    ap.add_argument("--out", default="bench/results/rpc_hostile")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="nkv-rpch-")
     sock, rsock = os.path.join(tmp, "v.sock"), os.path.join(tmp, "r.sock")
@@ -150,18 +145,14 @@ def main():
              "| figure | quiet (median) | hostile (median) | hostile / quiet, within a round |",
              "|---|---|---|---|",
              "| IOPS | %.0f | %.0f | %s |" % (statistics.median(x["iops"] for x in q),
-                                            statistics.median(x["iops"] for x in h), span(iops)),
+                                            statistics.median(x["iops"] for x in h), sidebyside.span(iops)),
              "| p50 latency | %.1f us | %.1f us | %s |" % (statistics.median(x["p50_ns"] for x in q) / 1e3,
                                                        statistics.median(x["p50_ns"] for x in h) / 1e3,
-                                                       span(p50)),
+                                                       sidebyside.span(p50)),
              "", "The machine's spread, for scale: quiet IOPS of one round over the last, %s." %
-             (span(qq) if qq else "n/a")]
-    os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
-    with open(a.out + ".md", "w") as fh:
-        fh.write("\n".join(lines) + "\n")
-    with open(a.out + ".json", "w") as fh:
-        json.dump({"rows": rows, "iops_ratio": iops, "p50_ratio": p50, "load": load,
-                   "hostile_calls": dict(counts)}, fh, indent=1)
+             (sidebyside.span(qq) if qq else "n/a")]
+    sidebyside.write(a.out, lines, {"rows": rows, "iops_ratio": iops, "p50_ratio": p50, "load": load,
+                   "hostile_calls": dict(counts)})
     print("\n".join(lines))
 
 

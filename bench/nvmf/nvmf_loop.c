@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "loop_util.h"
 #include "nvmf/tcp_host.h"
 
 struct loop_conf {
@@ -29,21 +30,6 @@ struct loop_conf {
 	size_t size;
 	unsigned batch, keys, iters, nsid;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static void usage(FILE *f)
 {

@@ -11,8 +11,8 @@ bench-rados: $(B)/bench/rados_loop $(B)/bin/nkv-bench $(B)/bin/nkv-target
 # written with one sync) that bench/compare.py's rocksdb part sets beside
 # nkv-target --backend rocksdb; --via backend drives that backend itself,
 # hence libnkvtarget. A measuring aid, not installed.
-$(B)/bench/rocks_loop: bench/rocksdb/rocks_loop.c $(LIBNKVTGT)
+$(B)/bench/rocks_loop: bench/rocksdb/rocks_loop.c bench/loop_util.h $(LIBNKVTGT)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $< $(LIBNKVTGT) -o $@ $(LDFLAGS) $(TARGET_LDLIBS)
+	$(CC) $(CPPFLAGS) -Ibench $(CFLAGS) $< $(LIBNKVTGT) -o $@ $(LDFLAGS) $(TARGET_LDLIBS)
 .PHONY: bench-rocks
 bench-rocks: $(B)/bench/rocks_loop

@@ -6,7 +6,7 @@
 # fuzzer link, without librados.
 NKV_TGT_CORE := $(sort $(wildcard src/target/core/*.c)) \
 	src/target/backends/mem.c src/target/backends/kvmap.c src/target/backends/valloc.c \
-	src/target/backends/lru.c
+	src/target/backends/lru.c src/target/backends/lend.c
 # Every backend: one file each (with its helpers), and the registry that
 # lists them (registry.c: one line per backend). registry.c names the
 # rados type, so it stays out of NKV_TGT_CORE: what needs the registry

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -78,6 +79,10 @@ static void rpc_proc_exec(const struct rpc_proc *t, const char *bin, const char 
 		argv[9 + i] = extra[i];
 	if (fd >= 0)
 		dup2(fd, 2);
+	/* A test that crashes runs no .fini: the target goes with it, and
+	 * with it the test's output pipe it inherited (else a reader of
+	 * that pipe waits for ever). */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	execv(bin, (char *const *)argv);
 	_exit(127);
 }

@@ -220,18 +220,13 @@ static uint8_t *th_buf(struct th *t, uint32_t need)
 	return t->rbuf;
 }
 
-uint16_t th_cmd(struct th *t, struct nkv_sqe *s, const void *h2c, uint32_t h2c_len,
-		const void *head, uint32_t head_len, void *c2h, uint32_t c2h_len, uint32_t *got)
+int th_cmd_send(struct th *t, struct nkv_sqe *s, const void *h2c, uint32_t h2c_len,
+		const void *head, uint32_t head_len, uint32_t c2h_len)
 {
 	struct nkv_tcp_cmd cmd;
-	uint32_t dummy = 0, cap = 8192;
-	uint8_t *buf = th_buf(t, cap);
 	const void *icd = head;
 	uint32_t icd_len = head_len;
-	int rc;
 
-	got = got ? got : &dummy;
-	*got = 0;
 	s->cdw0 = (s->cdw0 & 0xffffu & ~(3u << 14)) | (1u << 14) | ((uint32_t)++t->cid << 16);
 	if (h2c_len && h2c_len <= t->icd_max && !head_len) {
 		nkv_sqe_sgl1_set(s, 0, h2c_len, 0);
@@ -245,8 +240,18 @@ uint16_t th_cmd(struct th *t, struct nkv_sqe *s, const void *h2c, uint32_t h2c_l
 	memset(&cmd, 0, sizeof(cmd));
 	cmd.ch.type = NKV_TCP_CMD;
 	cmd.sqe = *s;
-	if (th_send_pdu(t, &cmd, sizeof(cmd), icd, icd_len))
-		return TH_TIMEOUT;
+	return th_send_pdu(t, &cmd, sizeof(cmd), icd, icd_len) ? -EIO : 0;
+}
+
+uint16_t th_cmd_finish(struct th *t, const void *h2c, uint32_t h2c_len, void *c2h,
+		       uint32_t c2h_len, uint32_t *got)
+{
+	uint32_t dummy = 0, cap = 8192;
+	uint8_t *buf = th_buf(t, cap);
+	int rc;
+
+	got = got ? got : &dummy;
+	*got = 0;
 	for (;;) {
 		if (th_read(t, buf, 8) <= 0)
 			return TH_TIMEOUT;
@@ -272,6 +277,16 @@ uint16_t th_cmd(struct th *t, struct nkv_sqe *s, const void *h2c, uint32_t h2c_l
 		if (rc)
 			return TH_TIMEOUT;
 	}
+}
+
+uint16_t th_cmd(struct th *t, struct nkv_sqe *s, const void *h2c, uint32_t h2c_len,
+		const void *head, uint32_t head_len, void *c2h, uint32_t c2h_len, uint32_t *got)
+{
+	if (got)
+		*got = 0;
+	if (th_cmd_send(t, s, h2c, h2c_len, head, head_len, c2h_len))
+		return TH_TIMEOUT;
+	return th_cmd_finish(t, h2c, h2c_len, c2h, c2h_len, got);
 }
 
 static void th_fab(struct nkv_sqe *s, uint8_t fctype)
@@ -398,6 +413,14 @@ uint16_t th_store(struct th *t, const void *key, uint32_t klen, const void *val,
 	st = th_cmd(t, &s, all, hl + len, NULL, 0, NULL, 0, NULL);
 	free(all);
 	return st;
+}
+
+int th_retrieve_send(struct th *t, const void *key, uint32_t klen, uint32_t len)
+{
+	struct nkv_sqe s;
+
+	th_kv(&s, NKV_KV_RETRIEVE, key, klen, len);
+	return th_cmd_send(t, &s, NULL, 0, NULL, 0, len);
 }
 
 uint16_t th_retrieve(struct th *t, const void *key, uint32_t klen, void *buf, uint32_t len,

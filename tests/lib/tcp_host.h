@@ -66,6 +66,16 @@ int th_io(struct th *t, const struct th *admin, uint16_t qid);
 uint16_t th_cmd(struct th *t, struct nkv_sqe *s, const void *h2c, uint32_t h2c_len,
 		const void *head, uint32_t head_len, void *c2h, uint32_t c2h_len, uint32_t *got);
 
+/* th_cmd in two halves, for a test that leaves the answer unread a while:
+ * the command sent (0 or -EIO), then everything read back as th_cmd. */
+int th_cmd_send(struct th *t, struct nkv_sqe *s, const void *h2c, uint32_t h2c_len,
+		const void *head, uint32_t head_len, uint32_t c2h_len);
+uint16_t th_cmd_finish(struct th *t, const void *h2c, uint32_t h2c_len, void *c2h,
+		       uint32_t c2h_len, uint32_t *got);
+/* A Retrieve of a key of 1..16 bytes sent, its answer left unread
+ * (th_cmd_finish reads it). 0 or -EIO. */
+int th_retrieve_send(struct th *t, const void *key, uint32_t klen, uint32_t len);
+
 /* KV helpers: keys of 1..16 bytes inline, longer in head form. */
 uint16_t th_store(struct th *t, const void *key, uint32_t klen, const void *val, uint32_t len);
 uint16_t th_retrieve(struct th *t, const void *key, uint32_t klen, void *buf, uint32_t len,

@@ -41,14 +41,24 @@ test_tgt_memguard_SRCS := tests/target/test_memguard.c src/target/core/memguard.
 test_tgt_memguard_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 
 TESTS += test_tgt_be_mem
-test_tgt_be_mem_SRCS := tests/target/test_be_mem.c src/target/backends/mem.c src/target/backends/kvmap.c src/target/backends/lru.c \
-	src/target/core/memguard.c src/target/core/be_data.c src/target/backends/valloc.c src/target/core/clock.c
+test_tgt_be_mem_SRCS := tests/target/test_be_mem.c src/target/backends/mem.c src/target/backends/kvmap.c src/target/backends/lru.c src/target/backends/lend.c \
+	src/target/core/memguard.c src/target/core/be_data.c src/target/backends/valloc.c src/target/core/clock.c \
+	src/target/core/be_log.c
 # --wrap=malloc: the test counts the backend's mallocs.
 test_tgt_be_mem_LDLIBS := -Wl,--wrap=malloc $(NKV_TGT_TEST_LDLIBS)
 
 TESTS += test_tgt_valloc
 test_tgt_valloc_SRCS := tests/target/test_valloc.c src/target/backends/valloc.c
 test_tgt_valloc_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
+
+TESTS += test_tgt_lend
+test_tgt_lend_SRCS := tests/target/test_lend.c src/target/backends/lend.c src/target/core/be_log.c
+test_tgt_lend_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
+TSAN_TESTS += test_tgt_lend
+
+TESTS += test_tgt_lru
+test_tgt_lru_SRCS := tests/target/test_lru.c src/target/backends/lru.c
+test_tgt_lru_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 
 TESTS += test_tgt_kvmap
 test_tgt_kvmap_SRCS := tests/target/test_kvmap.c src/target/backends/kvmap.c
@@ -77,7 +87,7 @@ TSAN_TESTS += test_be_rocksdb
 # Not a test: the mem backend's memory per value, charged and resident
 # (make bench-mem-rss; build/bench/bench_mem_rss [COUNTxSIZE ...]).
 BENCH_MEM_RSS_OBJS = $(patsubst %.c,$(B)/obj/%.o,tests/target/bench_mem_rss.c \
-	src/target/backends/mem.c src/target/backends/kvmap.c src/target/backends/valloc.c src/target/backends/lru.c \
+	src/target/backends/mem.c src/target/backends/kvmap.c src/target/backends/valloc.c src/target/backends/lru.c src/target/backends/lend.c \
 	src/target/core/memguard.c src/target/core/be_data.c src/target/core/clock.c)
 $(B)/bench/bench_mem_rss: $(BENCH_MEM_RSS_OBJS)
 	@mkdir -p $(@D)
@@ -129,7 +139,7 @@ test_tcp_hosts_LIBS = $(NKV_TCP_TEST_LIBS)
 test_tcp_hosts_LDLIBS = $(NKV_TCP_TEST_LDLIBS)
 $(B)/tests/test_tcp_hosts: | $(B)/bin/nkv-target
 # The poll thread against 16 host threads and a backend's own thread.
-TSAN_TESTS += test_tcp_hosts test_tcp_hostile
+TSAN_TESTS += test_tcp_hosts test_tcp_hostile test_tcp
 
 # The metrics endpoint (issue 47): the built nkv-target with --metrics,
 # scraped over HTTP (tests/lib/http_get.c), checked by promtool and by a

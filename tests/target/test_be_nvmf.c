@@ -7,9 +7,11 @@
  * store options and statuses passed through, the remote's limits
  * advertised, a remote killed (88h, event=remote_lost) and restarted
  * (event=remote_back, commands work again), a remote stopped (88h in
- * bounded time, no hang).
+ * bounded time, no hang), a slow remote (stalls below the timeout: every
+ * command answered by the remote, late, nothing said lost).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -234,6 +236,56 @@ Test(be_nvmf, remote_stopped, .init = init_mem, .fini = fini, .timeout = 60)
 	cr_assert(tgt_log_wait(F.log, "event=remote_lost", 1, 5000));
 	kill(R.pid, SIGCONT);
 	cr_assert(tgt_log_wait(F.log, "event=remote_back", 1, 15000));
+}
+
+/* A slow remote, not a lost one: stopped for 300 ms out of every 400 (a
+ * stall below the front's 1 s --remote-timeout-ms) while a host Stores
+ * and Retrieves through the front. Every command completes with the
+ * remote's own status (no 88h), every value whole, some of them late,
+ * and the front never says the remote was lost. */
+static volatile int PULSING;
+
+static void *pulse(void *arg)
+{
+	pid_t pid = *(pid_t *)arg;
+
+	while (PULSING) {
+		kill(pid, SIGSTOP);
+		usleep(300 * 1000);
+		kill(pid, SIGCONT);
+		usleep(100 * 1000);
+	}
+	return NULL;
+}
+
+Test(be_nvmf, slow_remote, .init = init_mem, .fini = fini, .timeout = 120)
+{
+	uint8_t v[8192], r[8192], key[16];
+	uint32_t dw0, got, klen, i, n = 24, late = 0;
+	uint64_t t0, ms;
+	pthread_t t;
+	pid_t pid = R.pid;
+
+	PULSING = 1;
+	cr_assert_eq(pthread_create(&t, NULL, pulse, &pid), 0);
+	for (i = 0; i < n; i++) {
+		klen = (uint32_t)snprintf((char *)key, sizeof(key), "slow%u", i);
+		memset(v, (int)(i + 1), sizeof(v));
+		t0 = nkv_nvmf_now_ms();
+		cr_assert_eq(kv(NKV_KV_STORE, key, klen, v, sizeof(v), 0, NULL, NULL), 0,
+			     "store %u: the remote's own answer, however late", i);
+		memset(r, 0, sizeof(r));
+		cr_assert_eq(kv(NKV_KV_RETRIEVE, key, klen, r, sizeof(r), 0, &dw0, &got), 0);
+		ms = nkv_nvmf_now_ms() - t0;
+		late += ms >= 100;
+		cr_assert_eq(dw0, sizeof(v));
+		cr_assert_eq(memcmp(r, v, sizeof(v)), 0, "value %u whole", i);
+	}
+	PULSING = 0;
+	pthread_join(t, NULL);
+	kill(pid, SIGCONT);
+	cr_expect_gt(late, 0, "some commands waited for the stalled remote");
+	cr_expect_eq(tgt_log_count(F.log, "event=remote_lost"), 0, "slow is not lost");
 }
 
 /* Front namespace N is the remote's namespace N: a key stored through

@@ -1135,3 +1135,63 @@ Test(rpc, tcp_only_target_lists_and_ends_tcp_connections, .timeout = 60)
 	client_close(&cl);
 	cr_expect(rpc_proc_alive(&T));
 }
+
+/* Issue 46's goal: each live setting changed on a running target under
+ * load, its effect seen by a client, nothing lost. One client storms
+ * Store/Retrieve pairs (every value read back whole, or 81h while the
+ * capacity is low) while each setting changes in turn and a second
+ * client observes it: the log level (a debug line), max_conns (a new
+ * client refused, the storm's connection kept), the handshake timeout (a
+ * silent client closed early), the idle and message timeouts, the poll
+ * interval, and the namespace's capacity, max_keys and eviction. */
+Test(rpc, every_live_setting_under_a_storm, .timeout = 120)
+{
+	struct full_storm s = { 0 };
+	struct client b;
+	pthread_t t;
+	char c;
+	int fd;
+
+	rpc_proc_stop(&T);
+	cr_assert_eq(rpc_proc_start(&T, (const char *const[]){ "--capacity", "64M", NULL }), 0);
+	cr_assert_eq(client_open(&s.cl), 0);
+	cr_assert_eq(pthread_create(&t, NULL, full_storm_main, &s), 0);
+	cr_expect(acked_past(&s, 50, 20000), "the storm stores");
+
+	json_object_put(call_ok("log_level_set", "{\"level\":\"debug\"}"));
+	json_object_put(call_ok("rpc_list", NULL));
+	cr_expect(rpc_proc_log_has(&T, "level=debug"), "a debug line appears");
+	json_object_put(call_ok("log_level_set", "{\"level\":\"warn\"}"));
+
+	json_object_put(call_ok("target_set", "{\"max_conns\":1}"));
+	cr_expect_neq(client_open(&b), 0, "a second client past max_conns 1");
+	json_object_put(call_ok("target_set", "{\"max_conns\":16}"));
+	cr_assert_eq(client_open(&b), 0, "served again at 16");
+	cr_expect_eq(store_retrieve(&b, "second", "client"), 0);
+	client_close(&b);
+
+	json_object_put(call_ok("target_set", "{\"handshake_timeout_ms\":200,"
+				"\"idle_timeout_ms\":30000,\"msg_timeout_ms\":2000,"
+				"\"poll_interval_ns\":20000}"));
+	fd = rpc_connect(T.vsock);	/* says nothing: closed at the new handshake limit */
+	cr_assert_geq(fd, 0);
+	cr_expect_eq(rpc_read(fd, 3000), NULL);
+	cr_expect_eq(recv(fd, &c, 1, MSG_DONTWAIT), 0, "closed by the target within 3 s");
+	close(fd);
+	cr_expect(acked_past(&s, 50, 20000), "the storm goes on at the new poll interval");
+
+	json_object_put(set_ok("{\"nsid\":1,\"capacity\":65536}"));
+	usleep(200000);
+	cr_expect_gt(s.full, 0, "Stores past the lowered capacity answered 81h");
+	json_object_put(set_ok("{\"nsid\":1,\"evict\":\"lru\"}"));
+	cr_expect(acked_past(&s, 50, 20000), "stored again by evicting");
+	json_object_put(set_ok("{\"nsid\":1,\"capacity\":67108864,\"evict\":\"none\","
+			       "\"max_keys\":100000}"));
+	cr_expect(acked_past(&s, 50, 20000), "stored again once raised");
+
+	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	cr_expect_eq(s.bad, 0, "no Store lost or failed otherwise, every value whole");
+	client_close(&s.cl);
+	cr_expect(rpc_proc_alive(&T));
+}

@@ -132,10 +132,14 @@ int nkv_lru_use(struct nkv_lru *l, const uint8_t *key, uint8_t klen)
 		memcpy(n->key, key, klen);
 		n->hnext = NULL;
 		*s = n;
-		if (++l->count > l->nb)
-			nkv_lru_grow(l);
+		l->count++;
 	}
+	/* In the list before a growth rebuilds the buckets from it: a node
+	 * left out would stay listed but unreachable by drop, and eviction
+	 * would meet it as the oldest for ever. */
 	nkv_lru_front(l, n);
+	if (l->count > l->nb)
+		nkv_lru_grow(l);
 	pthread_mutex_unlock(&l->lock);
 	return 0;
 }

@@ -34,6 +34,7 @@
 
 #include "mem.h"
 #include "kvmap.h"
+#include "lend.h"
 #include "lru.h"
 #include "registry.h"
 #include "valloc.h"
@@ -88,6 +89,8 @@ struct nkv_be_mem {
 	/* KV: the most namespace_set may raise the capacity to (the
 	 * allocator's reservation holds it). */
 	uint64_t cap_max;
+	/* KV: values a transport is sending from (lend.h). */
+	struct nkv_lend *lend;
 };
 
 uint64_t nkv_be_mem_key_cost(uint64_t len)
@@ -124,16 +127,29 @@ static struct nkv_mem_ent *nkv_mem_ent_get(struct nkv_be_mem *m, uint64_t len)
 	return e;
 }
 
-static void nkv_mem_ent_put(struct nkv_be_mem *m, struct nkv_mem_ent *e)
+static void nkv_mem_ent_free(struct nkv_be_mem *m, struct nkv_mem_ent *e)
 {
-	if (!e)
-		return;
 	if (e->size <= NKV_MEM_INLINE) {
 		nkv_valloc_put(m->va, e, sizeof(*e) + e->size);
 		return;
 	}
 	nkv_valloc_put(m->va, e->val, e->size);
 	nkv_valloc_put(m->va, e, sizeof(*e));
+}
+
+/* lend.h's free_fn: a retired entry's last borrower is done. */
+static void nkv_mem_ent_unlent(void *owner, void *ent)
+{
+	nkv_mem_ent_free(owner, ent);
+}
+
+/* An entry that left the map (or never joined it): freed now, or by its
+ * last borrower when a transport is still sending its value. */
+static void nkv_mem_ent_put(struct nkv_be_mem *m, struct nkv_mem_ent *e)
+{
+	if (!e || (m->lend && nkv_lend_retire(m->lend, e)))
+		return;
+	nkv_mem_ent_free(m, e);
 }
 
 static uint16_t nkv_mem_st(uint8_t sc)
@@ -327,8 +343,30 @@ static uint16_t nkv_mem_store(struct nkv_be_mem *m, struct nkv_be_op *op)
 	return st;
 }
 
+/* Values from this size are lent to a transport that sends from memory
+ * (backend.h nkv_be_lend) rather than copied: below it the copy costs
+ * less than the loan's bookkeeping. */
+#define NKV_MEM_LEND_MIN (64u << 10)
+
+/* n bytes of e's value to op: lent where the transport takes a loan (the
+ * namespace's own Retrieve, not a tier's: lend 1), else copied. Under
+ * the map's lock, so e cannot be retired before the loan is recorded. */
+static uint16_t nkv_mem_give(struct nkv_be_mem *m, struct nkv_be_op *op,
+			     const struct nkv_mem_ent *e, uint64_t n, int lend)
+{
+	void *tok;
+
+	if (lend && m->lend && n >= NKV_MEM_LEND_MIN && nkv_be_lendable(op) &&
+	    (tok = nkv_lend_take(m->lend, (void *)e))) {
+		if (!nkv_be_lend(op, e->val, n, nkv_lend_release, tok))
+			return 0;
+		nkv_lend_release(tok);
+	}
+	return nkv_be_copy_out(op, e->val, n);
+}
+
 /* Retrieve; a host buffer of 0 bytes asks for the size only. */
-static uint16_t nkv_mem_retrieve(struct nkv_be_mem *m, struct nkv_be_op *op)
+static uint16_t nkv_mem_retrieve(struct nkv_be_mem *m, struct nkv_be_op *op, int lend)
 {
 	const struct nkv_mem_ent *e;
 	uint16_t st = 0;
@@ -341,7 +379,7 @@ static uint16_t nkv_mem_retrieve(struct nkv_be_mem *m, struct nkv_be_op *op)
 		if (m->lru)
 			nkv_lru_use(m->lru, op->key, op->klen);
 		if (op->len)
-			st = nkv_be_copy_out(op, e->val, e->size < op->len ? e->size : op->len);
+			st = nkv_mem_give(m, op, e, e->size < op->len ? e->size : op->len, lend);
 	} else {
 		st = nkv_mem_st(NKV_SC_KV_KEY_NOT_EXISTS);
 	}
@@ -549,13 +587,14 @@ static uint16_t nkv_mem_nvm(struct nkv_be_mem *m, struct nkv_be_op *op)
 	return st;
 }
 
-static uint16_t nkv_mem_exec(struct nkv_be_mem *m, struct nkv_be_op *op)
+/* lend: the namespace's own command (a tier's caller copies). */
+static uint16_t nkv_mem_exec(struct nkv_be_mem *m, struct nkv_be_op *op, int lend)
 {
 	if (m->blocks)
 		return nkv_mem_nvm(m, op);
 	switch (op->opc) {
 	case NKV_KV_STORE: return nkv_mem_store(m, op);
-	case NKV_KV_RETRIEVE: return nkv_mem_retrieve(m, op);
+	case NKV_KV_RETRIEVE: return nkv_mem_retrieve(m, op, lend);
 	case NKV_KV_DELETE: return nkv_mem_delete(m, op);
 	case NKV_KV_EXIST: return nkv_mem_exist(m, op);
 	case NKV_KV_LIST: return nkv_mem_list(m, op);
@@ -566,7 +605,7 @@ static uint16_t nkv_mem_exec(struct nkv_be_mem *m, struct nkv_be_op *op)
 static void nkv_mem_run(struct nkv_be_mem *m, struct nkv_be_op *op)
 {
 	op->dw0 = 0;
-	op->status = nkv_mem_exec(m, op);
+	op->status = nkv_mem_exec(m, op, 1);
 	op->done(op);
 }
 
@@ -633,7 +672,7 @@ static int nkv_mem_submit(struct nkv_be *be, struct nkv_be_op *op)
 uint16_t nkv_be_mem_run(struct nkv_be *be, struct nkv_be_op *op)
 {
 	op->dw0 = 0;
-	return nkv_mem_exec((struct nkv_be_mem *)be, op);
+	return nkv_mem_exec((struct nkv_be_mem *)be, op, 0);
 }
 
 int nkv_be_mem_has(struct nkv_be *be, const uint8_t *key, uint8_t klen)
@@ -751,6 +790,7 @@ static void nkv_mem_destroy(struct nkv_be *be)
 		pthread_cond_destroy(&m->qcond);
 	}
 	nkv_mem_sweeper_stop(m);
+	nkv_lend_destroy(m->lend);	/* values still being sent: waited for */
 	nkv_kvmap_fini(&m->map, NULL);	/* the entries go with the allocator */
 	nkv_valloc_destroy(m->va);
 	nkv_lru_destroy(m->lru);
@@ -945,6 +985,8 @@ static struct nkv_be *nkv_mem_new(const struct nkv_be_conf *o, char *err, size_t
 	nkv_kvmap_init(&m->map);
 	rc = nkv_mem_setup(m, o, cap, bs, mv);
 	if (!rc && nkv_mem_evict(o) && !(m->lru = nkv_lru_create()))
+		rc = -ENOMEM;
+	if (!rc && !o->nvm && !(m->lend = nkv_lend_create(nkv_mem_ent_unlent, m)))
 		rc = -ENOMEM;
 	m->be.evict = m->lru != NULL;
 	if (!rc && o->worker) {

@@ -72,6 +72,22 @@ uint16_t nkv_be_copy_in(struct nkv_be_op *op, void *dst, uint64_t len);
 uint16_t nkv_be_copy_out(struct nkv_be_op *op, const void *src, uint64_t len);
 
 /*
+ * Instead of nkv_be_copy_out (a Retrieve's value, len <= op->len): let
+ * the transport send len bytes straight from src, with no copy, where it
+ * sends from memory of its own choosing (NVMe/TCP's C2HData). 0: lent,
+ * recorded as the bytes produced; release(ctx) follows once the bytes
+ * are out or will never go (any thread, possibly after done()), and src
+ * must not change or go away until then (lend.h keeps a removed entry).
+ * -EOPNOTSUPP: the transport writes into the client's memory
+ * (vfio-user) or takes no loan: copy as usual.
+ */
+int nkv_be_lend(struct nkv_be_op *op, const void *src, uint64_t len,
+		void (*release)(void *ctx), void *ctx);
+/* Whether nkv_be_lend() would take a loan for op (a backend asks before
+ * it prepares one). */
+int nkv_be_lendable(const struct nkv_be_op *op);
+
+/*
  * Append one whole List entry for key (klen 1..255). 0, 1 when the entry
  * does not fit (the List ends there), or -EFAULT when a page of the
  * client's vanished (the List ends; the core answers Data Transfer

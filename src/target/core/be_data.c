@@ -42,6 +42,28 @@ uint16_t nkv_be_copy_out(struct nkv_be_op *op, const void *src, uint64_t len)
 	return 0;
 }
 
+int nkv_be_lendable(const struct nkv_be_op *op)
+{
+	const struct nkv_tgt_cmd *cmd = (const struct nkv_tgt_cmd *)op;	/* the op comes first */
+
+	return cmd->req && cmd->req->can_lend && !cmd->list && !cmd->req->lent;
+}
+
+int nkv_be_lend(struct nkv_be_op *op, const void *src, uint64_t len,
+		void (*release)(void *ctx), void *ctx)
+{
+	struct nkv_tgt_cmd *cmd = nkv_tgt_op_cmd(op);
+	struct nkv_tgt_req *req = cmd->req;
+
+	if (!nkv_be_lendable(op) || len > op->len || !release)
+		return -EOPNOTSUPP;
+	req->lent = src;
+	req->lent_release = release;
+	req->lent_ctx = ctx;
+	cmd->produced = len;
+	return 0;
+}
+
 int nkv_be_list_add(struct nkv_be_op *op, const uint8_t *key, uint32_t klen)
 {
 	struct nkv_tgt_cmd *cmd = nkv_tgt_op_cmd(op);

@@ -300,6 +300,8 @@ int nkv_tgt_ctrl_exec(struct nkv_tgt_ctrl *c, struct nkv_tgt_req *req)
 	req->status = 0;
 	req->dw0 = req->dw1 = 0;
 	req->produced = 0;
+	req->lent = NULL;
+	req->lent_release = NULL;
 	if (nkv_sqe_opc(&req->sqe) == NKV_NVMF_OPC) {
 		nkv_tgt_fab_cmd(c, req);
 		return 0;

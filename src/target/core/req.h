@@ -51,6 +51,9 @@ struct nkv_tgt_req {
 	int iovcnt;
 	void (*done)(struct nkv_tgt_req *req);
 	void *ctx;		/* the transport's */
+	/* 1: the transport sends what the controller returns from memory
+	 * of the backend's when it lends some (backend.h nkv_be_lend). */
+	int can_lend;
 
 	/* Out, set before done(). */
 	uint16_t status;	/* NKV_STATUS(sct, sc); 0 = success */
@@ -58,6 +61,12 @@ struct nkv_tgt_req {
 	uint32_t dw1;		/* Property Get of an 8-byte property */
 	uint64_t produced;	/* bytes written into the data, from the
 				 * first byte after a key head */
+	/* A loan instead of written data (can_lend): the produced bytes are
+	 * at lent; the transport calls lent_release(lent_ctx) once they are
+	 * out or will never go, whatever the status. NULL: none. */
+	const void *lent;
+	void (*lent_release)(void *ctx);
+	void *lent_ctx;
 };
 
 /*

@@ -59,6 +59,8 @@ void nkv_tcp_io_release(struct nkv_tcp_io *io)
 	if (!io->busy)
 		return;
 	c->buf_bytes -= io->buf_len + io->icd_len;
+	if (io->req.lent_release)	/* sent, or never to be */
+		io->req.lent_release(io->req.lent_ctx);
 	free(io->icd);
 	if (io->buf && io->buf_cap <= NKV_TCP_SPARE_MAX && io->buf_cap >= c->spare_len &&
 	    io->buf_cap >= (64u << 10)) {
@@ -95,9 +97,11 @@ static int nkv_tcp_send(struct nkv_tcp_conn *c, struct nkv_tcp_tx *t)
 	return 0;
 }
 
-/* C2HData: len bytes of the command's buffer, in one PDU. */
+/* C2HData: len bytes of the command's buffer, or of the backend's value
+ * it lent (sent from there, no copy), in one PDU. */
 static int nkv_tcp_send_c2h(struct nkv_tcp_io *io, uint32_t len)
 {
+	const uint8_t *src = io->req.lent ? io->req.lent : io->buf;
 	struct nkv_tcp_conn *c = io->conn;
 	struct nkv_tcp_tx *t = nkv_tcp_tx_new();
 	struct nkv_tcp_data *h;
@@ -115,10 +119,10 @@ static int nkv_tcp_send_c2h(struct nkv_tcp_io *io, uint32_t len)
 	h->datao = 0;
 	h->datal = len;
 	nkv_tcp_tx_hdr(c, t, sizeof(*h), pdo);
-	t->data = io->buf;
+	t->data = src;
 	t->data_len = len;
 	if (dd) {
-		crc = nkv_tcp_crc32c(io->buf, len);
+		crc = nkv_tcp_crc32c(src, len);
 		memcpy(t->ddgst, &crc, sizeof(crc));
 		t->dd_len = dd;
 	}
@@ -182,6 +186,7 @@ static void nkv_tcp_exec(struct nkv_tcp_conn *c, struct nkv_tcp_io *io)
 {
 	io->req.qid = c->qid;
 	io->req.done = nkv_tcp_req_done;
+	io->req.can_lend = io->c2h;
 	io->in_core = 1;
 	if (nkv_tgt_ctrl_exec(c->assoc->ctrl, &io->req)) {
 		io->in_core = 0;

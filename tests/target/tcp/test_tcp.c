@@ -166,6 +166,66 @@ static void sizes(int hdgst, int ddgst)
 	th_close(&a);
 }
 
+/* A Retrieve of a large value leaves from the mem backend's own memory
+ * (a loan, backend.h nkv_be_lend): its host stops reading mid-value while
+ * another host replaces and deletes the key and churns the namespace
+ * with values of the same size (which would reuse the memory were it
+ * freed). The stalled host then reads the whole old value, byte for
+ * byte; the new one is what a later Retrieve sees. Also with digests
+ * (the CRC is taken over the lent bytes). */
+static void lent_value_outlives_its_key(int ddgst)
+{
+	const uint32_t n = 8u << 20;
+	uint8_t *old = malloc(n), *nv = malloc(n), *back = malloc(n);
+	struct th a, io, b, bio;
+	uint32_t got = 0, dw0 = 0, i;
+
+	cr_assert(old && nv && back);
+	fill(old, n, 1);
+	fill(nv, n, 2);
+	cr_assert_eq(th_admin(&a, PORT, 0, ddgst, TH_SUBNQN, 0), 0);
+	cr_assert_eq(th_io(&io, &a, 1), 0);
+	cr_assert_eq(th_admin(&b, PORT, 0, 0, TH_SUBNQN, 0), 0);
+	cr_assert_eq(th_io(&bio, &b, 1), 0);
+	cr_assert_eq(th_store(&bio, "lent", 4, old, n), 0);
+	cr_assert_eq(th_retrieve_send(&io, "lent", 4, n), 0);
+	usleep(100 * 1000);	/* the target sends what the socket takes, then waits */
+	cr_assert_eq(th_store(&bio, "lent", 4, nv, n), 0, "replaced while lent");
+	cr_assert_eq(th_kv_simple(&bio, NKV_KV_DELETE, "lent", 4), 0, "deleted while lent");
+	for (i = 0; i < 6; i++) {
+		char k[8];
+
+		snprintf(k, sizeof(k), "churn%u", i);
+		cr_assert_eq(th_store(&bio, k, (uint32_t)strlen(k), nv, n), 0);
+		cr_assert_eq(th_kv_simple(&bio, NKV_KV_DELETE, k, (uint32_t)strlen(k)), 0);
+	}
+	cr_assert_eq(th_cmd_finish(&io, NULL, 0, back, n, &got), 0);
+	dw0 = io.cqe.dw0;
+	cr_assert_eq(dw0, n);
+	cr_assert_eq(got, n);
+	cr_assert_eq(memcmp(back, old, n), 0, "the stalled host got the whole old value");
+	cr_assert_eq(th_store(&bio, "lent", 4, nv, n), 0);
+	cr_assert_eq(th_retrieve(&io, "lent", 4, back, n, &dw0, &got), 0);
+	cr_assert_eq(memcmp(back, nv, n), 0, "a later Retrieve sees the new value");
+	th_close(&bio);
+	th_close(&b);
+	th_close(&io);
+	th_close(&a);
+	free(old);
+	free(nv);
+	free(back);
+}
+
+Test(tcp, lent_value_outlives_its_key)
+{
+	lent_value_outlives_its_key(0);
+}
+
+Test(tcp, lent_value_outlives_its_key_with_data_digests)
+{
+	lent_value_outlives_its_key(1);
+}
+
 Test(tcp, values_1b_to_8mib)
 {
 	sizes(0, 0);
