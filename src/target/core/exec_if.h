@@ -41,16 +41,28 @@ void nkv_tgt_exec_register(const struct nkv_tgt_exec_ops *ops);
 /* Is one registered (Identify advertises NKV_KV_VS_EXEC)? */
 int nkv_tgt_exec_offered(void);
 
+/* A value the backend lent (backend.h nkv_be_lend) instead of copying:
+ * its bytes at p until release(ctx), which the borrower calls once. */
+struct nkv_tgt_loan {
+	const void *p;		/* NULL: nothing lent, the bytes are in buf */
+	void (*release)(void *ctx);
+	void *ctx;
+};
+
 /*
  * The whole value of key in be into buf (cap bytes): *size = its stored
  * length (may exceed cap: nothing beyond cap is written). Through the
  * backend's own Retrieve, as any command would, so every backend serves
  * it; the op is a copy of like (the Exec command's: what it says of its
- * sender travels) made a Retrieve of key. Waits for the result. 0 or the
- * NVMe status of the Retrieve (87h: no such key). For threads that may
- * block (the Exec workers), never a poll thread.
+ * sender travels) made a Retrieve of key. With loan (may be NULL) the
+ * backend may lend the bytes instead (the mem backend's values of 64 KiB
+ * and more): loan->p then holds min(*size, cap) of them, to release.
+ * Waits for the result. 0 or the NVMe status of the Retrieve (87h: no
+ * such key). For threads that may block (the Exec workers), never a poll
+ * thread.
  */
 uint16_t nkv_tgt_be_read(struct nkv_be *be, const struct nkv_be_op *like, const uint8_t *key,
-			 uint32_t klen, void *buf, uint64_t cap, uint64_t *size);
+			 uint32_t klen, void *buf, uint64_t cap, uint64_t *size,
+			 struct nkv_tgt_loan *loan);
 
 #endif /* NKV_TGT_EXEC_IF_H */

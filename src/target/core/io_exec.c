@@ -135,6 +135,7 @@ void nkv_tgt_exec_cmd(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd, struct nk
  * one segment of the caller's buffer, waited for on a condition. */
 struct nkv_tgt_be_wait {
 	struct nkv_tgt_cmd cmd;		/* first: the op is its first member */
+	struct nkv_tgt_req req;		/* only to take a loan (can_lend) */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int done;
@@ -151,7 +152,8 @@ static void nkv_tgt_be_read_done(struct nkv_be_op *op)
 }
 
 uint16_t nkv_tgt_be_read(struct nkv_be *be, const struct nkv_be_op *like, const uint8_t *key,
-			 uint32_t klen, void *buf, uint64_t cap, uint64_t *size)
+			 uint32_t klen, void *buf, uint64_t cap, uint64_t *size,
+			 struct nkv_tgt_loan *loan)
 {
 	struct nkv_tgt_be_wait *w = calloc(1, sizeof(*w));
 	uint16_t st;
@@ -175,6 +177,11 @@ uint16_t nkv_tgt_be_read(struct nkv_be *be, const struct nkv_be_op *like, const 
 	w->cmd.iov[0].iov_len = cap;
 	w->cmd.iovcnt = cap ? 1 : 0;
 	w->cmd.stable = 1;	/* the target's own memory: direct access is fine */
+	if (loan) {
+		w->req.can_lend = 1;	/* the bytes may stay where they are */
+		w->cmd.req = &w->req;
+		loan->p = NULL;
+	}
 	w->cmd.op.opc = NKV_KV_RETRIEVE;
 	memcpy(w->cmd.op.key, key, klen);
 	memset(w->cmd.op.key + klen, 0, sizeof(w->cmd.op.key) - klen);
@@ -191,6 +198,13 @@ uint16_t nkv_tgt_be_read(struct nkv_be *be, const struct nkv_be_op *like, const 
 	pthread_mutex_unlock(&w->lock);
 	st = w->cmd.fault ? nkv_tgt_sc(NKV_SC_DATA_XFER_ERROR) : w->cmd.op.status;
 	*size = w->cmd.op.dw0;
+	if (w->req.lent && (st || !loan)) {
+		w->req.lent_release(w->req.lent_ctx);	/* nothing to read there */
+	} else if (w->req.lent) {
+		loan->p = w->req.lent;
+		loan->release = w->req.lent_release;
+		loan->ctx = w->req.lent_ctx;
+	}
 out:
 	pthread_cond_destroy(&w->cond);
 	pthread_mutex_destroy(&w->lock);

@@ -43,7 +43,8 @@ static void nkv_exec_count(uint64_t *c)
 /*
  * A worker's buffer for values: kept between calls (and grown), so a
  * value lands in pages already touched, not fresh ones each call; given
- * back when a value past NKV_EXEC_KEEP made it larger.
+ * back when a value past NKV_EXEC_KEEP made it larger. While values come
+ * lent it is sized but never written: address space, not memory.
  */
 #define NKV_EXEC_KEEP (64ull << 20)
 struct nkv_exec_buf {
@@ -76,12 +77,15 @@ static void nkv_exec_buf_trim(struct nkv_exec_buf *b)
 }
 
 /*
- * The whole value of key into b: grown to the size the backend reports
- * and read again (a concurrent Store may change the size between two
- * reads: each read is one whole value, old or new).
+ * The whole value of key: lent by the backend where it can (*loan, read
+ * in place: the mem backend's values of 64 KiB and more), else copied
+ * into b, grown to the size the backend reports and read again (a
+ * concurrent Store may change the size between two reads: each read is
+ * one whole value, old or new). *val: where its bytes are.
  */
 static uint16_t nkv_exec_read(struct nkv_be *be, const struct nkv_be_op *like,
-			      const uint8_t *key, uint32_t klen, struct nkv_exec_buf *b, size_t *len)
+			      const uint8_t *key, uint32_t klen, struct nkv_exec_buf *b,
+			      struct nkv_tgt_loan *loan, const uint8_t **val, size_t *len)
 {
 	uint64_t size = 0;
 	int tries;
@@ -89,14 +93,17 @@ static uint16_t nkv_exec_read(struct nkv_be *be, const struct nkv_be_op *like,
 	if (nkv_exec_buf_grow(b, NKV_EXEC_READ_GUESS))
 		return NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_INTERNAL);
 	for (tries = 0; tries < 8; tries++) {
-		uint16_t st = nkv_tgt_be_read(be, like, key, klen, b->p, b->cap, &size);
+		uint16_t st = nkv_tgt_be_read(be, like, key, klen, b->p, b->cap, &size, loan);
 
 		if (st)
 			return st;
 		if (size <= b->cap) {
+			*val = loan && loan->p ? loan->p : b->p;
 			*len = size;
 			return 0;
 		}
+		if (loan && loan->p)
+			loan->release(loan->ctx);	/* a prefix: ask again for all */
 		if (nkv_exec_buf_grow(b, size))
 			return NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_INTERNAL);
 	}
@@ -114,6 +121,7 @@ static uint16_t nkv_exec_module_of(const struct nkv_tgt_exec_call *call,
 				   char *why, size_t len)
 {
 	struct nkv_exec_buf src = { 0 };
+	const uint8_t *p = NULL;
 	size_t n = 0;
 	uint16_t st;
 	int sc;
@@ -121,7 +129,7 @@ static uint16_t nkv_exec_module_of(const struct nkv_tgt_exec_call *call,
 	*m = nkv_exec_cache_get(e->digest);
 	if (*m)
 		return 0;
-	st = nkv_exec_read(call->be, call->op, e->key, e->klen, &src, &n);
+	st = nkv_exec_read(call->be, call->op, e->key, e->klen, &src, NULL, &p, &n);
 	if (st) {
 		free(src.p);
 		if (st != NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_KV_KEY_NOT_EXISTS)) {
@@ -131,7 +139,7 @@ static uint16_t nkv_exec_module_of(const struct nkv_tgt_exec_call *call,
 		snprintf(why, len, "no module stored under its key");
 		return nkv_exec_cs(NKV_SC_EXEC_DIGEST);
 	}
-	sc = nkv_exec_cache_add(e->digest, src.p, n, m, why, len);
+	sc = nkv_exec_cache_add(e->digest, p, n, m, why, len);
 	free(src.p);
 	return sc ? nkv_exec_cs(sc) : 0;
 }
@@ -151,8 +159,10 @@ static __thread struct nkv_exec_buf nkv_exec_val;	/* a worker's */
 static uint16_t nkv_exec_do(struct nkv_tgt_exec_call *call, struct nkv_exec_run *r,
 			    char *why, size_t len)
 {
+	struct nkv_tgt_loan loan = { NULL, NULL, NULL };
 	struct nkv_exec_entry e;
 	struct nkv_exec_module *m;
+	const uint8_t *val = NULL;
 	size_t vlen = 0;
 	uint16_t st;
 	int sc;
@@ -164,14 +174,15 @@ static uint16_t nkv_exec_do(struct nkv_tgt_exec_call *call, struct nkv_exec_run 
 	st = nkv_exec_module_of(call, &e, &m, why, len);
 	if (st)
 		return st;
-	st = nkv_exec_read(call->be, call->op, call->op->key, call->op->klen, &nkv_exec_val, &vlen);
+	st = nkv_exec_read(call->be, call->op, call->op->key, call->op->klen, &nkv_exec_val, &loan,
+			   &val, &vlen);
 	if (st) {
 		snprintf(why, len, "reading the value failed");
 		nkv_exec_module_put(m);
 		return st;
 	}
 	r->code = nkv_exec_module_code(m, &r->code_len);
-	r->value = nkv_exec_val.p;
+	r->value = val;
 	r->value_len = vlen;
 	r->in = call->in;
 	r->in_len = call->in_len;
@@ -179,6 +190,8 @@ static uint16_t nkv_exec_do(struct nkv_tgt_exec_call *call, struct nkv_exec_run 
 	r->emit = nkv_exec_emit;
 	r->emit_ctx = call;
 	sc = nkv_exec_sandbox_run(r);
+	if (loan.p)
+		loan.release(loan.ctx);	/* the module is done with the value */
 	nkv_exec_module_put(m);
 	nkv_exec_buf_trim(&nkv_exec_val);
 	if (sc)
