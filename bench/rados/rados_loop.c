@@ -8,14 +8,17 @@
  *
  *   rados_loop -c ceph.conf -p kvpool [-N ns] --op write|read
  *              --size BYTES --inflight N --ops N [--objects N] [--batch]
- *              [--via librados|backend] [--json]
+ *              [--via librados|backend] [--owner ID] [--json]
  *
  * --via backend issues each operation through nkv-target's own RADOS
  * backend (src/target/backends/rados.c, created through the registry: a Store as write_full, a Retrieve as a
  * read op with a stat, completions from librados' threads), in this
  * process, with no queue pair, transport or polling thread in between:
  * nkv-bench's figure over this one is what the NVMe-KV hop costs, this
- * one over plain librados what the backend's own calls cost.
+ * one over plain librados what the backend's own calls cost. --owner ID
+ * makes every Store a tenant's (issue 48): the backend then writes the
+ * value and its nkv.owner xattr in one compound write op, whose cost
+ * over write_full docs/ceph.md states.
  *
  * --batch issues N, waits for all N, then the next N, as a wave batch of
  * nkv-bench does; each op's latency is then its batch's (submit -> last
@@ -45,6 +48,7 @@ struct rl_opts {
 	unsigned inflight, ops, objects;
 	int json, batch;
 	int via_backend;	/* --via backend: through be_rados */
+	uint64_t owner;		/* --owner ID: Stores by this tenant (backend) */
 };
 
 struct rl_slot {
@@ -153,6 +157,7 @@ static void rl_be_op(struct rl_state *st, struct rl_slot *s, unsigned slot, unsi
 	op->len = st->o.size;
 	op->done = rl_be_done;
 	op->ctx = &rl_cbs[slot];
+	op->owner = st->o.owner;	/* 0: none; else the owner xattr rides along */
 }
 
 static int rl_issue(struct rl_state *st, unsigned slot, unsigned idx)
@@ -290,11 +295,12 @@ static void rl_usage(FILE *f)
 {
 	fputs("usage: rados_loop -c CONF -p POOL [-N NS] --op write|read --size BYTES\n"
 	      "                  --inflight N --ops N [--objects N] [--batch]\n"
-	      "                  [--via librados|backend] [--json]\n"
+	      "                  [--via librados|backend] [--owner ID] [--json]\n"
 	      "Keep N librados aio writes (write_full) or reads in flight; time each op.\n"
 	      "--batch: issue N, wait for all N, then the next N (each op's latency = its batch's).\n"
 	      "--via backend: through nkv-target's RADOS backend in this process (a Store\n"
 	      "  as write_full, a Retrieve as a read op with a stat), no NVMe-KV hop.\n"
+	      "--owner ID: with --via backend, Stores by tenant ID (value + owner xattr).\n"
 	      "Objects: hex of \"rl000000\".. (--objects of them, default --ops).\n", f);
 }
 
@@ -305,6 +311,7 @@ static int rl_parse(int argc, char **argv, struct rl_opts *o)
 		{ "inflight", required_argument, NULL, 'i' }, { "ops", required_argument, NULL, 'n' },
 		{ "objects", required_argument, NULL, 'O' }, { "json", no_argument, NULL, 'j' },
 		{ "batch", no_argument, NULL, 'b' }, { "via", required_argument, NULL, 'v' },
+		{ "owner", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -328,6 +335,7 @@ static int rl_parse(int argc, char **argv, struct rl_opts *o)
 			}
 			o->via_backend = !strcmp(optarg, "backend");
 			break;
+		case 'w': o->owner = strtoull(optarg, NULL, 0); break;
 		case 'h': rl_usage(stdout); exit(0);
 		default: return -1;
 		}
@@ -337,6 +345,10 @@ static int rl_parse(int argc, char **argv, struct rl_opts *o)
 	    !o->ops || optind != argc) {
 		fprintf(stderr, "rados_loop: need -p, --op write|read, --size 1..64M, "
 			"--inflight 1..4096, --ops > 0\n");
+		return -1;
+	}
+	if (o->owner && !o->via_backend) {
+		fprintf(stderr, "rados_loop: --owner goes with --via backend\n");
 		return -1;
 	}
 	if (!o->objects || o->objects > o->ops)

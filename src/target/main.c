@@ -27,6 +27,7 @@
 #include "target/metrics/target.h"
 #include "target/rpc/target.h"
 #include "target/tcp/server.h"
+#include "target/tenant/tenant.h"
 #include "target/vfio-user/server.h"
 #include "tools/exit.h"
 
@@ -62,8 +63,6 @@ struct nkv_target_args {
 	const char *nqn;	/* --nqn: the subsystem's NQN */
 	int from_cli;		/* options being applied come from the command line */
 	int listen_val_cli;	/* vals[--listen] holds the command line's */
-	int exec_val_cli;	/* vals[--exec-allow] holds the command line's */
-	uint64_t exec_workers;	/* --exec-workers; 0: the room's default */
 	const char *backend;
 	uint64_t capacity;
 	uint64_t max_value;
@@ -71,6 +70,7 @@ struct nkv_target_args {
 	uint64_t nvm_ns;	/* bytes of an extra NVM namespace (nsid 2); 0: none */
 	const char *ns_map;	/* "1=gpukv,3=other" */
 	uint64_t queue_depth;
+	uint64_t exec_workers;	/* --exec-workers; 0: the room's default */
 	uint64_t poll_ns;
 	uint64_t max_conns;
 	int no_sparse;
@@ -160,7 +160,8 @@ static void nkv_target_usage(FILE *f)
 	      "                         event=tcp_listening; NVMe/TCP's own ports are 4420,\n"
 	      "                         and 8009 for discovery); repeatable. No\n"
 	      "                         authentication, no TLS: anyone who reaches the port\n"
-	      "                         uses every namespace (docs/tcp.md)\n"
+	      "                         uses every namespace --access allows its (claimed)\n"
+	      "                         host NQN (docs/tcp.md)\n"
 	      "  --listen vfio-user:PATH\n"
 	      "                         the same as --socket PATH. Without any --listen or\n"
 	      "                         --socket: vfio-user on ./nkv-target.sock; with only\n"
@@ -237,6 +238,14 @@ static void nkv_target_usage(FILE *f)
 	      "                         (docs/metrics.md); ADDR an IPv4 address (default\n"
 	      "                         127.0.0.1), PORT 0 picks a free one, logged\n"
 	      "                         (event=metrics_listening)\n"
+	      "  --access RULE          who may use a namespace: \"nsid=N uid=U|gid=G|\n"
+	      "                         hostnqn=NQN access=rw|ro|none\", as the RPC\n"
+	      "                         access_set (docs/target.md, \"Tenants\"); repeatable\n"
+	      "  --access-default RULE  \"nsid=N access=rw|ro|none\": for whom no rule\n"
+	      "                         names (default rw); repeatable\n"
+	      "  --quota RULE           \"nsid=N uid=U|gid=G|hostnqn=NQN bytes=B keys=K\":\n"
+	      "                         what a tenant may own in a shared namespace (0: no\n"
+	      "                         limit); repeatable\n"
 	      "  --exec-allow NSID:OP_ID:SHA256:KEY[:INSTR:MEM:OUT:WALL_MS]\n"
 	      "                         allowlist an Exec module (docs/exec.md): op-ID\n"
 	      "                         OP_ID of namespace NSID runs the Lua module stored\n"
@@ -334,8 +343,10 @@ enum {
 	OPT_DB_STRIDE, OPT_POLL_SCHED, OPT_SOCKET_MODE, OPT_SOCKET_GROUP,
 	OPT_VERSION,
 	OPT_RPC_SOCKET, OPT_RPC_MODE,
-	OPT_METRICS, OPT_CONFIG, OPT_PRINT_CONFIG, OPT_EXEC_ALLOW, OPT_EXEC_WORKERS,
+	OPT_METRICS, OPT_CONFIG, OPT_PRINT_CONFIG,
 	OPT_LISTEN, OPT_NQN,
+	OPT_ACCESS, OPT_ACCESS_DEFAULT, OPT_QUOTA,
+	OPT_EXEC_ALLOW, OPT_EXEC_WORKERS,
 	OPT_BE_PARAM,	/* an option a backend declares (registry.h) */
 };
 _Static_assert(OPT_BE_PARAM - OPT_SOCKET < 64, "a reload's mask holds a bit per option");
@@ -416,6 +427,9 @@ static const struct option nkv_target_lo[] = {
 	{ "rpc-socket", required_argument, NULL, OPT_RPC_SOCKET },
 	{ "rpc-socket-mode", required_argument, NULL, OPT_RPC_MODE },
 	{ "metrics", required_argument, NULL, OPT_METRICS },
+	{ "access", required_argument, NULL, OPT_ACCESS },
+	{ "access-default", required_argument, NULL, OPT_ACCESS_DEFAULT },
+	{ "quota", required_argument, NULL, OPT_QUOTA },
 	{ "exec-allow", required_argument, NULL, OPT_EXEC_ALLOW },
 	{ "exec-workers", required_argument, NULL, OPT_EXEC_WORKERS },
 	{ "config", required_argument, NULL, OPT_CONFIG },
@@ -528,8 +542,8 @@ static int nkv_target_listen(const char *v, struct nkv_target_args *a)
 
 /* --exec-allow NSID:OP_ID:DIGEST:KEY[:INSTR:MEM:OUT:WALL_MS]: an Exec
  * allowlist row (docs/exec.md), checked here; the rows given (kept, one
- * a line, as --listen's) are applied once the Exec workers run, and again
- * at SIGHUP (nkv_target_exec_sync). */
+ * a line, as the tenant rules are) are applied once the Exec workers
+ * run, and again at SIGHUP (nkv_target_exec_sync). */
 static int nkv_target_exec_allow(const char *v)
 {
 	struct nkv_exec_entry e;
@@ -537,18 +551,28 @@ static int nkv_target_exec_allow(const char *v)
 	return nkv_exec_entry_parse(v, &e) || nkv_exec_caps_check(&e.caps) ? -EINVAL : 0;
 }
 
+/* The next line of rows (p moves past it) into line; 0 at the end. */
+static int nkv_target_row(const char **p, char *line, size_t len)
+{
+	size_t n;
+
+	if (!*p || !**p)
+		return 0;
+	n = strcspn(*p, "\n");
+	snprintf(line, len, "%.*s", (int)n, *p);
+	*p += n + ((*p)[n] ? 1 : 0);
+	return 1;
+}
+
 /* Whether rows (lines) hold a row for (nsid, op_id). */
 static int nkv_target_exec_has(const char *rows, uint32_t nsid, uint32_t op_id)
 {
 	struct nkv_exec_entry e;
 	char line[1024];
-	const char *p;
 
-	for (p = rows; p && *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] ? 1 : 0)) {
-		snprintf(line, sizeof(line), "%.*s", (int)strcspn(p, "\n"), p);
+	while (nkv_target_row(&rows, line, sizeof(line)))
 		if (!nkv_exec_entry_parse(line, &e) && e.nsid == nsid && e.op_id == op_id)
 			return 1;
-	}
 	return 0;
 }
 
@@ -559,18 +583,15 @@ static void nkv_target_exec_sync(const char *was, const char *now)
 {
 	struct nkv_exec_entry e;
 	char line[1024];
-	const char *p;
+	const char *p = was;
 
-	for (p = was; p && *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] ? 1 : 0)) {
-		snprintf(line, sizeof(line), "%.*s", (int)strcspn(p, "\n"), p);
+	while (nkv_target_row(&p, line, sizeof(line)))
 		if (!nkv_exec_entry_parse(line, &e) && !nkv_target_exec_has(now, e.nsid, e.op_id))
 			nkv_exec_deny(e.nsid, e.op_id);
-	}
-	for (p = now; p && *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] ? 1 : 0)) {
-		snprintf(line, sizeof(line), "%.*s", (int)strcspn(p, "\n"), p);
+	p = now;
+	while (nkv_target_row(&p, line, sizeof(line)))
 		if (!nkv_exec_entry_parse(line, &e))
 			nkv_exec_allow(&e);
-	}
 }
 
 /* The value kept for option val (NULL: not given). */
@@ -623,11 +644,33 @@ static int nkv_target_opt(int o, const char *v, struct nkv_target_args *a)
 	case OPT_METRICS: return nkv_target_metrics_addr(v, a);
 	case OPT_CONFIG: a->config = v; return 0;	/* read before the others */
 	case OPT_PRINT_CONFIG: a->print_config = 1; return 0;
+	case OPT_ACCESS: return nkv_tenant_opt(NULL, "access", v, NULL, 0);
+	case OPT_ACCESS_DEFAULT: return nkv_tenant_opt(NULL, "access-default", v, NULL, 0);
+	case OPT_QUOTA: return nkv_tenant_opt(NULL, "quota", v, NULL, 0);
 	case OPT_EXEC_ALLOW: return nkv_target_exec_allow(v);
 	case OPT_EXEC_WORKERS:
 		return nkv_target_size(v, &a->exec_workers) || a->exec_workers > 16 ? -EINVAL : 0;
 	default: return -EINVAL;
 	}
+}
+
+/* The tenants' options (tenant/opts.c): repeatable, each a rule. */
+static int nkv_target_rule_opt(int o)
+{
+	return o == OPT_ACCESS || o == OPT_ACCESS_DEFAULT || o == OPT_QUOTA;
+}
+
+static const char *nkv_target_rule_name(int o)
+{
+	return o == OPT_ACCESS ? "access" : o == OPT_QUOTA ? "quota" : "access-default";
+}
+
+static void nkv_target_bad_rule(int o, const char *v, const char *where)
+{
+	char err[160] = "";
+
+	nkv_tenant_opt(NULL, nkv_target_rule_name(o), v, err, sizeof(err));
+	fprintf(stderr, "nkv-target: bad value '%s' for %s: %s\n", v, where, err);
 }
 
 /* Why option o's value v was refused; where is "--NAME" or "FILE:LINE:
@@ -648,6 +691,8 @@ static void nkv_target_bad_value(int o, const char *v, const char *where)
 		fprintf(stderr, "nkv-target: %s '%s': one vfio-user socket per target\n", where, v);
 	else if (o == OPT_NQN)
 		fprintf(stderr, "nkv-target: bad value '%s' for %s: want 1..223 bytes\n", v, where);
+	else if (o == OPT_ACCESS || o == OPT_ACCESS_DEFAULT || o == OPT_QUOTA)
+		nkv_target_bad_rule(o, v, where);
 	else if (o == OPT_EXEC_ALLOW)
 		fprintf(stderr, "nkv-target: bad value '%s' for %s: want NSID:OP_ID:SHA256_HEX:"
 			"KEY_HEX[:MAX_INSTRUCTIONS:MAX_MEMORY:MAX_OUTPUT:MAX_WALL_MS]\n", v, where);
@@ -675,20 +720,27 @@ static void nkv_target_be_param(struct nkv_target_args *a, const char *name, con
 
 /* --listen is repeatable: its value kept for --print-config is every one
  * given, a line each; a command line's replace a file's. NULL: no memory. */
-static char *nkv_target_listen_val(struct nkv_target_args *a, int *cli, const char *old,
-				   const char *v)
+static char *nkv_target_listen_val(struct nkv_target_args *a, const char *old, const char *v)
 {
 	char *val;
 
-	if (a->from_cli && !*cli) {
+	if (a->from_cli && !a->listen_val_cli) {
 		old = NULL;
-		*cli = 1;
+		a->listen_val_cli = 1;
 	}
 	if (!old)
 		return strdup(v);
 	if (asprintf(&val, "%s\n%s", old, v) < 0)
 		return NULL;
 	return val;
+}
+
+/* old and v a line each; NULL: no memory. */
+static char *nkv_target_join(const char *old, const char *v)
+{
+	char *val;
+
+	return asprintf(&val, "%s\n%s", old, v) < 0 ? NULL : val;
 }
 
 /* Option lo[i] = v into a (v "true" for a flag), its value kept for
@@ -700,9 +752,9 @@ static int nkv_target_apply(struct nkv_target_args *a, const struct option *lo, 
 	int rc = 0;
 
 	if (lo[i].val == OPT_LISTEN)
-		val = nkv_target_listen_val(a, &a->listen_val_cli, a->vals[i], v);
-	else if (lo[i].val == OPT_EXEC_ALLOW)
-		val = nkv_target_listen_val(a, &a->exec_val_cli, a->vals[i], v);
+		val = nkv_target_listen_val(a, a->vals[i], v);
+	else if ((nkv_target_rule_opt(lo[i].val) || lo[i].val == OPT_EXEC_ALLOW) && a->vals[i])
+		val = nkv_target_join(a->vals[i], v);	/* each a rule (a row): all kept */
 	else
 		val = strdup(v);
 	free(a->vals[i]);
@@ -803,8 +855,9 @@ static const char *nkv_target_cfg_path(int argc, char **argv)
 /* Read the file: 0, or -EINVAL said why (its line). */
 static int nkv_target_cfg_load(struct nkv_target_args *a)
 {
-	/* --listen and --exec-allow repeat; every other key is given once. */
-	static const char *const repeatable[] = { "listen", "exec-allow", NULL };
+	/* --listen repeats; every other key is given once. */
+	static const char *const repeatable[] = { "listen", "access", "access-default", "quota",
+						   "exec-allow", NULL };
 	char err[NKV_TARGET_WHERE_MAX];
 
 	if (nkv_cfg_load(a->config, repeatable, &a->cfg, err, sizeof(err))) {
@@ -1057,34 +1110,15 @@ static int nkv_target_check(const struct nkv_target_args *a)
 }
 
 /* --print-config: nkv-target's own keys, then the backend options given. */
-/* Keys kept as a line per value given (--listen, --exec-allow). */
-static int nkv_target_repeats(int val)
-{
-	return val == OPT_LISTEN || val == OPT_EXEC_ALLOW;
-}
-
-/* Lines of every value print_config shows: the keys, plus a line per
- * further row of the repeatable ones. */
-static size_t nkv_target_print_lines(const struct nkv_target_args *a)
-{
-	size_t i, n = a->nvals;
-	const char *p;
-
-	for (i = 0; i < a->nvals; i++)
-		for (p = a->vals[i]; nkv_target_repeats(a->lo[i].val) && p && (p = strchr(p, '\n'));
-		     p++)
-			n++;
-	return n;
-}
-
 static void nkv_target_print_config(const struct nkv_target_args *a)
 {
-	size_t i, n = 0, cap = nkv_target_print_lines(a) + 1;
+	size_t i, n = 0, nd = 0, cap = a->nvals + NKV_TARGET_MAX_TCP + 1 + 3 * NKV_TENANT_RULES *
+								      NKV_TGT_MAX_NS + NKV_EXEC_MAX_ENTRIES;
 	const char **keys = calloc(cap, sizeof(*keys));
 	const char **vals = calloc(cap, sizeof(*vals));
-	char **rows = calloc(a->nvals + 1, sizeof(*rows)), *save, *l;
+	char *dup[5] = { NULL }, *save, *l;
 
-	if (!keys || !vals || !rows) {
+	if (!keys || !vals) {
 		fprintf(stderr, "nkv-target: out of memory\n");
 		exit(NKV_EXIT_SETUP);
 	}
@@ -1092,23 +1126,25 @@ static void nkv_target_print_config(const struct nkv_target_args *a)
 		if (nkv_target_cfg_only_cli(a->lo[i].val) ||
 		    (a->lo[i].val == OPT_BE_PARAM && !a->vals[i]))
 			continue;
-		if (!nkv_target_repeats(a->lo[i].val) || !a->vals[i]) {
+		if ((a->lo[i].val != OPT_LISTEN && !nkv_target_rule_opt(a->lo[i].val) &&
+		     a->lo[i].val != OPT_EXEC_ALLOW) ||
+		    !a->vals[i] || nd == sizeof(dup) / sizeof(dup[0])) {
 			keys[n] = a->lo[i].name;
 			vals[n++] = a->vals[i];
 			continue;
 		}
-		/* Repeatable: a line per value (a listener, an allowlist row). */
-		rows[i] = strdup(a->vals[i]);
-		for (l = rows[i] ? strtok_r(rows[i], "\n", &save) : NULL; l && n < cap;
+		/* Repeatable: a line per listener, per rule, per allowlist row. */
+		dup[nd] = strdup(a->vals[i]);
+		for (l = dup[nd] ? strtok_r(dup[nd], "\n", &save) : NULL; l && n < cap;
 		     l = strtok_r(NULL, "\n", &save)) {
 			keys[n] = a->lo[i].name;
 			vals[n++] = l;
 		}
+		nd++;
 	}
 	nkv_cfg_print(stdout, keys, vals, n);
-	for (i = 0; i < a->nvals; i++)
-		free(rows[i]);
-	free(rows);
+	while (nd)
+		free(dup[--nd]);
 	free(keys);
 	free(vals);
 }
@@ -1256,6 +1292,30 @@ static int nkv_target_add_kv(struct nkv_subsys *ss, const struct nkv_target_args
 	return nkv_target_each_ns(a, 1, nkv_target_kv_ns, &k);
 }
 
+/* --access, --access-default, --quota into ss's tenants, in the order
+ * given (file, then command line): 0, or -EINVAL said why. */
+static int nkv_target_rules(struct nkv_subsys *ss, const struct nkv_target_args *a)
+{
+	char err[160], *dup, *save, *l;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < a->nvals && !rc; i++) {
+		if (!nkv_target_rule_opt(a->lo[i].val) || !a->vals[i])
+			continue;
+		dup = strdup(a->vals[i]);
+		rc = dup ? 0 : -ENOMEM;
+		for (l = dup ? strtok_r(dup, "\n", &save) : NULL; l && !rc;
+		     l = strtok_r(NULL, "\n", &save)) {
+			rc = nkv_tenant_opt(nkv_subsys_tenants(ss), a->lo[i].name, l, err, sizeof(err));
+			if (rc)
+				fprintf(stderr, "nkv-target: --%s '%s': %s\n", a->lo[i].name, l, err);
+		}
+		free(dup);
+	}
+	return rc;
+}
+
 static struct nkv_subsys *nkv_target_subsys(const struct nkv_target_args *a)
 {
 	struct nkv_subsys_opts so = { .size = sizeof(so), .subnqn = a->nqn };
@@ -1268,7 +1328,8 @@ static struct nkv_subsys *nkv_target_subsys(const struct nkv_target_args *a)
 		return NULL;
 	}
 	if (nkv_target_add_kv(ss, a) ||
-	    (a->nvm_ns && nkv_target_add_ns(ss, 2, "mem", &nvm, "NVM namespace 2"))) {
+	    (a->nvm_ns && nkv_target_add_ns(ss, 2, "mem", &nvm, "NVM namespace 2")) ||
+	    nkv_target_rules(ss, a)) {
 		nkv_subsys_destroy(ss);
 		return NULL;
 	}
@@ -1542,11 +1603,29 @@ static void nkv_target_apply_live(const struct nkv_target_args *n, uint64_t mask
 		nkv_be_log_set(n->log_level, NULL, NULL);
 }
 
+/* v with its line breaks as "; " into buf (cut to len), for a log line. */
+static const char *nkv_target_one_line(const char *v, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (; *v && o + 3 < len; v++) {
+		if (*v == '\n') {
+			buf[o++] = ';';
+			buf[o++] = ' ';
+		} else {
+			buf[o++] = *v;
+		}
+	}
+	buf[o] = 0;
+	return buf;
+}
+
 /* Each key n changes from a: logged, and a's value replaced where it
  * changes live (its bit set in *live). How many changed. */
 static unsigned nkv_target_diff(struct nkv_target_args *a, struct nkv_target_args *n,
 				uint64_t *live_mask)
 {
+	char w1[512], w2[512];
 	unsigned changed = 0;
 	size_t i;
 
@@ -1558,8 +1637,10 @@ static unsigned nkv_target_diff(struct nkv_target_args *a, struct nkv_target_arg
 		if (!strcmp(was, now) || nkv_target_cfg_only_cli(a->lo[i].val))
 			continue;
 		changed++;
+		/* A repeatable key's lines (--listen, the rules) as one: "a; b". */
 		fprintf(stderr, "ts=%ld level=%s event=reload key=%s was=%s now=%s applied=%s\n",
-			(long)time(NULL), live ? "info" : "warn", a->lo[i].name, was, now,
+			(long)time(NULL), live ? "info" : "warn", a->lo[i].name,
+			nkv_target_one_line(was, w1, sizeof(w1)), nkv_target_one_line(now, w2, sizeof(w2)),
 			live ? "live" : "needs_restart");
 		if (live) {
 			char *t = a->vals[i];

@@ -2,11 +2,15 @@
 # that nkv-bench, the tests and the fuzzers can embed the target; main.c
 # is the nkv-target program around it.
 
+# Tenants (issue 48): what a backend links for its keys' owners (owners.c,
+# with the tables in tenant.c), and the whole room (access, metering).
+NKV_TGT_OWNERS := src/target/tenant/owners.c src/target/tenant/tenant.c src/target/backends/lru_owner.c
+NKV_TGT_TENANT := $(sort $(wildcard src/target/tenant/*.c))
 # The controller core and the mem backend: what the core's own tests and
 # fuzzer link, without librados.
-NKV_TGT_CORE := $(sort $(wildcard src/target/core/*.c)) \
+NKV_TGT_CORE := $(sort $(wildcard src/target/core/*.c)) $(NKV_TGT_TENANT) \
 	src/target/backends/mem.c src/target/backends/kvmap.c src/target/backends/valloc.c \
-	src/target/backends/lru.c src/target/backends/lend.c
+	src/target/backends/lru.c src/target/backends/lru_owner.c src/target/backends/lend.c
 # Every backend: one file each (with its helpers), and the registry that
 # lists them (registry.c: one line per backend). registry.c names the
 # rados type, so it stays out of NKV_TGT_CORE: what needs the registry

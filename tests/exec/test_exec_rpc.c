@@ -158,11 +158,11 @@ Test(exec_rpc, command_line_and_config_file, .fini = stop, .timeout = 60)
 	cr_assert_eq(rpc_proc_start(&T, (const char *const[]){ "--config", cfg, NULL }), 0);
 	cr_assert(listed(1, 7) && listed(1, 8), "both file rows");
 	rpc_proc_stop(&T);
-	/* The command line's rows replace the file's, as --listen's do. */
+	/* The command line's rows join the file's, as the tenant rules do. */
 	cr_assert_eq(rpc_proc_start(&T, (const char *const[]){ "--config", cfg, "--exec-allow",
 							       row3, NULL }), 0);
 	cr_assert(listed(1, 9), "the command line's row");
-	cr_assert(!listed(1, 7) && !listed(1, 8), "the file's rows replaced");
+	cr_assert(listed(1, 7) && listed(1, 8), "and the file's");
 	rpc_proc_stop(&T);
 	cr_assert_eq(rpc_proc_start(&T, (const char *const[]){ "--exec-allow", "1:2:nothex:6d",
 							       NULL }), -ECHILD,
@@ -220,4 +220,30 @@ Test(exec_rpc, metrics_count_calls, .fini = stop, .timeout = 60)
 	cr_assert(strstr(text, "nkv_exec_calls_total{result=\"ok\"} 1\n"), "%s", text);
 	cr_assert(strstr(text, "nkv_exec_calls_total{result=\"not_allowed\"} 1\n"), "%s", text);
 	cr_assert(strstr(text, "nkv_exec_modules_cached 1\n"), "%s", text);
+}
+
+/* A read-only tenant (access ro, issue 48) may Exec: Exec never writes. */
+Test(exec_rpc, read_only_tenant_execs, .init = start, .fini = stop, .timeout = 60)
+{
+	char hex[65], p[512], out[16];
+	struct nkv_qpair *q;
+	struct nkv_ctrl *c;
+	struct nkv_result r;
+	uint32_t olen = 0;
+
+	sha_hex(mod, hex);
+	snprintf(p, sizeof(p), "{\"nsid\":1,\"op_id\":4,\"digest\":\"%s\",\"key\":\"6d6f64\"}", hex);
+	json_object_put(call("exec_allow", p, 0));
+	cr_assert_eq(exec_once(4, out, &olen, 1), 0, "stored while rw");
+	snprintf(p, sizeof(p), "{\"nsid\":1,\"uid\":%u,\"access\":\"ro\"}", (unsigned)getuid());
+	json_object_put(call("access_set", p, 0));
+	cr_assert_eq(nkv_ctrl_connect(T.uri, NULL, &c), 0);
+	cr_assert_eq(nkv_qpair_create(c, NULL, &q), 0);
+	cr_assert_eq(nkv_store(q, "v", 1, "w", 1, 0, &r), 0);
+	cr_assert_eq(r.status, 0x182, "this tenant is read-only");
+	cr_assert_eq(nkv_exec(q, "v", 1, 4, "ro:", 3, out, sizeof(out), &olen), 0);
+	cr_assert_eq(olen, 5);
+	cr_assert_eq(memcmp(out, "ro:xy", 5), 0);
+	nkv_qpair_destroy(q);
+	nkv_ctrl_close(c);
 }

@@ -317,6 +317,7 @@ uint16_t th_connect(struct th *t, uint16_t qid, uint16_t cntlid, const char *hos
 		t->qid = qid;
 		t->icd_max = qid ? TH_ICD_IO : 8192;
 		snprintf(t->subnqn, sizeof(t->subnqn), "%s", subnqn);
+		snprintf(t->hostnqn, sizeof(t->hostnqn), "%s", hostnqn);
 	}
 	return st;
 }
@@ -347,13 +348,19 @@ uint16_t th_prop_set(struct th *t, uint32_t ofst, uint32_t val)
 int th_admin(struct th *t, uint16_t port, int hdgst, int ddgst, const char *subnqn,
 	     uint32_t kato_ms)
 {
+	return th_admin_as(t, port, TH_HOSTNQN, hdgst, ddgst, subnqn, kato_ms);
+}
+
+int th_admin_as(struct th *t, uint16_t port, const char *hostnqn, int hdgst, int ddgst,
+		const char *subnqn, uint32_t kato_ms)
+{
 	/* CC: EN, CSS 110b (I/O command sets), IOSQES 6, IOCQES 4. */
 	uint32_t cc = 1u | (6u << 4) | (6u << 16) | (4u << 20);
 	uint64_t csts = 0;
 	int i;
 
 	if (th_open(t, port, 10000) || th_ic(t, hdgst, ddgst) ||
-	    th_connect(t, 0, 0, TH_HOSTNQN, subnqn, kato_ms) || th_prop_set(t, NKV_REG_CC, cc))
+	    th_connect(t, 0, 0, hostnqn, subnqn, kato_ms) || th_prop_set(t, NKV_REG_CC, cc))
 		return -1;
 	for (i = 0; i < 100 && !(csts & NKV_CSTS_RDY); i++)
 		if (th_prop_get(t, NKV_REG_CSTS, 0, &csts))
@@ -365,7 +372,7 @@ int th_io(struct th *t, const struct th *admin, uint16_t qid)
 {
 	if (th_open(t, admin->port, 10000) || th_ic(t, admin->hdgst, admin->ddgst))
 		return -1;
-	return th_connect(t, qid, admin->cntlid, TH_HOSTNQN, admin->subnqn, 0) ? -1 : 0;
+	return th_connect(t, qid, admin->cntlid, admin->hostnqn, admin->subnqn, 0) ? -1 : 0;
 }
 
 /* A KV SQE: a key of 1..16 bytes inline, a longer one in head form (KL 0). */

@@ -31,6 +31,7 @@ struct th {
 	uint16_t cntlid;
 	uint16_t qid;
 	char subnqn[256];		/* what the admin queue connected to */
+	char hostnqn[256];		/* as whom (its I/O queues connect so too) */
 	/* The last C2HData's flags, the last CapsuleResp's CQE. */
 	uint8_t c2h_flags;
 	struct nkv_cqe cqe;
@@ -54,6 +55,9 @@ uint16_t th_prop_set(struct th *t, uint32_t ofst, uint32_t val);
 /* Open, IC, admin Connect, CC.EN = 1, wait for CSTS.RDY: 0 or -1. */
 int th_admin(struct th *t, uint16_t port, int hdgst, int ddgst, const char *subnqn,
 	     uint32_t kato_ms);
+/* The same as host hostnqn (a tenant, docs/target.md "Tenants"). */
+int th_admin_as(struct th *t, uint16_t port, const char *hostnqn, int hdgst, int ddgst,
+		const char *subnqn, uint32_t kato_ms);
 /* Open, IC, I/O Connect qid to admin's controller (its subsystem): 0 or -1. */
 int th_io(struct th *t, const struct th *admin, uint16_t qid);
 

@@ -42,7 +42,7 @@ test_tgt_memguard_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 
 TESTS += test_tgt_be_mem
 test_tgt_be_mem_SRCS := tests/target/test_be_mem.c src/target/backends/mem.c src/target/backends/kvmap.c src/target/backends/lru.c src/target/backends/lend.c \
-	src/target/core/memguard.c src/target/core/be_data.c src/target/backends/valloc.c src/target/core/clock.c \
+	$(NKV_TGT_OWNERS) src/target/core/memguard.c src/target/core/be_data.c src/target/backends/valloc.c src/target/core/clock.c \
 	src/target/core/be_log.c
 # --wrap=malloc: the test counts the backend's mallocs.
 test_tgt_be_mem_LDLIBS := -Wl,--wrap=malloc $(NKV_TGT_TEST_LDLIBS)
@@ -88,7 +88,7 @@ TSAN_TESTS += test_be_rocksdb
 # (make bench-mem-rss; build/bench/bench_mem_rss [COUNTxSIZE ...]).
 BENCH_MEM_RSS_OBJS = $(patsubst %.c,$(B)/obj/%.o,tests/target/bench_mem_rss.c \
 	src/target/backends/mem.c src/target/backends/kvmap.c src/target/backends/valloc.c src/target/backends/lru.c src/target/backends/lend.c \
-	src/target/core/memguard.c src/target/core/be_data.c src/target/core/clock.c)
+	$(NKV_TGT_OWNERS) src/target/core/memguard.c src/target/core/be_data.c src/target/core/clock.c)
 $(B)/bench/bench_mem_rss: $(BENCH_MEM_RSS_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@

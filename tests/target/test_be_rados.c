@@ -363,6 +363,51 @@ Test(rados, rados_cli_sees_what_was_stored)
 	be->ops->destroy(be);
 }
 
+/* A Store by a tenant (issue 48) persists its owner with the value: the
+ * object's nkv.owner xattr, set in the same write op, as 16 hex digits;
+ * a Store by another tenant moves it; with options (MUST_EXIST) too. */
+static uint16_t store_as(struct nkv_be *be, const char *key, const void *v, size_t n,
+			 uint32_t o, uint64_t owner)
+{
+	struct top t;
+
+	top_init(&t, NKV_KV_STORE, key, o, (void *)v, n);
+	t.cmd.op.owner = owner;
+	top_submit(be, &t);
+	top_wait(&t, 20);
+	return t.cmd.op.status;
+}
+
+static void owner_xattr(const char *cf, const char *oid, char *out, size_t len)
+{
+	cr_assert_eq(nkv_test_sh(20, out, len, "rados -c %s -p kvpool -N t_owner getxattr %s "
+				 "nkv.owner", cf, oid), 0, "getxattr: %s", out);
+}
+
+Test(rados, owner_persisted_with_the_value)
+{
+	const char *cf = conf();
+	struct nkv_be *be = open_be(cf, "t_owner", 0);
+	uint8_t v[4096], r[4096];
+	char out[256];
+	uint32_t dw0 = 0;
+
+	fill(v, sizeof(v), 3);
+	cr_assert_eq(store_as(be, "own1", v, sizeof(v), 0, 0x1234abcdull), 0);
+	owner_xattr(cf, "6f776e31", out, sizeof(out));
+	cr_assert_str_eq(out, "000000001234abcd");
+	cr_assert_eq(store_as(be, "own1", v, 100, NKV_STORE_MUST_EXIST, 0xfeedull), 0);
+	owner_xattr(cf, "6f776e31", out, sizeof(out));
+	cr_assert_str_eq(out, "000000000000feed", "a replace by another tenant moves it");
+	cr_assert_eq(run(be, NKV_KV_RETRIEVE, "own1", 0, r, sizeof(r), &dw0), 0);
+	cr_assert_eq(dw0, 100, "the value replaced in the same op");
+	cr_assert_eq(store_as(be, "own2", v, 10, NKV_STORE_MUST_EXIST, 0x77ull), ST_87,
+		     "a refused Store writes no owner either");
+	cr_expect_neq(nkv_test_sh(20, out, sizeof(out), "rados -c %s -p kvpool -N t_owner stat "
+				  "6f776e32", cf), 0, "no object for the refused Store");
+	be->ops->destroy(be);
+}
+
 /* Written with the rados CLI -> retrieved through the backend. */
 Test(rados, rados_cli_writes_are_retrieved)
 {

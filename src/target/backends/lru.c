@@ -176,3 +176,23 @@ uint8_t nkv_lru_oldest(struct nkv_lru *l, uint8_t *key, const uint8_t *skip, uin
 	pthread_mutex_unlock(&l->lock);
 	return klen;
 }
+
+uint8_t nkv_lru_oldest_if(struct nkv_lru *l, uint8_t *key, const uint8_t *skip, uint8_t sklen,
+			  int (*ok)(void *arg, const uint8_t *key, uint8_t klen), void *arg)
+{
+	struct nkv_lru_node *n;
+	uint8_t klen = 0;
+
+	pthread_mutex_lock(&l->lock);
+	for (n = l->head.prev; n != &l->head; n = n->prev) {
+		if (skip && n->klen == sklen && !memcmp(n->key, skip, sklen))
+			continue;
+		if (ok(arg, n->key, n->klen)) {
+			klen = n->klen;
+			memcpy(key, n->key, klen);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&l->lock);
+	return klen;
+}

@@ -23,5 +23,17 @@ void nkv_lru_drop(struct nkv_lru *l, const uint8_t *key, uint8_t klen);
 /* The least recently used key other than skip (NULL: none skipped) into
  * key (NKV_KEY_MAX bytes): its length, or 0 when there is none. */
 uint8_t nkv_lru_oldest(struct nkv_lru *l, uint8_t *key, const uint8_t *skip, uint8_t sklen);
+/* The same, among the keys ok(arg, key, klen) accepts: from the least
+ * recently used on (the share eviction's keys of one owner). ok runs
+ * under the LRU's lock and must not call back into it. O(keys passed). */
+uint8_t nkv_lru_oldest_if(struct nkv_lru *l, uint8_t *key, const uint8_t *skip, uint8_t sklen,
+			  int (*ok)(void *arg, const uint8_t *key, uint8_t klen), void *arg);
+
+/* lru_owner.c: the key --evict lru takes from namespace be (its owners,
+ * backend.h): the least recently used of the tenant furthest over its
+ * share, else of anyone; its length, 0 when there is none. */
+struct nkv_be;
+uint8_t nkv_lru_victim(struct nkv_lru *l, struct nkv_be *be, uint8_t *key, const uint8_t *skip,
+		       uint8_t sklen);
 
 #endif /* NKV_TGT_BACKENDS_LRU_H */

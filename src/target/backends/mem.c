@@ -165,8 +165,10 @@ static int nkv_mem_expired(const struct nkv_mem_ent *e, uint64_t now)
 /* Take a key's entry (just removed from the map, or replaced) off the
  * books; under the write lock. */
 static void nkv_mem_forget(struct nkv_be_mem *m, const uint8_t *key, uint8_t klen,
-			   const struct nkv_mem_ent *e)
+			   const struct nkv_mem_ent *e, int evicted)
 {
+	if (evicted >= 0)	/* -1: replaced, nkv_be_owner_stored() takes it over */
+		nkv_be_owner_gone(&m->be, key, klen, evicted);
 	if (m->lru)
 		nkv_lru_drop(m->lru, key, klen);
 	m->bytes -= nkv_mem_cost(klen, e->size);
@@ -184,7 +186,7 @@ static struct nkv_mem_ent *nkv_mem_drop_expired(struct nkv_be_mem *m, const uint
 	if (!e || !nkv_mem_expired(e, now))
 		return NULL;
 	nkv_kvmap_delete(&m->map, key, klen);
-	nkv_mem_forget(m, key, klen, e);
+	nkv_mem_forget(m, key, klen, e, 0);
 	__atomic_fetch_add(&m->expiries, 1, __ATOMIC_RELAXED);
 	return e;
 }
@@ -213,10 +215,11 @@ static const struct nkv_mem_ent *nkv_mem_find_live(struct nkv_be_mem *m, const u
 }
 
 /* --evict lru: remove the least recently used key other than the one
- * being stored; under the write lock. 0 when there is none. */
+ * being stored, of the tenant furthest over its share first (lru.h);
+ * under the write lock. 0 when there is none. */
 static int nkv_mem_evict_one(struct nkv_be_mem *m, const uint8_t *skip, uint8_t sklen)
 {
-	uint8_t key[NKV_KEY_MAX], klen = nkv_lru_oldest(m->lru, key, skip, sklen);
+	uint8_t key[NKV_KEY_MAX], klen = nkv_lru_victim(m->lru, &m->be, key, skip, sklen);
 	struct nkv_mem_ent *e;
 
 	if (!klen)
@@ -226,7 +229,7 @@ static int nkv_mem_evict_one(struct nkv_be_mem *m, const uint8_t *skip, uint8_t 
 		nkv_lru_drop(m->lru, key, klen);	/* not stored: nothing freed, look on */
 		return 1;
 	}
-	nkv_mem_forget(m, key, klen, e);
+	nkv_mem_forget(m, key, klen, e, 1);
 	nkv_mem_ent_put(m, e);	/* valloc takes its own lock */
 	__atomic_add_fetch(&m->evictions, 1, __ATOMIC_RELAXED);
 	return 1;
@@ -251,19 +254,22 @@ static uint16_t nkv_mem_store_locked(struct nkv_be_mem *m, struct nkv_be_op *op,
 	if ((op->options & NKV_STORE_MUST_EXIST) && !cur)
 		return nkv_mem_st(NKV_SC_KV_KEY_NOT_EXISTS);
 	if ((op->options & NKV_STORE_MUST_NOT_EXIST) && cur)
-		return nkv_mem_st(NKV_SC_KV_KEY_EXISTS);
+		return nkv_mem_st(NKV_SC_KV_KEY_EXISTS);	/* the owner stays */
+	if (nkv_be_owner_admit(&m->be, op->owner, op->key, op->klen, cost))
+		return nkv_mem_st(NKV_SC_CAPACITY_EXCEEDED);	/* this tenant's quota */
 	while (m->bytes - (cur ? nkv_mem_cost(op->klen, cur->size) : 0) + cost > m->be.capacity ||
 	       (!cur && m->be.max_keys && m->map.count >= m->be.max_keys))
 		if (!m->lru || !nkv_mem_evict_one(m, op->key, op->klen))
 			return nkv_mem_st(NKV_SC_CAPACITY_EXCEEDED);
 	if (slot) {
-		nkv_mem_forget(m, op->key, op->klen, cur);
+		nkv_mem_forget(m, op->key, op->klen, cur, -1);
 		*old = cur;	/* a replace: no second descent */
 		*slot = e;
 	} else if (nkv_kvmap_insert(&m->map, op->key, op->klen, e, NULL) < 0) {
 		return nkv_mem_st(NKV_SC_INTERNAL);
 	}
 	m->bytes += cost;
+	nkv_be_owner_stored(&m->be, op->owner, op->key, op->klen, cost, e->expire_ms != 0);
 	if (e->expire_ms)
 		__atomic_add_fetch(&m->ttl_keys, 1, __ATOMIC_RELAXED);
 	if (m->lru)
@@ -286,8 +292,10 @@ static uint16_t nkv_mem_touch(struct nkv_be_mem *m, struct nkv_be_op *op)
 			__atomic_add_fetch(&m->ttl_keys, 1, __ATOMIC_RELAXED);
 		e->ttl_s = op->ttl_s;
 	}
-	if (e && e->ttl_s)
+	if (e && e->ttl_s) {
 		e->expire_ms = now + (uint64_t)e->ttl_s * 1000u;
+		nkv_be_owner_ttl(&m->be, op->key, op->klen, 1);
+	}
 	pthread_rwlock_unlock(&m->lock);
 	nkv_mem_ent_put(m, dead);
 	return e ? 0 : nkv_mem_st(NKV_SC_KV_KEY_NOT_EXISTS);
@@ -398,7 +406,7 @@ static uint16_t nkv_mem_delete(struct nkv_be_mem *m, struct nkv_be_op *op)
 	pthread_rwlock_wrlock(&m->lock);
 	e = nkv_kvmap_delete(&m->map, op->key, op->klen);
 	if (e)
-		nkv_mem_forget(m, op->key, op->klen, e);
+		nkv_mem_forget(m, op->key, op->klen, e, 0);
 	pthread_rwlock_unlock(&m->lock);
 	live = e && !nkv_mem_expired(e, now);
 	nkv_mem_ent_put(m, e);
@@ -696,7 +704,7 @@ int nkv_be_mem_remove(struct nkv_be *be, const uint8_t *key, uint8_t klen)
 	pthread_rwlock_wrlock(&m->lock);
 	e = nkv_kvmap_delete(&m->map, key, klen);
 	if (e)
-		nkv_mem_forget(m, key, klen, e);
+		nkv_mem_forget(m, key, klen, e, 0);
 	pthread_rwlock_unlock(&m->lock);
 	nkv_mem_ent_put(m, e);
 	return e != NULL;

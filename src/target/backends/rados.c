@@ -258,14 +258,20 @@ static void nkv_rados_complete(rados_completion_t c, void *arg)
 /* Store, Retrieve, Delete, Exist                                      */
 /* ------------------------------------------------------------------ */
 
+/* A Store's owner (issue 48), persisted with its value: the xattr
+ * NKV_RADOS_OWNER_XATTR holds the tenant id as 16 hex digits, set in the
+ * same write op as the value, so owner and value change together. */
+#define NKV_RADOS_OWNER_XATTR "nkv.owner"
+
 static int nkv_rados_prep_store(struct nkv_rados_req *r)
 {
 	struct nkv_be_op *op = r->op;
 	const char *buf = r->bounce ? r->bounce : nkv_be_direct(op);
 
-	/* A plain Store is one write_full: librados' own call for it costs the
-	 * OSD less than a compound write op (measured in docs/ceph.md). */
-	if (!(r->opts & (NKV_STORE_MUST_EXIST | NKV_STORE_MUST_NOT_EXIST)))
+	/* A plain Store without an owner is one write_full: librados' own
+	 * call for it costs the OSD less than a compound write op (measured
+	 * in docs/ceph.md). */
+	if (!(r->opts & (NKV_STORE_MUST_EXIST | NKV_STORE_MUST_NOT_EXIST)) && !op->owner)
 		return rados_aio_write_full(r->rb->io, r->oid, r->comp, buf, op->len);
 	r->wop = rados_create_write_op();
 	if (!r->wop)
@@ -275,6 +281,10 @@ static int nkv_rados_prep_store(struct nkv_rados_req *r)
 	if (r->opts & NKV_STORE_MUST_NOT_EXIST)
 		rados_write_op_create(r->wop, LIBRADOS_CREATE_EXCLUSIVE, NULL);
 	rados_write_op_write_full(r->wop, buf, op->len);
+	if (op->owner) {
+		snprintf(r->owner, sizeof(r->owner), "%016llx", (unsigned long long)op->owner);
+		rados_write_op_setxattr(r->wop, NKV_RADOS_OWNER_XATTR, r->owner, 16);
+	}
 	return rados_aio_write_op_operate(r->wop, r->rb->io, r->comp, r->oid, NULL, 0);
 }
 

@@ -119,6 +119,7 @@ struct nkv_rados_req {
 	rados_write_op_t wop;
 	rados_read_op_t rop;
 	char oid[2 * NKV_KEY_MAX + 1];
+	char owner[17];		/* a Store's owner xattr, alive until it completes */
 	char *bounce;		/* the value, when the client's buffer is not direct */
 	size_t bytes_read;
 	int read_rv;

@@ -28,6 +28,7 @@
 #include "kvmap.h"
 #include "target/core/pidlock.h"
 #include "lru.h"
+#include "rocksdb_owner.h"
 #include "mem.h"
 #include "registry.h"
 #include "rocksdb.h"
@@ -341,6 +342,9 @@ static rocksdb_column_family_handle_t *nkv_rocks_cf(struct nkv_rocks_db *d, cons
 
 /* ---- the backend ---- */
 
+struct nkv_be_rocks;
+static rocksdb_column_family_handle_t *nkv_rocks_owner_cf(struct nkv_be_rocks *r, int create);
+
 /* One write in the open batch: its op (NULL for a lazy removal) and what
  * it changed in the counts, to undo when the batch fails. */
 struct nkv_rocks_pend {
@@ -348,6 +352,7 @@ struct nkv_rocks_pend {
 	int64_t dbytes, dkeys, dttl;
 	uintptr_t ix_old;	/* the key's index entry before (0: absent) */
 	uint8_t drop_tier;	/* remove the key from the volatile tier after */
+	uint8_t evicted;	/* a removal to make room (owners: rocksdb_owner.h) */
 	uint8_t klen;
 	uint8_t key[NKV_KEY_MAX];
 };
@@ -370,6 +375,10 @@ struct nkv_be_rocks {
 	struct nkv_be be;
 	struct nkv_rocks_db *d;
 	rocksdb_column_family_handle_t *cf, *meta;
+	rocksdb_column_family_handle_t *owner;	/* NAME:owner (rocksdb_owner.h); NULL
+						 * until the first owner is written */
+	char owner_name[300];
+	int owners_load;		/* atomic: attached, owners to load */
 	rocksdb_writeoptions_t *wo;
 	rocksdb_readoptions_t *ro;
 	rocksdb_writebatch_t *wb;
@@ -586,6 +595,48 @@ static struct nkv_rocks_pend *nkv_rocks_pend_add(struct nkv_be_rocks *r, struct 
 }
 
 /* Write the open batch (one sync) and complete its ops. */
+/* The namespace's owner family (rocksdb_owner.h), opened with the
+ * database when it has one; created (create) at the first owner written,
+ * so a database nobody owns keys in keeps the families it had and opens
+ * in an nkv-target from before owners. NULL: none (or not creatable: the
+ * owners are then kept in memory alone, logged). */
+static rocksdb_column_family_handle_t *nkv_rocks_owner_cf(struct nkv_be_rocks *r, int create)
+{
+	char err[256];
+	size_t i;
+
+	if (r->owner || !r->owner_name[0])
+		return r->owner;
+	pthread_mutex_lock(&nkv_rocks_dbs_lock);
+	for (i = 0; i < r->d->ncf && !r->owner; i++)
+		if (!strcmp(r->d->names[i], r->owner_name))
+			r->owner = r->d->cfs[i];
+	pthread_mutex_unlock(&nkv_rocks_dbs_lock);
+	if (!r->owner && create) {
+		r->owner = nkv_rocks_cf(r->d, r->owner_name, err, sizeof(err));
+		if (!r->owner) {	/* once: owners stay in memory from now on */
+			nkv_be_log(NKV_BE_LOG_ERROR, "event=rocksdb_owner_family_failed %s", err);
+			r->owner_name[0] = 0;
+		}
+	}
+	return r->owner;
+}
+
+/* A write made: its key's owner as the tenants count it (owners.c). */
+static void nkv_rocks_owned(struct nkv_be_rocks *r, const struct nkv_rocks_pend *p)
+{
+	const struct nkv_be_op *op = p->op;
+
+	if (p->dkeys < 0)
+		nkv_be_owner_gone(&r->be, p->key, p->klen, p->evicted);
+	else if (op && op->opc == NKV_KV_STORE && (op->options & NKV_STORE_TOUCH) && p->dttl)
+		nkv_be_owner_ttl(&r->be, p->key, p->klen, 1);
+	else if (op && op->opc == NKV_KV_STORE && !(op->options & NKV_STORE_TOUCH))
+		nkv_be_owner_stored(&r->be, op->owner, p->key, p->klen,
+				    nkv_be_rocks_key_cost(p->klen, op->len),
+				    (op->options & NKV_STORE_TTL) != 0);
+}
+
 static void nkv_rocks_flush(struct nkv_be_rocks *r)
 {
 	char *e = NULL;
@@ -619,6 +670,8 @@ static void nkv_rocks_flush(struct nkv_be_rocks *r)
 		} else if (p->drop_tier) {
 			nkv_be_mem_remove(r->tier, p->key, p->klen);
 		}
+		if (!st)
+			nkv_rocks_owned(r, p);
 		if (p->op) {
 			if (st)
 				p->op->status = st;
@@ -644,6 +697,8 @@ static void nkv_rocks_batch_del(struct nkv_be_rocks *r, struct nkv_be_op *op, co
 	rocksdb_writebatch_delete_cf(r->wb, r->cf, (const char *)key, klen);
 	if (e & NKV_ROCKS_IX_META)
 		rocksdb_writebatch_delete_cf(r->wb, r->meta, (const char *)key, klen);
+	if (r->owner)
+		nkv_rocks_owner_del(&r->be, r->wb, r->owner, key, klen);
 	nkv_rocks_ix_set(r, key, klen, 0);
 	p->ix_old = e;
 	p->dbytes = -(int64_t)nkv_be_rocks_key_cost(klen, nkv_rocks_ix_size(e));
@@ -700,7 +755,7 @@ static int nkv_rocks_evict_one(struct nkv_be_rocks *r, const uint8_t *key, uint8
 	uint8_t vk[NKV_KEY_MAX], vl;
 
 	for (;;) {
-		vl = nkv_lru_oldest(r->lru, vk, key, klen);
+		vl = nkv_lru_victim(r->lru, &r->be, vk, key, klen);	/* share first */
 		if (!vl)
 			return 0;
 		if (nkv_rocks_pending(r, vk, vl) || r->npend == NKV_ROCKS_BATCH)
@@ -710,6 +765,7 @@ static int nkv_rocks_evict_one(struct nkv_be_rocks *r, const uint8_t *key, uint8
 		nkv_lru_drop(r->lru, vk, vl);	/* gone already: look on */
 	}
 	nkv_rocks_batch_del(r, NULL, vk, vl);
+	r->pend[r->npend - 1].evicted = 1;
 	__atomic_add_fetch(&r->evictions, 1, __ATOMIC_RELAXED);
 	return 1;
 }
@@ -886,6 +942,18 @@ static uint16_t nkv_rocks_value(struct nkv_be_op *op, const void **val, void **b
 	return *buf ? nkv_be_copy_in(op, *buf, op->len) : nkv_rocks_st(NKV_SC_INTERNAL);
 }
 
+/* Does the open batch hold a Store of owner's? */
+static int nkv_rocks_pend_owner(const struct nkv_be_rocks *r, uint64_t owner)
+{
+	unsigned i;
+
+	for (i = 0; i < r->npend; i++)
+		if (r->pend[i].op && r->pend[i].op->opc == NKV_KV_STORE &&
+		    r->pend[i].op->owner == owner)
+			return 1;
+	return 0;
+}
+
 /* A durable Store (TTL'd or not) into the batch. */
 static void nkv_rocks_store_put(struct nkv_be_rocks *r, struct nkv_be_op *op,
 				const struct nkv_rocks_where *w)
@@ -896,9 +964,15 @@ static void nkv_rocks_store_put(struct nkv_be_rocks *r, struct nkv_be_op *op,
 	struct nkv_rocks_pend *p;
 	const void *val = NULL;
 	void *buf = NULL;
-	uint16_t st = 0;
+	uint16_t st;
 
-	if (cost > old)
+	/* Owners count a Store once its batch is written: a tenant under a
+	 * quota has its earlier ones written first, so its check is exact. */
+	if (nkv_rocks_pend_owner(r, op->owner) && nkv_be_owner_limited(&r->be, op->owner))
+		nkv_rocks_flush(r);
+	st = nkv_be_owner_admit(&r->be, op->owner, op->key, op->klen, cost);
+
+	if (!st && cost > old)
 		st = nkv_rocks_room(r, op->key, op->klen, cost - old);
 	if (!st && !w->ix && !w->tier)
 		st = nkv_rocks_key_room(r, op->key, op->klen);
@@ -926,6 +1000,8 @@ static void nkv_rocks_store_put(struct nkv_be_rocks *r, struct nkv_be_op *op,
 		nkv_rocks_done(r, op);
 		return;
 	}
+	if (nkv_rocks_owner_cf(r, op->owner != 0))
+		nkv_rocks_owner_put(&r->be, r->wb, r->owner, op->key, op->klen, op->owner);
 	p = nkv_rocks_pend_add(r, op, op->key, op->klen);
 	p->ix_old = w->ix;
 	p->dbytes = (int64_t)cost - (int64_t)old;
@@ -1234,6 +1310,39 @@ static size_t nkv_rocks_take(struct nkv_be_rocks *r, struct nkv_be_op ***ops, si
 	return n;
 }
 
+/* One owner record at open: its key's owner, as the index sizes it. */
+static void nkv_rocks_owned_one(void *arg, const uint8_t *key, uint8_t klen, uint64_t owner)
+{
+	struct nkv_be_rocks *r = arg;
+	uintptr_t e = nkv_rocks_ix_get(r, key, klen);
+
+	if (e)	/* else a record left by a write that failed: the key is not there */
+		nkv_be_owner_stored(&r->be, owner, key, klen,
+				    nkv_be_rocks_key_cost(klen, nkv_rocks_ix_size(e)),
+				    (e & NKV_ROCKS_IX_TTL) != 0);
+}
+
+/* The owners the database holds, then every other key as owned by none
+ * (a database from before owners: all of them). The worker's, before
+ * its first op once attached. */
+static void nkv_rocks_owners_load(struct nkv_be_rocks *r)
+{
+	struct nkv_kvmap_cursor c;
+	uint64_t o;
+	uintptr_t e;
+	int more;
+
+	if (r->owner)
+		nkv_rocks_owner_each(r->d->db, r->ro, r->owner, nkv_rocks_owned_one, r);
+	for (more = nkv_kvmap_seek(&r->ix, &c, NULL, 0); more > 0; more = nkv_kvmap_next(&c)) {
+		e = (uintptr_t)c.val;
+		if (e && !nkv_be_owner_of(&r->be, c.key, c.klen, &o))
+			nkv_be_owner_stored(&r->be, 0, c.key, c.klen,
+					    nkv_be_rocks_key_cost(c.klen, nkv_rocks_ix_size(e)),
+					    (e & NKV_ROCKS_IX_TTL) != 0);
+	}
+}
+
 /*
  * namespace_set's evict, applied by the worker (the LRU is the worker's
  * to fill and evict from). On: every indexed key enters it (order lost,
@@ -1280,6 +1389,8 @@ static void *nkv_rocks_worker(void *arg)
 		 * queued when the worker wakes (22-28 of a batch of 32 taken at
 		 * first), and a second write of the pass is a second sync. */
 		n = nkv_rocks_take(r, &ops, &cap, !r->npend);
+		if (__atomic_exchange_n(&r->owners_load, 0, __ATOMIC_ACQUIRE))
+			nkv_rocks_owners_load(r);	/* before its first op */
 		if (__atomic_load_n(&r->evict_want, __ATOMIC_ACQUIRE) != (r->lru != NULL))
 			nkv_rocks_evict_switch(r, !r->lru);
 		for (i = 0; i < n; i++)
@@ -1477,6 +1588,17 @@ static unsigned nkv_rocks_metrics(struct nkv_be *be, struct nkv_be_metric *out, 
 	return n;
 }
 
+/* The core attached it: the tier's keys are counted in the same
+ * namespace, and the worker loads the owners before its first op. */
+static void nkv_rocks_attached(struct nkv_be *be)
+{
+	struct nkv_be_rocks *r = (struct nkv_be_rocks *)be;
+
+	r->tier->tenants = be->tenants;
+	r->tier->tenant_nsid = be->tenant_nsid;
+	__atomic_store_n(&r->owners_load, 1, __ATOMIC_RELEASE);
+}
+
 static const struct nkv_be_ops nkv_rocks_ops = {
 	.name = "rocksdb",
 	.submit = nkv_rocks_submit,
@@ -1486,6 +1608,7 @@ static const struct nkv_be_ops nkv_rocks_ops = {
 	.set_limits = nkv_rocks_set_limits,
 	.describe = nkv_rocks_describe,
 	.metrics = nkv_rocks_metrics,
+	.attached = nkv_rocks_attached,
 	.destroy = nkv_rocks_destroy,
 };
 
@@ -1671,6 +1794,8 @@ static int nkv_rocks_setup(struct nkv_be_rocks *r, const struct nkv_be_conf *c,
 	r->meta = r->cf ? nkv_rocks_cf(r->d, meta, err, errlen) : NULL;
 	if (!r->meta)
 		return -1;
+	snprintf(r->owner_name, sizeof(r->owner_name), "%s:owner", name);
+	r->owner = nkv_rocks_owner_cf(r, 0);
 	r->wo = rocksdb_writeoptions_create();
 	rocksdb_writeoptions_set_sync(r->wo, rc->sync);
 	r->ro = rocksdb_readoptions_create();

@@ -155,7 +155,7 @@ static void nkv_tgt_id_ns_nvm(struct nkv_tgt_ctrl *c, uint32_t nsid,
 
 /* nkv's vendor bytes (struct nkv_kv_vs): what this namespace honours
  * beyond the KV command set, so a host sends vendor bits only here. */
-static void nkv_tgt_kv_vs(const struct nkv_be *be, uint8_t vs[256])
+static void nkv_tgt_kv_vs(const struct nkv_be *be, int ro, uint8_t vs[256])
 {
 	struct nkv_kv_vs v;
 
@@ -163,12 +163,18 @@ static void nkv_tgt_kv_vs(const struct nkv_be *be, uint8_t vs[256])
 	memcpy(v.sig, NKV_KV_VS_SIG, sizeof(v.sig));
 	v.ver = NKV_KV_VS_VER;
 	/* Every backend answers a Retrieve of 0 bytes with the size (backend.h). */
-	v.flags = NKV_KV_VS_SIZE_QUERY | (be->read_only ? NKV_KV_VS_READ_ONLY : 0) |
+	v.flags = NKV_KV_VS_SIZE_QUERY | (ro ? NKV_KV_VS_READ_ONLY : 0) |
 		  (nkv_tgt_exec_offered() ? NKV_KV_VS_EXEC : 0);
 	v.store_opts = be->store_opts & NKV_STORE_VENDOR_MASK;
 	v.max_ttl = 0;	/* any u32 */
 	v.cmd_timeout_ms = be->cmd_timeout_ms;	/* the backend's own bound */
 	memcpy(vs, &v, sizeof(v));
+}
+
+/* Write-protected for this client: the namespace's own, or its ro access. */
+static int nkv_tgt_ns_ro(struct nkv_tgt_ctrl *c, uint32_t nsid, const struct nkv_be *be)
+{
+	return be->read_only || nkv_tgt_access(c, nsid) == NKV_ACCESS_RO;
 }
 
 static void nkv_tgt_id_ns_kv(struct nkv_tgt_ctrl *c, uint32_t nsid,
@@ -180,9 +186,9 @@ static void nkv_tgt_id_ns_kv(struct nkv_tgt_ctrl *c, uint32_t nsid,
 	id->kvf[0].kml = (uint16_t)c->kml;	/* 17..255 bytes in head form */
 	id->kvf[0].mvl = be->max_value;
 	id->kvf[0].mnk = be->max_keys;
-	id->nsattr = be->read_only ? NKV_NSATTR_WRITE_PROTECTED : 0;
+	id->nsattr = nkv_tgt_ns_ro(c, nsid, be) ? NKV_NSATTR_WRITE_PROTECTED : 0;
 	nkv_tgt_ns_guid(c, nsid, id->nguid);
-	nkv_tgt_kv_vs(be, id->vs);
+	nkv_tgt_kv_vs(be, nkv_tgt_ns_ro(c, nsid, be), id->vs);
 }
 
 /* Active namespace list (CNS 02h / 07h): nsids above start, ascending. */
@@ -195,6 +201,8 @@ static uint16_t nkv_tgt_id_list(struct nkv_tgt_ctrl *c, uint32_t start, int csi,
 	if (start >= 0xfffffffeu)
 		return nkv_tgt_sc(NKV_SC_INVALID_NS);
 	for (i = start + 1; i <= NKV_TGT_MAX_NS; i++) {
+		if (nkv_tgt_access(c, i) == NKV_ACCESS_NONE)
+			continue;	/* absent for this client */
 		be = nkv_subsys_ns_get(c->ss, i);	/* may come or go meanwhile */
 		if (be && (csi < 0 || be->csi == csi))
 			list[n++] = i;
@@ -231,11 +239,12 @@ static void nkv_tgt_id_desc(struct nkv_tgt_ctrl *c, uint32_t nsid,
 /* I/O Command Set Independent Identify Namespace (CNS 08h, what Linux
  * reads first since 6.0): NMIC 0, NSATTR's write protection, NSTAT bit 0
  * (ready) for an attached namespace; zeros for an inactive one. */
-static void nkv_tgt_id_ns_indep(const struct nkv_be *be, uint8_t *buf)
+static void nkv_tgt_id_ns_indep(struct nkv_tgt_ctrl *c, uint32_t nsid, const struct nkv_be *be,
+				uint8_t *buf)
 {
 	if (!be)
 		return;
-	buf[8] = be->read_only ? NKV_NSATTR_WRITE_PROTECTED : 0;	/* NSATTR */
+	buf[8] = nkv_tgt_ns_ro(c, nsid, be) ? NKV_NSATTR_WRITE_PROTECTED : 0;	/* NSATTR */
 	buf[14] = 1;	/* NSTAT: namespace ready */
 }
 
@@ -286,7 +295,7 @@ static uint16_t nkv_tgt_identify_fill(struct nkv_tgt_ctrl *c, const struct nkv_s
 	case NKV_CNS_CS_INDEP_NS:
 		if (!nkv_tgt_nsid_valid(s->nsid))
 			return nkv_tgt_sc(NKV_SC_INVALID_NS);
-		nkv_tgt_id_ns_indep(be, buf);
+		nkv_tgt_id_ns_indep(c, s->nsid, be, buf);
 		return 0;
 	case NKV_CNS_IOCS_CTRL:
 		/* Both sets' controller-specific data are all optional. */
@@ -314,7 +323,9 @@ static uint16_t nkv_tgt_identify(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd
 
 	if (!buf)
 		return nkv_tgt_sc(NKV_SC_INTERNAL);
-	be = nkv_subsys_ns_get(c->ss, cmd->sqe.nsid);	/* held while read */
+	/* held while read; one the client may not use answers as inactive */
+	be = nkv_tgt_access(c, cmd->sqe.nsid) == NKV_ACCESS_NONE
+		     ? NULL : nkv_subsys_ns_get(c->ss, cmd->sqe.nsid);
 	st = nkv_tgt_identify_fill(c, &cmd->sqe, be, buf);
 	if (be)
 		nkv_subsys_ns_put(c->ss, cmd->sqe.nsid);
@@ -464,8 +475,9 @@ static uint64_t nkv_tgt_log_changed_ns(struct nkv_tgt_ctrl *c, struct nkv_change
 	uint32_t n = 0, i;
 
 	for (i = 1; i <= NKV_TGT_MAX_NS; i++) {
-		if (__atomic_load_n(&c->ss->ns_changed[i], __ATOMIC_ACQUIRE) <= c->ns_log_gen)
-			continue;
+		if (__atomic_load_n(&c->ss->ns_changed[i], __ATOMIC_ACQUIRE) <= c->ns_log_gen ||
+		    nkv_tgt_access(c, i) == NKV_ACCESS_NONE)
+			continue;	/* unchanged, or absent for this client */
 		if (n == NKV_CHANGED_NS_MAX) {
 			memset(l, 0, sizeof(*l));
 			l->nsid[0] = NKV_CHANGED_NS_OVERFLOW;

@@ -24,6 +24,7 @@
 #include "nkv_wire.h"
 
 struct nkv_be;
+struct nkv_tenants;
 
 /* One operation. Filled by the core; the backend writes status and dw0. */
 struct nkv_be_op {
@@ -56,6 +57,11 @@ struct nkv_be_op {
 	 * metrics are off. A backend never reads them. */
 	uint64_t t_fetch_ns;
 	uint64_t t_submit_ns;
+	/* The tenant whose command this is (src/target/tenant/tenant.h: a
+	 * peer uid or a host NQN as a stable id; 0: none), set by the core
+	 * from the client's identity. A Store that creates or replaces its
+	 * key makes it the key's owner (nkv_be_owner_* below). */
+	uint64_t owner;
 };
 
 /*
@@ -143,6 +149,10 @@ struct nkv_be_ops {
 	/* NULL, or up to max of the backend's health figures into out (its
 	 * store lost and back, stalls): how many. Any thread, any time. */
 	unsigned (*metrics)(struct nkv_be *be, struct nkv_be_metric *out, unsigned max);
+	/* NULL, or told that the core attached it as a namespace (be->tenants
+	 * set, before its first op): a backend that persists owners loads
+	 * them (rocksdb). */
+	void (*attached)(struct nkv_be *be);
 	/* Wait for every submitted op to complete, then free everything. */
 	void (*destroy)(struct nkv_be *be);
 	/* NULL, or change limits while serving: 0, or a negative errno with
@@ -177,7 +187,41 @@ struct nkv_be {
 	 * (nkv_kv_vs.cmd_timeout_ms), so a client waits longer than this and
 	 * gets the status, not a timeout of its own. */
 	uint32_t cmd_timeout_ms;
+	/* Set by the core when it attaches the backend as namespace
+	 * tenant_nsid: where owners and their quotas are kept (NULL: a
+	 * backend driven on its own, and nkv_be_owner_* do nothing). */
+	struct nkv_tenants *tenants;
+	uint32_t tenant_nsid;
 };
+
+/*
+ * Owners in a shared namespace (issue 48; tenant/owners.c). A KV backend
+ * reports each key's owner and the bytes it charges the key against
+ * capacity, under its own lock, so quotas and the share eviction goes by
+ * count what capacity counts. Any thread; they take a lock of their own
+ * (never a backend's).
+ */
+/* Before a Store of key by owner that would charge cost: 0, or Capacity
+ * Exceeded (81h) when it would take owner past its quota (what owner
+ * owns of key now is given back first). */
+uint16_t nkv_be_owner_admit(struct nkv_be *be, uint64_t owner, const uint8_t *key, uint8_t klen,
+			    uint64_t cost);
+/* Has owner a quota here? (A backend that counts a Store only once it
+ * is written writes that owner's earlier Stores out first.) */
+int nkv_be_owner_limited(struct nkv_be *be, uint64_t owner);
+/* key is stored now, owned by owner (a replace: the old owner loses it),
+ * charged cost, with a TTL or not (the metering tier). */
+void nkv_be_owner_stored(struct nkv_be *be, uint64_t owner, const uint8_t *key, uint8_t klen,
+			 uint64_t cost, int ttl);
+/* key is gone (deleted, expired, replaced; evicted: 1 when to make room). */
+void nkv_be_owner_gone(struct nkv_be *be, const uint8_t *key, uint8_t klen, int evicted);
+/* key's TTL came or went (a Touch). */
+void nkv_be_owner_ttl(struct nkv_be *be, const uint8_t *key, uint8_t klen, int ttl);
+/* key's owner into *owner: 1, or 0 when unknown. */
+int nkv_be_owner_of(struct nkv_be *be, const uint8_t *key, uint8_t klen, uint64_t *owner);
+/* The owner furthest over its share of capacity (its quota's bytes, else
+ * an equal part among owners): 1 and *owner, or 0 when none is over. */
+int nkv_be_owner_victim(struct nkv_be *be, uint64_t *owner);
 
 /*
  * The clock TTLs run on: milliseconds of CLOCK_MONOTONIC, or what a test

@@ -23,6 +23,7 @@
 #include "nvmf/fabrics.h"
 #include "req.h"
 #include "stats.h"
+#include "target/tenant/tenant.h"
 
 #define NKV_TGT_BURST 32u	/* SQEs fetched from one SQ per pass (fairness) */
 #define NKV_TGT_ERRLOG 64u	/* error log ring entries (ELPE + 1) */
@@ -52,6 +53,8 @@ struct nkv_subsys {
 		void (*fn)(void *arg);
 		void *arg;
 	} listen[NKV_SUBSYS_LISTENERS];
+	/* Access rules, owners, metering (tenant/tenant.h). */
+	struct nkv_tenants *tenants;
 };
 
 /* One fetched command, from SQE fetch to CQE post. */
@@ -211,6 +214,15 @@ struct nkv_tgt_ctrl {
 	uint64_t host_reads;
 	uint64_t host_writes;
 
+	/* Who the client is (access.c): its transport tells; its view of
+	 * the access rules, made at acc_gen (UINT64_MAX: not yet), one byte
+	 * (enum nkv_access) per nsid; its tenant entry per nsid (made at
+	 * its first command there). */
+	struct nkv_tenant_who who;
+	uint64_t acc_gen;
+	uint8_t acc[NKV_TGT_MAX_NS + 1];
+	struct nkv_tenant_acct *tacct[NKV_TGT_MAX_NS + 1];
+
 	/* Trace (off: one branch per event). */
 	int trace;
 	nkv_tgt_trace_fn trace_fn;
@@ -293,6 +305,24 @@ uint16_t nkv_tgt_kv_head_len(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd, ui
 /* io_exec.c: an Exec command, checked and handed to the Exec room, or
  * completed with its error. */
 void nkv_tgt_exec_cmd(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd, struct nkv_be *be);
+
+/* access.c */
+void nkv_tgt_access_refresh(struct nkv_tgt_ctrl *c);
+/* The Connect's host NQN (c->hostnqn) is the client's identity now. */
+void nkv_tgt_access_hostnqn(struct nkv_tgt_ctrl *c);
+/* A new I/O command for cmd->sqe.nsid: 0 (and op.owner set), or
+ * Invalid Namespace when the client may not use it (counted, logged). */
+uint16_t nkv_tgt_access_check(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd);
+/* May the client write nsid (rw)? */
+int nkv_tgt_access_writes(struct nkv_tgt_ctrl *c, uint32_t nsid);
+
+/* c's access to nsid now (rw out of range: the caller answers that). */
+static inline enum nkv_access nkv_tgt_access(struct nkv_tgt_ctrl *c, uint32_t nsid)
+{
+	if (nkv_tenants_gen(c->ss->tenants) != c->acc_gen)
+		nkv_tgt_access_refresh(c);
+	return nsid && nsid <= NKV_TGT_MAX_NS ? (enum nkv_access)c->acc[nsid] : NKV_ACCESS_RW;
+}
 
 /* fabrics.c */
 /* A Fabrics command (opcode 7Fh) on a capsule controller's queue:

@@ -31,6 +31,11 @@ struct nkv_subsys *nkv_subsys_create(const struct nkv_subsys_opts *opts)
 
 	if (!ss)
 		return NULL;
+	ss->tenants = nkv_tenants_create();
+	if (!ss->tenants) {
+		free(ss);
+		return NULL;
+	}
 	if (opts && opts->size >= sizeof(*opts)) {
 		sn = opts->serial;
 		mn = opts->model;
@@ -54,6 +59,10 @@ int nkv_subsys_add_ns(struct nkv_subsys *ss, uint32_t nsid, struct nkv_be *be)
 		return -EINVAL;
 	if (ss->ns[nsid])
 		return -EEXIST;
+	be->tenants = ss->tenants;	/* before the slot: its owners from the first Store */
+	be->tenant_nsid = nsid;
+	if (be->ops->attached)
+		be->ops->attached(be);
 	ss->ns[nsid] = be;
 	return 0;
 }
@@ -86,6 +95,7 @@ void nkv_subsys_destroy(struct nkv_subsys *ss)
 	for (i = 1; i <= NKV_TGT_MAX_NS; i++)
 		if (ss->ns[i])
 			ss->ns[i]->ops->destroy(ss->ns[i]);
+	nkv_tenants_destroy(ss->tenants);
 	free(ss);
 }
 
@@ -207,6 +217,7 @@ struct nkv_tgt_ctrl *nkv_tgt_ctrl_create(struct nkv_subsys *ss,
 		goto fail;
 	nkv_tgt_regs_init(c);
 	nkv_tgt_aen_init(c);
+	c->acc_gen = UINT64_MAX;	/* the first command makes the view */
 	return c;
 fail:
 	nkv_tgt_ctrl_free(c);

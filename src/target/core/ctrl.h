@@ -231,4 +231,17 @@ int nkv_tgt_ctrl_dma_busy(const struct nkv_tgt_ctrl *c, uint64_t iova, uint64_t 
  */
 int nkv_tgt_ctrl_ns_events(struct nkv_tgt_ctrl *c);
 
+/*
+ * Tenants (issue 48, src/target/tenant/tenant.h). A vfio-user transport
+ * gives each controller its peer's credentials (SO_PEERCRED) before the
+ * first command; an NVMe/TCP one's identity is the Connect's host NQN
+ * (the core takes it itself). On c's poll thread.
+ */
+void nkv_tgt_ctrl_set_peer(struct nkv_tgt_ctrl *c, uint32_t uid, uint32_t gid);
+/* c's tenant id (0: none known), and its peer's uid and gid (NULL: not
+ * wanted). Any thread once set. */
+uint64_t nkv_tgt_ctrl_tenant(const struct nkv_tgt_ctrl *c, uint32_t *uid, uint32_t *gid);
+/* ss's access rules, owners and metering (tenant.h). */
+struct nkv_tenants *nkv_subsys_tenants(struct nkv_subsys *ss);
+
 #endif /* NKV_TGT_CTRL_H */

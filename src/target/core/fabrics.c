@@ -142,6 +142,7 @@ static void nkv_tgt_connect_admin(struct nkv_tgt_fab *f, struct nkv_tgt_req *req
 	c->fab = f;
 	c->kato_ms = nkv_nvmf_connect_kato(&req->sqe);
 	memcpy(c->hostnqn, d->hostnqn, sizeof(c->hostnqn));
+	nkv_tgt_access_hostnqn(c);	/* self-asserted: rules by NQN trust the network */
 	c->qconn[0] = 1;
 	f->ctrls[i] = c;
 	req->dw0 = c->cntlid;

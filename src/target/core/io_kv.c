@@ -170,8 +170,9 @@ uint16_t nkv_tgt_kv_prep(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 		return nkv_tgt_sc(NKV_SC_INVALID_OPCODE);
 	/* Before anything else, as rados-nkv answers: whatever the rest of
 	 * the command, a write to a read-only namespace is this. */
-	if (be->read_only && (opc == NKV_KV_STORE || opc == NKV_KV_DELETE))
-		return nkv_tgt_cs(NKV_SC_WRITE_READ_ONLY);
+	if ((opc == NKV_KV_STORE || opc == NKV_KV_DELETE) &&
+	    (be->read_only || !nkv_tgt_access_writes(c, s->nsid)))
+		return nkv_tgt_cs(NKV_SC_WRITE_READ_ONLY);	/* the namespace's, or this client's ro */
 	if (klen > NKV_KEY_INLINE_MAX)
 		return nkv_tgt_kv_key_err();	/* 17..255 travel in head form */
 	st = nkv_tgt_kv_sizes(cmd, be, &d);
@@ -195,7 +196,9 @@ void nkv_tgt_io_finish(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 {
 	uint8_t opc = cmd->op.opc;
 	int kv = cmd->sqid && cmd->be && cmd->be->csi == NKV_CSI_KV;
-	int rd = kv ? opc == NKV_KV_RETRIEVE || opc == NKV_KV_LIST : opc == NKV_NVM_READ;
+	/* Exec's output is read out as a Retrieve's value is (counted, metered). */
+	int rd = kv ? opc == NKV_KV_RETRIEVE || opc == NKV_KV_LIST || opc == NKV_KV_EXEC
+		    : opc == NKV_NVM_READ;
 	int wr = kv ? opc == NKV_KV_STORE : opc == NKV_NVM_WRITE;
 
 	if (kv && opc == NKV_KV_DELETE && (c->kv_config & NKV_KV_CONFIG_DEL_MISSING_OK) &&
@@ -213,18 +216,22 @@ void nkv_tgt_io_finish(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 		c->host_writes++;
 		c->bytes_written += cmd->bytes;
 	}
+	if (cmd->sqe.nsid <= NKV_TGT_MAX_NS)	/* a held namespace's: in range */
+		nkv_tenant_moved(c->tacct[cmd->sqe.nsid], wr ? cmd->bytes : 0, rd ? cmd->bytes : 0);
 }
 
 void nkv_tgt_io_exec(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 {
+	/* A namespace the client may not use is as absent as an inactive
+	 * one: refused before it is even looked up. */
+	uint16_t st = nkv_tgt_access_check(c, cmd);
 	/* Held until completion (nkv_tgt_complete): a removal waits. */
-	struct nkv_be *be = nkv_subsys_ns_get(c->ss, cmd->sqe.nsid);
+	struct nkv_be *be = st ? NULL : nkv_subsys_ns_get(c->ss, cmd->sqe.nsid);
 	uint32_t psdt = nkv_sqe_psdt(&cmd->sqe);
-	uint16_t st;
 
 	cmd->be = be;
-	if (!be)
-		st = nkv_tgt_sc(NKV_SC_INVALID_NS);
+	if (st || !be)
+		st = st ? st : nkv_tgt_sc(NKV_SC_INVALID_NS);
 	else if (nkv_sqe_fuse(&cmd->sqe) || (psdt != NKV_PSDT_PRP && psdt != NKV_PSDT_SGL))
 		st = nkv_tgt_sc(NKV_SC_INVALID_FIELD);
 	else if (be->csi == NKV_CSI_KV && nkv_sqe_opc(&cmd->sqe) == NKV_KV_EXEC)

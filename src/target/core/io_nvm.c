@@ -17,6 +17,8 @@ uint16_t nkv_tgt_nvm_prep(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 		return 0;
 	if (opc != NKV_NVM_READ && opc != NKV_NVM_WRITE)
 		return nkv_tgt_sc(NKV_SC_INVALID_OPCODE);
+	if (opc == NKV_NVM_WRITE && !nkv_tgt_access_writes(c, s->nsid))
+		return nkv_tgt_cs(NKV_SC_WRITE_READ_ONLY);	/* this client's ro */
 	if (slba >= be->capacity || nlb > be->capacity - slba)
 		return nkv_tgt_sc(NKV_SC_LBA_OUT_OF_RANGE);
 	cmd->op.slba = slba;

@@ -82,6 +82,7 @@ int nkv_subsys_ns_remove(struct nkv_subsys *ss, uint32_t nsid, uint32_t wait_ms)
 	if (rc)
 		return rc;
 	be->ops->destroy(be);
+	nkv_tenant_ns_reset(ss->tenants, nsid);	/* what it stored is gone; counters stay */
 	nkv_tgt_ns_changed(ss, nsid);
 	return 0;
 }

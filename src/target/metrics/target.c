@@ -274,6 +274,8 @@ int nkv_metrics_target_register(struct nkv_rpc_target *t, struct nkv_vfu_server 
 
 	nkv_tgt_metrics_enable();
 	rc = nkv_metrics_register("namespaces", nkv_metrics_namespaces, t);
+	if (!rc)
+		rc = nkv_metrics_tenant_register(t);
 	if (!rc && vfu)
 		rc = nkv_metrics_transport_add("vfio-user", nkv_metrics_vfu, vfu);
 	if (!rc && vfu)

@@ -25,4 +25,7 @@ int nkv_metrics_exec_register(void);
  * nkv_backend_* series, a family at a time over the n namespaces. */
 void nkv_metrics_backends(struct nkv_metrics_buf *b, const struct nkv_rpc_ns *ns, unsigned n);
 
+/* tenant.c: the tenants' collector (nkv_tenant_*, nkv_access_denied_total). */
+int nkv_metrics_tenant_register(struct nkv_rpc_target *t);
+
 #endif /* NKV_TGT_METRICS_TARGET_H */

@@ -6,6 +6,7 @@
  * thread that owns the connection.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,10 +25,18 @@ static void nkv_rpc_put_u64(struct json_object *o, const char *key, uint64_t v)
 static struct json_object *nkv_rpc_conn_json(const struct nkv_vfu_conn_info *i, int counters)
 {
 	struct json_object *o = json_object_new_object();
+	char tenant[32];
 
 	nkv_rpc_put_u64(o, "id", i->id);
 	json_object_object_add(o, "transport", json_object_new_string("vfio-user"));
 	nkv_rpc_put_u64(o, "age_ms", i->age_ms);
+	if (i->has_cred) {	/* the peer's, at connect: its tenant (docs/target.md) */
+		nkv_rpc_put_u64(o, "pid", (uint64_t)i->pid);
+		nkv_rpc_put_u64(o, "uid", i->uid);
+		nkv_rpc_put_u64(o, "gid", i->gid);
+		snprintf(tenant, sizeof(tenant), "uid:%u", i->uid);
+		json_object_object_add(o, "tenant", json_object_new_string(tenant));
+	}
 	json_object_object_add(o, "fresh", json_object_new_boolean(i->fresh));
 	if (!i->fresh)		/* busy past the wait: nothing more is known */
 		return o;

@@ -7,6 +7,8 @@
  *   connection.c  connection_list, connection_close
  *   stats.c       stats_get
  *   settings.c    log_level_set, target_set
+ *   tenant.c      access_set, access_default_set, access_list, quota_set,
+ *                 metering_get
  *   exec.c        exec_allow, exec_deny, exec_list (the Exec room's allowlist)
  *   methods.c     nkv_rpc_target_register: one line per file above
  */
@@ -75,6 +77,7 @@ int nkv_rpc_namespace_register(void);
 int nkv_rpc_connection_register(void);
 int nkv_rpc_stats_register(void);
 int nkv_rpc_settings_register(void);
+int nkv_rpc_tenant_register(void);
 int nkv_rpc_exec_register(void);	/* exec.c: exec_allow, exec_deny, exec_list */
 
 /* The namespace nsid of t, or NULL. */

@@ -38,6 +38,8 @@ int nkv_vfu_ctrl_new(struct nkv_vfu_conn *c)
 		return -ENOMEM;
 	nkv_tgt_ctrl_set_bus_master(c->ctrl, nkv_vfu_command(c) & NKV_PCI_CMD_MASTER);
 	nkv_tgt_ctrl_set_xfer(c->ctrl, nkv_vfu_dma_xfer, c);
+	if (c->has_cred)
+		nkv_tgt_ctrl_set_peer(c->ctrl, c->uid, c->gid);
 	c->failed_logged = NULL;
 	return 0;
 }
@@ -299,7 +301,11 @@ void *nkv_vfu_conn_main(void *arg)
 	struct nkv_vfu_server *s = c->s;
 	int rc;
 
-	nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=conn_open conn=%u", c->id);
+	if (c->has_cred)
+		nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=conn_open conn=%u pid=%d uid=%u gid=%u",
+			    c->id, (int)c->pid, (unsigned)c->uid, (unsigned)c->gid);
+	else
+		nkv_vfu_log(s, NKV_VFU_LOG_INFO, "event=conn_open conn=%u", c->id);
 	nkv_vfu_conn_sched(c);
 	rc = nkv_vfu_conn_setup(c);
 	if (rc) {

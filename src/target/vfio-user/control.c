@@ -74,6 +74,10 @@ static void nkv_vfu_conn_snap(struct nkv_vfu_conn *c, struct nkv_vfu_conn_info *
 	i->id = c->id;
 	i->fresh = 1;
 	i->age_ms = (now - c->opened_ns) / NKV_VFU_MS;
+	i->has_cred = c->has_cred;
+	i->pid = c->pid;
+	i->uid = c->uid;
+	i->gid = c->gid;
 	i->idle_ms = (now - c->last_msg_ns) / NKV_VFU_MS;
 	i->negotiated = c->negotiated;
 	i->enabled = c->ctrl && (nkv_tgt_ctrl_reg_read(c->ctrl, NKV_REG_CSTS, 4) & NKV_CSTS_RDY);
@@ -164,6 +168,10 @@ int nkv_vfu_server_conns(struct nkv_vfu_server *s, struct nkv_vfu_conn_info *out
 		memset(&out[n], 0, sizeof(out[n]));
 		out[n].id = c->id;
 		out[n].age_ms = (now - c->opened_ns) / NKV_VFU_MS;
+		out[n].has_cred = c->has_cred;	/* set at accept, never changed */
+		out[n].pid = c->pid;
+		out[n].uid = c->uid;
+		out[n].gid = c->gid;
 		seq[n++] = ++c->snap_req;
 		nkv_vfu_conn_ask(c, NKV_VFU_CTL_SNAP);
 	}

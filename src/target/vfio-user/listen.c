@@ -29,6 +29,21 @@ static void nkv_vfu_accept_failed(struct nkv_vfu_server *s, int fd, const char *
 		close(fd);
 }
 
+/* Who is at the other end: its uid and gid are its tenant (access
+ * rules, owners); as the kernel saw them at connect. */
+static void nkv_vfu_peer_cred(struct nkv_vfu_conn *c)
+{
+	struct ucred uc;
+	socklen_t l = sizeof(uc);
+
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &uc, &l) || l != sizeof(uc))
+		return;
+	c->has_cred = 1;
+	c->pid = uc.pid;
+	c->uid = uc.uid;
+	c->gid = uc.gid;
+}
+
 static void nkv_vfu_accept_one(struct nkv_vfu_server *s)
 {
 	struct nkv_vfu_conn *c;
@@ -63,6 +78,7 @@ static void nkv_vfu_accept_one(struct nkv_vfu_server *s)
 	}
 	c->s = s;
 	c->fd = fd;
+	nkv_vfu_peer_cred(c);
 	c->id = ++s->next_id;
 	if (!c->id)
 		c->id = ++s->next_id;	/* cntlid 0 is avoided */

@@ -145,6 +145,9 @@ struct nkv_vfu_conn_info {
 	int fresh;		/* 1: the fields below are filled; 0: its thread was
 				 * busy past the wait (mid-message): id and age_ms only */
 	uint64_t age_ms;	/* since it was accepted */
+	int has_cred;		/* the peer's credentials (SO_PEERCRED) below */
+	int32_t pid;
+	uint32_t uid, gid;
 	uint64_t idle_ms;	/* since its last message */
 	int negotiated;		/* VERSION done */
 	int enabled;		/* CSTS.RDY */

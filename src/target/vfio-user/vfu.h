@@ -29,6 +29,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "target/core/poller.h"
 #include "target/vfio-user/server.h"
@@ -87,6 +88,12 @@ struct nkv_vfu_conn {
 	struct nkv_vfu_server *s;
 	int fd;
 	uint16_t id;
+	/* The peer's credentials at connect (SO_PEERCRED): its controller's
+	 * tenant (tenant/tenant.h). has_cred 0: the kernel gave none. */
+	int has_cred;
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
 	int negotiated;
 	uint64_t max_xfer;		/* min(ours, the client's) */
 	struct nkv_dma *dma;

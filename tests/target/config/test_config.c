@@ -69,6 +69,8 @@ static const char *const every_key[][2] = {
 	{ "rpc-socket", "/tmp/x/r.sock" }, { "rpc-socket-mode", "0600" },
 	{ "metrics", "127.0.0.1:0" }, { "evict", "lru" }, { "listen", "tcp:127.0.0.1:0" },
 	{ "nqn", "nqn.2026-01.io.nkv:cfg" },
+	{ "access", "nsid=1 uid=1000 access=ro" }, { "access-default", "nsid=1 access=rw" },
+	{ "quota", "nsid=1 gid=100 bytes=1048576 keys=10" },
 	{ "exec-allow", "1:7:0000000000000000000000000000000000000000000000000000000000000000:6d" },
 	{ "exec-workers", "3" },
 };
