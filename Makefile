@@ -85,7 +85,7 @@ $(B)/obj/src/host/gpu_hip.o: CPPFLAGS += -D__HIP_PLATFORM_AMD__
 LIBNKV_LDLIBS += -lamdhip64
 endif
 
-VERSION := 0.5.0
+VERSION := 0.6.0
 SOVERSION := 2
 LIBNKV := $(B)/lib/libnkv.a
 LIBNKV_SO := $(B)/lib/libnkv.so.$(VERSION)

@@ -93,6 +93,11 @@ struct nkv_bench_opts {
 	int dest_region;		/* --dest region: values in one registered
 					 * region, queue pairs without slots */
 	uint32_t scatter;		/* --scatter: runs per value (region) */
+	uint32_t op_id;			/* --op-id: Exec's CDW13 */
+	int op_id_given;
+	const char *exec_input;		/* --exec-input: Exec's input bytes ("") */
+	const char *exec_module;	/* --exec-module FILE: stored (and, on the
+					 * embedded target, allowlisted) first */
 };
 
 /* Parse argv into o. 0, or NKV_EXIT_USAGE after printing why;
@@ -108,6 +113,10 @@ void nkv_bench_hash_key(const char *prefix, uint64_t i, uint8_t *key, uint32_t l
 /* Key i of --key-order sha256: SHA-256 of prefix then i (8 bytes, little
  * endian), 32 bytes. 0, or -EIO when libcrypto fails. */
 int nkv_bench_sha256_key(const char *prefix, uint64_t i, uint8_t key[32]);
+
+/* --exec-module (exec.c): store it, and allowlist it on the embedded
+ * target. 0 or a negative errno (said on stderr). */
+int nkv_bench_exec_module(const struct nkv_bench_opts *o, const char *uri, int embedded);
 
 /* The embedded nkv-target: a thread of this process on a private socket. */
 struct nkv_bench_target;

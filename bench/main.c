@@ -319,6 +319,11 @@ static int nkv_bench_main(struct nkv_bench_opts *o)
 		nkv_bench_target_stop(t);
 		return rc;
 	}
+	rc = nkv_bench_exec_module(o, uri, t != NULL);
+	if (rc) {
+		nkv_bench_target_stop(t);
+		return NKV_EXIT_SETUP;
+	}
 	rc = nkv_bench_run_open(o, uri, &r, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "nkv-bench: %s\n", err[0] ? err : nkv_bench_errno_str(rc));

@@ -19,7 +19,15 @@ void nkv_bench_usage(FILE *f)
 	fputs("usage: nkv-bench [options]\n"
 	      "Measure NVMe Key-Value commands issued by device code (wave batches:\n"
 	      "one SQ doorbell per batch) against nkv-target or any vfio-user/pcie controller.\n\n"
-	      "  --kv-op OP             store|retrieve|delete|exist|list (default retrieve)\n"
+	      "  --kv-op OP             store|retrieve|delete|exist|list|exec (default\n"
+	      "                         retrieve); exec runs the module --op-id names\n"
+	      "                         against each key's value (docs/exec.md): its\n"
+	      "                         output up to the slot, bytes counted as moved\n"
+	      "  --op-id N              exec: the op-ID (CDW13) the allowlist binds\n"
+	      "  --exec-input STR       exec: the input bytes, at most 64 (default none)\n"
+	      "  --exec-module FILE     exec: store FILE under key \"nkv-bench/module\" first;\n"
+	      "                         on the embedded target also allowlist it as --op-id\n"
+	      "                         (its SHA-256); with --target, allowlist it there\n"
 	      "  --workload kv|prefix   kv: --kv-op over the keys (default); prefix: an LLM\n"
 	      "                         KV cache's requests of --blocks chained block keys\n"
 	      "                         (XXH3-128, or SHA-256 with --key-order sha256), each\n"
@@ -126,6 +134,7 @@ void nkv_bench_usage(FILE *f)
 static const struct { const char *name; uint8_t opc; } nkv_bench_ops[] = {
 	{ "store", NKV_KV_STORE }, { "retrieve", NKV_KV_RETRIEVE },
 	{ "delete", NKV_KV_DELETE }, { "exist", NKV_KV_EXIST }, { "list", NKV_KV_LIST },
+	{ "exec", NKV_KV_EXEC },
 };
 
 const char *nkv_bench_op_name(uint8_t opc)
@@ -359,7 +368,7 @@ enum {
 	OPT_BSIZE, OPT_QLEN, OPT_NQ, OPT_ITER, OPT_WARMUP, OPT_SEED, OPT_VERIFY, OPT_NO_VERIFY,
 	OPT_POLL, OPT_ENGINE, OPT_TARGET, OPT_TIMEOUT, OPT_JSON, OPT_QUIET, OPT_KEY_ORDER, OPT_CPUS,
 	OPT_BY_MSGS, OPT_POLL_SCHED, OPT_FILL, OPT_KEY_SIZE, OPT_TTL, OPT_DEST, OPT_SCATTER,
-	OPT_VERSION, OPT_NSID,
+	OPT_VERSION, OPT_NSID, OPT_OP_ID, OPT_EXEC_INPUT, OPT_EXEC_MODULE,
 };
 
 static const struct option nkv_bench_lopts[] = {
@@ -395,6 +404,9 @@ static const struct option nkv_bench_lopts[] = {
 	{ "scatter", required_argument, NULL, OPT_SCATTER },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "nsid", required_argument, NULL, OPT_NSID },
+	{ "op-id", required_argument, NULL, OPT_OP_ID },
+	{ "exec-input", required_argument, NULL, OPT_EXEC_INPUT },
+	{ "exec-module", required_argument, NULL, OPT_EXEC_MODULE },
 	{ "help", no_argument, NULL, 'h' },
 	{ "workload", required_argument, NULL, NKV_BENCH_OPT_WORKLOAD },
 	{ "blocks", required_argument, NULL, NKV_BENCH_OPT_BLOCKS },
@@ -425,6 +437,7 @@ static int nkv_bench_numeric(int opt, const char *arg, struct nkv_bench_opts *o,
 		{ OPT_DEST, 0, 0, 0, "" },
 		{ OPT_SCATTER, 1, NKV_IOV_MAX, 0, "1..1020 runs" },
 		{ OPT_NSID, 1, 0xfffffffeu, 0, "1..4294967294 (an active namespace)" },
+		{ OPT_OP_ID, 0, UINT32_MAX, 0, "0..4294967295" },
 	};
 	uint64_t v = 0;
 	size_t i;
@@ -457,6 +470,7 @@ static int nkv_bench_numeric(int opt, const char *arg, struct nkv_bench_opts *o,
 	case OPT_TTL: o->ttl_s = (uint32_t)v; break;
 	case OPT_SCATTER: o->scatter = (uint32_t)v; break;
 	case OPT_NSID: o->nsid = (uint32_t)v; break;
+	case OPT_OP_ID: o->op_id = (uint32_t)v; o->op_id_given = 1; break;
 	}
 	return 0;
 }
@@ -473,7 +487,8 @@ static int nkv_bench_word(int opt, const char *arg, struct nkv_bench_opts *o)
 				return 0;
 			}
 		}
-		fprintf(stderr, "nkv-bench: bad --kv-op '%s': store|retrieve|delete|exist|list\n", arg);
+		fprintf(stderr, "nkv-bench: bad --kv-op '%s': store|retrieve|delete|exist|list|exec\n",
+			arg);
 		return NKV_EXIT_USAGE;
 	}
 	if (opt == OPT_KEY_ORDER) {
@@ -602,11 +617,34 @@ static int nkv_bench_dest_ok(struct nkv_bench_opts *o)
 	return 0;
 }
 
+/* --kv-op exec's rules: an op-ID, an input that fits the kernel's
+ * arguments, slots (no region), the kv workload. */
+static int nkv_bench_exec_ok(const struct nkv_bench_opts *o)
+{
+	const char *no = NULL;
+	int exec = o->opc == NKV_KV_EXEC;
+
+	if (!exec && (o->op_id_given || o->exec_input || o->exec_module))
+		no = "--op-id, --exec-input and --exec-module are for --kv-op exec";
+	else if (exec && !o->op_id_given)
+		no = "--kv-op exec needs --op-id N (the namespace's allowlist binds it)";
+	else if (exec && o->exec_input && strlen(o->exec_input) > NKV_BK_EXEC_IN_MAX)
+		no = "--exec-input: at most 64 bytes";
+	else if (exec && (o->dest_region || o->workload != NKV_BENCH_WORKLOAD_KV))
+		no = "--kv-op exec runs with value slots and --workload kv";
+	if (!no)
+		return 0;
+	fprintf(stderr, "nkv-bench: %s\n", no);
+	return NKV_EXIT_USAGE;
+}
+
 /* Cross-flag rules, once everything is parsed. */
 static int nkv_bench_check(struct nkv_bench_opts *o, uint64_t num_keys)
 {
 	int rc = nkv_bench_dest_ok(o);
 
+	if (!rc)
+		rc = nkv_bench_exec_ok(o);
 	if (rc)
 		return rc;
 	if (!o->buf_size && o->dest_region)
@@ -716,6 +754,8 @@ int nkv_bench_parse(int argc, char **argv, struct nkv_bench_opts *o)
 		case OPT_VERIFY: o->verify = 1; break;
 		case OPT_NO_VERIFY: o->verify = 0; break;
 		case OPT_TARGET: o->target = optarg; break;
+		case OPT_EXEC_INPUT: o->exec_input = optarg; break;
+		case OPT_EXEC_MODULE: o->exec_module = optarg; break;
 		case OPT_JSON: o->json = 1; break;
 		case OPT_QUIET: o->quiet = 1; break;
 		case OPT_CPUS: rc = nkv_bench_cpus(optarg, o); break;

@@ -2,7 +2,7 @@
 # its kernel body compiled for every engine, and the benchmark helpers.
 PROGRAMS += nkv-bench
 nkv-bench_SRCS := bench/main.c bench/opts.c bench/target.c bench/run.c bench/report.c \
-	bench/prefix.c
+	bench/prefix.c bench/exec.c
 nkv-bench_LIBS = $(LIBNKV) $(LIBNKVTGT)
 # libcrypto: --key-order sha256's SHA-256 (nkv-bench only; libssl-dev);
 # libxxhash: --workload prefix's block keys. prefix.c runs the
@@ -65,6 +65,16 @@ $(B)/bench/tcp_bench: bench/tcp/tcp_bench.c tests/lib/tcp_host.c src/nvme-tcp/pd
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $^ -o $@ $(LDFLAGS) -lisal
 bench-tools: $(B)/bench/tcp_bench
+
+# bench/exec/exec_bench: Exec's TP slice beside a whole Retrieve, over
+# NVMe/TCP and vfio-user, and an endless module beside another client, in
+# one run (docs/bench.md, "Exec"). Not installed: a measuring aid.
+$(B)/bench/exec_bench: bench/exec/exec_bench.c tests/lib/tgt_proc.c $(LIBNKV) $(LIBNKVTGT) | $(B)/bin/nkv-target
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) bench/exec/exec_bench.c tests/lib/tgt_proc.c \
+		$(LIBNKV) $(LIBNKVTGT) -o $@ $(LDFLAGS) $(LIBNKV_LDLIBS) $(TARGET_LDLIBS)
+bench-tools: $(B)/bench/exec_bench
+
 # bench/nvmf/nvmf_loop: an NVMe/TCP host straight to a remote controller
 # with nkv's initiator (no front): the reference bench/front.py sets
 # beside nkv-bench --target tcp: (the library's front), issue 45's goals.

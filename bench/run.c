@@ -220,6 +220,11 @@ static int nkv_bench_qpairs(struct nkv_bench_run *r, char *err, size_t errlen)
 		r->args[i].value_size = o->value_size;
 		r->args[i].seed = o->seed;
 		r->args[i].ttl_s = o->ttl_s;
+		r->args[i].op_id = o->op_id;
+		if (o->exec_input) {
+			r->args[i].exec_ilen = (uint32_t)strlen(o->exec_input);
+			memcpy(r->args[i].exec_in, o->exec_input, r->args[i].exec_ilen);
+		}
 		first += n;
 	}
 	return 0;

@@ -26,7 +26,13 @@ $(B)/examples/sync_roundtrip: examples/sync_roundtrip.c $(LIBNKV)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $< $(LIBNKV) $(LDFLAGS) $(LIBNKV_LDLIBS) -o $@
 
+# exec_slice: Exec from the synchronous API, its Lua modules in
+# examples/exec/ (docs/exec.md).
+$(B)/examples/exec_slice: examples/exec_slice.c $(LIBNKV)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $< $(LIBNKV) $(LDFLAGS) $(LIBNKV_LDLIBS) -o $@
+
 .PHONY: examples examples-cpu examples-hip
-examples-cpu: $(EXAMPLES_CPU) $(B)/examples/sync_roundtrip
+examples-cpu: $(EXAMPLES_CPU) $(B)/examples/sync_roundtrip $(B)/examples/exec_slice
 examples-hip: $(patsubst %,build/hip/%.o,$(EXAMPLES_GPU_SRCS))
 examples: examples-cpu $(if $(shell command -v $(HIPCC) 2>/dev/null),examples-hip)

@@ -675,6 +675,64 @@ NKV_HD struct nkv_prep nkv_dev_delete(const struct nkv_dev_qp *qp, uint32_t slot
 			       0);
 }
 
+/*
+ * Exec (83h; nkv_wire.h) by value: the caller has written the buffer
+ * [u16 klen][key][input] (nkv_key_head_put, then @ilen input bytes) at
+ * the start of @dp, which describes nkv_exec_buf_size(klen, ilen, ocap)
+ * bytes; the result comes back from the buffer's first byte. KL is 0,
+ * no options. NKV_EINVAL for a key length outside 1..255.
+ */
+NKV_HD struct nkv_prep nkv_sqe_exec(uint32_t nsid, uint32_t klen, uint32_t op_id,
+				    uint32_t ilen, uint32_t ocap, struct nkv_dptr dp)
+{
+	struct nkv_prep p;
+
+	if (!klen || klen > NKV_KEY_MAX)
+		return nkv_prep_err(NKV_EINVAL);
+	p = nkv_sqe_kv_base(NKV_KV_EXEC, nsid, 0, 0, ilen, dp);
+	p.sqe.cdw12 = ocap;
+	p.sqe.cdw13 = op_id;
+	return p;
+}
+
+/* Bytes of a slot's value area an Exec with a key of @klen bytes, @ilen
+ * input bytes and an output cap of @ocap takes (the head sits below). */
+NKV_HD uint32_t nkv_dev_exec_len(uint32_t klen, uint32_t ilen, uint32_t ocap)
+{
+	return (uint32_t)(nkv_exec_buf_size(klen, ilen, ocap) - nkv_key_head_size(klen));
+}
+
+/*
+ * Exec through slot @slot: the caller has put @ilen input bytes at the
+ * slot's value (nkv_dev_value); this writes the head below it and
+ * builds the entry. The result lands at the head's first byte:
+ * nkv_dev_exec_out(). NKV_EINVAL for a bad key or a slot too small
+ * (nkv_dev_exec_len() > its size). Any lane, on its own slot.
+ */
+NKV_HD struct nkv_prep nkv_dev_exec(const struct nkv_dev_qp *qp, uint32_t slot,
+				    const void *key, uint32_t klen, uint32_t op_id,
+				    uint32_t ilen, uint32_t ocap)
+{
+	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, slot);
+	uint32_t hl = nkv_key_head_size(klen);
+
+	if (!s || !key || !klen || klen > NKV_KEY_MAX || ilen > s->size ||
+	    nkv_exec_buf_size(klen, ilen, ocap) - hl > s->size)
+		return nkv_prep_err(NKV_EINVAL);
+	nkv_key_head_put(NKV_DEV_PTR(uint8_t, s->addr - hl), (const uint8_t *)key, klen);
+	return nkv_sqe_exec(qp->nsid, klen, op_id, ilen, ocap,
+			    nkv_dev_slot_dptr(s, hl, nkv_dev_exec_len(klen, ilen, ocap)));
+}
+
+/* Where an Exec through slot @slot with a key of @klen bytes left its
+ * result (the head's first byte). Any lane. */
+NKV_HD void *nkv_dev_exec_out(const struct nkv_dev_qp *qp, uint32_t slot, uint32_t klen)
+{
+	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, slot);
+
+	return s ? NKV_DEV_PTR(void, s->addr - nkv_key_head_size(klen)) : NULL;
+}
+
 /* Store @value_size bytes of slot @slot with a TTL of @ttl_s seconds (1..):
  * nkv_dev_store() with NKV_STORE_TTL added to @opts (so NKV_EINVAL where
  * the namespace does not advertise it), then nkv_prep_ttl(). */

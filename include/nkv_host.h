@@ -169,6 +169,8 @@ struct nkv_ns_ext {
 				 * own (its backend's timeout); 0: not said.
 				 * The library's default I/O wait leaves a
 				 * margin past it (docs/host.md, "Timeouts") */
+	uint32_t exec;		/* 1: Exec (83h) is served (nkv_exec()); each
+				 * op-ID still needs an allowlist entry */
 };
 /* Namespace nsid's extensions (0: the one in use). 0, -EINVAL, -ENODEV
  * (no such KV namespace) or a transport error. ext->size as the caller
@@ -438,6 +440,21 @@ int nkv_delete(struct nkv_qpair *q, const void *key, uint32_t klen,
 	       struct nkv_result *res);
 int nkv_exist(struct nkv_qpair *q, const void *key, uint32_t klen,
 	      struct nkv_result *res);
+/*
+ * Exec (83h, docs/exec.md): run the module the namespace's allowlist
+ * binds to @op_id against the value of @key (1..255 bytes) on the
+ * controller, with @ilen bytes of input; up to @ocap bytes of its result
+ * into @out, *@olen = the result's true length (more than @ocap: the
+ * result was truncated, not failed). Returns 0; a positive NVMe status
+ * (SCT << 8 | SC, as the controller sent it: the call has no struct
+ * nkv_result) such as 87h (no such key) or SCT 1h's C0h not allowlisted,
+ * C1h digest mismatch, C2h budget exceeded, C3h module error; or a
+ * negative errno: -EINVAL (bad arguments), -EOPNOTSUPP (the namespace
+ * does not advertise Exec), -EMSGSIZE (the buffer, max(2 + klen + ilen,
+ * ocap), exceeds one transfer). One caller per queue pair at a time.
+ */
+int nkv_exec(struct nkv_qpair *q, const void *key, uint32_t klen, uint32_t op_id,
+	     const void *in, uint32_t ilen, void *out, uint32_t ocap, uint32_t *olen);
 /* List keys from start (klen 0: from the beginning) into buf, in the List
  * payload format (nkv_wire.h). */
 int nkv_list(struct nkv_qpair *q, const void *start, uint32_t klen,

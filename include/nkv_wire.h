@@ -639,6 +639,7 @@ enum nkv_kv_opc {
 	NKV_KV_LIST = 0x06,
 	NKV_KV_DELETE = 0x10,
 	NKV_KV_EXIST = 0x14,
+	NKV_KV_EXEC = 0x83,	/* vendor (rados-nkv): data both ways */
 };
 
 /*
@@ -812,6 +813,45 @@ NKV_ASSERT_OFF(struct nkv_kv_vs, cmd_timeout_ms, 16);
 #define NKV_KV_VS_READ_ONLY 0x1u	/* Store and Delete answer SCT 1h / SC 82h */
 #define NKV_KV_VS_SIZE_QUERY 0x2u	/* Retrieve with CDW10 = 0: DW0 = the
 					 * stored size, nothing moved */
+#define NKV_KV_VS_EXEC 0x4u		/* Exec (83h) is served (modules still
+					 * need an allowlist entry) */
+NKV_STATIC_ASSERT((NKV_KV_VS_READ_ONLY | NKV_KV_VS_SIZE_QUERY | NKV_KV_VS_EXEC) <= 0xffu,
+		  "nkv_kv_vs.flags is one byte");
+NKV_STATIC_ASSERT(!(NKV_KV_VS_EXEC & (NKV_KV_VS_READ_ONLY | NKV_KV_VS_SIZE_QUERY)),
+		  "NKV_KV_VS_EXEC is a bit of its own");
+
+/*
+ * Exec (83h, the rados-nkv dialect's vendor command, its
+ * docs/wire-format.md): run the module a namespace's allowlist binds to
+ * op-ID CDW13 against the value of a key, next to it. One buffer both
+ * ways: in, [u16 key_len][key (1..255)][input (CDW10 bytes)]; out, the
+ * module's result from byte 0, at most CDW12 bytes (a longer one is
+ * truncated, not failed); CQE DW0 = the result's true length. KL
+ * (CDW11[7:0]) and the option byte are 0. The buffer is
+ * nkv_exec_buf_size() bytes. Over NVMe/TCP the input part travels as
+ * in-capsule data and the output as C2HData of CDW12 bytes (docs/wire.md).
+ */
+NKV_HD uint32_t nkv_exec_in_len(const struct nkv_sqe *s) { return s->cdw10; }
+NKV_HD uint32_t nkv_exec_out_cap(const struct nkv_sqe *s) { return s->cdw12; }
+NKV_HD uint32_t nkv_exec_op_id(const struct nkv_sqe *s) { return s->cdw13; }
+/* max(2 + klen + ilen, ocap), 64-bit: CDW10 and CDW12 are any u32. */
+NKV_HD uint64_t nkv_exec_buf_size(uint32_t klen, uint32_t ilen, uint32_t ocap)
+{
+	uint64_t in = 2ull + klen + ilen;
+
+	return in > ocap ? in : (uint64_t)ocap;
+}
+/* Exec's own statuses: SCT 1h (command specific), vendor codes C0h-FFh
+ * (rados-nkv defines none). Each is logged by the target with the
+ * namespace, op-ID and why. */
+#define NKV_SC_EXEC_NOT_ALLOWED 0xc0u	/* no allowlist entry for (nsid, op-ID) */
+#define NKV_SC_EXEC_DIGEST 0xc1u	/* the module's bytes (or their absence)
+					 * do not hash to the allowlisted SHA-256 */
+#define NKV_SC_EXEC_BUDGET 0xc2u	/* instructions, memory, output or wall
+					 * time past the entry's caps */
+#define NKV_SC_EXEC_MODULE 0xc3u	/* the module failed to load or raised an
+					 * error (forbidden calls included) */
+#define NKV_EXEC_DIGEST_LEN 32u		/* SHA-256 */
 
 /* List payload: u32 count, then per key {u16 length, key bytes, zero pad
  * so the next entry starts on a 4-byte boundary}. Only whole entries. */

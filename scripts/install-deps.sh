@@ -22,6 +22,10 @@ rocksdb=(librocksdb-dev)
 # header and data digests are CRC32C, which ISA-L computes with the CPU's
 # CRC instructions (crc32_iscsi).
 tcp=(libisal-dev)
+# exec: nkv-target's Exec modules (docs/exec.md) run in Lua 5.3, the
+# version Ceph's cls_lua links (liblua5.3-dev); their SHA-256 digests by
+# OpenSSL's libcrypto (libssl-dev).
+exec=(liblua5.3-dev libssl-dev)
 # kmod: the pcie transport's discovery, and the VM proof (Debian's kernel
 # and headers, QEMU, a busybox initramfs). nvme-cli (2.3 in Debian 12):
 # the Linux kernel as nkv-target's NVMe/TCP host in the VM (tests/vm/
@@ -43,7 +47,7 @@ python=(python3-numpy python3-torch python3-xxhash python3-pytest)
 # test_service runs systemd-analyze verify (systemd, on every Debian).
 observe=(prometheus)
 
-want=("${core[@]}" "${gpu[@]}" "${ceph[@]}" "${rocksdb[@]}" "${tcp[@]}" "${kmod[@]}" "${bench[@]}"
+want=("${core[@]}" "${gpu[@]}" "${ceph[@]}" "${rocksdb[@]}" "${tcp[@]}" "${exec[@]}" "${kmod[@]}" "${bench[@]}"
       "${python[@]}" "${observe[@]}")
 if [ $# -gt 0 ]; then
 	echo "usage: $0 (installs every package nkv builds, tests and benchmarks with)" >&2

@@ -18,4 +18,4 @@ from ._core import (Connection, KeyExists, KeyNotFound, Namespace, NamespaceInfo
 
 __all__ = ["Connection", "KeyExists", "KeyNotFound", "Namespace", "NamespaceInfo", "NkvError",
            "Outcome", "Region", "connect"]
-__version__ = "0.5.0"
+__version__ = "0.6.0"

@@ -82,6 +82,7 @@ class NamespaceInfo:
     ttl: bool = False       # KV: Store with a TTL honoured
     max_ttl: int = 0        # seconds; 0: any
     read_only: bool = False
+    exec: bool = False      # KV: Exec (83h) served (docs/exec.md)
 
 
 class Outcome(NamedTuple):
@@ -275,7 +276,8 @@ class Connection:
                 max_keys=a.max_keys, capacity=a.capacity, block_size=a.block_size,
                 in_use=a.nsid == self.info.nsid,
                 ttl=bool(has and ext.store_opts & _lib.STORE_TTL),
-                max_ttl=ext.max_ttl if has else 0, read_only=bool(has and ext.read_only)))
+                max_ttl=ext.max_ttl if has else 0, read_only=bool(has and ext.read_only),
+                exec=bool(has and ext.advertised and ext.exec)))
         return out
 
     def namespace(self, nsid: Optional[int] = None, *, depth: int = 0, timeout_ms: int = 0,
@@ -504,10 +506,32 @@ class Namespace:
             yield from keys
             s, first = keys[-1], False
 
-    def exec(self, *args: Any, **kwargs: Any) -> Any:
-        """Exec (a function run by the controller next to the data) is
-        issue 49 and not in libnkv yet."""
-        raise NotImplementedError("nkv: Exec is issue 49, not in libnkv yet")
+    def exec(self, key: KeyLike, op_id: int, input: Any = b"", cap: Optional[int] = None) -> bytes:
+        """Run the module the namespace's allowlist binds to @op_id against
+        the value of @key on the controller (Exec, docs/exec.md), with
+        @input (bytes-like); its result as bytes. @cap: at most that many
+        bytes come back (a longer result is cut, as the command has it);
+        None: all of it (asked again with the length the first answer
+        gave). NkvError with the status for a refusal (SCT 1h C0h not
+        allowlisted, C1h digest mismatch, C2h budget exceeded, C3h module
+        error), KeyNotFound when @key is absent."""
+        k = _key(key)
+        data = bytes(memoryview(input).cast("B"))
+        what = f"Exec {op_id} on {_show(k)}"
+        want = 1 << 16 if cap is None else cap
+        while True:
+            out = ctypes.create_string_buffer(max(want, 1))
+            olen = ctypes.c_uint32()
+            with self._lock:
+                _lib.begin()
+                rc = lib.nkv_exec(self._qp(), k, len(k), op_id, data, len(data), out, want,
+                                  ctypes.byref(olen))
+                lines = _lib.lines()
+            if rc:
+                raise _error(what, status=max(rc, 0), err=max(-rc, 0), lines=lines)
+            if cap is not None or olen.value <= want:
+                return out.raw[:min(olen.value, want)]
+            want = olen.value
 
     # ---- batches: many values in one call, in place ----
 

@@ -59,7 +59,7 @@ class NsInfo(ctypes.Structure):
 class NsExt(ctypes.Structure):
     _fields_ = [("size", c_size_t), ("nsid", u32), ("advertised", u32), ("store_opts", u32),
                 ("max_ttl", u32), ("read_only", u32), ("size_query", u32),
-                ("cmd_timeout_ms", u32)]
+                ("cmd_timeout_ms", u32), ("exec", u32)]
 
 
 class QpairOpts(ctypes.Structure):
@@ -148,6 +148,7 @@ _PROTOS = {
     "nkv_delete": (ctypes.c_int, [vp, vp, u32, ctypes.POINTER(Result)]),
     "nkv_exist": (ctypes.c_int, [vp, vp, u32, ctypes.POINTER(Result)]),
     "nkv_list": (ctypes.c_int, [vp, vp, u32, vp, u32, ctypes.POINTER(Result)]),
+    "nkv_exec": (ctypes.c_int, [vp, vp, u32, u32, vp, u32, vp, u32, ctypes.POINTER(u32)]),
     "nkv_mem_alloc": (ctypes.c_int, [vp, c_size_t, u32, ctypes.POINTER(vp), ctypes.POINTER(vp)]),
     "nkv_mem_register": (ctypes.c_int, [vp, vp, c_size_t, u32, ctypes.POINTER(vp)]),
     "nkv_mem_deregister": (ctypes.c_int, [vp]),

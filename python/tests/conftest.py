@@ -11,6 +11,7 @@ without it, or with NKV_PY_RADOS=0, the rados cases are skipped by name,
 with the reason."""
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -25,6 +26,10 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 BUILD = os.environ.get("NKV_BUILD", os.path.join(ROOT, "build"))
 os.environ.setdefault("NKV_LIB", os.path.join(BUILD, "lib", "libnkv.so"))
 TARGET = os.environ.get("NKV_TARGET_BIN", os.path.join(BUILD, "bin", "nkv-target"))
+# An Exec module every target allowlists as op-ID 1 under key "pyexec"
+# (docs/exec.md): the input, then the value's first 4 bytes.
+EXEC_MODULE = b"return function(v, i) return i .. v:sub(1, 4) end"
+EXEC_ROW = "1:1:%s:%s" % (hashlib.sha256(EXEC_MODULE).hexdigest(), b"pyexec".hex())
 
 
 class Target:
@@ -35,7 +40,7 @@ class Target:
         self.sock = os.path.join(tmp, f"{backend}.sock")
         self.log = open(os.path.join(tmp, f"{backend}.log"), "w")
         cmd = [TARGET, "--socket", self.sock, "--backend", backend, "--log-level", "error",
-               "--poll-interval-ns", "2000"] + extra
+               "--poll-interval-ns", "2000", "--exec-allow", EXEC_ROW] + extra
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
         for _ in range(500):
             if os.path.exists(self.sock):

@@ -98,10 +98,20 @@ def test_list_iterates_and_resumes(ns, request):
         ns.delete(k)
 
 
-def test_exec_is_a_seam():
-    ns = nkv.Namespace.__new__(nkv.Namespace)
-    with pytest.raises(NotImplementedError, match="issue 49"):
-        ns.exec(b"fn")
+def test_exec(ns, conn, request):
+    from conftest import EXEC_MODULE
+    key = f"{request.node.name}-v".encode()
+    ns.store(b"pyexec", EXEC_MODULE)
+    ns.store(key, b"abcdefgh")
+    assert [i.exec for i in conn.namespaces() if i.in_use] == [True]
+    assert ns.exec(key, 1, b"in:") == b"in:abcd"
+    assert ns.exec(key, 1, b"in:", cap=2) == b"in", "cut to cap, not failed"
+    with pytest.raises(nkv.NkvError) as e:
+        ns.exec(key, 2)
+    assert e.value.status == 0x1c0, "op-ID 2 is not allowlisted"
+    with pytest.raises(nkv.KeyNotFound):
+        ns.exec(f"{request.node.name}-absent", 1)
+    ns.delete(key)
 
 
 def test_region_is_a_buffer(conn):

@@ -34,6 +34,7 @@ struct nkv_bk_key {
 	uint32_t len;
 };
 
+#define NKV_BK_EXEC_IN_MAX 64u	/* bytes of Exec input the arguments carry */
 #define NKV_BK_VERIFY 0x1u	/* Retrieve/List: check what came back */
 #define NKV_BK_FILL 0x2u	/* Store: write the pattern into the slot */
 
@@ -57,6 +58,9 @@ struct nkv_bk_args {
 	uint64_t runs_addr;	/* --dest region: struct nkv_dev_iov[slots *
 				 * scatter], each slot's runs in a region (the
 				 * queue pair has no slots) */
+	uint32_t op_id;		/* Exec: CDW13 */
+	uint32_t exec_ilen;	/* Exec: input bytes in exec_in */
+	uint8_t exec_in[NKV_BK_EXEC_IN_MAX];
 };
 
 /* What one lane saw. by_status: generic statuses 80h..8Fh. */
@@ -236,6 +240,22 @@ NKV_DEV struct nkv_prep nkv_bk_prep_region(const struct nkv_dev_qp *qp,
 	}
 }
 
+/* Exec through slot @slot: the input at the slot's value, the output
+ * back over the slot (its whole size, less the head). */
+NKV_DEV struct nkv_prep nkv_bk_prep_exec(const struct nkv_dev_qp *qp, const struct nkv_bk_args *a,
+					 const struct nkv_bk_key *k, uint32_t slot)
+{
+	const struct nkv_dev_slot *s = nkv_dev_slot_get(qp, slot);
+	uint8_t *in = (uint8_t *)nkv_dev_value(qp, slot);
+	uint32_t i;
+
+	if (!s || !in || a->exec_ilen > NKV_BK_EXEC_IN_MAX)
+		return nkv_prep_err(NKV_EINVAL);
+	for (i = 0; i < a->exec_ilen; i++)
+		in[i] = a->exec_in[i];
+	return nkv_dev_exec(qp, slot, k->key, k->len, a->op_id, a->exec_ilen, s->size);
+}
+
 /* This lane's SQE for key @k through slot @slot, by value; a Store with
  * a TTL of @ttl_s seconds (0: none). */
 NKV_DEV struct nkv_prep nkv_bk_prep(const struct nkv_dev_qp *qp, const struct nkv_bk_args *a,
@@ -256,6 +276,8 @@ NKV_DEV struct nkv_prep nkv_bk_prep(const struct nkv_dev_qp *qp, const struct nk
 		return nkv_dev_exist(qp, slot, k->key, k->len);
 	case NKV_KV_LIST:
 		return nkv_dev_list(qp, slot, k->key, k->len);
+	case NKV_KV_EXEC:
+		return nkv_bk_prep_exec(qp, a, k, slot);
 	default:
 		return nkv_prep_err(NKV_EINVAL);
 	}
@@ -334,7 +356,7 @@ NKV_DEV void nkv_bk_account(const struct nkv_dev_qp *qp, const struct nkv_bk_arg
 	c->ok++;
 	if (a->opc == NKV_KV_STORE)
 		c->bytes += a->value_size;
-	else if (a->opc == NKV_KV_RETRIEVE)
+	else if (a->opc == NKV_KV_RETRIEVE || a->opc == NKV_KV_EXEC)
 		c->bytes += r->dw0 < size ? r->dw0 : size;
 	else if (a->opc == NKV_KV_LIST)
 		c->bytes += size;

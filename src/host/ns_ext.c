@@ -29,6 +29,7 @@ void nkv_h_ns_ext_parse(const struct nkv_id_ns_kv *id, uint32_t nsid, struct nkv
 	ext->max_ttl = vs.max_ttl;
 	ext->read_only |= (vs.flags & NKV_KV_VS_READ_ONLY) ? 1 : 0;
 	ext->size_query = (vs.flags & NKV_KV_VS_SIZE_QUERY) ? 1 : 0;
+	ext->exec = (vs.flags & NKV_KV_VS_EXEC) ? 1 : 0;
 	ext->cmd_timeout_ms = vs.cmd_timeout_ms;
 }
 

@@ -57,6 +57,17 @@ static inline int nkv_prep_exist(struct nkv_sqe *sqe, uint32_t nsid, uint16_t ci
 	return nkv_prep_out(sqe, cid, nkv_sqe_exist(nsid, key, klen));
 }
 
+/* Exec (83h): the caller has written [u16 klen][key][input] at PRP1's
+ * data (nkv_exec_buf_size(klen, ilen, ocap) bytes, PRP2 as for any
+ * transfer that long); the result comes back over it. */
+static inline int nkv_prep_exec(struct nkv_sqe *sqe, uint32_t nsid, uint16_t cid, uint32_t klen,
+				uint32_t op_id, uint32_t ilen, uint32_t ocap, uint64_t prp1,
+				uint64_t prp2)
+{
+	return nkv_prep_out(sqe, cid, nkv_sqe_exec(nsid, klen, op_id, ilen, ocap,
+						   nkv_dptr_prp(prp1, prp2)));
+}
+
 static inline int nkv_prep_nvm_rw(struct nkv_sqe *sqe, uint8_t opc, uint32_t nsid,
 				  uint16_t cid, uint64_t slba, uint32_t nlb,
 				  uint64_t prp1, uint64_t prp2)

@@ -165,6 +165,18 @@ int nkv_nvmf_kv_prep(struct nkv_nvmf_cmd *c, uint32_t icd_max, uint8_t opc, uint
 		     const uint8_t *key, uint32_t klen, uint8_t *head, uint8_t *data,
 		     uint32_t len, uint32_t opts, uint32_t cdw12);
 
+/*
+ * Exec (83h) on nsid, shaped by docs/wire.md's rule for data both ways:
+ * [u16 klen][key][input] in the capsule, the output (up to ocap bytes)
+ * by C2HData into out; CQE DW0 = the output's true length. in_buf holds
+ * nkv_key_head_size(klen) + ilen bytes: the caller has put the input at
+ * in_buf + nkv_key_head_size(klen), the head is written here. 0, -EINVAL,
+ * or -EMSGSIZE when head and input exceed icd_max (no other way in).
+ */
+int nkv_nvmf_exec_prep(struct nkv_nvmf_cmd *c, uint32_t icd_max, uint32_t nsid,
+		       const uint8_t *key, uint32_t klen, uint32_t op_id, uint8_t *in_buf,
+		       uint32_t ilen, uint8_t *out, uint32_t ocap);
+
 /* Property Get of ofst (4 bytes, or 8 with eight) on an admin queue
  * (CAP, VS, CSTS, CC): 0, -errno, or -EREMOTEIO (status logged). */
 int nkv_nvmf_prop_get(struct nkv_nvmf_q *q, uint32_t ofst, int eight, uint64_t *val);

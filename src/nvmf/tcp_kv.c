@@ -72,3 +72,28 @@ int nkv_nvmf_kv_prep(struct nkv_nvmf_cmd *c, uint32_t icd_max, uint8_t opc, uint
 	}
 	return 0;
 }
+
+int nkv_nvmf_exec_prep(struct nkv_nvmf_cmd *c, uint32_t icd_max, uint32_t nsid,
+		       const uint8_t *key, uint32_t klen, uint32_t op_id, uint8_t *in_buf,
+		       uint32_t ilen, uint8_t *out, uint32_t ocap)
+{
+	uint32_t hl = nkv_key_head_size(klen);
+
+	if (!klen || klen > NKV_KEY_MAX || (ocap && !out))
+		return -EINVAL;
+	/* Data both ways: the input part only in the capsule (docs/wire.md). */
+	if ((uint64_t)hl + ilen > icd_max)
+		return -EMSGSIZE;
+	memset(c, 0, sizeof(*c));
+	c->sqe.cdw0 = NKV_KV_EXEC;
+	c->sqe.nsid = nsid;
+	c->sqe.cdw10 = ilen;
+	c->sqe.cdw12 = ocap;
+	c->sqe.cdw13 = op_id;
+	nkv_key_head_put(in_buf, key, klen);
+	c->icd = in_buf;
+	c->icd_len = hl + ilen;
+	c->c2h = out;
+	c->c2h_len = ocap;
+	return 0;
+}

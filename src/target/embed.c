@@ -8,6 +8,7 @@
 #include <sys/un.h>
 
 #include "target/core/pidlock.h"
+#include "target/exec/exec.h"
 #include "target/embed.h"
 
 struct nkv_tgt_embed {
@@ -135,6 +136,13 @@ int nkv_tgt_embed_start(const struct nkv_tgt_embed_opts *o, struct nkv_tgt_embed
 	t->ss = nkv_tgt_embed_subsys(o, err, errlen);
 	if (!t->ss) {
 		rc = -errno;
+		goto fail;
+	}
+	/* Exec's workers are the process's: the first embedded target starts
+	 * them, later ones find them running (-EALREADY). */
+	rc = nkv_exec_start(0);
+	if (rc && rc != -EALREADY) {
+		snprintf(err, errlen, "cannot start Exec workers: %s", strerror(-rc));
 		goto fail;
 	}
 	vo.socket_path = t->sock;

@@ -23,6 +23,7 @@
 #include "target/core/metrics.h"
 #include "target/core/ns.h"
 #include "target/core/pidlock.h"
+#include "target/exec/exec.h"
 #include "target/metrics/target.h"
 #include "target/rpc/target.h"
 #include "target/tcp/server.h"
@@ -69,6 +70,7 @@ struct nkv_target_args {
 	uint64_t nvm_ns;	/* bytes of an extra NVM namespace (nsid 2); 0: none */
 	const char *ns_map;	/* "1=gpukv,3=other" */
 	uint64_t queue_depth;
+	uint64_t exec_workers;	/* --exec-workers; 0: the room's default */
 	uint64_t poll_ns;
 	uint64_t max_conns;
 	int no_sparse;
@@ -244,6 +246,13 @@ static void nkv_target_usage(FILE *f)
 	      "  --quota RULE           \"nsid=N uid=U|gid=G|hostnqn=NQN bytes=B keys=K\":\n"
 	      "                         what a tenant may own in a shared namespace (0: no\n"
 	      "                         limit); repeatable\n"
+	      "  --exec-allow NSID:OP_ID:SHA256:KEY[:INSTR:MEM:OUT:WALL_MS]\n"
+	      "                         allowlist an Exec module (docs/exec.md): op-ID\n"
+	      "                         OP_ID of namespace NSID runs the Lua module stored\n"
+	      "                         under hex KEY there if its bytes hash to SHA256;\n"
+	      "                         caps 0 or absent: defaults; repeatable (also\n"
+	      "                         exec_allow on the control socket)\n"
+	      "  --exec-workers N       threads that run Exec modules, 1..16 (default 2)\n"
 	      "  --config FILE          read options from FILE first (INI, key = value, the\n"
 	      "                         keys the long options; docs/service.md); the\n"
 	      "                         command line wins. SIGHUP reads it again and\n"
@@ -337,6 +346,7 @@ enum {
 	OPT_METRICS, OPT_CONFIG, OPT_PRINT_CONFIG,
 	OPT_LISTEN, OPT_NQN,
 	OPT_ACCESS, OPT_ACCESS_DEFAULT, OPT_QUOTA,
+	OPT_EXEC_ALLOW, OPT_EXEC_WORKERS,
 	OPT_BE_PARAM,	/* an option a backend declares (registry.h) */
 };
 _Static_assert(OPT_BE_PARAM - OPT_SOCKET < 64, "a reload's mask holds a bit per option");
@@ -420,6 +430,8 @@ static const struct option nkv_target_lo[] = {
 	{ "access", required_argument, NULL, OPT_ACCESS },
 	{ "access-default", required_argument, NULL, OPT_ACCESS_DEFAULT },
 	{ "quota", required_argument, NULL, OPT_QUOTA },
+	{ "exec-allow", required_argument, NULL, OPT_EXEC_ALLOW },
+	{ "exec-workers", required_argument, NULL, OPT_EXEC_WORKERS },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "print-config", no_argument, NULL, OPT_PRINT_CONFIG },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -528,6 +540,71 @@ static int nkv_target_listen(const char *v, struct nkv_target_args *a)
 	return -EINVAL;
 }
 
+/* --exec-allow NSID:OP_ID:DIGEST:KEY[:INSTR:MEM:OUT:WALL_MS]: an Exec
+ * allowlist row (docs/exec.md), checked here; the rows given (kept, one
+ * a line, as the tenant rules are) are applied once the Exec workers
+ * run, and again at SIGHUP (nkv_target_exec_sync). */
+static int nkv_target_exec_allow(const char *v)
+{
+	struct nkv_exec_entry e;
+
+	return nkv_exec_entry_parse(v, &e) || nkv_exec_caps_check(&e.caps) ? -EINVAL : 0;
+}
+
+/* The next line of rows (p moves past it) into line; 0 at the end. */
+static int nkv_target_row(const char **p, char *line, size_t len)
+{
+	size_t n;
+
+	if (!*p || !**p)
+		return 0;
+	n = strcspn(*p, "\n");
+	snprintf(line, len, "%.*s", (int)n, *p);
+	*p += n + ((*p)[n] ? 1 : 0);
+	return 1;
+}
+
+/* Whether rows (lines) hold a row for (nsid, op_id). */
+static int nkv_target_exec_has(const char *rows, uint32_t nsid, uint32_t op_id)
+{
+	struct nkv_exec_entry e;
+	char line[1024];
+
+	while (nkv_target_row(&rows, line, sizeof(line)))
+		if (!nkv_exec_entry_parse(line, &e) && e.nsid == nsid && e.op_id == op_id)
+			return 1;
+	return 0;
+}
+
+/* The file's and command line's rows: those of was that now lacks denied,
+ * every one of now allowed (a row given again replaces itself; rows set
+ * through the control socket for other op-IDs stay). */
+static void nkv_target_exec_sync(const char *was, const char *now)
+{
+	struct nkv_exec_entry e;
+	char line[1024];
+	const char *p = was;
+
+	while (nkv_target_row(&p, line, sizeof(line)))
+		if (!nkv_exec_entry_parse(line, &e) && !nkv_target_exec_has(now, e.nsid, e.op_id))
+			nkv_exec_deny(e.nsid, e.op_id);
+	p = now;
+	while (nkv_target_row(&p, line, sizeof(line)))
+		if (!nkv_exec_entry_parse(line, &e))
+			nkv_exec_allow(&e);
+}
+
+/* The value kept for option val (NULL: not given). */
+static const char *nkv_target_val(const struct nkv_target_args *a, int val)
+{
+	size_t i;
+
+	for (i = 0; i < a->nvals; i++)
+		if (a->lo[i].val == val)
+			return a->vals[i];
+	return NULL;
+}
+
 /* Option o of nkv-target's own (not a backend's) into a. */
 static int nkv_target_opt(int o, const char *v, struct nkv_target_args *a)
 {
@@ -570,6 +647,9 @@ static int nkv_target_opt(int o, const char *v, struct nkv_target_args *a)
 	case OPT_ACCESS: return nkv_tenant_opt(NULL, "access", v, NULL, 0);
 	case OPT_ACCESS_DEFAULT: return nkv_tenant_opt(NULL, "access-default", v, NULL, 0);
 	case OPT_QUOTA: return nkv_tenant_opt(NULL, "quota", v, NULL, 0);
+	case OPT_EXEC_ALLOW: return nkv_target_exec_allow(v);
+	case OPT_EXEC_WORKERS:
+		return nkv_target_size(v, &a->exec_workers) || a->exec_workers > 16 ? -EINVAL : 0;
 	default: return -EINVAL;
 	}
 }
@@ -613,6 +693,9 @@ static void nkv_target_bad_value(int o, const char *v, const char *where)
 		fprintf(stderr, "nkv-target: bad value '%s' for %s: want 1..223 bytes\n", v, where);
 	else if (o == OPT_ACCESS || o == OPT_ACCESS_DEFAULT || o == OPT_QUOTA)
 		nkv_target_bad_rule(o, v, where);
+	else if (o == OPT_EXEC_ALLOW)
+		fprintf(stderr, "nkv-target: bad value '%s' for %s: want NSID:OP_ID:SHA256_HEX:"
+			"KEY_HEX[:MAX_INSTRUCTIONS:MAX_MEMORY:MAX_OUTPUT:MAX_WALL_MS]\n", v, where);
 	else if (o == OPT_METRICS)
 		fprintf(stderr, "nkv-target: bad value '%s' for %s: want ADDR:PORT or PORT, ADDR "
 			"an IPv4 address (default 127.0.0.1), PORT 0..65535 (0: any free one)\n",
@@ -670,8 +753,8 @@ static int nkv_target_apply(struct nkv_target_args *a, const struct option *lo, 
 
 	if (lo[i].val == OPT_LISTEN)
 		val = nkv_target_listen_val(a, a->vals[i], v);
-	else if (nkv_target_rule_opt(lo[i].val) && a->vals[i])	/* each a rule: all kept */
-		val = nkv_target_join(a->vals[i], v);
+	else if ((nkv_target_rule_opt(lo[i].val) || lo[i].val == OPT_EXEC_ALLOW) && a->vals[i])
+		val = nkv_target_join(a->vals[i], v);	/* each a rule (a row): all kept */
 	else
 		val = strdup(v);
 	free(a->vals[i]);
@@ -774,7 +857,7 @@ static int nkv_target_cfg_load(struct nkv_target_args *a)
 {
 	/* --listen repeats; every other key is given once. */
 	static const char *const repeatable[] = { "listen", "access", "access-default", "quota",
-						   NULL };
+						   "exec-allow", NULL };
 	char err[NKV_TARGET_WHERE_MAX];
 
 	if (nkv_cfg_load(a->config, repeatable, &a->cfg, err, sizeof(err))) {
@@ -1030,10 +1113,10 @@ static int nkv_target_check(const struct nkv_target_args *a)
 static void nkv_target_print_config(const struct nkv_target_args *a)
 {
 	size_t i, n = 0, nd = 0, cap = a->nvals + NKV_TARGET_MAX_TCP + 1 + 3 * NKV_TENANT_RULES *
-								      NKV_TGT_MAX_NS;
+								      NKV_TGT_MAX_NS + NKV_EXEC_MAX_ENTRIES;
 	const char **keys = calloc(cap, sizeof(*keys));
 	const char **vals = calloc(cap, sizeof(*vals));
-	char *dup[4] = { NULL }, *save, *l;
+	char *dup[5] = { NULL }, *save, *l;
 
 	if (!keys || !vals) {
 		fprintf(stderr, "nkv-target: out of memory\n");
@@ -1043,13 +1126,14 @@ static void nkv_target_print_config(const struct nkv_target_args *a)
 		if (nkv_target_cfg_only_cli(a->lo[i].val) ||
 		    (a->lo[i].val == OPT_BE_PARAM && !a->vals[i]))
 			continue;
-		if ((a->lo[i].val != OPT_LISTEN && !nkv_target_rule_opt(a->lo[i].val)) ||
+		if ((a->lo[i].val != OPT_LISTEN && !nkv_target_rule_opt(a->lo[i].val) &&
+		     a->lo[i].val != OPT_EXEC_ALLOW) ||
 		    !a->vals[i] || nd == sizeof(dup) / sizeof(dup[0])) {
 			keys[n] = a->lo[i].name;
 			vals[n++] = a->vals[i];
 			continue;
 		}
-		/* Repeatable: a line per listener, per rule. */
+		/* Repeatable: a line per listener, per rule, per allowlist row. */
 		dup[nd] = strdup(a->vals[i]);
 		for (l = dup[nd] ? strtok_r(dup[nd], "\n", &save) : NULL; l && n < cap;
 		     l = strtok_r(NULL, "\n", &save)) {
@@ -1479,7 +1563,8 @@ static int nkv_target_metrics_collect(struct nkv_metrics_server *met, struct nkv
 static int nkv_target_live_key(int val)
 {
 	return val == OPT_LOG || val == OPT_HANDSHAKE_MS || val == OPT_IDLE_MS ||
-	       val == OPT_MSG_MS || val == OPT_MAX_CONNS || val == OPT_POLL;
+	       val == OPT_MSG_MS || val == OPT_MAX_CONNS || val == OPT_POLL ||
+	       val == OPT_EXEC_ALLOW;
 }
 
 /* Option val's bit in a mask of changed keys. */
@@ -1589,6 +1674,10 @@ static void nkv_target_reload(struct nkv_target_args *a, struct nkv_vfu_server *
 	} else {
 		changed = nkv_target_diff(a, &n, &mask);
 		nkv_target_apply_live(&n, mask, srv);
+		/* diff swapped the kept values: n holds the old rows, a the new. */
+		if (mask & NKV_TARGET_BIT(OPT_EXEC_ALLOW))
+			nkv_target_exec_sync(nkv_target_val(&n, OPT_EXEC_ALLOW),
+					     nkv_target_val(a, OPT_EXEC_ALLOW));
 		fprintf(stderr, "ts=%ld level=info event=reload result=ok config=%s changed=%u\n",
 			(long)time(NULL), a->config, changed);
 	}
@@ -1711,6 +1800,13 @@ static int nkv_target_serve(struct nkv_target_args *a)
 	}
 	nkv_target_print_ns(a);
 	nkv_target_rpc_init(a, ss);
+	/* Exec's workers before any listener: a client's first Identify
+	 * already sees Exec offered. */
+	rc = nkv_exec_start((unsigned)a->exec_workers);
+	if (rc)
+		fprintf(stderr, "ts=%ld level=warn event=exec_unavailable rc=%d\n", (long)time(NULL),
+			rc);
+	nkv_target_exec_sync(NULL, nkv_target_val(a, OPT_EXEC_ALLOW));
 	if (a->ntcp && !(tcp = nkv_target_tcp(a, ss))) {
 		nkv_metrics_server_stop(met);
 		nkv_vfu_lock_release(lock);
@@ -1756,6 +1852,7 @@ static int nkv_target_serve(struct nkv_target_args *a)
 	if (srv)
 		nkv_vfu_server_stop(srv);
 	nkv_tcp_server_stop(tcp);
+	nkv_exec_stop();	/* after the servers: no Exec is in flight */
 	nkv_target_stats();
 	nkv_subsys_destroy(ss);
 	nkv_rpc_target_free(&nkv_target_rpc);

@@ -44,6 +44,16 @@ $(patsubst %.c,$(B)/obj/%.o,$(NKV_TGT_METRICS_SRCS)): CPPFLAGS += $(MHD_CFLAGS) 
 NKV_TGT_CONFIG_SRCS := $(wildcard src/target/config/*.c)
 TARGET_SRCS += $(NKV_TGT_CONFIG_SRCS)
 TARGET_LDLIBS += $(shell pkg-config --libs inih libsystemd)
+# Exec (exec/, docs/exec.md): modules in Lua 5.3 (liblua5.3-dev, the
+# version Ceph's cls_lua links), allowlisted by SHA-256 (libcrypto,
+# libssl-dev); registered with the core at start-up (core/exec_if.h), so
+# the core's own tests link neither.
+LUA_CFLAGS := $(shell pkg-config --cflags lua5.3)
+LUA_LIBS := $(shell pkg-config --libs lua5.3)
+NKV_TGT_EXEC_SRCS := $(wildcard src/target/exec/*.c)
+TARGET_SRCS += $(NKV_TGT_EXEC_SRCS)
+TARGET_LDLIBS += $(LUA_LIBS) -lcrypto
+$(patsubst %.c,$(B)/obj/%.o,$(NKV_TGT_EXEC_SRCS)): CPPFLAGS += $(LUA_CFLAGS)
 # The embedded target (embed.h): subsystem, registry backends and server
 # as threads of another program.
 TARGET_SRCS += src/target/embed.c

@@ -10,6 +10,7 @@
 
 #include "host/tcp_plugin.h"
 #include "target/embed.h"
+#include "target/exec/exec.h"
 
 int nkv_tcp_plugin_start(const char *uri, nkv_tcp_plugin_log_fn log, void **h, char *vfu,
 			 size_t vlen, char *desc, size_t dlen, char *err, size_t errlen);
@@ -82,6 +83,11 @@ int nkv_tcp_plugin_start(const char *uri, nkv_tcp_plugin_log_fn log, void **h, c
 	rc = nkv_tgt_embed_start(&o, &t, err, errlen);
 	if (rc)
 		return rc;
+	/* This front's Exec would run under an allowlist of its own, empty,
+	 * while the modules and their allowlist are the remote's: it offers
+	 * none (nkv_exec() says -EOPNOTSUPP). Its copy of the core is its
+	 * own (-Bsymbolic): no other target in the process loses Exec. */
+	nkv_exec_stop();
 	snprintf(vfu, vlen, "%s", nkv_tgt_embed_uri(t));
 	nkv_tcp_plugin_desc(be, desc, dlen);
 	*h = t;

@@ -50,6 +50,8 @@ void nkv_tool_show_ext(FILE *f, const struct nkv_ns_ext *e, int rc)
 		else
 			fprintf(f, "%-18s any\n", "longest TTL");
 	}
+	fprintf(f, "%-18s %s\n", "exec", e->exec ? "yes: op-IDs the allowlist binds (docs/exec.md)"
+						   : "no");
 }
 
 void nkv_tool_show_caps(FILE *f, struct nkv_ctrl *c, const struct nkv_ctrl_info *i)

@@ -25,7 +25,7 @@ enum {
 	"an NVMe error status); 2 bad flags or arguments; 3 setup or controller\n" \
 	"failure (cannot connect, controller gone, timeout, admin command failed)\n"
 
-/* What PROG --version prints: "PROG (nkv) 0.5.0", the Makefile's VERSION
+/* What PROG --version prints: "PROG (nkv) 0.6.0", the Makefile's VERSION
  * (its -DNKV_VERSION on the programs' main files). */
 #define NKV_VERSION_LINE(prog) prog " (nkv) " NKV_VERSION "\n"
 

@@ -26,8 +26,22 @@ result() {	# NAME RC [WHY]
 	fi
 }
 
+# exec_slice's modules allowlisted as op-IDs 1..3 of namespace 1, each by
+# the SHA-256 of its file and the key it stores it under (docs/exec.md).
+exec_rows() {
+	local i=1 m sha key
+	for m in slice digest forbidden; do
+		sha=$(sha256sum "examples/exec/$m.lua" | cut -d' ' -f1)
+		key=$(printf 'exec/%s.lua' "$m" | od -An -tx1 | tr -d ' \n')
+		printf -- '--exec-allow 1:%d:%s:%s ' "$i" "$sha" "$key"
+		i=$((i + 1))
+	done
+}
+
 start_target() {
-	"$B/bin/nkv-target" --socket "$TMP/t.sock" --log-level error --poll-interval-ns 2000 &
+	# shellcheck disable=SC2046 # the rows are words
+	"$B/bin/nkv-target" --socket "$TMP/t.sock" --log-level error --poll-interval-ns 2000 \
+		$(exec_rows) &
 	TPID=$!
 	for _ in $(seq 500); do
 		[ -S "$TMP/t.sock" ] && return 0
@@ -55,6 +69,7 @@ run_example batch_store_retrieve "$B/examples/batch_store_retrieve_cpu" "SQ door
 run_example multi_queue "$B/examples/multi_queue_cpu" "64 SQ doorbells for 1024 commands"
 run_example cache_lookup "$B/examples/cache_lookup_cpu" "64 hits (retrieved), 64 misses (87h, computed), 0 wrong: ok"
 run_example sync_roundtrip "$B/examples/sync_roundtrip" "sync round trip: every answer as expected: ok"
+run_example exec_slice "$B/examples/exec_slice" "exec slice: every answer as expected: ok"
 # prefix_cache at the CI size: the first run stores request 1 and hits
 # 75 % of request 2; a second process running the same requests finds
 # every block (content-derived keys) and stores nothing new.

@@ -12,7 +12,9 @@ FUZZ_TARGETS := fuzz_list_decode fuzz_ctrl_cmds fuzz_vfu_server fuzz_vfu_client 
 	fuzz_tcp_pdu fuzz_tcp_conn fuzz_nvmf_host
 
 fuzz_list_decode_FSRCS := tests/fuzz/fuzz_list_decode.c
-fuzz_ctrl_cmds_FSRCS = tests/fuzz/fuzz_ctrl_cmds.c $(NKV_TGT_CORE)
+fuzz_ctrl_cmds_FSRCS = tests/fuzz/fuzz_ctrl_cmds.c $(NKV_TGT_CORE) $(NKV_TGT_EXEC_SRCS)
+fuzz_ctrl_cmds_FLDLIBS = $(LUA_LIBS) -lcrypto
+$(patsubst %.c,$(FUZZ_B)/obj/%.o,$(NKV_TGT_EXEC_SRCS)): CPPFLAGS += $(LUA_CFLAGS)
 # The whole target as libnkvtarget.a holds it (embedded target, registry,
 # every backend), instrumented; hence the backends' libraries.
 fuzz_vfu_server_FSRCS = tests/fuzz/fuzz_vfu_server.c $(sort $(TARGET_SRCS))

@@ -42,11 +42,11 @@ def dma_map(addr, size, fdsel=0, offset=0, flags=3):
     return msg(DMA_MAP, struct.pack("<IIQQQ", 32, flags, offset, addr, size), error=fdsel)
 
 
-def sqe(opc, nsid=0, cdw10=0, cdw11=0, prp1=0, prp2=0, key=b"", cdw12=0):
+def sqe(opc, nsid=0, cdw10=0, cdw11=0, prp1=0, prp2=0, key=b"", cdw12=0, cdw13=0):
     k = key.ljust(16, b"\0")
     w = struct.unpack("<4I", k)
     return struct.pack("<IIIIQQQIIIIII", opc, nsid, w[0], w[1], 0, prp1, prp2,
-                       cdw10, cdw11, cdw12, 0, w[2], w[3])
+                       cdw10, cdw11, cdw12, cdw13, w[2], w[3])
 
 
 def poke(off, data):
@@ -161,7 +161,21 @@ def ctrl_seeds():
         op_sqe_sgl(1, sqe(0x14, 1, 0, 0), 0x16000, 16, 0x10) + \
         op_mem(0, 0x17000, sgl_desc(R0 + 0x17000, 16, 2)) + \
         op_sqe_sgl(1, sqe(0x14, 1, 0, 0), 0x17000, 16, 0x20)
+    # Exec (83h): the module fuzz_ctrl_cmds allowlists as op 0 of nsid 1
+    # (key "fzmod") and a value, stored; then [u16][key][input] by SGL1,
+    # the output over it; a head claiming more than the buffer; CDW12 past it.
+    exec_mod = b"return function(v, i) return i .. v:sub(1, 8) end"
+    exec_run = op_mem(0, 0x10000, exec_mod) + \
+        op_sqe(1, sqe(0x01, 1, len(exec_mod), 5, R0 + 0x10000, key=b"fzmod")) + \
+        op_mem(0, 0x11000, b"0123456789") + \
+        op_sqe(1, sqe(0x01, 1, 10, 4, R0 + 0x11000, key=b"abcd")) + \
+        op_mem(0, 0x18000, key_head(b"abcd") + b"in") + \
+        op_sqe_sgl(1, sqe(0x83, 1, cdw10=2, cdw12=64), 0x18000, 64, 0x00) + \
+        op_mem(0, 0x19000, struct.pack("<H", 200) + b"abcd") + \
+        op_sqe_sgl(1, sqe(0x83, 1, cdw10=2, cdw12=8), 0x19000, 16, 0x00) + \
+        op_sqe_sgl(1, sqe(0x83, 1, cdw10=2, cdw12=1 << 20), 0x18000, 64, 0x00)
     return {
+        "exec": base + exec_run + bytes([5, 9]),
         "sgl_head_store_retrieve": base + head_store + head_ret + head_exist + bytes([5, 9]),
         "prp_head_tail_list_head": base + head_store + tail + list_head,
         "sgl_bad": base + bad_heads,

@@ -69,6 +69,8 @@ Test(nkv_admin, ttl_e2e_info_vendor_options, .timeout = 30)
 	cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
 	cr_assert(strstr(r.out, "vendor options     TTL, ephemeral, touch, size query\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "longest TTL        any\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "exec               yes"), "the embedded target serves Exec: %s",
+		  r.out);
 	cr_assert_eq(ht_server_start(&s, &o), 0);
 	adm_run(&r, "info", s.uri);
 	tl_server_stop(&s);
@@ -98,20 +100,25 @@ Test(tool_lines, vendor_options)
 						 "namespace)\n");
 	e.advertised = 1;
 	cr_expect_str_eq(ext_lines(&e, 0), "read-only          no\n"
-					   "vendor options     none\n");
+					   "vendor options     none\n"
+					   "exec               no\n");
 	e.store_opts = NKV_STORE_TTL | NKV_STORE_TOUCH;
 	e.max_ttl = 3600;
 	e.read_only = 1;
 	cr_expect_str_eq(ext_lines(&e, 0), "read-only          yes: Store and Delete are refused\n"
 					   "vendor options     TTL, touch\n"
-					   "longest TTL        3600 s\n");
+					   "longest TTL        3600 s\n"
+					   "exec               no\n");
 	e.store_opts = NKV_STORE_VENDOR_MASK;
 	e.size_query = 1;
 	e.max_ttl = 0;
 	e.read_only = 0;
+	e.exec = 1;
 	cr_expect_str_eq(ext_lines(&e, 0), "read-only          no\n"
 					   "vendor options     TTL, ephemeral, touch, size query\n"
-					   "longest TTL        any\n");
+					   "longest TTL        any\n"
+					   "exec               yes: op-IDs the allowlist binds "
+					   "(docs/exec.md)\n");
 }
 
 Test(nkv_probe, registers_then_identify, .timeout = 30)

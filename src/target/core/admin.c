@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "exec_if.h"
 #include "poller.h"
 
 #define NKV_TGT_ID_SIZE 4096u
@@ -162,7 +163,8 @@ static void nkv_tgt_kv_vs(const struct nkv_be *be, int ro, uint8_t vs[256])
 	memcpy(v.sig, NKV_KV_VS_SIG, sizeof(v.sig));
 	v.ver = NKV_KV_VS_VER;
 	/* Every backend answers a Retrieve of 0 bytes with the size (backend.h). */
-	v.flags = NKV_KV_VS_SIZE_QUERY | (ro ? NKV_KV_VS_READ_ONLY : 0);
+	v.flags = NKV_KV_VS_SIZE_QUERY | (ro ? NKV_KV_VS_READ_ONLY : 0) |
+		  (nkv_tgt_exec_offered() ? NKV_KV_VS_EXEC : 0);
 	v.store_opts = be->store_opts & NKV_STORE_VENDOR_MASK;
 	v.max_ttl = 0;	/* any u32 */
 	v.cmd_timeout_ms = be->cmd_timeout_ms;	/* the backend's own bound */
@@ -540,6 +542,8 @@ static void nkv_tgt_log_effects(const struct nkv_tgt_ctrl *c, uint32_t csi,
 		l->iocs[NKV_KV_RETRIEVE] = NKV_CE_CSUPP;
 		l->iocs[NKV_KV_LIST] = NKV_CE_CSUPP;
 		l->iocs[NKV_KV_EXIST] = NKV_CE_CSUPP;
+		if (nkv_tgt_exec_offered())
+			l->iocs[NKV_KV_EXEC] = NKV_CE_CSUPP;	/* never writes */
 	} else if (csi == NKV_CSI_NVM) {
 		l->iocs[NKV_NVM_WRITE] = NKV_CE_CSUPP | NKV_CE_LBCC;
 		l->iocs[NKV_NVM_READ] = NKV_CE_CSUPP;

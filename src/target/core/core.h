@@ -300,6 +300,11 @@ uint16_t nkv_tgt_kv_prep(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 			 struct nkv_be *be);
 uint16_t nkv_tgt_nvm_prep(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
 			  struct nkv_be *be);
+/* A key head's length field (io_kv.c), as far as the data reaches. */
+uint16_t nkv_tgt_kv_head_len(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd, uint32_t *klen);
+/* io_exec.c: an Exec command, checked and handed to the Exec room, or
+ * completed with its error. */
+void nkv_tgt_exec_cmd(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd, struct nkv_be *be);
 
 /* access.c */
 void nkv_tgt_access_refresh(struct nkv_tgt_ctrl *c);

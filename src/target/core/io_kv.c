@@ -41,8 +41,7 @@ static uint16_t nkv_tgt_kv_inline(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cm
  * split across pages then gives its low byte alone (the high byte is 0
  * for any valid key; the whole head is read again once resolved).
  */
-static uint16_t nkv_tgt_kv_head_len(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd,
-				    uint32_t *klen)
+uint16_t nkv_tgt_kv_head_len(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd, uint32_t *klen)
 {
 	uint8_t h[2] = { 0, 0 };
 	uint64_t probe = 2;
@@ -197,7 +196,9 @@ void nkv_tgt_io_finish(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 {
 	uint8_t opc = cmd->op.opc;
 	int kv = cmd->sqid && cmd->be && cmd->be->csi == NKV_CSI_KV;
-	int rd = kv ? opc == NKV_KV_RETRIEVE || opc == NKV_KV_LIST : opc == NKV_NVM_READ;
+	/* Exec's output is read out as a Retrieve's value is (counted, metered). */
+	int rd = kv ? opc == NKV_KV_RETRIEVE || opc == NKV_KV_LIST || opc == NKV_KV_EXEC
+		    : opc == NKV_NVM_READ;
 	int wr = kv ? opc == NKV_KV_STORE : opc == NKV_NVM_WRITE;
 
 	if (kv && opc == NKV_KV_DELETE && (c->kv_config & NKV_KV_CONFIG_DEL_MISSING_OK) &&
@@ -233,6 +234,8 @@ void nkv_tgt_io_exec(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 		st = st ? st : nkv_tgt_sc(NKV_SC_INVALID_NS);
 	else if (nkv_sqe_fuse(&cmd->sqe) || (psdt != NKV_PSDT_PRP && psdt != NKV_PSDT_SGL))
 		st = nkv_tgt_sc(NKV_SC_INVALID_FIELD);
+	else if (be->csi == NKV_CSI_KV && nkv_sqe_opc(&cmd->sqe) == NKV_KV_EXEC)
+		return nkv_tgt_exec_cmd(c, cmd, be);	/* io_exec.c: completes it */
 	else if (be->csi == NKV_CSI_KV)
 		st = nkv_tgt_kv_prep(c, cmd, be);
 	else

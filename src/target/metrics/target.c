@@ -283,6 +283,8 @@ int nkv_metrics_target_register(struct nkv_rpc_target *t, struct nkv_vfu_server 
 	if (!rc && tcp)
 		rc = nkv_metrics_transport_add("tcp", nkv_metrics_tcp, tcp);
 	if (!rc)
+		rc = nkv_metrics_exec_register();
+	if (!rc)
 		rc = nkv_metrics_process_register();
 	return rc;
 }

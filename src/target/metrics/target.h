@@ -18,6 +18,9 @@ struct nkv_tcp_server;
 int nkv_metrics_target_register(struct nkv_rpc_target *t, struct nkv_vfu_server *vfu,
 				struct nkv_tcp_server *tcp);
 
+/* exec.c: the Exec room's calls by result and its module cache. */
+int nkv_metrics_exec_register(void);
+
 /* backend.c: each backend's own figures (nkv_be_ops.metrics) as
  * nkv_backend_* series, a family at a time over the n namespaces. */
 void nkv_metrics_backends(struct nkv_metrics_buf *b, const struct nkv_rpc_ns *ns, unsigned n);

@@ -13,6 +13,7 @@ int nkv_rpc_target_register(void)
 		nkv_rpc_stats_register,
 		nkv_rpc_settings_register,
 		nkv_rpc_tenant_register,
+		nkv_rpc_exec_register,
 	};
 	unsigned i;
 	int rc = 0;

@@ -9,6 +9,7 @@
  *   settings.c    log_level_set, target_set
  *   tenant.c      access_set, access_default_set, access_list, quota_set,
  *                 metering_get
+ *   exec.c        exec_allow, exec_deny, exec_list (the Exec room's allowlist)
  *   methods.c     nkv_rpc_target_register: one line per file above
  */
 #ifndef NKV_TGT_RPC_TARGET_H
@@ -77,6 +78,7 @@ int nkv_rpc_connection_register(void);
 int nkv_rpc_stats_register(void);
 int nkv_rpc_settings_register(void);
 int nkv_rpc_tenant_register(void);
+int nkv_rpc_exec_register(void);	/* exec.c: exec_allow, exec_deny, exec_list */
 
 /* The namespace nsid of t, or NULL. */
 const struct nkv_rpc_ns *nkv_rpc_ns_find(const struct nkv_rpc_target *t, uint32_t nsid);

@@ -237,8 +237,8 @@ static uint16_t nkv_tcp_buf(struct nkv_tcp_conn *c, struct nkv_tcp_io *io, uint3
 }
 
 /* In-capsule data: all of a host-to-controller transfer (SGL1 an offset
- * Data Block at 0 describing exactly it), or a key head in front of a
- * controller-to-host one, or a key head alone. */
+ * Data Block at 0 describing exactly it), or a key head (an Exec's head
+ * and input) in front of a controller-to-host one, or a key head alone. */
 static uint16_t nkv_tcp_data_icd(struct nkv_tcp_conn *c, struct nkv_tcp_io *io, uint32_t dir,
 				 const struct nkv_sgl_desc *sgl)
 {
@@ -278,8 +278,11 @@ static uint16_t nkv_tcp_data(struct nkv_tcp_conn *c, struct nkv_tcp_io *io)
 	uint32_t dir = nkv_tcp_dir(&io->req.sqe);
 	uint16_t st;
 
-	if (dir == 3)
-		return nkv_tcp_sc(NKV_SC_INVALID_FIELD);	/* bidirectional: none defined */
+	/* Bidirectional: Exec alone, its input part in the capsule. */
+	if (dir == 3 && (nkv_sqe_opc(&io->req.sqe) != NKV_KV_EXEC || !io->icd_len))
+		return nkv_tcp_sc(NKV_SC_INVALID_FIELD);
+	if (dir == 3 && !io->req.sqe.cdw12)
+		dir = NKV_TCP_DIR_NONE;	/* an output cap of 0: the length alone comes back */
 	if (io->icd_len)
 		return nkv_tcp_data_icd(c, io, dir, &sgl);
 	if (!sgl.len)

@@ -71,6 +71,8 @@ static const char *const every_key[][2] = {
 	{ "nqn", "nqn.2026-01.io.nkv:cfg" },
 	{ "access", "nsid=1 uid=1000 access=ro" }, { "access-default", "nsid=1 access=rw" },
 	{ "quota", "nsid=1 gid=100 bytes=1048576 keys=10" },
+	{ "exec-allow", "1:7:0000000000000000000000000000000000000000000000000000000000000000:6d" },
+	{ "exec-workers", "3" },
 };
 
 Test(config, every_key_is_taken_and_printed)
