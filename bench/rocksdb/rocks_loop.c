@@ -11,14 +11,16 @@
  *        each value (and beside it for TTL'd or 64 KiB+ values) and the
  *        backend's key index;
  *   get  --batch rocksdb_get_pinned + copy out of the value, as the
- *        backend's Retrieve does.
+ *        backend's Retrieve does, one after another on this thread
+ *        (the backend reads 64 KiB+ values on its 2 read threads).
  *
  * --via backend sends each batch through nkv-target's rocksdb backend
  * itself (src/target/backends/rocksdb.c, made through the registry with
  * the same options) in this process: --batch Stores or Retrieves
  * submitted, then waited for (Stores complete from its worker thread,
- * Retrieves inside submit), with no queue pair, transport or poll thread
- * in between. nkv-bench's figure over this one is what the NVMe-KV hop
+ * Retrieves inside submit or, 64 KiB and up, from its read threads),
+ * with no queue pair, transport or poll thread in between.
+ * nkv-bench's figure over this one is what the NVMe-KV hop
  * costs; this one over the plain loop, what the backend adds to RocksDB.
  *
  * Each batch is timed (submit to last completion, as nkv-bench times a
@@ -155,8 +157,9 @@ static int be_open(struct loop_be *lb, const struct loop_conf *c)
 	return 0;
 }
 
-/* The backend's done(): from its worker (Stores) or inside submit
- * (Retrieves). Finishes the op's data as the core does. */
+/* The backend's done(): from its worker (Stores), its read threads
+ * (64 KiB+ Retrieves) or inside submit (other Retrieves). Finishes the
+ * op's data as the core does. */
 static void be_done(struct nkv_be_op *op)
 {
 	struct loop_be *lb = op->ctx;

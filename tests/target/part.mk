@@ -64,6 +64,11 @@ TESTS += test_tgt_kvmap
 test_tgt_kvmap_SRCS := tests/target/test_kvmap.c src/target/backends/kvmap.c
 test_tgt_kvmap_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 
+TESTS += test_tgt_rdpool
+test_tgt_rdpool_SRCS := tests/target/test_rdpool.c src/target/backends/rdpool.c
+test_tgt_rdpool_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
+TSAN_TESTS += test_tgt_rdpool
+
 # The backend registry: every backend by name, its options.
 TESTS += test_registry
 test_registry_SRCS := tests/target/test_registry.c

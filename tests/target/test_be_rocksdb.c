@@ -115,6 +115,17 @@ Test(be_rocksdb, options_are_checked)
 	cr_assert(strstr(err, "--compression brotli"), "%s", err);
 	p[0] = (struct nkv_be_param){ "evict", "fifo" };
 	cr_assert_eq(nkv_be_conf_check("rocksdb", &c, err, sizeof(err)), -EINVAL);
+	p[0] = (struct nkv_be_param){ "readers", "9" };
+	cr_assert_eq(nkv_be_conf_check("rocksdb", &c, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "--readers 9: want 0 to 8"), "%s", err);
+	p[0] = (struct nkv_be_param){ "readers", "-1" };
+	cr_assert_eq(nkv_be_conf_check("rocksdb", &c, err, sizeof(err)), -EINVAL);
+	p[0] = (struct nkv_be_param){ "readers", "2x" };
+	cr_assert_eq(nkv_be_conf_check("rocksdb", &c, err, sizeof(err)), -EINVAL);
+	p[0] = (struct nkv_be_param){ "readers", "" };
+	cr_assert_eq(nkv_be_conf_check("rocksdb", &c, err, sizeof(err)), -EINVAL);
+	p[0] = (struct nkv_be_param){ "readers", "0" };
+	cr_assert_eq(nkv_be_conf_check("rocksdb", &c, err, sizeof(err)), 0, "%s", err);
 	p[0] = (struct nkv_be_param){ "compression", "zstd" };
 	cr_assert_eq(nkv_be_conf_check("rocksdb", &c, err, sizeof(err)), 0, "%s", err);
 	errno = 0;
@@ -374,7 +385,7 @@ Test(be_rocksdb, describe_settings, .init = setup, .fini = teardown)
 	cr_assert(a->ops->describe);
 	a->ops->describe(a, d, sizeof(d));
 	snprintf(want, sizeof(want), "db=%s column_family=a sync=always compression=none "
-		 "blob_min=65536 evict=lru", dir);
+		 "blob_min=65536 evict=lru readers=2", dir);
 	cr_expect_str_eq(d, want);
 	cr_expect_eq(a->cmd_timeout_ms, 0u);
 	a->ops->destroy(a);
@@ -637,6 +648,118 @@ Test(be_rocksdb, reads_racing_writes_see_whole_values, .init = setup, .fini = te
 	cr_assert_gt(rc.reads, RACE_VERSIONS, "the readers raced the writer");
 	rc.be->ops->destroy(rc.be);
 	pthread_mutex_destroy(&rc.lock);
+	free(val);
+	free(got);
+}
+
+/* A large Retrieve's done(): the thread it ran on. */
+struct pool_op {
+	struct be_op d;		/* first: done() gets &d.cmd.op */
+	pthread_t by;
+};
+
+static void pool_done(struct nkv_be_op *op)
+{
+	struct pool_op *o = (struct pool_op *)op;
+
+	o->by = pthread_self();
+	be_op_done(op);
+}
+
+#define POOL_N 16
+#define POOL_LEN (96u << 10)
+
+/* Retrieves of 64 KiB or more run on the read threads (not inside the
+ * submit of the thread that made them), each its own key's whole value;
+ * a small buffer's stays on the submitting thread; a Retrieve of a key
+ * whose Store is still in flight sees that Store; destroy right after a
+ * burst of large Retrieves completes every one of them first. */
+Test(be_rocksdb, large_retrieves_run_on_the_read_threads, .init = setup, .fini = teardown)
+{
+	struct nkv_be *be = open_ns("gpukv", 1ull << 30, NULL);
+	struct pool_op *o = calloc(POOL_N, sizeof(*o));
+	uint8_t *got = malloc((size_t)POOL_N * POOL_LEN), *val[POOL_N];
+	struct be_op st;
+	char key[16];
+	int i, off;
+
+	cr_assert(o && got);
+	for (i = 0; i < POOL_N; i++) {
+		val[i] = pattern(POOL_LEN - (size_t)i, (unsigned)i);
+		snprintf(key, sizeof(key), "big%d", i);
+		cr_assert_eq(be_op_run(be, NKV_KV_STORE, key, 0, val[i], POOL_LEN - i, NULL), 0);
+	}
+	for (i = 0; i < POOL_N; i++) {
+		snprintf(key, sizeof(key), "big%d", i);
+		be_op_prep(&o[i].d, NKV_KV_RETRIEVE, key, 0, 0, got + (size_t)i * POOL_LEN,
+			   POOL_LEN);
+		o[i].d.cmd.op.done = pool_done;
+		cr_assert_eq(be->ops->submit(be, &o[i].d.cmd.op), 0);
+	}
+	for (i = 0; i < POOL_N; i++) {
+		be_op_wait(&o[i].d);
+		cr_assert_eq(o[i].d.cmd.op.status, 0);
+		cr_assert_eq(o[i].d.cmd.op.dw0, POOL_LEN - i);
+		cr_assert_eq(memcmp(got + (size_t)i * POOL_LEN, val[i], POOL_LEN - i), 0, "value %d", i);
+		cr_assert(!pthread_equal(o[i].by, pthread_self()), "served on a read thread");
+	}
+	/* A small buffer: served inside submit, as before. */
+	be_op_prep(&o[0].d, NKV_KV_RETRIEVE, "big0", 0, 0, got, 4096);
+	o[0].d.cmd.op.done = pool_done;
+	cr_assert_eq(be->ops->submit(be, &o[0].d.cmd.op), 0);
+	be_op_wait(&o[0].d);
+	cr_assert(pthread_equal(o[0].by, pthread_self()));
+	cr_assert_eq(memcmp(got, val[0], 4096), 0);
+	/* A Store in flight, then a large Retrieve of its key: the new value. */
+	be_op_prep(&st, NKV_KV_STORE, "big1", 0, 0, val[2], POOL_LEN - 2);
+	be_op_prep(&o[1].d, NKV_KV_RETRIEVE, "big1", 0, 0, got, POOL_LEN);
+	o[1].d.cmd.op.done = pool_done;
+	cr_assert_eq(be->ops->submit(be, &st.cmd.op), 0);
+	cr_assert_eq(be->ops->submit(be, &o[1].d.cmd.op), 0);
+	be_op_wait(&st);
+	be_op_wait(&o[1].d);
+	cr_assert_eq(o[1].d.cmd.op.dw0, POOL_LEN - 2);
+	cr_assert_eq(memcmp(got, val[2], POOL_LEN - 2), 0, "the Store before it");
+	/* A burst, then destroy at once. */
+	for (i = 0; i < POOL_N; i++) {
+		snprintf(key, sizeof(key), "big%d", i);
+		be_op_prep(&o[i].d, NKV_KV_RETRIEVE, key, 0, 0, got + (size_t)i * POOL_LEN,
+			   POOL_LEN);
+		cr_assert_eq(be->ops->submit(be, &o[i].d.cmd.op), 0);
+	}
+	be->ops->destroy(be);
+	for (i = off = 0; i < POOL_N; i++)
+		off += __atomic_load_n(&o[i].d.done, __ATOMIC_ACQUIRE);
+	cr_assert_eq(off, POOL_N, "every Retrieve completed before destroy returned");
+	for (i = 0; i < POOL_N; i++)
+		free(val[i]);
+	free(o);
+	free(got);
+}
+
+/* --readers 0: no pool; a large Retrieve is served inside submit. */
+Test(be_rocksdb, readers_0_reads_on_the_submitting_thread, .init = setup, .fini = teardown)
+{
+	struct nkv_be_param p[2] = { { "db", dir }, { "readers", "0" } };
+	struct nkv_be_conf c = { sizeof(c), .capacity = 1ull << 30, .max_value = 4u << 20,
+				 .params = p, .nparams = 2 };
+	struct nkv_be *be = nkv_be_create("rocksdb", &c, err, sizeof(err));
+	uint8_t *val = pattern(POOL_LEN, 3), *got = malloc(POOL_LEN);
+	struct pool_op o;
+	char d[512];
+
+	cr_assert_not_null(be, "%s", err);
+	be->ops->describe(be, d, sizeof(d));
+	cr_assert(strstr(d, " readers=0"), "%s", d);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "big", 0, val, POOL_LEN, NULL), 0);
+	be_op_prep(&o.d, NKV_KV_RETRIEVE, "big", 0, 0, got, POOL_LEN);
+	o.d.cmd.op.done = pool_done;
+	cr_assert_eq(be->ops->submit(be, &o.d.cmd.op), 0);
+	cr_assert(__atomic_load_n(&o.d.done, __ATOMIC_ACQUIRE), "done inside submit");
+	be_op_wait(&o.d);
+	cr_assert(pthread_equal(o.by, pthread_self()));
+	cr_assert_eq(memcmp(got, val, POOL_LEN), 0);
+	be->ops->destroy(be);
 	free(val);
 	free(got);
 }
