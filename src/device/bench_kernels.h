@@ -63,6 +63,9 @@ struct nkv_bk_args {
 	uint8_t exec_in[NKV_BK_EXEC_IN_MAX];
 };
 
+NKV_STATIC_ASSERT(offsetof(struct nkv_bk_args, exec_in) % 4 == 0,
+		  "exec_in is copied a word at a time");
+
 /* What one lane saw. by_status: generic statuses 80h..8Fh. */
 struct nkv_bk_lane {
 	uint64_t commands;	/* completions received */
@@ -249,10 +252,13 @@ NKV_DEV struct nkv_prep nkv_bk_prep_exec(const struct nkv_dev_qp *qp, const stru
 	uint8_t *in = (uint8_t *)nkv_dev_value(qp, slot);
 	uint32_t i;
 
-	if (!s || !in || a->exec_ilen > NKV_BK_EXEC_IN_MAX)
+	if (!s || !in || a->exec_ilen > NKV_BK_EXEC_IN_MAX || s->size < NKV_BK_EXEC_IN_MAX)
 		return nkv_prep_err(NKV_EINVAL);
-	for (i = 0; i < a->exec_ilen; i++)
-		in[i] = a->exec_in[i];
+	/* All NKV_BK_EXEC_IN_MAX bytes, a word at a time, a fixed count: a
+	 * loop bounded by exec_ilen cost the block kernel (1024 threads, 64
+	 * registers each) a stack frame of spills (check_resources.py). */
+	for (i = 0; i < NKV_BK_EXEC_IN_MAX / 4; i++)
+		((uint32_t *)in)[i] = ((const uint32_t *)a->exec_in)[i];
 	return nkv_dev_exec(qp, slot, k->key, k->len, a->op_id, a->exec_ilen, s->size);
 }
 

@@ -107,6 +107,12 @@ def embedded():
     for op in OPS:
         for mode in ("0", "0x8", "0x5", "f"):
             bench_json("embedded-%s-mode%s" % (op, mode), "--kv-op", op, "--memory-mode", mode)
+    # Exec through value slots (issue 49): the slice module allowlisted on
+    # the embedded target, a TP rank's heads of each 64 KiB block.
+    bench_json("embedded-exec-slice", "--kv-op", "exec", "--op-id", "1", "--exec-module",
+               os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../examples/exec/slice.lua"),
+               "--exec-input", "1 8 8192 8 3",
+               "--value-size", "64K", keys=32, batch=16)
     # Values reached only by DMA_READ/WRITE messages (issue 14), every op.
     for op in OPS:
         for mode in ("8", "f"):
