@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lru.h"
+#include "target/core/backend.h"
 
 struct nkv_lru_node {
 	struct nkv_lru_node *hnext;	/* the bucket's chain */
@@ -27,16 +28,6 @@ struct nkv_lru {
 };
 
 #define NKV_LRU_MIN_BUCKETS 1024u
-
-/* FNV-1a: keys may be anything, content hashes or counters alike. */
-static uint32_t nkv_lru_hash(const uint8_t *key, uint8_t klen)
-{
-	uint32_t h = 2166136261u;
-
-	while (klen--)
-		h = (h ^ *key++) * 16777619u;
-	return h;
-}
 
 struct nkv_lru *nkv_lru_create(void)
 {
@@ -113,7 +104,7 @@ static void nkv_lru_grow(struct nkv_lru *l)
 
 int nkv_lru_use(struct nkv_lru *l, const uint8_t *key, uint8_t klen)
 {
-	uint32_t h = nkv_lru_hash(key, klen);
+	uint32_t h = nkv_be_key_hash(key, klen);
 	struct nkv_lru_node **s, *n;
 
 	pthread_mutex_lock(&l->lock);
@@ -149,7 +140,7 @@ void nkv_lru_drop(struct nkv_lru *l, const uint8_t *key, uint8_t klen)
 	struct nkv_lru_node **s, *n;
 
 	pthread_mutex_lock(&l->lock);
-	s = nkv_lru_slot(l, key, klen, nkv_lru_hash(key, klen));
+	s = nkv_lru_slot(l, key, klen, nkv_be_key_hash(key, klen));
 	n = *s;
 	if (n) {
 		*s = n->hnext;

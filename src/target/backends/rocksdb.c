@@ -466,16 +466,11 @@ static int nkv_rocks_ix_set(struct nkv_be_rocks *r, const uint8_t *key, uint8_t 
 	return nkv_kvmap_insert(&r->ix, key, klen, (void *)e, NULL) < 0 ? -ENOMEM : 0;
 }
 
-/* key's bucket of the write filter (FNV-1a). */
+/* key's bucket of the write filter. */
 static struct nkv_rocks_flt *nkv_rocks_flt_of(struct nkv_be_rocks *r, const uint8_t *key,
 					      uint8_t klen)
 {
-	uint32_t h = 2166136261u;
-	uint8_t i;
-
-	for (i = 0; i < klen; i++)
-		h = (h ^ key[i]) * 16777619u;
-	return &r->flt[h % NKV_ROCKS_FLT];
+	return &r->flt[nkv_be_key_hash(key, klen) % NKV_ROCKS_FLT];
 }
 
 /* Complete op (its effects all made): a write leaves the filter.

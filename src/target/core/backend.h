@@ -254,6 +254,18 @@ void nkv_be_log_set(int level, nkv_be_log_fn fn, void *ctx);
 /* The level nkv_be_log_set() chose. */
 int nkv_be_log_get_level(void);
 
+/* A key's 32-bit hash, FNV-1a (keys may be anything, content hashes or
+ * counters alike): the one every table kept by key uses (the LRU, the
+ * owner map, rocksdb's write filter). */
+static inline uint32_t nkv_be_key_hash(const uint8_t *key, uint32_t klen)
+{
+	uint32_t h = 2166136261u;
+
+	while (klen--)
+		h = (h ^ *key++) * 16777619u;
+	return h;
+}
+
 static inline int nkv_be_submit(struct nkv_be *be, struct nkv_be_op *op)
 {
 	return be->ops->submit(be, op);

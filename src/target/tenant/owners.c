@@ -21,15 +21,6 @@
 
 #define NKV_OWNERS_MIN_BUCKETS 1024u
 
-static uint32_t nkv_owner_hash(const uint8_t *key, uint8_t klen)
-{
-	uint32_t h = 2166136261u;
-
-	while (klen--)
-		h = (h ^ *key++) * 16777619u;
-	return h;
-}
-
 void nkv_tenant_quota_resolve(struct nkv_tenant_ns *n, struct nkv_tenant_acct *a)
 {
 	static const enum nkv_tenant_key order[] = {
@@ -115,7 +106,7 @@ static struct nkv_owner_key **nkv_owner_slot(struct nkv_tenant_ns *n, const uint
 static struct nkv_owner_key *nkv_owner_find(struct nkv_tenant_ns *n, const uint8_t *key,
 					    uint8_t klen)
 {
-	return n->nb ? *nkv_owner_slot(n, key, klen, nkv_owner_hash(key, klen)) : NULL;
+	return n->nb ? *nkv_owner_slot(n, key, klen, nkv_be_key_hash(key, klen)) : NULL;
 }
 
 /* Double the buckets (from none to the first ones); a failed
@@ -210,7 +201,7 @@ static void nkv_owner_unlink(struct nkv_tenant_ns *n, const uint8_t *key, uint8_
 
 	if (!n->nb)
 		return;
-	s = nkv_owner_slot(n, key, klen, nkv_owner_hash(key, klen));
+	s = nkv_owner_slot(n, key, klen, nkv_be_key_hash(key, klen));
 	k = *s;
 	if (!k)
 		return;
@@ -227,7 +218,7 @@ void nkv_be_owner_stored(struct nkv_be *be, uint64_t owner, const uint8_t *key, 
 	struct nkv_tenant_ns *n = nkv_be_tns(be);
 	struct nkv_tenant_acct *a;
 	struct nkv_owner_key *k;
-	uint32_t h = nkv_owner_hash(key, klen);
+	uint32_t h = nkv_be_key_hash(key, klen);
 
 	if (!n)
 		return;
