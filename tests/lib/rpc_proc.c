@@ -53,14 +53,12 @@ int rpc_proc_srcdir(const char *rel, char *path, size_t len)
 
 static int rpc_proc_bin(char *path, size_t len)
 {
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char dir[PATH_MAX];
+	int rc = rpc_proc_bindir(dir, sizeof(dir));
 
-	if (n <= 0)
-		return -errno;
-	exe[n] = 0;
-	snprintf(path, len, "%s/../bin/nkv-target", dirname(exe));
-	return 0;
+	if (!rc)
+		snprintf(path, len, "%s/nkv-target", dir);
+	return rc;
 }
 
 static void rpc_proc_exec(const struct rpc_proc *t, const char *bin, const char *const *extra,
