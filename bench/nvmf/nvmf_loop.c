@@ -45,26 +45,17 @@ static int parse(int argc, char **argv, struct loop_conf *c)
 	for (i = 1; i + 1 < argc; i += 2) {
 		const char *k = argv[i], *v = argv[i + 1];
 
+		if (loop_opt(k, v, &c->op, &c->size, &c->batch, &c->keys, &c->iters))
+			continue;
 		if (!strcmp(k, "--remote"))
 			c->remote = v;
-		else if (!strcmp(k, "--op"))
-			c->op = v;
-		else if (!strcmp(k, "--size"))
-			c->size = strtoull(v, NULL, 0);
-		else if (!strcmp(k, "--batch"))
-			c->batch = (unsigned)strtoul(v, NULL, 0);
-		else if (!strcmp(k, "--keys"))
-			c->keys = (unsigned)strtoul(v, NULL, 0);
-		else if (!strcmp(k, "--iters"))
-			c->iters = (unsigned)strtoul(v, NULL, 0);
 		else if (!strcmp(k, "--nsid"))
 			c->nsid = (unsigned)strtoul(v, NULL, 0);
 		else
 			return -1;
 	}
-	if (i != argc || !c->remote || !c->op || (strcmp(c->op, "put") && strcmp(c->op, "get")) ||
-	    !c->size || c->size > UINT32_MAX || !c->batch || c->batch > 32 || !c->keys ||
-	    !c->iters || c->keys % c->batch || !c->nsid)
+	if (i != argc || !c->remote || !loop_opts_ok(c->op, c->size, c->batch, c->keys, c->iters) ||
+	    c->size > UINT32_MAX || c->batch > 32 || !c->nsid)
 		return -1;
 	return 0;
 }

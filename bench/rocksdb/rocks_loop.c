@@ -84,18 +84,10 @@ static int parse(int argc, char **argv, struct loop_conf *c)
 	for (i = 1; i + 1 < argc; i += 2) {
 		const char *k = argv[i], *v = argv[i + 1];
 
+		if (loop_opt(k, v, &c->op, &c->size, &c->batch, &c->keys, &c->iters))
+			continue;
 		if (!strcmp(k, "--db"))
 			c->db = v;
-		else if (!strcmp(k, "--op"))
-			c->op = v;
-		else if (!strcmp(k, "--size"))
-			c->size = strtoull(v, NULL, 0);
-		else if (!strcmp(k, "--batch"))
-			c->batch = (unsigned)strtoul(v, NULL, 0);
-		else if (!strcmp(k, "--keys"))
-			c->keys = (unsigned)strtoul(v, NULL, 0);
-		else if (!strcmp(k, "--iters"))
-			c->iters = (unsigned)strtoul(v, NULL, 0);
 		else if (!strcmp(k, "--sync") && (!strcmp(v, "always") || !strcmp(v, "none")))
 			c->sync = !strcmp(v, "always");
 		else if (!strcmp(k, "--blob-min"))
@@ -105,8 +97,7 @@ static int parse(int argc, char **argv, struct loop_conf *c)
 		else
 			return -1;
 	}
-	if (i != argc || !c->db || !c->op || (strcmp(c->op, "put") && strcmp(c->op, "get")) ||
-	    !c->size || !c->batch || !c->keys || !c->iters || c->keys % c->batch)
+	if (i != argc || !c->db || !loop_opts_ok(c->op, c->size, c->batch, c->keys, c->iters))
 		return -1;
 	return 0;
 }
