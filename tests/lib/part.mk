@@ -26,3 +26,5 @@ $(B)/obj/tests/lib/rpc_proc.o: CPPFLAGS += $(shell pkg-config --cflags json-c)
 TL_CEPH := tests/lib/ceph_cluster.c
 # NVMe/TCP suites: a small host that can also misbehave.
 TL_TCP_HOST := tests/lib/tcp_host.c
+# ... and nkv-target's NVMe/TCP transport in the suite's own process.
+TL_TCP_SRV := tests/lib/tcp_srv.c

@@ -129,17 +129,18 @@ NKV_TCP_TEST_LIBS = $(LIBNKVTGT)
 NKV_TCP_TEST_LDLIBS = -lcriterion $(TARGET_LDLIBS)
 
 TESTS += test_tcp
-test_tcp_SRCS := tests/target/tcp/test_tcp.c tests/lib/tcp_host.c
+test_tcp_SRCS := tests/target/tcp/test_tcp.c tests/lib/tcp_host.c $(TL_TCP_SRV)
 test_tcp_LIBS = $(NKV_TCP_TEST_LIBS)
 test_tcp_LDLIBS = $(NKV_TCP_TEST_LDLIBS)
 
 TESTS += test_tcp_hostile
-test_tcp_hostile_SRCS := tests/target/tcp/test_tcp_hostile.c tests/lib/tcp_host.c
+test_tcp_hostile_SRCS := tests/target/tcp/test_tcp_hostile.c tests/lib/tcp_host.c $(TL_TCP_SRV)
 test_tcp_hostile_LIBS = $(NKV_TCP_TEST_LIBS)
 test_tcp_hostile_LDLIBS = $(NKV_TCP_TEST_LDLIBS)
 
 TESTS += test_tcp_hosts
-test_tcp_hosts_SRCS := tests/target/tcp/test_tcp_hosts.c tests/lib/tcp_host.c tests/lib/delay_be.c
+test_tcp_hosts_SRCS := tests/target/tcp/test_tcp_hosts.c tests/lib/tcp_host.c $(TL_TCP_SRV) \
+	tests/lib/delay_be.c
 test_tcp_hosts_LIBS = $(NKV_TCP_TEST_LIBS)
 test_tcp_hosts_LDLIBS = $(NKV_TCP_TEST_LDLIBS)
 $(B)/tests/test_tcp_hosts: | $(B)/bin/nkv-target

@@ -19,7 +19,7 @@ $(B)/tests/test_tenant_vfu: | $(B)/bin/nkv-target
 
 # Host NQN rules over NVMe/TCP (the server in-process, tests/lib/tcp_host.c).
 TESTS += test_tenant_tcp
-test_tenant_tcp_SRCS := tests/tenant/test_tenant_tcp.c tests/lib/tcp_host.c
+test_tenant_tcp_SRCS := tests/tenant/test_tenant_tcp.c tests/lib/tcp_host.c $(TL_TCP_SRV)
 test_tenant_tcp_LIBS = $(LIBNKVTGT)
 test_tenant_tcp_LDLIBS = -lcriterion $(TARGET_LDLIBS)
 

@@ -13,6 +13,7 @@
 #include "target/tcp/server.h"
 #include "target/tenant/tenant.h"
 #include "tcp_host.h"
+#include "tcp_srv.h"
 
 #define NQN_A "nqn.2014-08.org.nvmexpress:uuid:aaaaaaaa-0000-4000-8000-000000000001"
 #define NQN_B "nqn.2014-08.org.nvmexpress:uuid:bbbbbbbb-0000-4000-8000-000000000002"
@@ -26,24 +27,16 @@ static uint16_t PORT;
 static void setup(void)
 {
 	struct nkv_be_conf kv = { sizeof(kv), .capacity = 64 << 20, .max_value = 1 << 20 };
-	struct nkv_tcp_server_opts o = { sizeof(o) };
 	char err[256];
 	struct nkv_be *be = nkv_be_create("mem", &kv, err, sizeof(err));
 
 	cr_assert(be, "%s", err);
-	SS = nkv_subsys_create(NULL);
-	cr_assert_eq(nkv_subsys_add_ns(SS, 1, be), 0);
-	o.ss = SS;
-	o.ctrl.size = sizeof(o.ctrl);
-	cr_assert_eq(nkv_tcp_server_create(&o, &S), 0);
-	cr_assert_eq(nkv_tcp_server_listen(S, NULL, 0, &PORT), 0);
-	cr_assert_eq(nkv_tcp_server_start(S), 0);
+	cr_assert_eq(tcp_srv_start(be, NULL, &SS, &S, &PORT), 0);
 }
 
 static void teardown(void)
 {
-	nkv_tcp_server_stop(S);
-	nkv_subsys_destroy(SS);
+	tcp_srv_stop(SS, S);
 }
 
 TestSuite(tenant_tcp, .init = setup, .fini = teardown, .timeout = 60);

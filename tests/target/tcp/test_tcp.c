@@ -19,6 +19,7 @@
 #include "target/core/ns.h"
 #include "target/tcp/server.h"
 #include "tcp_host.h"
+#include "tcp_srv.h"
 
 #define SC(sc) NKV_STATUS(NKV_SCT_GENERIC, sc)
 
@@ -37,15 +38,9 @@ static void start(uint32_t conns, uint64_t buf)
 	struct nkv_be *be = nkv_be_create("mem", &kv, err, sizeof(err));
 
 	cr_assert(be, "%s", err);
-	SS = nkv_subsys_create(NULL);
-	cr_assert_eq(nkv_subsys_add_ns(SS, 1, be), 0);
-	o.ss = SS;
-	o.ctrl.size = sizeof(o.ctrl);
 	o.ic_ms = IC_MS;
-	cr_assert_eq(nkv_tcp_server_create(&o, &S), 0);
-	cr_assert_eq(nkv_tcp_server_listen(S, NULL, 0, &PORT), 0);
+	cr_assert_eq(tcp_srv_start(be, &o, &SS, &S, &PORT), 0);
 	cr_assert_neq(PORT, 0, "an ephemeral port was bound");
-	cr_assert_eq(nkv_tcp_server_start(S), 0);
 }
 
 static void setup(void)
@@ -55,8 +50,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	nkv_tcp_server_stop(S);
-	nkv_subsys_destroy(SS);
+	tcp_srv_stop(SS, S);
 }
 
 TestSuite(tcp, .init = setup, .fini = teardown, .timeout = 120);

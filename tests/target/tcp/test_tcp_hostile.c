@@ -19,6 +19,7 @@
 #include "target/backends/registry.h"
 #include "target/tcp/server.h"
 #include "tcp_host.h"
+#include "tcp_srv.h"
 
 static struct nkv_subsys *SS;
 static struct nkv_tcp_server *S;
@@ -35,14 +36,8 @@ static void setup(void)
 	struct nkv_be *be = nkv_be_create("mem", &kv, err, sizeof(err));
 
 	cr_assert(be, "%s", err);
-	SS = nkv_subsys_create(NULL);
-	cr_assert_eq(nkv_subsys_add_ns(SS, 1, be), 0);
-	o.ss = SS;
-	o.ctrl.size = sizeof(o.ctrl);
 	o.log_level = 1;	/* the warnings: one line per terminated connection */
-	cr_assert_eq(nkv_tcp_server_create(&o, &S), 0);
-	cr_assert_eq(nkv_tcp_server_listen(S, NULL, 0, &PORT), 0);
-	cr_assert_eq(nkv_tcp_server_start(S), 0);
+	cr_assert_eq(tcp_srv_start(be, &o, &SS, &S, &PORT), 0);
 	cr_assert_eq(th_admin(&GA, PORT, 1, 1, TH_SUBNQN, 0), 0);
 	cr_assert_eq(th_io(&GIO, &GA, 1), 0);
 }
@@ -53,8 +48,7 @@ static void teardown(void)
 		th_close(&BA[--NBA]);
 	th_close(&GIO);
 	th_close(&GA);
-	nkv_tcp_server_stop(S);
-	nkv_subsys_destroy(SS);
+	tcp_srv_stop(SS, S);
 }
 
 TestSuite(hostile, .init = setup, .fini = teardown, .timeout = 60);

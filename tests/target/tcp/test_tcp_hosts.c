@@ -25,6 +25,7 @@
 #include "target/backends/registry.h"
 #include "target/tcp/server.h"
 #include "tcp_host.h"
+#include "tcp_srv.h"
 
 #define HOSTS 16
 #define ROUNDS 40
@@ -39,26 +40,18 @@ static int DELAYED;	/* namespace 1 behind delay_be: completions from its thread 
 static void setup(void)
 {
 	struct nkv_be_conf kv = { sizeof(kv), .capacity = 512 << 20, .max_value = 4 << 20 };
-	struct nkv_tcp_server_opts o = { sizeof(o) };
 	char err[256];
 	struct nkv_be *be = nkv_be_create("mem", &kv, err, sizeof(err));
 
 	cr_assert(be, "%s", err);
 	if (DELAYED)
 		cr_assert(be = delay_be_create(be, 8, 200));
-	SS = nkv_subsys_create(NULL);
-	cr_assert_eq(nkv_subsys_add_ns(SS, 1, be), 0);
-	o.ss = SS;
-	o.ctrl.size = sizeof(o.ctrl);
-	cr_assert_eq(nkv_tcp_server_create(&o, &S), 0);
-	cr_assert_eq(nkv_tcp_server_listen(S, NULL, 0, &PORT), 0);
-	cr_assert_eq(nkv_tcp_server_start(S), 0);
+	cr_assert_eq(tcp_srv_start(be, NULL, &SS, &S, &PORT), 0);
 }
 
 static void teardown(void)
 {
-	nkv_tcp_server_stop(S);
-	nkv_subsys_destroy(SS);
+	tcp_srv_stop(SS, S);
 }
 
 static uint32_t lcg(uint32_t *x)
