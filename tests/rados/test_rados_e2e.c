@@ -835,7 +835,7 @@ Test(e2e, stopped_cluster_88h_with_default_timeouts)
 	struct nkv_wk_key k[16];
 	struct nkv_wk_out out[16];
 	struct nkv_result res;
-	char why[1024], log[4096], v[16], line[512];
+	char why[1024], log[4096], clog[4096] = "", v[16], line[512];
 	double t0, el, wave_s, up_s;
 	pid_t osd;
 	int i;
@@ -900,10 +900,14 @@ Test(e2e, stopped_cluster_88h_with_default_timeouts)
 		usleep(200000);
 	}
 	el = e2e_now() - t0;
-	if (res.status)
+	if (res.status) {	/* why, for the next look: the OSD's and the mon's side too */
 		e2e_tgt_log(&t, log, sizeof(log));
+		nkv_test_sh(5, clog, sizeof(clog), "tail -n 15 %s/log/osd.0.log; echo ---; "
+			    "tail -n 10 %s/log/cluster.log", cl.dir, cl.dir);
+	}
 	cr_assert_eq(res.status, 0, "no Store succeeded within %.1f s of SIGCONT (%d tries, the "
-		     "last status %#x); the target's log ends:\n%s", el, i + 1, res.status, log);
+		     "last status %#x); the target's log ends:\n%s\nthe OSD's and the cluster's "
+		     "logs end:\n%s", el, i + 1, res.status, log, clog);
 	cr_log_info("stopped cluster: the first Store after SIGCONT succeeded after %.2f s", el);
 	cr_assert_eq(nkv_retrieve(q, "before", 6, v, sizeof(v), &res), 0);
 	cr_expect_eq(res.status, 0);
