@@ -261,8 +261,8 @@ static void tb_print(const struct tb_res *rc, size_t size, int rounds, double k4
 	struct tb_res r = *rc;
 	int d;
 
-	printf("{\"what\": \"stream\", \"mib\": %zu, \"rounds\": %d, \"to_MBps\": %.0f, "
-	       "\"from_MBps\": %.0f}\n", size >> 20, rounds, tb_median(r.up, rounds),
+	printf("{\"what\": \"stream\", \"bytes\": %zu, \"rounds\": %d, \"to_MBps\": %.0f, "
+	       "\"from_MBps\": %.0f}\n", size, rounds, tb_median(r.up, rounds),
 	       tb_median(r.down, rounds));
 	for (d = 0; d < 2; d++)
 		printf("{\"what\": \"nvme-tcp\", \"digests\": %s, \"store_MBps\": %.0f, "
@@ -273,9 +273,22 @@ static void tb_print(const struct tb_res *rc, size_t size, int rounds, double k4
 	printf("{\"what\": \"retrieve4k_batch32\", \"iops\": %.0f}\n", k4);
 }
 
+/* SIZE: MiB (a plain number, as before), or with a K or M suffix. */
+static size_t tb_size(const char *s)
+{
+	char *end;
+	size_t n = strtoull(s, &end, 10);
+
+	if (*end == 'K' || *end == 'k')
+		return end[1] ? 0 : n << 10;
+	if (*end == 'M' || *end == 'm')
+		end++;
+	return *end ? 0 : n << 20;
+}
+
 int main(int argc, char **argv)
 {
-	size_t size = (argc > 2 ? (size_t)atoi(argv[2]) : 32) << 20;
+	size_t size = argc > 2 ? tb_size(argv[2]) : 32u << 20;
 	int rounds = argc > 3 ? atoi(argv[3]) : 5, sfd, rc = 0;
 	static struct tb_res r;
 	struct th a[2], io[2];
@@ -285,7 +298,7 @@ int main(int argc, char **argv)
 	pid_t tgt, spid = -1;
 
 	if (argc < 2 || rounds < 1 || rounds > 64 || !size) {
-		fprintf(stderr, "usage: tcp_bench NKV_TARGET [SIZE_MIB [ROUNDS<=64]]\n");
+		fprintf(stderr, "usage: tcp_bench NKV_TARGET [SIZE (MiB, or 64K, 2M) [ROUNDS<=64]]\n");
 		return 2;
 	}
 	sbuf = calloc(1, size);
