@@ -89,11 +89,16 @@ stop_all() {
 	stop_one mon.a
 }
 
+# Below the kernel's ephemeral range, and free in every TCP state: a port
+# the kernel handed to some client's outgoing connection (any test's
+# socket) cannot be bound by the monitor, listening or not.
 free_port() {
-	local p i
+	local lo hi p i
+	read -r lo hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || lo=32768
+	[ "$lo" -gt 11024 ] || lo=32768
 	for i in $(seq 50); do
-		p=$((20000 + RANDOM % 30000))
-		[ -n "$(ss -Htln "sport = :$p" 2>/dev/null)" ] || { echo "$p"; return 0; }
+		p=$((10000 + RANDOM % (lo - 10000)))
+		[ -n "$(ss -Htan "sport = :$p" 2>/dev/null)" ] || { echo "$p"; return 0; }
 	done
 	return 1
 }
@@ -193,6 +198,47 @@ start_mon() {
 	start_daemon mon.a ceph-mon -i a
 }
 
+# 0 once the monitor listens on PORT, 1 if it lost the port to someone
+# else between free_port and its bind (it then exits), 2 otherwise.
+mon_bound() {
+	local i
+	for i in $(seq 100); do
+		[ -n "$(ss -Htln "sport = :$PORT" 2>/dev/null)" ] && return 0
+		if ! our_pid mon.a >/dev/null; then
+			grep -qs 'Address already in use' "$DIR/log/mon.a.log" "$DIR/log/mon.a.out" \
+				&& return 1
+			return 2
+		fi
+		sleep 0.1
+	done
+	return 2
+}
+
+# A picked port can be taken before the monitor binds it: pick again, up
+# to three times. A port given by --port is used as given.
+start_mon_on_a_port() {
+	local fsid=$1 tries=1 rc
+	[ -z "$PORT" ] || tries=0
+	while :; do
+		if [ "$tries" -gt 0 ]; then
+			PORT=$(free_port) || die "no free TCP port found"
+		fi
+		write_conf "$fsid" "$STORE"
+		rm -rf "$DIR/data/mon.a" "$DIR/data/monmap"
+		start_mon "$fsid"
+		mon_bound
+		rc=$?
+		[ "$rc" = 0 ] && return 0
+		if [ "$rc" = 1 ] && [ "$tries" -gt 0 ] && [ "$tries" -lt 3 ]; then
+			echo "ceph-dev-cluster: port $PORT was taken before the monitor bound it; picking another" >&2
+			stop_one mon.a
+			tries=$((tries + 1))
+			continue
+		fi
+		fail "the monitor is not listening on 127.0.0.1:$PORT"
+	done
+}
+
 start_osd() {
 	local uuid id
 	uuid=$(cat /proc/sys/kernel/random/uuid)
@@ -225,17 +271,16 @@ wait_usable() {
 }
 
 cmd_start() {
-	local fsid store=memstore t0=$SECONDS
-	[ "$BLUESTORE" = 1 ] && store=bluestore
+	local fsid t0=$SECONDS
+	STORE=memstore
+	[ "$BLUESTORE" = 1 ] && STORE=bluestore
 	if [ -e "$DIR/run/mon.a.pid" ] && our_pid mon.a >/dev/null; then
 		die "a cluster already runs in $DIR (stop it first)"
 	fi
 	for b in ceph-mon ceph-osd monmaptool rados ceph; do
 		command -v "$b" >/dev/null || die "$b not found (scripts/install-deps.sh installs Ceph)"
 	done
-	if [ -z "$PORT" ]; then
-		PORT=$(free_port) || die "no free TCP port found"
-	elif [ -n "$(ss -Htln "sport = :$PORT" 2>/dev/null)" ]; then
+	if [ -n "$PORT" ] && [ -n "$(ss -Htln "sport = :$PORT" 2>/dev/null)" ]; then
 		die "port $PORT is already in use"
 	fi
 	# Only ever wipe a directory that is empty or one of ours.
@@ -250,14 +295,13 @@ cmd_start() {
 	mkdir -p "$DIR/data" "$DIR/log" "$DIR/run" "$DIR/crash" || die "cannot create $DIR"
 	DIR=$(cd "$DIR" && pwd)
 	fsid=$(cat /proc/sys/kernel/random/uuid)
-	write_conf "$fsid" "$store"
-	start_mon "$fsid"
+	start_mon_on_a_port "$fsid"
 	start_osd
 	ceph_cmd osd pool create "$POOL" 8 8 >"$DIR/log/pool.out" 2>&1 \
 		|| fail "pool creation failed: $(cat "$DIR/log/pool.out")"
 	ceph_cmd osd pool application enable "$POOL" nkv >/dev/null 2>&1
 	wait_usable
-	echo "ceph-dev-cluster: running in $DIR (mon v2:127.0.0.1:$PORT, pool $POOL, $store) after $((SECONDS - t0)) s"
+	echo "ceph-dev-cluster: running in $DIR (mon v2:127.0.0.1:$PORT, pool $POOL, $STORE) after $((SECONDS - t0)) s"
 	echo "ceph-dev-cluster: clients use -c $DIR/ceph.conf"
 }
 
