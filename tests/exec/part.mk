@@ -30,7 +30,8 @@ $(B)/tests/test_exec_rpc: | $(B)/bin/nkv-target
 # Exec on rocksdb, rados (a throwaway cluster; skipped saying why where
 # none starts) and an nvmf front: real nkv-target processes over NVMe/TCP.
 TESTS += test_exec_backends
-test_exec_backends_SRCS = tests/exec/test_exec_backends.c tests/lib/tgt_proc.c $(TL_CEPH)
+test_exec_backends_SRCS = tests/exec/test_exec_backends.c tests/lib/tgt_proc.c \
+	tests/lib/http_get.c $(TL_CEPH)
 test_exec_backends_LIBS = $(LIBNKVTGT)
 test_exec_backends_LDLIBS = -lcriterion $(TARGET_LDLIBS)
 $(B)/tests/test_exec_backends: | $(B)/bin/nkv-target
@@ -41,3 +42,9 @@ test_exec_prep_SRCS := tests/exec/test_exec_prep.c
 test_exec_prep_LDLIBS := -lcriterion
 # The workers, the hand-off and the core under TSan.
 TSAN_TESTS += test_exec_sqe
+
+# exec/pager.c alone: ranges of a value through a small store's
+# read_range (slices, readahead, a changed value, the tier's refusal).
+TESTS += test_exec_pager
+test_exec_pager_SRCS := tests/exec/test_exec_pager.c src/target/exec/pager.c
+test_exec_pager_LDLIBS := -lcriterion

@@ -518,6 +518,7 @@ static const struct nkv_be_ops nkv_rados_ops = {
 	.describe = nkv_rados_describe,
 	.metrics = nkv_rados_metrics,
 	.destroy = nkv_rados_destroy,
+	.read_range = nkv_rados_read_range,
 };
 
 /* ------------------------------------------------------------------ */

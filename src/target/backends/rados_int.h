@@ -157,6 +157,11 @@ void nkv_rados_finish(struct nkv_rados_req *r, bool was_issued);
 /* Take one removed durable object off the used estimates. */
 void nkv_rados_forget_one(struct nkv_be_rados *rb);
 
+/* rados_range.c: backend.h read_range (Exec's ranges of a value). */
+int nkv_rados_read_range(struct nkv_be *be, const uint8_t *key, uint32_t klen, uint64_t off,
+			 uint64_t len, void *dst, uint64_t *got, uint64_t *size,
+			 uint64_t *version);
+
 /* rados_tier.c: the volatile tier. Open it (a mem backend sized by
  * --volatile-capacity): 0, or -ENOMEM with a reason in err. */
 int nkv_rados_tier_open(struct nkv_be_rados *rb, const struct nkv_rados_opts *o,

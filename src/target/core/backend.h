@@ -164,6 +164,20 @@ struct nkv_be_ops {
 	 * The RPC thread; ops may be in flight on any other. */
 	int (*set_limits)(struct nkv_be *be, const struct nkv_be_limits *l, char *err,
 			  size_t errlen);
+	/*
+	 * NULL, or a part of a stored value, for an Exec module that reads a
+	 * few ranges of a large one (exec/pager.c): where the store serves
+	 * ranges without reading the whole value (RADOS). Up to len bytes
+	 * at off into dst; *got: how many came; *size: the value's whole
+	 * length; *version: the value's version, which a nonzero *version
+	 * on entry must still be. Blocks (an Exec worker, never a poll
+	 * thread). 0; an NVMe status (87h: no such key); -ESTALE: the value
+	 * changed since *version (or went); -EOPNOTSUPP: this key is not
+	 * served in ranges (rados' volatile tier): read it whole.
+	 */
+	int (*read_range)(struct nkv_be *be, const uint8_t *key, uint32_t klen, uint64_t off,
+			  uint64_t len, void *dst, uint64_t *got, uint64_t *size,
+			  uint64_t *version);
 };
 
 /* Every backend embeds this first; the core reads limits from it. */

@@ -8,6 +8,8 @@
  *   cache.c    modules checked and compiled, by digest
  *   sandbox.c  one call in a fresh Lua state: safe libraries only, the
  *              value read-only, instruction / memory / output / wall caps
+ *   pager.c    a value read in ranges as its module touches it, where
+ *              the backend serves ranges (RADOS)
  *   pool.c     the workers (off the poll threads) and the core's hook
  *
  * Threading: every call here is any thread's; the allowlist and the
@@ -86,12 +88,60 @@ const void *nkv_exec_module_code(const struct nkv_exec_module *m, size_t *len);
 void nkv_exec_cache_stats(uint64_t *cached, uint64_t *compiled);
 void nkv_exec_cache_clear(void);
 
+/*
+ * A worker's buffer for values (pool.c, pager.c): kept between calls
+ * (and grown), so a value lands in pages already touched, not fresh ones
+ * each call; given back when a value past NKV_EXEC_KEEP made it larger.
+ * While values come lent it is sized but never written: address space,
+ * not memory.
+ */
+#define NKV_EXEC_KEEP (64ull << 20)
+struct nkv_exec_buf {
+	uint8_t *p;
+	uint64_t cap;
+};
+/* At least cap bytes, the first keep of them kept: 0 or -1 (no memory). */
+int nkv_exec_buf_grow(struct nkv_exec_buf *b, uint64_t cap, uint64_t keep);
+void nkv_exec_buf_trim(struct nkv_exec_buf *b);
+
+struct nkv_be;
+/* A value read in ranges (pager.c). */
+struct nkv_exec_pager {
+	struct nkv_be *be;
+	const uint8_t *key;
+	uint32_t klen;
+	struct nkv_exec_buf *b;	/* the value's bytes at their own offsets */
+	uint64_t len;		/* the value's length */
+	uint64_t version;	/* asserted by every read after the first */
+	int whole;		/* the first read brought all of it */
+	uint64_t *have;		/* pages that came */
+	uint64_t next_off;	/* where the module's last range ended */
+	uint64_t ra;		/* readahead, bytes */
+	uint64_t reads, bytes;	/* backend reads, bytes they brought */
+};
+/* The first read (a small value comes whole: pg->whole). 0; an NVMe
+ * status; -EOPNOTSUPP (read it whole instead); -ESTALE, -ENOMEM. */
+int nkv_exec_pager_open(struct nkv_exec_pager *pg, struct nkv_be *be, const uint8_t *key,
+			uint32_t klen, struct nkv_exec_buf *b);
+/* Make [off, off + len) of the value present in pg->b (struct
+ * nkv_exec_run's fetch): 0, -ESTALE (the value changed: run again on a
+ * whole read), a negative errno or an NVMe status. */
+int nkv_exec_pager_fetch(void *pg, uint64_t off, uint64_t len);
+void nkv_exec_pager_close(struct nkv_exec_pager *pg);
+
 /* One run (sandbox.c). */
 struct nkv_exec_run {
 	const void *code;	/* the module's bytecode (nkv_exec_module_code) */
 	size_t code_len;
 	const uint8_t *value;
 	size_t value_len;
+	/* NULL: value holds the whole value. Else its bytes are there only
+	 * where fetch(fetch_ctx, off, len) made them so (the pager); a
+	 * nonzero return ends the call, kept in fetch_status (the module
+	 * cannot catch it: its result is never sent). */
+	int (*fetch)(void *ctx, uint64_t off, uint64_t len);
+	void *fetch_ctx;
+	int fetch_status;
 	const uint8_t *in;
 	size_t in_len;
 	struct nkv_exec_caps caps;
@@ -123,6 +173,9 @@ int nkv_exec_start(unsigned nworkers);
 void nkv_exec_stop(void);
 struct nkv_exec_stats {
 	uint64_t calls, ok, not_allowed, digest, budget, module, other;
+	uint64_t paged;		/* calls whose value was read in ranges */
+	uint64_t reread;	/* paged calls run again on a whole read (the value changed) */
+	uint64_t value_bytes;	/* bytes of values read from the backend */
 };
 void nkv_exec_stats(struct nkv_exec_stats *st);
 

@@ -35,45 +35,14 @@ static struct {
 	struct nkv_exec_stats st;
 } nkv_exec_pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER };
 
+static void nkv_exec_add(uint64_t *c, uint64_t n)
+{
+	__atomic_add_fetch(c, n, __ATOMIC_RELAXED);
+}
+
 static void nkv_exec_count(uint64_t *c)
 {
-	__atomic_add_fetch(c, 1, __ATOMIC_RELAXED);
-}
-
-/*
- * A worker's buffer for values: kept between calls (and grown), so a
- * value lands in pages already touched, not fresh ones each call; given
- * back when a value past NKV_EXEC_KEEP made it larger. While values come
- * lent it is sized but never written: address space, not memory.
- */
-#define NKV_EXEC_KEEP (64ull << 20)
-struct nkv_exec_buf {
-	uint8_t *p;
-	uint64_t cap;
-};
-
-static int nkv_exec_buf_grow(struct nkv_exec_buf *b, uint64_t cap)
-{
-	uint8_t *p;
-
-	if (cap <= b->cap)
-		return 0;
-	p = malloc(cap);
-	if (!p)
-		return -1;
-	free(b->p);
-	b->p = p;
-	b->cap = cap;
-	return 0;
-}
-
-static void nkv_exec_buf_trim(struct nkv_exec_buf *b)
-{
-	if (b->cap <= NKV_EXEC_KEEP)
-		return;
-	free(b->p);
-	b->p = NULL;
-	b->cap = 0;
+	nkv_exec_add(c, 1);
 }
 
 /*
@@ -90,7 +59,7 @@ static uint16_t nkv_exec_read(struct nkv_be *be, const struct nkv_be_op *like,
 	uint64_t size = 0;
 	int tries;
 
-	if (nkv_exec_buf_grow(b, NKV_EXEC_READ_GUESS))
+	if (nkv_exec_buf_grow(b, NKV_EXEC_READ_GUESS, 0))
 		return NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_INTERNAL);
 	for (tries = 0; tries < 8; tries++) {
 		uint16_t st = nkv_tgt_be_read(be, like, key, klen, b->p, b->cap, &size, loan);
@@ -104,7 +73,7 @@ static uint16_t nkv_exec_read(struct nkv_be *be, const struct nkv_be_op *like,
 		}
 		if (loan && loan->p)
 			loan->release(loan->ctx);	/* a prefix: ask again for all */
-		if (nkv_exec_buf_grow(b, size))
+		if (nkv_exec_buf_grow(b, size, 0))
 			return NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_INTERNAL);
 	}
 	return NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_KV_UNRECOVERED_ERROR);
@@ -156,14 +125,77 @@ static uint16_t nkv_exec_emit(void *ctx, const void *p, size_t n)
 static __thread struct nkv_exec_buf nkv_exec_val;	/* a worker's */
 
 /* Run call: its status; the output written into the command's buffer. */
+/*
+ * The value for r: in ranges as the module reads it where the backend
+ * serves ranges (pager.c; not when whole is set), else whole (lent or
+ * copied). 0, or the status to answer with.
+ */
+static uint16_t nkv_exec_value(struct nkv_tgt_exec_call *call, struct nkv_exec_run *r,
+			       struct nkv_exec_pager *pg, struct nkv_tgt_loan *loan, int whole)
+{
+	struct nkv_be *be = call->be;
+	const uint8_t *val = NULL;
+	size_t vlen = 0;
+	uint16_t st;
+	int rc;
+
+	r->fetch = NULL;
+	r->fetch_ctx = NULL;
+	r->fetch_status = 0;
+	if (!whole && be->ops->read_range) {
+		rc = nkv_exec_pager_open(pg, be, call->op->key, call->op->klen, &nkv_exec_val);
+		if (!rc) {
+			r->value = nkv_exec_val.p;
+			r->value_len = pg->len;
+			if (!pg->whole) {
+				r->fetch = nkv_exec_pager_fetch;
+				r->fetch_ctx = pg;
+				nkv_exec_count(&nkv_exec_pool.st.paged);
+			}
+			return 0;
+		}
+		nkv_exec_pager_close(pg);
+		if (rc > 0)
+			return (uint16_t)rc;
+		if (rc != -EOPNOTSUPP && rc != -ESTALE)
+			return NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_INTERNAL);
+	}
+	st = nkv_exec_read(be, call->op, call->op->key, call->op->klen, &nkv_exec_val, loan, &val,
+			   &vlen);
+	if (st)
+		return st;
+	nkv_exec_add(&nkv_exec_pool.st.value_bytes, vlen);
+	r->value = val;
+	r->value_len = vlen;
+	return 0;
+}
+
+/* One run of the module on the value (paged or whole): the sandbox's
+ * verdict, r->fetch_status saying whether the value's reads ended it. */
+static int nkv_exec_attempt(struct nkv_tgt_exec_call *call, struct nkv_exec_run *r,
+			    int whole, uint16_t *st)
+{
+	struct nkv_tgt_loan loan = { NULL, NULL, NULL };
+	struct nkv_exec_pager pg = { 0 };
+	int sc;
+
+	*st = nkv_exec_value(call, r, &pg, &loan, whole);
+	if (*st)
+		return 0;
+	sc = nkv_exec_sandbox_run(r);
+	if (loan.p)
+		loan.release(loan.ctx);	/* the module is done with the value */
+	nkv_exec_add(&nkv_exec_pool.st.value_bytes, pg.bytes);
+	nkv_exec_pager_close(&pg);
+	return sc;
+}
+
+/* Run call: its status; the output written into the command's buffer. */
 static uint16_t nkv_exec_do(struct nkv_tgt_exec_call *call, struct nkv_exec_run *r,
 			    char *why, size_t len)
 {
-	struct nkv_tgt_loan loan = { NULL, NULL, NULL };
 	struct nkv_exec_entry e;
 	struct nkv_exec_module *m;
-	const uint8_t *val = NULL;
-	size_t vlen = 0;
 	uint16_t st;
 	int sc;
 
@@ -174,26 +206,28 @@ static uint16_t nkv_exec_do(struct nkv_tgt_exec_call *call, struct nkv_exec_run 
 	st = nkv_exec_module_of(call, &e, &m, why, len);
 	if (st)
 		return st;
-	st = nkv_exec_read(call->be, call->op, call->op->key, call->op->klen, &nkv_exec_val, &loan,
-			   &val, &vlen);
-	if (st) {
-		snprintf(why, len, "reading the value failed");
-		nkv_exec_module_put(m);
-		return st;
-	}
 	r->code = nkv_exec_module_code(m, &r->code_len);
-	r->value = val;
-	r->value_len = vlen;
 	r->in = call->in;
 	r->in_len = call->in_len;
 	r->caps = e.caps;
 	r->emit = nkv_exec_emit;
 	r->emit_ctx = call;
-	sc = nkv_exec_sandbox_run(r);
-	if (loan.p)
-		loan.release(loan.ctx);	/* the module is done with the value */
+	sc = nkv_exec_attempt(call, r, 0, &st);
+	if (!st && r->fetch_status == -ESTALE) {
+		/* A Store came between two ranges: once more, on one whole read. */
+		nkv_exec_count(&nkv_exec_pool.st.reread);
+		r->emit_status = 0;
+		sc = nkv_exec_attempt(call, r, 1, &st);
+	}
 	nkv_exec_module_put(m);
 	nkv_exec_buf_trim(&nkv_exec_val);
+	if (!st && r->fetch_status)
+		st = r->fetch_status > 0 ? (uint16_t)r->fetch_status
+					 : NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_INTERNAL);
+	if (st) {
+		snprintf(why, len, "reading the value failed");
+		return st;
+	}
 	if (sc)
 		snprintf(why, len, "%s", r->msg);
 	if (!sc && r->emit_status)
@@ -357,6 +391,9 @@ void nkv_exec_stats(struct nkv_exec_stats *st)
 	st->not_allowed = __atomic_load_n(&s->not_allowed, __ATOMIC_RELAXED);
 	st->digest = __atomic_load_n(&s->digest, __ATOMIC_RELAXED);
 	st->budget = __atomic_load_n(&s->budget, __ATOMIC_RELAXED);
+	st->paged = __atomic_load_n(&s->paged, __ATOMIC_RELAXED);
+	st->reread = __atomic_load_n(&s->reread, __ATOMIC_RELAXED);
+	st->value_bytes = __atomic_load_n(&s->value_bytes, __ATOMIC_RELAXED);
 	st->module = __atomic_load_n(&s->module, __ATOMIC_RELAXED);
 	st->other = __atomic_load_n(&s->other, __ATOMIC_RELAXED);
 }

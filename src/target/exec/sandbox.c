@@ -211,6 +211,19 @@ static int nkv_exec_val_len(lua_State *L)
 	return 1;
 }
 
+/* The pager's bytes for [off, off + len) (nkv_exec_run.fetch): 0, or
+ * nonzero once a read failed (this and every later sub fails). */
+static int nkv_exec_fetch(lua_State *L, uint64_t off, uint64_t len)
+{
+	struct nkv_exec_run *r = (struct nkv_exec_run *)nkv_exec_ctx_of(L)->run;
+
+	if (!r->fetch)
+		return 0;
+	if (!r->fetch_status)
+		r->fetch_status = r->fetch(r->fetch_ctx, off, len);
+	return r->fetch_status;
+}
+
 static int nkv_exec_val_sub(lua_State *L)
 {
 	const struct nkv_exec_val *v = luaL_checkudata(L, 1, NKV_EXEC_VAL_MT);
@@ -221,10 +234,13 @@ static int nkv_exec_val_sub(lua_State *L)
 		i = 1;
 	if (j > (lua_Integer)v->len)
 		j = (lua_Integer)v->len;
-	if (i > j)
+	if (i > j) {
 		lua_pushliteral(L, "");
-	else
-		lua_pushlstring(L, (const char *)v->p + i - 1, (size_t)(j - i + 1));
+		return 1;
+	}
+	if (nkv_exec_fetch(L, (uint64_t)i - 1, (uint64_t)(j - i + 1)))
+		return luaL_error(L, "reading the value failed");
+	lua_pushlstring(L, (const char *)v->p + i - 1, (size_t)(j - i + 1));
 	return 1;
 }
 
@@ -299,6 +315,10 @@ static int nkv_exec_output(lua_State *L, struct nkv_exec_run *r)
 	size_t n = 0;
 	const char *s;
 
+	/* A module that caught a failed read returns what it made without
+	 * the value: never sent. */
+	if (r->fetch_status)
+		return luaL_error(L, "reading the value failed");
 	if (lua_isnil(L, -1))
 		return 0;
 	if (lua_type(L, -1) != LUA_TSTRING)
@@ -367,6 +387,9 @@ static int nkv_exec_verdict(lua_State *L, struct nkv_exec_ctx *x, struct nkv_exe
 		nkv_exec_msg(L, r, "wall time budget (max_wall_ms)");
 	} else if (rc == LUA_ERRMEM || x->refused) {
 		nkv_exec_msg(L, r, "memory budget (max_memory)");
+	} else if (r->fetch_status) {
+		snprintf(r->msg, sizeof(r->msg), "reading the value failed");
+		return NKV_SC_EXEC_MODULE;	/* pool.c answers with the read's status */
 	} else if (x->out_over) {
 		nkv_exec_msg(L, r, "output budget (max_output)");
 	} else {

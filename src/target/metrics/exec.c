@@ -35,6 +35,15 @@ static void nkv_metrics_exec(void *arg, struct nkv_metrics_buf *b)
 		nkv_metrics_label(labels, sizeof(labels), "result", r[i].result);
 		nkv_metrics_sample(b, "nkv_exec_calls_total", labels, (double)*r[i].v);
 	}
+	nkv_metrics_family(b, "nkv_exec_paged_calls_total", "counter",
+			   "Exec calls whose value was read in ranges as the module read it");
+	nkv_metrics_sample(b, "nkv_exec_paged_calls_total", "", (double)st.paged);
+	nkv_metrics_family(b, "nkv_exec_rereads_total", "counter",
+			   "paged Exec calls run again on one whole read (a Store came between two ranges)");
+	nkv_metrics_sample(b, "nkv_exec_rereads_total", "", (double)st.reread);
+	nkv_metrics_family(b, "nkv_exec_value_read_bytes_total", "counter",
+			   "bytes of values Exec read from the backend");
+	nkv_metrics_sample(b, "nkv_exec_value_read_bytes_total", "", (double)st.value_bytes);
 	nkv_metrics_family(b, "nkv_exec_modules_cached", "gauge",
 			   "modules held compiled, by digest");
 	nkv_metrics_sample(b, "nkv_exec_modules_cached", "", (double)cached);

@@ -135,6 +135,9 @@ static struct json_object *nkv_rpc_exec_counters(void)
 	json_object_object_add(o, "digest_mismatch", json_object_new_uint64(st.digest));
 	json_object_object_add(o, "budget_exceeded", json_object_new_uint64(st.budget));
 	json_object_object_add(o, "module_error", json_object_new_uint64(st.module));
+	json_object_object_add(o, "paged", json_object_new_uint64(st.paged));
+	json_object_object_add(o, "rereads", json_object_new_uint64(st.reread));
+	json_object_object_add(o, "value_read_bytes", json_object_new_uint64(st.value_bytes));
 	json_object_object_add(o, "modules_cached", json_object_new_uint64(cached));
 	json_object_object_add(o, "modules_compiled", json_object_new_uint64(compiled));
 	return o;
