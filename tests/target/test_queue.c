@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -423,6 +424,28 @@ Test(queue, poller_sleeps_sooner_with_commands_at_backend)
 	cr_assert_eq(next, NKV_TGT_POLL_SLEEP);
 	cr_assert_geq(nkv_tgt_now_ns() - t0, NKV_TGT_POLL_WAIT_SPIN_NS);
 	cr_assert_eq(nkv_tgt_ctrl_inflight(H.c), 1, "asleep before the backend answers (0.5 s)");
+	/* A short interval (libnkv's tcp: front, 1 us): the sleep grows with
+	 * the wait, as the completion wakes the thread anyway. */
+	p.interval_ns = 1000;
+	cr_assert_geq(nkv_tgt_poller_sleep_ns(&p, H.c), 1000);
+	cr_assert_leq(nkv_tgt_poller_sleep_ns(&p, H.c), NKV_TGT_POLL_WAIT_SLEEP_NS);
+	usleep(50000);
+	cr_assert_eq(nkv_tgt_ctrl_inflight(H.c), 1);
+	cr_assert_eq(nkv_tgt_poller_sleep_ns(&p, H.c), NKV_TGT_POLL_WAIT_SLEEP_NS,
+		     "50 ms into the wait: the longest sleep");
+}
+
+/* Without commands at the backend the sleep is the interval, however
+ * long the thread has been idle: a doorbell wakes nobody. */
+Test(queue, poller_idle_sleep_stays_the_interval)
+{
+	struct nkv_tgt_poller p;
+
+	up(NULL, 16);
+	nkv_tgt_poller_init(&p, 1000);
+	usleep(20000);
+	cr_assert_eq(nkv_tgt_ctrl_inflight(H.c), 0);
+	cr_assert_eq(nkv_tgt_poller_sleep_ns(&p, H.c), 1000);
 }
 
 struct poll_arg {

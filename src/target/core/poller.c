@@ -60,18 +60,33 @@ void nkv_tgt_poller_woken(struct nkv_tgt_poller *p)
 	p->work_ns = nkv_tgt_now_ns();
 }
 
+/* The interval, or longer while commands are at the backend. */
+static uint64_t nkv_tgt_poller_nap_ns(const struct nkv_tgt_poller *p, struct nkv_tgt_ctrl *c)
+{
+	uint64_t waited, nap;
+
+	if (!c || !nkv_tgt_ctrl_inflight(c) || p->interval_ns >= NKV_TGT_POLL_WAIT_SLEEP_NS)
+		return p->interval_ns;
+	waited = nkv_tgt_now_ns() - p->work_ns;
+	if (waited < NKV_TGT_POLL_WAIT_LONG_NS)
+		return p->interval_ns;	/* a 4 KiB round trip: stay at hand */
+	nap = waited / 4 < NKV_TGT_POLL_WAIT_SLEEP_NS ? waited / 4 : NKV_TGT_POLL_WAIT_SLEEP_NS;
+	return nap > p->interval_ns ? nap : p->interval_ns;
+}
+
 uint64_t nkv_tgt_poller_sleep_ns(const struct nkv_tgt_poller *p, struct nkv_tgt_ctrl *c)
 {
 	if (!c || !(nkv_tgt_ctrl_reg_read(c, NKV_REG_CSTS, 4) & NKV_CSTS_RDY))
 		return 0;
-	return p->interval_ns;
+	return nkv_tgt_poller_nap_ns(p, c);
 }
 
-/* Sleep up to the interval, woken early by a backend completion. */
+/* Sleep up to the interval (longer with commands at the backend), woken
+ * early by a backend completion. */
 static void nkv_tgt_poller_sleep(struct nkv_tgt_poller *p, struct nkv_tgt_ctrl *c)
 {
-	struct timespec to = { (time_t)(p->interval_ns / 1000000000ull),
-			       (long)(p->interval_ns % 1000000000ull) };
+	uint64_t ns = nkv_tgt_poller_nap_ns(p, c);
+	struct timespec to = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
 	struct pollfd fd = { .fd = -1, .events = POLLIN };
 	int armed = c && nkv_tgt_ctrl_sleep_begin(c);
 
