@@ -33,7 +33,7 @@
 
 static struct tgt_proc T, R;
 static struct nkv_nvmf_assoc AS;
-static char ROW[256], ROW_BAD[256], ROW_WHOLE[256], DIR_[64];
+static char ROW[256], ROW_BAD[256], ROW_WHOLE[256], ROW_FWD[256], DIR_[64];
 
 /* Whether a call saw one whole value: its first byte at every 4 KiB and
  * at the end, and its length. */
@@ -88,6 +88,7 @@ static void rows(void)
 	nkv_exec_hex(d, sizeof(d), hex);
 	snprintf(ROW, sizeof(ROW), "1:1:%s:736c696365", hex);
 	snprintf(ROW_BAD, sizeof(ROW_BAD), "1:2:%s:6f74686572", hex);
+	snprintf(ROW_FWD, sizeof(ROW_FWD), "1:5:%s:736c696365", hex);	/* the remote's */
 	nkv_exec_sha256(whole_mod, strlen(whole_mod), d);
 	nkv_exec_hex(d, sizeof(d), hex);
 	snprintf(ROW_WHOLE, sizeof(ROW_WHOLE), "1:3:%s:77686f6c65", hex);	/* "whole" */
@@ -309,11 +310,30 @@ Test(exec_backends, rados, .fini = fini, .timeout = 120)
 	rados_ranges(mport);
 }
 
-/* The front runs Exec with its own allowlist, the value read through the
- * nvmf backend (a Retrieve from the remote). */
+/* The front's allowlist rows run there, the value read through the nvmf
+ * backend (a Retrieve from the remote); an op-ID it has no row for goes
+ * to the remote, whose allowlist decides (docs/exec.md, "Where it runs"). */
+static void forwarded(void)
+{
+	uint8_t *whole = malloc(BLOCK), *out = malloc(BLOCK / 8);
+	uint32_t l, dw0 = 0, per = H / 8;
+
+	cr_assert_eq(kv(NKV_KV_RETRIEVE, "block", whole, BLOCK), 0);
+	cr_assert_eq(ex(5, "8 8 16384 8 3", out, BLOCK / 8, &dw0), 0, "op 5 at the remote");
+	cr_assert_eq(dw0, BLOCK / 8);
+	for (l = 0; l < L; l++)
+		cr_assert_eq(memcmp(out + (size_t)l * per * D, whole + ((size_t)l * H + 3 * per) * D,
+				    (size_t)per * D), 0, "layer %u", l);
+	cr_assert_eq(ex(6, "8 8 16384 8 3", out, BLOCK / 8, &dw0),
+		     NKV_STATUS(NKV_SCT_CMD_SPECIFIC, NKV_SC_EXEC_NOT_ALLOWED), "no row anywhere");
+	free(whole);
+	free(out);
+}
+
 Test(exec_backends, nvmf_front, .fini = fini, .timeout = 120)
 {
-	const char *rargs[] = { "--backend", "mem", "--max-value", "8M", NULL };
+	const char *rargs[] = { "--backend", "mem", "--max-value", "8M", "--exec-allow", ROW_FWD,
+				NULL };
 	char uri[96];
 	const char *fargs[] = { "--backend", "nvmf", "--remote", uri, "--exec-allow", ROW,
 				"--exec-allow", ROW_BAD, NULL };
@@ -324,6 +344,7 @@ Test(exec_backends, nvmf_front, .fini = fini, .timeout = 120)
 	cr_assert_eq(tgt_proc_start(&T, 0, fargs), 0, "the front started (log %s)", T.log);
 	open_assoc(T.port);
 	slices();
+	forwarded();
 }
 
 int main(int argc, char *argv[])

@@ -6,7 +6,7 @@
  * byte-checked against a Retrieve, truncation (DW0 the true length),
  * an output cap of 0, not allowlisted, and an Exec whose input cannot
  * ride in the capsule refused by the initiator; libnkv's tcp: front
- * offering none.
+ * forwarding Exec to the remote.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -154,21 +154,47 @@ Test(exec_tcp, input_past_the_capsule_refused)
 /* libnkv's tcp: URIs go through a local front (libnkv-tcp.so) whose
  * allowlist would be its own, empty: it offers no Exec, and nkv_exec()
  * says so before sending anything. */
-Test(exec_tcp, libnkv_front_offers_none)
+/*
+ * libnkv's tcp: front (a local controller whose nvmf backend forwards)
+ * has no allowlist of its own: it forwards Exec to the remote, whose
+ * allowlist decides and which runs the module next to the value, so only
+ * the output crosses the network. Its status comes back as it is.
+ */
+Test(exec_tcp, libnkv_front_forwards_to_the_remote)
 {
 	struct nkv_ns_ext e = { .size = sizeof(e) };
+	uint32_t len = 64u << 10, olen = 0, i;
+	uint8_t *v = malloc(NKV_KEY_HEAD_MAX + len), out[4096];
+	uint8_t mod[NKV_KEY_HEAD_MAX + sizeof(slice_mod)];
 	struct nkv_qpair *q;
 	struct nkv_ctrl *c;
-	uint32_t olen;
-	char uri[64], out[8];
+	char uri[64];
 
+	for (i = 0; i < len; i++)
+		v[NKV_KEY_HEAD_MAX + i] = (uint8_t)(i * 7 + (i >> 9));
+	memcpy(mod + NKV_KEY_HEAD_MAX, slice_mod, strlen(slice_mod));
+	cr_assert_eq(kv(NKV_KV_STORE, "mod.slice", mod + NKV_KEY_HEAD_MAX,
+			(uint32_t)strlen(slice_mod), NULL), 0);
+	cr_assert_eq(kv(NKV_KV_STORE, "block0", v + NKV_KEY_HEAD_MAX, len, NULL), 0);
 	snprintf(uri, sizeof(uri), "tcp:127.0.0.1:%u", P.port);
 	cr_assert_eq(nkv_ctrl_connect(uri, NULL, &c), 0);
 	cr_assert_eq(nkv_ctrl_ns_ext(c, 1, &e), 0);
 	cr_assert(e.advertised);
-	cr_assert_eq(e.exec, 0);
+	cr_assert_eq(e.exec, 1, "the front says Exec where the remote does");
 	cr_assert_eq(nkv_qpair_create(c, NULL, &q), 0);
-	cr_assert_eq(nkv_exec(q, "block0", 6, 7, "0 1", 3, out, sizeof(out), &olen), -EOPNOTSUPP);
+	cr_assert_eq(nkv_exec(q, "block0", 6, 7, "1000 3000", 9, out, sizeof(out), &olen), 0);
+	cr_assert_eq(olen, 3000);
+	cr_assert_eq(memcmp(out, v + NKV_KEY_HEAD_MAX + 1000, 3000), 0, "the remote's slice");
+	/* Truncated: the true length, the cap's bytes. */
+	cr_assert_eq(nkv_exec(q, "block0", 6, 7, "0 5000", 6, out, 100, &olen), 0);
+	cr_assert_eq(olen, 5000);
+	cr_assert_eq(memcmp(out, v + NKV_KEY_HEAD_MAX, 100), 0);
+	/* The remote's refusals, as they are. */
+	cr_assert_eq(nkv_exec(q, "block0", 6, 8, "0 1", 3, out, sizeof(out), &olen),
+		     NKV_STATUS(NKV_SCT_CMD_SPECIFIC, NKV_SC_EXEC_NOT_ALLOWED));
+	cr_assert_eq(nkv_exec(q, "nokey", 5, 7, "0 1", 3, out, sizeof(out), &olen),
+		     NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_KV_KEY_NOT_EXISTS));
 	nkv_qpair_destroy(q);
 	nkv_ctrl_close(c);
+	free(v);
 }

@@ -8,9 +8,11 @@
  * same NSID). Every op is sent as the remote's command of the same
  * opcode, store options and TTL as given, the key inline or in head
  * form as its length asks (docs/wire.md's NVMe/TCP rule); the remote's
- * status comes back unchanged. The front advertises the remote's limits
- * (capacity, largest value, most keys, vendor store options), read by
- * Identify at start.
+ * status comes back unchanged. Exec too, where the remote offers it
+ * (exec_fwd): head and input in the capsule, the output by C2HData, the
+ * remote's allowlist deciding. The front advertises the remote's limits
+ * (capacity, largest value, most keys, vendor store options, Exec), read
+ * by Identify at start.
  *
  * Threads: submit() (the core's poll thread) only queues; one worker
  * per namespace owns the association (admin queue and I/O queue 1),
@@ -49,6 +51,7 @@ struct nkv_nvmf_slot {
 	struct nkv_be_op *op;
 	uint8_t head[NKV_KEY_HEAD_MAX];
 	uint8_t *buf;		/* a bounce buffer of ours, or NULL */
+	uint8_t *exec_out;	/* Exec: where the output lands */
 	int direct;		/* the data moves in the client's memory itself */
 };
 
@@ -114,8 +117,11 @@ static int nkv_nvmf_be_limits(struct nkv_nvmf_be *b, char *err, size_t errlen)
 	b->be.capacity = id->nsze;
 	b->be.max_value = id->kvf[0].mvl;
 	b->be.max_keys = id->kvf[0].mnk;
-	if (!memcmp(vs->sig, NKV_KV_VS_SIG, 4))
+	if (!memcmp(vs->sig, NKV_KV_VS_SIG, 4)) {
 		b->be.store_opts = vs->store_opts & NKV_STORE_VENDOR_MASK;
+		/* Exec where the values are: the remote's, by its allowlist. */
+		b->be.exec_fwd = (vs->flags & NKV_KV_VS_EXEC) ? 1 : 0;
+	}
 	__atomic_store_n(&b->nuse, id->nuse, __ATOMIC_RELAXED);
 	free(id);
 	return 0;
@@ -192,6 +198,31 @@ static uint8_t *nkv_nvmf_be_data(struct nkv_nvmf_slot *s)
 	return s->buf ? s->buf + NKV_KEY_HEAD_MAX : NULL;
 }
 
+/*
+ * A forwarded Exec (backend.h exec_fwd): [head][input] in a buffer of
+ * ours for the capsule, the output by C2HData into the client's buffer
+ * where it is one stable segment, else after the input in ours.
+ */
+static uint16_t nkv_nvmf_be_exec_prep(struct nkv_nvmf_be *b, struct nkv_nvmf_slot *s)
+{
+	struct nkv_be_op *op = s->op;
+	uint32_t hin = nkv_key_head_size(op->klen) + op->exec_ilen, ocap = (uint32_t)op->len;
+	uint8_t *out = ocap ? nkv_be_direct(op) : NULL;
+
+	s->direct = out != NULL;
+	s->buf = malloc((size_t)hin + (out ? 0 : ocap) + 1);
+	if (!s->buf)
+		return NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_INTERNAL);
+	memcpy(s->buf + nkv_key_head_size(op->klen), op->exec_in, op->exec_ilen);
+	if (!out)
+		out = s->buf + hin;
+	s->exec_out = out;
+	if (nkv_nvmf_exec_prep(&s->c, nkv_nvmf_q_icd_max(b->as.io), b->nsid, op->key, op->klen,
+			       op->exec_op_id, s->buf, op->exec_ilen, ocap ? out : NULL, ocap))
+		return NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_INVALID_FIELD);	/* past the capsule */
+	return 0;
+}
+
 /* The op as a command in s: 0, or an NVMe status to answer it with. */
 static uint16_t nkv_nvmf_be_prep(struct nkv_nvmf_be *b, struct nkv_nvmf_slot *s)
 {
@@ -203,6 +234,8 @@ static uint16_t nkv_nvmf_be_prep(struct nkv_nvmf_be *b, struct nkv_nvmf_slot *s)
 
 	s->buf = NULL;
 	s->direct = 0;
+	if (op->opc == NKV_KV_EXEC)
+		return nkv_nvmf_be_exec_prep(b, s);
 	if (op->opc == NKV_KV_STORE || op->opc == NKV_KV_RETRIEVE || op->opc == NKV_KV_LIST) {
 		data = nkv_nvmf_be_data(s);
 		if (!data)
@@ -249,10 +282,14 @@ static void nkv_nvmf_be_finish(struct nkv_nvmf_slot *s)
 	uint8_t *data = s->buf ? s->buf + NKV_KEY_HEAD_MAX : NULL;
 	uint16_t st = nkv_nvmf_status(&s->c) & 0x7ffu;
 
+	int out = op->opc == NKV_KV_RETRIEVE || op->opc == NKV_KV_EXEC;
+
 	op->dw0 = s->c.cqe.dw0;
-	if (!st && op->opc == NKV_KV_RETRIEVE && s->c.got && s->direct)
+	if (op->opc == NKV_KV_EXEC)
+		data = s->exec_out;
+	if (!st && out && s->c.got && s->direct)
 		nkv_be_produced(op, s->c.got);
-	else if (!st && op->opc == NKV_KV_RETRIEVE && s->c.got)
+	else if (!st && out && s->c.got)
 		st = nkv_be_copy_out(op, data, s->c.got);
 	if (!st && op->opc == NKV_KV_LIST)
 		st = nkv_nvmf_be_list(op, data, s->c.got);

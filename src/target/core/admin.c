@@ -164,7 +164,7 @@ static void nkv_tgt_kv_vs(const struct nkv_be *be, int ro, uint8_t vs[256])
 	v.ver = NKV_KV_VS_VER;
 	/* Every backend answers a Retrieve of 0 bytes with the size (backend.h). */
 	v.flags = NKV_KV_VS_SIZE_QUERY | (ro ? NKV_KV_VS_READ_ONLY : 0) |
-		  (nkv_tgt_exec_offered() ? NKV_KV_VS_EXEC : 0);
+		  (nkv_tgt_exec_offered_on(be) ? NKV_KV_VS_EXEC : 0);
 	v.store_opts = be->store_opts & NKV_STORE_VENDOR_MASK;
 	v.max_ttl = 0;	/* any u32 */
 	v.cmd_timeout_ms = be->cmd_timeout_ms;	/* the backend's own bound */
@@ -520,6 +520,23 @@ static uint16_t nkv_tgt_get_changed_ns(struct nkv_tgt_ctrl *c, struct nkv_tgt_cm
 	return st;
 }
 
+/* Exec on some namespace: a room, or a backend that forwards it. */
+static int nkv_tgt_exec_offered_any(const struct nkv_tgt_ctrl *c)
+{
+	uint32_t nsid;
+	int any = nkv_tgt_exec_offered();
+
+	for (nsid = 1; !any && nsid <= NKV_TGT_MAX_NS; nsid++) {
+		struct nkv_be *be = nkv_subsys_ns_get(c->ss, nsid);
+
+		if (be) {
+			any = be->exec_fwd;
+			nkv_subsys_ns_put(c->ss, nsid);
+		}
+	}
+	return any;
+}
+
 /* Log page 05h: the commands this controller takes, admin and those of
  * the command set csi; Store, Delete and Write change what is stored. */
 static void nkv_tgt_log_effects(const struct nkv_tgt_ctrl *c, uint32_t csi,
@@ -542,7 +559,7 @@ static void nkv_tgt_log_effects(const struct nkv_tgt_ctrl *c, uint32_t csi,
 		l->iocs[NKV_KV_RETRIEVE] = NKV_CE_CSUPP;
 		l->iocs[NKV_KV_LIST] = NKV_CE_CSUPP;
 		l->iocs[NKV_KV_EXIST] = NKV_CE_CSUPP;
-		if (nkv_tgt_exec_offered())
+		if (nkv_tgt_exec_offered_any(c))
 			l->iocs[NKV_KV_EXEC] = NKV_CE_CSUPP;	/* never writes */
 	} else if (csi == NKV_CSI_NVM) {
 		l->iocs[NKV_NVM_WRITE] = NKV_CE_CSUPP | NKV_CE_LBCC;

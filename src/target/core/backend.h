@@ -45,6 +45,12 @@ struct nkv_be_op {
 	 */
 	uint64_t len;
 	uint64_t slba;		/* NVM Read/Write only */
+	/* Exec forwarded (struct nkv_be exec_fwd): len is the output cap;
+	 * the output goes out with nkv_be_copy_out (or nkv_be_direct) from
+	 * byte 0, dw0 its true length. The input is the core's until done(). */
+	uint32_t exec_op_id;
+	uint32_t exec_ilen;
+	const uint8_t *exec_in;
 
 	/* Results, set by the backend before done(). */
 	uint16_t status;	/* NKV_STATUS(sct, sc); 0 = success */
@@ -194,6 +200,11 @@ struct nkv_be {
 				 * SCT 1h / SC 82h (set from nkv_be_conf) */
 	uint8_t evict;		/* KV: 1 while --evict lru is in force (what
 				 * namespace_list shows; the backend's own) */
+	/* KV: 1 where the store runs Exec itself (nvmf: the remote's Exec,
+	 * its allowlist deciding; set from the remote's Identify): the core
+	 * submits an Exec with no allowlist row of this target's as an op
+	 * (opc NKV_KV_EXEC, exec_* below), not to its Exec room. */
+	uint8_t exec_fwd;
 	/* KV: the longest a command may wait here before the backend
 	 * completes it with a status of its own (88h when its store does not
 	 * answer in time), in ms; 0: no such bound (nothing to wait for, or

@@ -58,6 +58,8 @@ struct nkv_subsys {
 };
 
 /* One fetched command, from SQE fetch to CQE post. */
+struct nkv_tgt_exec_call;
+
 struct nkv_tgt_cmd {
 	struct nkv_be_op op;		/* what the backend sees */
 	struct nkv_tgt_ctrl *ctrl;
@@ -84,6 +86,8 @@ struct nkv_tgt_cmd {
 	uint8_t stable;			/* every segment's pages cannot vanish */
 	uint8_t fault;			/* a client page vanished under a copy */
 	uint8_t msg_out;		/* data to send out by message at completion */
+	struct nkv_tgt_exec_call *exec_call;	/* a forwarded Exec's input
+						 * (io_exec.c), freed at completion */
 	int iovcnt;
 	/* iov_inline, or a heap array (iov_heap) while a command whose
 	 * data is scattered over more segments is in flight */
@@ -305,6 +309,8 @@ uint16_t nkv_tgt_kv_head_len(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd, ui
 /* io_exec.c: an Exec command, checked and handed to the Exec room, or
  * completed with its error. */
 void nkv_tgt_exec_cmd(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd, struct nkv_be *be);
+/* A forwarded Exec's input freed (at completion; nothing without one). */
+void nkv_tgt_exec_release(struct nkv_tgt_cmd *cmd);
 
 /* access.c */
 void nkv_tgt_access_refresh(struct nkv_tgt_ctrl *c);

@@ -504,6 +504,8 @@ void nkv_tgt_complete(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 	struct nkv_tgt_sq *sq = &c->sq[cmd->sqid];
 	struct nkv_tgt_cq *cq = &c->cq[cmd->cqid];
 
+	if (cmd->exec_call)
+		nkv_tgt_exec_release(cmd);
 	nkv_tgt_cmd_ns_put(c, cmd);
 	if (cmd->req) {
 		nkv_tgt_req_complete(c, cmd);

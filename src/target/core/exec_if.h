@@ -34,12 +34,19 @@ struct nkv_tgt_exec_ops {
 	/* Queue call; 0, or a negative errno (the core answers Internal
 	 * Error and frees call). Any thread; never blocks. */
 	int (*submit)(struct nkv_tgt_exec_call *call);
+	/* Whether this target has an allowlist row for (nsid, op_id): it
+	 * then runs the call itself even where the backend forwards Exec
+	 * (struct nkv_be exec_fwd). NULL: never. Any thread. */
+	int (*owns)(uint32_t nsid, uint32_t op_id);
 };
 
 /* Register the room (NULL: none). Before controllers serve. */
 void nkv_tgt_exec_register(const struct nkv_tgt_exec_ops *ops);
-/* Is one registered (Identify advertises NKV_KV_VS_EXEC)? */
+/* Is one registered? */
 int nkv_tgt_exec_offered(void);
+/* Does a namespace on be serve Exec (Identify's NKV_KV_VS_EXEC, the
+ * effects log's 83h): a room, or a backend that forwards it. */
+int nkv_tgt_exec_offered_on(const struct nkv_be *be);
 
 /* A value the backend lent (backend.h nkv_be_lend) instead of copying:
  * its bytes at p until release(ctx), which the borrower calls once. */

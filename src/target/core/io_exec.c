@@ -3,7 +3,9 @@
  * io_exec.c - the core's half of Exec (83h; nkv_wire.h, docs/wire.md):
  * checks the command, resolves its one buffer (both ways), reads the key
  * head and the input, and hands the call to the Exec room (exec_if.h),
- * which completes the op from its worker. Also the room's way to read a
+ * which completes the op from its worker; or, on a backend that runs
+ * Exec where the values are (nvmf: the remote's), to the backend as an
+ * op, unless this target's allowlist has a row for it. Also the room's way to read a
  * value (nkv_tgt_be_read): a Retrieve through the namespace's backend
  * into a buffer of the target's own, so every backend serves Exec.
  */
@@ -26,6 +28,27 @@ void nkv_tgt_exec_register(const struct nkv_tgt_exec_ops *ops)
 int nkv_tgt_exec_offered(void)
 {
 	return __atomic_load_n(&nkv_tgt_exec_room, __ATOMIC_ACQUIRE) != NULL;
+}
+
+int nkv_tgt_exec_offered_on(const struct nkv_be *be)
+{
+	return nkv_tgt_exec_offered() || (be && be->exec_fwd);
+}
+
+/* Does this call go to the backend (it runs Exec where the values are)
+ * rather than to the room? Not when this target has a row for it. */
+static int nkv_tgt_exec_fwd(const struct nkv_tgt_exec_ops *room, const struct nkv_be *be,
+			    uint32_t nsid, uint32_t op_id)
+{
+	return be->exec_fwd && !(room && room->owns && room->owns(nsid, op_id));
+}
+
+/* The forwarded call's input lives with the command until completion. */
+void nkv_tgt_exec_release(struct nkv_tgt_cmd *cmd)
+{
+	free(cmd->exec_call);
+	cmd->exec_call = NULL;
+	cmd->op.exec_in = NULL;
 }
 
 /*
@@ -104,9 +127,10 @@ void nkv_tgt_exec_cmd(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd, struct nk
 	const struct nkv_tgt_exec_ops *room = __atomic_load_n(&nkv_tgt_exec_room,
 							      __ATOMIC_ACQUIRE);
 	struct nkv_tgt_exec_call *call = NULL;
+	int fwd = nkv_tgt_exec_fwd(room, be, cmd->sqe.nsid, nkv_exec_op_id(&cmd->sqe));
 	uint16_t st;
 
-	st = room ? nkv_tgt_exec_prep(c, cmd, &call) : nkv_tgt_sc(NKV_SC_INVALID_OPCODE);
+	st = room || fwd ? nkv_tgt_exec_prep(c, cmd, &call) : nkv_tgt_sc(NKV_SC_INVALID_OPCODE);
 	if (!st) {
 		cmd->op.opc = NKV_KV_EXEC;
 		cmd->op.options = 0;
@@ -121,9 +145,19 @@ void nkv_tgt_exec_cmd(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd, struct nk
 		call->op_id = nkv_exec_op_id(&cmd->sqe);
 		call->out_cap = nkv_exec_out_cap(&cmd->sqe);
 		call->op = &cmd->op;
-		if (!room->submit(call))
-			return;	/* the worker's done() brings it back */
-		free(call);
+		if (fwd) {
+			cmd->exec_call = call;
+			cmd->op.exec_op_id = call->op_id;
+			cmd->op.exec_in = call->in;
+			cmd->op.exec_ilen = call->in_len;
+			if (!nkv_tgt_be_submit(c, be, &cmd->op))
+				return;	/* done() brings it back */
+			nkv_tgt_exec_release(cmd);
+		} else {
+			if (!room->submit(call))
+				return;	/* the worker's done() brings it back */
+			free(call);
+		}
 		st = nkv_tgt_sc(NKV_SC_INTERNAL);
 	}
 	cmd->status = st;

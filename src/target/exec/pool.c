@@ -336,7 +336,15 @@ static int nkv_exec_submit(struct nkv_tgt_exec_call *call)
 	return rc;
 }
 
-static const struct nkv_tgt_exec_ops nkv_exec_ops = { nkv_exec_submit };
+/* A row here runs the call here, even on a backend that forwards Exec. */
+static int nkv_exec_owns(uint32_t nsid, uint32_t op_id)
+{
+	struct nkv_exec_entry e;
+
+	return !nkv_exec_lookup(nsid, op_id, &e);
+}
+
+static const struct nkv_tgt_exec_ops nkv_exec_ops = { nkv_exec_submit, nkv_exec_owns };
 
 int nkv_exec_start(unsigned nworkers)
 {
