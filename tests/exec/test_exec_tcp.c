@@ -194,6 +194,19 @@ Test(exec_tcp, libnkv_front_forwards_to_the_remote)
 		     NKV_STATUS(NKV_SCT_CMD_SPECIFIC, NKV_SC_EXEC_NOT_ALLOWED));
 	cr_assert_eq(nkv_exec(q, "nokey", 5, 7, "0 1", 3, out, sizeof(out), &olen),
 		     NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_KV_KEY_NOT_EXISTS));
+	/* An input past what the remote takes in a capsule (16 KiB) cannot
+	 * be forwarded: the front says Invalid Field, sends nothing. */
+	{
+		char *big = malloc(20000);
+
+		memset(big, '1', 20000);
+		cr_assert_eq(nkv_exec(q, "block0", 6, 7, big, 20000, out, sizeof(out), &olen),
+			     NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_INVALID_FIELD));
+		free(big);
+	}
+	cr_assert_eq(nkv_exec(q, "block0", 6, 7, "2 3", 3, out, sizeof(out), &olen), 0,
+		     "the association is whole after the refusal");
+	cr_assert_eq(olen, 3);
 	nkv_qpair_destroy(q);
 	nkv_ctrl_close(c);
 	free(v);
