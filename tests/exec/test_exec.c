@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "host_util.h"
+#include "mods.h"
 #include "nkv_dev.h"
 #include "target/core/core.h"
 #include "target/exec/exec.h"
@@ -358,16 +359,7 @@ static void *store_loop(void *arg)
 /* The module sees one whole value, old or new, never a mix. */
 Test(exec, concurrent_store_sees_whole_values)
 {
-	static const char mod[] =
-		"return function(value)\n"
-		"  local c = value:sub(1, 1)\n"
-		"  local n = value:len()\n"
-		"  for i = 1, n, 4096 do\n"
-		"    if value:sub(i, i) ~= c then return 'mixed' end\n"
-		"  end\n"
-		"  if value:sub(n, n) ~= c then return 'mixed' end\n"
-		"  return c .. n\n"
-		"end\n";
+	static const char mod[] = EXEC_WHOLE_MOD;
 	struct nkv_qpair_opts o = { .size = sizeof(o), .depth = 16, .slot_size = 4096 };
 	struct storer s = { 0 };
 	pthread_t t;

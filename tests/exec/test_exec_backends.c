@@ -21,6 +21,7 @@
 
 #include "ceph_cluster.h"
 #include "http_get.h"
+#include "mods.h"
 #include "nvmf/tcp_host.h"
 #include "target/exec/exec.h"
 #include "tgt_proc.h"
@@ -35,17 +36,7 @@ static struct tgt_proc T, R;
 static struct nkv_nvmf_assoc AS;
 static char ROW[256], ROW_BAD[256], ROW_WHOLE[256], ROW_FWD[256], DIR_[64];
 
-/* Whether a call saw one whole value: its first byte at every 4 KiB and
- * at the end, and its length. */
-static const char whole_mod[] =
-	"return function(value)\n"
-	"  local c, n = value:sub(1, 1), value:len()\n"
-	"  for i = 1, n, 4096 do\n"
-	"    if value:sub(i, i) ~= c then return 'mixed' end\n"
-	"  end\n"
-	"  if value:sub(n, n) ~= c then return 'mixed' end\n"
-	"  return c .. n\n"
-	"end\n";
+static const char whole_mod[] = EXEC_WHOLE_MOD;
 static char slice[4096];
 static size_t slice_len;
 

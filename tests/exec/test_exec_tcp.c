@@ -91,14 +91,12 @@ static uint16_t ex(uint32_t op_id, const char *key, const char *in, uint8_t *out
 	return nkv_nvmf_status(&c) & 0x7ff;
 }
 
-TestSuite(exec_tcp, .init = start, .fini = stop, .timeout = 60);
-
-Test(exec_tcp, slice_matches_retrieve)
+/* The module under "mod.slice", and len patterned bytes (v, after
+ * NKV_KEY_HEAD_MAX of head room) under "block0". */
+static void stored(uint8_t *v, uint32_t len)
 {
-	uint32_t len = 1u << 20, part = len / 8, dw0 = 0, got = 0, i, rank;
-	uint8_t *v = malloc(NKV_KEY_HEAD_MAX + len), *whole = malloc(len), *out = malloc(part);
 	uint8_t mod[NKV_KEY_HEAD_MAX + sizeof(slice_mod)];
-	char in[64];
+	uint32_t i;
 
 	for (i = 0; i < len; i++)
 		v[NKV_KEY_HEAD_MAX + i] = (uint8_t)(i * 131 + (i >> 12));
@@ -106,6 +104,17 @@ Test(exec_tcp, slice_matches_retrieve)
 	cr_assert_eq(kv(NKV_KV_STORE, "mod.slice", mod + NKV_KEY_HEAD_MAX,
 			(uint32_t)strlen(slice_mod), NULL), 0);
 	cr_assert_eq(kv(NKV_KV_STORE, "block0", v + NKV_KEY_HEAD_MAX, len, NULL), 0);
+}
+
+TestSuite(exec_tcp, .init = start, .fini = stop, .timeout = 60);
+
+Test(exec_tcp, slice_matches_retrieve)
+{
+	uint32_t len = 1u << 20, part = len / 8, dw0 = 0, got = 0, rank;
+	uint8_t *v = malloc(NKV_KEY_HEAD_MAX + len), *whole = malloc(len), *out = malloc(part);
+	char in[64];
+
+	stored(v, len);
 	cr_assert_eq(kv(NKV_KV_RETRIEVE, "block0", whole, len, &dw0), 0);
 	for (rank = 0; rank < 8; rank++) {
 		snprintf(in, sizeof(in), "%u %u", rank * part, part);
@@ -163,19 +172,13 @@ Test(exec_tcp, input_past_the_capsule_refused)
 Test(exec_tcp, libnkv_front_forwards_to_the_remote)
 {
 	struct nkv_ns_ext e = { .size = sizeof(e) };
-	uint32_t len = 64u << 10, olen = 0, i;
+	uint32_t len = 64u << 10, olen = 0;
 	uint8_t *v = malloc(NKV_KEY_HEAD_MAX + len), out[4096];
-	uint8_t mod[NKV_KEY_HEAD_MAX + sizeof(slice_mod)];
 	struct nkv_qpair *q;
 	struct nkv_ctrl *c;
 	char uri[64];
 
-	for (i = 0; i < len; i++)
-		v[NKV_KEY_HEAD_MAX + i] = (uint8_t)(i * 7 + (i >> 9));
-	memcpy(mod + NKV_KEY_HEAD_MAX, slice_mod, strlen(slice_mod));
-	cr_assert_eq(kv(NKV_KV_STORE, "mod.slice", mod + NKV_KEY_HEAD_MAX,
-			(uint32_t)strlen(slice_mod), NULL), 0);
-	cr_assert_eq(kv(NKV_KV_STORE, "block0", v + NKV_KEY_HEAD_MAX, len, NULL), 0);
+	stored(v, len);
 	snprintf(uri, sizeof(uri), "tcp:127.0.0.1:%u", P.port);
 	cr_assert_eq(nkv_ctrl_connect(uri, NULL, &c), 0);
 	cr_assert_eq(nkv_ctrl_ns_ext(c, 1, &e), 0);
