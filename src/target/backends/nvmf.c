@@ -281,7 +281,6 @@ static void nkv_nvmf_be_finish(struct nkv_nvmf_slot *s)
 	struct nkv_be_op *op = s->op;
 	uint8_t *data = s->buf ? s->buf + NKV_KEY_HEAD_MAX : NULL;
 	uint16_t st = nkv_nvmf_status(&s->c) & 0x7ffu;
-
 	int out = op->opc == NKV_KV_RETRIEVE || op->opc == NKV_KV_EXEC;
 
 	op->dw0 = s->c.cqe.dw0;

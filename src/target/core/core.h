@@ -57,9 +57,9 @@ struct nkv_subsys {
 	struct nkv_tenants *tenants;
 };
 
-/* One fetched command, from SQE fetch to CQE post. */
 struct nkv_tgt_exec_call;
 
+/* One fetched command, from SQE fetch to CQE post. */
 struct nkv_tgt_cmd {
 	struct nkv_be_op op;		/* what the backend sees */
 	struct nkv_tgt_ctrl *ctrl;

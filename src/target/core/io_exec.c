@@ -5,9 +5,10 @@
  * head and the input, and hands the call to the Exec room (exec_if.h),
  * which completes the op from its worker; or, on a backend that runs
  * Exec where the values are (nvmf: the remote's), to the backend as an
- * op, unless this target's allowlist has a row for it. Also the room's way to read a
- * value (nkv_tgt_be_read): a Retrieve through the namespace's backend
- * into a buffer of the target's own, so every backend serves Exec.
+ * op, unless this target's allowlist has a row for it. Also the room's
+ * way to read a value (nkv_tgt_be_read): a Retrieve through the
+ * namespace's backend into a buffer of the target's own, so every
+ * backend serves Exec.
  */
 #include <errno.h>
 #include <pthread.h>
