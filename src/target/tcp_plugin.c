@@ -83,10 +83,11 @@ int nkv_tcp_plugin_start(const char *uri, nkv_tcp_plugin_log_fn log, void **h, c
 	rc = nkv_tgt_embed_start(&o, &t, err, errlen);
 	if (rc)
 		return rc;
-	/* This front's Exec would run under an allowlist of its own, empty,
-	 * while the modules and their allowlist are the remote's: it offers
-	 * none (nkv_exec() says -EOPNOTSUPP). Its copy of the core is its
-	 * own (-Bsymbolic): no other target in the process loses Exec. */
+	/* No Exec room of this front's own: its allowlist would be empty
+	 * while the modules and their allowlist are the remote's, so every
+	 * Exec is forwarded to the remote (the nvmf backend's exec_fwd,
+	 * where the remote offers it). Its copy of the core is its own
+	 * (-Bsymbolic): no other target in the process loses Exec. */
 	nkv_exec_stop();
 	snprintf(vfu, vlen, "%s", nkv_tgt_embed_uri(t));
 	nkv_tcp_plugin_desc(be, desc, dlen);
