@@ -82,6 +82,8 @@ static int run_batch(struct loop *l, uint8_t opc, unsigned k0, unsigned n)
 	unsigned i, sent = 0;
 	int rc;
 
+	if (n > 1)
+		nkv_nvmf_q_cork(l->as.io, 1);
 	for (i = 0; i < n; i++) {
 		char key[16];
 		int kl = snprintf(key, sizeof(key), "nl%u", k0 + i);
@@ -100,6 +102,8 @@ static int run_batch(struct loop *l, uint8_t opc, unsigned k0, unsigned n)
 			return rc;
 		sent++;
 	}
+	if (n > 1)
+		nkv_nvmf_q_cork(l->as.io, 0);
 	while (sent) {
 		rc = nkv_nvmf_q_reap(l->as.io);
 		if (rc < 0)

@@ -413,6 +413,16 @@ int nkv_nvmf_q_submit(struct nkv_nvmf_q *q, struct nkv_nvmf_cmd *c)
 	return rc ? nkv_nvmf_q_fail(q, rc) : 0;
 }
 
+void nkv_nvmf_q_cork(struct nkv_nvmf_q *q, int on)
+{
+	int v = on ? 1 : 0;
+
+	/* Uncorking sends what was held at once; a failure leaves the
+	 * socket as it was, which only costs segments. */
+	if (!q->err)
+		(void)setsockopt(q->fd, IPPROTO_TCP, TCP_CORK, &v, sizeof(v));
+}
+
 int nkv_nvmf_q_exec(struct nkv_nvmf_q *q, struct nkv_nvmf_cmd *c)
 {
 	int rc = nkv_nvmf_q_submit(q, c);

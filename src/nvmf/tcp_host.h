@@ -114,6 +114,10 @@ int nkv_nvmf_q_submit(struct nkv_nvmf_q *q, struct nkv_nvmf_cmd *c);
  * -errno that ended the association (every command in flight then
  * completes with err set). */
 int nkv_nvmf_q_reap(struct nkv_nvmf_q *q);
+/* Hold back (on) the capsules submitted next, then send them together
+ * (off): a batch's commands leave in as few segments as they fill, not
+ * one each (TCP_CORK). Submit a batch between the two, reap after. */
+void nkv_nvmf_q_cork(struct nkv_nvmf_q *q, int on);
 /* Submit c and reap until it is done: 0 (NVMe status in c->cqe) or c->err. */
 int nkv_nvmf_q_exec(struct nkv_nvmf_q *q, struct nkv_nvmf_cmd *c);
 /* 0 while the association lives, else the -errno that ended it. */

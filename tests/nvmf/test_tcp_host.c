@@ -186,6 +186,9 @@ Test(nvmf_tcp, many_in_flight, .init = start, .fini = stop, .timeout = 60)
 	int i, done;
 
 	cr_assert_eq(nkv_nvmf_assoc_open(&as, &a, &o), 0, "%s", LOG);
+	/* The Stores held back and sent together (nkv_nvmf_q_cork), as the
+	 * forwarding backend sends a batch. */
+	nkv_nvmf_q_cork(as.io, 1);
 	for (i = 0; i < 16; i++) {
 		memset(key, i, sizeof(key));
 		memset(val[i], 0x40 + i, sizeof(val[i]));
@@ -194,6 +197,7 @@ Test(nvmf_tcp, many_in_flight, .init = start, .fini = stop, .timeout = 60)
 					      val[i] + NKV_KEY_HEAD_MAX, 8192, 0, 0), 0);
 		cr_assert_eq(nkv_nvmf_q_submit(as.io, &c[i]), 0);
 	}
+	nkv_nvmf_q_cork(as.io, 0);
 	for (done = 0; done < 16;) {
 		int n = nkv_nvmf_q_reap(as.io);
 

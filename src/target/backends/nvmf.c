@@ -302,6 +302,8 @@ static void nkv_nvmf_be_run(struct nkv_nvmf_be *b, struct nkv_be_op **batch, uin
 	uint32_t i, sent = 0;
 	int rc = 0;
 
+	if (n > 1)
+		nkv_nvmf_q_cork(b->as.io, 1);
 	for (i = 0; i < n; i++) {
 		struct nkv_nvmf_slot *s = &b->slot[i];
 		uint16_t st;
@@ -317,6 +319,8 @@ static void nkv_nvmf_be_run(struct nkv_nvmf_be *b, struct nkv_be_op **batch, uin
 			sent += !rc;
 		}
 	}
+	if (n > 1)
+		nkv_nvmf_q_cork(b->as.io, 0);
 	while (!rc && sent) {
 		rc = nkv_nvmf_q_reap(b->as.io);
 		sent -= rc > 0 ? (uint32_t)rc : 0;
