@@ -41,7 +41,10 @@ static void run_item(void *arg, void *item)
 	__atomic_sub_fetch(&s->inside, 1, __ATOMIC_ACQ_REL);
 }
 
-Test(rdpool, every_item_runs_once_off_the_pushing_thread)
+/* n items through a pool of threads, items sleeping slow_us each,
+ * destroyed right after the pushes; each item ran exactly once. The
+ * caller frees what it returns. */
+static struct seen *run_pool(unsigned threads, unsigned n, unsigned slow_us)
 {
 	struct seen *s = calloc(1, sizeof(*s));
 	struct nkv_rdpool *p;
@@ -49,13 +52,21 @@ Test(rdpool, every_item_runs_once_off_the_pushing_thread)
 
 	cr_assert_not_null(s);
 	s->main_thr = pthread_self();
-	p = nkv_rdpool_create(3, run_item, s);
+	s->slow_us = slow_us;
+	p = nkv_rdpool_create(threads, run_item, s);
 	cr_assert_not_null(p);
-	for (i = 0; i < N; i++)		/* past the ring's first sizes */
+	for (i = 0; i < n; i++)
 		cr_assert_eq(nkv_rdpool_push(p, (void *)(uintptr_t)i), 0);
 	nkv_rdpool_destroy(p);
-	for (i = 0; i < N; i++)
+	for (i = 0; i < n; i++)
 		cr_assert_eq(s->runs[i], 1u, "item %u ran %u times", i, s->runs[i]);
+	return s;
+}
+
+Test(rdpool, every_item_runs_once_off_the_pushing_thread)
+{
+	struct seen *s = run_pool(3, N, 0);	/* past the ring's first sizes */
+
 	cr_assert_eq(s->on_main, 0);
 	free(s);
 }
@@ -64,20 +75,8 @@ Test(rdpool, every_item_runs_once_off_the_pushing_thread)
  * the pushes still runs every one. */
 Test(rdpool, threads_run_side_by_side_and_destroy_drains)
 {
-	struct seen *s = calloc(1, sizeof(*s));
-	struct nkv_rdpool *p;
-	unsigned i;
+	struct seen *s = run_pool(2, 20, 2000);
 
-	cr_assert_not_null(s);
-	s->main_thr = pthread_self();
-	s->slow_us = 2000;
-	p = nkv_rdpool_create(2, run_item, s);
-	cr_assert_not_null(p);
-	for (i = 0; i < 20; i++)
-		cr_assert_eq(nkv_rdpool_push(p, (void *)(uintptr_t)i), 0);
-	nkv_rdpool_destroy(p);
-	for (i = 0; i < 20; i++)
-		cr_assert_eq(s->runs[i], 1u);
 	cr_assert_eq(s->most, 2, "at most 2 at once, and 2 were (%d)", s->most);
 	free(s);
 }

@@ -510,6 +510,7 @@ Test(rpc, namespace_set_limits_live_on_rocksdb)
  * capacity is low; none lost, none failed otherwise. */
 struct full_storm {
 	struct client cl;
+	pthread_t thr;
 	int stop;		/* atomic */
 	int acked, full, bad;
 };
@@ -546,18 +547,33 @@ static int acked_past(struct full_storm *s, int n, unsigned ms)
 	return __atomic_load_n(&s->acked, __ATOMIC_ACQUIRE) >= start + n;
 }
 
+/* A fresh target of capacity bytes, and the storm on it, storing. */
+static void storm_start(struct full_storm *s, const char *capacity, int n)
+{
+	rpc_proc_stop(&T);
+	cr_assert_eq(rpc_proc_start(&T, (const char *const[]){ "--capacity", capacity, NULL }), 0);
+	cr_assert_eq(client_open(&s->cl), 0);
+	cr_assert_eq(pthread_create(&s->thr, NULL, full_storm_main, s), 0);
+	cr_expect(acked_past(s, n, 20000), "the storm stores");
+}
+
+/* The storm stopped: nothing it stored lost, the target alive. */
+static void storm_end(struct full_storm *s)
+{
+	__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(s->thr, NULL);
+	cr_expect_eq(s->bad, 0, "no Store lost or failed otherwise, every value whole");
+	client_close(&s->cl);
+	cr_expect(rpc_proc_alive(&T));
+}
+
 Test(rpc, namespace_set_capacity_under_a_store_storm, .timeout = 120)
 {
 	struct full_storm s = { 0 };
 	struct json_object *r;
 	int acked, full;
-	pthread_t t;
 
-	rpc_proc_stop(&T);
-	cr_assert_eq(rpc_proc_start(&T, (const char *const[]){ "--capacity", "16M", NULL }), 0);
-	cr_assert_eq(client_open(&s.cl), 0);
-	cr_assert_eq(pthread_create(&t, NULL, full_storm_main, &s), 0);
-	cr_expect(acked_past(&s, 100, 20000), "the storm stores");
+	storm_start(&s, "16M", 100);
 	r = set_ok("{\"nsid\":1,\"capacity\":65536}");
 	json_object_put(r);
 	usleep(200000);
@@ -569,11 +585,7 @@ Test(rpc, namespace_set_capacity_under_a_store_storm, .timeout = 120)
 	cr_expect_gt(full, 0, "Stores answered 81h");
 	json_object_put(set_ok("{\"nsid\":1,\"capacity\":67108864}"));
 	cr_expect(acked_past(&s, 100, 20000), "Stores served again once raised");
-	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
-	pthread_join(t, NULL);
-	cr_expect_eq(s.bad, 0, "no Store lost or failed otherwise, every value whole");
-	client_close(&s.cl);
-	cr_expect(rpc_proc_alive(&T));
+	storm_end(&s);
 }
 
 
@@ -1148,15 +1160,10 @@ Test(rpc, every_live_setting_under_a_storm, .timeout = 120)
 {
 	struct full_storm s = { 0 };
 	struct client b;
-	pthread_t t;
 	char c;
 	int fd;
 
-	rpc_proc_stop(&T);
-	cr_assert_eq(rpc_proc_start(&T, (const char *const[]){ "--capacity", "64M", NULL }), 0);
-	cr_assert_eq(client_open(&s.cl), 0);
-	cr_assert_eq(pthread_create(&t, NULL, full_storm_main, &s), 0);
-	cr_expect(acked_past(&s, 50, 20000), "the storm stores");
+	storm_start(&s, "64M", 50);
 
 	json_object_put(call_ok("log_level_set", "{\"level\":\"debug\"}"));
 	json_object_put(call_ok("rpc_list", NULL));
@@ -1188,10 +1195,5 @@ Test(rpc, every_live_setting_under_a_storm, .timeout = 120)
 	json_object_put(set_ok("{\"nsid\":1,\"capacity\":67108864,\"evict\":\"none\","
 			       "\"max_keys\":100000}"));
 	cr_expect(acked_past(&s, 50, 20000), "stored again once raised");
-
-	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
-	pthread_join(t, NULL);
-	cr_expect_eq(s.bad, 0, "no Store lost or failed otherwise, every value whole");
-	client_close(&s.cl);
-	cr_expect(rpc_proc_alive(&T));
+	storm_end(&s);
 }
