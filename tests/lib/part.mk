@@ -22,6 +22,8 @@ TL_TOOL := tests/lib/tool_run.c
 # The built nkv-target with a control socket, and a json-c JSON-RPC client.
 TL_RPC_PROC := tests/lib/rpc_proc.c
 $(B)/obj/tests/lib/rpc_proc.o: CPPFLAGS += $(shell pkg-config --cflags json-c)
+# A libnkv client of the suite's target: controller and queue pair.
+TL_CLIENT := tests/lib/tl_client.c
 # A throwaway Ceph cluster on 127.0.0.1.
 TL_CEPH := tests/lib/ceph_cluster.c
 # NVMe/TCP suites: a small host that can also misbehave.

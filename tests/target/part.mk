@@ -105,7 +105,7 @@ bench-mem-rss: $(B)/bench/bench_mem_rss
 # libnkv client (tests/lib/rpc_proc.c: the process and a json-c client).
 $(B)/obj/tests/target/test_rpc.o: CPPFLAGS += $(JSONC_CFLAGS)
 TESTS += test_rpc
-test_rpc_SRCS = tests/target/test_rpc.c $(TL_RPC_PROC)
+test_rpc_SRCS = tests/target/test_rpc.c $(TL_RPC_PROC) $(TL_CLIENT)
 test_rpc_LIBS = $(LIBNKV)
 test_rpc_LDLIBS = -lcriterion $(LIBNKV_LDLIBS) $(JSONC_LIBS)
 $(B)/tests/test_rpc: | $(B)/bin/nkv-target $(NKV_TCP_PLUGIN)

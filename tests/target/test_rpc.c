@@ -22,6 +22,7 @@
 
 #include "nkv_host.h"
 #include "rpc_proc.h"
+#include "tl_client.h"
 
 static struct rpc_proc T;
 
@@ -38,32 +39,8 @@ static void stop(void)
 TestSuite(rpc, .init = start, .fini = stop, .timeout = 60);
 
 /* A libnkv client of the target: a controller and one queue pair. */
-struct client {
-	struct nkv_ctrl *c;
-	struct nkv_qpair *q;
-};
-
-static int client_open(struct client *cl)
-{
-	struct nkv_qpair_opts o = { .size = sizeof(o), .depth = 4 };
-	int rc = nkv_ctrl_connect(T.uri, NULL, &cl->c);
-
-	if (rc)
-		return rc;
-	rc = nkv_qpair_create(cl->c, &o, &cl->q);
-	if (rc)
-		nkv_ctrl_close(cl->c);
-	return rc;
-}
-
-static void client_close(struct client *cl)
-{
-	nkv_qpair_destroy(cl->q);
-	nkv_ctrl_close(cl->c);
-}
-
 /* Store key=val and read it back: 0 when both succeed and match. */
-static int store_retrieve(struct client *cl, const char *key, const char *val)
+static int store_retrieve(struct tl_client *cl, const char *key, const char *val)
 {
 	struct nkv_result res;
 	char got[64] = "";
@@ -80,11 +57,11 @@ static int store_retrieve(struct client *cl, const char *key, const char *val)
 /* One Store/Retrieve on a fresh client: the data path serves. */
 static void assert_data_path(const char *key)
 {
-	struct client cl;
+	struct tl_client cl;
 
-	cr_assert_eq(client_open(&cl), 0, "a vfio-user client cannot connect");
+	cr_assert_eq(tl_client_open(T.uri, &cl), 0, "a vfio-user client cannot connect");
 	cr_assert_eq(store_retrieve(&cl, key, "value-1"), 0, "Store/Retrieve failed");
-	client_close(&cl);
+	tl_client_close(&cl);
 }
 
 static struct json_object *call_ok(const char *method, const char *params)
@@ -203,7 +180,7 @@ Test(rpc, not_a_socket_is_refused)
 Test(rpc, namespace_list_follows_stores)
 {
 	struct json_object *r = call_ok("namespace_list", NULL), *ns, *v;
-	struct client cl;
+	struct tl_client cl;
 
 	cr_assert_eq(json_object_array_length(rpc_result(r)), 1);
 	ns = json_object_array_get_idx(rpc_result(r), 0);
@@ -216,22 +193,22 @@ Test(rpc, namespace_list_follows_stores)
 	cr_expect_not(json_object_get_boolean(v));
 	json_object_put(r);
 
-	cr_assert_eq(client_open(&cl), 0);
+	cr_assert_eq(tl_client_open(T.uri, &cl), 0);
 	cr_assert_eq(store_retrieve(&cl, "k1", "hello"), 0);
 	r = call_ok("namespace_list", NULL);
 	ns = json_object_array_get_idx(rpc_result(r), 0);
 	cr_expect_eq(rpc_int(ns, "keys"), 1);
 	cr_expect_gt(rpc_int(ns, "bytes"), 0);
 	json_object_put(r);
-	client_close(&cl);
+	tl_client_close(&cl);
 }
 
 Test(rpc, stats_get_counts_connections_and_namespaces)
 {
 	struct json_object *r, *res, *arr, *c;
-	struct client cl;
+	struct tl_client cl;
 
-	cr_assert_eq(client_open(&cl), 0);
+	cr_assert_eq(tl_client_open(T.uri, &cl), 0);
 	cr_assert_eq(store_retrieve(&cl, "k2", "world"), 0);
 	r = call_ok("stats_get", NULL);
 	res = rpc_result(r);
@@ -255,7 +232,7 @@ Test(rpc, stats_get_counts_connections_and_namespaces)
 	cr_expect_not(json_object_object_get_ex(rpc_result(r), "connections", NULL));
 	json_object_put(r);
 	call_err("stats_get", "{\"nsid\":7}", -32002, "no namespace 7");
-	client_close(&cl);
+	tl_client_close(&cl);
 }
 
 /* The listed connections' first id, or -1. */
@@ -274,12 +251,12 @@ Test(rpc, connection_close_ends_a_client)
 {
 	struct json_object *r, *c;
 	struct nkv_result res;
-	struct client cl;
+	struct tl_client cl;
 	char params[64];
 	long long id;
 	int i, rc = 0;
 
-	cr_assert_eq(client_open(&cl), 0);
+	cr_assert_eq(tl_client_open(T.uri, &cl), 0);
 	r = call_ok("connection_list", NULL);
 	cr_assert_eq(json_object_array_length(rpc_result(r)), 1);
 	c = json_object_array_get_idx(rpc_result(r), 0);
@@ -300,7 +277,7 @@ Test(rpc, connection_close_ends_a_client)
 	for (i = 0; i < 200 && first_conn() != -1; i++)
 		usleep(10000);
 	cr_expect_eq(first_conn(), -1, "the connection is still listed");
-	client_close(&cl);
+	tl_client_close(&cl);
 	call_err("connection_close", params, -32002, "no connection");
 	assert_data_path("k4");
 }
@@ -324,18 +301,18 @@ Test(rpc, log_level_set)
 Test(rpc, target_set_max_conns_takes_effect_at_next_accept)
 {
 	struct json_object *r = call_ok("target_set", "{\"max_conns\":1}");
-	struct client a, b;
+	struct tl_client a, b;
 
 	cr_expect_eq(rpc_int(rpc_result(r), "max_conns"), 1);
 	cr_expect_eq(rpc_int(rpc_result(r), "msg_timeout_ms"), 5000, "others as they were");
 	json_object_put(r);
-	cr_assert_eq(client_open(&a), 0);
-	cr_expect_neq(client_open(&b), 0, "a second client past max_conns 1");
+	cr_assert_eq(tl_client_open(T.uri, &a), 0);
+	cr_expect_neq(tl_client_open(T.uri, &b), 0, "a second client past max_conns 1");
 	json_object_put(call_ok("target_set", "{\"max_conns\":16}"));
-	cr_assert_eq(client_open(&b), 0);
+	cr_assert_eq(tl_client_open(T.uri, &b), 0);
 	cr_expect_eq(store_retrieve(&b, "k5", "v5"), 0);
-	client_close(&b);
-	client_close(&a);
+	tl_client_close(&b);
+	tl_client_close(&a);
 }
 
 Test(rpc, target_set_handshake_timeout_for_the_next_connection)
@@ -382,7 +359,7 @@ Test(rpc, namespace_set_and_remove_refuse_bad_params)
 }
 
 /* Store a 1000-byte value under key: its status (0: stored). */
-static uint16_t put_k(struct client *cl, const char *key)
+static uint16_t put_k(struct tl_client *cl, const char *key)
 {
 	static char val[1000];
 	struct nkv_result res;
@@ -394,7 +371,7 @@ static uint16_t put_k(struct client *cl, const char *key)
 }
 
 /* key's Retrieve: 0 stored (its 1000 bytes checked), its status, or 0xffff. */
-static uint16_t get_k(struct client *cl, const char *key)
+static uint16_t get_k(struct tl_client *cl, const char *key)
 {
 	char got[1000];
 	struct nkv_result res;
@@ -426,14 +403,14 @@ static void limits_live(const char *nsmap)
 {
 	struct nkv_ns_info nsi[4];
 	struct json_object *r;
-	struct client cl;
+	struct tl_client cl;
 	char k[8];
 	int i;
 
 	rpc_proc_stop(&T);
 	cr_assert_eq(rpc_proc_start(&T, (const char *const[]){ "--ns-map", nsmap, "--capacity",
 							     "1M", "--log-level", "info", NULL }), 0);
-	cr_assert_eq(client_open(&cl), 0);
+	cr_assert_eq(tl_client_open(T.uri, &cl), 0);
 	for (i = 0; i < 8; i++) {
 		snprintf(k, sizeof(k), "a%d", i);
 		cr_assert_eq(put_k(&cl, k), 0, "%s", k);
@@ -485,7 +462,7 @@ static void limits_live(const char *nsmap)
 	cr_expect_eq(put_k(&cl, "c0"), 0, "a key replaced is no new key");
 	json_object_put(set_ok("{\"nsid\":1,\"max_keys\":0}"));
 	cr_expect_eq(put_k(&cl, "d0"), 0, "no limit again");
-	client_close(&cl);
+	tl_client_close(&cl);
 }
 
 Test(rpc, namespace_set_limits_live_on_mem)
@@ -509,7 +486,7 @@ Test(rpc, namespace_set_limits_live_on_rocksdb)
  * Store is acknowledged (and reads back whole) or answered 81h while the
  * capacity is low; none lost, none failed otherwise. */
 struct full_storm {
-	struct client cl;
+	struct tl_client cl;
 	pthread_t thr;
 	int stop;		/* atomic */
 	int acked, full, bad;
@@ -552,7 +529,7 @@ static void storm_start(struct full_storm *s, const char *capacity, int n)
 {
 	rpc_proc_stop(&T);
 	cr_assert_eq(rpc_proc_start(&T, (const char *const[]){ "--capacity", capacity, NULL }), 0);
-	cr_assert_eq(client_open(&s->cl), 0);
+	cr_assert_eq(tl_client_open(T.uri, &s->cl), 0);
 	cr_assert_eq(pthread_create(&s->thr, NULL, full_storm_main, s), 0);
 	cr_expect(acked_past(s, n, 20000), "the storm stores");
 }
@@ -563,7 +540,7 @@ static void storm_end(struct full_storm *s)
 	__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
 	pthread_join(s->thr, NULL);
 	cr_expect_eq(s->bad, 0, "no Store lost or failed otherwise, every value whole");
-	client_close(&s->cl);
+	tl_client_close(&s->cl);
 	cr_expect(rpc_proc_alive(&T));
 }
 
@@ -593,7 +570,7 @@ Test(rpc, namespace_set_capacity_under_a_store_storm, .timeout = 120)
  * removed: each pair before the removal whole, every command after it
  * answered Invalid Namespace (none lost, none hanging). */
 struct storm {
-	struct client cl;
+	struct tl_client cl;
 	int acked;		/* Store + Retrieve pairs that matched */
 	int refused;		/* commands answered Invalid Namespace after */
 	int bad;		/* anything else: a mismatch, an error, success after refusal */
@@ -655,7 +632,7 @@ Test(rpc, namespace_remove_under_a_store_storm, .timeout = 120)
 	struct json_object *r;
 	struct nkv_result res;
 	struct nkv_ns_info nsi[8];
-	struct client other;
+	struct tl_client other;
 	char buf[32];
 	pthread_t t;
 	int i;
@@ -663,7 +640,7 @@ Test(rpc, namespace_remove_under_a_store_storm, .timeout = 120)
 	rpc_proc_stop(&T);
 	cr_assert_eq(rpc_proc_start(&T, (const char *const[]){ "--ns-map", "2=two,5=five",
 							     "--log-level", "info", NULL }), 0);
-	cr_assert_eq(client_open(&s.cl), 0);	/* on nsid 2, the first */
+	cr_assert_eq(tl_client_open(T.uri, &s.cl), 0);	/* on nsid 2, the first */
 	cr_assert_eq(pthread_create(&t, NULL, storm_main, &s), 0);
 	for (i = 0; i < 30000 && !__atomic_load_n(&s.go, __ATOMIC_ACQUIRE); i++)
 		usleep(1000);
@@ -685,11 +662,11 @@ Test(rpc, namespace_remove_under_a_store_storm, .timeout = 120)
 	cr_expect_not_null(ns_of(rpc_result(r), 5));
 	json_object_put(r);
 	call_err("namespace_remove", "{\"nsid\":2}", -32002, "no namespace 2");
-	client_close(&s.cl);
+	tl_client_close(&s.cl);
 	/* The others serve on; the nsid can be added again, empty. */
-	cr_assert_eq(client_open(&other), 0);
+	cr_assert_eq(tl_client_open(T.uri, &other), 0);
 	cr_expect_eq(store_retrieve(&other, "on5", "five"), 0);
-	client_close(&other);
+	tl_client_close(&other);
 	r = call_ok("namespace_add", "{\"nsid\":2,\"name\":\"again\"}");
 	cr_expect_eq(rpc_int(rpc_result(r), "keys"), 0);
 	json_object_put(r);
@@ -713,9 +690,9 @@ Test(rpc, a_connected_client_is_told_of_add_and_remove)
 {
 	struct nkv_ns_info nsi[8];
 	struct json_object *r;
-	struct client old;
+	struct tl_client old;
 
-	cr_assert_eq(client_open(&old), 0);	/* connected before either */
+	cr_assert_eq(tl_client_open(T.uri, &old), 0);	/* connected before either */
 	cr_expect_eq(nkv_ctrl_ns_changed(old.c), 0, "nothing changed yet");
 	r = call_ok("namespace_add", "{\"nsid\":3,\"name\":\"three\"}");
 	json_object_put(r);
@@ -729,7 +706,7 @@ Test(rpc, a_connected_client_is_told_of_add_and_remove)
 	cr_assert_eq(nkv_ctrl_namespaces(old.c, nsi, 8), 1);
 	cr_expect_eq(nsi[0].nsid, 1);
 	cr_expect_eq(store_retrieve(&old, "still", "here"), 0, "the client's own namespace serves on");
-	client_close(&old);
+	tl_client_close(&old);
 }
 
 /* Controllers read their MDTS at connect: a namespace whose values need
@@ -765,12 +742,12 @@ Test(rpc, namespace_add_serves_a_new_namespace_live)
 	struct json_object *r, *ns;
 	struct nkv_ns_info nsi[8];
 	struct nkv_ctrl_info info;
-	struct client old, cl;
+	struct tl_client old, cl;
 	int n;
 
 	rpc_proc_stop(&T);
 	cr_assert_eq(rpc_proc_start(&T, (const char *const[]){ "--ns-map", "5=five", "--log-level", "info", NULL }), 0);
-	cr_assert_eq(client_open(&old), 0);	/* connected before the add */
+	cr_assert_eq(tl_client_open(T.uri, &old), 0);	/* connected before the add */
 	r = call_ok("namespace_add", "{\"nsid\":2,\"name\":\"two\",\"capacity\":1048576,"
 		    "\"evict\":\"lru\"}");
 	cr_expect_eq(rpc_int(rpc_result(r), "nsid"), 2);
@@ -784,7 +761,7 @@ Test(rpc, namespace_add_serves_a_new_namespace_live)
 	cr_expect_eq(nsi[0].nsid, 2);
 	cr_expect_eq(nsi[0].capacity, 1048576);
 	cr_expect_eq(store_retrieve(&old, "on5", "five"), 0, "the namespace in use still serves");
-	cr_assert_eq(client_open(&cl), 0);
+	cr_assert_eq(tl_client_open(T.uri, &cl), 0);
 	cr_assert_eq(nkv_ctrl_get_info(cl.c, &info), 0);
 	cr_expect_eq(info.nsid, 2);
 	cr_expect_eq(store_retrieve(&cl, "on2", "two"), 0);
@@ -794,8 +771,8 @@ Test(rpc, namespace_add_serves_a_new_namespace_live)
 	cr_expect_eq(rpc_int(ns, "keys"), 1);
 	cr_expect_eq(rpc_int(ns_of(rpc_result(r), 5), "keys"), 1);
 	json_object_put(r);
-	client_close(&cl);
-	client_close(&old);
+	tl_client_close(&cl);
+	tl_client_close(&old);
 
 	call_err("namespace_add", "{\"nsid\":2,\"name\":\"again\"}", -32602, "nsid 2 is in use");
 	call_err("namespace_add", "{\"nsid\":33,\"name\":\"x\"}", -32602, "nsid");
@@ -924,7 +901,7 @@ Test(rpc, thousand_connections_refused_past_the_cap)
 	struct rlimit rl = { 4096, 4096 };
 	static int fds[1000];
 	struct json_object *r;
-	struct client cl;
+	struct tl_client cl;
 	int i, refused = 0, open_ok = 0;
 
 	getrlimit(RLIMIT_NOFILE, &rl);
@@ -932,7 +909,7 @@ Test(rpc, thousand_connections_refused_past_the_cap)
 		rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	cr_assert_eq(client_open(&cl), 0);	/* a client from before the flood */
+	cr_assert_eq(tl_client_open(T.uri, &cl), 0);	/* a client from before the flood */
 	for (i = 0; i < 1000; i++) {
 		fds[i] = rpc_connect(T.rsock);
 		open_ok += fds[i] >= 0;
@@ -960,7 +937,7 @@ Test(rpc, thousand_connections_refused_past_the_cap)
 	cr_expect_not_null(r, "the RPC server does not serve after the flood");
 	cr_expect_eq(rpc_code(r), 0);
 	json_object_put(r);
-	client_close(&cl);
+	tl_client_close(&cl);
 	cr_assert(rpc_proc_alive(&T));
 }
 
@@ -997,12 +974,12 @@ static void *dribbler(void *arg)
 Test(rpc, slow_sender_is_cut_off, .timeout = 30)
 {
 	struct dribble d = { rpc_connect(T.rsock), 0 };
-	struct client cl;
+	struct tl_client cl;
 	pthread_t t;
 	int n = 0;
 
 	cr_assert_geq(d.fd, 0);
-	cr_assert_eq(client_open(&cl), 0);
+	cr_assert_eq(tl_client_open(T.uri, &cl), 0);
 	cr_assert_eq(pthread_create(&t, NULL, dribbler, &d), 0);
 	/* Meanwhile the data path and other RPC clients are served. */
 	for (n = 0; n < 20; n++) {
@@ -1017,7 +994,7 @@ Test(rpc, slow_sender_is_cut_off, .timeout = 30)
 	cr_expect_eq(d.code, -32600, "the slow request got %d, want -32600 after 5 s", d.code);
 	cr_expect(rpc_proc_log_has(&T, "reason=request_timeout"));
 	close(d.fd);
-	client_close(&cl);
+	tl_client_close(&cl);
 	cr_assert(rpc_proc_alive(&T));
 }
 
@@ -1034,7 +1011,7 @@ Test(rpc, ns_map_names_a_backend_per_namespace)
 {
 	char map[256], dir[] = "/tmp/nkv-nsmap-XXXXXX", rm[64];
 	struct json_object *r;
-	struct client cl;
+	struct tl_client cl;
 	struct rpc_proc bad;
 
 	cr_assert_not_null(mkdtemp(dir));
@@ -1049,9 +1026,9 @@ Test(rpc, ns_map_names_a_backend_per_namespace)
 	cr_expect(json_object_get_boolean(json_object_object_get(ns_of(rpc_result(r), 3),
 								 "read_only")));
 	json_object_put(r);
-	cr_assert_eq(client_open(&cl), 0);
+	cr_assert_eq(tl_client_open(T.uri, &cl), 0);
 	cr_expect_eq(store_retrieve(&cl, "k", "v"), 0);
-	client_close(&cl);
+	tl_client_close(&cl);
 	rpc_proc_stop(&T);	/* the database closed before its directory goes */
 	snprintf(rm, sizeof(rm), "rm -rf %s", dir);
 	cr_expect_eq(system(rm), 0);
@@ -1100,7 +1077,7 @@ Test(rpc, tcp_only_target_lists_and_ends_tcp_connections, .timeout = 60)
 {
 	struct nkv_qpair_opts qo = { .size = sizeof(qo), .depth = 4 };
 	struct json_object *r, *st;
-	struct client cl;
+	struct tl_client cl;
 	char uri[64], params[96];
 	long long admin;
 	int n, i;
@@ -1144,7 +1121,7 @@ Test(rpc, tcp_only_target_lists_and_ends_tcp_connections, .timeout = 60)
 		usleep(10000);
 	}
 	cr_expect_lt(i, 200, "the closed admin queue is no longer listed");
-	client_close(&cl);
+	tl_client_close(&cl);
 	cr_expect(rpc_proc_alive(&T));
 }
 
@@ -1159,7 +1136,7 @@ Test(rpc, tcp_only_target_lists_and_ends_tcp_connections, .timeout = 60)
 Test(rpc, every_live_setting_under_a_storm, .timeout = 120)
 {
 	struct full_storm s = { 0 };
-	struct client b;
+	struct tl_client b;
 	char c;
 	int fd;
 
@@ -1171,11 +1148,11 @@ Test(rpc, every_live_setting_under_a_storm, .timeout = 120)
 	json_object_put(call_ok("log_level_set", "{\"level\":\"warn\"}"));
 
 	json_object_put(call_ok("target_set", "{\"max_conns\":1}"));
-	cr_expect_neq(client_open(&b), 0, "a second client past max_conns 1");
+	cr_expect_neq(tl_client_open(T.uri, &b), 0, "a second client past max_conns 1");
 	json_object_put(call_ok("target_set", "{\"max_conns\":16}"));
-	cr_assert_eq(client_open(&b), 0, "served again at 16");
+	cr_assert_eq(tl_client_open(T.uri, &b), 0, "served again at 16");
 	cr_expect_eq(store_retrieve(&b, "second", "client"), 0);
-	client_close(&b);
+	tl_client_close(&b);
 
 	json_object_put(call_ok("target_set", "{\"handshake_timeout_ms\":200,"
 				"\"idle_timeout_ms\":30000,\"msg_timeout_ms\":2000,"

@@ -12,7 +12,7 @@ test_tenant_owners_LDLIBS := -lcriterion
 
 $(B)/obj/tests/tenant/test_tenant_vfu.o: CPPFLAGS += $(JSONC_CFLAGS)
 TESTS += test_tenant_vfu
-test_tenant_vfu_SRCS = tests/tenant/test_tenant_vfu.c tests/lib/http_get.c $(TL_RPC_PROC)
+test_tenant_vfu_SRCS = tests/tenant/test_tenant_vfu.c tests/lib/http_get.c $(TL_RPC_PROC) $(TL_CLIENT)
 test_tenant_vfu_LIBS = $(LIBNKV)
 test_tenant_vfu_LDLIBS = -lcriterion $(LIBNKV_LDLIBS) $(JSONC_LIBS)
 $(B)/tests/test_tenant_vfu: | $(B)/bin/nkv-target

@@ -20,6 +20,7 @@
 #include "http_get.h"
 #include "nkv_host.h"
 #include "rpc_proc.h"
+#include "tl_client.h"
 
 static struct rpc_proc T;
 static uint16_t mport;	/* its --metrics port */
@@ -71,29 +72,14 @@ enum {
 	E_SYNC,
 };
 
-struct client {
-	struct nkv_ctrl *c;
-	struct nkv_qpair *q;
-};
-
-/* Become uid:gid, connect: 0 or connect's error. */
-static int become_and_connect(uint32_t uid, uint32_t gid, struct client *cl)
+static int become_and_connect(uint32_t uid, uint32_t gid, struct tl_client *cl)
 {
-	struct nkv_qpair_opts o = { .size = sizeof(o), .depth = 4 };
-	int rc;
-
 	if (setgroups(0, NULL) || setgid(gid) || setuid(uid))
 		_exit(E_CRED);
-	rc = nkv_ctrl_connect(T.uri, NULL, &cl->c);
-	if (rc)
-		return rc;
-	rc = nkv_qpair_create(cl->c, &o, &cl->q);
-	if (rc)
-		nkv_ctrl_close(cl->c);
-	return rc;
+	return tl_client_open(T.uri, cl);
 }
 
-static uint16_t st_store(struct client *cl, const char *key, uint32_t len)
+static uint16_t st_store(struct tl_client *cl, const char *key, uint32_t len)
 {
 	static char v[4096];
 	struct nkv_result res;
@@ -104,7 +90,7 @@ static uint16_t st_store(struct client *cl, const char *key, uint32_t len)
 	return res.status;
 }
 
-static uint16_t st_retrieve(struct client *cl, const char *key)
+static uint16_t st_retrieve(struct tl_client *cl, const char *key)
 {
 	char v[4096];
 	struct nkv_result res;
@@ -130,7 +116,7 @@ static int as_child(uint32_t uid, uint32_t gid, int (*fn)(uint32_t, uint32_t))
 
 static int denied_client(uint32_t uid, uint32_t gid)
 {
-	struct client cl;
+	struct tl_client cl;
 
 	/* ns 1 is the only namespace: absent for it, nothing to connect to */
 	return become_and_connect(uid, gid, &cl) == -ENODEV ? OK : E_CONNECT;
@@ -138,7 +124,7 @@ static int denied_client(uint32_t uid, uint32_t gid)
 
 static int ro_client(uint32_t uid, uint32_t gid)
 {
-	struct client cl;
+	struct tl_client cl;
 
 	if (become_and_connect(uid, gid, &cl))
 		return E_CONNECT;
@@ -151,7 +137,7 @@ static int ro_client(uint32_t uid, uint32_t gid)
 
 static int rw_client(uint32_t uid, uint32_t gid)
 {
-	struct client cl;
+	struct tl_client cl;
 
 	if (become_and_connect(uid, gid, &cl))
 		return E_CONNECT;
@@ -162,7 +148,7 @@ static int rw_client(uint32_t uid, uint32_t gid)
 
 static int seed_client(uint32_t uid, uint32_t gid)
 {
-	struct client cl;
+	struct tl_client cl;
 
 	if (become_and_connect(uid, gid, &cl))
 		return E_CONNECT;
@@ -188,7 +174,7 @@ static int sync_fd[2][2];
 
 static int revoked_client(uint32_t uid, uint32_t gid)
 {
-	struct client cl;
+	struct tl_client cl;
 	char b = 'r';
 
 	/* Only its own ends: a parent that dies ends the wait (EOF). */
@@ -265,7 +251,7 @@ Test(tenant_vfu, revoked_access_refuses_the_next_command)
 
 static int quota_client(uint32_t uid, uint32_t gid)
 {
-	struct client cl;
+	struct tl_client cl;
 
 	if (become_and_connect(uid, gid, &cl))
 		return E_CONNECT;
