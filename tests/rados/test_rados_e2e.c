@@ -902,8 +902,14 @@ Test(e2e, stopped_cluster_88h_with_default_timeouts)
 	el = e2e_now() - t0;
 	if (res.status) {	/* why, for the next look: the OSD's and the mon's side too */
 		e2e_tgt_log(&t, log, sizeof(log));
-		nkv_test_sh(5, clog, sizeof(clog), "tail -n 15 %s/log/osd.0.log; echo ---; "
-			    "tail -n 10 %s/log/cluster.log", cl.dir, cl.dir);
+		/* Why the OSD holds its ops (its op tracker's flag points:
+		 * "waiting for readable", "waiting for peered", ...), then the
+		 * OSD's log past its slow-request lines, then the cluster's. */
+		nkv_test_sh(10, clog, sizeof(clog), "timeout 5 ceph --admin-daemon "
+			    "%s/run/osd.0.asok dump_ops_in_flight 2>&1 | grep -E "
+			    "'\"(description|flag_point|age)\"' | head -n 9; echo ---; "
+			    "grep -v 'slow req\\|slow ops' %s/log/osd.0.log | tail -n 8; "
+			    "echo ---; tail -n 4 %s/log/cluster.log", cl.dir, cl.dir, cl.dir);
 	}
 	cr_assert_eq(res.status, 0, "no Store succeeded within %.1f s of SIGCONT (%d tries, the "
 		     "last status %#x); the target's log ends:\n%s\nthe OSD's and the cluster's "
