@@ -17,6 +17,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -55,6 +56,16 @@ static struct nkv_subsys *fz_subsys(void)
 	return fz_ss;
 }
 
+/* The harness could not set the connection up (not the target's answer
+ * to the fuzzer's bytes, which are not sent yet): say which step, then
+ * stop, so a rare failure on a loaded machine is not a bare signal. */
+static void fz_setup_failed(const char *step, uint8_t mode)
+{
+	fprintf(stderr, "fuzz_tcp_conn: setup failed before the input was sent: %s "
+		"(mode %u, errno %d: %s)\n", step, mode, errno, strerror(errno));
+	abort();
+}
+
 /* Bring the connection as far as mode says; the one the bytes go to. */
 static struct th *fz_prepare(uint8_t mode, uint16_t port, struct th *a, struct th *io)
 {
@@ -62,15 +73,15 @@ static struct th *fz_prepare(uint8_t mode, uint16_t port, struct th *a, struct t
 
 	if (!(mode & 3)) {
 		if (th_open(a, port, 2000))
-			abort();
+			fz_setup_failed("connect", mode);
 		return a;
 	}
 	if (th_admin(a, port, dg, dg, TH_SUBNQN, 0))
-		abort();
+		fz_setup_failed("admin queue (ICReq, Connect, CC.EN)", mode);
 	if (!(mode & 2))
 		return a;
 	if (th_io(io, a, 1))
-		abort();
+		fz_setup_failed("I/O queue (ICReq, Connect)", mode);
 	return io;
 }
 
