@@ -15,8 +15,9 @@
 #include "gpu.h"
 
 /* gpu if one is usable (and asked for, or by default), else cpu with a
- * note; --engine gpu without a GPU, or with a batch wider than its wave,
- * is a usage error that says why. */
+ * note; --engine gpu without a GPU is a usage error that says why. A
+ * batch wider than the GPU's wave is a block of waves, as on the cpu
+ * engine (the launcher's nkv_bk_run_block_kernel). */
 static int nkv_bench_engine(struct nkv_bench_opts *o, const char **note)
 {
 	static char why[256];
@@ -26,12 +27,6 @@ static int nkv_bench_engine(struct nkv_bench_opts *o, const char **note)
 	*note = NULL;
 	if (o->engine == NKV_BENCH_ENGINE_GPU && !gpu) {
 		fprintf(stderr, "nkv-bench: --engine gpu: %s; use --engine cpu\n", why);
-		return NKV_EXIT_USAGE;
-	}
-	if (gpu && o->engine != NKV_BENCH_ENGINE_CPU && o->batch > wave) {
-		fprintf(stderr, "nkv-bench: --batch-size %u on this GPU: a batch is one wave, and its "
-			"waves have %u lanes; use --batch-size %u or less (or --engine cpu)\n",
-			o->batch, wave, wave);
 		return NKV_EXIT_USAGE;
 	}
 	if (o->engine == NKV_BENCH_ENGINE_AUTO && !gpu) {

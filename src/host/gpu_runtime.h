@@ -12,10 +12,23 @@
  * Plain C against the runtime API; only kernels go through nvcc/hipcc.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "host/gpu.h"
+
+/*
+ * Copies to and from GPU memory go on one non-blocking stream of the
+ * device init chose, never the legacy default stream: a DMA message for
+ * a value in VRAM (memory mode 0x8, served while the kernel that asked
+ * for it still runs) copied on the default stream would wait for that
+ * kernel, which waits for the completion the copy holds up. The first
+ * lent GPU showed it: the target timed out and gave up the controller.
+ */
+static pthread_mutex_t nkv_rt_lock = PTHREAD_MUTEX_INITIALIZER;
+static NKV_RT(Stream_t) nkv_rt_stream;
+static int nkv_rt_dev = -1;
 
 static int nkv_rt_errno(NKV_RT(Error_t) e)
 {
@@ -44,8 +57,19 @@ static int nkv_rt_init(struct nkv_gpu_caps *caps, char *err, size_t errlen)
 		return -ENODEV;
 	}
 	r = NKV_RT(SetDevice)(dev);
+	pthread_mutex_lock(&nkv_rt_lock);
+	if (r == NKV_RT(Success) && nkv_rt_dev >= 0 && nkv_rt_dev != dev)
+		r = NKV_RT(ErrorInvalidDevice);
+	if (r == NKV_RT(Success) && nkv_rt_dev < 0) {
+		r = NKV_RT(StreamCreateWithFlags)(&nkv_rt_stream, NKV_RT(StreamNonBlocking));
+		if (r == NKV_RT(Success))
+			nkv_rt_dev = dev;
+	}
+	pthread_mutex_unlock(&nkv_rt_lock);
 	if (r != NKV_RT(Success)) {
-		snprintf(err, errlen, "set device %d: %s", dev, NKV_RT(GetErrorString)(r));
+		snprintf(err, errlen, "device %d%s: %s", dev,
+			 nkv_rt_dev >= 0 && nkv_rt_dev != dev ? " (this process uses another)" : "",
+			 NKV_RT(GetErrorString)(r));
 		return nkv_rt_errno(r);
 	}
 	caps->name = NKV_RT_NAME;
@@ -82,7 +106,9 @@ static int nkv_rt_dev_alloc(size_t len, uint64_t *dev)
 	int rc = nkv_rt_errno(NKV_RT(Malloc)(&d, len));
 
 	if (!rc)
-		rc = nkv_rt_errno(NKV_RT(Memset)(d, 0, len));
+		rc = nkv_rt_errno(NKV_RT(MemsetAsync)(d, 0, len, nkv_rt_stream));
+	if (!rc)
+		rc = nkv_rt_errno(NKV_RT(StreamSynchronize)(nkv_rt_stream));
 	if (rc) {
 		(void)NKV_RT(Free)(d);
 		return rc;
@@ -96,16 +122,29 @@ static void nkv_rt_dev_free(uint64_t dev)
 	(void)NKV_RT(Free)((void *)(uintptr_t)dev);
 }
 
+/* One copy on the copy stream, from any thread (the current device is
+ * per thread: a message thread has none set). */
+static int nkv_rt_copy(void *dst, const void *src, size_t len, int to_dev)
+{
+	NKV_RT(Error_t) r = NKV_RT(SetDevice)(nkv_rt_dev);
+
+	if (r == NKV_RT(Success))
+		r = NKV_RT(MemcpyAsync)(dst, src, len,
+					to_dev ? NKV_RT(MemcpyHostToDevice) : NKV_RT(MemcpyDeviceToHost),
+					nkv_rt_stream);
+	if (r == NKV_RT(Success))
+		r = NKV_RT(StreamSynchronize)(nkv_rt_stream);
+	return nkv_rt_errno(r);
+}
+
 static int nkv_rt_to_dev(uint64_t dev, const void *src, size_t len)
 {
-	return nkv_rt_errno(NKV_RT(Memcpy)((void *)(uintptr_t)dev, src, len,
-					   NKV_RT(MemcpyHostToDevice)));
+	return nkv_rt_copy((void *)(uintptr_t)dev, src, len, 1);
 }
 
 static int nkv_rt_from_dev(void *dst, uint64_t dev, size_t len)
 {
-	return nkv_rt_errno(NKV_RT(Memcpy)(dst, (const void *)(uintptr_t)dev, len,
-					   NKV_RT(MemcpyDeviceToHost)));
+	return nkv_rt_copy(dst, (const void *)(uintptr_t)dev, len, 0);
 }
 
 static const struct nkv_gpu_ops nkv_rt_ops = {
