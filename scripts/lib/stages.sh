@@ -5,6 +5,7 @@ NKV_FAILED=0
 NKV_SKIPPED=0
 NKV_FAILED_STAGES=()
 NKV_FAILED_TESTS=()	# "binary: [FAIL] suite::test" lines, repeated at the end
+NKV_FAILED_WHY=()	# their assertion messages, repeated after them (capped)
 NKV_T0=$(date +%s)
 
 # stage NAME CMD...: run CMD, time it, count it as one passed or failed
@@ -53,6 +54,12 @@ run_criterion() {
 		# The failures again at the end: a CI log is often read from its tail.
 		mapfile -t -O ${#NKV_FAILED_TESTS[@]} NKV_FAILED_TESTS < <(grep -E '^\[FAIL\]' <<<"$out" |
 			sed "s|^|$(basename "$t") ($dir): |")
+		# And why: each "Assertion Failed" line with its message lines
+		# (the diagnostics a flaky CI-only failure prints), 80 a binary.
+		mapfile -t -O ${#NKV_FAILED_WHY[@]} NKV_FAILED_WHY < <(awk -v b="$(basename "$t")" '
+			/^\[----\] .*(Assertion Failed|Test Crashed|Timed out)/ { on = 1; print b ": " $0; next }
+			on && /^\[----\]   / { if ($0 !~ /^\[----\] +$/) print b ": " $0; next }
+			{ on = 0 }' <<<"$out" | head -n 80)
 		read -r tested passing failing crashing skipped < <(echo "$out" |
 			sed -n 's/.*Tested: \([0-9]*\) | Passing: \([0-9]*\) | Failing: \([0-9]*\) | Crashing: \([0-9]*\).*/\1 \2 \3 \4/p' | tail -1)
 		if [ -z "${tested:-}" ]; then
@@ -131,6 +138,10 @@ finish() {
 	if [ ${#NKV_FAILED_TESTS[@]} -gt 0 ]; then
 		echo "=== failed tests:"
 		printf '  %s\n' "${NKV_FAILED_TESTS[@]}"
+	fi
+	if [ ${#NKV_FAILED_WHY[@]} -gt 0 ]; then
+		echo "=== why they failed (their assertion messages):"
+		printf '  %s\n' "${NKV_FAILED_WHY[@]}"
 	fi
 	echo "$NKV_PASSED passed, $NKV_FAILED failed, $NKV_SKIPPED skipped"
 	[ "$NKV_FAILED" -eq 0 ] && [ ${#NKV_FAILED_STAGES[@]} -eq 0 ]
