@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # nkv on a real GPU: nkv-bench --engine gpu (a GPU build: make GPU=cuda or
-# GPU=hip) runs every KV op with 1 and 4 queue pairs against its embedded
+# GPU=hip) runs every KV op with 1 and 4 queue pairs (a wave's batch of
+# 32; and block batches of 256 for three of them) against its embedded
 # nkv-target, each under `timeout`, and, where compute-sanitizer exists,
 # once more under its synccheck and racecheck tools. One line per case:
 #   NKV-GPU <case> PASS|FAIL|SKIP [why]
@@ -21,6 +22,9 @@ for q in 1 4; do
 		cases+=("$op-q$q")
 	done
 done
+# A batch wider than a wave: a block of 8 waves per queue pair, its
+# shared-memory hand-offs and barriers (nkv_block.h) under the same tools.
+cases+=(store-b256-q1 retrieve-b256-q1 exist-b256-q4)
 # Values in GPU memory (memory mode 0x8, reached by DMA messages served
 # with the runtime's copies), and Retrieves straight into GPU memory the
 # library allocates (tests/gpu/region_check: byte-checked, GB/s beside the
@@ -58,13 +62,17 @@ if [ $? -eq 2 ] && grep -q -- "--engine gpu:" <<<"$probe"; then
 	exit 0
 fi
 
-# run NAME PREFIX...: one nkv-bench run, PASS when it exits 0 (every
-# value verified, no device error, no failed queue pair).
+# run NAME CASE PREFIX...: one nkv-bench run of CASE (OP[-bBATCH]-qQUEUES),
+# PASS when it exits 0 (every value verified, no device error, no failed
+# queue pair).
 run() {
-	local name=$1 op=${2%-q*} q=${2#*-q} out rc
+	local name=$1 spec=${2%-q*} q=${2##*-q} op b=32 out rc
 	shift 2
+	op=${spec%-b*}
+	[ "$op" = "$spec" ] || b=${spec##*-b}
 	out=$(timeout "$limit" "$@" "$bench" --engine gpu --kv-op "$op" --num-queues "$q" \
-		--num-keys 1024 --batch-size 32 --iterations 2 2>&1)
+		--num-keys 1024 --batch-size "$b" --queue-length $((b > 128 ? 2 * b : 256)) \
+		--iterations 2 2>&1)
 	rc=$?
 	if [ $rc -eq 0 ]; then
 		echo "NKV-GPU $name PASS"
