@@ -57,31 +57,38 @@ static struct nkv_subsys *fz_subsys(void)
 }
 
 /* The harness could not set the connection up (not the target's answer
- * to the fuzzer's bytes, which are not sent yet): say which step, then
- * stop, so a rare failure on a loaded machine is not a bare signal. */
-static void fz_setup_failed(const char *step, uint8_t mode)
+ * to the fuzzer's bytes, which are not sent yet): say which step and
+ * what it returned (-errno, or an NVMe status for Connect), then stop,
+ * so a rare failure on a loaded machine is not a bare signal. */
+static void fz_setup_failed(const char *step, uint8_t mode, int rc)
 {
 	fprintf(stderr, "fuzz_tcp_conn: setup failed before the input was sent: %s "
-		"(mode %u, errno %d: %s)\n", step, mode, errno, strerror(errno));
+		"(mode %u, returned %d%s%s)\n", step, mode, rc, rc < 0 ? ": " : "",
+		rc < 0 ? strerror(-rc) : "");
 	abort();
 }
 
 /* Bring the connection as far as mode says; the one the bytes go to. */
 static struct th *fz_prepare(uint8_t mode, uint16_t port, struct th *a, struct th *io)
 {
-	int dg = !!(mode & 4);
+	int dg = !!(mode & 4), rc;
 
 	if (!(mode & 3)) {
-		if (th_open(a, port, 2000))
-			fz_setup_failed("connect", mode);
+		if ((rc = th_open(a, port, 2000)) != 0)
+			fz_setup_failed("connect", mode, rc);
 		return a;
 	}
-	if (th_admin(a, port, dg, dg, TH_SUBNQN, 0))
-		fz_setup_failed("admin queue (ICReq, Connect, CC.EN)", mode);
+	if ((rc = th_admin(a, port, dg, dg, TH_SUBNQN, 0)) != 0)
+		fz_setup_failed("admin queue (ICReq, Connect, CC.EN)", mode, rc);
 	if (!(mode & 2))
 		return a;
-	if (th_io(io, a, 1))
-		fz_setup_failed("I/O queue (ICReq, Connect)", mode);
+	/* th_io's steps one by one, so a failure names its own. */
+	if ((rc = th_open(io, port, 10000)) != 0)
+		fz_setup_failed("I/O queue connect", mode, rc);
+	if ((rc = th_ic(io, a->hdgst, a->ddgst)) != 0)
+		fz_setup_failed("I/O queue ICReq", mode, rc);
+	if ((rc = th_connect(io, 1, a->cntlid, a->hostnqn, a->subnqn, 0)) != 0)
+		fz_setup_failed("I/O queue Connect (NVMe status)", mode, rc);
 	return io;
 }
 

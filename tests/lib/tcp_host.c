@@ -14,6 +14,28 @@
 
 #include "tcp_host.h"
 
+/* A connect() a signal interrupted goes on in the background (a fuzzer's
+ * SIGALRM once came at just that moment): wait for it and take its result,
+ * 0 or -1 with errno set. */
+static int th_connect_wait(int fd, uint32_t deadline_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	socklen_t l = sizeof(int);
+	int n, e = 0;
+
+	do
+		n = poll(&p, 1, (int)deadline_ms);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0) {
+		errno = n ? errno : ETIMEDOUT;
+		return -1;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l))
+		return -1;
+	errno = e;
+	return e ? -1 : 0;
+}
+
 int th_open(struct th *t, uint16_t port, uint32_t deadline_ms)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
@@ -30,7 +52,8 @@ int th_open(struct th *t, uint16_t port, uint32_t deadline_ms)
 	setsockopt(t->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(t->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	setsockopt(t->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (connect(t->fd, (struct sockaddr *)&a, sizeof(a))) {
+	if (connect(t->fd, (struct sockaddr *)&a, sizeof(a)) &&
+	    (errno != EINTR || th_connect_wait(t->fd, deadline_ms))) {
 		int e = -errno;
 
 		close(t->fd);

@@ -922,13 +922,19 @@ Test(e2e, stopped_cluster_88h_with_default_timeouts)
 		e2e_tgt_log(&t, log, sizeof(log));
 		/* Why the OSD holds its ops: the oldest one's events (the
 		 * reason it is "delayed": waiting for readable, peered,
-		 * map...), then the OSD's log past its slow-request lines,
-		 * then the cluster's. */
-		nkv_test_sh(10, clog, sizeof(clog), "timeout 5 ceph --admin-daemon "
+		 * map...); the osdmap's flags and health (writes paused for
+		 * a full cluster?); the OSD's log past its slow-request
+		 * lines, then the cluster's. nkv_test_sh wraps the line in
+		 * sh -c '...': no single quotes in it. */
+		nkv_test_sh(20, clog, sizeof(clog), "timeout 5 ceph --admin-daemon "
 			    "%s/run/osd.0.asok dump_ops_in_flight 2>&1 | grep -E "
-			    "'\"(description|flag_point|age|event)\"' | head -n 14; echo ---; "
-			    "grep -v 'slow req\\|slow ops' %s/log/osd.0.log | tail -n 6; "
-			    "echo ---; tail -n 3 %s/log/cluster.log", cl.dir, cl.dir, cl.dir);
+			    "\"(description|flag_point|age|event)\" | head -n 14; echo ---; "
+			    "timeout 5 ceph -c %s/ceph.conf osd dump 2>&1 | "
+			    "grep -E \"^(epoch|flags|osd\\.0)\"; timeout 5 ceph -c %s/ceph.conf "
+			    "health detail 2>&1 | head -n 4; echo ---; "
+			    "grep -v \"slow req\\|slow ops\" %s/log/osd.0.log | tail -n 8; "
+			    "echo ---; tail -n 4 %s/log/cluster.log", cl.dir, cl.dir, cl.dir, cl.dir,
+			    cl.dir);
 	}
 	cr_assert_eq(res.status, 0, "no Store succeeded within %.1f s of SIGCONT (%d tries, the "
 		     "last status %#x); a fresh rados client: %s; the target's log ends:\n%s\n"
