@@ -165,9 +165,10 @@ osd op num shards = 1
 # One OSD and no peers: a PG's read lease (osd heartbeat grace x 0.8)
 # must outlast any freeze a test makes (SIGSTOP, ~20-40 s under CI
 # load). A size-1 PG whose lease ran out while its OSD was stopped can
-# stay laggy after SIGCONT, every client op to it parked in
-# waiting_for_readable (Ceph tracker 61650, fixed after Pacific): CI saw
-# writes hang for 90 s while other PGs served. 120 s: a 96 s lease.
+# stay laggy after SIGCONT, its client ops parked in waiting_for_readable
+# (Ceph tracker 61650 is such a stall); the likeliest reading of CI's
+# Stores hanging 90 s after a freeze while a stat to another PG
+# answered (docs/ceph.md). 120 s: a 96 s lease.
 osd heartbeat grace = 120
 osd op num threads per shard = 2
 
