@@ -38,7 +38,6 @@ static void stop(void)
 
 TestSuite(rpc, .init = start, .fini = stop, .timeout = 60);
 
-/* A libnkv client of the target: a controller and one queue pair. */
 /* Store key=val and read it back: 0 when both succeed and match. */
 static int store_retrieve(struct tl_client *cl, const char *key, const char *val)
 {
