@@ -11,6 +11,7 @@
 
 #include "delay_be.h"
 #include "tgt_host.h"
+#include "nvmf/fabrics.h"
 #include "target/core/poller.h"
 
 static struct h H;
@@ -433,6 +434,42 @@ Test(queue, poller_sleeps_sooner_with_commands_at_backend)
 	cr_assert_eq(nkv_tgt_ctrl_inflight(H.c), 1);
 	cr_assert_eq(nkv_tgt_poller_sleep_ns(&p, H.c), NKV_TGT_POLL_WAIT_SLEEP_NS,
 		     "50 ms into the wait: the longest sleep");
+}
+
+/* A held Asynchronous Event Request is no command at the backend: it
+ * waits for an event that may never come, and no completion will wake
+ * the thread. libnkv keeps one held on every controller; counted as work
+ * it made the poll thread sleep 10 us after each batch and see the next
+ * doorbell up to the poll interval late (4 KiB batches of 32 from the
+ * cpu engine: 165 us a batch, 31 us without it; docs/bench.md). */
+Test(queue, poller_held_aer_is_not_work)
+{
+	struct nkv_tgt_poller p;
+	struct nkv_sqe s = { 0 };
+	uint64_t t0;
+	uint32_t i;
+	int next;
+
+	up(NULL, 16);
+	s.cdw0 = NKV_ADM_ASYNC_EVENT;
+	h_submit(&H, 0, &s);
+	nkv_tgt_poller_init(&p, 1000);
+	for (i = 0; i < 1000 && !nkv_tgt_ctrl_inflight(H.c); i++)
+		nkv_tgt_poller_pass(&p, H.c);
+	cr_assert_eq(nkv_tgt_ctrl_inflight(H.c), 1, "the AER is held");
+	cr_assert_eq(nkv_tgt_ctrl_at_work(H.c), 0, "and not at work");
+	t0 = nkv_tgt_now_ns();
+	do {
+		nkv_tgt_poller_pass(&p, H.c);
+		next = nkv_tgt_poller_next(&p, H.c);
+	} while (next != NKV_TGT_POLL_SLEEP);
+	cr_assert_geq(nkv_tgt_now_ns() - t0, NKV_TGT_POLL_SPIN_NS,
+		      "the idle spin (%llu ns), not the shorter one of commands at the backend",
+		      (unsigned long long)NKV_TGT_POLL_SPIN_NS);
+	usleep(20000);
+	cr_assert_eq(nkv_tgt_poller_sleep_ns(&p, H.c), 1000,
+		     "the interval: no completion is coming to wake a longer sleep");
+	cr_assert_eq(nkv_tgt_ctrl_inflight(H.c), 1, "still held");
 }
 
 /* Without commands at the backend the sleep is the interval, however

@@ -569,6 +569,11 @@ uint32_t nkv_tgt_ctrl_inflight(const struct nkv_tgt_ctrl *c)
 	return c->inflight;
 }
 
+uint32_t nkv_tgt_ctrl_at_work(const struct nkv_tgt_ctrl *c)
+{
+	return c->inflight - c->naer;
+}
+
 static int nkv_tgt_overlap(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
 {
 	return a < b + blen && b < a + alen;

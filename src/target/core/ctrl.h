@@ -216,6 +216,10 @@ uint32_t nkv_tgt_ctrl_trim(struct nkv_tgt_ctrl *c, uint32_t keep);
 
 /* Commands fetched whose completion is not yet posted. */
 uint32_t nkv_tgt_ctrl_inflight(const struct nkv_tgt_ctrl *c);
+/* Those of them at work (at the backend, or being served): all but the
+ * held Asynchronous Event Requests, which wait for an event that may
+ * never come. The poller's measure of "commands at the backend". */
+uint32_t nkv_tgt_ctrl_at_work(const struct nkv_tgt_ctrl *c);
 /* Is [iova, iova+len) used by a queue or an in-flight command? The
  * transport refuses to unmap such memory. */
 int nkv_tgt_ctrl_dma_busy(const struct nkv_tgt_ctrl *c, uint64_t iova, uint64_t len);

@@ -40,7 +40,7 @@ enum nkv_tgt_poll_next nkv_tgt_poller_decide(struct nkv_tgt_poller *p, struct nk
 	if (p->work)
 		p->work_ns = now;
 	p->work = 0;
-	sleep = now - p->work_ns >= (c && nkv_tgt_ctrl_inflight(c) ?
+	sleep = now - p->work_ns >= (c && nkv_tgt_ctrl_at_work(c) ?
 				     NKV_TGT_POLL_WAIT_SPIN_NS : NKV_TGT_POLL_SPIN_NS);
 	if (!sleep && now - p->work_ns >= NKV_TGT_POLL_YIELD_NS)
 		sched_yield();	/* a client on this core reaps and submits now */
@@ -65,7 +65,7 @@ static uint64_t nkv_tgt_poller_nap_ns(const struct nkv_tgt_poller *p, struct nkv
 {
 	uint64_t waited, nap;
 
-	if (!c || !nkv_tgt_ctrl_inflight(c) || p->interval_ns >= NKV_TGT_POLL_WAIT_SLEEP_NS)
+	if (!c || !nkv_tgt_ctrl_at_work(c) || p->interval_ns >= NKV_TGT_POLL_WAIT_SLEEP_NS)
 		return p->interval_ns;
 	waited = nkv_tgt_now_ns() - p->work_ns;
 	if (waited < NKV_TGT_POLL_WAIT_LONG_NS)

@@ -16,7 +16,9 @@
  * commands at the backend it sleeps after NKV_TGT_POLL_WAIT_SPIN_NS
  * already: their completions wake it, and a backend that takes hundreds
  * of us (RADOS) shares the cores with its daemons, which a spinning
- * thread slows. Doorbells in shared memory wake nobody: the poll
+ * thread slows. Held Asynchronous Event Requests are not such commands
+ * (nkv_tgt_ctrl_at_work): no completion of theirs is coming, and libnkv
+ * keeps one held on every controller. Doorbells in shared memory wake nobody: the poll
  * interval bounds how late a doorbell rung after a quiet spell is seen.
  * While commands have been at the backend for NKV_TGT_POLL_WAIT_LONG_NS
  * that bound is relaxed, since their completions wake the thread: the
