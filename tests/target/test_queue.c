@@ -359,7 +359,7 @@ Test(queue, trace_callback)
 Test(queue, poller_sleeps_when_idle)
 {
 	struct nkv_tgt_poller p;
-	uint64_t t0 = nkv_tgt_now_ns();
+	uint64_t t0 = nkv_tgt_now_ns(), ns;
 	uint32_t i, checks = 0;
 	int next;
 
@@ -393,9 +393,14 @@ Test(queue, poller_sleeps_when_idle)
 		next = nkv_tgt_poller_next(&p, H.c);
 	}
 	cr_assert_neq(next, NKV_TGT_POLL_SLEEP, "no sleep right after work");
-	/* Default interval; a disabled controller sleeps until woken. */
+	/* Default interval (unless this thread lost the CPU for the 1 ms
+	 * after which an idle sleep grows); a disabled controller sleeps
+	 * until woken. */
+	t0 = nkv_tgt_now_ns();
 	nkv_tgt_poller_init(&p, 0);
-	cr_assert_eq(nkv_tgt_poller_sleep_ns(&p, H.c), NKV_TGT_POLL_INTERVAL_NS);
+	ns = nkv_tgt_poller_sleep_ns(&p, H.c);
+	if (nkv_tgt_now_ns() - t0 < NKV_TGT_POLL_WAIT_LONG_NS)
+		cr_assert_eq(ns, NKV_TGT_POLL_INTERVAL_NS);
 	nkv_tgt_ctrl_reg_write(H.c, NKV_REG_CC, 0, 4);
 	cr_assert_eq(nkv_tgt_poller_sleep_ns(&p, H.c), 0);
 	cr_assert_eq(nkv_tgt_poller_sleep_ns(&p, NULL), 0);
@@ -466,23 +471,31 @@ Test(queue, poller_held_aer_is_not_work)
 	cr_assert_geq(nkv_tgt_now_ns() - t0, NKV_TGT_POLL_SPIN_NS,
 		      "the idle spin (%llu ns), not the shorter one of commands at the backend",
 		      (unsigned long long)NKV_TGT_POLL_SPIN_NS);
-	usleep(20000);
-	cr_assert_eq(nkv_tgt_poller_sleep_ns(&p, H.c), 1000,
-		     "the interval: no completion is coming to wake a longer sleep");
 	cr_assert_eq(nkv_tgt_ctrl_inflight(H.c), 1, "still held");
 }
 
-/* Without commands at the backend the sleep is the interval, however
- * long the thread has been idle: a doorbell wakes nobody. */
-Test(queue, poller_idle_sleep_stays_the_interval)
+/* Idle too, the sleep is the interval for the first
+ * NKV_TGT_POLL_WAIT_LONG_NS, then grows to NKV_TGT_POLL_WAIT_SLEEP_NS: a
+ * doorbell after a quiet spell is seen that much later, and an idle
+ * controller at a 1 us interval (libnkv's tcp: front) no longer keeps a
+ * CPU busy (101 % of one before, 12 % with it, docs/bench.md). */
+Test(queue, poller_long_idle_sleeps_longer)
 {
 	struct nkv_tgt_poller p;
+	uint64_t t0, ns;
 
 	up(NULL, 16);
+	t0 = nkv_tgt_now_ns();
 	nkv_tgt_poller_init(&p, 1000);
-	usleep(20000);
+	ns = nkv_tgt_poller_sleep_ns(&p, H.c);
+	if (nkv_tgt_now_ns() - t0 < NKV_TGT_POLL_WAIT_LONG_NS)	/* not descheduled */
+		cr_assert_eq(ns, 1000, "idle a moment: the interval");
 	cr_assert_eq(nkv_tgt_ctrl_inflight(H.c), 0);
-	cr_assert_eq(nkv_tgt_poller_sleep_ns(&p, H.c), 1000);
+	usleep(20000);
+	cr_assert_eq(nkv_tgt_poller_sleep_ns(&p, H.c), NKV_TGT_POLL_WAIT_SLEEP_NS,
+		     "idle 20 ms: the longest sleep");
+	p.interval_ns = 500000;
+	cr_assert_eq(nkv_tgt_poller_sleep_ns(&p, H.c), 500000, "never below the interval");
 }
 
 struct poll_arg {

@@ -60,12 +60,12 @@ void nkv_tgt_poller_woken(struct nkv_tgt_poller *p)
 	p->work_ns = nkv_tgt_now_ns();
 }
 
-/* The interval, or longer while commands are at the backend. */
+/* The interval, or longer after a long wait, idle or not (poller.h). */
 static uint64_t nkv_tgt_poller_nap_ns(const struct nkv_tgt_poller *p, struct nkv_tgt_ctrl *c)
 {
 	uint64_t waited, nap;
 
-	if (!c || !nkv_tgt_ctrl_at_work(c) || p->interval_ns >= NKV_TGT_POLL_WAIT_SLEEP_NS)
+	if (!c || p->interval_ns >= NKV_TGT_POLL_WAIT_SLEEP_NS)
 		return p->interval_ns;
 	waited = nkv_tgt_now_ns() - p->work_ns;
 	if (waited < NKV_TGT_POLL_WAIT_LONG_NS)
@@ -81,8 +81,8 @@ uint64_t nkv_tgt_poller_sleep_ns(const struct nkv_tgt_poller *p, struct nkv_tgt_
 	return nkv_tgt_poller_nap_ns(p, c);
 }
 
-/* Sleep up to the interval (longer with commands at the backend), woken
- * early by a backend completion. */
+/* Sleep up to the interval (longer after a long wait), woken early by a
+ * backend completion. */
 static void nkv_tgt_poller_sleep(struct nkv_tgt_poller *p, struct nkv_tgt_ctrl *c)
 {
 	uint64_t ns = nkv_tgt_poller_nap_ns(p, c);

@@ -18,17 +18,21 @@
  * of us (RADOS) shares the cores with its daemons, which a spinning
  * thread slows. Held Asynchronous Event Requests are not such commands
  * (nkv_tgt_ctrl_at_work): no completion of theirs is coming, and libnkv
- * keeps one held on every controller. Doorbells in shared memory wake nobody: the poll
- * interval bounds how late a doorbell rung after a quiet spell is seen.
- * While commands have been at the backend for NKV_TGT_POLL_WAIT_LONG_NS
- * that bound is relaxed, since their completions wake the thread: the
- * sleep grows with the wait, a quarter of the time since the last work,
- * up to NKV_TGT_POLL_WAIT_SLEEP_NS (never below the interval). A 1 us
- * interval (libnkv's tcp: front) made the thread wake ~every 3 us
- * through a 10 ms 32 MiB Retrieve: most of a core on the 2-core VM,
- * taken from the threads moving the bytes. Shorter waits keep the
- * interval: a thread asleep for longer is woken across an idle virtual
- * CPU, tens of us that a 4 KiB round trip through the front felt.
+ * keeps one held on every controller.
+ * Doorbells in shared memory wake nobody: the sleep bounds how late a
+ * doorbell rung after a quiet spell is seen. A wait of
+ * NKV_TGT_POLL_WAIT_LONG_NS or more, idle or with commands at the
+ * backend (whose completions wake the thread anyway), relaxes that
+ * bound: the sleep grows with the wait, a quarter of the time since the
+ * last work, up to NKV_TGT_POLL_WAIT_SLEEP_NS (never below the
+ * interval), so a doorbell after a quiet spell of T is seen within
+ * max(interval, min(T/4, 200 us)). At a 1 us interval (libnkv's tcp:
+ * front) the thread otherwise woke ~every 3 us through a 10 ms 32 MiB
+ * Retrieve (most of a core on the 2-core VM, taken from the threads
+ * moving the bytes) and kept a whole CPU busy while its controller sat
+ * idle (12 % with the growing sleep). Shorter waits keep the interval:
+ * a thread asleep for longer is woken across an idle virtual CPU, tens
+ * of us that a 4 KiB round trip through the front felt.
  * Going to sleep gives a burst's command objects back (nkv_tgt_ctrl_trim).
  * Idle for NKV_TGT_POLL_YIELD_NS, the thread yields at each clock read
  * (sched_yield: returns at once when nothing else waits for the core),
@@ -58,7 +62,7 @@
 #define NKV_TGT_POLL_YIELD_NS 20000ull	/* idle this long: yield each clock read */
 #define NKV_TGT_POLL_INTERVAL_NS 100000ull	/* default longest sleep */
 #define NKV_TGT_POLL_WAIT_LONG_NS 1000000ull	/* a wait this long may sleep longer */
-#define NKV_TGT_POLL_WAIT_SLEEP_NS 200000ull	/* longest sleep, commands at the backend */
+#define NKV_TGT_POLL_WAIT_SLEEP_NS 200000ull	/* longest sleep after a long wait */
 
 /* What the poll thread does after a pass. */
 enum nkv_tgt_poll_next {
@@ -148,9 +152,9 @@ void nkv_tgt_poller_woken(struct nkv_tgt_poller *p);
 
 /*
  * How long to sleep: the poll interval while c is ready (doorbells in
- * shared memory wake nobody); with commands at the backend for
- * NKV_TGT_POLL_WAIT_LONG_NS, a quarter of the wait so far if that is
- * longer, up to NKV_TGT_POLL_WAIT_SLEEP_NS.
+ * shared memory wake nobody); after NKV_TGT_POLL_WAIT_LONG_NS since the
+ * last work, a quarter of that time if it is longer, up to
+ * NKV_TGT_POLL_WAIT_SLEEP_NS.
  * 0 for a controller that is not ready (or none): it has no queues to
  * poll, and only what wakes the thread (register writes, backend
  * completions) can give it work, so the caller sleeps as long as its
