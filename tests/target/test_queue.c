@@ -478,7 +478,7 @@ Test(queue, poller_held_aer_is_not_work)
  * NKV_TGT_POLL_WAIT_LONG_NS, then grows to NKV_TGT_POLL_WAIT_SLEEP_NS: a
  * doorbell after a quiet spell is seen that much later, and an idle
  * controller at a 1 us interval (libnkv's tcp: front) no longer keeps a
- * CPU busy (101 % of one before, 12 % with it, docs/bench.md). */
+ * CPU busy (101 % of one without the growth, 11 % with it, docs/bench.md). */
 Test(queue, poller_long_idle_sleeps_longer)
 {
 	struct nkv_tgt_poller p;

@@ -30,7 +30,7 @@
  * front) the thread otherwise woke ~every 3 us through a 10 ms 32 MiB
  * Retrieve (most of a core on the 2-core VM, taken from the threads
  * moving the bytes) and kept a whole CPU busy while its controller sat
- * idle (12 % with the growing sleep). Shorter waits keep the interval:
+ * idle (11 % with the growing sleep). Shorter waits keep the interval:
  * a thread asleep for longer is woken across an idle virtual CPU, tens
  * of us that a 4 KiB round trip through the front felt.
  * Going to sleep gives a burst's command objects back (nkv_tgt_ctrl_trim).
