@@ -571,7 +571,10 @@ uint32_t nkv_tgt_ctrl_inflight(const struct nkv_tgt_ctrl *c)
 
 uint32_t nkv_tgt_ctrl_at_work(const struct nkv_tgt_ctrl *c)
 {
-	return c->inflight - c->naer;
+	/* A held AER is one of the commands in flight (the shutdown above
+	 * waits for inflight == naer); the guard keeps a slip from reading
+	 * as 4 billion commands at work. */
+	return c->inflight > c->naer ? c->inflight - c->naer : 0;
 }
 
 static int nkv_tgt_overlap(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
