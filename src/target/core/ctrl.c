@@ -537,7 +537,7 @@ int nkv_tgt_ctrl_poll(struct nkv_tgt_ctrl *c)
 	work += nkv_tgt_handoff_drain(c);
 	/* Held AERs are answered by events, not by work: they never end a
 	 * shutdown's wait (Linux sends one when OAES is set, then CC.SHN). */
-	if (c->shutting_down && c->inflight == c->naer) {
+	if (c->shutting_down && !nkv_tgt_ctrl_at_work(c)) {
 		c->csts = (uint32_t)NKV_SET(c->csts, NKV_CSTS_SHST_SHIFT, 2,
 					    NKV_CSTS_SHST_COMPLETE);
 		c->shutting_down = 0;
@@ -571,9 +571,9 @@ uint32_t nkv_tgt_ctrl_inflight(const struct nkv_tgt_ctrl *c)
 
 uint32_t nkv_tgt_ctrl_at_work(const struct nkv_tgt_ctrl *c)
 {
-	/* A held AER is one of the commands in flight (the shutdown above
-	 * waits for inflight == naer); the guard keeps a slip from reading
-	 * as 4 billion commands at work. */
+	/* A held AER is one of the commands in flight; the guard keeps a
+	 * slip from reading as 4 billion commands at work. The poller and a
+	 * shutdown's wait (above) both ask this. */
 	return c->inflight > c->naer ? c->inflight - c->naer : 0;
 }
 
