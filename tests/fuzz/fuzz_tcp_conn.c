@@ -72,6 +72,7 @@ static void fz_setup_failed(const char *step, uint8_t mode, int rc)
 static struct th *fz_prepare(uint8_t mode, uint16_t port, struct th *a, struct th *io)
 {
 	int dg = !!(mode & 4), rc;
+	const char *step;
 
 	if (!(mode & 3)) {
 		if ((rc = th_open(a, port, 2000)) != 0)
@@ -82,13 +83,12 @@ static struct th *fz_prepare(uint8_t mode, uint16_t port, struct th *a, struct t
 		fz_setup_failed("admin queue (ICReq, Connect, CC.EN)", mode, rc);
 	if (!(mode & 2))
 		return a;
-	/* th_io's steps one by one, so a failure names its own. */
-	if ((rc = th_open(io, port, 10000)) != 0)
-		fz_setup_failed("I/O queue connect", mode, rc);
-	if ((rc = th_ic(io, a->hdgst, a->ddgst)) != 0)
-		fz_setup_failed("I/O queue ICReq", mode, rc);
-	if ((rc = th_connect(io, 1, a->cntlid, a->hostnqn, a->subnqn, 0)) != 0)
-		fz_setup_failed("I/O queue Connect (NVMe status)", mode, rc);
+	if ((rc = th_io_steps(io, a, 1, &step)) != 0) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "I/O queue %s", step);
+		fz_setup_failed(what, mode, rc);
+	}
 	return io;
 }
 

@@ -391,11 +391,25 @@ int th_admin_as(struct th *t, uint16_t port, const char *hostnqn, int hdgst, int
 	return csts & NKV_CSTS_RDY ? 0 : -1;
 }
 
+int th_io_steps(struct th *t, const struct th *admin, uint16_t qid, const char **step)
+{
+	int rc;
+
+	*step = "connect";
+	if ((rc = th_open(t, admin->port, 10000)) != 0)
+		return rc;
+	*step = "ICReq";
+	if ((rc = th_ic(t, admin->hdgst, admin->ddgst)) != 0)
+		return rc;
+	*step = "Connect (NVMe status)";
+	return th_connect(t, qid, admin->cntlid, admin->hostnqn, admin->subnqn, 0);
+}
+
 int th_io(struct th *t, const struct th *admin, uint16_t qid)
 {
-	if (th_open(t, admin->port, 10000) || th_ic(t, admin->hdgst, admin->ddgst))
-		return -1;
-	return th_connect(t, qid, admin->cntlid, admin->hostnqn, admin->subnqn, 0) ? -1 : 0;
+	const char *step;
+
+	return th_io_steps(t, admin, qid, &step) ? -1 : 0;
 }
 
 /* A KV SQE: a key of 1..16 bytes inline, a longer one in head form (KL 0). */

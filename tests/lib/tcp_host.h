@@ -60,6 +60,9 @@ int th_admin_as(struct th *t, uint16_t port, const char *hostnqn, int hdgst, int
 		const char *subnqn, uint32_t kato_ms);
 /* Open, IC, I/O Connect qid to admin's controller (its subsystem): 0 or -1. */
 int th_io(struct th *t, const struct th *admin, uint16_t qid);
+/* The same, saying which step failed: 0, or that step's own result
+ * (-errno, or Connect's NVMe status) with its name in *step. */
+int th_io_steps(struct th *t, const struct th *admin, uint16_t qid, const char **step);
 
 /*
  * One command: h2c (h2c_len bytes) goes in-capsule if it fits, else by
