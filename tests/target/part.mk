@@ -29,6 +29,13 @@ test_tgt_queue_SRCS = tests/target/test_queue.c $(TL_TGT_HOST) $(NKV_TGT_CORE)
 test_tgt_queue_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
 TSAN_TESTS += test_tgt_queue
 
+# An SQ burst's ops left for the backend's poll; completions from a
+# backend thread held for one wake-up (core/handoff.c).
+TESTS += test_tgt_handoff
+test_tgt_handoff_SRCS = tests/target/test_handoff.c $(TL_TGT_HOST) $(NKV_TGT_CORE)
+test_tgt_handoff_LDLIBS := $(NKV_TGT_TEST_LDLIBS)
+TSAN_TESTS += test_tgt_handoff
+
 # cpu-engine waves (nkv_dev.h) against the core; the engine's sources are
 # the device part's, compiled here only.
 TESTS += test_tgt_cpu_waves

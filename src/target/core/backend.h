@@ -118,6 +118,26 @@ int nkv_be_list_add(struct nkv_be_op *op, const uint8_t *key, uint32_t klen);
 void *nkv_be_direct(struct nkv_be_op *op);
 void nkv_be_produced(struct nkv_be_op *op, uint64_t n);
 
+/*
+ * Inside submit: whether the op may be left for later, for be->ops->poll
+ * to run once the poll thread has submitted the rest of its burst (a
+ * burst's small reads then shared with a thread of the backend's, which
+ * the burst's later ops keep busy). 1: poll will be called on this
+ * thread before the burst's completions are posted; 0: no burst (a
+ * capsule, a direct caller, a full list): serve op as usual.
+ */
+int nkv_be_poll_later(struct nkv_be *be);
+
+/*
+ * Around a run of done() calls on a thread of the backend's own (a
+ * batch's completions): the poll threads they go to are woken once, at
+ * the release, not at each done(). Woken at the first, a poll thread on
+ * the same core takes the core, posts one completion, and is woken again
+ * for the next. Holds nest; release on the thread that held.
+ */
+void nkv_be_done_hold(void);
+void nkv_be_done_release(void);
+
 /* One figure of a backend's own for the metrics endpoint (docs/metrics.md):
  * shown as nkv_backend_NAME{nsid,name,backend}. */
 struct nkv_be_metric {
@@ -161,6 +181,10 @@ struct nkv_be_ops {
 	void (*attached)(struct nkv_be *be);
 	/* Wait for every submitted op to complete, then free everything. */
 	void (*destroy)(struct nkv_be *be);
+	/* NULL, or run what submit left for later (nkv_be_poll_later): the
+	 * poll thread calls it once it has submitted its burst, on itself;
+	 * how many ops it ran. */
+	unsigned (*poll)(struct nkv_be *be);
 	/* NULL, or change limits while serving: 0, or a negative errno with
 	 * a one-line reason in err (nothing changed then). Stores submitted
 	 * after it returns see the new limits; nothing stored is removed by

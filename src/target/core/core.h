@@ -257,6 +257,10 @@ int nkv_tgt_handoff_drain(struct nkv_tgt_ctrl *c);
 void nkv_tgt_be_done(struct nkv_be_op *op);
 /* nkv_be_submit from the poll thread: a done() during it stays local. */
 int nkv_tgt_be_submit(struct nkv_tgt_ctrl *c, struct nkv_be *be, struct nkv_be_op *op);
+/* Around one SQ's burst of submits: end polls the backends that left ops
+ * for later (nkv_be_poll_later), their done()s local as in submit. */
+void nkv_tgt_burst_begin(struct nkv_tgt_ctrl *c);
+void nkv_tgt_burst_end(struct nkv_tgt_ctrl *c);
 
 /* ctrl.c: command lifetime */
 struct nkv_tgt_cmd *nkv_tgt_cmd_get(struct nkv_tgt_ctrl *c);

@@ -281,6 +281,7 @@ static int nkv_tgt_sq_fetch(struct nkv_tgt_ctrl *c, uint16_t qid)
 		return 0;
 	}
 	nkv_tgt_sq_prefetch(sq);
+	nkv_tgt_burst_begin(c);
 	while (sq->live && sq->head != sq->tail && n < NKV_TGT_BURST &&
 	       cq->outstanding < cq->size) {
 		cmd = nkv_tgt_cmd_get(c);
@@ -312,6 +313,7 @@ static int nkv_tgt_sq_fetch(struct nkv_tgt_ctrl *c, uint16_t qid)
 			nkv_tgt_io_exec(c, cmd);
 		n++;
 	}
+	nkv_tgt_burst_end(c);
 	return (int)n;
 }
 
