@@ -18,6 +18,7 @@
 #include "target/core/core.h"
 
 #include "be_op.h"
+#include "tgt_host.h"
 
 TestSuite(be_rocksdb, .timeout = 60);
 
@@ -762,6 +763,70 @@ Test(be_rocksdb, readers_0_reads_on_the_submitting_thread, .init = setup, .fini 
 	be->ops->destroy(be);
 	free(val);
 	free(got);
+}
+
+/* The backend's rocksdb_writes_total (its metrics). */
+static double rocks_writes(struct nkv_be *be)
+{
+	struct nkv_be_metric m[16];
+	unsigned i, n = be->ops->metrics(be, m, 16);
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(m[i].name, "rocksdb_writes_total")) {
+			cr_assert(m[i].counter);
+			return m[i].value;
+		}
+	cr_assert(0, "no rocksdb_writes_total");
+	return -1;
+}
+
+/*
+ * A poll thread's burst of Stores (the ops one doorbell brought) wakes the
+ * worker once, at the burst's end, so the burst is one WriteBatch; woken
+ * at the first Store, the worker took a few and wrote them, then the rest.
+ * At most 2: the worker's own 1 s sweep wake-up may fall inside a burst.
+ */
+Test(be_rocksdb, a_bursts_stores_are_one_write, .init = setup, .fini = teardown)
+{
+	enum { N = 32 };
+	struct nkv_be *be = open_ns("gpukv", 1ull << 30, NULL);
+	struct be_op *o = calloc(N, sizeof(*o));
+	uint8_t *val = pattern(4096, 5), got[4096];
+	struct h h;
+	double w0;
+	char key[16];
+	int i;
+
+	cr_assert(o);
+	h_init(&h, NULL, NULL);	/* a controller: the burst's owner */
+	w0 = rocks_writes(be);
+	nkv_tgt_burst_begin(h.c);
+	for (i = 0; i < N; i++) {
+		snprintf(key, sizeof(key), "burst%d", i);
+		be_op_prep(&o[i], NKV_KV_STORE, key, 0, 0, val, 4096 - (uint64_t)i);
+		cr_assert_eq(nkv_tgt_be_submit(h.c, be, &o[i].cmd.op), 0);
+	}
+	nkv_tgt_burst_end(h.c);
+	for (i = 0; i < N; i++) {
+		be_op_wait(&o[i]);
+		cr_assert_eq(o[i].cmd.op.status, 0);
+	}
+	cr_assert_leq(rocks_writes(be) - w0, 2, "%.0f writes for a burst of %d Stores",
+		      rocks_writes(be) - w0, N);
+	for (i = 0; i < N; i += 7) {
+		uint32_t dw0 = 0;
+
+		snprintf(key, sizeof(key), "burst%d", i);
+		cr_assert_eq(be_op_run(be, NKV_KV_RETRIEVE, key, 0, got, sizeof(got), &dw0), 0);
+		cr_assert_eq(dw0, (uint32_t)(4096 - i));
+		cr_assert_eq(memcmp(got, val, dw0), 0);
+	}
+	/* Outside a burst (a direct caller) the worker is woken at once. */
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "alone", 0, val, 100, NULL), 0);
+	be->ops->destroy(be);
+	h_fini(&h);
+	free(o);
+	free(val);
 }
 
 Test(be_rocksdb, full_answers_81h_without_evict, .init = setup, .fini = teardown)

@@ -398,6 +398,7 @@ struct nkv_be_rocks {
 	int64_t wall_off;		/* wall clock ms - nkv_be_now_ms() at open */
 	/* Counts (atomics: bytes_used reads them from the poll thread). */
 	uint64_t bytes, keys, ttl_keys, evictions;
+	uint64_t writes;		/* WriteBatches written (the metrics) */
 	/* The worker and its queue. */
 	pthread_t thr;
 	pthread_mutex_t qlock;
@@ -647,6 +648,7 @@ static void nkv_rocks_flush(struct nkv_be_rocks *r)
 	if (!r->npend)
 		return;
 	rocksdb_write(r->d->db, r->wo, r->wb, &e);
+	__atomic_add_fetch(&r->writes, 1, __ATOMIC_RELAXED);
 	if (e) {
 		st = nkv_rocks_err_st(e);
 		free(e);
@@ -660,6 +662,7 @@ static void nkv_rocks_flush(struct nkv_be_rocks *r)
 			nkv_rocks_count(r, -nkv_be_rocks_key_cost(r->pend[i].klen,
 						nkv_rocks_ix_size(r->pend[i].ix_old)), -1,
 					r->pend[i].ix_old & NKV_ROCKS_IX_TTL ? -1 : 0);
+	nkv_be_done_hold();	/* one wake-up for the batch */
 	for (i = 0; i < r->npend; i++) {
 		struct nkv_rocks_pend *p = &r->pend[i];
 
@@ -678,6 +681,7 @@ static void nkv_rocks_flush(struct nkv_be_rocks *r)
 			nkv_rocks_done(r, p->op);
 		}
 	}
+	nkv_be_done_release();
 	r->npend = 0;
 	r->pend_bytes = 0;
 }
@@ -1435,8 +1439,9 @@ static int nkv_rocks_fast(struct nkv_be_rocks *r, struct nkv_be_op *op)
 	return 1;
 }
 
-/* Queue op for the worker: 0, or -ENOMEM. */
-static int nkv_rocks_enqueue(struct nkv_be_rocks *r, struct nkv_be_op *op)
+/* Queue op for the worker, waking it unless wake is 0 (a burst's op: the
+ * burst's end wakes it once, nkv_rocks_poll): 0, or -ENOMEM. */
+static int nkv_rocks_enqueue(struct nkv_be_rocks *r, struct nkv_be_op *op, int wake)
 {
 	struct nkv_be_op **q;
 	size_t cap;
@@ -1456,7 +1461,8 @@ static int nkv_rocks_enqueue(struct nkv_be_rocks *r, struct nkv_be_op *op)
 	if (nkv_rocks_is_write(op))
 		__atomic_add_fetch(&nkv_rocks_flt_of(r, op->key, op->klen)->sub, 1,
 				   __ATOMIC_RELAXED);
-	pthread_cond_signal(&r->qcond);
+	if (wake)
+		pthread_cond_signal(&r->qcond);
 	pthread_mutex_unlock(&r->qlock);
 	return 0;
 }
@@ -1468,7 +1474,7 @@ static void nkv_rocks_rd_run(void *arg, void *item)
 	struct nkv_be_rocks *r = arg;
 	struct nkv_be_op *op = item;
 
-	if (nkv_rocks_fast(r, op) || !nkv_rocks_enqueue(r, op))
+	if (nkv_rocks_fast(r, op) || !nkv_rocks_enqueue(r, op, 1))
 		return;
 	op->status = nkv_rocks_st(NKV_SC_INTERNAL);	/* no memory to queue it */
 	op->dw0 = 0;
@@ -1492,7 +1498,25 @@ static int nkv_rocks_submit(struct nkv_be *be, struct nkv_be_op *op)
 		return 0;
 	if ((op->opc == NKV_KV_RETRIEVE || op->opc == NKV_KV_EXIST) && nkv_rocks_fast(r, op))
 		return 0;
-	return nkv_rocks_enqueue(r, op);
+	return nkv_rocks_enqueue(r, op, !nkv_be_poll_later(be));
+}
+
+/*
+ * A poll thread's burst has been submitted: wake the worker once for the
+ * ops it queued. Woken at the first of them instead, the worker was
+ * signalled again at each of the others while it gathered them, and on
+ * a core it shared with the poll thread each wake-up took the core from
+ * the poll thread in the middle of its burst (docs/target.md, "Durability").
+ */
+static unsigned nkv_rocks_poll(struct nkv_be *be)
+{
+	struct nkv_be_rocks *r = (struct nkv_be_rocks *)be;
+
+	pthread_mutex_lock(&r->qlock);
+	if (r->qlen)
+		pthread_cond_signal(&r->qcond);
+	pthread_mutex_unlock(&r->qlock);
+	return 0;
 }
 
 static uint64_t nkv_rocks_bytes(struct nkv_be *be)
@@ -1618,6 +1642,11 @@ static unsigned nkv_rocks_metrics(struct nkv_be *be, struct nkv_be_metric *out, 
 		if (!rocksdb_property_int(r->d->db, nkv_rocks_props[i].prop, &v))
 			out[n++] = (struct nkv_be_metric){ nkv_rocks_props[i].name,
 							   nkv_rocks_props[i].help, 0, (double)v };
+	if (n < max)	/* Stores over this: how many a write carries */
+		out[n++] = (struct nkv_be_metric){
+			"rocksdb_writes_total",
+			"WriteBatches the worker wrote (one WAL record each, synced with --sync always).",
+			1, (double)__atomic_load_n(&r->writes, __ATOMIC_RELAXED) };
 	return n;
 }
 
@@ -1643,6 +1672,7 @@ static const struct nkv_be_ops nkv_rocks_ops = {
 	.metrics = nkv_rocks_metrics,
 	.attached = nkv_rocks_attached,
 	.destroy = nkv_rocks_destroy,
+	.poll = nkv_rocks_poll,
 };
 
 /* ---- options, open, the type ---- */
