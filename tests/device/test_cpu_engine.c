@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stddef.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "nkv_cpu.h"
@@ -177,6 +178,37 @@ static void run_sched(uint32_t mode, uint32_t sched, int want)
 Test(cpu_engine, sched_idle_fibers) { run_sched(NKV_CPU_FIBERS, NKV_CPU_SCHED_IDLE, SCHED_IDLE); }
 Test(cpu_engine, sched_idle_threads) { run_sched(NKV_CPU_THREADS, NKV_CPU_SCHED_IDLE, SCHED_IDLE); }
 Test(cpu_engine, sched_normal) { run_sched(NKV_CPU_FIBERS, NKV_CPU_SCHED_NORMAL, SCHED_OTHER); }
+
+/* The engine's threads nap to the microsecond (Linux's default 50 us
+ * timer slack stretched a wait's naps, sized to an eighth of the wait,
+ * 2-3x); the launching thread keeps its own slack. */
+struct slack_seen {
+	uint32_t lanes, other;
+};
+
+static void slack_lane(void *a)
+{
+	struct slack_seen *s = a;
+
+	__atomic_fetch_add(&s->lanes, 1, __ATOMIC_RELAXED);
+	if (prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0) != 1000)
+		__atomic_fetch_add(&s->other, 1, __ATOMIC_RELAXED);
+}
+
+static void run_slack(uint32_t mode)
+{
+	struct nkv_cpu_cfg cfg = { sizeof(cfg), mode, 2, 4, 0 };
+	struct slack_seen s = { 0, 0 };
+
+	cr_assert_eq(prctl(PR_SET_TIMERSLACK, 20000UL, 0, 0, 0), 0);	/* ours: 20 us */
+	cr_assert_eq(nkv_cpu_launch(&cfg, slack_lane, &s), 0);
+	cr_expect_eq(s.lanes, 8);
+	cr_expect_eq(s.other, 0, "%u of 8 lanes without a 1 us timer slack", s.other);
+	cr_expect_eq(prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0), 20000);
+}
+
+Test(cpu_engine, naps_have_1us_slack_fibers) { run_slack(NKV_CPU_FIBERS); }
+Test(cpu_engine, naps_have_1us_slack_threads) { run_slack(NKV_CPU_THREADS); }
 
 /* Blocks of several waves: thread identity, the block barrier and its
  * count across waves, shared variables (one per block and declaration
