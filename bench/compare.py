@@ -661,7 +661,7 @@ def rocks_part(book, run, tools, rt, quick):
                                       os.path.join(rt.dir, "%s-%s" % (tool, sync)),
                                       "--op", lop, "--size", str(size), "--batch", str(batch),
                                       "--keys", str(keys), "--iters", str(iters), "--sync", sync,
-                                      "--via", via],
+                                      "--via", via] + (["--prefill"] if lop == "put" else []),
                                      300, "rocks_loop %s %s --via %s" % (lop, where, via))
                         name = "rocks_loop %s --sync %s%s" % (lop, sync, " --via backend"
                                                              if tool == "backend" else "")
@@ -799,6 +799,8 @@ READING = {
                "sends a batch of N to nkv-target over vfio-user and waits for all N; "
                "rocks_loop writes N Puts as one WriteBatch with the same sync (the backend's "
                "group commit at its best: one sync per batch) and reads N Gets one by one. "
+               "Both put every key once before the timed Stores (nkv-bench --fill once, "
+               "rocks_loop --prefill), so both time overwrites after the same untimed writes. "
                "The backend also puts a 16-byte meta record in front of each value, and "
                "beside it in its meta family for a TTL'd key or a value of 64 KiB or more "
                "(format 2: it reads nothing before a Store, its key index knows the old "

@@ -9,7 +9,10 @@
  *        (--sync always) or without (--sync none): the backend's group
  *        commit of a batch of Stores, minus the meta record in front of
  *        each value (and beside it for TTL'd or 64 KiB+ values) and the
- *        backend's key index;
+ *        backend's key index; with --prefill every key is put once
+ *        first, not timed, as nkv-bench --fill once stores its keys
+ *        before its timed Stores (so both time overwrites, with the same
+ *        data written before the clock starts);
  *   get  --batch rocksdb_get_pinned + copy out of the value, as the
  *        backend's Retrieve does, one after another on this thread
  *        (the backend reads 64 KiB+ values on its 2 read threads).
@@ -44,7 +47,7 @@ struct loop_conf {
 	const char *db, *op;
 	size_t size;
 	unsigned batch, keys, iters;
-	int sync, via_backend;
+	int sync, via_backend, prefill;
 	uint64_t blob_min;
 };
 
@@ -71,8 +74,9 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: rocks_loop --db DIR --op put|get --size BYTES [--batch N] [--keys N]\n"
 		   "                  [--iters N] [--sync always|none] [--blob-min BYTES]\n"
-		   "                  [--via rocksdb|backend]\n"
-		   "--via backend: through nkv-target's rocksdb backend in this process\n");
+		   "                  [--via rocksdb|backend] [--prefill]\n"
+		   "--via backend: through nkv-target's rocksdb backend in this process\n"
+		   "--prefill: put every key once first, not timed (nkv-bench --fill once)\n");
 }
 
 static int parse(int argc, char **argv, struct loop_conf *c)
@@ -81,9 +85,16 @@ static int parse(int argc, char **argv, struct loop_conf *c)
 
 	*c = (struct loop_conf){ .batch = 1, .keys = 1024, .iters = 1, .sync = 1,
 				 .blob_min = 64u << 10 };
-	for (i = 1; i + 1 < argc; i += 2) {
-		const char *k = argv[i], *v = argv[i + 1];
+	for (i = 1; i < argc; i += 2) {
+		const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
+		if (!strcmp(k, "--prefill")) {	/* a flag: no value */
+			c->prefill = 1;
+			i--;
+			continue;
+		}
+		if (!v)
+			return -1;
 		if (loop_opt(k, v, &c->op, &c->size, &c->batch, &c->keys, &c->iters))
 			continue;
 		if (!strcmp(k, "--db"))
@@ -286,8 +297,12 @@ int main(int argc, char **argv)
 	r.wo = rocksdb_writeoptions_create();
 	rocksdb_writeoptions_set_sync(r.wo, c.sync);
 	r.ro = rocksdb_readoptions_create();
-	if (!put)	/* the keys to read, stored first in this process, as
-			 * nkv-bench stores them before its Retrieves */
+	/* The keys to read, stored first in this process, as nkv-bench
+	 * stores them before its Retrieves; or (--prefill) the keys to put,
+	 * stored once first, as nkv-bench --fill once does before its timed
+	 * Stores: the same writes before the clock starts, and the timed ones
+	 * overwrite. */
+	if (!put || c.prefill)
 		for (b = 0; b < nb && !rc; b++)
 			rc = run_batch(&r, &c, 1, b * c.batch, val, out);
 	t0 = now_ns();
