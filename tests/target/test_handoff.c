@@ -55,17 +55,16 @@ static int later_submit(struct nkv_be *be, struct nkv_be_op *op)
 }
 
 /* Pass the kept ops on to the mem backend (it completes them inside). */
-static unsigned later_pass(struct later_be *l)
+static void later_pass(struct later_be *l)
 {
 	unsigned i, n = l->nkept;
 
 	for (i = 0; i < n; i++)
 		cr_assert_eq(l->w.inner->ops->submit(l->w.inner, l->kept[i]), 0);
 	l->nkept = 0;
-	return n;
 }
 
-static unsigned later_poll(struct nkv_be *be)
+static void later_poll(struct nkv_be *be)
 {
 	struct later_be *l = (struct later_be *)be;
 	unsigned n = l->nkept;
@@ -74,7 +73,7 @@ static unsigned later_poll(struct nkv_be *be)
 	l->not_submitter += n && !pthread_equal(pthread_self(), l->submitter);
 	if (n > l->most)
 		l->most = n;
-	return later_pass(l);
+	later_pass(l);
 }
 
 static const struct nkv_be_ops later_ops = {
@@ -177,10 +176,9 @@ static int count_submit(struct nkv_be *be, struct nkv_be_op *op)
 	return 0;
 }
 
-static unsigned count_poll(struct nkv_be *be)
+static void count_poll(struct nkv_be *be)
 {
 	((struct count_be *)be)->polls++;
-	return 0;
 }
 
 static const struct nkv_be_ops count_ops = {

@@ -1508,7 +1508,7 @@ static int nkv_rocks_submit(struct nkv_be *be, struct nkv_be_op *op)
  * a core it shared with the poll thread each wake-up took the core from
  * the poll thread in the middle of its burst (docs/target.md, "Durability").
  */
-static unsigned nkv_rocks_poll(struct nkv_be *be)
+static void nkv_rocks_poll(struct nkv_be *be)
 {
 	struct nkv_be_rocks *r = (struct nkv_be_rocks *)be;
 
@@ -1516,7 +1516,6 @@ static unsigned nkv_rocks_poll(struct nkv_be *be)
 	if (r->qlen)
 		pthread_cond_signal(&r->qcond);
 	pthread_mutex_unlock(&r->qlock);
-	return 0;
 }
 
 static uint64_t nkv_rocks_bytes(struct nkv_be *be)

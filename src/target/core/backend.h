@@ -120,11 +120,11 @@ void nkv_be_produced(struct nkv_be_op *op, uint64_t n);
 
 /*
  * Inside submit: whether the op may be left for later, for be->ops->poll
- * to run once the poll thread has submitted the rest of its burst (a
- * burst's small reads then shared with a thread of the backend's, which
- * the burst's later ops keep busy). 1: poll will be called on this
- * thread before the burst's completions are posted; 0: no burst (a
- * capsule, a direct caller, a full list): serve op as usual.
+ * to start once the poll thread has submitted the rest of its burst (a
+ * burst's ops then reach the backend's own thread with one wake-up, not
+ * one each). 1: poll will be called on this thread before the burst's
+ * completions are posted; 0: no burst (a capsule, a direct caller, a
+ * full list): serve op as usual.
  */
 int nkv_be_poll_later(struct nkv_be *be);
 
@@ -181,10 +181,9 @@ struct nkv_be_ops {
 	void (*attached)(struct nkv_be *be);
 	/* Wait for every submitted op to complete, then free everything. */
 	void (*destroy)(struct nkv_be *be);
-	/* NULL, or run what submit left for later (nkv_be_poll_later): the
-	 * poll thread calls it once it has submitted its burst, on itself;
-	 * how many ops it ran. */
-	unsigned (*poll)(struct nkv_be *be);
+	/* NULL, or start what submit left for later (nkv_be_poll_later): the
+	 * poll thread calls it once it has submitted its burst, on itself. */
+	void (*poll)(struct nkv_be *be);
 	/* NULL, or change limits while serving: 0, or a negative errno with
 	 * a one-line reason in err (nothing changed then). Stores submitted
 	 * after it returns see the new limits; nothing stored is removed by

@@ -156,7 +156,7 @@ void nkv_tgt_burst_end(struct nkv_tgt_ctrl *c)
 	b->n = 0;
 	nkv_tgt_submitting = c;
 	for (i = 0; i < n; i++)
-		(void)be[i]->ops->poll(be[i]);
+		be[i]->ops->poll(be[i]);
 	nkv_tgt_submitting = NULL;
 }
 
