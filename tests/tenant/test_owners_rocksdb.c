@@ -23,6 +23,7 @@
 #define FULL NKV_STATUS(NKV_SCT_GENERIC, NKV_SC_CAPACITY_EXCEEDED)
 
 static struct h H;
+static struct nkv_be *BE;	/* ns 1's backend, while started */
 static char dir[64];
 static char err[256];
 
@@ -56,7 +57,8 @@ static struct nkv_be *rocks(uint64_t cap, int evict)
 /* ns 1 = rocksdb on dir; tenants from here on (the core attaches it). */
 static void start(uint64_t cap, int evict)
 {
-	h_init_be(&H, NULL, rocks(cap, evict));
+	BE = rocks(cap, evict);
+	h_init_be(&H, NULL, BE);
 	cr_assert_eq(h_enable(&H, 16), NKV_CSTS_RDY);
 	cr_assert_eq(h_create_qpair(&H, 1, 64), 0);
 }
@@ -128,6 +130,61 @@ Test(owners_rocksdb, owners_persist_across_a_reopen)
 	cr_assert_eq(b, nkv_be_rocks_key_cost(2, 3000) + nkv_be_rocks_key_cost(2, 200));
 	owned(0, &k, &b);
 	cr_assert_eq(k, 0, "every key has its owner");
+	h_fini(&H);
+}
+
+/* ns 1's rocksdb_owner_records_total (the backend's metrics). */
+static double owner_records(void)
+{
+	struct nkv_be_metric m[16];
+	unsigned i, n = BE->ops->metrics(BE, m, 16);
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(m[i].name, "rocksdb_owner_records_total"))
+			return m[i].value;
+	cr_assert(0, "no rocksdb_owner_records_total");
+	return -1;
+}
+
+/* A tenant rewriting a key it owns writes no owner record (the one on
+ * disk names it already); a new key, or another tenant's, does; the
+ * owners after a reopen are those of the last Stores all the same. */
+Test(owners_rocksdb, rewriting_ones_own_key_writes_no_owner_record)
+{
+	uint64_t k, b;
+	double r0;
+	int i;
+
+	start(64u << 20, 0);
+	loaded();
+	r0 = owner_records();
+	as(A);
+	cr_assert_eq(store("k1", 100), 0);
+	cr_assert_eq(owner_records(), r0 + 1, "a new key: its owner written");
+	for (i = 0; i < 3; i++)
+		cr_assert_eq(store("k1", 200 + (uint32_t)i), 0);
+	cr_assert_eq(owner_records(), r0 + 1, "A rewrote its own key: no record");
+	as(B);
+	cr_assert_eq(store("k1", 300), 0);
+	cr_assert_eq(owner_records(), r0 + 2, "B took it over: recorded");
+	cr_assert_eq(store("k1", 400), 0);
+	cr_assert_eq(owner_records(), r0 + 2);
+	cr_assert_eq(h_kvx(&H, 1, NKV_KV_DELETE, "k1", 2, H_KEY_INLINE, H_DP_PRP, NULL, 0, NULL), 0);
+	cr_assert_eq(store("k1", 500), 0);
+	cr_assert_eq(owner_records(), r0 + 3, "deleted, then stored again: recorded");
+	as(A);
+	cr_assert_eq(store("k2", 100), 0);
+	cr_assert_eq(store("k2", 100), 0);
+	h_fini(&H);
+
+	start(64u << 20, 0);
+	loaded();
+	owned(nkv_tenant_uid(B), &k, &b);
+	cr_assert_eq(k, 1, "k1 is B's after the reopen");
+	cr_assert_eq(b, nkv_be_rocks_key_cost(2, 500));
+	owned(nkv_tenant_uid(A), &k, &b);
+	cr_assert_eq(k, 1, "k2 is A's after the reopen");
+	cr_assert_eq(b, nkv_be_rocks_key_cost(2, 100));
 	h_fini(&H);
 }
 

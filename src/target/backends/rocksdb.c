@@ -407,6 +407,7 @@ struct nkv_be_rocks {
 	/* Counts (atomics: bytes_used reads them from the poll thread). */
 	uint64_t bytes, keys, ttl_keys, evictions;
 	uint64_t writes;		/* WriteBatches written (the metrics) */
+	uint64_t owner_puts;		/* owner records put into them */
 	/* The worker and its queue. */
 	pthread_t thr;
 	pthread_mutex_t qlock;
@@ -966,6 +967,23 @@ static int nkv_rocks_pend_owner(const struct nkv_be_rocks *r, uint64_t owner)
 	return 0;
 }
 
+/*
+ * Does key's owner record already name op's owner, so the Store need not
+ * write it again (a tenant rewriting its own key)? The owner the tenants
+ * count for a durable key is the one its last written batch put on disk
+ * (set after the write, loaded from the family at open); a write of key
+ * earlier in the open batch (the removal of an expired or evicted copy)
+ * is not on disk yet, so then it cannot tell.
+ */
+static int nkv_rocks_owner_kept(struct nkv_be_rocks *r, const struct nkv_be_op *op,
+				const struct nkv_rocks_where *w)
+{
+	uint64_t had = 0;
+
+	return op->owner && w->ix && !w->tier && !nkv_rocks_pending(r, op->key, op->klen) &&
+	       nkv_be_owner_of(&r->be, op->key, op->klen, &had) && had == op->owner;
+}
+
 /* A durable Store (TTL'd or not) into the batch. */
 static void nkv_rocks_store_put(struct nkv_be_rocks *r, struct nkv_be_op *op,
 				const struct nkv_rocks_where *w)
@@ -1012,8 +1030,11 @@ static void nkv_rocks_store_put(struct nkv_be_rocks *r, struct nkv_be_op *op,
 		nkv_rocks_done(r, op);
 		return;
 	}
-	if (nkv_rocks_owner_cf(r, op->owner != 0))
+	if (nkv_rocks_owner_cf(r, op->owner != 0) && !nkv_rocks_owner_kept(r, op, w)) {
 		nkv_rocks_owner_put(&r->be, r->wb, r->owner, op->key, op->klen, op->owner);
+		if (op->owner)
+			__atomic_add_fetch(&r->owner_puts, 1, __ATOMIC_RELAXED);
+	}
 	p = nkv_rocks_pend_add(r, op, op->key, op->klen);
 	p->ix_old = w->ix;
 	p->dbytes = (int64_t)cost - (int64_t)old;
@@ -1654,6 +1675,11 @@ static unsigned nkv_rocks_metrics(struct nkv_be *be, struct nkv_be_metric *out, 
 			"rocksdb_writes_total",
 			"WriteBatches the worker wrote (one WAL record each, synced with --sync always).",
 			1, (double)__atomic_load_n(&r->writes, __ATOMIC_RELAXED) };
+	if (n < max)
+		out[n++] = (struct nkv_be_metric){
+			"rocksdb_owner_records_total",
+			"Owner records written (a tenant's Store of a key it did not own already).",
+			1, (double)__atomic_load_n(&r->owner_puts, __ATOMIC_RELAXED) };
 	return n;
 }
 
