@@ -462,14 +462,16 @@ def loop_point(tools, cl, op, size, batch, queues, keys, iters, via="librados"):
     """rados_loop --batch; two queue pairs = two processes at once, each
     in its own RADOS namespace (nkv's waves take disjoint keys too).
     via="backend": through nkv-target's RADOS backend, in namespaces of
-    its own."""
+    its own. Writes --prefill: every object written once first, untimed,
+    as nkv-bench's --fill once stores its keys, so both time overwrites."""
     ops = keys * iters // queues
     procs = []
     for q in range(queues):
         ns = "cmp_%s%d_%d" % ("loop" if via == "librados" else "be", queues, q)
         cmd = [tools["rados_loop"], "-c", cl.conf, "-p", "kvpool", "-N", ns, "--op", op,
                "--size", str(size), "--inflight", str(batch), "--ops", str(ops),
-               "--objects", str(keys // queues), "--batch", "--via", via, "--json"]
+               "--objects", str(keys // queues), "--batch", "--via", via, "--json"] + \
+            (["--prefill"] if op == "write" else [])
         procs.append((cmd, spawn(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
     res = []
     try:

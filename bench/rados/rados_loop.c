@@ -8,7 +8,7 @@
  *
  *   rados_loop -c ceph.conf -p kvpool [-N ns] --op write|read
  *              --size BYTES --inflight N --ops N [--objects N] [--batch]
- *              [--via librados|backend] [--owner ID] [--json]
+ *              [--via librados|backend] [--owner ID] [--prefill] [--json]
  *
  * --via backend issues each operation through nkv-target's own RADOS
  * backend (src/target/backends/rados.c, created through the registry: a Store as write_full, a Retrieve as a
@@ -19,6 +19,10 @@
  * makes every Store a tenant's (issue 48): the backend then writes the
  * value and its nkv.owner xattr in one compound write op, whose cost
  * over write_full docs/ceph.md states.
+ *
+ * --prefill writes every object once first, not timed, as nkv-bench's
+ * --fill once stores every key before its timed Stores: the timed writes
+ * then replace objects on both sides, not create them on one.
  *
  * --batch issues N, waits for all N, then the next N, as a wave batch of
  * nkv-bench does; each op's latency is then its batch's (submit -> last
@@ -46,7 +50,7 @@ struct rl_opts {
 	const char *conf, *pool, *ns, *op;
 	size_t size;
 	unsigned inflight, ops, objects;
-	int json, batch;
+	int json, batch, prefill;
 	int via_backend;	/* --via backend: through be_rados */
 	uint64_t owner;		/* --owner ID: Stores by this tenant (backend) */
 };
@@ -295,12 +299,13 @@ static void rl_usage(FILE *f)
 {
 	fputs("usage: rados_loop -c CONF -p POOL [-N NS] --op write|read --size BYTES\n"
 	      "                  --inflight N --ops N [--objects N] [--batch]\n"
-	      "                  [--via librados|backend] [--owner ID] [--json]\n"
+	      "                  [--via librados|backend] [--owner ID] [--prefill] [--json]\n"
 	      "Keep N librados aio writes (write_full) or reads in flight; time each op.\n"
 	      "--batch: issue N, wait for all N, then the next N (each op's latency = its batch's).\n"
 	      "--via backend: through nkv-target's RADOS backend in this process (a Store\n"
 	      "  as write_full, a Retrieve as a read op with a stat), no NVMe-KV hop.\n"
 	      "--owner ID: with --via backend, Stores by tenant ID (value + owner xattr).\n"
+	      "--prefill: write every object once first, not timed (nkv-bench --fill once).\n"
 	      "Objects: hex of \"rl000000\".. (--objects of them, default --ops).\n", f);
 }
 
@@ -311,7 +316,7 @@ static int rl_parse(int argc, char **argv, struct rl_opts *o)
 		{ "inflight", required_argument, NULL, 'i' }, { "ops", required_argument, NULL, 'n' },
 		{ "objects", required_argument, NULL, 'O' }, { "json", no_argument, NULL, 'j' },
 		{ "batch", no_argument, NULL, 'b' }, { "via", required_argument, NULL, 'v' },
-		{ "owner", required_argument, NULL, 'w' },
+		{ "owner", required_argument, NULL, 'w' }, { "prefill", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -336,6 +341,7 @@ static int rl_parse(int argc, char **argv, struct rl_opts *o)
 			o->via_backend = !strcmp(optarg, "backend");
 			break;
 		case 'w': o->owner = strtoull(optarg, NULL, 0); break;
+		case 'P': o->prefill = 1; break;
 		case 'h': rl_usage(stdout); exit(0);
 		default: return -1;
 		}
@@ -427,6 +433,26 @@ static int rl_setup(struct rl_state *st, rados_t *cl)
 	return 0;
 }
 
+/* --prefill: every object written once, not timed; its latencies are
+ * overwritten by the timed run's. */
+static int rl_prefill(struct rl_state *st)
+{
+	struct rl_opts o = st->o;
+	uint64_t wall;
+	int rv;
+
+	st->o.op = "write";
+	st->o.ops = st->o.objects;
+	rv = rl_run(st, &wall);
+	st->o = o;
+	if (!rv && st->errors) {
+		fprintf(stderr, "rados_loop: --prefill: %u writes failed (first: %s)\n", st->errors,
+			strerror(-st->first_err));
+		rv = -EIO;
+	}
+	return rv;
+}
+
 int main(int argc, char **argv)
 {
 	struct rl_state st = { 0 };
@@ -439,6 +465,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	rv = rl_setup(&st, &cl);
+	if (!rv && st.o.prefill)
+		rv = rl_prefill(&st);
 	if (!rv)
 		rv = rl_run(&st, &wall);
 	if (rv < 0) {

@@ -122,7 +122,8 @@ def bad_args(tmp):
 
 def rados_loop_args(tmp):
     """rados_loop's --via: a bad value exits 2 naming the option; the
-    backend with a config that is not there exits 1 naming the backend."""
+    backend with a config that is not there exits 1 naming the backend;
+    --prefill is taken, a misspelt option exits 2 with the usage."""
     exe = os.path.join(BUILD, "bench", "rados_loop")
     base = [exe, "-p", "kvpool", "--op", "read", "--size", "4096", "--inflight", "1", "--ops", "1"]
     p = subprocess.run(base + ["--via", "sideways"], capture_output=True, text=True, timeout=30)
@@ -132,6 +133,16 @@ def rados_loop_args(tmp):
                        capture_output=True, text=True, timeout=30)
     check("rados-loop-backend-no-conf", p.returncode == 1 and
           "nkv-target's RADOS backend" in p.stderr and "no-such.conf" in p.stderr,
+          "exit %d: %s" % (p.returncode, p.stderr.strip()[-300:]))
+    # --prefill is a flag: taken, it reaches the connect (exit 1 naming
+    # the config); an unknown option is refused (exit 2, the usage).
+    p = subprocess.run(base + ["--prefill", "--via", "backend", "-c",
+                               os.path.join(tmp, "no-such.conf")],
+                       capture_output=True, text=True, timeout=30)
+    check("rados-loop-prefill-parsed", p.returncode == 1 and "no-such.conf" in p.stderr,
+          "exit %d: %s" % (p.returncode, p.stderr.strip()[-300:]))
+    p = subprocess.run(base + ["--pre-fill"], capture_output=True, text=True, timeout=30)
+    check("rados-loop-bad-option", p.returncode == 2 and "--prefill" in p.stderr,
           "exit %d: %s" % (p.returncode, p.stderr.strip()[-300:]))
 
 
