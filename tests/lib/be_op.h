@@ -2,8 +2,8 @@
 /*
  * be_op.h - a backend op as the target's core hands it over (inside a
  * command holding its one segment), for the suites that drive a backend
- * directly (test_be_mem, test_be_rocksdb): prepare, submit, wait, and the
- * keys a List returns. Header-only: those suites link different parts of
+ * directly (test_be_mem, test_be_rocksdb): prepare, submit, wait, the
+ * keys a List returns and the backend's own counters. Header-only: those suites link different parts of
  * the target (test_be_mem links mem.c alone, to count its mallocs).
  */
 #ifndef NKV_TEST_BE_OP_H
@@ -99,6 +99,22 @@ static inline void be_list_keys(struct nkv_be *be, const char *start, char *out,
 				      (const char *)buf + off + 2);
 		off += nkv_list_entry_size(kl);
 	}
+}
+
+/* The backend's own counter called name (its metrics, docs/metrics.md):
+ * asserted present and a counter. */
+static inline double be_counter(struct nkv_be *be, const char *name)
+{
+	struct nkv_be_metric m[16];
+	unsigned i, n = be->ops->metrics(be, m, 16);
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(m[i].name, name)) {
+			cr_assert(m[i].counter, "%s is no counter", name);
+			return m[i].value;
+		}
+	cr_assert(0, "no %s", name);
+	return -1;
 }
 
 #endif /* NKV_TEST_BE_OP_H */

@@ -771,16 +771,7 @@ Test(be_rocksdb, readers_0_reads_on_the_submitting_thread, .init = setup, .fini 
 /* The backend's rocksdb_writes_total (its metrics). */
 static double rocks_writes(struct nkv_be *be)
 {
-	struct nkv_be_metric m[16];
-	unsigned i, n = be->ops->metrics(be, m, 16);
-
-	for (i = 0; i < n; i++)
-		if (!strcmp(m[i].name, "rocksdb_writes_total")) {
-			cr_assert(m[i].counter);
-			return m[i].value;
-		}
-	cr_assert(0, "no rocksdb_writes_total");
-	return -1;
+	return be_counter(be, "rocksdb_writes_total");
 }
 
 /*

@@ -136,14 +136,7 @@ Test(owners_rocksdb, owners_persist_across_a_reopen)
 /* ns 1's rocksdb_owner_records_total (the backend's metrics). */
 static double owner_records(void)
 {
-	struct nkv_be_metric m[16];
-	unsigned i, n = BE->ops->metrics(BE, m, 16);
-
-	for (i = 0; i < n; i++)
-		if (!strcmp(m[i].name, "rocksdb_owner_records_total"))
-			return m[i].value;
-	cr_assert(0, "no rocksdb_owner_records_total");
-	return -1;
+	return be_counter(BE, "rocksdb_owner_records_total");
 }
 
 /* A tenant rewriting a key it owns writes no owner record (the one on
