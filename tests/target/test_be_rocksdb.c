@@ -122,6 +122,11 @@ Test(be_rocksdb, options_are_checked)
 	p[0] = (struct nkv_be_param){ "readers", "9" };
 	cr_assert_eq(nkv_be_conf_check("rocksdb", &c, err, sizeof(err)), -EINVAL);
 	cr_assert(strstr(err, "--readers 9: want 0 to 8"), "%s", err);
+	p[0] = (struct nkv_be_param){ "sync-apart", "16M" };
+	cr_assert_eq(nkv_be_conf_check("rocksdb", &c, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "--sync-apart 16M: want bytes"), "%s", err);
+	p[0] = (struct nkv_be_param){ "sync-apart", "-1" };
+	cr_assert_eq(nkv_be_conf_check("rocksdb", &c, err, sizeof(err)), -EINVAL);
 	p[0] = (struct nkv_be_param){ "readers", "-1" };
 	cr_assert_eq(nkv_be_conf_check("rocksdb", &c, err, sizeof(err)), -EINVAL);
 	p[0] = (struct nkv_be_param){ "readers", "2x" };
@@ -388,8 +393,8 @@ Test(be_rocksdb, describe_settings, .init = setup, .fini = teardown)
 
 	cr_assert(a->ops->describe);
 	a->ops->describe(a, d, sizeof(d));
-	snprintf(want, sizeof(want), "db=%s column_family=a sync=always compression=none "
-		 "blob_min=65536 evict=lru readers=2", dir);
+	snprintf(want, sizeof(want), "db=%s column_family=a sync=always sync_apart=16777216 "
+		 "compression=none blob_min=65536 evict=lru readers=2", dir);
 	cr_expect_str_eq(d, want);
 	cr_expect_eq(a->cmd_timeout_ms, 0u);
 	a->ops->destroy(a);
@@ -887,6 +892,72 @@ Test(be_rocksdb, flushes_free_the_log, .init = setup, .fini = teardown, .timeout
 	cr_assert_eq(dw0, LEN);
 	val[0] = 0;
 	cr_assert_eq(memcmp(got, val, LEN), 0);
+	be->ops->destroy(be);
+	free(val);
+	free(got);
+}
+
+/* The backend's rocksdb_log_syncs_apart_total (its metrics). */
+static double syncs_apart(struct nkv_be *be)
+{
+	return be_counter(be, "rocksdb_log_syncs_apart_total");
+}
+
+/*
+ * --sync always: a batch of --sync-apart value bytes or more (1 MiB here;
+ * 16 MiB by default, be_rocksdb::describe_names_its_settings) is written
+ * unsynced and its log synced after it, before its completions (a synced
+ * write held each flush of a multi-family database until it had copied
+ * and checksummed its whole record); a smaller batch is one synced write.
+ * The reopen gets both kinds back. --sync none and --sync-apart 0 sync
+ * nothing apart.
+ */
+Test(be_rocksdb, large_batches_sync_their_log_apart, .init = setup, .fini = teardown)
+{
+	enum { MIB = 1u << 20 };
+	struct nkv_be_param p[] = { { "db", dir }, { "sync-apart", "1048576" } };
+	struct nkv_be_conf c = { sizeof(c), .ns_name = "gpukv", .capacity = 1ull << 30,
+				 .max_value = 2 * MIB, .params = p, .nparams = 2 };
+	struct nkv_be *be = nkv_be_create("rocksdb", &c, err, sizeof(err));
+	uint8_t *val = pattern(2 * MIB, 11), *got = malloc(2 * MIB);
+	uint32_t dw0 = 0;
+	double a0;
+
+	cr_assert_not_null(be, "%s", err);
+	cr_assert_not_null(got);
+	a0 = syncs_apart(be);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "small", 0, val, 4096, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "under", 0, val, MIB - 1, NULL), 0);
+	cr_assert_eq(syncs_apart(be), a0, "batches under 1 MiB: synced writes");
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "mib", 0, val, MIB, NULL), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "large", 0, val, 2 * MIB, NULL), 0);
+	cr_assert_eq(syncs_apart(be), a0 + 2, "1 MiB and 2 MiB: synced apart");
+	be->ops->destroy(be);
+
+	be = open_ns("gpukv", 1ull << 30, NULL);	/* the default: 16 MiB */
+	cr_assert_eq(be->ops->keys_used(be), 4);
+	cr_assert_eq(be_op_run(be, NKV_KV_RETRIEVE, "large", 0, got, 2 * MIB, &dw0), 0);
+	cr_assert_eq(dw0, 2 * MIB);
+	cr_assert_eq(memcmp(got, val, 2 * MIB), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_RETRIEVE, "small", 0, got, 4096, &dw0), 0);
+	cr_assert_eq(dw0, 4096);
+	cr_assert_eq(memcmp(got, val, 4096), 0);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "large", 0, val, 2 * MIB, NULL), 0);
+	cr_assert_eq(syncs_apart(be), 0, "under the default's 16 MiB");
+	be->ops->destroy(be);
+
+	p[1] = (struct nkv_be_param){ "sync", "none" };
+	be = nkv_be_create("rocksdb", &c, err, sizeof(err));
+	cr_assert_not_null(be, "%s", err);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "large", 0, val, 2 * MIB, NULL), 0);
+	cr_assert_eq(syncs_apart(be), 0, "--sync none: nothing to sync");
+	be->ops->destroy(be);
+
+	p[1] = (struct nkv_be_param){ "sync-apart", "0" };
+	be = nkv_be_create("rocksdb", &c, err, sizeof(err));
+	cr_assert_not_null(be, "%s", err);
+	cr_assert_eq(be_op_run(be, NKV_KV_STORE, "large", 0, val, 2 * MIB, NULL), 0);
+	cr_assert_eq(syncs_apart(be), 0, "--sync-apart 0: synced writes");
 	be->ops->destroy(be);
 	free(val);
 	free(got);

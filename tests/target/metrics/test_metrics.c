@@ -339,6 +339,7 @@ Test(metrics, rocksdb_figures_shown)
 	cr_expect_geq(http_series(buf, "nkv_backend_rocksdb_compaction_pending{" RNS "}"), 0);
 	cr_expect_eq(http_series(buf, "nkv_backend_rocksdb_writes_total{" RNS "}"), 0);
 	cr_expect_eq(http_series(buf, "nkv_backend_rocksdb_owner_records_total{" RNS "}"), 0);
+	cr_expect_eq(http_series(buf, "nkv_backend_rocksdb_log_syncs_apart_total{" RNS "}"), 0);
 	cr_expect_eq(http_series(buf, "nkv_namespace_keys{" RNS "}"), 0);
 	rpc_proc_stop(&t);
 	free(buf);
