@@ -45,6 +45,7 @@
 #define NKV_ROCKS_READERS 2			/* --readers default: the pool's threads */
 #define NKV_ROCKS_READ_POOL_MIN (64u << 10)	/* Retrieves of this much go there */
 #define NKV_ROCKS_DEF_SYNC_APART (16ull << 20)	/* --sync-apart default (nkv_rocks_write) */
+#define NKV_ROCKS_FLUSH_THREADS 2		/* RocksDB's max_background_flushes */
 
 /* ---- the meta record: 16 bytes, little-endian ----
  *
@@ -203,6 +204,13 @@ static rocksdb_options_t *nkv_rocks_options(const struct nkv_rocks_conf *rc)
 	 * a small table per family with data at each flush, every
 	 * namespace's alike (docs/target.md, "Flushes and the log"). */
 	rocksdb_options_set_atomic_flush(o, 1);
+	/* Two flush threads: with more than one family each flush first
+	 * syncs the closed log files (waiting for a synced write, or writing
+	 * back a memtable's worth of unsynced log), which a single-family
+	 * database skips; a second flush can write its blobs meanwhile, where
+	 * one thread left writes stopped for it (docs/bench.md, issue 52
+	 * seventh pass). Compactions keep one thread. */
+	rocksdb_options_set_max_background_flushes(o, NKV_ROCKS_FLUSH_THREADS);
 	return o;
 }
 
