@@ -30,6 +30,7 @@ struct delay_be {
 	unsigned long reordered;
 	unsigned busy;		/* forwarded, not yet completed */
 	unsigned pass;		/* ops still to forward unheld */
+	int near;		/* say each held op's completion is near */
 	int stop;
 	unsigned rng;
 };
@@ -124,6 +125,8 @@ static int delay_submit(struct nkv_be *be, struct nkv_be_op *op)
 	if (d->n == DELAY_MAX) {
 		rc = -11;
 	} else {
+		if (d->near)
+			nkv_be_wait_near(op);
 		d->held[d->n++] = (struct delay_rec){ op, op->done, op->ctx, ++d->seq };
 		if (d->n == 1 || d->n >= d->batch)	/* the hold starts, or ends */
 			pthread_cond_signal(&d->cond);
@@ -180,6 +183,15 @@ void delay_be_pass(struct nkv_be *be, unsigned n)
 
 	pthread_mutex_lock(&d->lock);
 	d->pass = n;
+	pthread_mutex_unlock(&d->lock);
+}
+
+void delay_be_near(struct nkv_be *be, int on)
+{
+	struct delay_be *d = (struct delay_be *)be;
+
+	pthread_mutex_lock(&d->lock);
+	d->near = on;
 	pthread_mutex_unlock(&d->lock);
 }
 

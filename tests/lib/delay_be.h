@@ -17,6 +17,9 @@ struct nkv_be *delay_be_create(struct nkv_be *inner, unsigned batch,
 /* The first @n ops from now go to the inner backend at once, not held:
  * with a long hold, a controller that stops completing after @n. */
 void delay_be_pass(struct nkv_be *be, unsigned n);
+/* From now, each held op's completion is said to be near
+ * (nkv_be_wait_near): the poll thread stays awake for it. */
+void delay_be_near(struct nkv_be *be, int on);
 /* Ops completed out of submission order so far. */
 unsigned long delay_be_reordered(struct nkv_be *be);
 

@@ -789,8 +789,8 @@ Test(be_rocksdb, a_bursts_stores_are_one_write, .init = setup, .fini = teardown)
 {
 	enum { N = 32 };
 	struct nkv_be *be = open_ns("gpukv", 1ull << 30, NULL);
-	struct be_op *o = calloc(N, sizeof(*o));
-	uint8_t *val = pattern(4096, 5), got[4096];
+	struct be_op *o = calloc(N, sizeof(*o)), rd;
+	uint8_t *val = pattern(4096, 5), got[4096], *big;
 	struct h h;
 	double w0;
 	char key[16];
@@ -803,8 +803,12 @@ Test(be_rocksdb, a_bursts_stores_are_one_write, .init = setup, .fini = teardown)
 	for (i = 0; i < N; i++) {
 		snprintf(key, sizeof(key), "burst%d", i);
 		be_op_prep(&o[i], NKV_KV_STORE, key, 0, 0, val, 4096 - (uint64_t)i);
+		o[i].cmd.ctrl = h.c;	/* a command of h.c's, as the core's are */
 		cr_assert_eq(nkv_tgt_be_submit(h.c, be, &o[i].cmd.op), 0);
 	}
+	/* The worker's writes: their completions near, the poll thread
+	 * stays awake for them (nkv_be_wait_near). */
+	cr_assert_eq(nkv_tgt_ctrl_near(h.c), N);
 	nkv_tgt_burst_end(h.c);
 	for (i = 0; i < N; i++) {
 		be_op_wait(&o[i]);
@@ -812,6 +816,17 @@ Test(be_rocksdb, a_bursts_stores_are_one_write, .init = setup, .fini = teardown)
 	}
 	cr_assert_leq(rocks_writes(be) - w0, 2, "%.0f writes for a burst of %d Stores",
 		      rocks_writes(be) - w0, N);
+	/* A Retrieve of 64 KiB goes to the read pool, whose threads need
+	 * cores of their own: not near. */
+	big = malloc(64u << 10);
+	cr_assert_not_null(big);
+	be_op_prep(&rd, NKV_KV_RETRIEVE, "burst0", 0, 0, big, 64u << 10);
+	rd.cmd.ctrl = h.c;
+	cr_assert_eq(nkv_tgt_be_submit(h.c, be, &rd.cmd.op), 0);
+	be_op_wait(&rd);
+	cr_assert_eq(rd.cmd.op.status, 0);
+	cr_assert_eq(nkv_tgt_ctrl_near(h.c), N, "the read pool's op is not near");
+	free(big);
 	for (i = 0; i < N; i += 7) {
 		uint32_t dw0 = 0;
 

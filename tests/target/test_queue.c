@@ -441,6 +441,42 @@ Test(queue, poller_sleeps_sooner_with_commands_at_backend)
 		     "50 ms into the wait: the longest sleep");
 }
 
+/* Commands whose backend said their completion is near (nkv_be_wait_near,
+ * the rocksdb worker's write) keep the thread awake up to
+ * NKV_TGT_POLL_NEAR_SPIN_NS; then it sleeps as for any backend wait, and
+ * the count goes with the completion. */
+Test(queue, poller_stays_awake_for_near_completions)
+{
+	struct nkv_be *be = delay_be_create(mem_kv(0), 4, 300000);
+	struct nkv_tgt_poller p;
+	uint64_t t0;
+	uint32_t i;
+	int next;
+
+	cr_assert_not_null(be);
+	delay_be_near(be, 1);
+	up(be, 16);
+	cr_assert_eq(h_create_qpair(&H, 1, 16), 0);
+	submit_store(1, 0, h_alloc(&H, 4096));
+	nkv_tgt_poller_init(&p, 0);
+	for (i = 0; i < 1000 && !nkv_tgt_ctrl_inflight(H.c); i++)
+		nkv_tgt_poller_pass(&p, H.c);
+	cr_assert_eq(nkv_tgt_ctrl_at_work(H.c), 1, "held by the backend");
+	cr_assert_eq(nkv_tgt_ctrl_near(H.c), 1, "and near");
+	t0 = nkv_tgt_now_ns();
+	do {
+		nkv_tgt_poller_pass(&p, H.c);
+		next = nkv_tgt_poller_next(&p, H.c);
+	} while (next != NKV_TGT_POLL_SLEEP && nkv_tgt_ctrl_inflight(H.c));
+	cr_assert_eq(next, NKV_TGT_POLL_SLEEP, "asleep before the backend answers (0.3 s)");
+	cr_assert_geq(nkv_tgt_now_ns() - t0, NKV_TGT_POLL_NEAR_SPIN_NS, "awake 2 ms first");
+	for (t0 = nkv_tgt_now_ns(); nkv_tgt_ctrl_inflight(H.c) &&
+	     nkv_tgt_now_ns() - t0 < 5000000000ull; usleep(1000))
+		nkv_tgt_poller_pass(&p, H.c);
+	cr_assert_eq(nkv_tgt_ctrl_inflight(H.c), 0, "completed");
+	cr_assert_eq(nkv_tgt_ctrl_near(H.c), 0, "and no longer counted");
+}
+
 /* A held Asynchronous Event Request is no command at the backend: it
  * waits for an event that may never come, and no completion will wake
  * the thread. libnkv keeps one held on every controller; counted as work

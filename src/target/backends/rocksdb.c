@@ -1578,6 +1578,7 @@ static int nkv_rocks_submit(struct nkv_be *be, struct nkv_be_op *op)
 		return 0;
 	if ((op->opc == NKV_KV_RETRIEVE || op->opc == NKV_KV_EXIST) && nkv_rocks_fast(r, op))
 		return 0;
+	nkv_be_wait_near(op);	/* the worker: one thread, one write */
 	return nkv_rocks_enqueue(r, op, !nkv_be_poll_later(be));
 }
 

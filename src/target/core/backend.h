@@ -129,6 +129,19 @@ void nkv_be_produced(struct nkv_be_op *op, uint64_t n);
 int nkv_be_poll_later(struct nkv_be *be);
 
 /*
+ * Inside submit: op's completion comes soon, from a thread of the
+ * backend's own doing the work in this process (the rocksdb worker's
+ * write), and no other thread of the backend needs a core for it. The
+ * poll thread then stays awake (spinning, yielding) until it comes,
+ * instead of sleeping after a few microseconds and being woken, which on
+ * a VM costs tens of microseconds a batch (poller.h). Not for a backend
+ * that waits on other processes (RADOS: its daemons need the cores) or
+ * runs the op on a pool of threads. Outside a controller's submit:
+ * nothing.
+ */
+void nkv_be_wait_near(struct nkv_be_op *op);
+
+/*
  * Around a run of done() calls on a thread of the backend's own (a
  * batch's completions): the poll threads they go to are woken once, at
  * the release, not at each done(). Woken at the first, a poll thread on

@@ -86,6 +86,7 @@ struct nkv_tgt_cmd {
 	uint8_t stable;			/* every segment's pages cannot vanish */
 	uint8_t fault;			/* a client page vanished under a copy */
 	uint8_t msg_out;		/* data to send out by message at completion */
+	uint8_t near;			/* counted in ctrl->near (nkv_be_wait_near) */
 	struct nkv_tgt_exec_call *exec_call;	/* a forwarded Exec's input
 						 * (io_exec.c), freed at completion */
 	int iovcnt;
@@ -202,6 +203,7 @@ struct nkv_tgt_ctrl {
 	uint32_t nfree;			/* on free_cmds */
 	struct nkv_tgt_cmd *inflight_head;
 	uint32_t inflight;
+	uint32_t near;			/* of them, completions near (nkv_be_wait_near) */
 	struct nkv_tgt_cmd *handoff;	/* lock-free stack, any thread pushes */
 	struct nkv_tgt_cmd *done_head;	/* completed inline during submit, in */
 	struct nkv_tgt_cmd *done_tail;	/* order: the poll thread's own list */

@@ -452,6 +452,8 @@ void nkv_tgt_cmd_put(struct nkv_tgt_ctrl *c, struct nkv_tgt_cmd *cmd)
 	if (cmd->inext)
 		cmd->inext->iprev = cmd->iprev;
 	c->inflight--;
+	if (cmd->near)
+		c->near--;
 	/* A scattered command's segments go now: cached commands stay small. */
 	if (cmd->iov_heap)
 		free(cmd->iov);
@@ -575,6 +577,11 @@ uint32_t nkv_tgt_ctrl_at_work(const struct nkv_tgt_ctrl *c)
 	 * slip from reading as 4 billion commands at work. The poller and a
 	 * shutdown's wait (above) both ask this. */
 	return c->inflight > c->naer ? c->inflight - c->naer : 0;
+}
+
+uint32_t nkv_tgt_ctrl_near(const struct nkv_tgt_ctrl *c)
+{
+	return c->near;
 }
 
 static int nkv_tgt_overlap(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)

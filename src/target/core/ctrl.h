@@ -220,6 +220,9 @@ uint32_t nkv_tgt_ctrl_inflight(const struct nkv_tgt_ctrl *c);
  * held Asynchronous Event Requests, which wait for an event that may
  * never come. The poller's measure of "commands at the backend". */
 uint32_t nkv_tgt_ctrl_at_work(const struct nkv_tgt_ctrl *c);
+/* Of those, the ones whose backend said their completion is near
+ * (nkv_be_wait_near): the poll thread stays awake for them. */
+uint32_t nkv_tgt_ctrl_near(const struct nkv_tgt_ctrl *c);
 /* Is [iova, iova+len) used by a queue or an in-flight command? The
  * transport refuses to unmap such memory. */
 int nkv_tgt_ctrl_dma_busy(const struct nkv_tgt_ctrl *c, uint64_t iova, uint64_t len);

@@ -120,6 +120,19 @@ int nkv_tgt_be_submit(struct nkv_tgt_ctrl *c, struct nkv_be *be, struct nkv_be_o
 	return rc;
 }
 
+void nkv_be_wait_near(struct nkv_be_op *op)
+{
+	struct nkv_tgt_cmd *cmd = (struct nkv_tgt_cmd *)op;
+	struct nkv_tgt_ctrl *c = nkv_tgt_submitting;
+
+	/* Inside nkv_tgt_be_submit the op is a command of c's (a test's
+	 * direct caller's op is none: no controller submitting). */
+	if (!c || cmd->ctrl != c || cmd->near)
+		return;
+	cmd->near = 1;
+	c->near++;
+}
+
 /*
  * A burst: the commands one pass fetched from one SQ. A backend may leave
  * an op submitted in it for later (nkv_be_poll_later) and is then polled

@@ -31,6 +31,17 @@ void nkv_tgt_poller_init(struct nkv_tgt_poller *p, uint64_t interval_ns)
 	p->work_ns = nkv_tgt_now_ns();
 }
 
+/* How long the thread spins without work before it sleeps (poller.h). */
+static uint64_t nkv_tgt_poller_spin_ns(const struct nkv_tgt_ctrl *c)
+{
+	uint32_t work = c ? nkv_tgt_ctrl_at_work(c) : 0;
+
+	if (!work)
+		return NKV_TGT_POLL_SPIN_NS;
+	return nkv_tgt_ctrl_near(c) >= work ? NKV_TGT_POLL_NEAR_SPIN_NS :
+					      NKV_TGT_POLL_WAIT_SPIN_NS;
+}
+
 enum nkv_tgt_poll_next nkv_tgt_poller_decide(struct nkv_tgt_poller *p, struct nkv_tgt_ctrl *c)
 {
 	uint64_t now = nkv_tgt_now_ns();
@@ -40,8 +51,7 @@ enum nkv_tgt_poll_next nkv_tgt_poller_decide(struct nkv_tgt_poller *p, struct nk
 	if (p->work)
 		p->work_ns = now;
 	p->work = 0;
-	sleep = now - p->work_ns >= (c && nkv_tgt_ctrl_at_work(c) ?
-				     NKV_TGT_POLL_WAIT_SPIN_NS : NKV_TGT_POLL_SPIN_NS);
+	sleep = now - p->work_ns >= nkv_tgt_poller_spin_ns(c);
 	if (!sleep && now - p->work_ns >= NKV_TGT_POLL_YIELD_NS)
 		sched_yield();	/* a client on this core reaps and submits now */
 	if (!sleep && now - p->check_ns < NKV_TGT_POLL_CHECK_NS)

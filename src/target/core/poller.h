@@ -18,7 +18,15 @@
  * of us (RADOS) shares the cores with its daemons, which a spinning
  * thread slows. Held Asynchronous Event Requests are not such commands
  * (nkv_tgt_ctrl_at_work): no completion of theirs is coming, and libnkv
- * keeps one held on every controller.
+ * keeps one held on every controller. Commands whose backend said their
+ * completion is near (nkv_be_wait_near: the rocksdb worker's write, a
+ * thread of this process that needs no other core) keep the thread
+ * awake up to NKV_TGT_POLL_NEAR_SPIN_NS while they are all that is at
+ * the backend: asleep, it was woken across an idle virtual CPU after
+ * each write, and a batch of 32 4 KiB Stores paid that wake-up and the
+ * doorbell seen late after it (docs/bench.md, issue 52 seventh pass);
+ * spinning through every backend wait took the cores the rocksdb read
+ * pool's threads needed (64 KiB Retrieves 20 % slower).
  * Doorbells in shared memory wake nobody: the sleep bounds how late a
  * doorbell rung after a quiet spell is seen. A wait of
  * NKV_TGT_POLL_WAIT_LONG_NS or more, idle or with commands at the
@@ -57,6 +65,7 @@
 
 #define NKV_TGT_POLL_SPIN_NS 200000ull	/* time without work before sleeping */
 #define NKV_TGT_POLL_WAIT_SPIN_NS 10000ull	/* the same, commands at the backend */
+#define NKV_TGT_POLL_NEAR_SPIN_NS 2000000ull	/* the same, all of them near */
 #define NKV_TGT_POLL_PASSES 16		/* controller passes per clock read */
 #define NKV_TGT_POLL_CHECK_NS 20000ull	/* time between checks of other sources */
 #define NKV_TGT_POLL_YIELD_NS 20000ull	/* idle this long: yield each clock read */
