@@ -3,8 +3,9 @@
  * be_op.h - a backend op as the target's core hands it over (inside a
  * command holding its one segment), for the suites that drive a backend
  * directly (test_be_mem, test_be_rocksdb): prepare, submit, wait, the
- * keys a List returns and the backend's own counters. Header-only: those suites link different parts of
- * the target (test_be_mem links mem.c alone, to count its mallocs).
+ * keys a List returns and the backend's own counters. Header-only: those
+ * suites link different parts of the target (test_be_mem links mem.c
+ * alone, to count its mallocs).
  */
 #ifndef NKV_TEST_BE_OP_H
 #define NKV_TEST_BE_OP_H

@@ -406,29 +406,44 @@ Test(queue, poller_sleeps_when_idle)
 	cr_assert_eq(nkv_tgt_poller_sleep_ns(&p, NULL), 0);
 }
 
+/* One Store on a new I/O queue, polled with a fresh poller until the
+ * backend (H's, which holds it) has it. */
+static void hold_one_store(struct nkv_tgt_poller *p)
+{
+	uint32_t i;
+
+	cr_assert_eq(h_create_qpair(&H, 1, 16), 0);
+	submit_store(1, 0, h_alloc(&H, 4096));
+	nkv_tgt_poller_init(p, 0);
+	for (i = 0; i < 1000 && !nkv_tgt_ctrl_inflight(H.c); i++)
+		nkv_tgt_poller_pass(p, H.c);
+	cr_assert_eq(nkv_tgt_ctrl_inflight(H.c), 1, "held by the backend");
+}
+
+/* Poll without work until the poller says sleep, which it must before
+ * the held command completes: the ns that took. */
+static uint64_t spin_until_sleep(struct nkv_tgt_poller *p)
+{
+	uint64_t t0 = nkv_tgt_now_ns();
+	int next;
+
+	do {
+		nkv_tgt_poller_pass(p, H.c);
+		next = nkv_tgt_poller_next(p, H.c);
+	} while (next != NKV_TGT_POLL_SLEEP && nkv_tgt_ctrl_inflight(H.c));
+	cr_assert_eq(next, NKV_TGT_POLL_SLEEP, "asleep before the backend answers");
+	return nkv_tgt_now_ns() - t0;
+}
+
 /* Commands held by the backend: a sleep after NKV_TGT_POLL_WAIT_SPIN_NS
  * already (their completions wake the thread), woken by the completion. */
 Test(queue, poller_sleeps_sooner_with_commands_at_backend)
 {
 	struct nkv_tgt_poller p;
-	uint64_t t0;
-	uint32_t i;
-	int next;
 
 	up(delay_be_create(mem_kv(0), 4, 500000), 16);
-	cr_assert_eq(h_create_qpair(&H, 1, 16), 0);
-	submit_store(1, 0, h_alloc(&H, 4096));
-	nkv_tgt_poller_init(&p, 0);
-	for (i = 0; i < 1000 && !nkv_tgt_ctrl_inflight(H.c); i++)
-		nkv_tgt_poller_pass(&p, H.c);
-	cr_assert_eq(nkv_tgt_ctrl_inflight(H.c), 1, "held by the backend");
-	t0 = nkv_tgt_now_ns();
-	do {
-		nkv_tgt_poller_pass(&p, H.c);
-		next = nkv_tgt_poller_next(&p, H.c);
-	} while (next != NKV_TGT_POLL_SLEEP && nkv_tgt_ctrl_inflight(H.c));
-	cr_assert_eq(next, NKV_TGT_POLL_SLEEP);
-	cr_assert_geq(nkv_tgt_now_ns() - t0, NKV_TGT_POLL_WAIT_SPIN_NS);
+	hold_one_store(&p);
+	cr_assert_geq(spin_until_sleep(&p), NKV_TGT_POLL_WAIT_SPIN_NS);
 	cr_assert_eq(nkv_tgt_ctrl_inflight(H.c), 1, "asleep before the backend answers (0.5 s)");
 	/* A short interval (libnkv's tcp: front, 1 us): the sleep grows with
 	 * the wait, as the completion wakes the thread anyway. */
@@ -450,26 +465,14 @@ Test(queue, poller_stays_awake_for_near_completions)
 	struct nkv_be *be = delay_be_create(mem_kv(0), 4, 300000);
 	struct nkv_tgt_poller p;
 	uint64_t t0;
-	uint32_t i;
-	int next;
 
 	cr_assert_not_null(be);
 	delay_be_near(be, 1);
 	up(be, 16);
-	cr_assert_eq(h_create_qpair(&H, 1, 16), 0);
-	submit_store(1, 0, h_alloc(&H, 4096));
-	nkv_tgt_poller_init(&p, 0);
-	for (i = 0; i < 1000 && !nkv_tgt_ctrl_inflight(H.c); i++)
-		nkv_tgt_poller_pass(&p, H.c);
-	cr_assert_eq(nkv_tgt_ctrl_at_work(H.c), 1, "held by the backend");
+	hold_one_store(&p);
+	cr_assert_eq(nkv_tgt_ctrl_at_work(H.c), 1, "at work");
 	cr_assert_eq(nkv_tgt_ctrl_near(H.c), 1, "and near");
-	t0 = nkv_tgt_now_ns();
-	do {
-		nkv_tgt_poller_pass(&p, H.c);
-		next = nkv_tgt_poller_next(&p, H.c);
-	} while (next != NKV_TGT_POLL_SLEEP && nkv_tgt_ctrl_inflight(H.c));
-	cr_assert_eq(next, NKV_TGT_POLL_SLEEP, "asleep before the backend answers (0.3 s)");
-	cr_assert_geq(nkv_tgt_now_ns() - t0, NKV_TGT_POLL_NEAR_SPIN_NS, "awake 2 ms first");
+	cr_assert_geq(spin_until_sleep(&p), NKV_TGT_POLL_NEAR_SPIN_NS, "awake 2 ms first");
 	for (t0 = nkv_tgt_now_ns(); nkv_tgt_ctrl_inflight(H.c) &&
 	     nkv_tgt_now_ns() - t0 < 5000000000ull; usleep(1000))
 		nkv_tgt_poller_pass(&p, H.c);
